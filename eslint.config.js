@@ -1,0 +1,52 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** kafkajs only in bus/, postgres only in db/ (testkit launches and probes the real servers). */
+const kafkaOnlyInBus = { name: 'kafkajs', message: 'Only packages/bus may import kafkajs.' };
+const postgresOnlyInDb = { name: 'postgres', message: 'Only packages/db may import postgres.' };
+const restrictImports = (...paths) => ({ 'no-restricted-imports': ['error', { paths }] });
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', 'data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportAllDeclaration', message: 'List named exports one by one.' },
+        { selector: 'ExportDefaultDeclaration', message: 'No default exports.' },
+      ],
+    },
+  },
+  {
+    files: ['packages/**/*.ts'],
+    ignores: ['packages/bus/**', 'packages/db/**', 'packages/testkit/**'],
+    rules: restrictImports(kafkaOnlyInBus, postgresOnlyInDb),
+  },
+  { files: ['packages/bus/**/*.ts'], rules: restrictImports(postgresOnlyInDb) },
+  { files: ['packages/db/**/*.ts'], rules: restrictImports(kafkaOnlyInBus) },
+  {
+    files: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    files: ['eslint.config.js', 'vitest.config.ts'],
+    ...tseslint.configs.disableTypeChecked,
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+);

@@ -1,0 +1,95 @@
+export {
+  AppError,
+  conflict,
+  dependencyUnavailable,
+  errorCodes,
+  forbidden,
+  formatIssuePath,
+  fromZodError,
+  internalError,
+  isAppError,
+  isRetriableByDefault,
+  maxListedIssues,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  rateLimited,
+  unauthorized,
+  unsupportedMediaType,
+  validationError,
+  zodIssues,
+} from './app-error.js';
+export type {
+  AppErrorOptions,
+  ErrorCode,
+  FromZodErrorOptions,
+  ValidationIssue,
+} from './app-error.js';
+
+export {
+  ConfigError,
+  baseConfigFields,
+  baseConfigSchema,
+  envBoolean,
+  envList,
+  envLogLevel,
+  envNonNegativeInt,
+  envPort,
+  envPositiveInt,
+  envString,
+  envUrl,
+  hostPortSchema,
+  parseConfig,
+} from './config.js';
+export type {
+  BaseConfig,
+  ConfigIssue,
+  ConfigOf,
+  DeepReadonly,
+  Env,
+  EnvListOptions,
+  EnvUrlOptions,
+} from './config.js';
+
+export { createIdGenerator, idPrefixes, idSchema, isId, newId } from './ids.js';
+export type { Id, IdGenerator, IdPrefix } from './ids.js';
+
+export { createLogger, logLevels, redactPaths, redactedValue } from './logger.js';
+export type { CreateLoggerOptions, LogLevel, Logger } from './logger.js';
+
+export {
+  clientClosedStatus,
+  createMetrics,
+  httpDurationBuckets,
+  httpMetrics,
+  metricsHandler,
+  unmatchedRoute,
+} from './metrics.js';
+export type { CreateMetricsOptions, HttpLabel, Metrics } from './metrics.js';
+
+export {
+  describeErrorCode,
+  internalErrorDetail,
+  problemContentType,
+  problemTypeBase,
+  problemTypeUri,
+  toAppError,
+  toProblem,
+} from './problem.js';
+export type { Problem, ProblemBody } from './problem.js';
+
+export {
+  methodNotAllowedHandler,
+  notFoundHandler,
+  problemHandler,
+  sendProblem,
+} from './problem-handler.js';
+
+export { closeHttpServer, createShutdown } from './shutdown.js';
+export type {
+  ClosableServer,
+  CreateShutdownOptions,
+  Shutdown,
+  ShutdownHook,
+  ShutdownResult,
+} from './shutdown.js';

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources through the `development` condition.
+const resolve = { conditions: ['development'] };
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        resolve,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+          exclude: ['**/*.int.test.ts', '**/node_modules/**'],
+          environment: 'node',
+        },
+      },
+      {
+        resolve,
+        test: {
+          name: 'int',
+          include: ['packages/*/src/**/*.int.test.ts'],
+          environment: 'node',
+          globalSetup: ['packages/testkit/src/vitest-global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // Integration files share the servers the global setup started; running them one at
+          // a time keeps a 2-core machine from timing out under Kafka + PostgreSQL + the JVM.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,12 @@
+export { getFreePort } from './free-port.js';
+export { isDockerAvailable } from './docker-probe.js';
+export type { RestartableKafka } from './kafka.js';
+export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
+export type { RunningService, ServiceLauncher, ServiceName, ServiceOrigin } from './service.js';
+export { serviceEnvNames, serviceNames } from './service.js';
+export type { StartedServices } from './start-services.js';
+export { startServices } from './start-services.js';
+export type { SupervisedProcess } from './supervised-process.js';
+export { nodeScript, startSupervised } from './supervised-process.js';
+export type { TestDatabase } from './test-database.js';
+export { createTestDatabase } from './test-database.js';

@@ -1,0 +1,279 @@
+import { PostgreSqlContainer } from '@testcontainers/postgresql';
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { getFreePort } from './free-port.js';
+import type { RunningService, ServiceLauncher } from './service.js';
+import { createServiceDir } from './service-dir.js';
+import type { SupervisedProcess } from './supervised-process.js';
+import { startSupervised } from './supervised-process.js';
+
+const execFileAsync = promisify(execFile);
+
+const defaultBinDir = '/usr/lib/postgresql/15/bin';
+const readyTimeoutMs = 30_000;
+/** A throwaway test server: durability off, room for many pools. */
+const serverSettings = [
+  'fsync=off',
+  'synchronous_commit=off',
+  'full_page_writes=off',
+  'max_connections=200',
+  'shared_buffers=128MB',
+];
+
+/**
+ * PostgreSQL 15: the machine's server binaries on a free 127.0.0.1 port with a throwaway data dir
+ * (durability off: fsync, synchronous_commit and full_page_writes), or the postgres:15-alpine
+ * container. The URL connects as the superuser `postgres` without a password.
+ */
+export const postgresLauncher: ServiceLauncher = {
+  async native() {
+    const binDir = findBinDir();
+    const owner = serverUser();
+    const dir = createServiceDir('postgres', owner);
+    const dataDir = join(dir, 'data');
+    const asOwner = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
+    try {
+      await execFileAsync(
+        join(binDir, 'initdb'),
+        ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+        { cwd: dir, env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
+      );
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`initdb failed in ${dataDir}: ${describeExecError(err)}`, { cause: err });
+    }
+
+    const port = await getFreePort();
+    const logFile = createLogFile(join(dir, 'postgres.log'));
+    const server = startSupervised({
+      command: join(binDir, 'postgres'),
+      args: [
+        ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
+        ...serverSettings.flatMap((setting) => ['-c', setting]),
+      ],
+      cwd: dir,
+      env: { ...stringEnv(), LC_ALL: 'C' },
+      ...asOwner,
+      logFile,
+      removeOnExit: dir,
+      // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+      stopSignal: 'SIGINT',
+    });
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    await waitForPostgres(url, { server, what: 'PostgreSQL', query: 'select 1' });
+    return {
+      name: 'postgres',
+      url,
+      origin: 'native',
+      stop: () => server.stop(),
+    } satisfies RunningService;
+  },
+
+  async container() {
+    const container = await new PostgreSqlContainer('postgres:15-alpine').start();
+    return {
+      name: 'postgres',
+      url: container.getConnectionUri(),
+      origin: 'container',
+      stop: async () => {
+        await container.stop();
+      },
+    };
+  },
+};
+
+/** Resolves once `query` returns a row on `url`; see `waitUntilReady`. Also used for PGlite. */
+export async function waitForPostgres(
+  url: string,
+  options: { server: SupervisedProcess; what: string; query: string; timeoutMs?: number },
+): Promise<void> {
+  await waitUntilReady(options.server, {
+    what: options.what,
+    timeoutMs: options.timeoutMs ?? readyTimeoutMs,
+    probe: async () => {
+      const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => undefined });
+      try {
+        const rows = await sql.unsafe(options.query);
+        if (rows.length === 0) throw new Error(`'${options.query}' returned no row`);
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    },
+  });
+}
+
+/**
+ * Resolves once `probe` succeeds. When the process exits first or the deadline passes, stops it
+ * and throws with the tail of its log. The log is held open from the start, because the
+ * watchdog removes its dir (log included) as soon as the service dies.
+ */
+export async function waitUntilReady(
+  server: SupervisedProcess,
+  options: { what: string; timeoutMs: number; probe: () => Promise<void> },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  let exitCode: number | undefined;
+  void server.exited.then((code) => {
+    exitCode = code;
+  });
+  let log = openIfExists(server.logFile);
+  let lastError: unknown;
+  try {
+    while (exitCode === undefined && Date.now() < deadline) {
+      log ??= openIfExists(server.logFile);
+      try {
+        await options.probe();
+        return;
+      } catch (err) {
+        lastError = err;
+      }
+      await sleep(100);
+    }
+    const tail = log === undefined ? server.tail() : tailOf(log);
+    await server.stop();
+    const reason =
+      exitCode === undefined
+        ? `not ready within ${options.timeoutMs} ms (last error: ${describe(lastError)})`
+        : `exited with code ${exitCode}`;
+    throw new Error(`${options.what} ${reason}; last lines of its log:\n${tail}`);
+  } finally {
+    if (log !== undefined) closeSync(log);
+  }
+}
+
+/**
+ * Creates the (empty) log before the watchdog appends to it, so that `waitUntilReady` can hold it
+ * open even when the service dies at once.
+ */
+export function createLogFile(path: string): string {
+  writeFileSync(path, '');
+  return path;
+}
+
+function openIfExists(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+}
+
+function tailOf(fd: number, lines = 30): string {
+  const size = fstatSync(fd).size;
+  const length = Math.min(size, 16_384);
+  const buffer = Buffer.alloc(length);
+  readSync(fd, buffer, 0, length, size - length);
+  return buffer.toString('utf8').split('\n').slice(-lines).join('\n');
+}
+
+/** PG_BIN, else Debian's PostgreSQL 15, else whatever `pg_config --bindir` names. */
+function findBinDir(): string {
+  const candidates: string[] = [];
+  const fromEnv = process.env['PG_BIN'];
+  if (fromEnv !== undefined && fromEnv !== '') candidates.push(fromEnv);
+  else {
+    candidates.push(defaultBinDir);
+    try {
+      candidates.push(
+        execFileSync('pg_config', ['--bindir'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim(),
+      );
+    } catch {
+      // No pg_config on the PATH: the candidates so far are all there is.
+    }
+  }
+  const found = candidates.find(
+    (dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')),
+  );
+  if (found !== undefined) return found;
+  throw new Error(
+    `no PostgreSQL server binaries (postgres and initdb) in ${candidates.join(', ')}: ` +
+      'install postgresql-15 (apt-get install postgresql-15), point PG_BIN at their directory, ' +
+      'or set DATABASE_URL to a running server',
+  );
+}
+
+/**
+ * The user the server runs as: PostgreSQL refuses to run as root, so as root we switch to the
+ * `postgres` user (or `nobody` when there is none); as anyone else we stay who we are.
+ */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    const user = lookUpUser(name);
+    if (user !== undefined) return user;
+  }
+  throw new Error(
+    'running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL as',
+  );
+}
+
+function lookUpUser(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const id = (flag: string): number =>
+      Number(
+        execFileSync('id', [flag, name], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim(),
+      );
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    // No `id` command or no such user: fall back to /etc/passwd (name:x:uid:gid:...).
+  }
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith(`${name}:`));
+    const [, , uid, gid] = line?.split(':') ?? [];
+    return uid !== undefined && gid !== undefined
+      ? { uid: Number(uid), gid: Number(gid) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The watchdog passes the environment on verbatim, so it must hold strings only. */
+function stringEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+}
+
+function describeExecError(err: unknown): string {
+  if (
+    err !== null &&
+    typeof err === 'object' &&
+    'stderr' in err &&
+    typeof err.stderr === 'string' &&
+    err.stderr !== ''
+  ) {
+    return err.stderr.trim();
+  }
+  return describe(err);
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

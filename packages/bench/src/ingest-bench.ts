@@ -1,0 +1,658 @@
+/**
+ * `npm run bench:ingest`: the ingest pipeline's throughput on this machine, with its ceilings
+ * measured in the same run (see issue 3, section 7, and docs/benchmarks.md).
+ *
+ * 1. PostgreSQL, Kafka and Redis from testkit (or DATABASE_URL / KAFKA_BROKERS / REDIS_URL), a
+ *    fresh database, `monitor migrate`, then `monitor gateway` and `monitor writer` as separate
+ *    processes.
+ * 2. Phase "single": one payload per request; phase "batched": arrays of up to 1000 payloads.
+ *    After each, `samples` must hold exactly what was acknowledged.
+ * 3. Ceilings: a bare node:http server doing JSON.parse + zod (requests/s), and raw COPY of the
+ *    same rows into the same table (rows/s).
+ *
+ * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
+ * under testkit's watchdog, so they also die if this process is killed outright.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import { createTestDatabase, getFreePort, startServices } from '@monitor/testkit';
+import type { BenchProcess } from './bench-process.js';
+import { runToCompletion, startHttpProcess } from './bench-process.js';
+import { measureCopyCeiling } from './copy-ceiling.js';
+import type { BodySource, Fleet } from './fleet.js';
+import { createFleet } from './fleet.js';
+import { summarizeLatencies } from './latency-summary.js';
+import type { LoadResult } from './load-client.js';
+import { runLoad } from './load-client.js';
+import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
+import { formatReport } from './report.js';
+import { countSamples, waitForLanded } from './wait-for-landed.js';
+import { scrapeWriterCounters } from './writer-metrics.js';
+
+/** The gateway's body limit (CONTRACT: at most 1 MiB after decompression). */
+const maxIngestBodyBytes = 1024 * 1024;
+const ingestPath = '/api/v1/ingest';
+const gatewayWarmUpMs = 3_000;
+const bareWarmUpMs = 2_000;
+const copyBatches = 50;
+const copyRowsPerBatch = 10_000;
+const drainPollIntervalMs = 100;
+const drainSettleMs = 1_000;
+/** Far above anything this machine can send, so the rate limiter never answers 429. */
+const unlimitedRatePerMinute = '1000000000';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
+const bareServerScript = fileURLToPath(new URL('./bare-ingest-server.ts', import.meta.url));
+const nodeArgs = ['--import', 'tsx', '--conditions=development'];
+/** Settings of the monitor processes that may be tuned from this process's environment. */
+const passThroughEnv =
+  /^(WRITER_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$)/;
+
+type Options = {
+  hosts: number;
+  durationSeconds: number;
+  concurrency: number;
+  batchConcurrency: number;
+  batchSize: number;
+  out: string;
+};
+
+const usage = `Usage: npm run bench:ingest -- [options]
+  --hosts N               simulated hosts (default 2000)
+  --duration-seconds N    length of each measured phase (default 20)
+  --concurrency N         requests in flight, single payloads and bare ceiling (default 64)
+  --batch-concurrency N   requests in flight, batched phase (default 8)
+  --batch-size N          payloads per batched request, at most 1000 (default 1000)
+  --out FILE              JSON results (default bench-results/ingest-<iso date>.json)
+Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
+WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPIC_PARTITIONS are
+passed on to the gateway and writer.`;
+
+function parseOptions(startedAt: Date): Options {
+  const { values } = parseArgs({
+    options: {
+      hosts: { type: 'string', default: '2000' },
+      'duration-seconds': { type: 'string', default: '20' },
+      concurrency: { type: 'string', default: '64' },
+      'batch-concurrency': { type: 'string', default: '8' },
+      'batch-size': { type: 'string', default: '1000' },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const positive = (name: string, value: string, max = Number.MAX_SAFE_INTEGER): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || n > max)
+      throw new Error(`--${name} must be an integer from 1 to ${max}`);
+    return n;
+  };
+  const stamp = startedAt
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
+  return {
+    hosts: positive('hosts', values.hosts),
+    durationSeconds: positive('duration-seconds', values['duration-seconds']),
+    concurrency: positive('concurrency', values.concurrency),
+    batchConcurrency: positive('batch-concurrency', values['batch-concurrency']),
+    batchSize: positive('batch-size', values['batch-size'], 1000),
+    out: resolve(values.out ?? join('bench-results', `ingest-${stamp}.json`)),
+  };
+}
+
+/** Things to undo, newest first; `run` is idempotent so both a signal and `finally` may call it. */
+function createCleanup(log: (message: string) => void) {
+  const steps: { name: string; undo: () => Promise<void> }[] = [];
+  let running: Promise<void> | undefined;
+  return {
+    add(name: string, undo: () => Promise<void>): void {
+      steps.push({ name, undo });
+    },
+    run(): Promise<void> {
+      running ??= (async () => {
+        for (const step of steps.reverse()) {
+          try {
+            await step.undo();
+          } catch (err) {
+            log(`could not stop ${step.name}: ${describe(err)}`);
+          }
+        }
+      })();
+      return running;
+    },
+  };
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const options = parseOptions(startedAt);
+  const cleanup = createCleanup(log);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping everything this run started`);
+      void cleanup.run().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+
+  const cpus = os.cpus();
+  const report: BenchReport = {
+    date: startedAt.toISOString(),
+    machine: {
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      cpuCount: cpus.length,
+      totalMemoryBytes: os.totalmem(),
+      node: process.version,
+      loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
+    },
+    settings: {
+      hosts: options.hosts,
+      durationSeconds: options.durationSeconds,
+      concurrency: options.concurrency,
+      batchConcurrency: options.batchConcurrency,
+      batchHosts: 0,
+      payloadBytes: 0,
+      maxIngestBodyBytes,
+      services: {},
+    },
+    phases: {},
+    ceilings: {},
+    ratios: {},
+    loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
+    targets: {},
+    logWarnings: {},
+    notes: [],
+    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-')),
+  };
+  let failed = false;
+  const processes: BenchProcess[] = [];
+  try {
+    await runBenchmark(options, report, cleanup, processes);
+  } catch (err) {
+    failed = true;
+    report.notes.push(`run failed: ${describe(err)}`);
+    log(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    for (const proc of processes) report.logWarnings[proc.name] = scanLog(proc.logFile);
+    await cleanup.run();
+  }
+  summarize(report);
+  process.stdout.write(`\n${formatReport(report)}\n`);
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nResults: ${options.out}\nProcess logs: ${report.logDir}\n`);
+  return failed ? 1 : 0;
+}
+
+async function runBenchmark(
+  options: Options,
+  report: BenchReport,
+  cleanup: ReturnType<typeof createCleanup>,
+  processes: BenchProcess[],
+): Promise<void> {
+  const started = await startServices(['postgres', 'kafka', 'redis'], { log: (m) => log(m) });
+  cleanup.add('services', () => started.stop());
+  for (const service of started.services) report.settings.services[service.name] = service.origin;
+  const serviceEnv = (name: string): string => {
+    const value = started.env[name];
+    if (value === undefined) throw new Error(`testkit gave no ${name}`);
+    return value;
+  };
+
+  const database = await createTestDatabase(serviceEnv('DATABASE_URL'), 'bench');
+  cleanup.add(`database ${database.name}`, () => database.drop());
+  log(`database ${database.name} created`);
+
+  const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
+  const monitorEnv: Record<string, string> = {
+    ...pick(process.env, (name) => passThroughEnv.test(name) || name === 'PATH' || name === 'HOME'),
+    DATABASE_URL: database.url,
+    KAFKA_BROKERS: serviceEnv('KAFKA_BROKERS'),
+    REDIS_URL: serviceEnv('REDIS_URL'),
+    SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
+    MONITOR_BOOTSTRAP_API_KEY: apiKey,
+    INGEST_RATE_LIMIT_PER_MINUTE: unlimitedRatePerMinute,
+    LOG_LEVEL: 'warn',
+  };
+  report.settings.writerBatchMaxMessages = monitorEnv['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
+  report.settings.writerBatchMaxWaitMs = monitorEnv['WRITER_BATCH_MAX_WAIT_MS'] ?? 'default';
+  const spec = (name: string, args: string[], env: Record<string, string>) => ({
+    name,
+    command: process.execPath,
+    args: [...nodeArgs, ...args],
+    cwd: repoRoot,
+    env,
+    logDir: report.logDir,
+  });
+
+  log('migrating');
+  await runToCompletion(spec('migrate', [monitorMain, 'migrate'], monitorEnv), (running) =>
+    cleanup.add('migrate', () => running.stop()),
+  );
+
+  log('starting gateway and writer');
+  const [gatewayPort, writerPort] = [await getFreePort(), await getFreePort()];
+  const roleProcesses = await Promise.allSettled(
+    (['gateway', 'writer'] as const).map(async (role) => {
+      const port = role === 'gateway' ? gatewayPort : writerPort;
+      const proc = await startHttpProcess({
+        ...spec(role, [monitorMain, role], { ...monitorEnv, PORT: String(port) }),
+        port,
+        readyPath: '/healthz',
+      });
+      processes.push(proc);
+      cleanup.add(role, () => proc.stop());
+      return proc;
+    }),
+  );
+  const [gateway, writer] = roleProcesses.map((result) => {
+    if (result.status === 'rejected') throw result.reason;
+    return result.value;
+  });
+  if (gateway === undefined || writer === undefined) throw new Error('gateway or writer missing');
+
+  const db = createDatabase({
+    url: database.url,
+    maxConnections: 2,
+    applicationName: 'monitor-bench',
+  });
+  cleanup.add('database pool', () => db.close());
+
+  // Samples stamped from five minutes ago on, one millisecond further per use of a host.
+  const fleetBaseMs = Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000;
+  const fleet = createFleet({ hostCount: options.hosts, baseTimeMs: fleetBaseMs });
+  const batchHosts = Math.min(
+    options.batchSize,
+    options.hosts,
+    fleet.payloadsFitting(maxIngestBodyBytes),
+  );
+  report.settings.payloadBytes = fleet.maxPayloadBytes;
+  report.settings.batchHosts = batchHosts;
+  if (batchHosts < options.batchSize) {
+    report.notes.push(
+      `batched requests carry ${batchHosts} payloads, not ${options.batchSize}: ` +
+        (batchHosts === options.hosts && options.hosts < options.batchSize
+          ? `the fleet has only ${options.hosts} hosts`
+          : `${options.batchSize} payloads of ${fleet.maxPayloadBytes} B would exceed the ${maxIngestBodyBytes} B body limit`),
+    );
+    log(report.notes[report.notes.length - 1] ?? '');
+  }
+
+  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
+  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
+  let acknowledged = 0;
+
+  log(`warming up the gateway for ${gatewayWarmUpMs} ms`);
+  const warmUp = await runLoad({
+    url: gatewayUrl,
+    headers,
+    concurrency: options.concurrency,
+    durationMs: gatewayWarmUpMs,
+    bodies: fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency }),
+  });
+  acknowledged += warmUp.samplesAccepted;
+  if (warmUp.ok === 0)
+    throw new Error(
+      `the gateway acknowledged nothing while warming up: ${warmUp.examples.join('; ')}`,
+    );
+  const warmLanded = await waitForLanded(db, {
+    expected: acknowledged,
+    timeoutMs: 60_000,
+    pollIntervalMs: drainPollIntervalMs,
+    settleMs: 0,
+  });
+  if (!warmLanded.drained)
+    throw new Error(`warm-up samples did not land: ${warmLanded.stored} of ${acknowledged}`);
+
+  const phases: { name: PhaseName; payloadsPerRequest: number; concurrency: number }[] = [
+    { name: 'single', payloadsPerRequest: 1, concurrency: options.concurrency },
+    { name: 'batched', payloadsPerRequest: batchHosts, concurrency: options.batchConcurrency },
+  ];
+  for (const phase of phases) {
+    log(
+      `phase ${phase.name}: ${phase.payloadsPerRequest} payload(s) per request, concurrency ${phase.concurrency}, ${options.durationSeconds} s`,
+    );
+    const result = await measurePhase({
+      db,
+      gatewayUrl,
+      headers,
+      gateway,
+      writer,
+      fleet,
+      durationMs: options.durationSeconds * 1000,
+      ...phase,
+    });
+    report.phases[phase.name] = result;
+    acknowledged += result.samplesAccepted;
+    log(
+      `phase ${phase.name}: ${Math.round(result.requestsPerSecond)} requests/s, ` +
+        `${Math.round(result.samplesPerSecond)} samples/s acknowledged, ${Math.round(result.landed.samplesPerSecond)} landed/s, ` +
+        `lag ${Math.round(result.landed.lagMs)} ms, missing ${result.landed.missing}, extra ${result.landed.extra}`,
+    );
+  }
+
+  const stored = await countSamples(db);
+  report.loss = {
+    acknowledged,
+    stored,
+    missing: Math.max(0, acknowledged - stored),
+    extra: Math.max(0, stored - acknowledged),
+    zeroLoss: stored === acknowledged,
+  };
+
+  // The ceilings run on a quiet machine: the pipeline processes are stopped first.
+  await Promise.all([gateway.stop(), writer.stop()]);
+
+  log('ceiling: bare node:http + JSON.parse + zod');
+  const barePort = await getFreePort();
+  const bare = await startHttpProcess({
+    ...spec('bare-http', [bareServerScript], {
+      PATH: process.env['PATH'] ?? '',
+      PORT: String(barePort),
+    }),
+    port: barePort,
+    readyPath: '/',
+  });
+  processes.push(bare);
+  cleanup.add('bare-http', () => bare.stop());
+  const bareUrl = new URL(ingestPath, bare.baseUrl);
+  const bareBodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
+  await runLoad({
+    url: bareUrl,
+    headers,
+    concurrency: options.concurrency,
+    durationMs: bareWarmUpMs,
+    bodies: bareBodies,
+  });
+  const bareRun = await runLoad({
+    url: bareUrl,
+    headers,
+    concurrency: options.concurrency,
+    durationMs: options.durationSeconds * 1000,
+    bodies: bareBodies,
+  });
+  report.ceilings.bareHttp = loadFigures(bareRun, bareBodies, 1, options.concurrency);
+  await bare.stop();
+
+  log(`ceiling: raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows`);
+  const copyDb = createDatabase({
+    url: database.url,
+    maxConnections: 1,
+    applicationName: 'monitor-bench-copy',
+  });
+  cleanup.add('COPY connection', () => copyDb.close());
+  const serviceIds = (await db.sql<{ id: string }[]>`select id from services order by name`).map(
+    (row) => row.id,
+  );
+  report.ceilings.copy = await measureCopyCeiling(copyDb, {
+    serviceIds,
+    // Ten minutes before the fleet's first sample: no (service, metric, time) of the phases.
+    baseTimeMs: fleetBaseMs - 10 * 60_000,
+    batches: copyBatches,
+    rowsPerBatch: copyRowsPerBatch,
+  });
+}
+
+async function measurePhase(args: {
+  name: PhaseName;
+  db: Database;
+  gatewayUrl: URL;
+  headers: Record<string, string>;
+  gateway: BenchProcess;
+  writer: BenchProcess;
+  fleet: Fleet;
+  payloadsPerRequest: number;
+  concurrency: number;
+  durationMs: number;
+}): Promise<PhaseReport> {
+  const { db, gateway, writer } = args;
+  const bodies = args.fleet.createBodySource({
+    payloadsPerRequest: args.payloadsPerRequest,
+    slots: args.concurrency,
+  });
+  const storedBefore = await countSamples(db);
+  const writerBefore = await scrapeWriterCounters(writer.baseUrl);
+  const cpuBefore = cpuSnapshot(gateway, writer);
+
+  const load = await runLoad({
+    url: args.gatewayUrl,
+    headers: args.headers,
+    concurrency: args.concurrency,
+    durationMs: args.durationMs,
+    bodies,
+  });
+  const cpuAfter = cpuSnapshot(gateway, writer);
+
+  const expected = storedBefore + load.samplesAccepted;
+  const landed = await waitForLanded(db, {
+    expected,
+    timeoutMs: Math.max(60_000, 3 * args.durationMs),
+    pollIntervalMs: drainPollIntervalMs,
+    settleMs: drainSettleMs,
+  });
+  const writerAfter = await scrapeWriterCounters(writer.baseUrl);
+
+  const landedSeconds = (landed.landedAtMs - load.startedAtMs) / 1000;
+  const figures = loadFigures(load, bodies, args.payloadsPerRequest, args.concurrency);
+  const delta = (pick: (s: CpuSnapshot) => number | undefined): number | undefined => {
+    const before = pick(cpuBefore);
+    const after = pick(cpuAfter);
+    return before === undefined || after === undefined ? undefined : after - before;
+  };
+  const machineBusy = delta((s) => s.machine?.busySeconds);
+  const machineTotal = delta((s) => s.machine?.totalSeconds);
+  const phase: PhaseReport = {
+    ...figures,
+    landed: {
+      expected,
+      storedBefore,
+      stored: landed.stored,
+      missing: Math.max(0, expected - landed.stored),
+      extra: Math.max(0, landed.stored - expected),
+      drained: landed.drained,
+      samplesPerSecond: landedSeconds > 0 ? (landed.stored - storedBefore) / landedSeconds : 0,
+      lagMs: Math.max(0, landed.landedAtMs - load.lastOkAtMs),
+      lagResolutionMs: landed.landedAtMs - landed.previousPollAtMs,
+    },
+    cpu: {
+      ...optional(
+        'gatewaySeconds',
+        delta((s) => s.gateway),
+      ),
+      ...optional(
+        'writerSeconds',
+        delta((s) => s.writer),
+      ),
+      loadGeneratorSeconds: delta((s) => s.self) ?? 0,
+      ...optional(
+        'machineBusyPercent',
+        machineBusy !== undefined && machineTotal ? (100 * machineBusy) / machineTotal : undefined,
+      ),
+    },
+  };
+  if (writerBefore && writerAfter) {
+    const samplesWritten = writerAfter.samplesWritten - writerBefore.samplesWritten;
+    const writeSeconds = writerAfter.writeSeconds - writerBefore.writeSeconds;
+    phase.writer = {
+      samplesWritten,
+      batches: writerAfter.batches - writerBefore.batches,
+      writeSeconds,
+      rowsPerWriteSecond: writeSeconds > 0 ? samplesWritten / writeSeconds : 0,
+    };
+  }
+  return phase;
+}
+
+function loadFigures(
+  load: LoadResult,
+  bodies: BodySource,
+  payloadsPerRequest: number,
+  concurrency: number,
+): LoadFigures {
+  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
+  return {
+    payloadsPerRequest,
+    concurrency,
+    bodyBytes: bodies.maxBodyBytes,
+    durationSeconds: Math.round(seconds * 1000) / 1000,
+    requests: load.requests,
+    ok: load.ok,
+    requestsPerSecond: load.ok / seconds,
+    samplesAccepted: load.samplesAccepted,
+    samplesPerSecond: load.samplesAccepted / seconds,
+    latency: summarizeLatencies(load.latenciesMs),
+    statuses: load.statuses,
+    errors: load.errors,
+    examples: load.examples,
+  };
+}
+
+type CpuSnapshot = {
+  gateway: number | undefined;
+  writer: number | undefined;
+  self: number;
+  machine: ReturnType<typeof machineCpuTimes>;
+};
+
+function cpuSnapshot(gateway: BenchProcess, writer: BenchProcess): CpuSnapshot {
+  const self = process.cpuUsage();
+  return {
+    gateway: processCpuSeconds(gateway.pid),
+    writer: processCpuSeconds(writer.pid),
+    self: (self.user + self.system) / 1e6,
+    machine: machineCpuTimes(),
+  };
+}
+
+/** Ratios and the issue's targets, from whatever the run measured. */
+function summarize(report: BenchReport): void {
+  const { single, batched } = report.phases;
+  const bare = report.ceilings.bareHttp;
+  const copy = report.ceilings.copy;
+  if (single && bare && bare.requestsPerSecond > 0) {
+    report.ratios.gatewayVsBare = single.requestsPerSecond / bare.requestsPerSecond;
+  }
+  if (batched && copy && copy.rowsPerSecond > 0) {
+    report.ratios.writerLandedVsCopy = batched.landed.samplesPerSecond / copy.rowsPerSecond;
+    if (batched.writer)
+      report.ratios.writerBusyVsCopy = batched.writer.rowsPerWriteSecond / copy.rowsPerSecond;
+  }
+  const gatewayVsBare = report.ratios.gatewayVsBare;
+  const writerVsCopy = report.ratios.writerLandedVsCopy;
+  const landed = batched?.landed.samplesPerSecond;
+  const measuredAll = single !== undefined && batched !== undefined;
+  report.targets = {
+    'gateway single requests/s / bare node:http': {
+      value: gatewayVsBare,
+      unit: 'ratio',
+      target: '≥ 50 %',
+      met: gatewayVsBare !== undefined && gatewayVsBare >= 0.5,
+    },
+    'writer samples landed/s (batched) / COPY': {
+      value: writerVsCopy,
+      unit: 'ratio',
+      target: '≥ 60 %',
+      met: writerVsCopy !== undefined && writerVsCopy >= 0.6,
+    },
+    'batched samples landed/s, end to end': {
+      value: landed,
+      unit: 'samples/s',
+      target:
+        batched && batched.payloadsPerRequest < 1000
+          ? `≥ 100,000 (${batched.payloadsPerRequest} hosts/request, not 1000)`
+          : '≥ 100,000',
+      met: landed !== undefined && landed >= 100_000,
+    },
+    'zero loss (stored == acknowledged)': {
+      value: measuredAll ? report.loss.zeroLoss : undefined,
+      unit: 'yes/no',
+      target: 'yes',
+      met: measuredAll && report.loss.zeroLoss,
+    },
+  };
+  for (const [name, phase] of Object.entries(report.phases)) {
+    const failures = Object.entries({ ...phase.statuses, ...phase.errors });
+    if (failures.length > 0) {
+      report.notes.push(
+        `phase ${name}: ${failures.map(([what, n]) => `${n} × ${what}`).join(', ')}; e.g. ${phase.examples.slice(0, 2).join(' | ')}`,
+      );
+    }
+    if (!phase.landed.drained)
+      report.notes.push(`phase ${name}: samples had not all landed when the wait timed out`);
+  }
+  if (
+    report.machine.loadAverageAtStart[0] !== undefined &&
+    report.machine.loadAverageAtStart[0] > 0.5
+  ) {
+    report.notes.push(
+      `the machine was not idle at start (load average ${report.machine.loadAverageAtStart.join(' ')}): figures are lower than on a quiet box`,
+    );
+  }
+}
+
+/** Lines at warn or above (pino level ≥ 40) or not JSON at all, in a process's output. */
+function scanLog(file: string): { count: number; first: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return { count: 0, first: [] };
+  }
+  const flagged: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const entry = JSON.parse(line) as { level?: unknown };
+      const level = entry.level;
+      const serious =
+        typeof level === 'number'
+          ? level >= 40
+          : typeof level === 'string' && ['warn', 'error', 'fatal'].includes(level);
+      if (serious) flagged.push(line);
+    } catch {
+      flagged.push(line);
+    }
+  }
+  return { count: flagged.length, first: flagged.slice(0, 3) };
+}
+
+function pick(env: NodeJS.ProcessEnv, keep: (name: string) => boolean): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && keep(name)) picked[name] = value;
+  }
+  return picked;
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// Exit explicitly: a socket some library left open must not keep a finished run alive.
+process.exit(
+  await main().catch((err: unknown) => {
+    process.stderr.write(`${describe(err)}\n\n${usage}\n`);
+    return 2;
+  }),
+);

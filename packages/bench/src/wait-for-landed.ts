@@ -1,0 +1,55 @@
+import { performance } from 'node:perf_hooks';
+import type { Database } from '@monitor/db';
+
+export type LandedResult = {
+  /** Rows `samples` had to reach. */
+  expected: number;
+  /** Rows it held once it reached `expected` (or at the timeout), and again after settling. */
+  stored: number;
+  drained: boolean;
+  /**
+   * `performance.now()` when the poll that first saw `expected` rows started: its snapshot was
+   * taken then, so every row had landed by this time and after `previousPollAtMs`.
+   */
+  landedAtMs: number;
+  previousPollAtMs: number;
+};
+
+/** Rows in `samples` right now. */
+export async function countSamples(db: Database): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Polls `select count(*) from samples` until it reaches `expected` or `timeoutMs` passed, then
+ * counts once more after `settleMs` so rows arriving late (more than were acknowledged) show up.
+ */
+export async function waitForLanded(
+  db: Database,
+  options: { expected: number; timeoutMs: number; pollIntervalMs: number; settleMs: number },
+): Promise<LandedResult> {
+  const deadline = performance.now() + options.timeoutMs;
+  let previousPollAtMs = performance.now();
+  for (;;) {
+    const pollAtMs = performance.now();
+    const count = await countSamples(db);
+    const drained = count >= options.expected;
+    if (drained || performance.now() > deadline) {
+      await sleep(options.settleMs);
+      return {
+        expected: options.expected,
+        stored: await countSamples(db),
+        drained,
+        landedAtMs: pollAtMs,
+        previousPollAtMs,
+      };
+    }
+    previousPollAtMs = pollAtMs;
+    await sleep(options.pollIntervalMs);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,371 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Bus, BusMessage, ConsumedRecord, RecordBatch } from './bus.js';
+import { BusUnavailableError } from './bus-unavailable-error.js';
+import { deadLetterHeaders } from './dead-letter-sink.js';
+import { createInProcessBus } from './in-process-bus.js';
+import { partitionForKey } from './murmur2.js';
+
+const fast = { retryInitialMs: 1, retryMaxMs: 5 };
+
+function msg(key: string, value: string): BusMessage {
+  return { key, value: Buffer.from(value) };
+}
+
+function valueOf(record: ConsumedRecord): string {
+  return record.value?.toString() ?? '';
+}
+
+async function eventually(check: () => void, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('createInProcessBus', () => {
+  let bus: Bus;
+  afterEach(async () => {
+    await bus.close();
+  });
+
+  it('delivers the records of one key in publish order, each on the partition of its key', async () => {
+    bus = createInProcessBus({ defaultPartitions: 3 });
+    const seen: ConsumedRecord[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      partitionsConsumedConcurrently: 3,
+      maxBatchRecords: 7,
+      handleBatch: async (batch) => {
+        seen.push(...batch.records);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+      },
+    });
+    const publisher = bus.publisher();
+    for (let i = 0; i < 50; i++) {
+      await publisher.publish('t', [msg(`k${i % 5}`, `${i}`), msg(`k${(i + 1) % 5}`, `${i}b`)]);
+    }
+    await eventually(() => expect(seen).toHaveLength(100));
+    for (let k = 0; k < 5; k++) {
+      const ofKey = seen.filter((record) => record.key === `k${k}`);
+      const expected: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        if (i % 5 === k) expected.push(`${i}`);
+        if ((i + 1) % 5 === k) expected.push(`${i}b`);
+      }
+      expect(ofKey.map(valueOf)).toEqual(expected);
+      expect(new Set(ofKey.map((record) => record.partition))).toEqual(
+        new Set([partitionForKey(`k${k}`, 3)]),
+      );
+    }
+  });
+
+  it('delivers the same batch again when the handler throws, skipping nothing', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const deliveries: string[][] = [];
+    let failures = 0;
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      ...fast,
+      handleBatch: (batch) => {
+        deliveries.push(batch.records.map(valueOf));
+        if (failures < 2) {
+          failures += 1;
+          return Promise.reject(new Error('database down'));
+        }
+        return Promise.resolve();
+      },
+    });
+    await bus.publisher().publish('t', [msg('a', '1'), msg('a', '2'), msg('a', '3')]);
+    await eventually(() => expect(deliveries).toHaveLength(3));
+    expect(deliveries).toEqual([
+      ['1', '2', '3'],
+      ['1', '2', '3'],
+      ['1', '2', '3'],
+    ]);
+  });
+
+  it('gives every group every record, each at its own pace', async () => {
+    bus = createInProcessBus({ defaultPartitions: 2 });
+    const a: string[] = [];
+    const b: string[] = [];
+    let bFails = true;
+    await bus.subscribe({
+      groupId: 'a',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        a.push(...batch.records.map(valueOf));
+        return Promise.resolve();
+      },
+    });
+    await bus.subscribe({
+      groupId: 'b',
+      topics: ['t'],
+      fromBeginning: true,
+      ...fast,
+      handleBatch: (batch) => {
+        if (bFails) return Promise.reject(new Error('b is down'));
+        b.push(...batch.records.map(valueOf));
+        return Promise.resolve();
+      },
+    });
+    await bus.publisher().publish('t', [msg('x', '1'), msg('y', '2'), msg('z', '3')]);
+    await eventually(() => expect(a.sort()).toEqual(['1', '2', '3']));
+    expect(b).toEqual([]);
+    bFails = false;
+    await eventually(() => expect(b.sort()).toEqual(['1', '2', '3']));
+  });
+
+  it('commits only handled batches: a new subscription of the group resumes at the first unhandled record', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const publisher = bus.publisher();
+    await publisher.publish('t', [msg('a', '1'), msg('a', '2')]);
+    const first: string[] = [];
+    const gotFirst = deferred();
+    const failing = await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      maxBatchRecords: 1,
+      ...fast,
+      handleBatch: (batch) => {
+        const value = valueOf(batch.records[0]!);
+        if (value === '1') {
+          first.push(value);
+          gotFirst.resolve();
+          return Promise.resolve();
+        }
+        return Promise.reject(new Error('cannot handle 2 yet'));
+      },
+    });
+    await gotFirst.promise;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await failing.stop();
+    await publisher.publish('t', [msg('a', '3')]);
+    const second: string[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        second.push(...batch.records.map(valueOf));
+        return Promise.resolve();
+      },
+    });
+    await eventually(() => expect(second).toEqual(['2', '3']));
+    expect(first).toEqual(['1']);
+  });
+
+  it('starts a new group at the end unless fromBeginning', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const publisher = bus.publisher();
+    await publisher.publish('t', [msg('a', 'old')]);
+    const fromEnd: string[] = [];
+    const fromStart: string[] = [];
+    for (const [groupId, fromBeginning, sink] of [
+      ['late', false, fromEnd],
+      ['early', true, fromStart],
+    ] as const) {
+      await bus.subscribe({
+        groupId,
+        topics: ['t'],
+        fromBeginning,
+        handleBatch: (batch) => {
+          sink.push(...batch.records.map(valueOf));
+          return Promise.resolve();
+        },
+      });
+    }
+    await publisher.publish('t', [msg('a', 'new')]);
+    await eventually(() => expect(fromStart).toEqual(['old', 'new']));
+    await eventually(() => expect(fromEnd).toEqual(['new']));
+  });
+
+  it('with ackAfterConsumedBy, resolves a publish only once every listed group handled it', async () => {
+    bus = createInProcessBus({ defaultPartitions: 2 });
+    const writerGate = deferred();
+    const handledBy: string[] = [];
+    await bus.subscribe({
+      groupId: 'writer',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: async (batch) => {
+        await writerGate.promise;
+        handledBy.push(...batch.records.map((record) => `writer:${valueOf(record)}`));
+      },
+    });
+    await bus.subscribe({
+      groupId: 'evaluator',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        handledBy.push(...batch.records.map((record) => `evaluator:${valueOf(record)}`));
+        return Promise.resolve();
+      },
+    });
+    const publisher = bus.publisher({ ackAfterConsumedBy: ['writer'] });
+    let acknowledged = false;
+    const publishing = publisher
+      .publish('t', [msg('h1', '1'), msg('h2', '2')])
+      .then(() => (acknowledged = true));
+    await eventually(() => expect(handledBy.sort()).toEqual(['evaluator:1', 'evaluator:2']));
+    expect(acknowledged).toBe(false);
+    writerGate.resolve();
+    await publishing;
+    expect(handledBy.filter((entry) => entry.startsWith('writer:')).sort()).toEqual([
+      'writer:1',
+      'writer:2',
+    ]);
+  });
+
+  it('with ackAfterConsumedBy, rejects with BusUnavailableError when the group does not succeed in time', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    await bus.subscribe({
+      groupId: 'writer',
+      topics: ['t'],
+      fromBeginning: true,
+      ...fast,
+      handleBatch: () => Promise.reject(new Error('database down')),
+    });
+    const publisher = bus.publisher({ ackAfterConsumedBy: ['writer'], publishTimeoutMs: 50 });
+    const err = await publisher.publish('t', [msg('a', '1')]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BusUnavailableError);
+    expect((err as BusUnavailableError).reason).toBe('timeout');
+  });
+
+  it('rejects publishes still waiting for consumers when the bus closes', async () => {
+    bus = createInProcessBus();
+    const publisher = bus.publisher({ ackAfterConsumedBy: ['nobody'], publishTimeoutMs: 60_000 });
+    const publishing = publisher.publish('t', [msg('a', '1')]).catch((e: unknown) => e);
+    await bus.close();
+    expect(((await publishing) as BusUnavailableError).reason).toBe('closed');
+    await expect(publisher.publish('t', [msg('a', '2')])).rejects.toBeInstanceOf(
+      BusUnavailableError,
+    );
+  });
+
+  it('writes dead letters to <topic>.dlq with the reason and source headers', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const letters: RecordBatch[] = [];
+    await bus.subscribe({
+      groupId: 'dlq-reader',
+      topics: ['t.dlq'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        letters.push(batch);
+        return Promise.resolve();
+      },
+    });
+    const sink = bus.deadLetters();
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: async (batch) => {
+        for (const record of batch.records) await sink.send(record, 'cannot decode');
+      },
+    });
+    await bus
+      .publisher()
+      .publish('t', [
+        { key: 'k', value: Buffer.from('garbage'), headers: { 'content-type': 'x' } },
+      ]);
+    await eventually(() => expect(letters).toHaveLength(1));
+    const letter = letters[0]!.records[0]!;
+    expect(letter.key).toBe('k');
+    expect(valueOf(letter)).toBe('garbage');
+    expect(letter.headers).toEqual({
+      'content-type': 'x',
+      [deadLetterHeaders.reason]: 'cannot decode',
+      [deadLetterHeaders.sourceTopic]: 't',
+      [deadLetterHeaders.sourcePartition]: '0',
+      [deadLetterHeaders.sourceOffset]: '0',
+    });
+  });
+
+  it('refuses a second active subscription of the same group', async () => {
+    bus = createInProcessBus();
+    const handleBatch = (): Promise<void> => Promise.resolve();
+    const first = await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch,
+    });
+    await expect(
+      bus.subscribe({ groupId: 'g', topics: ['t'], fromBeginning: true, handleBatch }),
+    ).rejects.toThrow(/already has a subscription/);
+    await first.stop();
+    const again = await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch,
+    });
+    await again.stop();
+  });
+
+  it('waits on stop for the handler call in progress and commits it when it succeeds', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const gate = deferred();
+    const started = deferred();
+    const subscription = await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: async () => {
+        started.resolve();
+        await gate.promise;
+      },
+    });
+    await bus.publisher().publish('t', [msg('a', '1')]);
+    await started.promise;
+    let stopped = false;
+    const stopping = subscription.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    const redelivered: string[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        redelivered.push(...batch.records.map(valueOf));
+        return Promise.resolve();
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(redelivered).toEqual([]);
+  });
+
+  it('creates topics with the partition count asked for and leaves existing ones alone', async () => {
+    bus = createInProcessBus({ defaultPartitions: 2 });
+    expect(await bus.admin.ensureTopic('t', { partitions: 6 })).toEqual({
+      created: true,
+      partitions: 6,
+    });
+    expect(await bus.admin.ensureTopic('t', { partitions: 3 })).toEqual({
+      created: false,
+      partitions: 6,
+    });
+    expect(await bus.admin.ping()).toBe(true);
+  });
+});

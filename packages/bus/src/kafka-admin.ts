@@ -1,0 +1,150 @@
+import type { Admin, Kafka } from 'kafkajs';
+import type { BusAdmin, EnsureTopicOptions, EnsureTopicResult } from './bus.js';
+import type { BusLogger } from './bus-logger.js';
+import { BusUnavailableError } from './bus-unavailable-error.js';
+import { toBusError } from './kafka-errors.js';
+
+export type KafkaAdminDeps = {
+  kafka: Kafka;
+  logger: BusLogger;
+  /** `ping` answers false after this long. */
+  pingTimeoutMs: number;
+  /** How long the broker may take to create a topic and elect its leaders. */
+  requestTimeoutMs: number;
+};
+
+export type KafkaAdmin = BusAdmin & {
+  /** Disconnects the admin client. */
+  close(): Promise<void>;
+};
+
+/**
+ * Topic creation and the readiness probe, over one lazily connected kafkajs admin client that
+ * is dropped (and created again on the next call) whenever a call fails, so a broker outage
+ * leaves nothing stale behind.
+ */
+export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
+  const { kafka, pingTimeoutMs, requestTimeoutMs } = deps;
+  const logger = deps.logger.child({ bus: 'kafka-admin' });
+  let current: { admin: Admin; connected: Promise<void> } | undefined;
+
+  function acquire(): { admin: Admin; connected: Promise<void> } {
+    if (current === undefined) {
+      const admin = kafka.admin({
+        retry: {
+          initialRetryTime: 100,
+          maxRetryTime: 1_000,
+          retries: 3,
+          multiplier: 2,
+          factor: 0.2,
+        },
+      });
+      const connected = admin.connect();
+      // Awaited by whoever uses it; this only keeps a failure nobody waits for from going unhandled.
+      connected.catch(() => undefined);
+      current = { admin, connected };
+    }
+    return current;
+  }
+
+  function drop(handle: { admin: Admin; connected: Promise<void> }): void {
+    if (current === handle) current = undefined;
+    void handle.connected
+      .catch(() => undefined)
+      .then(() => handle.admin.disconnect())
+      .catch(() => undefined);
+  }
+
+  async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+    const handle = acquire();
+    try {
+      await handle.connected;
+      return await work(handle.admin);
+    } catch (err) {
+      drop(handle);
+      throw err;
+    }
+  }
+
+  async function ensureTopic(
+    name: string,
+    options: EnsureTopicOptions,
+  ): Promise<EnsureTopicResult> {
+    if (!Number.isInteger(options.partitions) || options.partitions < 1) {
+      throw new RangeError(`partitions must be a positive integer, got ${options.partitions}`);
+    }
+    try {
+      return await withAdmin(async (admin) => {
+        // Checked first: creating an existing topic works too, but kafkajs logs the refusal.
+        let created = false;
+        if (!(await admin.listTopics()).includes(name)) {
+          const replicationFactor =
+            options.replicationFactor ??
+            Math.min(3, (await admin.describeCluster()).brokers.length);
+          created = await admin.createTopics({
+            topics: [
+              {
+                topic: name,
+                numPartitions: options.partitions,
+                replicationFactor,
+                configEntries: Object.entries(options.configEntries ?? {}).map(([key, value]) => ({
+                  name: key,
+                  value,
+                })),
+              },
+            ],
+            waitForLeaders: true,
+            timeout: requestTimeoutMs,
+          });
+          if (created) logger.info({ topic: name, replicationFactor }, 'topic created');
+        }
+        const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
+        const partitions = topics[0]?.partitions.length ?? 0;
+        if (!created && partitions !== options.partitions) {
+          // Adding partitions moves keys to other partitions (per-key order breaks across the
+          // change); an operator decides that, never a deploy.
+          logger.warn(
+            { topic: name, partitions, wanted: options.partitions },
+            'topic exists with another partition count; left unchanged',
+          );
+        }
+        return { created, partitions };
+      });
+    } catch (err) {
+      throw toBusError(err);
+    }
+  }
+
+  async function ping(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const handle = acquire();
+    try {
+      await Promise.race([
+        (async () => {
+          await handle.connected;
+          await handle.admin.describeCluster();
+        })(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new BusUnavailableError('timeout')), pingTimeoutMs);
+        }),
+      ]);
+      return true;
+    } catch (err) {
+      logger.debug({ err }, 'kafka ping failed');
+      drop(handle);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function close(): Promise<void> {
+    const handle = current;
+    current = undefined;
+    if (handle === undefined) return;
+    await handle.connected.catch(() => undefined);
+    await handle.admin.disconnect().catch(() => undefined);
+  }
+
+  return { ensureTopic, ping, close };
+}

@@ -1,0 +1,333 @@
+// @services kafka
+import { randomUUID } from 'node:crypto';
+import { createLogger, logLevels } from '@monitor/platform';
+import type { LogLevel } from '@monitor/platform';
+import { getFreePort } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus, BusMessage, ConsumedRecord, Subscription } from './bus.js';
+import { BusUnavailableError } from './bus-unavailable-error.js';
+import { deadLetterHeaders, deadLetterTopic } from './dead-letter-sink.js';
+import { createKafkaBus } from './kafka-bus.js';
+import { partitionForKey } from './murmur2.js';
+
+const envLevel = process.env['LOG_LEVEL'];
+const logger = createLogger({
+  level: logLevels.includes(envLevel as LogLevel) ? (envLevel as LogLevel) : 'silent',
+});
+
+function unique(name: string): string {
+  return `bus-test-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+function msg(key: string, value: string, headers?: Record<string, string>): BusMessage {
+  return headers === undefined
+    ? { key, value: Buffer.from(value) }
+    : { key, value: Buffer.from(value), headers };
+}
+
+function valueOf(record: ConsumedRecord): string {
+  return record.value?.toString() ?? '';
+}
+
+async function eventually(check: () => void, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+describe('createKafkaBus', () => {
+  let bus: Bus;
+  const subscriptions: Subscription[] = [];
+
+  beforeAll(() => {
+    bus = createKafkaBus({
+      brokers: serviceUrl('kafka').split(','),
+      clientId: 'bus-int-test',
+      logger,
+    });
+  });
+
+  afterAll(async () => {
+    await Promise.all(subscriptions.map((subscription) => subscription.stop()));
+    await bus.close();
+  });
+
+  it('delivers published records in order per key, on the partition murmur2 picks', async () => {
+    const topic = unique('round-trip');
+    expect(await bus.admin.ensureTopic(topic, { partitions: 3 })).toEqual({
+      created: true,
+      partitions: 3,
+    });
+    expect(await bus.admin.ensureTopic(topic, { partitions: 3 })).toEqual({
+      created: false,
+      partitions: 3,
+    });
+    const publisher = bus.publisher();
+    const keys = Array.from({ length: 30 }, (_, i) => `org_1:host-${i}`);
+    // Concurrent callers, coalesced by the batching publisher; each caller's own order is kept.
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let i = 0; i < 10; i++) {
+          await publisher.publish(topic, [msg(key, `${key}#${i}`, { 'x-seq': String(i) })]);
+        }
+      }),
+    );
+    const seen: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          seen.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    await eventually(() => expect(seen).toHaveLength(300));
+    for (const key of keys) {
+      const ofKey = seen.filter((record) => record.key === key);
+      expect(ofKey.map(valueOf)).toEqual(Array.from({ length: 10 }, (_, i) => `${key}#${i}`));
+      expect(ofKey.map((record) => record.headers['x-seq'])).toEqual(
+        Array.from({ length: 10 }, (_, i) => String(i)),
+      );
+      expect(new Set(ofKey.map((record) => record.partition))).toEqual(
+        new Set([partitionForKey(key, 3)]),
+      );
+    }
+    expect(seen.every((record) => record.timestampMs > Date.now() - 120_000)).toBe(true);
+    await publisher.close();
+  });
+
+  it('delivers a batch whose handler threw once again, losing and skipping nothing', async () => {
+    const topic = unique('redeliver');
+    await bus.admin.ensureTopic(topic, { partitions: 3 });
+    const publisher = bus.publisher();
+    const values = Array.from({ length: 60 }, (_, i) => `v${i}`);
+    await publisher.publish(
+      topic,
+      values.map((value, i) => msg(`k${i % 6}`, value)),
+    );
+    await publisher.close();
+    const deliveries: { partition: number; offsets: string[] }[] = [];
+    const handled: ConsumedRecord[] = [];
+    let thrown = false;
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        retryInitialMs: 50,
+        handleBatch: (batch) => {
+          deliveries.push({
+            partition: batch.partition,
+            offsets: batch.records.map((record) => record.offset),
+          });
+          if (!thrown) {
+            thrown = true;
+            return Promise.reject(new Error('the database is down'));
+          }
+          handled.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    await eventually(() => expect(handled).toHaveLength(60));
+    expect(deliveries[1]).toEqual(deliveries[0]);
+    expect(handled.map(valueOf).sort()).toEqual([...values].sort());
+    for (let partition = 0; partition < 3; partition++) {
+      const offsets = handled
+        .filter((record) => record.partition === partition)
+        .map((record) => Number(record.offset));
+      expect(offsets).toEqual(offsets.map((_, i) => i));
+    }
+  });
+
+  it('commits offsets only after the handler succeeded: a new consumer of the group resumes there', async () => {
+    const topic = unique('commit');
+    await bus.admin.ensureTopic(topic, { partitions: 1 });
+    const groupId = unique('group');
+    const publisher = bus.publisher();
+    await publisher.publish(
+      topic,
+      Array.from({ length: 10 }, (_, i) => msg('k', `v${i}`)),
+    );
+    const attempted: string[][] = [];
+    const first = await bus.subscribe({
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      maxBatchRecords: 4,
+      retryInitialMs: 20,
+      retryMaxMs: 50,
+      handleBatch: (batch) => {
+        attempted.push(batch.records.map(valueOf));
+        // The first chunk (v0..v3) succeeds; the second (v4..v7) always fails.
+        return batch.records[0]!.offset === '0'
+          ? Promise.resolve()
+          : Promise.reject(new Error('cannot store'));
+      },
+    });
+    await eventually(() => expect(attempted.length).toBeGreaterThanOrEqual(3));
+    await first.stop();
+    expect(attempted[0]).toEqual(['v0', 'v1', 'v2', 'v3']);
+    expect(attempted.slice(1).every((values) => values[0] === 'v4')).toBe(true);
+
+    const resumed: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          resumed.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    await eventually(() => expect(resumed).toHaveLength(6));
+    expect(resumed.map(valueOf)).toEqual(['v4', 'v5', 'v6', 'v7', 'v8', 'v9']);
+    await publisher.close();
+  });
+
+  it('dead-letters records to <topic>.dlq with the reason and source headers', async () => {
+    const topic = unique('dlq');
+    await bus.admin.ensureTopic(topic, { partitions: 3 });
+    await bus.admin.ensureTopic(deadLetterTopic(topic), { partitions: 1 });
+    const sink = bus.deadLetters();
+    const publisher = bus.publisher();
+    await publisher.publish(topic, [
+      msg('org_1:host-a', 'not json', { 'content-type': 'application/json' }),
+      msg('org_1:host-b', '{"v":99}'),
+    ]);
+    const poisoned: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: async (batch) => {
+          poisoned.push(...batch.records);
+          await Promise.all(
+            batch.records.map((record) => sink.send(record, `cannot decode ${valueOf(record)}`)),
+          );
+        },
+      }),
+    );
+    const letters: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('dlq-reader'),
+        topics: [deadLetterTopic(topic)],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          letters.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    await eventually(() => expect(letters).toHaveLength(2));
+    for (const letter of letters) {
+      const source = poisoned.find((record) => record.key === letter.key)!;
+      expect(valueOf(letter)).toBe(valueOf(source));
+      expect(letter.headers).toMatchObject({
+        ...source.headers,
+        [deadLetterHeaders.reason]: `cannot decode ${valueOf(source)}`,
+        [deadLetterHeaders.sourceTopic]: topic,
+        [deadLetterHeaders.sourcePartition]: String(source.partition),
+        [deadLetterHeaders.sourceOffset]: source.offset,
+      });
+    }
+    await publisher.close();
+  });
+
+  it('coalesces many concurrent publishes and acknowledges every one', async () => {
+    const topic = unique('concurrent');
+    await bus.admin.ensureTopic(topic, { partitions: 3 });
+    const publisher = bus.publisher({ lingerMs: 5 });
+    await Promise.all(
+      Array.from({ length: 2_000 }, (_, i) =>
+        publisher.publish(topic, [msg(`k${i % 50}`, `v${i}`)]),
+      ),
+    );
+    await publisher.close();
+    const seen = new Set<string>();
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          for (const record of batch.records) seen.add(valueOf(record));
+          return Promise.resolve();
+        },
+      }),
+    );
+    await eventually(() => expect(seen.size).toBe(2_000));
+  });
+
+  it('answers ping with true while the broker is up', async () => {
+    expect(await bus.admin.ping()).toBe(true);
+  });
+});
+
+describe('createKafkaBus with an unreachable broker', () => {
+  let bus: Bus;
+  beforeAll(async () => {
+    // A free port with nothing listening: connections are refused.
+    bus = createKafkaBus({
+      brokers: [`127.0.0.1:${await getFreePort()}`],
+      clientId: 'bus-int-test-unreachable',
+      logger,
+      connectionTimeoutMs: 500,
+      pingTimeoutMs: 1_000,
+    });
+  });
+  afterAll(async () => {
+    await bus.close();
+  });
+
+  it('rejects a publish with BusUnavailableError within the publish deadline', async () => {
+    const publishTimeoutMs = 1_500;
+    const publisher = bus.publisher({ publishTimeoutMs, retryAfterSeconds: 3 });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = Date.now();
+      const err = await publisher.publish('anything', [msg('k', 'v')]).catch((e: unknown) => e);
+      const elapsedMs = Date.now() - started;
+      expect(err).toBeInstanceOf(BusUnavailableError);
+      expect(err).toMatchObject({
+        code: 'dependency_unavailable',
+        retriable: true,
+        retryAfterSeconds: 3,
+      });
+      expect(elapsedMs).toBeLessThanOrEqual(publishTimeoutMs + 200);
+    }
+    await publisher.close();
+  });
+
+  it('answers ping with false within the ping timeout', async () => {
+    const started = Date.now();
+    expect(await bus.admin.ping()).toBe(false);
+    expect(Date.now() - started).toBeLessThanOrEqual(1_200);
+  });
+
+  it('rejects subscribe with BusUnavailableError', async () => {
+    await expect(
+      bus.subscribe({
+        groupId: 'nobody',
+        topics: ['anything'],
+        fromBeginning: true,
+        startTimeoutMs: 2_000,
+        handleBatch: () => Promise.resolve(),
+      }),
+    ).rejects.toBeInstanceOf(BusUnavailableError);
+  });
+});

@@ -1,0 +1,52 @@
+export { createDatabase } from './database.js';
+export type { Database, DatabaseOptions, Queryable, Sql, TransactionSql } from './database.js';
+
+export { classifyDbError, isTransientDbError, sqlState } from './classify-db-error.js';
+export type { DbErrorKind } from './classify-db-error.js';
+
+export { migrate } from './migrate.js';
+export type { MigrateOptions, MigrateResult } from './migrate.js';
+export { migrations } from './migrations.js';
+export type { Migration, MigrationContext } from './migrations.js';
+
+export {
+  defaultStorageRetention,
+  readStorageSettings,
+  requireStorageSettings,
+  storageModes,
+} from './storage-settings.js';
+export type { StorageMode, StorageSettings } from './storage-settings.js';
+
+export { ensurePartitions } from './ensure-partitions.js';
+export type { EnsurePartitionsOptions, EnsurePartitionsResult } from './ensure-partitions.js';
+export { partitionName, partitionedTables } from './partition-plan.js';
+export type { PartitionedTable } from './partition-plan.js';
+export { refreshRollups } from './refresh-rollups.js';
+export type { RefreshRollupsResult, Rollup, RollupWindow } from './refresh-rollups.js';
+export { runMaintenance } from './run-maintenance.js';
+export type { MaintenanceResult } from './run-maintenance.js';
+
+export { InvalidSampleError } from './sample-batch.js';
+export type { HostSample, LogPosition, SampleBatch } from './sample-batch.js';
+export { createSampleStore } from './sample-store.js';
+export type {
+  OffsetOwner,
+  SampleStore,
+  SampleStoreOptions,
+  WriteBatchResult,
+} from './sample-store.js';
+
+export { createOrgStore, defaultOrganizationId, defaultOrganizationName } from './org-store.js';
+export type { Organization, OrgStore } from './org-store.js';
+
+export {
+  apiKeyPrefix,
+  apiKeyScopes,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyScope,
+  keysEqual,
+} from './api-key.js';
+export type { ApiKeyScope } from './api-key.js';
+export { createApiKeyStore } from './api-key-store.js';
+export type { ActiveApiKey, ApiKeyRecord, ApiKeyStore, NewApiKey } from './api-key-store.js';

@@ -1,0 +1,211 @@
+import type { TransactionSql } from './database.js';
+import type { StorageMode } from './storage-settings.js';
+
+export type MigrationContext = { mode: StorageMode };
+
+/**
+ * One schema change, applied once, in its own transaction, in version order. Never edit a
+ * migration that may have run somewhere: add the next version instead.
+ */
+export type Migration = {
+  version: number;
+  name: string;
+  up(sql: TransactionSql, context: MigrationContext): Promise<void>;
+};
+
+/** Runs static DDL statements one by one (clearer errors than one multi-statement string). */
+async function run(sql: TransactionSql, statements: readonly string[]): Promise<void> {
+  for (const statement of statements) await sql.unsafe(statement);
+}
+
+const organizationsAndApiKeys: Migration = {
+  version: 1,
+  name: 'organizations_and_api_keys',
+  up: (sql) =>
+    run(sql, [
+      `create table organizations (
+        id text primary key,
+        name text not null,
+        created_at timestamptz not null default now()
+      )`,
+      // key_hash is SHA-256 of the plaintext key; its unique index is the lookup path.
+      `create table api_keys (
+        id text primary key,
+        org_id text not null references organizations (id) on delete cascade,
+        name text not null,
+        key_hash bytea not null unique,
+        key_prefix text not null,
+        scopes text[] not null
+          check (cardinality(scopes) > 0 and scopes <@ array['ingest', 'read', 'write']),
+        created_at timestamptz not null default now(),
+        revoked_at timestamptz
+      )`,
+      `create index api_keys_org_id_created_at_idx on api_keys (org_id, created_at desc)`,
+    ]),
+};
+
+const services: Migration = {
+  version: 2,
+  name: 'services',
+  up: (sql) =>
+    run(sql, [
+      // One row per monitored host, upserted by the writer. metrics holds the latest value of
+      // each metric and metric_times its sample time in epoch ms, so a late sample never
+      // overwrites a newer value. The unique (org_id, name) index serves the list order.
+      // Every batch updates every active service: half-empty pages let those updates be HOT
+      // (no index entries to add, less bloat), measured 15-25% cheaper.
+      `create table services (
+        id text primary key,
+        org_id text not null,
+        name text not null,
+        tags jsonb not null default '{}',
+        metrics jsonb not null default '{}',
+        metric_times jsonb not null default '{}',
+        last_seen timestamptz not null,
+        created_at timestamptz not null default now(),
+        constraint services_org_id_name_key unique (org_id, name)
+      ) with (fillfactor = 50)`,
+      // jsonb_path_ops serves `tags @> '{"env":"prod"}'`, the tag filter.
+      `create index services_tags_idx on services using gin (tags jsonb_path_ops)`,
+    ]),
+};
+
+const samplesAndSnapshots: Migration = {
+  version: 3,
+  name: 'samples_and_snapshots',
+  async up(sql, { mode }) {
+    const partitioned = mode === 'postgres' ? ' partition by range (time)' : '';
+    await run(sql, [
+      `create table samples (
+        time timestamptz not null,
+        service_id text not null,
+        metric text not null,
+        value double precision not null
+      )${partitioned}`,
+      `create table snapshots (
+        time timestamptz not null,
+        service_id text not null,
+        containers jsonb not null,
+        processes jsonb not null
+      )${partitioned}`,
+    ]);
+    if (mode === 'postgres') {
+      await run(sql, [
+        // Rows outside every daily partition land here instead of being rejected;
+        // ensurePartitions moves them out when their day's partition is created.
+        `create table samples_default partition of samples default`,
+        `create table snapshots_default partition of snapshots default`,
+      ]);
+    }
+    await run(sql, [
+      // The dedup key: replays and an agent's own retries store each point once.
+      `create unique index samples_service_id_metric_time_key on samples (service_id, metric, time)`,
+      `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
+    ]);
+    if (mode === 'postgres') {
+      // Rollup refreshes read time ranges. Samples arrive in roughly time order, so a BRIN index
+      // finds them at almost no cost per insert (TimescaleDB makes a B-tree time index itself).
+      await run(sql, [`create index samples_time_idx on samples using brin (time)`]);
+      return;
+    }
+    await run(sql, [
+      `select create_hypertable('samples', by_range('time', interval '1 day'))`,
+      `select create_hypertable('snapshots', by_range('time', interval '1 day'))`,
+      `alter table samples set (
+        timescaledb.compress,
+        timescaledb.compress_segmentby = 'service_id, metric',
+        timescaledb.compress_orderby = 'time desc'
+      )`,
+      // Compression and retention policies follow the configured intervals: migrate() applies
+      // them after the versioned migrations, every time it runs.
+    ]);
+  },
+};
+
+/** Column list shared by both modes' samples_1m and samples_1h. */
+const rollupColumns = `
+  bucket timestamptz not null,
+  service_id text not null,
+  metric text not null,
+  avg double precision not null,
+  min double precision not null,
+  max double precision not null,
+  count bigint not null,
+  sum double precision not null`;
+
+const rollups: Migration = {
+  version: 4,
+  name: 'rollups',
+  async up(sql, { mode }) {
+    if (mode === 'postgres') {
+      await run(sql, [
+        `create table samples_1m (${rollupColumns},
+          constraint samples_1m_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+        `create table samples_1h (${rollupColumns},
+          constraint samples_1h_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+        // Up to where each rollup is computed (exclusive; null: never refreshed).
+        // refreshRollups recomputes from a lookback before it so late samples are counted.
+        `create table rollup_watermarks (
+          rollup text primary key,
+          watermark timestamptz,
+          refreshed_at timestamptz
+        )`,
+        `insert into rollup_watermarks (rollup) values ('samples_1m'), ('samples_1h')`,
+      ]);
+      return;
+    }
+    await run(sql, [
+      // Real-time aggregation (materialized_only = false) adds what the policy has not
+      // materialized yet, so reads see the newest minute too.
+      `create materialized view samples_1m
+        with (timescaledb.continuous, timescaledb.materialized_only = false) as
+        select time_bucket(interval '1 minute', time) as bucket, service_id, metric,
+          avg(value) as avg, min(value) as min, max(value) as max,
+          count(*) as count, sum(value) as sum
+        from samples
+        group by 1, 2, 3
+        with no data`,
+      // Hierarchical: built on samples_1m, so the average is weighted by each minute's count.
+      `create materialized view samples_1h
+        with (timescaledb.continuous, timescaledb.materialized_only = false) as
+        select time_bucket(interval '1 hour', bucket) as bucket, service_id, metric,
+          sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+          sum(count)::bigint as count, sum(sum) as sum
+        from samples_1m
+        group by 1, 2, 3
+        with no data`,
+      `select add_continuous_aggregate_policy('samples_1m',
+        start_offset => interval '2 hours', end_offset => interval '1 minute',
+        schedule_interval => interval '1 minute')`,
+      `select add_continuous_aggregate_policy('samples_1h',
+        start_offset => interval '2 days', end_offset => interval '1 hour',
+        schedule_interval => interval '30 minutes')`,
+    ]);
+  },
+};
+
+const consumerOffsets: Migration = {
+  version: 5,
+  name: 'consumer_offsets',
+  up: (sql) =>
+    run(sql, [
+      // The writer stores each partition's next offset in the transaction of its batch, so a
+      // replay after a crash skips what is already stored without touching the samples.
+      `create table consumer_offsets (
+        group_id text not null,
+        topic text not null,
+        partition int not null,
+        next_offset bigint not null,
+        primary key (group_id, topic, partition)
+      )`,
+    ]),
+};
+
+/** Every migration, in version order. */
+export const migrations: readonly Migration[] = [
+  organizationsAndApiKeys,
+  services,
+  samplesAndSnapshots,
+  rollups,
+  consumerOffsets,
+];

@@ -1,0 +1,144 @@
+/** Where a sample sits in its source log: the writer's Kafka partition and offset. */
+export type LogPosition = { partition: number; offset: number };
+
+/** One decoded host sample, as the writer hands it to storage. Independent of any bus. */
+export type HostSample = {
+  orgId: string;
+  /** The host name; the service is (orgId, host). */
+  host: string;
+  /** Sample time, epoch milliseconds. */
+  timeMs: number;
+  /** Metric name → finite value. */
+  metrics: Readonly<Record<string, number>>;
+  tags: Readonly<Record<string, string>>;
+  /** Stored as JSON in the snapshot of this sample (none when both are empty). */
+  containers: readonly unknown[];
+  processes: readonly unknown[];
+  /**
+   * Its position in the source log. When given, a sample below its partition's stored next
+   * offset is skipped as already written. Omit it for sources without a durable log.
+   */
+  position?: LogPosition;
+};
+
+export type SampleBatch = {
+  /** Host samples, each partition's in offset order. */
+  samples: readonly HostSample[];
+  /**
+   * Next offsets to record beyond those of `samples`, e.g. after records of a partition that
+   * were dead-lettered, so a replay skips them too.
+   */
+  offsets?: readonly { partition: number; nextOffset: number }[];
+};
+
+/** A storage error caused by the batch's content: permanent, the writer dead-letters it. */
+export class InvalidSampleError extends Error {
+  override readonly name = 'InvalidSampleError';
+}
+
+/** The services projection update for one (org, host), merged over a batch. */
+export type ServiceSummary = {
+  orgId: string;
+  name: string;
+  /** Time of the newest sample (epoch ms). */
+  lastSeenMs: number;
+  /** Tags of the newest sample. */
+  tags: Readonly<Record<string, string>>;
+  /** Latest value per metric in the batch, and its sample time (epoch ms). */
+  metrics: Map<string, { value: number; timeMs: number }>;
+};
+
+/** The map key of a service. */
+export function serviceKey(orgId: string, host: string): string {
+  return `${orgId}\u0000${host}`;
+}
+
+/**
+ * The next offset to store per partition: one past the highest offset in the batch, or an
+ * explicit `offsets` entry when that is higher.
+ */
+export function nextOffsets(batch: SampleBatch): Map<number, number> {
+  const next = new Map<number, number>();
+  const raise = (partition: number, nextOffset: number): void => {
+    if (!Number.isSafeInteger(partition) || partition < 0) {
+      throw new RangeError(`partition must be a non-negative integer, got ${partition}`);
+    }
+    if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
+      throw new RangeError(`offset must be a non-negative integer, got ${nextOffset - 1}`);
+    }
+    next.set(partition, Math.max(next.get(partition) ?? 0, nextOffset));
+  };
+  for (const sample of batch.samples) {
+    if (sample.position !== undefined) raise(sample.position.partition, sample.position.offset + 1);
+  }
+  for (const { partition, nextOffset } of batch.offsets ?? []) raise(partition, nextOffset);
+  return next;
+}
+
+/** Drops the samples whose offset is below their partition's stored next offset. */
+export function skipWritten(
+  samples: readonly HostSample[],
+  storedNextOffsets: ReadonlyMap<number, number>,
+): { fresh: HostSample[]; skipped: number } {
+  if (storedNextOffsets.size === 0) return { fresh: [...samples], skipped: 0 };
+  const fresh = samples.filter(
+    (sample) =>
+      sample.position === undefined ||
+      sample.position.offset >= (storedNextOffsets.get(sample.position.partition) ?? 0),
+  );
+  return { fresh, skipped: samples.length - fresh.length };
+}
+
+/**
+ * Merges a batch into one summary per service, ordered by (orgId, name), the order the upsert
+ * locks rows in. Within the batch the newest sample wins; between equal times the later one.
+ * Throws InvalidSampleError on a sample that storage cannot take.
+ */
+export function summarizeServices(samples: readonly HostSample[]): ServiceSummary[] {
+  const summaries = new Map<string, ServiceSummary>();
+  for (const sample of samples) {
+    checkSample(sample);
+    const key = serviceKey(sample.orgId, sample.host);
+    let summary = summaries.get(key);
+    if (summary === undefined) {
+      summary = {
+        orgId: sample.orgId,
+        name: sample.host,
+        lastSeenMs: sample.timeMs,
+        tags: sample.tags,
+        metrics: new Map(),
+      };
+      summaries.set(key, summary);
+    } else if (sample.timeMs >= summary.lastSeenMs) {
+      summary.lastSeenMs = sample.timeMs;
+      summary.tags = sample.tags;
+    }
+    for (const [metric, value] of Object.entries(sample.metrics)) {
+      const latest = summary.metrics.get(metric);
+      if (latest === undefined || sample.timeMs >= latest.timeMs) {
+        summary.metrics.set(metric, { value, timeMs: sample.timeMs });
+      }
+    }
+  }
+  return [...summaries.values()].sort(
+    (a, b) => compareStrings(a.orgId, b.orgId) || compareStrings(a.name, b.name),
+  );
+}
+
+function checkSample(sample: HostSample): void {
+  if (!Number.isSafeInteger(sample.timeMs) || Number.isNaN(new Date(sample.timeMs).getTime())) {
+    throw new InvalidSampleError(`sample time ${sample.timeMs} is not a valid epoch-ms time`);
+  }
+  for (const [metric, value] of Object.entries(sample.metrics)) {
+    if (!Number.isFinite(value)) {
+      throw new InvalidSampleError(
+        `metric ${metric} of host ${sample.host} is not a finite number`,
+      );
+    }
+  }
+}
+
+/** Code-unit order, the same for every process (localeCompare is not). */
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

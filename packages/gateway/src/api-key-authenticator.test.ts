@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { KeyLookup } from './api-key-authenticator.js';
+import { hashApiKey } from '@monitor/db';
+import { apiKeyFromHeaders, createApiKeyAuthenticator } from './api-key-authenticator.js';
+
+function fixture() {
+  let now = 0;
+  let revoked = false;
+  let lookups = 0;
+  const lookup: KeyLookup = (hash) => {
+    lookups++;
+    if (revoked || !hash.equals(hashApiKey('mon_good'))) return Promise.resolve(undefined);
+    return Promise.resolve({ keyId: 'key_1', orgId: 'org_1', scopes: ['ingest'], keyHash: hash });
+  };
+  const authenticator = createApiKeyAuthenticator({
+    lookup,
+    ttlMs: 15_000,
+    negativeTtlMs: 5_000,
+    nowMs: () => now,
+  });
+  return {
+    authenticator,
+    advance: (ms: number) => (now += ms),
+    revoke: () => (revoked = true),
+    lookups: () => lookups,
+  };
+}
+
+describe('createApiKeyAuthenticator', () => {
+  it('authenticates a known key and rejects unknown, empty and missing ones', async () => {
+    const { authenticator } = fixture();
+    await expect(authenticator.authenticate('mon_good')).resolves.toEqual({
+      keyId: 'key_1',
+      orgId: 'org_1',
+      scopes: ['ingest'],
+    });
+    await expect(authenticator.authenticate('mon_bad')).resolves.toBeUndefined();
+    await expect(authenticator.authenticate('')).resolves.toBeUndefined();
+    await expect(authenticator.authenticate(undefined)).resolves.toBeUndefined();
+  });
+
+  it('serves repeated requests from the cache, with one lookup for concurrent ones', async () => {
+    const f = fixture();
+    await Promise.all(Array.from({ length: 20 }, () => f.authenticator.authenticate('mon_good')));
+    await f.authenticator.authenticate('mon_good');
+    expect(f.lookups()).toBe(1);
+  });
+
+  it('stops accepting a revoked key once the cached entry expires', async () => {
+    const f = fixture();
+    await f.authenticator.authenticate('mon_good');
+    f.revoke();
+    f.advance(14_999);
+    await expect(f.authenticator.authenticate('mon_good')).resolves.toBeDefined();
+    f.advance(2);
+    await expect(f.authenticator.authenticate('mon_good')).resolves.toBeUndefined();
+  });
+
+  it('remembers unknown keys only briefly', async () => {
+    const f = fixture();
+    await f.authenticator.authenticate('mon_bad');
+    await f.authenticator.authenticate('mon_bad');
+    expect(f.lookups()).toBe(1);
+    f.advance(5_001);
+    await f.authenticator.authenticate('mon_bad');
+    expect(f.lookups()).toBe(2);
+  });
+});
+
+describe('apiKeyFromHeaders', () => {
+  it('reads X-API-Key first, then a Bearer token', () => {
+    expect(apiKeyFromHeaders({ 'x-api-key': 'a', authorization: 'Bearer b' })).toBe('a');
+    expect(apiKeyFromHeaders({ authorization: 'Bearer b' })).toBe('b');
+    expect(apiKeyFromHeaders({ authorization: 'bearer  c ' })).toBe('c');
+    expect(apiKeyFromHeaders({ authorization: 'Basic abc' })).toBeUndefined();
+    expect(apiKeyFromHeaders({})).toBeUndefined();
+  });
+});

@@ -1,0 +1,85 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { ApiKeyScope } from '@monitor/db';
+import { hashApiKey } from '@monitor/db';
+
+export type Scope = ApiKeyScope;
+
+export type AuthenticatedKey = { keyId: string; orgId: string; scopes: readonly Scope[] };
+
+/** A stored key found by the SHA-256 of its plaintext, or undefined when none is active. */
+export type KeyLookup = (
+  keyHash: Buffer,
+) => Promise<(AuthenticatedKey & { keyHash: Buffer }) | undefined>;
+
+export type ApiKeyAuthenticator = {
+  /** The key's identity, or undefined for a missing, unknown or revoked key. */
+  authenticate(plaintext: string | undefined): Promise<AuthenticatedKey | undefined>;
+};
+
+type CacheEntry = {
+  key: (AuthenticatedKey & { keyHash: Buffer }) | undefined;
+  expiresAtMs: number;
+};
+
+/**
+ * Authenticates API keys without a database query per request: lookups are cached for
+ * `ttlMs` (so a revoked key stops working within that time on every replica), unknown keys for a
+ * shorter `negativeTtlMs`, and concurrent lookups of one key share a single query.
+ */
+export function createApiKeyAuthenticator(deps: {
+  lookup: KeyLookup;
+  ttlMs?: number;
+  negativeTtlMs?: number;
+  maxEntries?: number;
+  nowMs?: () => number;
+}): ApiKeyAuthenticator {
+  const ttlMs = deps.ttlMs ?? 15_000;
+  const negativeTtlMs = deps.negativeTtlMs ?? 5_000;
+  const maxEntries = deps.maxEntries ?? 100_000;
+  const nowMs = deps.nowMs ?? Date.now;
+  const cache = new Map<string, CacheEntry>();
+  const inFlight = new Map<string, Promise<CacheEntry>>();
+
+  async function load(hash: Buffer, cacheKey: string): Promise<CacheEntry> {
+    const key = await deps.lookup(hash);
+    const entry = { key, expiresAtMs: nowMs() + (key ? ttlMs : negativeTtlMs) };
+    // Unknown keys are attacker-controlled: bound the cache so they cannot grow it without limit.
+    if (cache.size >= maxEntries) cache.clear();
+    cache.set(cacheKey, entry);
+    return entry;
+  }
+
+  return {
+    async authenticate(plaintext) {
+      if (plaintext === undefined || plaintext === '' || plaintext.length > 512) return undefined;
+      const hash = hashApiKey(plaintext);
+      const cacheKey = hash.toString('base64');
+      let entry = cache.get(cacheKey);
+      if (entry === undefined || entry.expiresAtMs <= nowMs()) {
+        let pending = inFlight.get(cacheKey);
+        if (pending === undefined) {
+          pending = load(hash, cacheKey).finally(() => inFlight.delete(cacheKey));
+          inFlight.set(cacheKey, pending);
+        }
+        entry = await pending;
+      }
+      const key = entry.key;
+      if (key === undefined || !timingSafeEqual(key.keyHash, hash)) return undefined;
+      return { keyId: key.keyId, orgId: key.orgId, scopes: key.scopes };
+    },
+  };
+}
+
+/** The key from `X-API-Key` or `Authorization: Bearer <key>`. */
+export function apiKeyFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): string | undefined {
+  const direct = headers['x-api-key'];
+  if (typeof direct === 'string' && direct !== '') return direct.trim();
+  const authorization = headers['authorization'];
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) return match[1];
+  }
+  return undefined;
+}

@@ -1,0 +1,44 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Logger } from '@monitor/platform';
+import { sendProblem } from '@monitor/platform';
+import type { GatewayMetrics } from './gateway-metrics.js';
+
+export const ingestPath = '/api/v1/ingest';
+
+/**
+ * The gateway's request listener: `POST /api/v1/ingest` goes straight to the ingest handler on
+ * node:http; everything else (health, metrics, 404/405 problems, and in role `all` the REST API)
+ * goes to the express app, where express costs nothing that matters.
+ */
+export function createGatewayListener(deps: {
+  ingest: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  app: RequestListener;
+  metrics: GatewayMetrics;
+  logger: Logger;
+}): RequestListener {
+  return (req, res) => {
+    if (req.method !== 'POST' || pathOf(req.url) !== ingestPath) {
+      deps.app(req, res);
+      return;
+    }
+    const startedAt = performance.now();
+    res.once('close', () => {
+      deps.metrics.observeRequest(
+        res.writableFinished ? res.statusCode : 499,
+        (performance.now() - startedAt) / 1000,
+      );
+    });
+    deps.ingest(req, res).catch((err: unknown) => {
+      deps.logger.error({ err }, 'ingest request failed unexpectedly');
+      if (!res.headersSent) sendProblem(res, err);
+      else res.destroy();
+    });
+  };
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}

@@ -1,0 +1,53 @@
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { IngestMetrics } from './ingest-handler.js';
+
+export type GatewayMetrics = IngestMetrics & {
+  observeRequest(status: number, seconds: number): void;
+  rateLimitStoreError(): void;
+};
+
+/** The ingest figures of the contract (requests, latency, samples accepted), in `registry`. */
+export function createGatewayMetrics(registry: Registry): GatewayMetrics {
+  const requests = new Counter({
+    name: 'ingest_requests_total',
+    help: 'POST /api/v1/ingest requests answered, by status.',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'ingest_request_duration_seconds',
+    help: 'Time to answer POST /api/v1/ingest, including the Kafka acknowledgement.',
+    labelNames: ['status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const samples = new Counter({
+    name: 'ingest_samples_accepted_total',
+    help: 'Metric samples acknowledged to agents (the sum of events_accepted).',
+    registers: [registry],
+  });
+  const payloads = new Counter({
+    name: 'ingest_payloads_accepted_total',
+    help: 'Host payloads acknowledged to agents (one Kafka message each).',
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: 'ingest_rate_limit_store_errors_total',
+    help: 'Ingest requests admitted without a rate-limit check because Redis failed (fail open).',
+    registers: [registry],
+  });
+  return {
+    accepted(payloadCount, sampleCount) {
+      payloads.inc(payloadCount);
+      samples.inc(sampleCount);
+    },
+    rejected: () => undefined,
+    observeRequest(status, seconds) {
+      const labels = { status: String(status) };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
+    rateLimitStoreError: () => storeErrors.inc(),
+  };
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+/** Limits of POST /api/v1/ingest, as the API contract states them. */
+export const ingestLimits = {
+  maxPayloadsPerRequest: 1000,
+  maxHostLength: 255,
+  maxMetricsPerPayload: 500,
+  maxTags: 64,
+  maxTagKeyLength: 64,
+  maxTagValueLength: 256,
+  maxContainers: 1000,
+  maxProcesses: 5000,
+  maxFutureSkewMs: 10 * 60 * 1000,
+} as const;
+
+export const metricNamePattern = /^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
+
+const nonNegativeInt = z.number().int().nonnegative();
+const percent = z.number().nonnegative().finite();
+
+export const containerSchema = z.object({
+  name: z.string().min(1).max(255),
+  image: z.string().max(1024).optional(),
+  status: z.string().max(64).optional(),
+  cpu_percent: percent.optional(),
+  memory_usage: nonNegativeInt.optional(),
+});
+export type Container = z.infer<typeof containerSchema>;
+
+export const processSchema = z.object({
+  name: z.string().min(1).max(255),
+  pid: nonNegativeInt,
+  cpu_percent: percent.optional(),
+  memory_rss: nonNegativeInt.optional(),
+});
+export type Process = z.infer<typeof processSchema>;
+
+const metricsSchema = z
+  .record(
+    z.string().regex(metricNamePattern, 'metric names match ^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$'),
+    z.number().finite(),
+  )
+  .superRefine((metrics, ctx) => {
+    const count = Object.keys(metrics).length;
+    if (count < 1 || count > ingestLimits.maxMetricsPerPayload) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `metrics must have 1 to ${ingestLimits.maxMetricsPerPayload} entries, got ${count}`,
+      });
+    }
+  });
+
+const tagsSchema = z
+  .record(
+    z.string().min(1).max(ingestLimits.maxTagKeyLength),
+    z.string().max(ingestLimits.maxTagValueLength),
+  )
+  .refine((tags) => Object.keys(tags).length <= ingestLimits.maxTags, {
+    message: `at most ${ingestLimits.maxTags} tags`,
+  });
+
+/**
+ * One host sample as an agent sends it. Unknown top-level fields are dropped (agents evolve);
+ * the sample-time window is checked separately by `checkSampleTime`, which needs a clock.
+ */
+export const ingestPayloadSchema = z.object({
+  host: z.string().min(1).max(ingestLimits.maxHostLength),
+  timestamp: z.iso.datetime({ offset: true }).optional(),
+  metrics: metricsSchema,
+  tags: tagsSchema.optional(),
+  docker_containers: z.array(containerSchema).max(ingestLimits.maxContainers).optional(),
+  processes: z.array(processSchema).max(ingestLimits.maxProcesses).optional(),
+});
+export type IngestPayload = z.infer<typeof ingestPayloadSchema>;
+
+export const ingestBatchSchema = z
+  .array(ingestPayloadSchema)
+  .min(1)
+  .max(ingestLimits.maxPayloadsPerRequest);
+
+/** The ingest body: one payload, or an array of 1..1000 of them (documentation; see parse). */
+export const ingestBodySchema = z.union([ingestPayloadSchema, ingestBatchSchema]);
+export type IngestBody = z.infer<typeof ingestBodySchema>;
+
+/**
+ * Parses an ingest body, choosing the schema by shape first so that errors name the failing
+ * path (`[3].metrics.cpu`) instead of the union's "no alternative matched".
+ */
+export function parseIngestBody(
+  value: unknown,
+): { success: true; data: IngestPayload[] } | { success: false; error: z.ZodError } {
+  if (Array.isArray(value)) return ingestBatchSchema.safeParse(value);
+  const single = ingestPayloadSchema.safeParse(value);
+  return single.success
+    ? { success: true, data: [single.data] }
+    : { success: false, error: single.error };
+}
+
+export const ingestResponseSchema = z.object({
+  status: z.literal('ok'),
+  events_accepted: z.number().int().nonnegative(),
+});
+export type IngestResponse = z.infer<typeof ingestResponseSchema>;
+
+export type SampleTimeIssue = { index: number; message: string };
+
+/**
+ * Rejects samples stamped more than 10 minutes in the future or older than raw retention: such
+ * samples could never be queried, and accepting them would only hide an agent's clock problem.
+ */
+export function checkSampleTime(
+  timestampMs: number,
+  nowMs: number,
+  rawRetentionMs: number,
+): string | undefined {
+  if (timestampMs > nowMs + ingestLimits.maxFutureSkewMs) {
+    return 'timestamp is more than 10 minutes in the future';
+  }
+  if (timestampMs < nowMs - rawRetentionMs) {
+    return `timestamp is older than the raw retention of ${Math.round(rawRetentionMs / 86_400_000)} days`;
+  }
+  return undefined;
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { SampleMessage } from './sample-message.js';
+import { decodeSampleMessage, encodeSampleMessage, sampleMessageKey } from './sample-message.js';
+
+const message: SampleMessage = {
+  v: 1,
+  org_id: 'org_01',
+  host: 'web-1',
+  time_ms: 1_790_000_000_000,
+  received_ms: 1_790_000_000_100,
+  metrics: { cpu_percent: 50 },
+  tags: { env: 'prod' },
+  containers: [],
+  processes: [{ name: 'node', pid: 1 }],
+};
+
+describe('sample message', () => {
+  it('round-trips through encode and decode', () => {
+    expect(decodeSampleMessage(encodeSampleMessage(message))).toEqual({ ok: true, value: message });
+  });
+
+  it('is keyed by organization and host', () => {
+    expect(sampleMessageKey(message)).toBe('org_01:web-1');
+  });
+
+  it('gives a reason for values it cannot decode', () => {
+    expect(decodeSampleMessage(null)).toEqual({ ok: false, reason: 'empty message value' });
+    expect(decodeSampleMessage(Buffer.from('{nope'))).toEqual({
+      ok: false,
+      reason: 'message value is not JSON',
+    });
+    const future = decodeSampleMessage(Buffer.from(JSON.stringify({ ...message, v: 2 })));
+    expect(future.ok).toBe(false);
+  });
+});

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { containerSchema, processSchema } from './ingest.js';
+
+/**
+ * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
+ * in one partition, in order. `v` is a literal: a consumer rejects versions it does not know.
+ */
+export const sampleMessageSchema = z.object({
+  v: z.literal(1),
+  org_id: z.string().min(1),
+  host: z.string().min(1).max(255),
+  /** Sample time, epoch milliseconds (the agent's timestamp, or receipt time without one). */
+  time_ms: z.number().int(),
+  received_ms: z.number().int(),
+  metrics: z.record(z.string(), z.number()),
+  tags: z.record(z.string(), z.string()),
+  containers: z.array(containerSchema),
+  processes: z.array(processSchema),
+});
+export type SampleMessage = z.infer<typeof sampleMessageSchema>;
+
+export function sampleMessageKey(message: Pick<SampleMessage, 'org_id' | 'host'>): string {
+  return `${message.org_id}:${message.host}`;
+}
+
+export function encodeSampleMessage(message: SampleMessage): Buffer {
+  return Buffer.from(JSON.stringify(message));
+}
+
+export type DecodeResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** Pure: the message, or why it cannot be one (dead-letter material, never retried). */
+export function decodeSampleMessage(value: Buffer | null): DecodeResult<SampleMessage> {
+  if (value === null) return { ok: false, reason: 'empty message value' };
+  let json: unknown;
+  try {
+    json = JSON.parse(value.toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'message value is not JSON' };
+  }
+  const parsed = sampleMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason:
+        `invalid sample message: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
+    };
+  }
+  return { ok: true, value: parsed.data };
+}

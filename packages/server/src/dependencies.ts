@@ -1,0 +1,65 @@
+import { Redis } from 'ioredis';
+import type { Bus } from '@monitor/bus';
+import { createInProcessBus, createKafkaBus } from '@monitor/bus';
+import type { Database } from '@monitor/db';
+import { createApiKeyStore, createDatabase, createOrgStore } from '@monitor/db';
+import type { RoleContext } from './role-context.js';
+
+/** Opens the pool and closes it on shutdown (after everything that uses it). */
+export function openDatabase(ctx: RoleContext, url: string, applicationName: string): Database {
+  const db = createDatabase({ url, maxConnections: ctx.config.DATABASE_POOL_MAX, applicationName });
+  ctx.shutdown.onShutdown('database', () => db.close());
+  return db;
+}
+
+/** Kafka when KAFKA_BROKERS is set; otherwise the in-process bus (role `all` only). */
+export function openBus(ctx: RoleContext, brokers: readonly string[] | undefined): Bus {
+  const bus =
+    brokers === undefined
+      ? createInProcessBus()
+      : createKafkaBus({
+          brokers: [...brokers],
+          clientId: ctx.config.KAFKA_CLIENT_ID,
+          logger: ctx.logger.child({ component: 'kafka' }),
+        });
+  ctx.shutdown.onShutdown('bus', () => bus.close());
+  return bus;
+}
+
+/**
+ * A Redis client that fails fast instead of queueing commands while disconnected, so the rate
+ * limiter can fail open at once; it keeps reconnecting in the background.
+ */
+export function openRedis(ctx: RoleContext, url: string): Redis {
+  const log = ctx.logger.child({ component: 'redis' });
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  let lastErrorLogMs = 0;
+  redis.on('error', (err) => {
+    if (Date.now() - lastErrorLogMs > 10_000) {
+      lastErrorLogMs = Date.now();
+      log.warn({ err }, 'redis connection error');
+    }
+  });
+  ctx.shutdown.onShutdown('redis', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return redis;
+}
+
+/** MONITOR_BOOTSTRAP_API_KEY: a default organization holding that key with every scope. */
+export async function ensureBootstrapKey(ctx: RoleContext, db: Database): Promise<void> {
+  const key = ctx.config.MONITOR_BOOTSTRAP_API_KEY;
+  if (key === undefined) return;
+  const org = await createOrgStore(db).ensureDefaultOrganization();
+  await createApiKeyStore(db).ensureKey(key, {
+    orgId: org.id,
+    name: 'bootstrap',
+    scopes: ['ingest', 'read', 'write'],
+  });
+  ctx.logger.info({ orgId: org.id }, 'bootstrap API key ensured');
+}

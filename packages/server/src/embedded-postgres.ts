@@ -1,0 +1,161 @@
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from '@monitor/platform';
+
+const execFileAsync = promisify(execFile);
+
+export type EmbeddedPostgres = {
+  url: string;
+  /** Fast shutdown (SIGINT): sessions end, a checkpoint is written, the server exits. */
+  stop(): Promise<void>;
+};
+
+/**
+ * The single-machine default when DATABASE_URL is unset: the machine's PostgreSQL server
+ * binaries (PG_BIN, Debian's /usr/lib/postgresql/<version>/bin, or `pg_config --bindir`) on a
+ * private port of 127.0.0.1, data kept in `dataDir` across restarts, password authentication
+ * with a password generated at first start and kept beside the data. PostgreSQL refuses to run
+ * as root, so as root it runs as the `postgres` user (or `nobody`).
+ */
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  logger: Logger;
+}): Promise<EmbeddedPostgres> {
+  const binDir = findServerBinaries();
+  const owner = serverUser();
+  const root = resolve(options.dataDir);
+  const dataDir = join(root, 'pgdata');
+  const passwordFile = join(root, 'postgres.password');
+  // Parents stay traversable (the server may run as another user); the data itself is private.
+  mkdirSync(dirname(root), { recursive: true });
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const asOwner = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
+
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    options.logger.info({ dataDir }, 'initializing the embedded PostgreSQL data directory');
+    const password = randomBytes(24).toString('base64url');
+    writeFileSync(passwordFile, password, { mode: 0o600 });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (owner) {
+      chownSync(root, owner.uid, owner.gid);
+      chownSync(dataDir, owner.uid, owner.gid);
+      chownSync(passwordFile, owner.uid, owner.gid);
+    }
+    await execFileAsync(
+      join(binDir, 'initdb'),
+      [
+        '-D',
+        dataDir,
+        '-U',
+        'postgres',
+        '--auth=scram-sha-256',
+        `--pwfile=${passwordFile}`,
+        '-E',
+        'UTF8',
+        '--no-locale',
+      ],
+      { env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
+    ).catch((err: unknown) => {
+      throw new Error(
+        `initdb failed in ${dataDir}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
+  }
+  const password = readFileSync(passwordFile, 'utf8').trim();
+  const port = await freePort();
+  const log = openSync(join(root, 'postgres.log'), 'a');
+  if (owner) chownSync(join(root, 'postgres.log'), owner.uid, owner.gid);
+  const server = spawn(
+    join(binDir, 'postgres'),
+    ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', root],
+    { stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
+  );
+  const exited = new Promise<number | null>((resolveExit) => server.once('exit', resolveExit));
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  await waitUntilAccepting(port, exited, root);
+  options.logger.info({ port, dataDir }, 'embedded PostgreSQL started');
+  return {
+    url,
+    async stop() {
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
+      await exited;
+    },
+  };
+}
+
+async function waitUntilAccepting(
+  port: number,
+  exited: Promise<number | null>,
+  root: string,
+): Promise<void> {
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      throw new Error(
+        `the embedded PostgreSQL exited (${exitCode}); see ${join(root, 'postgres.log')}`,
+      );
+    }
+    if (existsSync(join(root, `.s.PGSQL.${port}`))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `the embedded PostgreSQL did not start within 30 s; see ${join(root, 'postgres.log')}`,
+  );
+}
+
+function findServerBinaries(): string {
+  const candidates: string[] = [];
+  const fromEnv = process.env['PG_BIN'];
+  if (fromEnv) candidates.push(fromEnv);
+  for (const version of ['17', '16', '15']) candidates.push(`/usr/lib/postgresql/${version}/bin`);
+  try {
+    candidates.push(
+      execFileSync('pg_config', ['--bindir'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim(),
+    );
+  } catch {
+    // no pg_config: the fixed candidates are all there is
+  }
+  const found = candidates.find(
+    (dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')),
+  );
+  if (found) return found;
+  throw new Error(
+    'DATABASE_URL is not set and no PostgreSQL ≥ 15 server binaries were found for the embedded database ' +
+      `(looked in ${candidates.join(', ')}): install postgresql-15, set PG_BIN, or set DATABASE_URL`,
+  );
+}
+
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith(`${name}:`));
+    const [, , uid, gid] = line?.split(':') ?? [];
+    if (uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
+  }
+  throw new Error(
+    'running as root, and there is no `postgres` or `nobody` user to run PostgreSQL as',
+  );
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}

@@ -1,0 +1,177 @@
+// @services postgres kafka
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import { createTestDatabase, startRestartableKafka } from '@monitor/testkit';
+import type { RestartableKafka, TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const started: RoleProcess[] = [];
+const databases: TestDatabase[] = [];
+const pools: Database[] = [];
+
+async function freshStack(kafkaBrokers: string, extraEnv: Record<string, string> = {}) {
+  const testDb = await createTestDatabase(serviceUrl('postgres'), 'durability');
+  databases.push(testDb);
+  const db = createDatabase({ url: testDb.url, maxConnections: 2 });
+  pools.push(db);
+  const env = {
+    DATABASE_URL: testDb.url,
+    KAFKA_BROKERS: kafkaBrokers,
+    SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+    SAMPLES_TOPIC_PARTITIONS: '3',
+    MONITOR_BOOTSTRAP_API_KEY: key,
+    WRITER_BATCH_MAX_WAIT_MS: '20',
+    ...extraEnv,
+  };
+  await runCommand(['migrate'], env);
+  const start = async (role: string) => {
+    const proc = await startRoleProcess(role, env);
+    started.push(proc);
+    return proc;
+  };
+  return { db, env, start };
+}
+
+async function waitFor<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+afterAll(async () => {
+  await Promise.all(started.map((proc) => proc.stop()));
+  await Promise.all(pools.map((db) => db.close()));
+  await Promise.all(databases.map((db) => db.drop()));
+});
+
+describe('ingest durability', () => {
+  it('stores exactly the acknowledged samples when the writer is killed with SIGKILL mid-stream', async () => {
+    const stack = await freshStack(serviceUrl('kafka'));
+    const gateway = await stack.start('gateway');
+    let writer = await stack.start('writer');
+
+    const requests = 400;
+    const payloadsPerRequest = 50;
+    const baseMs = Date.now() - 5 * 60_000;
+    const acknowledged = new Set<string>();
+    const failures: number[] = [];
+    let next = 0;
+    let killed = false;
+
+    async function client(): Promise<void> {
+      for (let i = next++; i < requests; i = next++) {
+        const payloads = Array.from({ length: payloadsPerRequest }, (_, j) => ({
+          host: `crash-${j}`,
+          timestamp: new Date(baseMs + i).toISOString(),
+          metrics: { cpu_percent: i },
+        }));
+        const result = await postIngest(gateway.baseUrl, payloads, { key });
+        if (result.status !== 200) {
+          failures.push(result.status);
+          continue;
+        }
+        for (const payload of payloads) acknowledged.add(`${payload.host}|${payload.timestamp}`);
+        if (!killed && acknowledged.size >= (requests * payloadsPerRequest) / 3) {
+          killed = true;
+          await writer.kill();
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          writer = await stack.start('writer');
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, client));
+
+    expect(killed).toBe(true);
+    expect(failures).toEqual([]);
+    expect(acknowledged.size).toBe(requests * payloadsPerRequest);
+    await waitFor(
+      async () => {
+        const [row] = await stack.db.sql<{ n: string }[]>`select count(*) as n from samples`;
+        return Number(row!.n) >= acknowledged.size ? true : undefined;
+      },
+      90_000,
+      'every acknowledged sample to be stored',
+    );
+    const rows = await stack.db.sql<{ host: string; time: Date }[]>`
+      select v.name as host, s.time from samples s join services v on v.id = s.service_id`;
+    const stored = rows.map((row) => `${row.host}|${row.time.toISOString()}`);
+    expect(stored).toHaveLength(acknowledged.size);
+    expect(new Set(stored)).toEqual(acknowledged);
+  });
+
+  describe('with Kafka stopped', () => {
+    let kafka: RestartableKafka;
+
+    beforeAll(async () => {
+      kafka = await startRestartableKafka();
+    });
+
+    afterAll(async () => {
+      await kafka?.destroy();
+    });
+
+    it('answers 503 (never 200) within the publish timeout, and resumes without a restart once Kafka is back', async () => {
+      const stack = await freshStack(kafka.url, { INGEST_PUBLISH_TIMEOUT_MS: '2000' });
+      const gateway = await stack.start('gateway');
+      await stack.start('writer');
+      const sample = (i: number) => ({
+        host: 'outage',
+        timestamp: new Date(Date.now() - 1000 + i).toISOString(),
+        metrics: { cpu_percent: i },
+      });
+      expect((await postIngest(gateway.baseUrl, sample(0), { key })).status).toBe(200);
+
+      await kafka.stop();
+      for (let i = 1; i <= 3; i++) {
+        // A hang would fail here: the request must be answered well within this bound.
+        const result = await Promise.race([
+          postIngest(gateway.baseUrl, sample(i), { key }),
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('ingest hung while Kafka was down')), 15_000),
+          ),
+        ]);
+        expect(result.status).toBe(503);
+        expect(Number(result.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(result.body).toMatchObject({
+          status: 503,
+          type: expect.stringContaining('dependency-unavailable'),
+        });
+      }
+
+      await kafka.start();
+      const recovered = await waitFor(
+        async () => {
+          const result = await postIngest(gateway.baseUrl, sample(10), { key });
+          return result.status === 200 ? result : undefined;
+        },
+        90_000,
+        'ingest to succeed again',
+      );
+      expect(recovered.body).toMatchObject({ status: 'ok', events_accepted: 1 });
+      await waitFor(
+        async () => {
+          const rows = await stack.db.sql<
+            { value: number }[]
+          >`select value from samples order by value`;
+          return rows.some((row) => row.value === 10) ? rows.map((row) => row.value) : undefined;
+        },
+        60_000,
+        'the sample sent after recovery to be stored',
+      );
+    });
+  });
+});

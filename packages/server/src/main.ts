@@ -1,0 +1,75 @@
+/**
+ * The one entry point: `monitor <role>` runs a role (gateway, writer, all); `monitor migrate`,
+ * `monitor orgs …` and `monitor keys …` administer the database. Only this file touches
+ * `process`: argv, signals and exit codes.
+ */
+import { Command } from 'commander';
+import {
+  ConfigError,
+  createLogger,
+  createMetrics,
+  createShutdown,
+  parseConfig,
+} from '@monitor/platform';
+import { createAdminCommands } from './admin-commands.js';
+import type { ServerConfig } from './config.js';
+import { serverConfigSchema } from './config.js';
+import type { RoleContext } from './role-context.js';
+import type { Role } from './roles/start-role.js';
+import { roles, startRole } from './roles/start-role.js';
+
+function loadConfig(): ServerConfig {
+  try {
+    return parseConfig(serverConfigSchema);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+async function runRole(role: Role): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: `monitor-${role}` });
+  const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  const ctx: RoleContext = {
+    config,
+    logger,
+    metrics: createMetrics({ defaultLabels: { role } }),
+    shutdown,
+  };
+  const stop = (signal: string): void => {
+    logger.info({ signal }, 'shutting down');
+    void shutdown.shutdown(signal).then((result) => {
+      logger.info({ ok: result.ok, failed: result.failed, pending: result.pending }, 'stopped');
+      process.exit(result.ok ? 0 : 1);
+    });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  try {
+    await startRole(role, ctx);
+    logger.info({ role }, 'started');
+  } catch (err) {
+    logger.fatal({ err }, 'failed to start');
+    await shutdown.shutdown('start failed');
+    process.exit(1);
+  }
+}
+
+const program = new Command('monitor').description('Host monitoring service');
+for (const role of roles) {
+  program
+    .command(role)
+    .description(role === 'all' ? 'every role in one process' : `the ${role} role`)
+    .action(() => runRole(role));
+}
+const admin = createAdminCommands({ loadConfig });
+for (const command of admin) program.addCommand(command);
+
+await program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

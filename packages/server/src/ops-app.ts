@@ -1,0 +1,42 @@
+import express from 'express';
+import type { Express } from 'express';
+import type { Logger, Metrics } from '@monitor/platform';
+import { httpMetrics, metricsHandler, notFoundHandler, problemHandler } from '@monitor/platform';
+
+/** Whether each dependency of a role answers; a check must settle within a few seconds. */
+export type ReadinessCheck = { name: string; check: () => Promise<boolean> };
+
+/**
+ * The express app of every role: `/healthz`, `/readyz`, `/metrics`, then whatever routes the role
+ * mounts through `mount`, then 404 and the problem handler.
+ */
+export function createRoleApp(deps: {
+  logger: Logger;
+  metrics: Metrics;
+  readiness: readonly ReadinessCheck[];
+  mount?: (app: Express) => void;
+}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(httpMetrics(deps.metrics));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(
+      deps.readiness.map(
+        async ({ name, check }) => [name, await check().catch(() => false)] as const,
+      ),
+    );
+    const ready = results.every(([, ok]) => ok);
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : 'unavailable',
+      checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'up' : 'down'])),
+    });
+  });
+  app.get('/metrics', metricsHandler(deps.metrics.registry));
+  deps.mount?.(app);
+  app.use(notFoundHandler);
+  app.use(problemHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,86 @@
+import type { Bus } from '@monitor/bus';
+import type { Database } from '@monitor/db';
+import { createApiKeyStore } from '@monitor/db';
+import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import {
+  createApiKeyAuthenticator,
+  createGatewayListener,
+  createGatewayMetrics,
+  createIngestHandler,
+  createIngestRateLimiter,
+  ingestPath,
+} from '@monitor/gateway';
+import type { Express } from 'express';
+import type { Redis } from 'ioredis';
+import { methodNotAllowedHandler } from '@monitor/platform';
+import type { RequestListener } from 'node:http';
+import type { ReadinessCheck } from '../ops-app.js';
+import { createRoleApp } from '../ops-app.js';
+import type { RoleContext } from '../role-context.js';
+
+const maxIngestBodyBytes = 1024 * 1024;
+
+export function createKeyAuthenticator(ctx: RoleContext, db: Database): ApiKeyAuthenticator {
+  const keys = createApiKeyStore(db);
+  return createApiKeyAuthenticator({
+    ttlMs: ctx.config.API_KEY_CACHE_TTL_MS,
+    lookup: async (keyHash) => {
+      const key = await keys.findActiveKeyByHash(keyHash);
+      return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
+    },
+  });
+}
+
+/**
+ * The gateway's request listener over the given bus: POST /api/v1/ingest on the fast path, the
+ * rest on an express app with the health and metrics routes (and `mount`, for role `all`).
+ */
+export function createGatewayRequestListener(
+  ctx: RoleContext,
+  deps: {
+    db: Database;
+    bus: Bus;
+    redis: Redis | undefined;
+    readiness: ReadinessCheck[];
+    /** In-process bus: answer only once these consumer groups have processed the samples. */
+    ackAfterConsumedBy?: string[];
+    mount?: (app: Express) => void;
+  },
+): RequestListener {
+  const { config, logger } = ctx;
+  const gatewayMetrics = createGatewayMetrics(ctx.metrics.registry);
+  const publisher = deps.bus.publisher({
+    publishTimeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS,
+    lingerMs: config.INGEST_PRODUCE_LINGER_MS,
+    ...(deps.ackAfterConsumedBy ? { ackAfterConsumedBy: deps.ackAfterConsumedBy } : {}),
+  });
+  ctx.shutdown.onShutdown('ingest publisher', () => publisher.close());
+
+  const ingest = createIngestHandler({
+    authenticator: createKeyAuthenticator(ctx, deps.db),
+    rateLimiter: createIngestRateLimiter({
+      limitPerMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
+      ...(deps.redis ? { redis: deps.redis } : {}),
+      logger,
+      onStoreError: () => gatewayMetrics.rateLimitStoreError(),
+    }),
+    publisher,
+    topic: config.SAMPLES_TOPIC,
+    maxBodyBytes: maxIngestBodyBytes,
+    rawRetentionMs: config.RAW_RETENTION_DAYS * 86_400_000,
+    retryAfterSeconds: 2,
+    nowMs: Date.now,
+    metrics: gatewayMetrics,
+    logger: logger.child({ component: 'ingest' }),
+  });
+  const app = createRoleApp({
+    logger,
+    metrics: ctx.metrics,
+    readiness: deps.readiness,
+    mount: (express) => {
+      express.all(ingestPath, methodNotAllowedHandler(['POST']));
+      deps.mount?.(express);
+    },
+  });
+  return createGatewayListener({ ingest, app, metrics: gatewayMetrics, logger });
+}

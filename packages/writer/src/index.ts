@@ -1,0 +1,10 @@
+export type { BatchAccumulator } from './batch-accumulator.js';
+export { createBatchAccumulator } from './batch-accumulator.js';
+export type {
+  PendingSample,
+  SampleSink,
+  SampleWriterDeps,
+  SampleWriterOptions,
+  WriterMetrics,
+} from './sample-writer.js';
+export { createSampleWriter } from './sample-writer.js';

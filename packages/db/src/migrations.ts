@@ -82,11 +82,13 @@ const samplesAndSnapshots: Migration = {
         metric text not null,
         value double precision not null
       )${partitioned}`,
+      // json, not jsonb: snapshots are written with every host sample and only ever read whole,
+      // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
       `create table snapshots (
         time timestamptz not null,
         service_id text not null,
-        containers jsonb not null,
-        processes jsonb not null
+        containers json not null,
+        processes json not null
       )${partitioned}`,
     ]);
     if (mode === 'postgres') {

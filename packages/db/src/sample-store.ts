@@ -337,7 +337,7 @@ async function insertRows(tx: TransactionSql, rows: BatchRows): Promise<WrittenC
   if (snapshots.times.length > 0) {
     const inserted = await tx`
       insert into snapshots (time, service_id, containers, processes)
-      select t, s, c::jsonb, p::jsonb from unnest(
+      select t, s, c::json, p::json from unnest(
         ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
         ${snapshots.containers}::text[], ${snapshots.processes}::text[]
       ) as u(t, s, c, p)

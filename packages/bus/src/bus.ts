@@ -85,6 +85,11 @@ export type SubscribeOptions = {
   maxBytesPerPartition?: number;
   /** Kafka: how long the broker holds a fetch open waiting for data. Default 500 ms. */
   maxWaitTimeMs?: number;
+  /**
+   * Called after each handled batch with how many records of its partition remain behind it
+   * (the consumer lag), for metrics. Must not throw.
+   */
+  onLag?: (lag: { topic: string; partition: number; records: number }) => void;
 };
 
 export interface Subscription {

@@ -73,6 +73,22 @@ describe('createInProcessBus', () => {
     }
   });
 
+  it('reports the records still behind each handled batch as consumer lag', async () => {
+    bus = createInProcessBus({ defaultPartitions: 1 });
+    const publisher = bus.publisher();
+    await publisher.publish('t', Array.from({ length: 10 }, (_, i) => msg('k', `${i}`)));
+    const lags: number[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      maxBatchRecords: 4,
+      handleBatch: () => Promise.resolve(),
+      onLag: ({ records }) => lags.push(records),
+    });
+    await eventually(() => expect(lags).toEqual([6, 2, 0]));
+  });
+
   it('delivers the same batch again when the handler throws, skipping nothing', async () => {
     bus = createInProcessBus({ defaultPartitions: 1 });
     const deliveries: string[][] = [];

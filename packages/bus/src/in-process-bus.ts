@@ -410,6 +410,11 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
         }
         if (!handled) break;
         commit(group, topic, partition, last + 1);
+        subscribeOptions.onLag?.({
+          topic: topic.name,
+          partition,
+          records: Math.max(0, partitionLog.end - last - 1),
+        });
       }
     }
 

@@ -82,6 +82,11 @@ export async function startKafkaSubscription(
       if (last === undefined) continue;
       payload.resolveOffset(last.offset);
       await payload.commitOffsetsIfNecessary(payload.uncommittedOffsets());
+      options.onLag?.({
+        topic: batch.topic,
+        partition: batch.partition,
+        records: Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1),
+      });
       await payload.heartbeat();
     }
   }

@@ -28,9 +28,15 @@ export function openBus(ctx: RoleContext, brokers: readonly string[] | undefined
 
 /**
  * A Redis client that fails fast instead of queueing commands while disconnected, so the rate
- * limiter can fail open at once; it keeps reconnecting in the background.
+ * limiter can fail open at once; it keeps reconnecting in the background. Resolves once it is
+ * connected, or after `readyTimeoutMs` without (the role then starts failing open): otherwise
+ * the first requests would pass uncounted while the connection is still being made.
  */
-export function openRedis(ctx: RoleContext, url: string): Redis {
+export async function openRedis(
+  ctx: RoleContext,
+  url: string,
+  readyTimeoutMs = 5_000,
+): Promise<Redis> {
   const log = ctx.logger.child({ component: 'redis' });
   const redis = new Redis(url, {
     enableOfflineQueue: false,
@@ -48,6 +54,18 @@ export function openRedis(ctx: RoleContext, url: string): Redis {
   ctx.shutdown.onShutdown('redis', async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), readyTimeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (!ready)
+    log.warn(
+      { readyTimeoutMs },
+      'redis not reachable at start; rate limiting fails open until it is',
+    );
   return redis;
 }
 

@@ -411,6 +411,7 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
       await dlq.stop();
       const metrics = await (await fetch(`${writer.baseUrl}/metrics`)).text();
       expect(metrics).toMatch(/writer_dead_letters_total\{[^}]*reason="undecodable"[^}]*\} 1/);
+      expect(metrics).toMatch(/consumer_lag_records\{[^}]*group="writer"[^}]*\} \d+/);
     } finally {
       await bus.close();
     }

@@ -54,7 +54,7 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
 
   let redis: Redis | undefined;
   if (config.REDIS_URL !== undefined) {
-    redis = openRedis(ctx, config.REDIS_URL);
+    redis = await openRedis(ctx, config.REDIS_URL);
     const client = redis;
     readiness.push({ name: 'redis', check: async () => (await client.ping()) === 'PONG' });
   }

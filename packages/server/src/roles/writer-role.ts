@@ -1,9 +1,9 @@
-import type { Bus, Subscription } from '@monitor/bus';
+import type { Bus, SubscribeOptions, Subscription } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { createSampleStore, isTransientDbError, runMaintenance } from '@monitor/db';
 import type { SampleSink, WriterMetrics } from '@monitor/writer';
 import { createSampleWriter } from '@monitor/writer';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RoleContext } from '../role-context.js';
 
@@ -40,11 +40,12 @@ export async function startSampleWriter(
       ),
     isTransient: isTransientDbError,
   };
+  const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const writer = createSampleWriter(
     {
       sink,
       deadLetters: deps.bus.deadLetters(),
-      metrics: createWriterMetrics(ctx.metrics.registry),
+      metrics: writerMetrics,
       logger,
       isStopping: () => ctx.shutdown.isShuttingDown,
     },
@@ -62,6 +63,7 @@ export async function startSampleWriter(
     handleBatch: (batch) => writer.handleBatch(batch),
     // Every partition's batch may be in flight at once, so one transaction carries them all.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
+    onLag: writerMetrics.lag,
   });
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
   startMaintenance(ctx, deps.db);
@@ -81,7 +83,15 @@ function startMaintenance(ctx: RoleContext, db: Database): void {
   ctx.shutdown.onShutdown('maintenance', () => clearInterval(timer));
 }
 
-function createWriterMetrics(registry: Registry): WriterMetrics {
+function createWriterMetrics(
+  registry: Registry,
+): WriterMetrics & { lag: NonNullable<SubscribeOptions['onLag']> } {
+  const lag = new Gauge({
+    name: 'consumer_lag_records',
+    help: 'Records of a partition not yet processed by this consumer group, after its last batch.',
+    labelNames: ['group', 'topic', 'partition'],
+    registers: [registry],
+  });
   const batches = new Histogram({
     name: 'writer_batch_host_samples',
     help: 'Host samples (Kafka messages) per storage batch.',
@@ -118,5 +128,7 @@ function createWriterMetrics(registry: Registry): WriterMetrics {
     },
     deadLettered: (reason) => deadLettered.inc({ reason }),
     writeRetried: () => retries.inc(),
+    lag: ({ topic, partition, records }) =>
+      lag.set({ group: writerGroupId, topic, partition: String(partition) }, records),
   };
 }

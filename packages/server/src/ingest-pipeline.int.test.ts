@@ -302,6 +302,29 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
     });
   });
 
+  it('creates organizations and keys from the CLI, printing a key once and never listing it', async () => {
+    const org = JSON.parse(await runCommand(['orgs', 'create', 'cli-org'], env)) as { id: string };
+    expect(org.id).toMatch(/^org_/);
+    const created = JSON.parse(
+      await runCommand(['keys', 'create', '--org', org.id, '--scopes', 'ingest,read'], env),
+    ) as { key: string; id: string; scopes: string[] };
+    expect(created.key).toMatch(/^mon_[A-Za-z0-9_-]{43}$/);
+    expect(created.scopes).toEqual(['ingest', 'read']);
+    const listed = await runCommand(['keys', 'list', '--org', org.id], env);
+    expect(listed).toContain(created.id);
+    expect(listed).not.toContain(created.key);
+    const [stored] = await db.sql<
+      { key_hash: Buffer }[]
+    >`select key_hash from api_keys where id = ${created.id}`;
+    expect(stored!.key_hash.toString('utf8')).not.toContain(created.key);
+    const result = await postIngest(
+      gateway.baseUrl,
+      { host: 'cli', metrics: { a: 1 } },
+      { key: created.key },
+    );
+    expect(result.status).toBe(200);
+  });
+
   it('stops accepting a revoked key within the cache TTL', async () => {
     const { key, id } = await newKey(['ingest']);
     expect(

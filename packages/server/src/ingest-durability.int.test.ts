@@ -7,6 +7,7 @@ import { createTestDatabase, startRestartableKafka } from '@monitor/testkit';
 import type { RestartableKafka, TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
+import { waitFor } from './testing/wait-for.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 
@@ -36,20 +37,6 @@ async function freshStack(kafkaBrokers: string, extraEnv: Record<string, string>
     return proc;
   };
   return { db, env, start };
-}
-
-async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 afterAll(async () => {

@@ -9,6 +9,7 @@ import { createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
+import { waitFor } from './testing/wait-for.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 
@@ -27,20 +28,6 @@ async function startRole(
   const proc = await startRoleProcess(role, { ...env, ...extraEnv });
   started.push(proc);
   return proc;
-}
-
-async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function newKey(

@@ -20,7 +20,13 @@ export const serverConfigSchema = z.object({
   SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
   COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
   WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(5_000),
-  WRITER_BATCH_MAX_WAIT_MS: envPositiveInt().default(100),
+  /**
+   * How long the writer waits for more partitions' records before it writes. kafkajs fetches
+   * from a broker again only once the handlers of its last fetch resolved, so a longer wait
+   * merges nothing more from that broker and only stalls catch-up (measured: 10 ms drained a
+   * backlog 25-45 % faster than 100 ms). Short is enough to merge concurrent fetches.
+   */
+  WRITER_BATCH_MAX_WAIT_MS: envPositiveInt().default(10),
   DATABASE_POOL_MAX: envPositiveInt().default(10),
   /** How long a revoked API key may still work on a replica that cached it. */
   API_KEY_CACHE_TTL_MS: envPositiveInt().default(15_000),

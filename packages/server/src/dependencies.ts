@@ -43,6 +43,10 @@ export async function openRedis(
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Every ingest request runs one rate-limit script: pipelined, the commands issued while one
+    // event-loop turn handles many requests go out in one socket write instead of one each
+    // (profiled: the per-command write was the gateway's largest single cost).
+    enableAutoPipelining: true,
   });
   let lastErrorLogMs = 0;
   redis.on('error', (err) => {

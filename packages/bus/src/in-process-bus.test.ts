@@ -76,7 +76,10 @@ describe('createInProcessBus', () => {
   it('reports the records still behind each handled batch as consumer lag', async () => {
     bus = createInProcessBus({ defaultPartitions: 1 });
     const publisher = bus.publisher();
-    await publisher.publish('t', Array.from({ length: 10 }, (_, i) => msg('k', `${i}`)));
+    await publisher.publish(
+      't',
+      Array.from({ length: 10 }, (_, i) => msg('k', `${i}`)),
+    );
     const lags: number[] = [];
     await bus.subscribe({
       groupId: 'g',

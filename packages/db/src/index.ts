@@ -50,3 +50,16 @@ export {
 export type { ApiKeyScope } from './api-key.js';
 export { createApiKeyStore } from './api-key-store.js';
 export type { ActiveApiKey, ApiKeyRecord, ApiKeyStore, NewApiKey } from './api-key-store.js';
+
+export { createServiceQueries, minuteFillMaxMs, rawTailMaxMs } from './service-queries.js';
+export type {
+  AlertRow,
+  ListServicesQuery,
+  MetricBucketRow,
+  MetricSeriesQuery,
+  ServiceDetailRow,
+  ServiceHealth,
+  ServiceQueries,
+  ServiceQueriesOptions,
+  ServiceRow,
+} from './service-queries.js';

@@ -203,6 +203,44 @@ const consumerOffsets: Migration = {
     ]),
 };
 
+const alerts: Migration = {
+  version: 6,
+  name: 'alerts',
+  up: (sql) =>
+    run(sql, [
+      // One row per fired alert (pending windows live in the evaluator's state). rule_name,
+      // condition, threshold and severity are copied from the rule when it fires, so an alert
+      // reads the same after its rule changed or was deleted.
+      `create table alerts (
+        id text primary key,
+        org_id text not null,
+        rule_id text not null,
+        rule_name text not null,
+        service_id text not null,
+        host text not null,
+        metric text not null,
+        condition text not null check (condition in ('greater_than', 'greater_than_or_equal',
+          'less_than', 'less_than_or_equal', 'equal', 'not_equal')),
+        threshold double precision not null,
+        severity text not null check (severity in ('critical', 'warning', 'info')),
+        status text not null check (status in ('active', 'resolved')),
+        value double precision not null,
+        started_at timestamptz not null,
+        fired_at timestamptz not null,
+        resolved_at timestamptz,
+        investigation_id text,
+        check ((status = 'resolved') = (resolved_at is not null))
+      )`,
+      // At most one active alert per (rule, service), whatever replays or rebalances do.
+      `create unique index alerts_rule_id_service_id_active_key on alerts (rule_id, service_id)
+        where status = 'active'`,
+      `create index alerts_service_id_status_idx on alerts (service_id, status)`,
+      // The services list derives every service's status from its org's active alerts.
+      `create index alerts_org_id_active_idx on alerts (org_id, service_id) include (severity)
+        where status = 'active'`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -210,4 +248,5 @@ export const migrations: readonly Migration[] = [
   samplesAndSnapshots,
   rollups,
   consumerOffsets,
+  alerts,
 ];

@@ -10,10 +10,11 @@ import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../depende
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
 import type { RoleContext } from '../role-context.js';
+import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener } from './gateway-role.js';
 import { startSampleWriter, writerGroupId } from './writer-role.js';
 
-export const roles = ['gateway', 'writer', 'all'] as const;
+export const roles = ['gateway', 'writer', 'api', 'all'] as const;
 export type Role = (typeof roles)[number];
 
 /** Starts `role` and returns once it serves; everything it opened is registered for shutdown. */
@@ -28,6 +29,18 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
     await migrate(db, migrationOptions(ctx));
   }
   await ensureBootstrapKey(ctx, db);
+
+  if (role === 'api') {
+    // The query API reads the database only: no bus, no Redis.
+    const app = createRoleApp({
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      readiness: [databaseReadiness(db)],
+      mount: createApiMount(ctx, db),
+    });
+    await listenHttp(ctx, app, config.PORT);
+    return;
+  }
 
   const brokers =
     role === 'all'
@@ -67,6 +80,8 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
     // Without Kafka nothing durable stands between the gateway and storage: a 200 then means
     // the writer has committed the samples.
     ...(role === 'all' && brokers === undefined ? { ackAfterConsumedBy: [writerGroupId] } : {}),
+    // Role `all` serves the query API on the same port.
+    ...(role === 'all' ? { mount: createApiMount(ctx, db) } : {}),
   });
   await listenHttp(ctx, listener, config.PORT);
 }
@@ -79,11 +94,12 @@ export function migrationOptions(ctx: RoleContext) {
   };
 }
 
+function databaseReadiness(db: Database): ReadinessCheck {
+  return { name: 'database', check: () => db.ping().then(() => true) };
+}
+
 function readinessChecks(db: Database, bus: Bus): ReadinessCheck[] {
-  return [
-    { name: 'database', check: () => db.ping().then(() => true) },
-    { name: 'bus', check: () => bus.admin.ping() },
-  ];
+  return [databaseReadiness(db), { name: 'bus', check: () => bus.admin.ping() }];
 }
 
 /** Role `all` without DATABASE_URL: PostgreSQL from the machine's binaries, data under MONITOR_DATA_DIR. */

@@ -1,0 +1,131 @@
+import { Router } from 'express';
+import type { ErrorRequestHandler, Router as ExpressRouter } from 'express';
+import type { ServiceQueries } from '@monitor/db';
+import { isTransientDbError } from '@monitor/db';
+import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import { dependencyUnavailable, isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
+import type {
+  QueryInput,
+  ServiceDetailResponse,
+  ServiceListResponse,
+  ServiceMetricsResponse,
+} from '@monitor/schemas';
+import { parseServiceListQuery, parseServiceMetricsQuery } from '@monitor/schemas';
+import { openApiPath, serviceMetricsPath, servicePath, servicesPath } from './api-operations.js';
+import { createOpenApiDocument } from './openapi-document.js';
+import { pageOf } from './page-of.js';
+import { queryOrThrow } from './query-or-throw.js';
+import { authOf, requireScope } from './require-scope.js';
+import {
+  toServiceDetailResponse,
+  toServiceMetricsResponse,
+  toServiceResponse,
+} from './service-responses.js';
+
+export type ApiRouterDeps = {
+  /** Reads of the services projection, snapshots, alerts and aggregates. */
+  services: ServiceQueries;
+  /** Resolves API keys (cached); a lookup that throws is a dependency failure (503). */
+  authenticator: ApiKeyAuthenticator;
+  /** The clock of staleness and of the metrics defaults; `Date.now` when omitted. */
+  nowMs?: () => number;
+  /** Retry-After of a 503 when the database is unreachable (default 5). */
+  retryAfterSeconds?: number;
+};
+
+/**
+ * The query API under `/api/v1` (absolute paths: mount it with `app.use(router)`): the services
+ * endpoints behind the `read` scope, and the public OpenAPI document. A known path with another
+ * method is 405 with `Allow`. Errors go to the app's problem handler; database connection
+ * failures become 503 on the way.
+ */
+export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
+  const router = Router();
+  const nowMs = deps.nowMs ?? Date.now;
+  const read = requireScope(deps.authenticator, 'read');
+  const getOnly = methodNotAllowedHandler(['GET']);
+  // Generated once: the schemas do not change while the process runs.
+  const document = JSON.stringify(createOpenApiDocument());
+
+  router
+    .route(openApiPath)
+    .get((_req, res) => {
+      res.type('application/json').send(document);
+    })
+    .all(getOnly);
+
+  router
+    .route(servicesPath)
+    .get(read, async (req, res) => {
+      const query = queryOrThrow(parseServiceListQuery(req.query as QueryInput));
+      const { services, total } = await deps.services.listServices({
+        orgId: authOf(res).orgId,
+        status: query.status,
+        tags: query.tags,
+        limit: query.limit,
+        offset: query.offset,
+        now: new Date(nowMs()),
+      });
+      const body: ServiceListResponse = {
+        services: services.map(toServiceResponse),
+        pagination: pageOf(query, services.length, total),
+      };
+      res.json(body);
+    })
+    .all(getOnly);
+
+  router
+    .route(servicePath)
+    .get(read, async (req, res) => {
+      const id = serviceIdOf(req.params['id']);
+      const service = await deps.services.getService({
+        orgId: authOf(res).orgId,
+        id,
+        now: new Date(nowMs()),
+      });
+      if (service === undefined) throw serviceNotFound();
+      const body: ServiceDetailResponse = toServiceDetailResponse(service);
+      res.json(body);
+    })
+    .all(getOnly);
+
+  router
+    .route(serviceMetricsPath)
+    .get(read, async (req, res) => {
+      const id = serviceIdOf(req.params['id']);
+      const now = nowMs();
+      const query = queryOrThrow(parseServiceMetricsQuery(req.query as QueryInput, now));
+      const rows = await deps.services.readMetricSeries({
+        orgId: authOf(res).orgId,
+        serviceId: id,
+        ...query,
+        now: new Date(now),
+      });
+      if (rows === undefined) throw serviceNotFound();
+      const body: ServiceMetricsResponse = toServiceMetricsResponse(query, rows);
+      res.json(body);
+    })
+    .all(getOnly);
+
+  router.use(databaseErrors(deps.retryAfterSeconds ?? 5));
+  return router;
+}
+
+function serviceNotFound() {
+  return notFound('The service');
+}
+
+/** A malformed id cannot name a service: 404, exactly like an unknown one. */
+function serviceIdOf(value: string | string[] | undefined): string {
+  if (!isId('svc', value)) throw serviceNotFound();
+  return value;
+}
+
+/** An unreachable or restarting database is a 503 with Retry-After, not a 500. */
+function databaseErrors(retryAfterSeconds: number): ErrorRequestHandler {
+  return (err: unknown, _req, _res, next) => {
+    next(
+      isTransientDbError(err) ? dependencyUnavailable('The database', retryAfterSeconds, err) : err,
+    );
+  };
+}

@@ -1,0 +1,109 @@
+import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { apiLimits } from '@monitor/schemas';
+import type { ApiOperation, ApiResponseSpec } from './api-operations.js';
+import { apiOperations } from './api-operations.js';
+
+/** An OpenAPI 3.1 document as JSON. */
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+const description = `Host monitoring: ingest metrics, list services, read their history.
+
+**Authentication.** Every \`/api/v1\` endpoint except this document takes an API key in
+\`X-API-Key\` or \`Authorization: Bearer <key>\`. A missing or unknown key is 401; a key without
+the scope an operation needs (\`read\` for GETs, \`ingest\` for POST /ingest) is 403. A resource
+of another organization is 404, exactly as if it did not exist.
+
+**Errors.** Every 4xx and 5xx body is an RFC 9457 problem (\`application/problem+json\`). A
+known path with another method is 405 with an \`Allow\` header; an unknown path is 404.
+
+**Pagination.** Lists take \`limit\` (1 to ${apiLimits.maxLimit}, default ${apiLimits.defaultLimit})
+and \`offset\` (default 0) and answer \`pagination { limit, offset, total, has_more }\`. A value
+out of range or not an integer is 422 naming the parameter and the bound. Services are ordered
+by name, then id.
+
+**Time.** Timestamps are ISO 8601 in UTC with \`Z\`.`;
+
+/** `/api/v1/services/:id` → `/api/v1/services/{id}`. */
+export function toOpenApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}
+
+function toResponse(spec: ApiResponseSpec): ResponseConfig {
+  return {
+    description: spec.description,
+    content: { [spec.contentType]: { schema: spec.schema } },
+    ...(spec.headers === undefined
+      ? {}
+      : {
+          headers: Object.fromEntries(
+            Object.entries(spec.headers).map(([name, text]) => [
+              name,
+              { description: text, schema: { type: 'string' } },
+            ]),
+          ),
+        }),
+  };
+}
+
+function toRoute(operation: ApiOperation): RouteConfig {
+  const { request } = operation;
+  return {
+    method: operation.method,
+    path: toOpenApiPath(operation.path),
+    operationId: operation.operationId,
+    summary: operation.summary,
+    ...(operation.description === undefined ? {} : { description: operation.description }),
+    tags: operation.tags,
+    ...(operation.scope === 'none'
+      ? { security: [] }
+      : {
+          'x-required-scope': operation.scope,
+          security: [{ apiKey: [] }, { bearer: [] }],
+        }),
+    request: {
+      ...(request?.params === undefined ? {} : { params: request.params }),
+      ...(request?.query === undefined ? {} : { query: request.query }),
+      ...(request?.headers === undefined ? {} : { headers: request.headers }),
+      ...(request?.body === undefined
+        ? {}
+        : {
+            body: {
+              description: request.body.description,
+              required: true,
+              content: { 'application/json': { schema: request.body.schema } },
+            },
+          }),
+    },
+    responses: Object.fromEntries(
+      Object.entries(operation.responses).map(([status, spec]) => [status, toResponse(spec)]),
+    ),
+  };
+}
+
+/** The OpenAPI 3.1 document of `apiOperations`, generated from their zod schemas. */
+export function createOpenApiDocument(): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+  });
+  registry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The API key as a bearer token.',
+  });
+  for (const operation of apiOperations) registry.registerPath(toRoute(operation));
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'Monitor API', version: '1.0.0', description },
+    security: [{ apiKey: [] }, { bearer: [] }],
+    tags: [
+      { name: 'services', description: 'Monitored hosts, their status and metric history.' },
+      { name: 'ingest', description: 'Metric ingestion from agents.' },
+      { name: 'meta', description: 'This document.' },
+      { name: 'operations', description: 'Health, readiness and metrics of every role.' },
+    ],
+  });
+}

@@ -1,0 +1,22 @@
+import type { Express } from 'express';
+import { createApiRouter } from '@monitor/api';
+import type { Database } from '@monitor/db';
+import { createServiceQueries } from '@monitor/db';
+import type { RoleContext } from '../role-context.js';
+import { createKeyAuthenticator } from './gateway-role.js';
+
+/**
+ * The query API (`/api/v1/services…` and `/api/v1/openapi.json`) as a `mount` for an express
+ * app: the app of role `api`, or the gateway's app in role `all`, on the same port.
+ */
+export function createApiMount(ctx: RoleContext, db: Database): (app: Express) => void {
+  const router = createApiRouter({
+    services: createServiceQueries(db, {
+      staleAfterSeconds: ctx.config.SERVICE_STALE_AFTER_SECONDS,
+    }),
+    authenticator: createKeyAuthenticator(ctx, db),
+  });
+  return (app) => {
+    app.use(router);
+  };
+}

@@ -262,6 +262,8 @@ export async function startRestartableKafka(): Promise<RestartableKafka> {
     async stop() {
       await broker?.stop();
       broker = undefined;
+      // The dir outlives its watchdog now: claim it, or another run's sweep takes it for an orphan.
+      markOwner(prepared.dir, process.pid);
     },
     async start() {
       broker ??= await launchBroker(prepared, false);

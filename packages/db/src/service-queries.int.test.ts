@@ -1,58 +1,17 @@
 // @services postgres timescale
 import { randomBytes } from 'node:crypto';
-import { serviceUrl } from '@monitor/testkit/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
-import { createDatabase } from './database.js';
 import { migrate } from './migrate.js';
 import { refreshRollups } from './refresh-rollups.js';
 import type { HostSample } from './sample-batch.js';
 import { createSampleStore } from './sample-store.js';
+import { cleanDatabase } from './testing/clean-database.js';
 import type { MetricBucketRow, ServiceQueries } from './service-queries.js';
 import { createServiceQueries } from './service-queries.js';
 
-type Engine = 'postgres' | 'timescale';
-
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
-
-/**
- * A clean, migrated database, as in storage.int.test.ts: a fresh database on PostgreSQL; on
- * the single-database PGlite TimescaleDB engine every table and continuous aggregate of
- * `public` is dropped first (integration files run one at a time).
- */
-async function cleanDatabase(engine: Engine): Promise<{ db: Database; dispose(): Promise<void> }> {
-  const url = serviceUrl(engine);
-  const admin = createDatabase({ url, maxConnections: 1, applicationName: 'service-queries-test' });
-  const [row] = await admin.sql<{ version: string }[]>`select version()`;
-  if (/emscripten/i.test(row?.version ?? '')) {
-    await admin.sql`set search_path to "$user", public`;
-    const caggs = await admin.sql<{ name: string }[]>`
-      select view_name as name from timescaledb_information.continuous_aggregates
-      where view_schema = 'public' order by view_name desc
-    `;
-    for (const { name } of caggs)
-      await admin.sql`drop materialized view if exists ${admin.sql(name)} cascade`;
-    const tables = await admin.sql<{ name: string }[]>`
-      select tablename as name from pg_tables where schemaname = 'public'
-    `;
-    for (const { name } of tables) await admin.sql`drop table if exists ${admin.sql(name)} cascade`;
-    return { db: admin, dispose: () => admin.close() };
-  }
-  const name = `service_queries_${randomBytes(4).toString('hex')}`;
-  await admin.sql`create database ${admin.sql(name)}`;
-  const testUrl = new URL(url);
-  testUrl.pathname = `/${name}`;
-  const db = createDatabase({ url: testUrl.toString(), maxConnections: 4 });
-  return {
-    db,
-    async dispose() {
-      await db.close();
-      await admin.sql`drop database if exists ${admin.sql(name)} with (force)`;
-      await admin.close();
-    },
-  };
-}
 
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
@@ -107,7 +66,7 @@ describe.each(['postgres', 'timescale'] as const)('service queries on %s', (engi
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase(engine));
+    ({ db, dispose } = await cleanDatabase(engine, 'service_queries'));
     await migrate(db);
     queries = createServiceQueries(db, { staleAfterSeconds: 300 });
     const ago = (ms: number) => now.getTime() - ms;

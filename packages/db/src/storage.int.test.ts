@@ -18,55 +18,11 @@ import { partitionName } from './partition-plan.js';
 import { refreshRollups } from './refresh-rollups.js';
 import type { HostSample } from './sample-batch.js';
 import { createSampleStore } from './sample-store.js';
-
-type Engine = 'postgres' | 'timescale';
+import { cleanDatabase } from './testing/clean-database.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
 const dayMs = 24 * hourMs;
-
-/**
- * A clean, migrated database per suite.
- * - PostgreSQL (and a TimescaleDB server): a fresh database, dropped afterwards.
- * - The PGlite TimescaleDB engine has one database and serves one connection at a time; it
- *   cannot drop and re-create the timescaledb extension in its single session. So the suite
- *   drops every table and continuous aggregate in `public` (keeping the extension) and
- *   migrates from scratch. Integration files run one at a time, so nothing else uses it then.
- */
-async function cleanDatabase(engine: Engine): Promise<{ db: Database; dispose(): Promise<void> }> {
-  const url = serviceUrl(engine);
-  const admin = createDatabase({ url, maxConnections: 1, applicationName: 'db-storage-test' });
-  const [row] = await admin.sql<{ version: string }[]>`select version()`;
-  if (/emscripten/i.test(row?.version ?? '')) {
-    // The engine's session starts with search_path = pg_catalog; its one session is shared by
-    // every client, so setting it once holds for the suite.
-    await admin.sql`set search_path to "$user", public`;
-    const caggs = await admin.sql<{ name: string }[]>`
-      select view_name as name from timescaledb_information.continuous_aggregates
-      where view_schema = 'public' order by view_name desc
-    `;
-    for (const { name } of caggs)
-      await admin.sql`drop materialized view if exists ${admin.sql(name)} cascade`;
-    const tables = await admin.sql<{ name: string }[]>`
-      select tablename as name from pg_tables where schemaname = 'public'
-    `;
-    for (const { name } of tables) await admin.sql`drop table if exists ${admin.sql(name)} cascade`;
-    return { db: admin, dispose: () => admin.close() };
-  }
-  const name = `db_storage_${engine}_${randomBytes(4).toString('hex')}`;
-  await admin.sql`create database ${admin.sql(name)}`;
-  const testUrl = new URL(url);
-  testUrl.pathname = `/${name}`;
-  const db = createDatabase({ url: testUrl.toString(), maxConnections: 4 });
-  return {
-    db,
-    async dispose() {
-      await db.close();
-      await admin.sql`drop database if exists ${admin.sql(name)} with (force)`;
-      await admin.close();
-    },
-  };
-}
 
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
@@ -104,7 +60,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
     (engine === wanted ? register : () => undefined) as T;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase(engine));
+    ({ db, dispose } = await cleanDatabase(engine, 'db_storage'));
     migration = await migrate(db);
   });
 

@@ -63,3 +63,12 @@ export type {
   ServiceQueriesOptions,
   ServiceRow,
 } from './service-queries.js';
+
+export { fireAlert, resolveAlerts, toAlertRow } from './alert-transitions.js';
+export type {
+  AlertNotificationPayload,
+  AlertTransition,
+  FireAlertInput,
+  FireAlertResult,
+  ResolveAlertsFilter,
+} from './alert-transitions.js';

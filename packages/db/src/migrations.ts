@@ -241,6 +241,137 @@ const alerts: Migration = {
     ]),
 };
 
+const alertRulesAndNotifications: Migration = {
+  version: 7,
+  name: 'alert_rules_and_notifications',
+  up: (sql) =>
+    run(sql, [
+      // Deleted rules stay as rows (deleted_at) so their alerts keep a rule to point at and so
+      // evaluators polling for changes see deletions like any other change. `revision` comes
+      // from one sequence and is renewed by every change: the sum over all rows strictly grows
+      // with each committed change, whatever order concurrent changes commit in, which makes
+      // it a cheap change fingerprint for the evaluators' poll.
+      `create sequence alert_rule_revisions`,
+      `create table alert_rules (
+        id text primary key,
+        org_id text not null references organizations (id) on delete cascade,
+        name text not null,
+        metric text not null,
+        condition text not null check (condition in ('greater_than', 'greater_than_or_equal',
+          'less_than', 'less_than_or_equal', 'equal', 'not_equal')),
+        threshold double precision not null,
+        duration_minutes int not null check (duration_minutes between 0 and 1440),
+        severity text not null check (severity in ('critical', 'warning', 'info')),
+        channels text[] not null default '{}'
+          check (channels <@ array['slack', 'email', 'webhook']),
+        scope jsonb not null default '{}',
+        enabled boolean not null default true,
+        revision bigint not null default nextval('alert_rule_revisions'),
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        deleted_at timestamptz
+      )`,
+      // The rules list: an org's live rules, newest first.
+      `create index alert_rules_org_id_id_idx on alert_rules (org_id, id desc)
+        where deleted_at is null`,
+      // The channels an alert fired with: its resolution notifies the same ones, even after the
+      // rule changed or was deleted.
+      `alter table alerts add column channels text[] not null default '{}'`,
+      `create index alerts_org_id_id_idx on alerts (org_id, id desc)`,
+      `create index alerts_rule_id_idx on alerts (rule_id)`,
+      // The evaluator's checkpoint: the state of each (rule, host) window, written in the same
+      // transaction as the alerts it caused and the consumer offsets it reached.
+      `create table evaluator_states (
+        org_id text not null,
+        host text not null,
+        rule_id text not null,
+        state jsonb not null,
+        updated_at timestamptz not null default now(),
+        primary key (org_id, host, rule_id)
+      )`,
+      // Targets per organization and channel type; config is validated by the API.
+      `create table notification_channels (
+        org_id text not null references organizations (id) on delete cascade,
+        type text not null check (type in ('slack', 'email', 'webhook')),
+        config jsonb not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        primary key (org_id, type)
+      )`,
+      // The durable outbox: one row per (alert, transition, channel), written in the transaction
+      // that fired or resolved the alert, drained by the notifier. The unique key makes replays
+      // harmless; idempotency_key (alert_id:transition) goes out with every message.
+      `create table notifications (
+        id text primary key,
+        org_id text not null,
+        alert_id text not null,
+        transition text not null check (transition in ('fired', 'resolved')),
+        channel text not null check (channel in ('slack', 'email', 'webhook')),
+        idempotency_key text not null,
+        payload jsonb not null,
+        status text not null default 'pending'
+          check (status in ('pending', 'delivered', 'failed')),
+        attempts int not null default 0,
+        next_attempt_at timestamptz not null default now(),
+        lease_until timestamptz,
+        last_error text,
+        created_at timestamptz not null default now(),
+        delivered_at timestamptz,
+        constraint notifications_alert_id_transition_channel_key
+          unique (alert_id, transition, channel)
+      )`,
+      `create index notifications_due_idx on notifications (next_attempt_at)
+        where status = 'pending'`,
+      `create table notification_attempts (
+        notification_id text not null references notifications (id) on delete cascade,
+        attempt int not null,
+        attempted_at timestamptz not null,
+        outcome text not null check (outcome in ('delivered', 'failed')),
+        detail text not null,
+        duration_ms int not null,
+        primary key (notification_id, attempt)
+      )`,
+    ]),
+};
+
+const investigations: Migration = {
+  version: 8,
+  name: 'investigations',
+  up: (sql) =>
+    run(sql, [
+      // window_from..window_to is the incident window the analysis explains (for an alert:
+      // started_at..fired_at). lease_until bounds how long a crashed investigator keeps one
+      // `running`; attempts bounds the retries of transient failures.
+      `create table investigations (
+        id text primary key,
+        org_id text not null,
+        alert_id text,
+        service_id text not null,
+        title text not null,
+        status text not null default 'queued'
+          check (status in ('queued', 'running', 'completed', 'failed')),
+        window_from timestamptz not null,
+        window_to timestamptz not null,
+        findings jsonb not null default '[]',
+        analysis jsonb,
+        timeline jsonb not null default '[]',
+        recommendations jsonb not null default '[]',
+        attempts int not null default 0,
+        lease_until timestamptz,
+        last_error text,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        completed_at timestamptz
+      )`,
+      // One investigation per alert, whatever replays do.
+      `create unique index investigations_alert_id_key on investigations (alert_id)
+        where alert_id is not null`,
+      `create index investigations_org_id_id_idx on investigations (org_id, id desc)`,
+      `create index investigations_claimable_idx on investigations (created_at)
+        where status in ('queued', 'running')`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -249,4 +380,6 @@ export const migrations: readonly Migration[] = [
   rollups,
   consumerOffsets,
   alerts,
+  alertRulesAndNotifications,
+  investigations,
 ];

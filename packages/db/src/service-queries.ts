@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { toAlertRow } from './alert-transitions.js';
 import type { Database, Sql } from './database.js';
 import type { StorageMode } from './storage-settings.js';
 import { requireStorageSettings } from './storage-settings.js';
@@ -241,7 +242,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
                 containers: asArray(row.containers),
                 processes: asArray(row.processes),
               },
-        activeAlerts: alerts.map(toAlert),
+        activeAlerts: alerts.map(toAlertRow),
       };
     },
 
@@ -376,26 +377,6 @@ function toService(row: Partial<ServiceDbRow>): ServiceRow {
     lastSeen: row.last_seen as Date,
     metrics: row.metrics ?? {},
     tags: row.tags ?? {},
-  };
-}
-
-function toAlert(row: AlertDbRow): AlertRow {
-  return {
-    id: row.id,
-    ruleId: row.rule_id,
-    ruleName: row.rule_name,
-    serviceId: row.service_id,
-    host: row.host,
-    metric: row.metric,
-    condition: row.condition,
-    threshold: row.threshold,
-    severity: row.severity,
-    status: row.status,
-    value: row.value,
-    startedAt: row.started_at,
-    firedAt: row.fired_at,
-    resolvedAt: row.resolved_at,
-    investigationId: row.investigation_id,
   };
 }
 

@@ -1,0 +1,250 @@
+import { newId } from '@monitor/platform';
+import type { TransactionSql } from './database.js';
+import type { AlertRow } from './service-queries.js';
+
+/** What the outbox and the notifier call the two moments of an alert's life. */
+export type AlertTransition = 'fired' | 'resolved';
+
+export type FireAlertInput = {
+  orgId: string;
+  ruleId: string;
+  host: string;
+  /** The sample value that completed the window. */
+  value: number;
+  /** The time of the first breaching sample of the window. */
+  startedAt: Date;
+  /** The time of the sample that fired. */
+  firedAt: Date;
+};
+
+export type FireAlertResult =
+  /** A new active alert, with its notifications queued (and an investigation when it warrants one). */
+  | { outcome: 'fired'; alert: AlertRow }
+  /** The (rule, service) had an active alert already (a replay after a lost checkpoint). */
+  | { outcome: 'already-active'; alert: AlertRow }
+  /** The rule was deleted or disabled meanwhile: nothing was written. */
+  | { outcome: 'rule-gone' };
+
+type AlertDbRow = {
+  id: string;
+  rule_id: string;
+  rule_name: string;
+  service_id: string;
+  host: string;
+  metric: string;
+  condition: string;
+  threshold: number;
+  severity: string;
+  status: string;
+  value: number;
+  started_at: Date;
+  fired_at: Date;
+  resolved_at: Date | null;
+  investigation_id: string | null;
+  channels: string[];
+  org_id: string;
+};
+
+const alertColumns = `id, org_id, rule_id, rule_name, service_id, host, metric, condition,
+  threshold, severity, status, value, started_at, fired_at, resolved_at, investigation_id,
+  channels`;
+
+/** Severities that open an investigation when they fire (CONTRACT "Investigations"). */
+const investigatedSeverities = new Set(['critical', 'warning']);
+
+/**
+ * Fires an alert of `input.ruleId` for the host, inside the caller's transaction: the alert row,
+ * one outbox row per channel of the rule, and for critical and warning alerts a queued
+ * investigation. The rule row is read `for share`, so a concurrent delete or disable waits for
+ * this transaction and then resolves what it wrote: no alert outlives its rule. Creates the
+ * service row when the writer has not stored the host yet (the evaluator may be ahead of it).
+ */
+export async function fireAlert(
+  tx: TransactionSql,
+  input: FireAlertInput,
+): Promise<FireAlertResult> {
+  const [rule] = await tx<
+    {
+      name: string;
+      metric: string;
+      condition: string;
+      threshold: number;
+      severity: string;
+      channels: string[];
+    }[]
+  >`
+    select name, metric, condition, threshold, severity, channels from alert_rules
+    where id = ${input.ruleId} and org_id = ${input.orgId} and enabled and deleted_at is null
+    for share
+  `;
+  if (rule === undefined) return { outcome: 'rule-gone' };
+  const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt);
+  const [created] = await tx<AlertDbRow[]>`
+    insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
+      threshold, severity, status, value, started_at, fired_at, channels)
+    values (${newId('alr')}, ${input.orgId}, ${input.ruleId}, ${rule.name}, ${serviceId},
+      ${input.host}, ${rule.metric}, ${rule.condition}, ${rule.threshold}, ${rule.severity},
+      'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)})
+    on conflict (rule_id, service_id) where status = 'active' do nothing
+    returning ${tx.unsafe(alertColumns)}
+  `;
+  if (created === undefined) {
+    const [existing] = await tx<AlertDbRow[]>`
+      select ${tx.unsafe(alertColumns)} from alerts
+      where rule_id = ${input.ruleId} and service_id = ${serviceId} and status = 'active'
+    `;
+    if (existing === undefined) throw new Error('fireAlert: conflicting active alert vanished');
+    return { outcome: 'already-active', alert: toAlertRow(existing) };
+  }
+  let alert = created;
+  if (investigatedSeverities.has(alert.severity)) {
+    const investigationId = newId('inv');
+    await tx`
+      insert into investigations (id, org_id, alert_id, service_id, title, window_from, window_to)
+      values (${investigationId}, ${alert.org_id}, ${alert.id}, ${alert.service_id},
+        ${`${alert.rule_name} on ${alert.host}`}, ${alert.started_at}, ${alert.fired_at})
+      on conflict (alert_id) where alert_id is not null do nothing
+    `;
+    await tx`update alerts set investigation_id = ${investigationId} where id = ${alert.id}`;
+    alert = { ...alert, investigation_id: investigationId };
+  }
+  await enqueueNotifications(tx, alert, 'fired');
+  return { outcome: 'fired', alert: toAlertRow(alert) };
+}
+
+export type ResolveAlertsFilter =
+  /** The active alert of one (rule, host), resolved by a good sample at `resolvedAt`. */
+  | { orgId: string; ruleId: string; host: string }
+  /** Every active alert of a rule (deleted or disabled). */
+  | { orgId: string; ruleId: string };
+
+/**
+ * Resolves the matching active alerts at `resolvedAt` inside the caller's transaction and queues
+ * one `resolved` notification per channel each alert fired with. Returns the resolved alerts
+ * (none when nothing was active: idempotent).
+ */
+export async function resolveAlerts(
+  tx: TransactionSql,
+  filter: ResolveAlertsFilter,
+  resolvedAt: Date,
+): Promise<AlertRow[]> {
+  const host = 'host' in filter ? filter.host : null;
+  const rows = await tx<AlertDbRow[]>`
+    update alerts set status = 'resolved', resolved_at = greatest(${resolvedAt}, fired_at)
+    where org_id = ${filter.orgId} and rule_id = ${filter.ruleId} and status = 'active'
+      and (${host}::text is null or host = ${host}::text)
+    returning ${tx.unsafe(alertColumns)}
+  `;
+  for (const row of rows) await enqueueNotifications(tx, row, 'resolved');
+  return rows.map(toAlertRow);
+}
+
+/** The alert as the notifier sends it: the contract's alert item plus the transition. */
+export type AlertNotificationPayload = {
+  transition: AlertTransition;
+  alert: {
+    id: string;
+    rule_id: string;
+    rule_name: string;
+    service_id: string;
+    host: string;
+    metric: string;
+    condition: string;
+    threshold: number;
+    severity: string;
+    status: string;
+    value: number;
+    started_at: string;
+    fired_at: string;
+    resolved_at: string | null;
+    investigation_id: string | null;
+  };
+};
+
+async function enqueueNotifications(
+  tx: TransactionSql,
+  alert: AlertDbRow,
+  transition: AlertTransition,
+): Promise<void> {
+  if (alert.channels.length === 0) return;
+  const payload: AlertNotificationPayload = {
+    transition,
+    alert: {
+      id: alert.id,
+      rule_id: alert.rule_id,
+      rule_name: alert.rule_name,
+      service_id: alert.service_id,
+      host: alert.host,
+      metric: alert.metric,
+      condition: alert.condition,
+      threshold: alert.threshold,
+      severity: alert.severity,
+      status: alert.status,
+      value: alert.value,
+      started_at: alert.started_at.toISOString(),
+      fired_at: alert.fired_at.toISOString(),
+      resolved_at: alert.resolved_at?.toISOString() ?? null,
+      investigation_id: alert.investigation_id,
+    },
+  };
+  const rows = alert.channels.map((channel) => ({
+    id: newId('ntf'),
+    org_id: alert.org_id,
+    alert_id: alert.id,
+    transition,
+    channel,
+    idempotency_key: `${alert.id}:${transition}`,
+    payload,
+  }));
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  await tx`
+    insert into notifications (id, org_id, alert_id, transition, channel, idempotency_key, payload)
+    select id, org_id, alert_id, transition, channel, idempotency_key, payload
+    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as n(
+      id text, org_id text, alert_id text, transition text, channel text, idempotency_key text,
+      payload jsonb
+    )
+    on conflict (alert_id, transition, channel) do nothing
+  `;
+}
+
+/** The service id of (org, host), creating a minimal row the writer fills in later. */
+async function ensureService(
+  tx: TransactionSql,
+  orgId: string,
+  host: string,
+  seenAt: Date,
+): Promise<string> {
+  const [inserted] = await tx<{ id: string }[]>`
+    insert into services (id, org_id, name, last_seen)
+    values (${newId('svc')}, ${orgId}, ${host}, ${seenAt})
+    on conflict (org_id, name) do nothing
+    returning id
+  `;
+  if (inserted !== undefined) return inserted.id;
+  const [existing] = await tx<{ id: string }[]>`
+    select id from services where org_id = ${orgId} and name = ${host}
+  `;
+  if (existing === undefined) throw new Error('ensureService: service vanished');
+  return existing.id;
+}
+
+export function toAlertRow(row: Omit<AlertDbRow, 'channels' | 'org_id'>): AlertRow {
+  return {
+    id: row.id,
+    ruleId: row.rule_id,
+    ruleName: row.rule_name,
+    serviceId: row.service_id,
+    host: row.host,
+    metric: row.metric,
+    condition: row.condition,
+    threshold: row.threshold,
+    severity: row.severity,
+    status: row.status,
+    value: row.value,
+    startedAt: row.started_at,
+    firedAt: row.fired_at,
+    resolvedAt: row.resolved_at,
+    investigationId: row.investigation_id,
+  };
+}

@@ -27,7 +27,6 @@ let env: Record<string, string>;
 let gateway: RoleProcess;
 let api: RoleProcess;
 const started: RoleProcess[] = [];
-const extraDatabases: TestDatabase[] = [];
 
 /** Every API response the tests saw, for the conformance check at the end. */
 type Exchange = {
@@ -99,88 +98,6 @@ let serviceIds: Record<string, string> = {};
 let otherOrgKey: string;
 let otherServiceId: string;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase(serviceUrl('postgres'), 'services_api');
-  db = createDatabase({ url: testDb.url, maxConnections: 2 });
-  env = {
-    DATABASE_URL: testDb.url,
-    KAFKA_BROKERS: serviceUrl('kafka'),
-    SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
-    SAMPLES_TOPIC_PARTITIONS: '3',
-    MONITOR_BOOTSTRAP_API_KEY: bootstrapKey,
-    API_KEY_CACHE_TTL_MS: '1000',
-    WRITER_BATCH_MAX_WAIT_MS: '20',
-  };
-  await runCommand(['migrate'], env);
-  const roles = await Promise.all(
-    ['gateway', 'writer', 'api'].map((role) => startRoleProcess(role, env)),
-  );
-  started.push(...roles);
-  [gateway, , api] = roles as [RoleProcess, RoleProcess, RoleProcess];
-
-  const ago = (ms: number) => new Date(now - ms).toISOString();
-  await ingest([
-    {
-      host: 'web-1',
-      timestamp: ago(10_000),
-      metrics: { cpu_percent: 42.5, memory_percent: 61 },
-      tags: { environment: 'prod', region: 'eu-west-1' },
-      docker_containers: [
-        { name: 'api', image: 'api:1.2', status: 'running', cpu_percent: 3, memory_usage: 1024 },
-      ],
-      processes: [{ name: 'node', pid: 12, cpu_percent: 30, memory_rss: 2048 }],
-    },
-    {
-      host: 'web-2',
-      timestamp: ago(20_000),
-      metrics: { cpu_percent: 5 },
-      tags: { environment: 'staging' },
-    },
-    {
-      host: 'db-1',
-      timestamp: ago(20 * minuteMs),
-      metrics: { cpu_percent: 9 },
-      tags: { environment: 'prod' },
-    },
-    {
-      host: 'api-1',
-      timestamp: ago(5_000),
-      metrics: { cpu_percent: 1 },
-      tags: { environment: 'prod' },
-    },
-    ...loadPoints.map(([timeMs, value]) => ({
-      host: 'web-1',
-      timestamp: new Date(timeMs).toISOString(),
-      metrics: { load: value },
-      tags: { environment: 'prod', region: 'eu-west-1' },
-    })),
-  ]);
-  otherOrgKey = await newKey(['ingest', 'read']);
-  await ingest({ host: 'web-1', metrics: { cpu_percent: 1 } }, otherOrgKey);
-
-  const stored = await waitFor(
-    async () => {
-      const rows = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
-      // web-1: 2 metrics; web-2, db-1, api-1: 1 each; the load points; the other org's one.
-      return Number(rows[0]!.n) === 5 + loadPoints.length + 1 ? true : undefined;
-    },
-    30_000,
-    'the samples to be stored',
-  );
-  expect(stored).toBe(true);
-  const list = await request<ServiceListResponse>('/api/v1/services', { key: bootstrapKey });
-  serviceIds = Object.fromEntries(list.body.services.map((s) => [s.name, s.id]));
-  const other = await request<ServiceListResponse>('/api/v1/services', { key: otherOrgKey });
-  otherServiceId = other.body.services[0]!.id;
-});
-
-afterAll(async () => {
-  await Promise.all(started.map((proc) => proc.stop()));
-  await db?.close();
-  await testDb?.drop();
-  await Promise.all(extraDatabases.map((extra) => extra.drop()));
-});
-
 const problem = (status: number) =>
   expect.objectContaining({
     type: expect.stringMatching(/^https:\/\//),
@@ -189,7 +106,99 @@ const problem = (status: number) =>
     detail: expect.any(String),
   });
 
-describe('services API (gateway → Kafka → writer → PostgreSQL → api)', () => {
+/**
+ * The whole HTTP suite runs twice: against separate gateway, writer and api processes over Kafka,
+ * and against the embedded default (role `all`, the in-process bus).
+ */
+describe.each(['kafka', 'embedded'] as const)('services API in %s mode', (mode) => {
+  beforeAll(async () => {
+    testDb = await createTestDatabase(serviceUrl('postgres'), `services_api_${mode}`);
+    db = createDatabase({ url: testDb.url, maxConnections: 2 });
+    env = {
+      DATABASE_URL: testDb.url,
+      ...(mode === 'kafka' ? { KAFKA_BROKERS: serviceUrl('kafka') } : {}),
+      SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+      SAMPLES_TOPIC_PARTITIONS: '3',
+      MONITOR_BOOTSTRAP_API_KEY: bootstrapKey,
+      API_KEY_CACHE_TTL_MS: '1000',
+      WRITER_BATCH_MAX_WAIT_MS: '20',
+    };
+    await runCommand(['migrate'], env);
+    if (mode === 'kafka') {
+      const roles = await Promise.all(
+        ['gateway', 'writer', 'api'].map((role) => startRoleProcess(role, env)),
+      );
+      started.push(...roles);
+      [gateway, , api] = roles as [RoleProcess, RoleProcess, RoleProcess];
+    } else {
+      // One process, the in-process bus, the query API on the ingest port.
+      gateway = await startRoleProcess('all', env);
+      api = gateway;
+      started.push(gateway);
+    }
+
+    const ago = (ms: number) => new Date(now - ms).toISOString();
+    await ingest([
+      {
+        host: 'web-1',
+        timestamp: ago(10_000),
+        metrics: { cpu_percent: 42.5, memory_percent: 61 },
+        tags: { environment: 'prod', region: 'eu-west-1' },
+        docker_containers: [
+          { name: 'api', image: 'api:1.2', status: 'running', cpu_percent: 3, memory_usage: 1024 },
+        ],
+        processes: [{ name: 'node', pid: 12, cpu_percent: 30, memory_rss: 2048 }],
+      },
+      {
+        host: 'web-2',
+        timestamp: ago(20_000),
+        metrics: { cpu_percent: 5 },
+        tags: { environment: 'staging' },
+      },
+      {
+        host: 'db-1',
+        timestamp: ago(20 * minuteMs),
+        metrics: { cpu_percent: 9 },
+        tags: { environment: 'prod' },
+      },
+      {
+        host: 'api-1',
+        timestamp: ago(5_000),
+        metrics: { cpu_percent: 1 },
+        tags: { environment: 'prod' },
+      },
+      ...loadPoints.map(([timeMs, value]) => ({
+        host: 'web-1',
+        timestamp: new Date(timeMs).toISOString(),
+        metrics: { load: value },
+        tags: { environment: 'prod', region: 'eu-west-1' },
+      })),
+    ]);
+    otherOrgKey = await newKey(['ingest', 'read']);
+    await ingest({ host: 'web-1', metrics: { cpu_percent: 1 } }, otherOrgKey);
+
+    const stored = await waitFor(
+      async () => {
+        const rows = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
+        // web-1: 2 metrics; web-2, db-1, api-1: 1 each; the load points; the other org's one.
+        return Number(rows[0]!.n) === 5 + loadPoints.length + 1 ? true : undefined;
+      },
+      30_000,
+      'the samples to be stored',
+    );
+    expect(stored).toBe(true);
+    const list = await request<ServiceListResponse>('/api/v1/services', { key: bootstrapKey });
+    serviceIds = Object.fromEntries(list.body.services.map((s) => [s.name, s.id]));
+    const other = await request<ServiceListResponse>('/api/v1/services', { key: otherOrgKey });
+    otherServiceId = other.body.services[0]!.id;
+  });
+
+  afterAll(async () => {
+    await Promise.all(started.splice(0).map((proc) => proc.stop()));
+    await db?.close();
+    await testDb?.drop();
+  });
+
   describe('GET /api/v1/services', () => {
     it('lists the organization’s services by name with their latest metrics and tags', async () => {
       const result = await request<ServiceListResponse>('/api/v1/services', { key: bootstrapKey });
@@ -466,30 +475,6 @@ describe('services API (gateway → Kafka → writer → PostgreSQL → api)', (
         /http_requests_total\{[^}]*route="\/api\/v1\/services\/:id"[^}]*\} \d+/,
       );
     });
-  });
-
-  it('serves the query API in role all on the ingest port', async () => {
-    const allDb = await createTestDatabase(serviceUrl('postgres'), 'services_api_all');
-    extraDatabases.push(allDb);
-    const all = await startRoleProcess('all', {
-      DATABASE_URL: allDb.url,
-      MONITOR_BOOTSTRAP_API_KEY: bootstrapKey,
-    });
-    started.push(all);
-    const ingested = await postIngest(
-      all.baseUrl,
-      { host: 'solo', metrics: { cpu_percent: 3 } },
-      { key: bootstrapKey },
-    );
-    expect(ingested.status).toBe(200);
-    // Without Kafka a 200 means the writer committed: the service is listed at once.
-    const list = await request<ServiceListResponse>('/api/v1/services', {
-      key: bootstrapKey,
-      baseUrl: all.baseUrl,
-    });
-    expect(list.body.services.map((s) => [s.name, s.status])).toEqual([['solo', 'healthy']]);
-    expect((await request('/api/v1/openapi.json', { baseUrl: all.baseUrl })).status).toBe(200);
-    await all.stop();
   });
 
   describe('the OpenAPI document', () => {

@@ -1,13 +1,26 @@
 import { z } from 'zod';
-import type { ZodType } from 'zod';
 import { ingestPath } from '@monitor/gateway';
 import { idSchema } from '@monitor/platform';
+import type { ApiOperation } from './operation-spec.js';
+import { apiBasePath, created, json, noContent, problems } from './operation-spec.js';
+import { notificationOperations } from './notification-operations.js';
 import {
+  alertListQuerySchema,
+  alertListResponseSchema,
+  alertRuleCreateSchema,
+  alertRuleListResponseSchema,
+  alertRuleSchema,
+  alertRuleUpdateSchema,
+  alertSchema,
   healthResponseSchema,
   ingestLimits,
   ingestPayloadSchema,
   ingestResponseSchema,
-  problemSchema,
+  investigationCreateDocumentSchema,
+  investigationDetailSchema,
+  investigationListQuerySchema,
+  investigationListResponseSchema,
+  paginationQuerySchema,
   readinessResponseSchema,
   serviceDetailSchema,
   serviceListQuerySchema,
@@ -16,84 +29,23 @@ import {
   serviceMetricsResponseSchema,
 } from '@monitor/schemas';
 
-export const apiBasePath = '/api/v1';
 export const openApiPath = `${apiBasePath}/openapi.json`;
 export const servicesPath = `${apiBasePath}/services`;
 export const servicePath = `${apiBasePath}/services/:id`;
 export const serviceMetricsPath = `${apiBasePath}/services/:id/metrics`;
+export const alertRulesPath = `${apiBasePath}/alerts/rules`;
+export const alertRulePath = `${apiBasePath}/alerts/rules/:id`;
+export const alertsPath = `${apiBasePath}/alerts`;
+export const alertPath = `${apiBasePath}/alerts/:id`;
+export const investigationsPath = `${apiBasePath}/investigations`;
+export const investigationPath = `${apiBasePath}/investigations/:id`;
 
-export type ApiMethod = 'get' | 'post';
-
-export type ApiResponseSpec = {
-  description: string;
-  contentType: 'application/json' | 'application/problem+json' | 'text/plain';
-  /** The body; a `text/plain` body is a string. */
-  schema: ZodType;
-  /** Response headers worth documenting, name → description. */
-  headers?: Readonly<Record<string, string>>;
-};
-
-/**
- * One operation of the HTTP interface. The OpenAPI document is generated from this table and
- * the conformance tests validate real responses with the same schemas, so neither can drift.
- */
-export type ApiOperation = {
-  method: ApiMethod;
-  /** Express style (`/api/v1/services/:id`); the document writes `{id}`. */
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  tags: string[];
-  /** The API key scope required; `none` for public endpoints. */
-  scope: 'read' | 'ingest' | 'none';
-  request?: {
-    params?: z.ZodObject;
-    query?: z.ZodObject;
-    headers?: z.ZodObject;
-    body?: { schema: ZodType; description: string };
-  };
-  responses: Readonly<Record<number, ApiResponseSpec>>;
-};
-
-const problemDescriptions: Readonly<Record<number, string>> = {
-  401: 'The API key is missing or unknown.',
-  403: 'The API key lacks the scope this operation needs.',
-  404: 'No such resource in the caller’s organization (a resource of another organization is 404 too).',
-  413: 'The body exceeds 1 MiB after decompression.',
-  415: 'The body is not application/json, or its Content-Encoding is not gzip.',
-  422: 'A parameter or the body is invalid; `errors` names each one with the reason.',
-  429: 'Rate limited: too many requests for this API key.',
-  500: 'An unexpected error; it has been logged.',
-  503: 'A dependency (database, message bus) is unavailable; retry after `Retry-After` seconds.',
-};
-
-const problemHeaders: Readonly<Record<number, Readonly<Record<string, string>>>> = {
-  401: { 'WWW-Authenticate': 'Bearer realm="monitor"' },
-  429: { 'Retry-After': 'Seconds to wait before trying again.' },
-  503: { 'Retry-After': 'Seconds to wait before trying again.' },
-};
-
-/** Problem responses for these statuses (401 and 403 come with `scope`, 500 always). */
-function problems(...statuses: number[]): Record<number, ApiResponseSpec> {
-  const result: Record<number, ApiResponseSpec> = {};
-  for (const status of [...statuses, 500]) {
-    const headers = problemHeaders[status];
-    result[status] = {
-      description: problemDescriptions[status] ?? 'A problem.',
-      contentType: 'application/problem+json',
-      schema: problemSchema,
-      ...(headers === undefined ? {} : { headers }),
-    };
-  }
-  return result;
-}
-
-const json = (description: string, schema: ZodType): ApiResponseSpec => ({
-  description,
-  contentType: 'application/json',
-  schema,
-});
+const idParams = (prefix: 'rul' | 'alr' | 'inv', what: string) =>
+  z.object({
+    id: idSchema(prefix).meta({
+      description: `The ${what} id, \`${prefix}_<ULID>\`. A malformed id is 404, like an unknown one.`,
+    }),
+  });
 
 const serviceIdParams = z.object({
   id: idSchema('svc').meta({
@@ -172,6 +124,167 @@ export const apiOperations: readonly ApiOperation[] = [
       ...problems(401, 403, 404, 422, 503),
     },
   },
+  {
+    method: 'get',
+    path: alertRulesPath,
+    operationId: 'listAlertRules',
+    summary: 'List the alert rules',
+    description: 'The organization’s rules, newest first (by id). Deleted rules are not listed.',
+    tags: ['alert rules'],
+    scope: 'read',
+    request: { query: paginationQuerySchema },
+    responses: {
+      200: json('One page of rules.', alertRuleListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+  },
+  {
+    method: 'post',
+    path: alertRulesPath,
+    operationId: 'createAlertRule',
+    summary: 'Create an alert rule',
+    description:
+      'Required: `name`, `metric`, `condition`, `threshold`, `severity`. Defaults: ' +
+      '`duration_minutes` 0, `channels` [], `scope` {}, `enabled` true. An unknown or ' +
+      'read-only field (`id`, `created_at`…) is 422. Evaluators apply the rule within seconds.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: { body: { schema: alertRuleCreateSchema, description: 'The rule.' } },
+    responses: {
+      201: created('The stored rule.', alertRuleSchema),
+      ...problems(401, 403, 413, 415, 422, 503),
+    },
+  },
+  {
+    method: 'get',
+    path: alertRulePath,
+    operationId: 'getAlertRule',
+    summary: 'Get an alert rule',
+    tags: ['alert rules'],
+    scope: 'read',
+    request: { params: idParams('rul', 'rule') },
+    responses: {
+      200: json('The rule.', alertRuleSchema),
+      ...problems(401, 403, 404, 503),
+    },
+  },
+  {
+    method: 'patch',
+    path: alertRulePath,
+    operationId: 'updateAlertRule',
+    summary: 'Change an alert rule',
+    description:
+      'Any non-empty subset of the writable fields; the others keep their value. `{}`, an ' +
+      'unknown or a read-only field is 422. Setting `enabled` to false resolves the rule’s ' +
+      'active alerts (and notifies their channels) in the same transaction.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: {
+      params: idParams('rul', 'rule'),
+      body: { schema: alertRuleUpdateSchema, description: 'The fields to change.' },
+    },
+    responses: {
+      200: json('The stored rule after the change.', alertRuleSchema),
+      ...problems(401, 403, 404, 413, 415, 422, 503),
+    },
+  },
+  {
+    method: 'delete',
+    path: alertRulePath,
+    operationId: 'deleteAlertRule',
+    summary: 'Delete an alert rule',
+    description:
+      'Resolves the rule’s active alerts (notifying their channels); the rule is 404 from ' +
+      'then on. Its alerts stay listed with their `rule_name`.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: { params: idParams('rul', 'rule') },
+    responses: {
+      204: noContent('Deleted.'),
+      ...problems(401, 403, 404, 503),
+    },
+  },
+  {
+    method: 'get',
+    path: alertsPath,
+    operationId: 'listAlerts',
+    summary: 'List alerts',
+    description:
+      'The organization’s alerts, newest first (by id): the active ones unless `status` says ' +
+      'otherwise. Filters combine with AND.',
+    tags: ['alerts'],
+    scope: 'read',
+    request: { query: alertListQuerySchema },
+    responses: {
+      200: json('One page of alerts.', alertListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+  },
+  {
+    method: 'get',
+    path: alertPath,
+    operationId: 'getAlert',
+    summary: 'Get an alert',
+    tags: ['alerts'],
+    scope: 'read',
+    request: { params: idParams('alr', 'alert') },
+    responses: {
+      200: json('The alert.', alertSchema),
+      ...problems(401, 403, 404, 503),
+    },
+  },
+  {
+    method: 'get',
+    path: investigationsPath,
+    operationId: 'listInvestigations',
+    summary: 'List investigations',
+    description:
+      'The organization’s investigations, newest first (by id), with their findings. ' +
+      'Filters combine with AND.',
+    tags: ['investigations'],
+    scope: 'read',
+    request: { query: investigationListQuerySchema },
+    responses: {
+      200: json('One page of investigations.', investigationListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+  },
+  {
+    method: 'post',
+    path: investigationsPath,
+    operationId: 'createInvestigation',
+    summary: 'Open an investigation',
+    description:
+      'Of an alert (`{ alert_id }`, over its window `started_at`..`fired_at`), or of a service ' +
+      'over a time range (`{ service_id, from, to }`). It is queued and runs in the ' +
+      'background: poll its `Location`. An alert has at most one investigation: asking again ' +
+      'answers the existing one, whatever its status. An alert or service the organization ' +
+      'does not have is a 422 naming the field, like any other invalid body.',
+    tags: ['investigations'],
+    scope: 'write',
+    request: {
+      body: { schema: investigationCreateDocumentSchema, description: 'What to investigate.' },
+    },
+    responses: {
+      202: created('The investigation, `queued` when new.', investigationDetailSchema),
+      ...problems(401, 403, 413, 415, 422, 503),
+    },
+  },
+  {
+    method: 'get',
+    path: investigationPath,
+    operationId: 'getInvestigation',
+    summary: 'Get an investigation with its analysis, timeline and recommendations',
+    description: '`analysis` is null until the investigation has completed.',
+    tags: ['investigations'],
+    scope: 'read',
+    request: { params: idParams('inv', 'investigation') },
+    responses: {
+      200: json('The investigation.', investigationDetailSchema),
+      ...problems(401, 403, 404, 503),
+    },
+  },
+  ...notificationOperations,
   {
     method: 'post',
     path: ingestPath,

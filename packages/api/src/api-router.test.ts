@@ -6,13 +6,21 @@ import addFormatsModule from 'ajv-formats';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
+  AlertQueries,
+  AlertRow,
+  AlertRuleRow,
+  InvestigationDetailRow,
+  InvestigationQueries,
+  ListAlertsQuery,
+  ListInvestigationsQuery,
   ListServicesQuery,
   MetricSeriesQuery,
+  RuleStore,
   ServiceDetailRow,
   ServiceQueries,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/gateway';
-import { createLogger, notFoundHandler, problemHandler } from '@monitor/platform';
+import { createLogger, newId, notFoundHandler, problemHandler } from '@monitor/platform';
 import { findApiOperation } from './api-operations.js';
 import { createApiRouter } from './api-router.js';
 import type { OpenApiDocument } from './openapi-document.js';
@@ -28,6 +36,8 @@ const nowMs = Date.parse('2026-11-22T10:30:00.000Z');
 const keys: Record<string, AuthenticatedKey> = {
   'read-key': { keyId: 'key_r', orgId: 'org_a', scopes: ['read'] },
   'ingest-key': { keyId: 'key_i', orgId: 'org_a', scopes: ['ingest'] },
+  'write-key': { keyId: 'key_w', orgId: 'org_a', scopes: ['read', 'write'] },
+  'other-key': { keyId: 'key_o', orgId: 'org_b', scopes: ['read', 'write'] },
 };
 
 const authenticator: ApiKeyAuthenticator = {
@@ -71,6 +81,15 @@ const detailRow: ServiceDetailRow = {
   ],
 };
 
+const alertRow: AlertRow = detailRow.activeAlerts[0]!;
+const resolvedAlertRow: AlertRow = {
+  ...alertRow,
+  id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0E',
+  status: 'resolved',
+  resolvedAt: new Date('2026-11-22T10:28:00.000Z'),
+  investigationId: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+};
+
 /** A fake of the database reads that records what it was asked. */
 function fakeQueries() {
   const calls = { list: [] as ListServicesQuery[], series: [] as MetricSeriesQuery[] };
@@ -101,22 +120,206 @@ function fakeQueries() {
   };
 }
 
+/** An in-memory rule store, per organization, recording the clock it was given. */
+function fakeRuleStore() {
+  const rows = new Map<string, { orgId: string; row: AlertRuleRow }>();
+  const nows: Date[] = [];
+  const live = (orgId: string, id: string) => {
+    const entry = rows.get(id);
+    return entry?.orgId === orgId ? entry.row : undefined;
+  };
+  const store: RuleStore = {
+    createRule(orgId, fields) {
+      const at = new Date(nowMs);
+      const row: AlertRuleRow = {
+        id: newId('rul'),
+        ...fields,
+        channels: [...fields.channels],
+        scope: { ...fields.scope },
+        createdAt: at,
+        updatedAt: at,
+      };
+      rows.set(row.id, { orgId, row });
+      return Promise.resolve(row);
+    },
+    listRules({ orgId, limit, offset }) {
+      const all = [...rows.values()]
+        .filter((entry) => entry.orgId === orgId)
+        .map((entry) => entry.row)
+        .sort((a, b) => (a.id < b.id ? 1 : -1));
+      return Promise.resolve({ rules: all.slice(offset, offset + limit), total: all.length });
+    },
+    getRule(orgId, id) {
+      return Promise.resolve(live(orgId, id));
+    },
+    updateRule(orgId, id, changes, now) {
+      nows.push(now);
+      const row = live(orgId, id);
+      if (row === undefined) return Promise.resolve(undefined);
+      const updated: AlertRuleRow = {
+        ...row,
+        ...(changes as Partial<AlertRuleRow>),
+        updatedAt: new Date(nowMs + 1000),
+      };
+      rows.set(id, { orgId, row: updated });
+      return Promise.resolve(updated);
+    },
+    deleteRule(orgId, id, now) {
+      nows.push(now);
+      if (live(orgId, id) === undefined) return Promise.resolve(false);
+      rows.delete(id);
+      return Promise.resolve(true);
+    },
+  };
+  return { store, nows, rows };
+}
+
+/** Alerts of org_a: one active, one resolved. */
+function fakeAlertQueries() {
+  const calls: ListAlertsQuery[] = [];
+  const queries: AlertQueries = {
+    listAlerts(query) {
+      calls.push(query);
+      if (query.orgId !== 'org_a') return Promise.resolve({ alerts: [], total: 0 });
+      return Promise.resolve({ alerts: [resolvedAlertRow, alertRow], total: 12 });
+    },
+    getAlert(orgId, id) {
+      const row = [alertRow, resolvedAlertRow].find((alert) => alert.id === id);
+      return Promise.resolve(orgId === 'org_a' ? row : undefined);
+    },
+  };
+  return { queries, calls };
+}
+
+const completedInvestigation: InvestigationDetailRow = {
+  id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+  alertId: resolvedAlertRow.id,
+  serviceId,
+  title: 'cpu high on web-1',
+  status: 'completed',
+  findings: [
+    { title: 'java grew', detail: 'pid 7 from 5% to 90%', evidence: { pid: 7, cpu: [5, 90] } },
+  ],
+  createdAt: new Date('2026-11-22T10:25:00.000Z'),
+  updatedAt: new Date('2026-11-22T10:26:00.000Z'),
+  completedAt: new Date('2026-11-22T10:26:00.000Z'),
+  analysis: {
+    summary: 'A hog.',
+    root_cause: 'process java',
+    confidence: 0.9,
+    method: 'statistical',
+  },
+  timeline: [
+    { at: '2026-11-22T10:20:00.000Z', type: 'alert_started', description: 'breach', data: {} },
+  ],
+  recommendations: [{ title: 'Restart java', detail: 'On web-1.', priority: 'high' }],
+};
+
+/** Investigations of org_a; opening one for an alert answers the alert's existing one. */
+function fakeInvestigationQueries() {
+  const calls: ListInvestigationsQuery[] = [];
+  const opened: InvestigationDetailRow[] = [completedInvestigation];
+  const queued = (fields: Partial<InvestigationDetailRow>): InvestigationDetailRow => ({
+    id: newId('inv'),
+    alertId: null,
+    serviceId,
+    title: 'queued',
+    status: 'queued',
+    findings: [],
+    createdAt: new Date(nowMs),
+    updatedAt: new Date(nowMs),
+    completedAt: null,
+    analysis: null,
+    timeline: [],
+    recommendations: [],
+    ...fields,
+  });
+  const serviceCalls: { orgId: string; serviceId: string; from: Date; to: Date }[] = [];
+  const queries: InvestigationQueries = {
+    listInvestigations(query) {
+      calls.push(query);
+      return Promise.resolve({
+        investigations: query.orgId === 'org_a' ? opened : [],
+        total: query.orgId === 'org_a' ? opened.length : 0,
+      });
+    },
+    getInvestigation(orgId, id) {
+      return Promise.resolve(orgId === 'org_a' ? opened.find((row) => row.id === id) : undefined);
+    },
+    openForAlert(orgId, alertId) {
+      if (orgId !== 'org_a' || ![alertRow.id, resolvedAlertRow.id].includes(alertId)) {
+        return Promise.resolve(undefined);
+      }
+      const existing = opened.find((row) => row.alertId === alertId);
+      if (existing !== undefined) return Promise.resolve(existing);
+      const row = queued({ alertId, title: 'cpu high on web-1' });
+      opened.push(row);
+      return Promise.resolve(row);
+    },
+    openForService(input) {
+      serviceCalls.push(input);
+      if (input.orgId !== 'org_a' || input.serviceId !== serviceId) {
+        return Promise.resolve(undefined);
+      }
+      const row = queued({ title: 'web-1 from … to …' });
+      opened.push(row);
+      return Promise.resolve(row);
+    },
+  };
+  return { queries, calls, serviceCalls };
+}
+
 type Exchange = { method: string; path: string; status: number; type: string; body: unknown };
 
 let server: Server;
 let baseUrl: string;
 const fake = fakeQueries();
+const fakeRules = fakeRuleStore();
+const fakeAlerts = fakeAlertQueries();
+const fakeInvestigations = fakeInvestigationQueries();
 const exchanges: Exchange[] = [];
+
+const routerDeps = {
+  services: fake.queries,
+  rules: fakeRules.store,
+  alerts: fakeAlerts.queries,
+  investigations: fakeInvestigations.queries,
+  // The notification routes have their own tests (notification-channels-router.test.ts).
+  channels: {
+    listChannels: () => Promise.resolve([]),
+    getChannel: () => Promise.resolve(undefined),
+    putChannel: () => Promise.reject(new Error('not used here')),
+    deleteChannel: () => Promise.resolve(false),
+  },
+  notifications: { listForAlert: () => Promise.resolve(undefined) },
+  authenticator,
+};
 
 async function call(
   path: string,
-  options: { method?: string; key?: string; bearer?: string } = {},
+  options: {
+    method?: string;
+    key?: string;
+    bearer?: string;
+    /** Sent as JSON. */
+    body?: unknown;
+    /** Sent as is, with this Content-Type. */
+    raw?: { text: string; contentType: string };
+  } = {},
 ): Promise<{ status: number; headers: Headers; body: unknown }> {
   const headers: Record<string, string> = {};
   if (options.key !== undefined) headers['x-api-key'] = options.key;
   if (options.bearer !== undefined) headers['authorization'] = `Bearer ${options.bearer}`;
   const method = options.method ?? 'GET';
-  const response = await fetch(baseUrl + path, { method, headers });
+  let sent: string | undefined;
+  if (options.raw !== undefined) {
+    headers['content-type'] = options.raw.contentType;
+    sent = options.raw.text;
+  } else if (options.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    sent = JSON.stringify(options.body);
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body: sent });
   const text = await response.text();
   const body: unknown = text === '' ? undefined : JSON.parse(text);
   exchanges.push({
@@ -131,7 +334,7 @@ async function call(
 
 beforeAll(async () => {
   const app = express();
-  app.use(createApiRouter({ services: fake.queries, authenticator, nowMs: () => nowMs }));
+  app.use(createApiRouter({ ...routerDeps, nowMs: () => nowMs }));
   app.use(notFoundHandler);
   app.use(problemHandler(createLogger({ level: 'silent', name: 'test' })));
   server = createServer(app);
@@ -310,15 +513,540 @@ describe('createApiRouter', () => {
     });
   });
 
+  describe('alert rules', () => {
+    const rulesPath = '/api/v1/alerts/rules';
+    const cpuRule = {
+      name: 'cpu high',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      severity: 'critical',
+    };
+
+    async function createRule(body: object = cpuRule): Promise<Record<string, unknown>> {
+      const result = await call(rulesPath, { method: 'POST', key: 'write-key', body });
+      expect(result.status).toBe(201);
+      return result.body as Record<string, unknown>;
+    }
+
+    it('creates a rule with the defaults: 201, Location and the stored rule', async () => {
+      const result = await call(rulesPath, { method: 'POST', key: 'write-key', body: cpuRule });
+      expect(result).toMatchObject({
+        status: 201,
+        body: {
+          id: expect.stringMatching(/^rul_[0-9A-Z]{26}$/),
+          ...cpuRule,
+          duration_minutes: 0,
+          channels: [],
+          scope: {},
+          enabled: true,
+          created_at: '2026-11-22T10:30:00.000Z',
+          updated_at: '2026-11-22T10:30:00.000Z',
+        },
+      });
+      const { id } = result.body as { id: string };
+      expect(result.headers.get('location')).toBe(`${rulesPath}/${id}`);
+      expect(fakeRules.rows.get(id)).toEqual({
+        orgId: 'org_a',
+        row: expect.objectContaining({ durationMinutes: 0, enabled: true, channels: [] }),
+      });
+    });
+
+    it('stores every field it is given', async () => {
+      const rule = await createRule({
+        ...cpuRule,
+        condition: 'less_than_or_equal',
+        duration_minutes: 1440,
+        severity: 'info',
+        channels: ['webhook', 'slack', 'email'],
+        scope: { environment: 'prod', region: 'eu' },
+        enabled: false,
+      });
+      expect(rule).toMatchObject({
+        condition: 'less_than_or_equal',
+        duration_minutes: 1440,
+        severity: 'info',
+        channels: ['webhook', 'slack', 'email'],
+        scope: { environment: 'prod', region: 'eu' },
+        enabled: false,
+      });
+    });
+
+    it('answers 422 naming every invalid field', async () => {
+      const result = await call(rulesPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: {
+          name: '',
+          metric: 'cpu percent',
+          condition: 'above',
+          duration_minutes: 2.5,
+          severity: 'fatal',
+          channels: ['slack', 'slack'],
+          scope: { env: 1 },
+          id: 'rul_x',
+        },
+      });
+      expect(result).toMatchObject({ status: 422, body: problem(422) });
+      const paths = (result.body as { errors: { path: string }[] }).errors.map((e) => e.path);
+      expect(paths.sort()).toEqual(
+        [
+          'name',
+          'metric',
+          'condition',
+          'threshold',
+          'duration_minutes',
+          'severity',
+          'channels',
+          'scope.env',
+          'id',
+        ].sort(),
+      );
+      expect(fakeRules.rows.size).toBeGreaterThan(0); // created by earlier tests only
+    });
+
+    it('answers 422 for malformed JSON or no body, 415 for another type, 403 without write', async () => {
+      expect(
+        await call(rulesPath, {
+          method: 'POST',
+          key: 'write-key',
+          raw: { text: '{"name":', contentType: 'application/json' },
+        }),
+      ).toMatchObject({ status: 422, body: { detail: 'The request body is not valid JSON.' } });
+      expect(await call(rulesPath, { method: 'POST', key: 'write-key' })).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: '', message: 'must be a JSON object' }] },
+      });
+      expect(
+        await call(rulesPath, {
+          method: 'POST',
+          key: 'write-key',
+          raw: { text: 'name=x', contentType: 'application/x-www-form-urlencoded' },
+        }),
+      ).toMatchObject({ status: 415, body: problem(415) });
+      expect(
+        await call(rulesPath, { method: 'POST', key: 'read-key', body: cpuRule }),
+      ).toMatchObject({ status: 403, body: problem(403) });
+      expect((await call(rulesPath, { method: 'POST', body: cpuRule })).status).toBe(401);
+    });
+
+    it('answers 413 for a body over 1 MiB', async () => {
+      const result = await call(rulesPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: { ...cpuRule, name: 'x'.repeat(1024 * 1024) },
+      });
+      expect(result).toMatchObject({ status: 413, body: problem(413) });
+    });
+
+    it('lists the organization’s rules newest first with pagination', async () => {
+      const older = await createRule({ ...cpuRule, name: 'older' });
+      const newer = await createRule({ ...cpuRule, name: 'newer' });
+      const result = await call(`${rulesPath}?limit=2`, { key: 'read-key' });
+      expect(result).toMatchObject({
+        status: 200,
+        body: {
+          rules: [{ id: newer['id'], name: 'newer' }, { id: older['id'] }],
+          pagination: { limit: 2, offset: 0, has_more: true },
+        },
+      });
+      const other = await call(rulesPath, { key: 'other-key' });
+      expect(other.body).toEqual({
+        rules: [],
+        pagination: { limit: 50, offset: 0, total: 0, has_more: false },
+      });
+      expect(await call(`${rulesPath}?offset=-1`, { key: 'read-key' })).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: 'offset', message: 'must be an integer of at least 0' }] },
+      });
+    });
+
+    it('reads one rule; another organization’s, an unknown or a malformed id is 404', async () => {
+      const rule = await createRule();
+      expect(await call(`${rulesPath}/${String(rule['id'])}`, { key: 'read-key' })).toMatchObject({
+        status: 200,
+        body: rule,
+      });
+      for (const [path, key] of [
+        [`${rulesPath}/${String(rule['id'])}`, 'other-key'],
+        [`${rulesPath}/rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0Z`, 'read-key'],
+        [`${rulesPath}/nope`, 'read-key'],
+      ] as const) {
+        expect(await call(path, { key })).toMatchObject({ status: 404, body: problem(404) });
+      }
+    });
+
+    it('changes only the fields a PATCH names, at the router’s clock', async () => {
+      const rule = await createRule({ ...cpuRule, channels: ['email'] });
+      const path = `${rulesPath}/${String(rule['id'])}`;
+      const result = await call(path, {
+        method: 'PATCH',
+        key: 'write-key',
+        body: { threshold: 75.5, enabled: false },
+      });
+      expect(result).toEqual({
+        status: 200,
+        headers: expect.anything(),
+        body: {
+          ...rule,
+          threshold: 75.5,
+          enabled: false,
+          updated_at: '2026-11-22T10:30:01.000Z',
+        },
+      });
+      expect(fakeRules.nows.at(-1)).toEqual(new Date(nowMs));
+      expect(await call(path, { key: 'read-key' })).toMatchObject({ body: { threshold: 75.5 } });
+    });
+
+    it('refuses an empty, unknown-only or invalid PATCH with 422, and 404 for another org', async () => {
+      const rule = await createRule();
+      const path = `${rulesPath}/${String(rule['id'])}`;
+      expect(await call(path, { method: 'PATCH', key: 'write-key', body: {} })).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: '', message: 'must set at least one field' }] },
+      });
+      expect(
+        await call(path, { method: 'PATCH', key: 'write-key', body: { colour: 'red' } }),
+      ).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: 'colour', message: 'is not a writable field of a rule' }] },
+      });
+      expect(
+        await call(path, { method: 'PATCH', key: 'write-key', body: { duration_minutes: 1441 } }),
+      ).toMatchObject({
+        status: 422,
+        body: {
+          errors: [{ path: 'duration_minutes', message: 'must be an integer from 0 to 1440' }],
+        },
+      });
+      expect(
+        await call(path, { method: 'PATCH', key: 'other-key', body: { name: 'mine' } }),
+      ).toMatchObject({ status: 404 });
+      expect(await call(path, { key: 'read-key' })).toMatchObject({ body: { name: 'cpu high' } });
+    });
+
+    it('deletes with 204, and the rule is 404 from then on', async () => {
+      const rule = await createRule();
+      const path = `${rulesPath}/${String(rule['id'])}`;
+      expect(await call(path, { method: 'DELETE', key: 'other-key' })).toMatchObject({
+        status: 404,
+      });
+      expect(await call(path, { method: 'DELETE', key: 'read-key' })).toMatchObject({
+        status: 403,
+      });
+      const deleted = await call(path, { method: 'DELETE', key: 'write-key' });
+      expect(deleted.status).toBe(204);
+      expect(deleted.body).toBeUndefined();
+      expect(fakeRules.nows.at(-1)).toEqual(new Date(nowMs));
+      expect((await call(path, { key: 'read-key' })).status).toBe(404);
+      expect((await call(path, { method: 'DELETE', key: 'write-key' })).status).toBe(404);
+      expect(
+        (await call(path, { method: 'PATCH', key: 'write-key', body: { name: 'x' } })).status,
+      ).toBe(404);
+    });
+  });
+
+  describe('alerts', () => {
+    it('lists active alerts by default with every field', async () => {
+      const result = await call('/api/v1/alerts', { key: 'read-key' });
+      expect(result).toMatchObject({
+        status: 200,
+        body: {
+          alerts: [
+            {
+              id: resolvedAlertRow.id,
+              status: 'resolved',
+              resolved_at: '2026-11-22T10:28:00.000Z',
+              investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+            },
+            {
+              id: alertRow.id,
+              rule_id: alertRow.ruleId,
+              rule_name: 'cpu high',
+              service_id: serviceId,
+              host: 'web-1',
+              metric: 'cpu_percent',
+              condition: 'greater_than',
+              threshold: 90,
+              severity: 'critical',
+              status: 'active',
+              value: 97,
+              started_at: '2026-11-22T10:20:00.000Z',
+              fired_at: '2026-11-22T10:25:00.000Z',
+              resolved_at: null,
+              investigation_id: null,
+            },
+          ],
+          pagination: { limit: 50, offset: 0, total: 12, has_more: true },
+        },
+      });
+      expect(fakeAlerts.calls.at(-1)).toEqual({
+        orgId: 'org_a',
+        status: 'active',
+        severity: undefined,
+        serviceId: undefined,
+        ruleId: undefined,
+        limit: 50,
+        offset: 0,
+      });
+    });
+
+    it('passes every filter on', async () => {
+      await call(
+        `/api/v1/alerts?status=all&severity=warning&service_id=${serviceId}&rule_id=${alertRow.ruleId}&limit=5&offset=10`,
+        { key: 'read-key' },
+      );
+      expect(fakeAlerts.calls.at(-1)).toEqual({
+        orgId: 'org_a',
+        status: 'all',
+        severity: 'warning',
+        serviceId,
+        ruleId: alertRow.ruleId,
+        limit: 5,
+        offset: 10,
+      });
+    });
+
+    it('answers 422 naming each unknown filter value', async () => {
+      const result = await call(
+        '/api/v1/alerts?status=open&severity=fatal&service_id=web-1&rule_id=rul_1',
+        { key: 'read-key' },
+      );
+      expect(result).toMatchObject({
+        status: 422,
+        body: {
+          errors: [
+            { path: 'status', message: 'must be one of active, resolved, all' },
+            { path: 'severity', message: 'must be one of critical, warning, info' },
+            { path: 'service_id', message: 'must be an id of the form svc_<ULID>' },
+            { path: 'rule_id', message: 'must be an id of the form rul_<ULID>' },
+          ],
+        },
+      });
+    });
+
+    it('reads one alert; another organization’s or a malformed id is 404', async () => {
+      expect(await call(`/api/v1/alerts/${alertRow.id}`, { key: 'read-key' })).toMatchObject({
+        status: 200,
+        body: { id: alertRow.id, rule_name: 'cpu high' },
+      });
+      expect((await call(`/api/v1/alerts/${alertRow.id}`, { key: 'other-key' })).status).toBe(404);
+      expect((await call('/api/v1/alerts/alr_nope', { key: 'read-key' })).status).toBe(404);
+    });
+
+    it('routes /api/v1/alerts/rules to the rules, not to an alert id', async () => {
+      expect(await call('/api/v1/alerts/rules', { key: 'read-key' })).toMatchObject({
+        status: 200,
+        body: { rules: expect.any(Array) },
+      });
+    });
+  });
+
+  describe('investigations', () => {
+    const investigationsPath = '/api/v1/investigations';
+
+    it('lists with findings, passing the filters on', async () => {
+      const result = await call(
+        `${investigationsPath}?status=completed&alert_id=${resolvedAlertRow.id}&service_id=${serviceId}`,
+        { key: 'read-key' },
+      );
+      expect(result).toMatchObject({
+        status: 200,
+        body: {
+          investigations: [
+            {
+              id: completedInvestigation.id,
+              alert_id: resolvedAlertRow.id,
+              service_id: serviceId,
+              title: 'cpu high on web-1',
+              status: 'completed',
+              findings: completedInvestigation.findings,
+              created_at: '2026-11-22T10:25:00.000Z',
+              updated_at: '2026-11-22T10:26:00.000Z',
+              completed_at: '2026-11-22T10:26:00.000Z',
+            },
+          ],
+        },
+      });
+      expect((result.body as { investigations: object[] }).investigations[0]).not.toHaveProperty(
+        'analysis',
+      );
+      expect(fakeInvestigations.calls.at(-1)).toEqual({
+        orgId: 'org_a',
+        status: 'completed',
+        alertId: resolvedAlertRow.id,
+        serviceId,
+        limit: 50,
+        offset: 0,
+      });
+      expect(
+        await call(`${investigationsPath}?status=done&alert_id=x`, { key: 'read-key' }),
+      ).toMatchObject({
+        status: 422,
+        body: {
+          errors: [
+            { path: 'status', message: 'must be one of queued, running, completed, failed' },
+            { path: 'alert_id', message: 'must be an id of the form alr_<ULID>' },
+          ],
+        },
+      });
+    });
+
+    it('reads the detail with analysis, timeline and recommendations', async () => {
+      const result = await call(`${investigationsPath}/${completedInvestigation.id}`, {
+        key: 'read-key',
+      });
+      expect(result).toMatchObject({
+        status: 200,
+        body: {
+          id: completedInvestigation.id,
+          analysis: completedInvestigation.analysis,
+          timeline: completedInvestigation.timeline,
+          recommendations: completedInvestigation.recommendations,
+        },
+      });
+      for (const [path, key] of [
+        [`${investigationsPath}/${completedInvestigation.id}`, 'other-key'],
+        [`${investigationsPath}/inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0Z`, 'read-key'],
+        [`${investigationsPath}/nope`, 'read-key'],
+      ] as const) {
+        expect(await call(path, { key })).toMatchObject({ status: 404, body: problem(404) });
+      }
+    });
+
+    it('opens one for an alert: 202 and Location; asking again answers the same one', async () => {
+      const first = await call(investigationsPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: { alert_id: alertRow.id },
+      });
+      expect(first).toMatchObject({
+        status: 202,
+        body: {
+          id: expect.stringMatching(/^inv_/),
+          alert_id: alertRow.id,
+          status: 'queued',
+          analysis: null,
+          findings: [],
+          timeline: [],
+          recommendations: [],
+          completed_at: null,
+        },
+      });
+      const { id } = first.body as { id: string };
+      expect(first.headers.get('location')).toBe(`${investigationsPath}/${id}`);
+      const again = await call(investigationsPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: { alert_id: alertRow.id },
+      });
+      expect(again).toMatchObject({ status: 202, body: { id } });
+      const investigated = await call(investigationsPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: { alert_id: resolvedAlertRow.id },
+      });
+      expect(investigated).toMatchObject({
+        status: 202,
+        body: { id: completedInvestigation.id, status: 'completed' },
+      });
+    });
+
+    it('opens one for a service over a range', async () => {
+      const result = await call(investigationsPath, {
+        method: 'POST',
+        key: 'write-key',
+        body: { service_id: serviceId, from: '2026-11-22T08:00:00Z', to: '2026-11-22T10:00:00Z' },
+      });
+      expect(result).toMatchObject({ status: 202, body: { alert_id: null, status: 'queued' } });
+      expect(fakeInvestigations.serviceCalls.at(-1)).toEqual({
+        orgId: 'org_a',
+        serviceId,
+        from: new Date('2026-11-22T08:00:00Z'),
+        to: new Date('2026-11-22T10:00:00Z'),
+      });
+    });
+
+    it('answers 422 for an alert or service the organization does not have', async () => {
+      expect(
+        await call(investigationsPath, {
+          method: 'POST',
+          key: 'other-key',
+          body: { alert_id: alertRow.id },
+        }),
+      ).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: 'alert_id', message: 'names no alert of this organization' }] },
+      });
+      expect(
+        await call(investigationsPath, {
+          method: 'POST',
+          key: 'write-key',
+          body: {
+            service_id: otherServiceId,
+            from: '2026-11-22T08:00:00Z',
+            to: '2026-11-22T09:00:00Z',
+          },
+        }),
+      ).toMatchObject({
+        status: 422,
+        body: {
+          errors: [{ path: 'service_id', message: 'names no service of this organization' }],
+        },
+      });
+    });
+
+    it('answers 422 for an invalid body and 403 without the write scope', async () => {
+      const invalid = async (body: unknown) =>
+        (await call(investigationsPath, { method: 'POST', key: 'write-key', body })).body;
+      expect(await invalid({ alert_id: alertRow.id, service_id: serviceId })).toMatchObject({
+        status: 422,
+        errors: [{ path: 'service_id', message: 'is not allowed with alert_id' }],
+      });
+      expect(await invalid({ service_id: serviceId, from: '2026-11-22T08:00:00Z' })).toMatchObject({
+        errors: [{ path: 'to', message: 'is required' }],
+      });
+      expect(
+        await invalid({
+          service_id: serviceId,
+          from: '2026-11-01T00:00:00Z',
+          to: '2026-11-22T00:00:00Z',
+        }),
+      ).toMatchObject({ errors: [{ path: 'to', message: 'must be at most 7 days after from' }] });
+      expect(await invalid([])).toMatchObject({
+        errors: [{ path: '', message: 'must be a JSON object' }],
+      });
+      expect(
+        await call(investigationsPath, {
+          method: 'POST',
+          key: 'read-key',
+          body: { alert_id: alertRow.id },
+        }),
+      ).toMatchObject({ status: 403 });
+    });
+  });
+
   it('answers 405 with Allow for another method on a known path, 404 on an unknown one', async () => {
     for (const path of [
       '/api/v1/services',
       `/api/v1/services/${serviceId}`,
       '/api/v1/openapi.json',
+      '/api/v1/alerts',
+      `/api/v1/alerts/${alertRow.id}`,
+      `/api/v1/investigations/${completedInvestigation.id}`,
     ]) {
       const result = await call(path, { method: 'POST', key: 'read-key' });
       expect(result).toMatchObject({ status: 405, body: problem(405) });
       expect(result.headers.get('allow')).toBe('GET, HEAD');
+    }
+    for (const [path, allow] of [
+      ['/api/v1/alerts/rules', 'GET, POST, HEAD'],
+      ['/api/v1/alerts/rules/rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0Z', 'GET, PATCH, DELETE, HEAD'],
+      ['/api/v1/investigations', 'GET, POST, HEAD'],
+    ]) {
+      const result = await call(path!, { method: 'PUT', key: 'write-key' });
+      expect(result).toMatchObject({ status: 405, body: problem(405) });
+      expect(result.headers.get('allow')).toBe(allow);
     }
     expect((await call('/api/v1/nothing', { key: 'read-key' })).status).toBe(404);
   });
@@ -339,7 +1067,7 @@ describe('the OpenAPI document', () => {
   }
 
   it('documents every route the router serves', () => {
-    const router = createApiRouter({ services: fake.queries, authenticator });
+    const router = createApiRouter(routerDeps);
     const served = router.stack.flatMap((layer) => {
       const route = layer.route as { path: string; methods: Record<string, boolean> } | undefined;
       if (route === undefined) return [];
@@ -384,6 +1112,11 @@ describe('the OpenAPI document', () => {
       }
       const spec = operation.responses[exchange.status];
       expect(spec, `${exchange.method} ${exchange.path} ${exchange.status}`).toBeDefined();
+      if (spec!.contentType === 'none') {
+        expect(exchange.type).toBe('');
+        expect(exchange.body).toBeUndefined();
+        continue;
+      }
       expect(exchange.type.startsWith(spec!.contentType)).toBe(true);
       const pointer = schemaPointer(
         toOpenApiPath(operation.path),

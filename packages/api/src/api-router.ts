@@ -1,9 +1,15 @@
 import { Router } from 'express';
-import type { ErrorRequestHandler, Router as ExpressRouter } from 'express';
-import type { ServiceQueries } from '@monitor/db';
-import { isTransientDbError } from '@monitor/db';
+import type { Router as ExpressRouter } from 'express';
+import type {
+  AlertQueries,
+  InvestigationQueries,
+  NotificationChannelStore,
+  NotificationStore,
+  RuleStore,
+  ServiceQueries,
+} from '@monitor/db';
 import type { ApiKeyAuthenticator } from '@monitor/gateway';
-import { dependencyUnavailable, isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
+import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
 import type {
   QueryInput,
   ServiceDetailResponse,
@@ -11,8 +17,13 @@ import type {
   ServiceMetricsResponse,
 } from '@monitor/schemas';
 import { parseServiceListQuery, parseServiceMetricsQuery } from '@monitor/schemas';
+import { addAlertRuleRoutes } from './alert-rule-routes.js';
+import { addAlertRoutes } from './alert-routes.js';
 import { openApiPath, serviceMetricsPath, servicePath, servicesPath } from './api-operations.js';
+import { addInvestigationRoutes } from './investigation-routes.js';
 import { createOpenApiDocument } from './openapi-document.js';
+import { databaseErrors } from './database-errors.js';
+import { createNotificationChannelsRouter } from './notification-channels-router.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf, requireScope } from './require-scope.js';
@@ -25,24 +36,39 @@ import {
 export type ApiRouterDeps = {
   /** Reads of the services projection, snapshots, alerts and aggregates. */
   services: ServiceQueries;
+  /** Alert rules: reads, and changes that evaluators pick up. */
+  rules: RuleStore;
+  /** Reads of alerts. */
+  alerts: AlertQueries;
+  /** Reads of investigations, and opening one on demand. */
+  investigations: InvestigationQueries;
   /** Resolves API keys (cached); a lookup that throws is a dependency failure (503). */
   authenticator: ApiKeyAuthenticator;
-  /** The clock of staleness and of the metrics defaults; `Date.now` when omitted. */
+  /**
+   * The clock of staleness, of the metrics defaults, of the resolution time of alerts a rule
+   * change resolves and of the investigation range check; `Date.now` when omitted.
+   */
   nowMs?: () => number;
+  /** The organizations' notification targets. */
+  channels: NotificationChannelStore;
+  /** The outbox, read for an alert's delivery record. */
+  notifications: Pick<NotificationStore, 'listForAlert'>;
   /** Retry-After of a 503 when the database is unreachable (default 5). */
   retryAfterSeconds?: number;
 };
 
 /**
- * The query API under `/api/v1` (absolute paths: mount it with `app.use(router)`): the services
- * endpoints behind the `read` scope, and the public OpenAPI document. A known path with another
- * method is 405 with `Allow`. Errors go to the app's problem handler; database connection
- * failures become 503 on the way.
+ * The REST API under `/api/v1` (absolute paths: mount it with `app.use(router)`): services,
+ * alert rules, alerts and investigations (GETs behind the `read` scope, changes behind
+ * `write`), and the public OpenAPI document. A known path with another method is 405 with
+ * `Allow`. Errors go to the app's problem handler; database connection failures become 503 on
+ * the way.
  */
 export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
   const router = Router();
   const nowMs = deps.nowMs ?? Date.now;
   const read = requireScope(deps.authenticator, 'read');
+  const write = requireScope(deps.authenticator, 'write');
   const getOnly = methodNotAllowedHandler(['GET']);
   // Generated once: the schemas do not change while the process runs.
   const document = JSON.stringify(createOpenApiDocument());
@@ -107,6 +133,21 @@ export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
     })
     .all(getOnly);
 
+  // Rules first: `/api/v1/alerts/:id` would match `/api/v1/alerts/rules` too.
+  addAlertRuleRoutes(router, { rules: deps.rules, read, write, nowMs });
+  addAlertRoutes(router, { alerts: deps.alerts, read });
+  addInvestigationRoutes(router, { investigations: deps.investigations, read, write, nowMs });
+
+  router.use(
+    createNotificationChannelsRouter({
+      channels: deps.channels,
+      notifications: deps.notifications,
+      authenticator: deps.authenticator,
+      ...(deps.retryAfterSeconds === undefined
+        ? {}
+        : { retryAfterSeconds: deps.retryAfterSeconds }),
+    }),
+  );
   router.use(databaseErrors(deps.retryAfterSeconds ?? 5));
   return router;
 }
@@ -119,13 +160,4 @@ function serviceNotFound() {
 function serviceIdOf(value: string | string[] | undefined): string {
   if (!isId('svc', value)) throw serviceNotFound();
   return value;
-}
-
-/** An unreachable or restarting database is a 503 with Retry-After, not a 500. */
-function databaseErrors(retryAfterSeconds: number): ErrorRequestHandler {
-  return (err: unknown, _req, _res, next) => {
-    next(
-      isTransientDbError(err) ? dependencyUnavailable('The database', retryAfterSeconds, err) : err,
-    );
-  };
 }

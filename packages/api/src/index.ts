@@ -1,8 +1,14 @@
-export type { ApiMethod, ApiOperation, ApiResponseSpec } from './api-operations.js';
+export type { ApiMethod, ApiOperation, ApiResponseSpec } from './operation-spec.js';
+export { apiBasePath, noContent } from './operation-spec.js';
 export {
-  apiBasePath,
+  alertPath,
+  alertRulePath,
+  alertRulesPath,
+  alertsPath,
   apiOperations,
   findApiOperation,
+  investigationPath,
+  investigationsPath,
   openApiPath,
   serviceMetricsPath,
   servicePath,
@@ -13,3 +19,11 @@ export { createApiRouter } from './api-router.js';
 export type { OpenApiDocument } from './openapi-document.js';
 export { createOpenApiDocument, toOpenApiPath } from './openapi-document.js';
 export { pageOf } from './page-of.js';
+export type { NotificationChannelsRouterDeps } from './notification-channels-router.js';
+export { createNotificationChannelsRouter } from './notification-channels-router.js';
+export {
+  alertNotificationsPath,
+  notificationChannelPath,
+  notificationChannelsPath,
+  notificationOperations,
+} from './notification-operations.js';

@@ -1,26 +1,30 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { apiLimits } from '@monitor/schemas';
-import type { ApiOperation, ApiResponseSpec } from './api-operations.js';
+import type { ApiOperation, ApiResponseSpec } from './operation-spec.js';
 import { apiOperations } from './api-operations.js';
 
 /** An OpenAPI 3.1 document as JSON. */
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
-const description = `Host monitoring: ingest metrics, list services, read their history.
+const description = `Host monitoring: ingest metrics, list services and read their history, define
+alert rules, follow alerts and read the investigations opened when they fire.
 
 **Authentication.** Every \`/api/v1\` endpoint except this document takes an API key in
 \`X-API-Key\` or \`Authorization: Bearer <key>\`. A missing or unknown key is 401; a key without
-the scope an operation needs (\`read\` for GETs, \`ingest\` for POST /ingest) is 403. A resource
-of another organization is 404, exactly as if it did not exist.
+the scope an operation needs (\`read\` for GETs, \`write\` for creating, changing and deleting
+rules and opening investigations, \`ingest\` for POST /ingest) is 403. A resource of another
+organization is 404, exactly as if it did not exist; so is a malformed id in a path.
 
 **Errors.** Every 4xx and 5xx body is an RFC 9457 problem (\`application/problem+json\`). A
-known path with another method is 405 with an \`Allow\` header; an unknown path is 404.
+known path with another method is 405 with an \`Allow\` header; an unknown path is 404. A
+request body must be \`application/json\` (415 otherwise) of at most 1 MiB (413); an invalid
+body, malformed JSON included, is 422 with \`errors[{ path, message }]\` naming each field.
 
 **Pagination.** Lists take \`limit\` (1 to ${apiLimits.maxLimit}, default ${apiLimits.defaultLimit})
 and \`offset\` (default 0) and answer \`pagination { limit, offset, total, has_more }\`. A value
 out of range or not an integer is 422 naming the parameter and the bound. Services are ordered
-by name, then id.
+by name, then id; rules, alerts and investigations newest first.
 
 **Time.** Timestamps are ISO 8601 in UTC with \`Z\`.`;
 
@@ -32,7 +36,9 @@ export function toOpenApiPath(path: string): string {
 function toResponse(spec: ApiResponseSpec): ResponseConfig {
   return {
     description: spec.description,
-    content: { [spec.contentType]: { schema: spec.schema } },
+    ...(spec.contentType === 'none'
+      ? {}
+      : { content: { [spec.contentType]: { schema: spec.schema } } }),
     ...(spec.headers === undefined
       ? {}
       : {
@@ -94,13 +100,21 @@ export function createOpenApiDocument(): OpenApiDocument {
     scheme: 'bearer',
     description: 'The API key as a bearer token.',
   });
-  for (const operation of apiOperations) registry.registerPath(toRoute(operation));
+  for (const operation of apiOperations) {
+    registry.registerPath(toRoute(operation));
+  }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Monitor API', version: '1.0.0', description },
     security: [{ apiKey: [] }, { bearer: [] }],
     tags: [
       { name: 'services', description: 'Monitored hosts, their status and metric history.' },
+      { name: 'alert rules', description: 'What fires an alert, and where it is notified.' },
+      { name: 'alerts', description: 'Alerts fired by the rules, active and resolved.' },
+      {
+        name: 'investigations',
+        description: 'Automated analyses of an alert or of a service over a time range.',
+      },
       { name: 'ingest', description: 'Metric ingestion from agents.' },
       { name: 'meta', description: 'This document.' },
       { name: 'operations', description: 'Health, readiness and metrics of every role.' },

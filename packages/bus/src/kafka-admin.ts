@@ -25,6 +25,8 @@ export type KafkaAdmin = BusAdmin & {
  */
 export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   const { kafka, pingTimeoutMs, requestTimeoutMs } = deps;
+  // How long a topic created by another process may take to show its partitions.
+  const metadataSettleMs = requestTimeoutMs;
   const logger = deps.logger.child({ bus: 'kafka-admin' });
   let current: { admin: Admin; connected: Promise<void> } | undefined;
 
@@ -98,8 +100,7 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
           });
           if (created) logger.info({ topic: name, replicationFactor }, 'topic created');
         }
-        const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
-        const partitions = topics[0]?.partitions.length ?? 0;
+        const partitions = await partitionCount(admin, name);
         if (!created && partitions !== options.partitions) {
           // Adding partitions moves keys to other partitions (per-key order breaks across the
           // change); an operator decides that, never a deploy.
@@ -112,6 +113,25 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
       });
     } catch (err) {
       throw toBusError(err);
+    }
+  }
+
+  /**
+   * The topic's partition count. Another replica starting at the same moment may have created
+   * the topic an instant ago: until its leaders are elected the broker answers a retriable
+   * "does not host this topic-partition", so retry that for a few seconds.
+   */
+  async function partitionCount(admin: Admin, name: string): Promise<number> {
+    const deadline = Date.now() + metadataSettleMs;
+    for (let delayMs = 50; ; delayMs = Math.min(delayMs * 2, 1_000)) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
+        return topics[0]?.partitions.length ?? 0;
+      } catch (err) {
+        const retriable = (err as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() + delayMs > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
     }
   }
 

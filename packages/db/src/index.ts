@@ -72,3 +72,63 @@ export type {
   FireAlertResult,
   ResolveAlertsFilter,
 } from './alert-transitions.js';
+
+export { createEvaluatorStore } from './evaluator-store.js';
+export type {
+  AlertEvent,
+  EvaluatorCommit,
+  EvaluatorCommitResult,
+  EvaluatorStateKey,
+  EvaluatorStateRecord,
+  EvaluatorStore,
+} from './evaluator-store.js';
+export { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
+export type { LiveRule, RuleCondition, RuleSeverity } from './rule-snapshot.js';
+
+export type {
+  ClaimOptions,
+  ClaimedInvestigation,
+  EvidencePeer,
+  EvidenceRequest,
+  EvidenceSample,
+  EvidenceService,
+  EvidenceSnapshot,
+  FailOptions,
+  FailOutcome,
+  InvestigationAnalysis,
+  InvestigationEvidence,
+  InvestigationFinding,
+  InvestigationRecommendation,
+  InvestigationReport,
+  InvestigationStore,
+  InvestigationTimelineEntry,
+} from './investigation-store.js';
+
+export { createRuleStore } from './rule-store.js';
+export type { AlertRuleFields, AlertRuleRow, RuleStore } from './rule-store.js';
+export { createAlertQueries } from './alert-queries.js';
+export type { AlertQueries, ListAlertsQuery } from './alert-queries.js';
+export { createInvestigationQueries } from './investigation-queries.js';
+export type {
+  InvestigationDetailRow,
+  InvestigationQueries,
+  InvestigationRow,
+  ListInvestigationsQuery,
+} from './investigation-queries.js';
+
+export { createNotificationChannelStore } from './notification-channel-store.js';
+export type {
+  ChannelType,
+  NotificationChannelRecord,
+  NotificationChannelStore,
+} from './notification-channel-store.js';
+export { abandonedAttemptDetail, createNotificationStore } from './notification-store.js';
+export type {
+  ClaimedNotification,
+  ClaimNotificationsOptions,
+  NotificationAttemptRecord,
+  NotificationRecord,
+  NotificationStatus,
+  NotificationStore,
+  RecordAttemptInput,
+} from './notification-store.js';

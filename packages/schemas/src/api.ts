@@ -304,6 +304,69 @@ function issuesOf(error: z.ZodError): QueryIssue[] {
   }));
 }
 
+/**
+ * The parameters `schema` names, parsed; other parameters are ignored. Issues name the
+ * parameter as the client wrote it.
+ */
+export function parseQuery<S extends z.ZodObject>(
+  schema: S,
+  query: QueryInput,
+): QueryParseResult<z.output<S>> {
+  const named = Object.fromEntries(Object.keys(schema.shape).map((name) => [name, query[name]]));
+  const result = schema.safeParse(named);
+  return result.success
+    ? { success: true, data: result.data }
+    : { success: false, issues: issuesOf(result.error) };
+}
+
+/** An issue of a JSON body: `path` into it (`['channels', 1]`; `[]` for the whole body). */
+export type BodyIssue = { path: (string | number)[]; message: string };
+
+export type BodyParseResult<T> =
+  { success: true; data: T } | { success: false; issues: BodyIssue[] };
+
+/**
+ * A JSON body parsed with `schema`. An unknown field of a strict object is reported at its own
+ * path (zod reports them all at the object's path), so each one can be named to the client.
+ */
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+): BodyParseResult<z.output<S>> {
+  const result = schema.safeParse(body);
+  if (result.success) return { success: true, data: result.data };
+  const pathOf = (path: readonly PropertyKey[]) =>
+    path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment));
+  return {
+    success: false,
+    issues: result.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ path: [...pathOf(issue.path), key], message: issue.message }))
+        : [{ path: pathOf(issue.path), message: issue.message }],
+    ),
+  };
+}
+
+/** An enum query parameter whose error lists the values, e.g. `must be one of a, b`. */
+export function queryEnum<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+}
+
+/**
+ * An id query parameter such as `service_id=svc_…`: the form the platform's ids take (the
+ * prefix, `_`, an uppercase ULID), so a mistyped filter is a 422 rather than an empty list.
+ */
+export function queryId(prefix: string) {
+  return z.string({ error: 'must be given once' }).regex(idPattern(prefix), {
+    error: `must be an id of the form ${prefix}_<ULID>`,
+  });
+}
+
+/** `^svc_<ULID>$`: ids as `@monitor/platform` generates them (this package depends on zod only). */
+export function idPattern(prefix: string): RegExp {
+  return new RegExp(`^${prefix}_[0-7][0-9A-HJKMNP-TV-Z]{25}$`);
+}
+
 /** Query parameters of `GET /api/v1/services`; unknown parameters are ignored. */
 export function parseServiceListQuery(query: QueryInput): QueryParseResult<ServiceListQuery> {
   const tagParameters: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ConfigOf } from '@monitor/platform';
-import { baseConfigFields, envPositiveInt, envString } from '@monitor/platform';
+import { baseConfigFields, envPositiveInt, envString, envUrl } from '@monitor/platform';
 
 /**
  * Every setting of every role, parsed once at start. The names of the API contract come from
@@ -12,6 +12,11 @@ export const serverConfigSchema = z.object({
   /** Used when the topic does not exist yet; more partitions allow more writer replicas. */
   SAMPLES_TOPIC_PARTITIONS: envPositiveInt().default(6),
   KAFKA_CLIENT_ID: envString().default('monitor'),
+  /**
+   * How long Kafka waits for a silent consumer before giving its partitions to the rest of the
+   * group: the pause a crashed writer or evaluator replica causes (broker minimum 6 s).
+   */
+  KAFKA_SESSION_TIMEOUT_MS: envPositiveInt().default(30_000),
   /** An ingest request not acknowledged by Kafka within this time answers 503. */
   INGEST_PUBLISH_TIMEOUT_MS: envPositiveInt().default(5_000),
   /** How long the gateway gathers requests into one Kafka produce. */
@@ -30,6 +35,29 @@ export const serverConfigSchema = z.object({
   DATABASE_POOL_MAX: envPositiveInt().default(10),
   /** How long a revoked API key may still work on a replica that cached it. */
   API_KEY_CACHE_TTL_MS: envPositiveInt().default(15_000),
+  /** How often evaluators check whether alert rules changed (a change applies within ~this). */
+  EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
+  /** How often the notifier looks for due outbox rows. */
+  NOTIFIER_POLL_MS: envPositiveInt().default(500),
+  /** Delivery attempts per message before it is marked failed. */
+  NOTIFIER_MAX_ATTEMPTS: envPositiveInt().default(10),
+  /** The first retry waits this long; each next one twice as long, up to the maximum. */
+  NOTIFIER_RETRY_BASE_MS: envPositiveInt().default(5_000),
+  NOTIFIER_RETRY_MAX_MS: envPositiveInt().default(30 * 60_000),
+  /** A Slack or webhook request without an answer after this long is a failed attempt. */
+  NOTIFIER_HTTP_TIMEOUT_MS: envPositiveInt().default(10_000),
+  /** SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`. */
+  SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] }).optional(),
+  /** How often the investigator looks for queued investigations. */
+  INVESTIGATOR_POLL_MS: envPositiveInt().default(500),
+  /** A running investigation whose investigator died is taken over after this long. */
+  INVESTIGATOR_LEASE_MS: envPositiveInt().default(120_000),
+  INVESTIGATOR_MAX_ATTEMPTS: envPositiveInt().default(3),
+  /** An OpenAI-compatible endpoint (…/v1) that may rewrite the investigation narrative. */
+  LLM_BASE_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
+  LLM_API_KEY: envString().optional(),
+  LLM_MODEL: envString().default('gpt-4o-mini'),
+  LLM_TIMEOUT_MS: envPositiveInt().default(10_000),
   SHUTDOWN_TIMEOUT_MS: envPositiveInt().default(25_000),
   /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
   MONITOR_DATA_DIR: envString().default('./data'),

@@ -1,12 +1,19 @@
 import type { Express } from 'express';
 import { createApiRouter } from '@monitor/api';
 import type { Database } from '@monitor/db';
-import { createServiceQueries } from '@monitor/db';
+import {
+  createAlertQueries,
+  createInvestigationQueries,
+  createNotificationChannelStore,
+  createNotificationStore,
+  createRuleStore,
+  createServiceQueries,
+} from '@monitor/db';
 import type { RoleContext } from '../role-context.js';
 import { createKeyAuthenticator } from './gateway-role.js';
 
 /**
- * The query API (`/api/v1/services…` and `/api/v1/openapi.json`) as a `mount` for an express
+ * The REST API (everything under `/api/v1` but ingest) as a `mount` for an express
  * app: the app of role `api`, or the gateway's app in role `all`, on the same port.
  */
 export function createApiMount(ctx: RoleContext, db: Database): (app: Express) => void {
@@ -14,6 +21,11 @@ export function createApiMount(ctx: RoleContext, db: Database): (app: Express) =
     services: createServiceQueries(db, {
       staleAfterSeconds: ctx.config.SERVICE_STALE_AFTER_SECONDS,
     }),
+    rules: createRuleStore(db),
+    alerts: createAlertQueries(db),
+    investigations: createInvestigationQueries(db),
+    channels: createNotificationChannelStore(db),
+    notifications: createNotificationStore(db),
     authenticator: createKeyAuthenticator(ctx, db),
   });
   return (app) => {

@@ -12,9 +12,18 @@ import { createRoleApp } from '../ops-app.js';
 import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener } from './gateway-role.js';
+import { evaluatorGroupId, startAlertEvaluator } from './evaluator-role.js';
+import { startNotifier } from './notifier-role.js';
 import { startSampleWriter, writerGroupId } from './writer-role.js';
 
-export const roles = ['gateway', 'writer', 'api', 'all'] as const;
+export const roles = [
+  'gateway',
+  'writer',
+  'evaluator',
+  'api',
+  'notifier',
+  'all',
+] as const;
 export type Role = (typeof roles)[number];
 
 /** Starts `role` and returns once it serves; everything it opened is registered for shutdown. */
@@ -30,13 +39,14 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
   }
   await ensureBootstrapKey(ctx, db);
 
-  if (role === 'api') {
-    // The query API reads the database only: no bus, no Redis.
+  if (role === 'api' || role === 'notifier') {
+    // Roles of the database alone: no bus, no Redis.
+    if (role === 'notifier') startNotifier(ctx, db);
     const app = createRoleApp({
       logger: ctx.logger,
       metrics: ctx.metrics,
       readiness: [databaseReadiness(db)],
-      mount: createApiMount(ctx, db),
+      ...(role === 'api' ? { mount: createApiMount(ctx, db) } : {}),
     });
     await listenHttp(ctx, app, config.PORT);
     return;
@@ -55,8 +65,8 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
   if (role !== 'gateway') {
     await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
   }
-  if (role === 'writer') {
-    await startSampleWriter(ctx, { db, bus });
+  if (role === 'writer' || role === 'evaluator') {
+    await (role === 'writer' ? startSampleWriter : startAlertEvaluator)(ctx, { db, bus });
     await listenHttp(
       ctx,
       createRoleApp({ logger: ctx.logger, metrics: ctx.metrics, readiness }),
@@ -71,15 +81,21 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
     const client = redis;
     readiness.push({ name: 'redis', check: async () => (await client.ping()) === 'PONG' });
   }
-  if (role === 'all') await startSampleWriter(ctx, { db, bus });
+  if (role === 'all') {
+    await startSampleWriter(ctx, { db, bus });
+    await startAlertEvaluator(ctx, { db, bus });
+    startNotifier(ctx, db);
+  }
   const listener = createGatewayRequestListener(ctx, {
     db,
     bus,
     redis,
     readiness,
-    // Without Kafka nothing durable stands between the gateway and storage: a 200 then means
-    // the writer has committed the samples.
-    ...(role === 'all' && brokers === undefined ? { ackAfterConsumedBy: [writerGroupId] } : {}),
+    // Without Kafka nothing durable stands between the gateway and the consumers: a 200 then
+    // means the writer has stored the samples and the evaluator has checkpointed their effect.
+    ...(role === 'all' && brokers === undefined
+      ? { ackAfterConsumedBy: [writerGroupId, evaluatorGroupId] }
+      : {}),
     // Role `all` serves the query API on the same port.
     ...(role === 'all' ? { mount: createApiMount(ctx, db) } : {}),
   });

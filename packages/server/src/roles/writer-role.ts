@@ -3,9 +3,10 @@ import type { Database } from '@monitor/db';
 import { createSampleStore, isTransientDbError, runMaintenance } from '@monitor/db';
 import type { SampleSink, WriterMetrics } from '@monitor/writer';
 import { createSampleWriter } from '@monitor/writer';
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RoleContext } from '../role-context.js';
+import { createLagGauge } from './lag-gauge.js';
 
 export const writerGroupId = 'writer';
 const maintenanceIntervalMs = 60_000;
@@ -63,6 +64,7 @@ export async function startSampleWriter(
     handleBatch: (batch) => writer.handleBatch(batch),
     // Every partition's batch may be in flight at once, so one transaction carries them all.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
+    sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     onLag: writerMetrics.lag,
   });
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
@@ -86,12 +88,6 @@ function startMaintenance(ctx: RoleContext, db: Database): void {
 function createWriterMetrics(
   registry: Registry,
 ): WriterMetrics & { lag: NonNullable<SubscribeOptions['onLag']> } {
-  const lag = new Gauge({
-    name: 'consumer_lag_records',
-    help: 'Records of a partition not yet processed by this consumer group, after its last batch.',
-    labelNames: ['group', 'topic', 'partition'],
-    registers: [registry],
-  });
   const batches = new Histogram({
     name: 'writer_batch_host_samples',
     help: 'Host samples (Kafka messages) per storage batch.',
@@ -128,7 +124,6 @@ function createWriterMetrics(
     },
     deadLettered: (reason) => deadLettered.inc({ reason }),
     writeRetried: () => retries.inc(),
-    lag: ({ topic, partition, records }) =>
-      lag.set({ group: writerGroupId, topic, partition: String(partition) }, records),
+    lag: createLagGauge(registry, writerGroupId),
   };
 }

@@ -1,0 +1,197 @@
+import { Router } from 'express';
+import type { Router as ExpressRouter } from 'express';
+import type {
+  NotificationChannelRecord,
+  NotificationChannelStore,
+  NotificationRecord,
+  NotificationStore,
+} from '@monitor/db';
+import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
+import type {
+  NotificationChannelListResponse,
+  NotificationChannelResponse,
+  NotificationChannelType,
+  NotificationListResponse,
+  NotificationResponse,
+  QueryInput,
+} from '@monitor/schemas';
+import {
+  isNotificationChannelType,
+  notificationLimits,
+  notificationTargetSchemas,
+  paginationQuerySchema,
+  parseBody,
+  parseQuery,
+} from '@monitor/schemas';
+import {
+  alertNotificationsPath,
+  notificationChannelPath,
+  notificationChannelsPath,
+} from './notification-operations.js';
+import { databaseErrors } from './database-errors.js';
+import { bodyOrThrow } from './body-or-throw.js';
+import { jsonBody } from './json-body.js';
+import { pageOf } from './page-of.js';
+import { queryOrThrow } from './query-or-throw.js';
+import { authOf, requireScope } from './require-scope.js';
+
+export type NotificationChannelsRouterDeps = {
+  /** The organizations' channel targets. */
+  channels: NotificationChannelStore;
+  /** The outbox, read for an alert's delivery record. */
+  notifications: Pick<NotificationStore, 'listForAlert'>;
+  /** Resolves API keys (cached); a lookup that throws is a dependency failure (503). */
+  authenticator: ApiKeyAuthenticator;
+  /** Retry-After of a 503 when the database is unreachable (default 5). */
+  retryAfterSeconds?: number;
+};
+
+/**
+ * The notification endpoints under `/api/v1` (absolute paths: mount with `app.use(router)`):
+ * the organization's channel targets (`read` to see, `write` to change) and the delivery record
+ * of an alert's notifications. Errors go to the app's problem handler; database connection
+ * failures become 503 on the way.
+ */
+export function createNotificationChannelsRouter(
+  deps: NotificationChannelsRouterDeps,
+): ExpressRouter {
+  const router = Router();
+  const read = requireScope(deps.authenticator, 'read');
+  const write = requireScope(deps.authenticator, 'write');
+
+  router
+    .route(notificationChannelsPath)
+    .get(read, async (req, res) => {
+      const page = queryOrThrow(parseQuery(paginationQuerySchema, req.query as QueryInput));
+      // At most one row per channel type: paged in memory.
+      const records = await deps.channels.listChannels(authOf(res).orgId);
+      const channels = records.slice(page.offset, page.offset + page.limit);
+      const body: NotificationChannelListResponse = {
+        channels: channels.map(toChannelResponse),
+        pagination: pageOf(page, channels.length, records.length),
+      };
+      res.json(body);
+    })
+    .all(methodNotAllowedHandler(['GET']));
+
+  router
+    .route(notificationChannelPath)
+    .get(read, async (req, res) => {
+      const type = channelTypeOf(req.params['type']);
+      const record = await deps.channels.getChannel(authOf(res).orgId, type);
+      if (record === undefined) throw channelNotFound(type);
+      const body: NotificationChannelResponse = toChannelResponse(record);
+      res.json(body);
+    })
+    .put(
+      write,
+      // An unknown type is 404 before the body is even looked at.
+      (req, _res, next) => {
+        channelTypeOf(req.params['type']);
+        next();
+      },
+      ...jsonBody,
+      async (req, res) => {
+        const type = channelTypeOf(req.params['type']);
+        const target = bodyOrThrow(parseBody(notificationTargetSchemas[type], req.body as unknown));
+        const record = await deps.channels.putChannel(authOf(res).orgId, type, target);
+        const body: NotificationChannelResponse = toChannelResponse(record);
+        res.json(body);
+      },
+    )
+    .delete(write, async (req, res) => {
+      const type = channelTypeOf(req.params['type']);
+      const deleted = await deps.channels.deleteChannel(authOf(res).orgId, type);
+      if (!deleted) throw channelNotFound(type);
+      res.status(204).end();
+    })
+    .all(methodNotAllowedHandler(['GET', 'PUT', 'DELETE']));
+
+  router
+    .route(alertNotificationsPath)
+    .get(read, async (req, res) => {
+      const alertId = req.params['id'];
+      const page = queryOrThrow(parseQuery(paginationQuerySchema, req.query as QueryInput));
+      // A malformed id cannot name an alert: 404, exactly like an unknown one.
+      if (!isId('alr', alertId)) throw alertNotFound();
+      // At most one row per (channel, transition): paged in memory.
+      const records = await deps.notifications.listForAlert(authOf(res).orgId, alertId);
+      if (records === undefined) throw alertNotFound();
+      const notifications = records.slice(page.offset, page.offset + page.limit);
+      const body: NotificationListResponse = {
+        notifications: notifications.map(toNotificationResponse),
+        pagination: pageOf(page, notifications.length, records.length),
+      };
+      res.json(body);
+    })
+    .all(methodNotAllowedHandler(['GET']));
+
+  router.use(databaseErrors(deps.retryAfterSeconds ?? 5));
+  return router;
+}
+
+function channelNotFound(type: string) {
+  return notFound(`The ${type} notification channel`);
+}
+
+function alertNotFound() {
+  return notFound('The alert');
+}
+
+/** An unknown channel type is 404, like a path that does not exist. */
+function channelTypeOf(value: string | string[] | undefined): NotificationChannelType {
+  if (!isNotificationChannelType(value)) throw notFound('The notification channel type');
+  return value;
+}
+
+/** `********` and the secret's last characters: enough to tell secrets apart, not to sign. */
+function maskWebhookSecret(secret: string): string {
+  return '********' + secret.slice(-notificationLimits.shownWebhookSecretCharacters);
+}
+
+function toChannelResponse(record: NotificationChannelRecord): NotificationChannelResponse {
+  const times = {
+    created_at: record.createdAt.toISOString(),
+    updated_at: record.updatedAt.toISOString(),
+  };
+  // The stored config was validated by the same schemas when it was PUT.
+  switch (record.type) {
+    case 'slack':
+      return { type: 'slack', ...notificationTargetSchemas.slack.parse(record.config), ...times };
+    case 'email':
+      return { type: 'email', ...notificationTargetSchemas.email.parse(record.config), ...times };
+    case 'webhook': {
+      const target = notificationTargetSchemas.webhook.parse(record.config);
+      return {
+        type: 'webhook',
+        url: target.url,
+        secret: maskWebhookSecret(target.secret),
+        ...times,
+      };
+    }
+  }
+}
+
+function toNotificationResponse(record: NotificationRecord): NotificationResponse {
+  return {
+    id: record.id,
+    alert_id: record.alertId,
+    channel: record.channel,
+    transition: record.transition,
+    idempotency_key: record.idempotencyKey,
+    status: record.status,
+    attempts: record.attempts,
+    next_attempt_at: record.nextAttemptAt?.toISOString() ?? null,
+    last_error: record.lastError,
+    created_at: record.createdAt.toISOString(),
+    delivered_at: record.deliveredAt?.toISOString() ?? null,
+    attempt_log: record.attemptLog.map((attempt) => ({
+      attempt: attempt.attempt,
+      attempted_at: attempt.attemptedAt.toISOString(),
+      outcome: attempt.outcome,
+      detail: attempt.detail,
+      duration_ms: attempt.durationMs,
+    })),
+  };
+}

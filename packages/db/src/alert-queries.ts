@@ -1,0 +1,67 @@
+import { toAlertRow } from './alert-transitions.js';
+import type { Database } from './database.js';
+import type { AlertRow } from './service-queries.js';
+
+export type ListAlertsQuery = {
+  orgId: string;
+  /** `all`: active and resolved. */
+  status: 'active' | 'resolved' | 'all';
+  severity?: string | undefined;
+  serviceId?: string | undefined;
+  ruleId?: string | undefined;
+  limit: number;
+  offset: number;
+};
+
+export type AlertQueries = {
+  /** One page of the org's alerts matching every filter, newest first (id descending), and their number. */
+  listAlerts(query: ListAlertsQuery): Promise<{ alerts: AlertRow[]; total: number }>;
+  /** The org's alert; undefined for an unknown or another org's alert. */
+  getAlert(orgId: string, id: string): Promise<AlertRow | undefined>;
+};
+
+type AlertDbRow = Parameters<typeof toAlertRow>[0];
+
+const alertColumns = `id, rule_id, rule_name, service_id, host, metric, condition, threshold,
+  severity, status, value, started_at, fired_at, resolved_at, investigation_id`;
+
+/** Reads of table `alerts` for the API; alerts are written only by `fireAlert`/`resolveAlerts`. */
+export function createAlertQueries(db: Database): AlertQueries {
+  const { sql } = db;
+  return {
+    async listAlerts(query) {
+      const filters = sql`
+        org_id = ${query.orgId}
+        ${query.status === 'all' ? sql`` : sql`and status = ${query.status}`}
+        ${query.severity === undefined ? sql`` : sql`and severity = ${query.severity}`}
+        ${query.serviceId === undefined ? sql`` : sql`and service_id = ${query.serviceId}`}
+        ${query.ruleId === undefined ? sql`` : sql`and rule_id = ${query.ruleId}`}
+      `;
+      // The total rides on every row, and on the one null row of a page past the end.
+      const rows = await sql<(Partial<AlertDbRow> & { total: string })[]>`
+        select t.total, p.*
+        from (select count(*) as total from alerts where ${filters}) t
+        left join lateral (
+          select ${sql.unsafe(alertColumns)} from alerts
+          where ${filters}
+          order by id desc
+          limit ${query.limit} offset ${query.offset}
+        ) p on true
+        order by p.id desc
+      `;
+      return {
+        alerts: rows
+          .filter((row) => row.id !== null && row.id !== undefined)
+          .map((row) => toAlertRow(row as AlertDbRow)),
+        total: Number(rows[0]?.total ?? 0),
+      };
+    },
+
+    async getAlert(orgId, id) {
+      const [row] = await sql<AlertDbRow[]>`
+        select ${sql.unsafe(alertColumns)} from alerts where id = ${id} and org_id = ${orgId}
+      `;
+      return row === undefined ? undefined : toAlertRow(row);
+    },
+  };
+}

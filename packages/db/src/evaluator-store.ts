@@ -1,0 +1,220 @@
+import { fireAlert, resolveAlerts } from './alert-transitions.js';
+import type { Database, TransactionSql } from './database.js';
+import type { OffsetOwner } from './sample-store.js';
+
+/** One (rule, host) window of the evaluator. */
+export type EvaluatorStateKey = { orgId: string; host: string; ruleId: string };
+
+/** A window's state as the evaluator checkpoints it: plain JSON data, opaque to storage. */
+export type EvaluatorStateRecord = EvaluatorStateKey & { state: unknown };
+
+/** A transition the evaluator decided; times are sample times, epoch milliseconds. */
+export type AlertEvent =
+  | (EvaluatorStateKey & { type: 'fire'; value: number; startedMs: number; firedMs: number })
+  | (EvaluatorStateKey & { type: 'resolve'; resolvedMs: number });
+
+export type EvaluatorCommit = {
+  partition: number;
+  /** The next offset `appliedOffset` reported when the batch began: the commit applies only while it is still the stored one. */
+  fromOffset: number;
+  /** One past the batch's last record. */
+  nextOffset: number;
+  /** The states the batch changed (stored only while their rule is live). */
+  states: readonly EvaluatorStateRecord[];
+  /** Fire and resolve transitions, in sample order. */
+  events: readonly AlertEvent[];
+};
+
+export type EvaluatorCommitResult =
+  | {
+      outcome: 'committed';
+      /** Alerts created. */
+      fired: number;
+      /** Fires that found the (rule, host) alert active already (a replay after a lost checkpoint). */
+      alreadyActive: number;
+      resolved: number;
+      /** Keys whose rule was deleted or disabled meanwhile: their state was deleted, start them afresh. */
+      reset: EvaluatorStateKey[];
+    }
+  /** Another consumer advanced the partition since `fromOffset`: nothing was written. */
+  | { outcome: 'offset-moved'; storedOffset: number };
+
+export type EvaluatorStore = {
+  /** The partition's stored next offset (0 when none): records below it are already applied. */
+  appliedOffset(partition: number): Promise<number>;
+  /** The stored states of `keys` (absent keys have none). One query whatever the count. */
+  loadStates(keys: readonly EvaluatorStateKey[]): Promise<EvaluatorStateRecord[]>;
+  /**
+   * In one transaction: locks the partition's offset row, checks it still holds `fromOffset`,
+   * applies the events through fireAlert / resolveAlerts, stores the states and the next offset.
+   * Throws to have the batch retried (nothing is written then).
+   */
+  commit(commit: EvaluatorCommit): Promise<EvaluatorCommitResult>;
+  /** Deletes the states of rules that are deleted, disabled or gone; returns how many. */
+  dropOrphanStates(): Promise<number>;
+};
+
+export function createEvaluatorStore(db: Database, owner: OffsetOwner): EvaluatorStore {
+  const { sql } = db;
+  return {
+    async appliedOffset(partition) {
+      const [row] = await sql<{ next_offset: string }[]>`
+        select next_offset from consumer_offsets
+        where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+      `;
+      return row === undefined ? 0 : Number(row.next_offset);
+    },
+
+    async loadStates(keys) {
+      if (keys.length === 0) return [];
+      const rows = await sql<{ org_id: string; host: string; rule_id: string; state: unknown }[]>`
+        select s.org_id, s.host, s.rule_id, s.state
+        from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
+          ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
+        join evaluator_states s using (org_id, host, rule_id)
+      `;
+      return rows.map((row) => ({
+        orgId: row.org_id,
+        host: row.host,
+        ruleId: row.rule_id,
+        state: row.state,
+      }));
+    },
+
+    async commit(commit) {
+      return await sql.begin(async (tx) => {
+        const storedOffset = await lockOffset(tx, owner, commit.partition);
+        if (storedOffset !== commit.fromOffset) {
+          return { outcome: 'offset-moved' as const, storedOffset };
+        }
+        const result = { fired: 0, alreadyActive: 0, resolved: 0 };
+        const reset = new Map<string, EvaluatorStateKey>();
+        for (const event of commit.events) {
+          const key = stateKey(event);
+          if (reset.has(key)) continue;
+          if (event.type === 'resolve') {
+            const resolved = await resolveAlerts(
+              tx,
+              { orgId: event.orgId, ruleId: event.ruleId, host: event.host },
+              new Date(event.resolvedMs),
+            );
+            result.resolved += resolved.length;
+            continue;
+          }
+          const fired = await fireAlert(tx, {
+            orgId: event.orgId,
+            ruleId: event.ruleId,
+            host: event.host,
+            value: event.value,
+            startedAt: new Date(event.startedMs),
+            firedAt: new Date(event.firedMs),
+          });
+          if (fired.outcome === 'fired') result.fired++;
+          else if (fired.outcome === 'already-active') result.alreadyActive++;
+          else reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
+        }
+        const live = await lockLiveRules(tx, [...new Set(commit.states.map((s) => s.ruleId))]);
+        const kept: EvaluatorStateRecord[] = [];
+        const dropped: EvaluatorStateKey[] = [];
+        for (const record of commit.states) {
+          const key = stateKey(record);
+          if (live.has(record.ruleId) && !reset.has(key)) {
+            kept.push(record);
+            continue;
+          }
+          // A state not stored because its rule went away is reset just the same.
+          const { orgId, host, ruleId } = record;
+          dropped.push({ orgId, host, ruleId });
+          reset.set(key, { orgId, host, ruleId });
+        }
+        await upsertStates(tx, kept);
+        await deleteStates(tx, dropped);
+        await tx`
+          update consumer_offsets set next_offset = ${commit.nextOffset}
+          where group_id = ${owner.groupId} and topic = ${owner.topic}
+            and partition = ${commit.partition}
+        `;
+        return { outcome: 'committed' as const, ...result, reset: [...reset.values()] };
+      });
+    },
+
+    async dropOrphanStates() {
+      const deleted = await sql`
+        delete from evaluator_states s
+        where not exists (
+          select 1 from alert_rules r
+          where r.id = s.rule_id and r.org_id = s.org_id and r.enabled and r.deleted_at is null
+        )
+      `;
+      return deleted.count;
+    },
+  };
+}
+
+function stateKey(key: EvaluatorStateKey): string {
+  return `${key.orgId}\u0000${key.host}\u0000${key.ruleId}`;
+}
+
+/**
+ * The partition's stored next offset, its row locked `for update` until commit: a second
+ * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
+ * offset moved past its batch and writes nothing.
+ */
+async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
+  await tx`
+    insert into consumer_offsets (group_id, topic, partition, next_offset)
+    values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
+    on conflict (group_id, topic, partition) do nothing
+  `;
+  const [row] = await tx<{ next_offset: string }[]>`
+    select next_offset from consumer_offsets
+    where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+    for update
+  `;
+  if (row === undefined) throw new Error('lockOffset: offset row vanished');
+  return Number(row.next_offset);
+}
+
+/**
+ * Which of `ruleIds` are live, their rows locked `for share` (in id order, one lock order for
+ * everyone): a concurrent delete or disable waits for this transaction, then its own change is
+ * seen by the evaluators' poll, which drops the states written here. Without the lock a state
+ * could be stored just after the drop and outlive its rule's incarnation.
+ */
+async function lockLiveRules(tx: TransactionSql, ruleIds: readonly string[]) {
+  if (ruleIds.length === 0) return new Set<string>();
+  const rows = await tx<{ id: string }[]>`
+    select id from alert_rules
+    where id = any(${[...ruleIds].sort()}::text[]) and enabled and deleted_at is null
+    order by id
+    for share
+  `;
+  return new Set(rows.map((row) => row.id));
+}
+
+async function upsertStates(tx: TransactionSql, states: readonly EvaluatorStateRecord[]) {
+  if (states.length === 0) return;
+  const input = JSON.stringify(
+    states.map((s) => ({ org_id: s.orgId, host: s.host, rule_id: s.ruleId, state: s.state })),
+  );
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  await tx`
+    insert into evaluator_states as e (org_id, host, rule_id, state)
+    select org_id, host, rule_id, state
+    from jsonb_to_recordset(${input}::text::jsonb) as s(
+      org_id text, host text, rule_id text, state jsonb
+    )
+    order by org_id, host, rule_id
+    on conflict (org_id, host, rule_id) do update set state = excluded.state, updated_at = now()
+  `;
+}
+
+async function deleteStates(tx: TransactionSql, keys: readonly EvaluatorStateKey[]) {
+  if (keys.length === 0) return;
+  await tx`
+    delete from evaluator_states s
+    using unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
+      ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
+    where s.org_id = k.org_id and s.host = k.host and s.rule_id = k.rule_id
+  `;
+}

@@ -1,0 +1,75 @@
+import type { Database } from './database.js';
+
+export type RuleCondition =
+  | 'greater_than'
+  | 'greater_than_or_equal'
+  | 'less_than'
+  | 'less_than_or_equal'
+  | 'equal'
+  | 'not_equal';
+
+export type RuleSeverity = 'critical' | 'warning' | 'info';
+
+/** An enabled, non-deleted alert rule, as the evaluator applies it. */
+export type LiveRule = {
+  id: string;
+  orgId: string;
+  name: string;
+  metric: string;
+  condition: RuleCondition;
+  threshold: number;
+  durationMinutes: number;
+  severity: RuleSeverity;
+  channels: string[];
+  /** Tag filter: the rule applies to hosts whose tags include every pair. */
+  scope: Record<string, string>;
+};
+
+type LiveRuleRow = {
+  id: string;
+  org_id: string;
+  name: string;
+  metric: string;
+  condition: RuleCondition;
+  threshold: number;
+  duration_minutes: number;
+  severity: RuleSeverity;
+  channels: string[];
+  scope: Record<string, string>;
+};
+
+/** Every enabled, non-deleted rule of every organization (the check constraints type them). */
+export async function loadLiveRules(db: Database): Promise<LiveRule[]> {
+  const rows = await db.sql<LiveRuleRow[]>`
+    select id, org_id, name, metric, condition, threshold, duration_minutes, severity, channels,
+      scope
+    from alert_rules
+    where enabled and deleted_at is null
+    order by id
+  `;
+  return rows.map((row) => ({
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    metric: row.metric,
+    condition: row.condition,
+    threshold: row.threshold,
+    durationMinutes: row.duration_minutes,
+    severity: row.severity,
+    channels: row.channels,
+    scope: row.scope,
+  }));
+}
+
+/**
+ * A value that changes with every committed change to any rule row: the row count catches hard
+ * deletes, and the sum of revisions (each change takes a new, larger revision from one sequence)
+ * strictly grows with every insert or update, soft deletes and disables included. Read it BEFORE
+ * loading the rules: a change committed in between then shows up as one more change next time.
+ */
+export async function ruleSetFingerprint(db: Database): Promise<string> {
+  const [row] = await db.sql<{ rules: string; revisions: string }[]>`
+    select count(*) as rules, coalesce(sum(revision), 0) as revisions from alert_rules
+  `;
+  return `${row?.rules ?? 0}:${row?.revisions ?? 0}`;
+}

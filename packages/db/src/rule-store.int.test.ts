@@ -1,0 +1,240 @@
+// @services postgres
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fireAlert } from './alert-transitions.js';
+import type { Database } from './database.js';
+import { migrate } from './migrate.js';
+import { createOrgStore } from './org-store.js';
+import type { AlertRuleFields, RuleStore } from './rule-store.js';
+import { createRuleStore } from './rule-store.js';
+import { cleanDatabase } from './testing/clean-database.js';
+
+const cpuHigh: AlertRuleFields = {
+  name: 'cpu high',
+  metric: 'cpu_percent',
+  condition: 'greater_than',
+  threshold: 90,
+  durationMinutes: 5,
+  severity: 'critical',
+  channels: ['slack', 'email'],
+  scope: { environment: 'prod' },
+  enabled: true,
+};
+
+describe('rule store on postgres', () => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  let store: RuleStore;
+  let orgId: string;
+  let otherOrgId: string;
+  const now = new Date('2026-11-22T10:30:00.000Z');
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase('postgres', 'rule_store'));
+    await migrate(db);
+    store = createRuleStore(db);
+    const orgs = createOrgStore(db);
+    orgId = (await orgs.createOrganization('a')).id;
+    otherOrgId = (await orgs.createOrganization('b')).id;
+  });
+
+  afterAll(async () => {
+    await dispose();
+  });
+
+  const revisionOf = async (id: string): Promise<bigint> => {
+    const [row] = await db.sql<{ revision: string }[]>`
+      select revision from alert_rules where id = ${id}`;
+    return BigInt(row!.revision);
+  };
+
+  /** Fires an alert of the rule on `host` (the evaluator's path) and returns its id. */
+  async function fire(ruleId: string, host: string, ruleOrgId = orgId): Promise<string> {
+    const result = await db.sql.begin((tx) =>
+      fireAlert(tx, {
+        orgId: ruleOrgId,
+        ruleId,
+        host,
+        value: 97,
+        startedAt: new Date('2026-11-22T10:00:00.000Z'),
+        firedAt: new Date('2026-11-22T10:05:00.000Z'),
+      }),
+    );
+    if (result.outcome !== 'fired') throw new Error(`fire: ${result.outcome}`);
+    return result.alert.id;
+  }
+
+  const alertsOf = (ruleId: string) =>
+    db.sql<{ id: string; status: string; resolved_at: Date | null; rule_name: string }[]>`
+      select id, status, resolved_at, rule_name from alerts where rule_id = ${ruleId} order by id`;
+
+  const notificationsOf = (alertId: string) =>
+    db.sql<{ transition: string; channel: string; idempotency_key: string }[]>`
+      select transition, channel, idempotency_key from notifications
+      where alert_id = ${alertId} order by transition, channel`;
+
+  it('stores a rule with a fresh id and reads it back', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    expect(created).toEqual({
+      id: expect.stringMatching(/^rul_[0-9A-Z]{26}$/),
+      name: 'cpu high',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      durationMinutes: 5,
+      severity: 'critical',
+      channels: ['slack', 'email'],
+      scope: { environment: 'prod' },
+      enabled: true,
+      createdAt: expect.any(Date),
+      updatedAt: created.createdAt,
+    });
+    expect(await store.getRule(orgId, created.id)).toEqual(created);
+  });
+
+  it('does not show a rule to another organization', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    expect(await store.getRule(otherOrgId, created.id)).toBeUndefined();
+    expect(await store.updateRule(otherOrgId, created.id, { name: 'x' }, now)).toBeUndefined();
+    expect(await store.deleteRule(otherOrgId, created.id, now)).toBe(false);
+    expect(await store.getRule(orgId, created.id)).toMatchObject({ name: 'cpu high' });
+  });
+
+  it('lists the organization’s live rules newest first, with the total', async () => {
+    const { id: orgOnly } = await createOrgStore(db).createOrganization('lists');
+    const ids: string[] = [];
+    for (const name of ['r1', 'r2', 'r3', 'r4']) {
+      ids.push((await store.createRule(orgOnly, { ...cpuHigh, name })).id);
+    }
+    await store.deleteRule(orgOnly, ids[1]!, now);
+    await store.createRule(otherOrgId, cpuHigh);
+    const first = await store.listRules({ orgId: orgOnly, limit: 2, offset: 0 });
+    expect(first.rules.map((rule) => rule.name)).toEqual(['r4', 'r3']);
+    expect(first.total).toBe(3);
+    const second = await store.listRules({ orgId: orgOnly, limit: 2, offset: 2 });
+    expect(second.rules.map((rule) => rule.name)).toEqual(['r1']);
+    expect(await store.listRules({ orgId: orgOnly, limit: 2, offset: 9 })).toEqual({
+      rules: [],
+      total: 3,
+    });
+  });
+
+  it('changes only the given fields and renews the revision and updated_at', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    const before = await revisionOf(created.id);
+    const updated = await store.updateRule(
+      orgId,
+      created.id,
+      { threshold: 80.5, channels: [], scope: {}, durationMinutes: 0 },
+      now,
+    );
+    expect(updated).toEqual({
+      ...created,
+      threshold: 80.5,
+      channels: [],
+      scope: {},
+      durationMinutes: 0,
+      updatedAt: expect.any(Date),
+    });
+    expect(updated!.updatedAt.getTime()).toBeGreaterThanOrEqual(created.updatedAt.getTime());
+    const after = await revisionOf(created.id);
+    expect(after).toBeGreaterThan(before);
+    const renamed = await store.updateRule(
+      orgId,
+      created.id,
+      { name: 'renamed', condition: 'less_than', severity: 'info', metric: 'load', enabled: true },
+      now,
+    );
+    expect(renamed).toMatchObject({
+      name: 'renamed',
+      condition: 'less_than',
+      severity: 'info',
+      metric: 'load',
+      threshold: 80.5,
+    });
+    expect(await revisionOf(created.id)).toBeGreaterThan(after);
+  });
+
+  it('grows the change fingerprint with every change, deletions included', async () => {
+    const fingerprint = async () => {
+      const [row] = await db.sql<{ n: string; sum: string }[]>`
+        select count(*) as n, coalesce(sum(revision), 0) as sum from alert_rules`;
+      return `${row!.n}:${row!.sum}`;
+    };
+    const start = await fingerprint();
+    const created = await store.createRule(orgId, cpuHigh);
+    const afterCreate = await fingerprint();
+    await store.updateRule(orgId, created.id, { threshold: 1 }, now);
+    const afterUpdate = await fingerprint();
+    await store.deleteRule(orgId, created.id, now);
+    const afterDelete = await fingerprint();
+    expect(new Set([start, afterCreate, afterUpdate, afterDelete]).size).toBe(4);
+  });
+
+  it('soft-deletes: 404 from then on, the row kept with deleted_at, its alerts resolved', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    const alertId = await fire(created.id, 'web-1');
+    const otherAlertId = await fire(created.id, 'web-2');
+    const before = await revisionOf(created.id);
+
+    expect(await store.deleteRule(orgId, created.id, now)).toBe(true);
+
+    expect(await store.getRule(orgId, created.id)).toBeUndefined();
+    expect(await store.updateRule(orgId, created.id, { name: 'x' }, now)).toBeUndefined();
+    expect(await store.deleteRule(orgId, created.id, now)).toBe(false);
+    const [row] = await db.sql<{ deleted_at: Date | null }[]>`
+      select deleted_at from alert_rules where id = ${created.id}`;
+    expect(row!.deleted_at).toBeInstanceOf(Date);
+    expect(await revisionOf(created.id)).toBeGreaterThan(before);
+    expect(await alertsOf(created.id)).toEqual([
+      { id: alertId, status: 'resolved', resolved_at: now, rule_name: 'cpu high' },
+      { id: otherAlertId, status: 'resolved', resolved_at: now, rule_name: 'cpu high' },
+    ]);
+    expect(await notificationsOf(alertId)).toEqual([
+      { transition: 'fired', channel: 'email', idempotency_key: `${alertId}:fired` },
+      { transition: 'fired', channel: 'slack', idempotency_key: `${alertId}:fired` },
+      { transition: 'resolved', channel: 'email', idempotency_key: `${alertId}:resolved` },
+      { transition: 'resolved', channel: 'slack', idempotency_key: `${alertId}:resolved` },
+    ]);
+    // The evaluator sees the rule gone: nothing fires for it any more.
+    const refire = await db.sql.begin((tx) =>
+      fireAlert(tx, {
+        orgId,
+        ruleId: created.id,
+        host: 'web-1',
+        value: 99,
+        startedAt: now,
+        firedAt: now,
+      }),
+    );
+    expect(refire.outcome).toBe('rule-gone');
+  });
+
+  it('resolves the active alerts of a rule that is disabled, and only then', async () => {
+    const created = await store.createRule(orgId, { ...cpuHigh, channels: ['webhook'] });
+    const alertId = await fire(created.id, 'web-1');
+    await store.updateRule(orgId, created.id, { threshold: 95, enabled: true }, now);
+    expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['active']);
+
+    const disabled = await store.updateRule(orgId, created.id, { enabled: false }, now);
+    expect(disabled).toMatchObject({ enabled: false, threshold: 95 });
+    expect(await alertsOf(created.id)).toEqual([
+      { id: alertId, status: 'resolved', resolved_at: now, rule_name: 'cpu high' },
+    ]);
+    expect((await notificationsOf(alertId)).map((n) => `${n.transition}:${n.channel}`)).toEqual([
+      'fired:webhook',
+      'resolved:webhook',
+    ]);
+    expect(await store.getRule(orgId, created.id)).toMatchObject({ enabled: false });
+  });
+
+  it('leaves alerts of other rules alone', async () => {
+    const deleted = await store.createRule(orgId, cpuHigh);
+    const kept = await store.createRule(orgId, cpuHigh);
+    await fire(deleted.id, 'db-1');
+    const keptAlertId = await fire(kept.id, 'db-1');
+    await store.deleteRule(orgId, deleted.id, now);
+    expect(await alertsOf(kept.id)).toEqual([
+      { id: keptAlertId, status: 'active', resolved_at: null, rule_name: 'cpu high' },
+    ]);
+  });
+});

@@ -1,0 +1,198 @@
+import { newId } from '@monitor/platform';
+import { resolveAlerts } from './alert-transitions.js';
+import type { Database } from './database.js';
+import { expectRow } from './expect-row.js';
+
+/** An alert rule as stored (live rules only: a deleted rule is never returned). */
+export type AlertRuleRow = {
+  id: string;
+  name: string;
+  metric: string;
+  condition: string;
+  threshold: number;
+  durationMinutes: number;
+  severity: string;
+  channels: string[];
+  /** Tag filter: the rule applies to services whose tags include every pair. */
+  scope: Record<string, string>;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/** The writable fields of a rule, validated by the caller (the table's checks back them up). */
+export type AlertRuleFields = {
+  name: string;
+  metric: string;
+  condition: string;
+  threshold: number;
+  durationMinutes: number;
+  severity: string;
+  channels: readonly string[];
+  scope: Readonly<Record<string, string>>;
+  enabled: boolean;
+};
+
+export type RuleStore = {
+  /** Stores a new rule of the org with a fresh id. */
+  createRule(orgId: string, fields: AlertRuleFields): Promise<AlertRuleRow>;
+  /** One page of the org's live rules, newest first (id descending), with their number. */
+  listRules(query: {
+    orgId: string;
+    limit: number;
+    offset: number;
+  }): Promise<{ rules: AlertRuleRow[]; total: number }>;
+  /** The org's live rule; undefined for an unknown, deleted or other org's rule. */
+  getRule(orgId: string, id: string): Promise<AlertRuleRow | undefined>;
+  /**
+   * Changes the given fields of the org's live rule (renewing its revision, so evaluators pick
+   * the change up); undefined if there is none. Disabling it resolves its active alerts at
+   * `now` in the same transaction, after the rule row is updated.
+   */
+  updateRule(
+    orgId: string,
+    id: string,
+    changes: Partial<AlertRuleFields>,
+    now: Date,
+  ): Promise<AlertRuleRow | undefined>;
+  /**
+   * Soft-deletes the org's live rule and resolves its active alerts at `now`, in one
+   * transaction; false if there was no such rule (so deleting twice is a 404 the second time).
+   */
+  deleteRule(orgId: string, id: string, now: Date): Promise<boolean>;
+};
+
+type RuleDbRow = {
+  id: string;
+  name: string;
+  metric: string;
+  condition: string;
+  threshold: number;
+  duration_minutes: number;
+  severity: string;
+  channels: string[];
+  scope: Record<string, string>;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const ruleColumns = `id, name, metric, condition, threshold, duration_minutes, severity, channels,
+  scope, enabled, created_at, updated_at`;
+
+function toRuleRow(row: RuleDbRow): AlertRuleRow {
+  return {
+    id: row.id,
+    name: row.name,
+    metric: row.metric,
+    condition: row.condition,
+    threshold: row.threshold,
+    durationMinutes: row.duration_minutes,
+    severity: row.severity,
+    channels: row.channels,
+    scope: row.scope,
+    enabled: row.enabled,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * Rules in table `alert_rules`. Every change (create, update, delete) takes a new `revision`
+ * from the `alert_rule_revisions` sequence: the evaluators' change fingerprint. Resolving alerts
+ * after the rule row was written closes the race with `fireAlert`, which reads the rule
+ * `for share`: a fire either commits first (and is resolved here) or sees the rule gone.
+ */
+export function createRuleStore(db: Database): RuleStore {
+  const { sql } = db;
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  const jsonb = (value: object) => sql`${JSON.stringify(value)}::text::jsonb`;
+
+  return {
+    async createRule(orgId, fields) {
+      const rows = await sql<RuleDbRow[]>`
+        insert into alert_rules (id, org_id, name, metric, condition, threshold, duration_minutes,
+          severity, channels, scope, enabled)
+        values (${newId('rul')}, ${orgId}, ${fields.name}, ${fields.metric}, ${fields.condition},
+          ${fields.threshold}, ${fields.durationMinutes}, ${fields.severity},
+          ${sql.array([...fields.channels])}, ${jsonb(fields.scope)}, ${fields.enabled})
+        returning ${sql.unsafe(ruleColumns)}
+      `;
+      return toRuleRow(expectRow(rows, 'insert into alert_rules'));
+    },
+
+    async listRules({ orgId, limit, offset }) {
+      // The total rides on every row, and on the one null row of a page past the end.
+      const rows = await sql<(Partial<RuleDbRow> & { total: string })[]>`
+        select t.total, p.*
+        from (select count(*) as total from alert_rules
+          where org_id = ${orgId} and deleted_at is null) t
+        left join lateral (
+          select ${sql.unsafe(ruleColumns)} from alert_rules
+          where org_id = ${orgId} and deleted_at is null
+          order by id desc
+          limit ${limit} offset ${offset}
+        ) p on true
+        order by p.id desc
+      `;
+      return {
+        rules: rows
+          .filter((row) => row.id !== null && row.id !== undefined)
+          .map((row) => toRuleRow(row as RuleDbRow)),
+        total: Number(rows[0]?.total ?? 0),
+      };
+    },
+
+    async getRule(orgId, id) {
+      const [row] = await sql<RuleDbRow[]>`
+        select ${sql.unsafe(ruleColumns)} from alert_rules
+        where id = ${id} and org_id = ${orgId} and deleted_at is null
+      `;
+      return row === undefined ? undefined : toRuleRow(row);
+    },
+
+    async updateRule(orgId, id, changes, now) {
+      const optional = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+      return sql.begin(async (tx) => {
+        // One statement for any subset: an absent field is a null parameter that keeps the column.
+        const [row] = await tx<RuleDbRow[]>`
+          update alert_rules set
+            name = coalesce(${optional(changes.name)}::text, name),
+            metric = coalesce(${optional(changes.metric)}::text, metric),
+            condition = coalesce(${optional(changes.condition)}::text, condition),
+            threshold = coalesce(${optional(changes.threshold)}::float8, threshold),
+            duration_minutes = coalesce(${optional(changes.durationMinutes)}::int, duration_minutes),
+            severity = coalesce(${optional(changes.severity)}::text, severity),
+            channels = coalesce(${
+              changes.channels === undefined ? null : tx.array([...changes.channels])
+            }::text[], channels),
+            scope = coalesce(${
+              changes.scope === undefined ? null : JSON.stringify(changes.scope)
+            }::text::jsonb, scope),
+            enabled = coalesce(${optional(changes.enabled)}::boolean, enabled),
+            revision = nextval('alert_rule_revisions'),
+            updated_at = now()
+          where id = ${id} and org_id = ${orgId} and deleted_at is null
+          returning ${tx.unsafe(ruleColumns)}
+        `;
+        if (row === undefined) return undefined;
+        if (changes.enabled === false) await resolveAlerts(tx, { orgId, ruleId: id }, now);
+        return toRuleRow(row);
+      });
+    },
+
+    async deleteRule(orgId, id, now) {
+      return sql.begin(async (tx) => {
+        const [row] = await tx<{ id: string }[]>`
+          update alert_rules set deleted_at = now(), revision = nextval('alert_rule_revisions'),
+            updated_at = now()
+          where id = ${id} and org_id = ${orgId} and deleted_at is null
+          returning id
+        `;
+        if (row === undefined) return false;
+        await resolveAlerts(tx, { orgId, ruleId: id }, now);
+        return true;
+      });
+    },
+  };
+}

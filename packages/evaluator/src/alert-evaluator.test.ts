@@ -1,0 +1,573 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { BatchContext, ConsumedRecord, RecordBatch } from '@monitor/bus';
+import type {
+  AlertEvent,
+  EvaluatorCommit,
+  EvaluatorCommitResult,
+  EvaluatorStateKey,
+  EvaluatorStateRecord,
+  EvaluatorStore,
+  LiveRule,
+} from '@monitor/db';
+import { createLogger } from '@monitor/platform';
+import type { SampleMessage } from '@monitor/schemas';
+import { encodeSampleMessage } from '@monitor/schemas';
+import type { AlertEvaluator, EvaluatorMetrics } from './alert-evaluator.js';
+import { PartitionMovedError, createAlertEvaluator } from './alert-evaluator.js';
+import type { RuleSet } from './rule-set.js';
+import { createRuleSet } from './rule-set.js';
+import type { WindowEvent, WindowState } from './rule-window.js';
+import { evaluateSample } from './rule-window.js';
+
+const logger = createLogger({ level: 'silent', name: 'test' });
+const minuteMs = 60_000;
+const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const at = (minutes: number): number => t0 + minutes * minuteMs;
+const topic = 'metrics.samples.v1';
+
+function rule(overrides: Partial<LiveRule> & Pick<LiveRule, 'id'>): LiveRule {
+  return {
+    orgId: 'org_1',
+    name: `rule ${overrides.id}`,
+    metric: 'cpu_percent',
+    condition: 'greater_than',
+    threshold: 90,
+    durationMinutes: 0,
+    severity: 'critical',
+    channels: [],
+    scope: {},
+    ...overrides,
+  };
+}
+
+type Sample = {
+  host: string;
+  minutes: number;
+  cpu?: number;
+  org?: string;
+  tags?: Record<string, string>;
+};
+
+function record(offset: number, sample: Sample | null, partition = 0): ConsumedRecord {
+  const message: SampleMessage | undefined =
+    sample === null
+      ? undefined
+      : {
+          v: 1,
+          org_id: sample.org ?? 'org_1',
+          host: sample.host,
+          time_ms: at(sample.minutes),
+          received_ms: at(sample.minutes),
+          metrics: sample.cpu === undefined ? { memory_percent: 1 } : { cpu_percent: sample.cpu },
+          tags: sample.tags ?? {},
+          containers: [],
+          processes: [],
+        };
+  return {
+    topic,
+    partition,
+    offset: String(offset),
+    key: sample === null ? null : `${message?.org_id}:${sample.host}`,
+    value: message === undefined ? Buffer.from('not json') : encodeSampleMessage(message),
+    headers: {},
+    timestampMs: 0,
+  };
+}
+
+/** Records at consecutive offsets from `first`. */
+function batch(first: number, ...samples: (Sample | null)[]): RecordBatch {
+  return { topic, partition: 0, records: samples.map((s, i) => record(first + i, s)) };
+}
+
+const ctx: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => false };
+
+type StoredAlert = EvaluatorStateKey & {
+  status: 'active' | 'resolved';
+  value: number;
+  startedMs: number;
+  firedMs: number;
+  resolvedMs: number | null;
+};
+
+const keyOf = (key: EvaluatorStateKey): string => `${key.orgId}/${key.host}/${key.ruleId}`;
+
+/**
+ * An in-memory EvaluatorStore with the database adapter's semantics: states kept as JSON text,
+ * one active alert per (rule, host), fires of rules that are not live come back as a reset, and
+ * a commit whose `fromOffset` is no longer the stored offset writes nothing.
+ */
+function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
+  const offsets = new Map<number, number>();
+  const states = new Map<string, string>();
+  const alerts: StoredAlert[] = [];
+  const calls = { loadStates: [] as EvaluatorStateKey[][], commits: [] as EvaluatorCommit[] };
+  let failNextCommit: Error | undefined;
+
+  function apply(
+    event: AlertEvent,
+    reset: Map<string, EvaluatorStateKey>,
+    result: { fired: number; alreadyActive: number; resolved: number },
+  ) {
+    const { orgId, host, ruleId } = event;
+    const active = alerts.find((a) => keyOf(a) === keyOf(event) && a.status === 'active');
+    if (event.type === 'resolve') {
+      if (active !== undefined) {
+        active.status = 'resolved';
+        active.resolvedMs = event.resolvedMs;
+        result.resolved++;
+      }
+      return;
+    }
+    if (!liveRuleIds().has(ruleId)) reset.set(keyOf(event), { orgId, host, ruleId });
+    else if (active !== undefined) result.alreadyActive++;
+    else {
+      const { value, startedMs, firedMs } = event;
+      alerts.push({
+        orgId,
+        host,
+        ruleId,
+        status: 'active',
+        value,
+        startedMs,
+        firedMs,
+        resolvedMs: null,
+      });
+      result.fired++;
+    }
+  }
+
+  const store: EvaluatorStore = {
+    appliedOffset: (partition) => Promise.resolve(offsets.get(partition) ?? 0),
+    loadStates(keys) {
+      calls.loadStates.push([...keys]);
+      const found: EvaluatorStateRecord[] = [];
+      for (const key of keys) {
+        const json = states.get(keyOf(key));
+        if (json !== undefined) found.push({ ...key, state: JSON.parse(json) });
+      }
+      return Promise.resolve(found);
+    },
+    commit(commit): Promise<EvaluatorCommitResult> {
+      calls.commits.push(commit);
+      if (failNextCommit !== undefined) {
+        const err = failNextCommit;
+        failNextCommit = undefined;
+        return Promise.reject(err);
+      }
+      const storedOffset = offsets.get(commit.partition) ?? 0;
+      if (storedOffset !== commit.fromOffset) {
+        return Promise.resolve({ outcome: 'offset-moved', storedOffset });
+      }
+      const result = { fired: 0, alreadyActive: 0, resolved: 0 };
+      const reset = new Map<string, EvaluatorStateKey>();
+      for (const event of commit.events) if (!reset.has(keyOf(event))) apply(event, reset, result);
+      for (const { state, ...key } of commit.states) {
+        if (liveRuleIds().has(key.ruleId) && !reset.has(keyOf(key))) {
+          states.set(keyOf(key), JSON.stringify(state));
+        } else {
+          states.delete(keyOf(key));
+          reset.set(keyOf(key), key);
+        }
+      }
+      offsets.set(commit.partition, commit.nextOffset);
+      return Promise.resolve({ outcome: 'committed', ...result, reset: [...reset.values()] });
+    },
+    dropOrphanStates() {
+      let dropped = 0;
+      for (const key of states.keys()) {
+        if (!liveRuleIds().has(key.split('/')[2] ?? '')) {
+          states.delete(key);
+          dropped++;
+        }
+      }
+      return Promise.resolve(dropped);
+    },
+  };
+  return {
+    store,
+    offsets,
+    states,
+    alerts,
+    calls,
+    failNextCommit: (err: Error) => (failNextCommit = err),
+  };
+}
+
+function harness(initialRules: LiveRule[], options = { maxCachedWindowsPerPartition: 1000 }) {
+  let rules: RuleSet = createRuleSet(initialRules);
+  // What the database holds live; the evaluator sees it through `rules` once it polled.
+  let live: ReadonlySet<string> = rules.ruleIds;
+  const fake = fakeStore(() => live);
+  const counters = { evaluated: 0, fired: 0, resolved: 0, replayed: 0, undecodable: 0 };
+  const metrics: EvaluatorMetrics = {
+    evaluated: (n) => (counters.evaluated += n),
+    alertsFired: (n) => (counters.fired += n),
+    alertsResolved: (n) => (counters.resolved += n),
+    recordsSkipped: (reason, n) => (counters[reason] += n),
+  };
+  const newEvaluator = (): AlertEvaluator =>
+    createAlertEvaluator(
+      {
+        rules: { current: () => rules },
+        store: fake.store,
+        metrics,
+        logger,
+        clock: { nowMs: () => 0 },
+      },
+      options,
+    );
+  return {
+    ...fake,
+    counters,
+    evaluator: newEvaluator(),
+    newEvaluator,
+    setRules: (next: LiveRule[]) => {
+      rules = createRuleSet(next);
+      live = rules.ruleIds;
+    },
+    setLiveInDatabase: (ruleIds: string[]) => (live = new Set(ruleIds)),
+  };
+}
+
+describe('createAlertEvaluator', () => {
+  it('evaluates a batch and commits states, alerts and the next offset in one call', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    await h.evaluator.handleBatch(
+      batch(
+        0,
+        { host: 'web-1', minutes: 0, cpu: 95 },
+        { host: 'web-2', minutes: 0, cpu: 10 },
+        { host: 'web-1', minutes: 1, cpu: 96 },
+        { host: 'web-1', minutes: 2, cpu: 97 },
+        { host: 'web-1', minutes: 3, cpu: 10 },
+      ),
+      ctx,
+    );
+    expect(h.calls.loadStates).toHaveLength(1);
+    expect(h.calls.commits).toHaveLength(1);
+    expect(h.calls.commits[0]).toMatchObject({ partition: 0, fromOffset: 0, nextOffset: 5 });
+    expect(h.calls.commits[0]!.events).toEqual([
+      {
+        orgId: 'org_1',
+        host: 'web-1',
+        ruleId: 'rul_cpu',
+        type: 'fire',
+        startedMs: at(0),
+        firedMs: at(2),
+        value: 97,
+      },
+      { orgId: 'org_1', host: 'web-1', ruleId: 'rul_cpu', type: 'resolve', resolvedMs: at(3) },
+    ]);
+    expect(JSON.parse(h.states.get('org_1/web-1/rul_cpu')!)).toEqual({
+      v: 1,
+      status: 'ok',
+      lastSampleMs: at(3),
+    });
+    expect(h.counters).toMatchObject({ evaluated: 5, fired: 1, resolved: 1 });
+  });
+
+  it('skips records below the stored offset, and a batch entirely below it costs one read', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    const first = batch(
+      0,
+      { host: 'web-1', minutes: 0, cpu: 95 },
+      { host: 'web-1', minutes: 1, cpu: 10 },
+    );
+    await h.evaluator.handleBatch(first, ctx);
+    await h.newEvaluator().handleBatch(first, ctx);
+    expect(h.calls.commits).toHaveLength(1);
+    expect(h.calls.loadStates).toHaveLength(1);
+    expect(h.counters.replayed).toBe(2);
+
+    // Overlapping redelivery: only the record at offset 2 is new.
+    await h.evaluator.handleBatch(
+      batch(1, { host: 'web-1', minutes: 1, cpu: 10 }, { host: 'web-1', minutes: 2, cpu: 99 }),
+      ctx,
+    );
+    expect(h.calls.commits[1]).toMatchObject({ fromOffset: 2, nextOffset: 3 });
+    expect(h.alerts.map((a) => [a.status, a.firedMs])).toEqual([
+      ['resolved', at(0)],
+      ['active', at(2)],
+    ]);
+  });
+
+  it('keeps windows in memory and loads only the ones it does not know, known-empty included', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    await h.evaluator.handleBatch(
+      batch(1, { host: 'web-1', minutes: 5, cpu: 95 }, { host: 'web-2', minutes: 5, cpu: 95 }),
+      ctx,
+    );
+    await h.evaluator.handleBatch(batch(3, { host: 'web-2', minutes: 6, cpu: 95 }), ctx);
+    expect(h.calls.loadStates.map((keys) => keys.map((k) => k.host))).toEqual([
+      ['web-1'],
+      ['web-2'],
+    ]);
+    expect(h.alerts.map((a) => [a.host, a.startedMs, a.firedMs])).toEqual([
+      ['web-1', at(0), at(5)],
+    ]);
+  });
+
+  it('resumes a checkpointed window in a new evaluator and fires at the right sample', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 3 })]);
+    await h.evaluator.handleBatch(
+      batch(0, { host: 'web-1', minutes: 0, cpu: 95 }, { host: 'web-1', minutes: 2, cpu: 95 }),
+      ctx,
+    );
+    const restarted = h.newEvaluator();
+    await restarted.handleBatch(batch(2, { host: 'web-1', minutes: 2.5, cpu: 95 }), ctx);
+    expect(h.alerts).toEqual([]);
+    await restarted.handleBatch(batch(3, { host: 'web-1', minutes: 3, cpu: 91 }), ctx);
+    expect(h.alerts).toMatchObject([
+      { status: 'active', startedMs: at(0), firedMs: at(3), value: 91 },
+    ]);
+  });
+
+  it('drops its cache of a partition another consumer advanced meanwhile', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const other = h.newEvaluator();
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    // The partition moves to `other`, which sees the window cleared, then moves back.
+    await other.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 10 }), ctx);
+    await h.evaluator.handleBatch(batch(2, { host: 'web-1', minutes: 5, cpu: 95 }), ctx);
+    expect(h.alerts).toEqual([]);
+    expect(h.calls.loadStates).toHaveLength(3);
+    expect(JSON.parse(h.states.get('org_1/web-1/rul_cpu')!)).toMatchObject({
+      status: 'pending',
+      startedMs: at(5),
+    });
+  });
+
+  it('throws when the stored offset moved during the batch, and skips it when redelivered', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    const loser = h.newEvaluator();
+    const contested = batch(0, { host: 'web-1', minutes: 0, cpu: 95 });
+    const offsetRead = h.store.appliedOffset.bind(h.store);
+    let raced = false;
+    h.store.appliedOffset = async (partition) => {
+      const offset = await offsetRead(partition);
+      if (!raced) {
+        raced = true;
+        // The winner commits the same records between the loser's read and its commit.
+        await h.evaluator.handleBatch(contested, ctx);
+      }
+      return offset;
+    };
+    await expect(loser.handleBatch(contested, ctx)).rejects.toBeInstanceOf(PartitionMovedError);
+    await loser.handleBatch(contested, ctx);
+    expect(h.alerts).toHaveLength(1);
+    expect(h.calls.commits.map((c) => c.fromOffset)).toEqual([0, 0]);
+  });
+
+  it('throws before committing when the partition was taken away', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    const stale: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => true };
+    await expect(
+      h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), stale),
+    ).rejects.toBeInstanceOf(PartitionMovedError);
+    expect(h.calls.commits).toEqual([]);
+  });
+
+  it('keeps nothing of a batch whose commit failed, so the redelivery fires exactly once', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    const firing = batch(1, { host: 'web-1', minutes: 1, cpu: 95 });
+    h.failNextCommit(new Error('connection lost'));
+    await expect(h.evaluator.handleBatch(firing, ctx)).rejects.toThrow('connection lost');
+    await h.evaluator.handleBatch(firing, ctx);
+    expect(h.alerts).toMatchObject([{ startedMs: at(0), firedMs: at(1) }]);
+  });
+
+  it('skips and counts undecodable records and still advances the offset past them', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    await h.evaluator.handleBatch(
+      batch(0, null, { host: 'web-1', minutes: 0, cpu: 95 }, null),
+      ctx,
+    );
+    expect(h.counters.undecodable).toBe(2);
+    expect(h.offsets.get(0)).toBe(3);
+    expect(h.alerts).toHaveLength(1);
+  });
+
+  it('applies a rule only to its organization, its metric and the hosts its scope selects', async () => {
+    const h = harness([rule({ id: 'rul_prod', scope: { env: 'prod' } })]);
+    await h.evaluator.handleBatch(
+      batch(
+        0,
+        { host: 'web-1', minutes: 0, cpu: 95, tags: { env: 'prod', team: 'a' } },
+        { host: 'web-2', minutes: 0, cpu: 95, tags: { env: 'staging' } },
+        { host: 'web-3', minutes: 0, cpu: 95, org: 'org_2', tags: { env: 'prod' } },
+        { host: 'web-4', minutes: 0, tags: { env: 'prod' } },
+      ),
+      ctx,
+    );
+    expect(h.alerts.map((a) => a.host)).toEqual(['web-1']);
+    expect(h.counters.evaluated).toBe(1);
+  });
+
+  it('starts a window afresh when its fire finds the rule gone', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    // Disabled in the database; this replica has not polled yet, so it still evaluates the rule.
+    h.setLiveInDatabase([]);
+    await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
+    expect(h.alerts).toEqual([]);
+    expect(h.states.has('org_1/web-1/rul_cpu')).toBe(false);
+    // Enabled again: the reset window needs its full duration again, known empty without a load.
+    h.setLiveInDatabase(['rul_cpu']);
+    await h.evaluator.handleBatch(batch(2, { host: 'web-1', minutes: 2, cpu: 95 }), ctx);
+    expect(h.alerts).toEqual([]);
+    await h.evaluator.handleBatch(batch(3, { host: 'web-1', minutes: 3, cpu: 95 }), ctx);
+    expect(h.alerts).toMatchObject([{ startedMs: at(2), firedMs: at(3) }]);
+    expect(h.calls.loadStates).toHaveLength(1);
+  });
+
+  it('forgets the windows of removed rules in memory and in storage', async () => {
+    const cpu = rule({ id: 'rul_cpu', durationMinutes: 0 });
+    const h = harness([cpu]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    h.setRules([]);
+    expect(await h.evaluator.rulesRemoved(['rul_cpu'])).toBe(1);
+    // Enabled again (its alert was resolved by the API meanwhile): it fires afresh.
+    h.alerts[0]!.status = 'resolved';
+    h.setRules([cpu]);
+    await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
+    expect(h.alerts.map((a) => [a.status, a.firedMs])).toEqual([
+      ['resolved', at(0)],
+      ['active', at(1)],
+    ]);
+  });
+
+  it('does not cache a batch evaluated while the rules changed', async () => {
+    const cpu = rule({ id: 'rul_cpu', durationMinutes: 0 });
+    const h = harness([cpu]);
+    const commit = h.store.commit.bind(h.store);
+    h.store.commit = async (c) => {
+      const result = await commit(c);
+      h.setRules([cpu]); // a reload lands while the batch commits
+      return result;
+    };
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
+    expect(h.calls.loadStates).toHaveLength(2);
+  });
+
+  it('drops a partition cache that outgrew its bound and reloads what it needs', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })], {
+      maxCachedWindowsPerPartition: 1,
+    });
+    await h.evaluator.handleBatch(
+      batch(0, { host: 'a', minutes: 0, cpu: 95 }, { host: 'b', minutes: 0, cpu: 95 }),
+      ctx,
+    );
+    await h.evaluator.handleBatch(batch(2, { host: 'a', minutes: 5, cpu: 95 }), ctx);
+    expect(h.calls.loadStates).toHaveLength(2);
+    expect(h.alerts.map((a) => a.host)).toEqual(['a']);
+  });
+});
+
+// ---- property: batching, caching, restarts and replays change nothing -----------------------
+
+type Step = { host: string; minutes: number; cpu: number };
+
+/** Each (rule, host)'s events when its samples go straight through evaluateSample. */
+function straightEvents(rules: readonly LiveRule[], steps: readonly Step[]) {
+  const windows = new Map<string, WindowState>();
+  const events: (WindowEvent & { key: string })[] = [];
+  for (const step of steps) {
+    for (const r of rules) {
+      const key = `org_1/${step.host}/${r.id}`;
+      const result = evaluateSample(r, windows.get(key), {
+        timeMs: at(step.minutes),
+        value: step.cpu,
+      });
+      windows.set(key, result.state);
+      events.push(...result.events.map((event) => ({ ...event, key })));
+    }
+  }
+  return events;
+}
+
+/** The alerts those events make, as the fake store keeps them. */
+function alertsOf(events: ReturnType<typeof straightEvents>) {
+  const alerts: {
+    key: string;
+    value: number;
+    startedMs: number;
+    firedMs: number;
+    resolvedMs: number | null;
+  }[] = [];
+  for (const event of events) {
+    if (event.type === 'fire') {
+      alerts.push({
+        key: event.key,
+        value: event.value,
+        startedMs: event.startedMs,
+        firedMs: event.firedMs,
+        resolvedMs: null,
+      });
+    } else {
+      const open = alerts.find((a) => a.key === event.key && a.resolvedMs === null);
+      if (open !== undefined) open.resolvedMs = event.resolvedMs;
+    }
+  }
+  return alerts;
+}
+
+describe('createAlertEvaluator over random streams', () => {
+  it('makes the alerts of a straight evaluation, whatever the batches, restarts and replays', async () => {
+    const rules = [
+      rule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }),
+      rule({
+        id: 'rul_slow',
+        durationMinutes: 2,
+        threshold: 50,
+        condition: 'greater_than_or_equal',
+      }),
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            host: fc.constantFrom('a', 'b', 'c'),
+            minutes: fc.integer({ min: 0, max: 20 }).map((half) => half / 2),
+            cpu: fc.constantFrom(49, 50, 51),
+          }),
+          { maxLength: 50 },
+        ),
+        fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.constantFrom('continue', 'restart', 'replay', 'fail'), { maxLength: 20 }),
+        async (steps, sizes, actions) => {
+          const h = harness(rules, { maxCachedWindowsPerPartition: 4 });
+          let evaluator = h.evaluator;
+          let offset = 0;
+          for (let i = 0; offset < steps.length; i++) {
+            const size = sizes[i % sizes.length]!;
+            const chunk = batch(offset, ...steps.slice(offset, offset + size));
+            const action = actions[i % Math.max(1, actions.length)] ?? 'continue';
+            if (action === 'fail') {
+              h.failNextCommit(new Error('transient'));
+              await expect(evaluator.handleBatch(chunk, ctx)).rejects.toThrow('transient');
+            }
+            await evaluator.handleBatch(chunk, ctx);
+            if (action === 'replay') await evaluator.handleBatch(chunk, ctx);
+            if (action === 'restart') evaluator = h.newEvaluator();
+            offset += size;
+          }
+          const expected = alertsOf(straightEvents(rules, steps));
+          expect(
+            h.alerts.map(({ status: _status, ...a }) => ({
+              key: keyOf(a),
+              value: a.value,
+              startedMs: a.startedMs,
+              firedMs: a.firedMs,
+              resolvedMs: a.resolvedMs,
+            })),
+          ).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,86 @@
+import type { LiveRule } from '@monitor/db';
+import type { RuleSet } from './rule-set.js';
+import { createRuleSet } from './rule-set.js';
+
+export type RuleSetChange = {
+  rules: RuleSet;
+  /** Rules that were live before and are not now (deleted or disabled). */
+  removedRuleIds: string[];
+};
+
+export type RulePollerOptions = {
+  /** A value that changes with every committed rule change; read before `load`. */
+  fingerprint(): Promise<string>;
+  /** Every live rule. */
+  load(): Promise<LiveRule[]>;
+  /** Time between two checks of the fingerprint. */
+  intervalMs: number;
+  /** A failed check (the poller keeps the current set and tries again next interval). Must not throw. */
+  onError(err: unknown): void;
+  /** Called after each reload that changed the set, before the next check. Must not throw. */
+  onChange?(change: RuleSetChange): void;
+};
+
+export type RulePoller = {
+  /** The current rule set (empty before `start`). */
+  current(): RuleSet;
+  /** Loads the rules once (rejects when that fails), then checks every `intervalMs`. */
+  start(): Promise<void>;
+  /** Checks the fingerprint now and reloads when it changed; rejects when the check fails. */
+  poll(): Promise<void>;
+  /** Stops checking; resolves once a check in progress finished. Idempotent. */
+  stop(): Promise<void>;
+};
+
+/**
+ * Keeps every replica's rule set within about one interval of the database: a cheap fingerprint
+ * query each interval, the full set only when it changed.
+ */
+export function createRulePoller(options: RulePollerOptions): RulePoller {
+  let rules = createRuleSet([]);
+  let fingerprint: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+  let stopped = false;
+
+  async function check(): Promise<void> {
+    // Read first: a change committed between the two reads shows up again next time.
+    const next = await options.fingerprint();
+    if (next === fingerprint) return;
+    const loaded = createRuleSet(await options.load());
+    const removedRuleIds = [...rules.ruleIds].filter((id) => !loaded.has(id));
+    rules = loaded;
+    fingerprint = next;
+    options.onChange?.({ rules, removedRuleIds });
+  }
+
+  function poll(): Promise<void> {
+    inFlight ??= check().finally(() => (inFlight = undefined));
+    return inFlight;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void poll()
+        .catch((err: unknown) => options.onError(err))
+        .finally(schedule);
+    }, options.intervalMs);
+    // The poller alone must not keep a process alive that is shutting down.
+    timer.unref();
+  }
+
+  return {
+    current: () => rules,
+    async start() {
+      await poll();
+      schedule();
+    },
+    poll,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight?.catch(() => undefined);
+    },
+  };
+}

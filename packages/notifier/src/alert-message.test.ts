@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import type { AlertNotificationPayload } from '@monitor/db';
+import { escapeSlackText, formatAlertMessage, formatSlackText } from './alert-message.js';
+
+const fired: AlertNotificationPayload = {
+  transition: 'fired',
+  alert: {
+    id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',
+    rule_id: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B',
+    rule_name: 'cpu high',
+    service_id: 'svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
+    host: 'web-1',
+    metric: 'cpu_percent',
+    condition: 'greater_than_or_equal',
+    threshold: 90,
+    severity: 'critical',
+    status: 'active',
+    value: 97.5,
+    started_at: '2026-11-22T10:20:00.000Z',
+    fired_at: '2026-11-22T10:25:00.000Z',
+    resolved_at: null,
+    investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D',
+  },
+};
+
+const resolved: AlertNotificationPayload = {
+  transition: 'resolved',
+  alert: {
+    ...fired.alert,
+    status: 'resolved',
+    resolved_at: '2026-11-22T10:40:00.000Z',
+    investigation_id: null,
+  },
+};
+
+describe('formatAlertMessage', () => {
+  it('says what fired, on which host, against which threshold and since when', () => {
+    expect(formatAlertMessage(fired)).toEqual({
+      subject: '[FIRING] critical: cpu high on web-1',
+      text: [
+        'cpu_percent is 97.5 (alert when >= 90).',
+        'Breaching since 2026-11-22T10:20:00.000Z, fired at 2026-11-22T10:25:00.000Z.',
+        'Alert alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A, rule rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B, ' +
+          'service svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C.',
+        'Investigation inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D.',
+      ].join('\n'),
+    });
+  });
+
+  it('says when a resolved alert fired and resolved, without an investigation line', () => {
+    const message = formatAlertMessage(resolved);
+    expect(message.subject).toBe('[RESOLVED] critical: cpu high on web-1');
+    expect(message.text).toContain('cpu_percent is no longer >= 90.');
+    expect(message.text).toContain(
+      'Fired at 2026-11-22T10:25:00.000Z with 97.5, resolved at 2026-11-22T10:40:00.000Z.',
+    );
+    expect(message.text).not.toContain('Investigation');
+  });
+});
+
+describe('formatSlackText', () => {
+  it('escapes Slack markup so a rule name cannot ping a channel', () => {
+    const text = formatSlackText({
+      ...fired,
+      alert: { ...fired.alert, rule_name: '<!channel> cpu & load', condition: 'less_than' },
+    });
+    expect(text.split('\n')[0]).toBe(
+      '*[FIRING] critical: &lt;!channel&gt; cpu &amp; load on web-1*',
+    );
+    expect(text).toContain('(alert when &lt; 90)');
+    expect(text).not.toMatch(/[<>]/);
+  });
+
+  it('escapes only &, < and >', () => {
+    expect(escapeSlackText('a < b && c > d *bold*')).toBe('a &lt; b &amp;&amp; c &gt; d *bold*');
+  });
+});

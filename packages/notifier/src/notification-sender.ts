@@ -1,0 +1,29 @@
+import type { AlertNotificationPayload } from '@monitor/db';
+import type { NotificationChannelType, NotificationTargets } from '@monitor/schemas';
+
+/** One message of the outbox, as every channel sends it. */
+export type OutgoingNotification = {
+  /** `alert_id:transition`: receivers drop duplicates by it (delivery is at-least-once). */
+  idempotencyKey: string;
+  payload: AlertNotificationPayload;
+};
+
+/** The outcome of one delivery attempt. */
+export type DeliveryResult = {
+  delivered: boolean;
+  /** What the receiver answered (`HTTP 200`, `250 OK`) or why the attempt failed. */
+  detail: string;
+};
+
+export interface NotificationSender<Target> {
+  /** Makes one delivery attempt; resolves with its outcome and never rejects for a failed one. */
+  send(notification: OutgoingNotification, target: Target): Promise<DeliveryResult>;
+}
+
+/** A sender per channel type, each taking that channel's target. */
+export type NotificationSenders = {
+  [Channel in NotificationChannelType]: NotificationSender<NotificationTargets[Channel]>;
+};
+
+/** The header every HTTP message and every email carries the idempotency key in. */
+export const idempotencyKeyHeader = 'Idempotency-Key';

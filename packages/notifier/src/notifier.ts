@@ -1,0 +1,241 @@
+import type { ClaimedNotification, NotificationStore } from '@monitor/db';
+import type { Logger } from '@monitor/platform';
+import type { NotificationChannelType } from '@monitor/schemas';
+import { notificationTargetSchemas } from '@monitor/schemas';
+import type {
+  DeliveryResult,
+  NotificationSenders,
+  OutgoingNotification,
+} from './notification-sender.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { defaultRetryPolicy, retryDelayMs } from './retry-policy.js';
+
+/** The part of the outbox store the notifier uses. */
+export type NotifierStore = Pick<NotificationStore, 'claimDue' | 'recordAttempt'>;
+
+/** Counters of deliveries; the server maps them to Prometheus counters. */
+export interface NotifierMetrics {
+  /** A message was delivered (once per message). */
+  sent(channel: NotificationChannelType): void;
+  /** A delivery attempt failed; `final` when no retry follows (the message is `failed`). */
+  failed(channel: NotificationChannelType, final: boolean): void;
+}
+
+export type NotifierDeps = {
+  store: NotifierStore;
+  senders: NotificationSenders;
+  logger: Logger;
+  metrics?: NotifierMetrics;
+  /** The clock of attempt times and durations; `Date.now` when omitted. */
+  nowMs?: () => number;
+  /** Jitter of the backoff, [0, 1); `Math.random` when omitted. */
+  random?: () => number;
+};
+
+export type NotifierOptions = {
+  /** The wait between rounds that found less than a full batch. */
+  pollIntervalMs: number;
+  /** Messages claimed (and delivered concurrently) per round. */
+  batchSize: number;
+  /** How long a claim holds: well above the senders' timeouts. */
+  leaseMs: number;
+  retry: RetryPolicy;
+};
+
+export const defaultNotifierOptions: NotifierOptions = {
+  pollIntervalMs: 1_000,
+  batchSize: 20,
+  leaseMs: 60_000,
+  retry: defaultRetryPolicy,
+};
+
+/** What one round did. */
+export type NotifierRound = {
+  claimed: number;
+  delivered: number;
+  /** Failed attempts with a retry scheduled. */
+  retrying: number;
+  /** Messages that ended `failed` in this round. */
+  failed: number;
+  /** Outcomes not recorded: the lease was lost, or the database failed (the lease then ends). */
+  unrecorded: number;
+};
+
+export type Notifier = {
+  /** Claims the due messages and makes one attempt at each (tests, and the loop's body). */
+  runOnce(): Promise<NotifierRound>;
+  /** Starts the poll loop; a second call does nothing. */
+  start(): void;
+  /** Stops polling and resolves once the in-flight deliveries are recorded. */
+  stop(): Promise<void>;
+};
+
+type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'unrecorded';
+
+/**
+ * The notifier role's worker: drains the durable outbox (`notifications`) through the senders.
+ * At-least-once: a message is marked delivered only after its receiver accepted it, so a crash
+ * in between sends it again later, with the same idempotency key.
+ */
+export function createNotifier(
+  deps: NotifierDeps,
+  options: NotifierOptions = defaultNotifierOptions,
+): Notifier {
+  const nowMs = deps.nowMs ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const logger = deps.logger;
+  let loop: Promise<void> | undefined;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+
+  async function attempt(claim: ClaimedNotification): Promise<AttemptOutcome> {
+    const attemptedAtMs = nowMs();
+    const { result, final } = await deliver(claim, deps.senders);
+    const durationMs = Math.max(0, nowMs() - attemptedAtMs);
+    const retryInMs =
+      result.delivered || final ? undefined : retryDelayMs(claim.attempt, options.retry, random);
+    let recorded: boolean;
+    try {
+      recorded = await deps.store.recordAttempt({
+        notification: claim,
+        attemptedAt: new Date(attemptedAtMs),
+        durationMs,
+        detail: result.detail,
+        ...(result.delivered
+          ? { outcome: 'delivered' as const }
+          : { outcome: 'failed' as const, retryInMs }),
+      });
+    } catch (err) {
+      logger.warn({ err, notificationId: claim.id }, 'recording a delivery attempt failed');
+      recorded = false;
+    }
+    const fields = {
+      notificationId: claim.id,
+      alertId: claim.alertId,
+      channel: claim.channel,
+      attempt: claim.attempt,
+      detail: result.detail,
+    };
+    if (result.delivered) deps.metrics?.sent(claim.channel);
+    else deps.metrics?.failed(claim.channel, retryInMs === undefined);
+    if (!recorded) {
+      logger.warn(fields, 'delivery outcome not recorded: the claim was lost');
+      return 'unrecorded';
+    }
+    if (result.delivered) return 'delivered';
+    if (retryInMs === undefined) {
+      logger.warn(fields, 'notification failed for good');
+      return 'failed';
+    }
+    logger.info({ ...fields, retryInMs }, 'notification attempt failed; retrying');
+    return 'retrying';
+  }
+
+  async function runOnce(): Promise<NotifierRound> {
+    const claims = await deps.store.claimDue({
+      limit: options.batchSize,
+      leaseMs: options.leaseMs,
+      maxAttempts: options.retry.maxAttempts,
+    });
+    const outcomes = await Promise.all(claims.map(attempt));
+    const count = (outcome: AttemptOutcome) => outcomes.filter((o) => o === outcome).length;
+    const round: NotifierRound = {
+      claimed: claims.length,
+      delivered: count('delivered'),
+      retrying: count('retrying'),
+      failed: count('failed'),
+      unrecorded: count('unrecorded'),
+    };
+    if (round.claimed > 0) logger.info(round, 'notification round');
+    return round;
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async function run(): Promise<void> {
+    while (!stopping) {
+      let full = false;
+      try {
+        full = (await runOnce()).claimed >= options.batchSize;
+      } catch (err) {
+        // The database is down or restarting: claims resume when it answers again.
+        logger.warn({ err }, 'notification round failed');
+      }
+      if (!stopping && !full) await pause(options.pollIntervalMs);
+    }
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (loop !== undefined) return;
+      stopping = false;
+      loop = run();
+    },
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop;
+      loop = undefined;
+    },
+  };
+}
+
+/**
+ * One attempt through the channel's sender. A channel without a target (or with a stored target
+ * that no longer validates) fails for good at once: retrying cannot help until someone sets one.
+ */
+async function deliver(
+  claim: ClaimedNotification,
+  senders: NotificationSenders,
+): Promise<{ result: DeliveryResult; final: boolean }> {
+  const { channel } = claim;
+  if (claim.target === undefined) {
+    return {
+      result: {
+        delivered: false,
+        detail: `no ${channel} target is configured for the organization`,
+      },
+      final: true,
+    };
+  }
+  const notification: OutgoingNotification = {
+    idempotencyKey: claim.idempotencyKey,
+    payload: claim.payload,
+  };
+  const invalid = (): { result: DeliveryResult; final: boolean } => ({
+    result: { delivered: false, detail: `the stored ${channel} target is invalid` },
+    final: true,
+  });
+  try {
+    switch (channel) {
+      case 'slack': {
+        const target = notificationTargetSchemas.slack.safeParse(claim.target);
+        if (!target.success) return invalid();
+        return { result: await senders.slack.send(notification, target.data), final: false };
+      }
+      case 'email': {
+        const target = notificationTargetSchemas.email.safeParse(claim.target);
+        if (!target.success) return invalid();
+        return { result: await senders.email.send(notification, target.data), final: false };
+      }
+      case 'webhook': {
+        const target = notificationTargetSchemas.webhook.safeParse(claim.target);
+        if (!target.success) return invalid();
+        return { result: await senders.webhook.send(notification, target.data), final: false };
+      }
+    }
+  } catch (err) {
+    // Senders report failures as results; a throw is a bug, but the attempt still counts.
+    const message = err instanceof Error ? err.message : String(err);
+    return { result: { delivered: false, detail: `sender error: ${message}` }, final: false };
+  }
+}

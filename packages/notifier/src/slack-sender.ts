@@ -1,0 +1,26 @@
+import type { SlackTarget } from '@monitor/schemas';
+import { formatSlackText } from './alert-message.js';
+import type { HttpSenderOptions } from './http-post.js';
+import { httpPost } from './http-post.js';
+import type { NotificationSender } from './notification-sender.js';
+import { idempotencyKeyHeader } from './notification-sender.js';
+
+/** Posts `{ "text" }` to a Slack incoming webhook; Slack answers 200 `ok`. */
+export function createSlackSender(options: HttpSenderOptions): NotificationSender<SlackTarget> {
+  const fetchImpl = options.fetch ?? fetch;
+  return {
+    send(notification, target) {
+      const body = Buffer.from(JSON.stringify({ text: formatSlackText(notification.payload) }));
+      return httpPost({
+        url: target.webhook_url,
+        body,
+        headers: {
+          'Content-Type': 'application/json',
+          [idempotencyKeyHeader]: notification.idempotencyKey,
+        },
+        timeoutMs: options.timeoutMs,
+        fetch: fetchImpl,
+      });
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { WebhookTarget } from '@monitor/schemas';
+import type { HttpSenderOptions } from './http-post.js';
+import { httpPost } from './http-post.js';
+import type { NotificationSender } from './notification-sender.js';
+import { idempotencyKeyHeader } from './notification-sender.js';
+import { signWebhookBody, signatureHeader, timestampHeader } from './webhook-signature.js';
+
+/**
+ * POSTs the notification payload (`{ "transition", "alert" }`) as JSON, signed: the signature
+ * header is HMAC-SHA256 under the target's secret of `<timestamp>.<the exact body bytes>`.
+ */
+export function createWebhookSender(
+  options: HttpSenderOptions & { nowMs?: () => number },
+): NotificationSender<WebhookTarget> {
+  const fetchImpl = options.fetch ?? fetch;
+  const nowMs = options.nowMs ?? Date.now;
+  return {
+    send(notification, target) {
+      const body = Buffer.from(JSON.stringify(notification.payload));
+      const timestamp = String(Math.floor(nowMs() / 1000));
+      return httpPost({
+        url: target.url,
+        body,
+        headers: {
+          'Content-Type': 'application/json',
+          [idempotencyKeyHeader]: notification.idempotencyKey,
+          [timestampHeader]: timestamp,
+          [signatureHeader]: signWebhookBody(target.secret, timestamp, body),
+        },
+        timeoutMs: options.timeoutMs,
+        fetch: fetchImpl,
+      });
+    },
+  };
+}

@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import { alertConditions, alertSeverities, paginationSchema } from './api.js';
+import { ingestLimits, metricNamePattern } from './ingest.js';
+
+/**
+ * Wire formats of `/api/v1/alerts/rules`: the create (POST) and change (PATCH) bodies, the
+ * stored rule and the list. Bodies are strict: an unknown or read-only field is a 422, so a
+ * misspelt optional field (`duration` for `duration_minutes`) is never silently ignored.
+ */
+
+/** Bounds of a rule, as the API documents them. */
+export const alertRuleLimits = {
+  maxNameLength: 200,
+  maxDurationMinutes: 1440,
+  maxScopePairs: ingestLimits.maxTags,
+  maxScopeKeyLength: ingestLimits.maxTagKeyLength,
+  maxScopeValueLength: ingestLimits.maxTagValueLength,
+} as const;
+
+export const alertChannels = ['slack', 'email', 'webhook'] as const;
+export type AlertChannel = (typeof alertChannels)[number];
+
+/** `is required` when the field is absent, `must be <what>` when it has another type. */
+const typeError = (what: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : `must be ${what}`;
+
+const oneOf = (values: readonly string[]) => `must be one of ${values.join(', ')}`;
+
+const nameSchema = z
+  .string({ error: typeError('a string') })
+  .max(alertRuleLimits.maxNameLength, {
+    error: `must be at most ${alertRuleLimits.maxNameLength} characters`,
+  })
+  .refine((name) => name.trim() !== '', { error: 'must not be blank' })
+  .meta({ description: `1 to ${alertRuleLimits.maxNameLength} characters, not blank.` });
+
+const metricSchema = z
+  .string({ error: typeError('a string') })
+  .regex(metricNamePattern, { error: 'must be a metric name such as cpu_percent' })
+  .meta({
+    description: 'The metric evaluated, named as ingested (`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`).',
+    example: 'cpu_percent',
+  });
+
+const conditionSchema = z
+  .enum(alertConditions, { error: oneOf(alertConditions) })
+  .meta({ description: 'How a sample value is compared with `threshold`.' });
+
+const thresholdSchema = z.number({ error: typeError('a finite number') });
+
+const durationMinutesSchema = z
+  .number({ error: typeError('an integer') })
+  .int({ error: `must be an integer from 0 to ${alertRuleLimits.maxDurationMinutes}` })
+  .min(0, { error: `must be an integer from 0 to ${alertRuleLimits.maxDurationMinutes}` })
+  .max(alertRuleLimits.maxDurationMinutes, {
+    error: `must be an integer from 0 to ${alertRuleLimits.maxDurationMinutes}`,
+  })
+  .meta({
+    description:
+      'Minutes the condition must hold on every sample before the alert fires; 0 fires on ' +
+      'the first breaching sample.',
+  });
+
+const severitySchema = z.enum(alertSeverities, { error: oneOf(alertSeverities) });
+
+const channelsSchema = z
+  .array(z.enum(alertChannels, { error: oneOf(alertChannels) }), {
+    error: typeError('an array'),
+  })
+  .refine((channels) => new Set(channels).size === channels.length, {
+    error: 'must not name a channel twice',
+  })
+  .meta({
+    description:
+      'Where the alert is notified when it fires and resolves (targets are configured per ' +
+      'organization under /api/v1/notification-channels). No duplicates.',
+  });
+
+const scopeKeyMessage = `keys must be 1 to ${alertRuleLimits.maxScopeKeyLength} characters`;
+
+const scopeSchema = z
+  .record(
+    z.string().min(1).max(alertRuleLimits.maxScopeKeyLength),
+    z.string({ error: 'must be a string' }).max(alertRuleLimits.maxScopeValueLength, {
+      error: `must be at most ${alertRuleLimits.maxScopeValueLength} characters`,
+    }),
+    {
+      // A bad key is reported by the record itself, at the key's path.
+      error: (issue) =>
+        issue.code === 'invalid_key' ? scopeKeyMessage : typeError('an object of strings')(issue),
+    },
+  )
+  .refine((scope) => Object.keys(scope).length <= alertRuleLimits.maxScopePairs, {
+    error: `must have at most ${alertRuleLimits.maxScopePairs} pairs`,
+  })
+  .meta({
+    description:
+      'A tag filter: the rule applies to the services whose tags include every pair. `{}` ' +
+      'applies it to every service.',
+    example: { environment: 'prod' },
+  });
+
+const enabledSchema = z
+  .boolean({ error: typeError('true or false') })
+  .meta({ description: 'A disabled rule is not evaluated; disabling it resolves its alerts.' });
+
+const bodyError = (issue: { code?: string }) =>
+  issue.code === 'unrecognized_keys'
+    ? 'is not a writable field of a rule'
+    : issue.code === 'invalid_type'
+      ? 'must be a JSON object'
+      : undefined;
+
+/** POST /api/v1/alerts/rules. */
+export const alertRuleCreateSchema = z
+  .strictObject(
+    {
+      name: nameSchema,
+      metric: metricSchema,
+      condition: conditionSchema,
+      threshold: thresholdSchema,
+      duration_minutes: durationMinutesSchema.default(0),
+      severity: severitySchema,
+      channels: channelsSchema.default([]),
+      scope: scopeSchema.default({}),
+      enabled: enabledSchema.default(true),
+    },
+    { error: bodyError },
+  )
+  .meta({ id: 'AlertRuleCreate' });
+export type AlertRuleCreateRequest = z.infer<typeof alertRuleCreateSchema>;
+
+/** PATCH /api/v1/alerts/rules/:id: any non-empty subset of the writable fields, no defaults. */
+export const alertRuleUpdateSchema = z
+  .strictObject(
+    {
+      name: nameSchema.optional(),
+      metric: metricSchema.optional(),
+      condition: conditionSchema.optional(),
+      threshold: thresholdSchema.optional(),
+      duration_minutes: durationMinutesSchema.optional(),
+      severity: severitySchema.optional(),
+      channels: channelsSchema.optional(),
+      scope: scopeSchema.optional(),
+      enabled: enabledSchema.optional(),
+    },
+    { error: bodyError },
+  )
+  .refine((changes) => Object.keys(changes).length > 0, {
+    error: 'must set at least one field',
+    // Only when nothing else is wrong: `{ "colour": … }` is about the unknown field alone.
+    when: (payload) => payload.issues.length === 0,
+  })
+  .meta({
+    id: 'AlertRuleUpdate',
+    description: 'The fields to change; the others keep their value. `{}` is a 422.',
+    minProperties: 1,
+  });
+export type AlertRuleUpdateRequest = z.infer<typeof alertRuleUpdateSchema>;
+
+const utcDateTime = z.iso.datetime().meta({ example: '2026-11-22T10:00:00.000Z' });
+
+export const alertRuleSchema = z
+  .object({
+    id: z.string().meta({ example: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A' }),
+    name: z.string(),
+    metric: z.string(),
+    condition: z.enum(alertConditions),
+    threshold: z.number(),
+    duration_minutes: z.number().int().min(0).max(alertRuleLimits.maxDurationMinutes),
+    severity: z.enum(alertSeverities),
+    channels: z.array(z.enum(alertChannels)),
+    scope: z.record(z.string(), z.string()),
+    enabled: z.boolean(),
+    created_at: utcDateTime,
+    updated_at: utcDateTime.meta({ description: 'Time of the last change.' }),
+  })
+  .meta({ id: 'AlertRule' });
+export type AlertRuleResponse = z.infer<typeof alertRuleSchema>;
+
+export const alertRuleListResponseSchema = z
+  .object({ rules: z.array(alertRuleSchema), pagination: paginationSchema })
+  .meta({ id: 'AlertRuleList' });
+export type AlertRuleListResponse = z.infer<typeof alertRuleListResponseSchema>;

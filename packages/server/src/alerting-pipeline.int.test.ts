@@ -1,0 +1,261 @@
+// @services postgres kafka
+import { createHmac, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { HttpReceiver, SmtpReceiver } from './testing/notification-receivers.js';
+import { startHttpReceiver, startSmtpReceiver } from './testing/notification-receivers.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+const minuteMs = 60_000;
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const webhookSecret = 'whsec-0123456789abcdef';
+
+const started: RoleProcess[] = [];
+const databases: TestDatabase[] = [];
+const pools: Database[] = [];
+let slack: HttpReceiver;
+let webhook: HttpReceiver;
+let smtp: SmtpReceiver;
+
+type AlertItem = {
+  id: string;
+  rule_id: string;
+  rule_name: string;
+  service_id: string;
+  host: string;
+  metric: string;
+  condition: string;
+  threshold: number;
+  severity: string;
+  status: string;
+  value: number;
+  started_at: string;
+  fired_at: string;
+  resolved_at: string | null;
+  investigation_id: string | null;
+};
+
+async function call<T>(
+  baseUrl: string,
+  path: string,
+  options: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: T }> {
+  const response = await fetch(baseUrl + path, {
+    method: options.method ?? 'GET',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (text === '' ? undefined : JSON.parse(text)) as T,
+  };
+}
+
+/** A fresh database and a 6-partition samples topic; `start` runs a role against them. */
+async function freshStack(extraEnv: Record<string, string> = {}) {
+  const testDb = await createTestDatabase(serviceUrl('postgres'), 'alerting');
+  databases.push(testDb);
+  const db = createDatabase({ url: testDb.url, maxConnections: 2 });
+  pools.push(db);
+  const env = {
+    DATABASE_URL: testDb.url,
+    KAFKA_BROKERS: serviceUrl('kafka'),
+    SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+    SAMPLES_TOPIC_PARTITIONS: '6',
+    MONITOR_BOOTSTRAP_API_KEY: key,
+    WRITER_BATCH_MAX_WAIT_MS: '20',
+    EVALUATOR_RULE_POLL_MS: '200',
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    NOTIFIER_POLL_MS: '100',
+    NOTIFIER_RETRY_BASE_MS: '200',
+    INVESTIGATOR_POLL_MS: '100',
+    ...extraEnv,
+  };
+  await runCommand(['migrate'], env);
+  const start = async (role: string) => {
+    const proc = await startRoleProcess(role, env);
+    started.push(proc);
+    return proc;
+  };
+  return { db, env, start };
+}
+
+/** Resolves once the evaluator at `baseUrl` has loaded `count` rules (its /metrics gauge). */
+async function rulesLoaded(baseUrl: string, count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const text = await (await fetch(`${baseUrl}/metrics`)).text();
+      const match = /^evaluator_rules(?:\{[^}]*\})? (\d+)/m.exec(text);
+      return match !== null && Number(match[1]) >= count ? true : undefined;
+    },
+    10_000,
+    `the evaluator to load ${count} rules`,
+  );
+}
+
+beforeAll(async () => {
+  [slack, webhook, smtp] = await Promise.all([
+    startHttpReceiver(),
+    startHttpReceiver({ failFirst: 2 }),
+    startSmtpReceiver(),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all(started.map((proc) => proc.stop()));
+  await Promise.all(pools.map((db) => db.close()));
+  await Promise.all(databases.map((db) => db.drop()));
+  await Promise.all([slack?.close(), webhook?.close(), smtp?.close()]);
+});
+
+describe('alerting pipeline', () => {
+  it('fires and resolves from HTTP ingest to the alerts API and Slack, email and webhook messages', async () => {
+    const stack = await freshStack({ SMTP_URL: smtp.url });
+    const [gateway, api, evaluator] = await Promise.all([
+      stack.start('gateway'),
+      stack.start('api'),
+      stack.start('evaluator'),
+      stack.start('writer'),
+      stack.start('notifier'),
+    ]);
+
+    for (const [type, body] of [
+      ['slack', { webhook_url: slack.url }],
+      ['email', { to: ['oncall@example.com'], from: 'monitor@example.com' }],
+      ['webhook', { url: webhook.url, secret: webhookSecret }],
+    ] as const) {
+      const put = await call(api.baseUrl, `/api/v1/notification-channels/${type}`, {
+        method: 'PUT',
+        body,
+      });
+      expect(put.status).toBe(200);
+    }
+    const created = await call<{ id: string }>(api.baseUrl, '/api/v1/alerts/rules', {
+      method: 'POST',
+      body: {
+        name: 'cpu high',
+        metric: 'cpu_percent',
+        condition: 'greater_than',
+        threshold: 90,
+        duration_minutes: 2,
+        severity: 'critical',
+        channels: ['slack', 'email', 'webhook'],
+      },
+    });
+    expect(created.status).toBe(201);
+    await rulesLoaded(evaluator.baseUrl, 1);
+
+    // Event time: the window spans two minutes of sample time, sent within a second.
+    const base = Math.floor(Date.now() / minuteMs) * minuteMs - 8 * minuteMs;
+    const at = (minutes: number) => new Date(base + minutes * minuteMs).toISOString();
+    const send = async (minutes: number, cpu: number) => {
+      const result = await postIngest(
+        gateway.baseUrl,
+        { host: 'web-1', timestamp: at(minutes), metrics: { cpu_percent: cpu } },
+        { key },
+      );
+      expect(result.status).toBe(200);
+    };
+    await send(0, 95);
+    await send(1, 96);
+    await send(2, 97);
+
+    const fired = await waitFor(
+      async () => {
+        const list = await call<{ alerts: AlertItem[] }>(api.baseUrl, '/api/v1/alerts');
+        return list.body.alerts.length > 0 ? list.body.alerts : undefined;
+      },
+      20_000,
+      'the alert to fire',
+    );
+    expect(fired).toHaveLength(1);
+    const alert = fired[0]!;
+    expect(alert).toMatchObject({
+      rule_id: created.body.id,
+      rule_name: 'cpu high',
+      host: 'web-1',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      severity: 'critical',
+      status: 'active',
+      value: 97,
+      started_at: at(0),
+      fired_at: at(2),
+      resolved_at: null,
+    });
+    expect(alert.investigation_id).toMatch(/^inv_/);
+    const service = await call<{ status: string }>(
+      api.baseUrl,
+      `/api/v1/services/${alert.service_id}`,
+    );
+    expect(service.body.status).toBe('critical');
+
+    await send(3, 40);
+    const resolved = await waitFor(
+      async () => {
+        const one = await call<AlertItem>(api.baseUrl, `/api/v1/alerts/${alert.id}`);
+        return one.body.status === 'resolved' ? one.body : undefined;
+      },
+      20_000,
+      'the alert to resolve',
+    );
+    expect(resolved.resolved_at).toBe(at(3));
+    expect(
+      (await call<{ alerts: AlertItem[] }>(api.baseUrl, '/api/v1/alerts')).body.alerts,
+    ).toEqual([]);
+
+    // One message per channel and transition; the webhook receiver failed twice first.
+    await waitFor(
+      () =>
+        Promise.resolve(
+          slack.accepted.length >= 2 && smtp.messages.length >= 2 && webhook.accepted.length >= 2
+            ? true
+            : undefined,
+        ),
+      30_000,
+      'two messages on each channel',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(slack.accepted).toHaveLength(2);
+    expect(smtp.messages).toHaveLength(2);
+    expect(webhook.accepted).toHaveLength(2);
+    expect(webhook.all).toHaveLength(4);
+    for (const [i, transition] of (['fired', 'resolved'] as const).entries()) {
+      const idempotencyKey = `${alert.id}:${transition}`;
+      expect(slack.accepted[i]!.headers['idempotency-key']).toBe(idempotencyKey);
+      expect(slack.accepted[i]!.body).toContain('web-1');
+      expect(webhook.accepted[i]!.headers['idempotency-key']).toBe(idempotencyKey);
+      // HMAC-SHA256 under the secret of `<X-Monitor-Timestamp>.<raw body>`, recomputed here.
+      const { headers, body } = webhook.accepted[i]!;
+      const signed = `${String(headers['x-monitor-timestamp'])}.${body}`;
+      expect(headers['x-monitor-signature']).toBe(
+        `sha256=${createHmac('sha256', webhookSecret).update(signed).digest('hex')}`,
+      );
+      expect(JSON.parse(body)).toMatchObject({ transition, alert: { id: alert.id } });
+      expect(smtp.messages[i]!.to).toEqual(['oncall@example.com']);
+      expect(smtp.messages[i]!.data).toContain(idempotencyKey);
+    }
+
+    // Every attempt is visible under the alert, the two failures included.
+    const deliveries = await call<{
+      notifications: { channel: string; transition: string; status: string; attempts: number }[];
+    }>(api.baseUrl, `/api/v1/alerts/${alert.id}/notifications`);
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.notifications).toHaveLength(6);
+    expect(deliveries.body.notifications.every((n) => n.status === 'delivered')).toBe(true);
+    const webhookAttempts = deliveries.body.notifications
+      .filter((n) => n.channel === 'webhook')
+      .reduce((sum, n) => sum + n.attempts, 0);
+    expect(webhookAttempts).toBe(4);
+  });
+});

@@ -1,0 +1,210 @@
+// @services postgres kafka
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { createDatabase, defaultOrganizationId } from '@monitor/db';
+import { partitionForKey } from '@monitor/bus';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+const minuteMs = 60_000;
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const hosts = 24;
+const rounds = 14;
+const threshold = 85;
+const durationMinutes = 2;
+
+const started: RoleProcess[] = [];
+const databases: TestDatabase[] = [];
+const pools: Database[] = [];
+
+afterAll(async () => {
+  await Promise.all(started.map((proc) => proc.stop()));
+  await Promise.all(pools.map((db) => db.close()));
+  await Promise.all(databases.map((db) => db.drop()));
+});
+
+type ExpectedAlert = {
+  host: string;
+  startedAt: number;
+  firedAt: number;
+  resolvedAt: number | null;
+};
+
+/** The contract's semantics for samples in time order, one minute apart, written plainly. */
+function expectedAlerts(host: string, values: readonly number[], baseMs: number): ExpectedAlert[] {
+  const alerts: ExpectedAlert[] = [];
+  let startedAt: number | undefined;
+  let firing: ExpectedAlert | undefined;
+  values.forEach((value, round) => {
+    const time = baseMs + round * minuteMs;
+    if (value > threshold) {
+      startedAt ??= time;
+      if (firing === undefined && time >= startedAt + durationMinutes * minuteMs) {
+        firing = { host, startedAt, firedAt: time, resolvedAt: null };
+        alerts.push(firing);
+      }
+    } else {
+      if (firing !== undefined) firing.resolvedAt = time;
+      firing = undefined;
+      startedAt = undefined;
+    }
+  });
+  return alerts;
+}
+
+/** Host names whose samples land on each of the topic's partitions (key `org_id:host`). */
+function hostsCoveringPartitions(partitions: number): string[] {
+  const byPartition = new Map<number, string>();
+  for (let i = 0; byPartition.size < partitions; i += 1) {
+    const host = `window-${i}`;
+    const partition = partitionForKey(`${defaultOrganizationId}:${host}`, partitions);
+    if (!byPartition.has(partition)) byPartition.set(partition, host);
+  }
+  return [...byPartition.values()];
+}
+
+/** A small deterministic generator, so a failure can be replayed. */
+function seededValues(seed: number): number[] {
+  let state = seed;
+  return Array.from({ length: rounds }, () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return 70 + (state % 30);
+  });
+}
+
+describe('evaluator failover', () => {
+  it('fires every expected alert exactly once when one of two evaluators is killed mid-stream', async () => {
+    const testDb = await createTestDatabase(serviceUrl('postgres'), 'failover');
+    databases.push(testDb);
+    const db = createDatabase({ url: testDb.url, maxConnections: 2 });
+    pools.push(db);
+    const env = {
+      DATABASE_URL: testDb.url,
+      KAFKA_BROKERS: serviceUrl('kafka'),
+      SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+      SAMPLES_TOPIC_PARTITIONS: '6',
+      MONITOR_BOOTSTRAP_API_KEY: key,
+      EVALUATOR_RULE_POLL_MS: '200',
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
+    };
+    await runCommand(['migrate'], env);
+    const start = async (role: string) => {
+      const proc = await startRoleProcess(role, env);
+      started.push(proc);
+      return proc;
+    };
+    const [gateway, api] = await Promise.all([start('gateway'), start('api')]);
+    let first = await start('evaluator');
+    const second = await start('evaluator');
+
+    const rule = await fetch(`${api.baseUrl}/api/v1/alerts/rules`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'cpu over 85',
+        metric: 'cpu_percent',
+        condition: 'greater_than',
+        threshold,
+        duration_minutes: durationMinutes,
+        severity: 'info',
+      }),
+    });
+    expect(rule.status).toBe(201);
+    for (const evaluator of [first, second]) {
+      await waitFor(
+        async () =>
+          /^evaluator_rules(?:\{[^}]*\})? 1$/m.test(
+            await (await fetch(`${evaluator.baseUrl}/metrics`)).text(),
+          )
+            ? true
+            : undefined,
+        10_000,
+        'the rule to reach both evaluators',
+      );
+    }
+
+    const baseMs = Math.floor(Date.now() / minuteMs) * minuteMs - 9 * minuteMs;
+    const series = new Map<string, number[]>();
+    for (let h = 0; h < hosts; h += 1) series.set(`host-${h}`, seededValues(h + 1));
+    // One host per partition whose window opens in round 3 and fires in round 5, after the kill
+    // below: whichever partitions the killed evaluator owned, one of its windows spans the kill.
+    const spanning = hostsCoveringPartitions(6);
+    for (const host of spanning)
+      series.set(host, [70, 70, 70, 99, 99, 99, 99, 60, 70, 70, 70, 70, 70, 70]);
+    const expected = [...series].flatMap(([host, values]) => expectedAlerts(host, values, baseMs));
+
+    for (let round = 0; round < rounds; round += 1) {
+      const payloads = [...series].map(([host, values]) => ({
+        host,
+        timestamp: new Date(baseMs + round * minuteMs).toISOString(),
+        metrics: { cpu_percent: values[round] },
+      }));
+      const result = await postIngest(gateway.baseUrl, payloads, { key });
+      expect(result.status).toBe(200);
+      if (round === 4) {
+        // Killed only once it has evaluated samples of its own partitions: it holds windows.
+        const evaluator = first;
+        await waitFor(
+          async () => {
+            const text = await (await fetch(`${evaluator.baseUrl}/metrics`)).text();
+            const match = /^evaluator_evaluations_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+            return match !== null && Number(match[1]) > 0 ? true : undefined;
+          },
+          10_000,
+          'the first evaluator to evaluate samples',
+        );
+        await first.kill();
+      }
+      if (round === 9) first = await start('evaluator');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    type Row = { host: string; started_at: Date; fired_at: Date; resolved_at: Date | null };
+    const expectedResolved = expected.filter((alert) => alert.resolvedAt !== null).length;
+    const rows = await waitFor(
+      async () => {
+        const found = await db.sql<Row[]>`
+          select host, started_at, fired_at, resolved_at from alerts order by host, fired_at
+        `;
+        const resolvedCount = found.filter((row) => row.resolved_at !== null).length;
+        return found.length >= expected.length && resolvedCount >= expectedResolved
+          ? found
+          : undefined;
+      },
+      60_000,
+      `${expected.length} alerts`,
+    );
+    // Give a late duplicate the chance to show up before comparing.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const final = await db.sql<Row[]>`
+      select host, started_at, fired_at, resolved_at from alerts order by host, fired_at
+    `;
+    expect(final).toHaveLength(rows.length);
+    const actual = final.map((row) => ({
+      host: row.host,
+      startedAt: row.started_at.getTime(),
+      firedAt: row.fired_at.getTime(),
+      resolvedAt: row.resolved_at?.getTime() ?? null,
+    }));
+    const order = (a: ExpectedAlert, b: ExpectedAlert) =>
+      a.host.localeCompare(b.host) || a.firedAt - b.firedAt;
+    expect(actual.sort(order)).toEqual([...expected].sort(order));
+    expect(expected.length).toBeGreaterThan(hosts / 2);
+    for (const host of spanning) {
+      expect(actual.filter((alert) => alert.host === host)).toEqual([
+        {
+          host,
+          startedAt: baseMs + 3 * minuteMs,
+          firedAt: baseMs + 5 * minuteMs,
+          resolvedAt: baseMs + 7 * minuteMs,
+        },
+      ]);
+    }
+  });
+});

@@ -15,7 +15,15 @@ export type FireAlertInput = {
   startedAt: Date;
   /** The time of the sample that fired. */
   firedAt: Date;
+  /**
+   * How far the evaluators had read the samples topic when this fired: an investigation it
+   * opens waits until storage has caught up with these positions.
+   */
+  evidencePositions?: readonly StreamPosition[];
 };
+
+/** A consumer position: every record of `partition` below `nextOffset` has been read. */
+export type StreamPosition = { topic: string; partition: number; nextOffset: number };
 
 export type FireAlertResult =
   /** A new active alert, with its notifications queued (and an investigation when it warrants one). */
@@ -100,9 +108,17 @@ export async function fireAlert(
   if (investigatedSeverities.has(alert.severity)) {
     const investigationId = newId('inv');
     await tx`
-      insert into investigations (id, org_id, alert_id, service_id, title, window_from, window_to)
+      insert into investigations (id, org_id, alert_id, service_id, title, window_from, window_to,
+        evidence_positions)
       values (${investigationId}, ${alert.org_id}, ${alert.id}, ${alert.service_id},
-        ${`${alert.rule_name} on ${alert.host}`}, ${alert.started_at}, ${alert.fired_at})
+        ${`${alert.rule_name} on ${alert.host}`}, ${alert.started_at}, ${alert.fired_at},
+        ${JSON.stringify(
+          (input.evidencePositions ?? []).map((position) => ({
+            topic: position.topic,
+            partition: position.partition,
+            next_offset: position.nextOffset,
+          })),
+        )}::text::jsonb)
       on conflict (alert_id) where alert_id is not null do nothing
     `;
     await tx`update alerts set investigation_id = ${investigationId} where id = ${alert.id}`;

@@ -1,3 +1,4 @@
+import type { StreamPosition } from './alert-transitions.js';
 import { fireAlert, resolveAlerts } from './alert-transitions.js';
 import type { Database, TransactionSql } from './database.js';
 import type { OffsetOwner } from './sample-store.js';
@@ -89,6 +90,9 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         }
         const result = { fired: 0, alreadyActive: 0, resolved: 0 };
         const reset = new Map<string, EvaluatorStateKey>();
+        const evidencePositions = commit.events.some((event) => event.type === 'fire')
+          ? await readPositions(tx, owner, commit)
+          : [];
         for (const event of commit.events) {
           const key = stateKey(event);
           if (reset.has(key)) continue;
@@ -108,6 +112,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
             value: event.value,
             startedAt: new Date(event.startedMs),
             firedAt: new Date(event.firedMs),
+            evidencePositions,
           });
           if (fired.outcome === 'fired') result.fired++;
           else if (fired.outcome === 'already-active') result.alreadyActive++;
@@ -160,6 +165,34 @@ function stateKey(key: EvaluatorStateKey): string {
  * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
  * offset moved past its batch and writes nothing.
  */
+/**
+ * Every partition's position of this consumer group, with this batch's partition at the end of
+ * the batch: what the evaluators had read when the batch's alerts fired.
+ */
+async function readPositions(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  commit: Pick<EvaluatorCommit, 'partition' | 'nextOffset'>,
+): Promise<StreamPosition[]> {
+  const rows = await tx<{ partition: number; next_offset: string }[]>`
+    select partition, next_offset from consumer_offsets
+    where group_id = ${owner.groupId} and topic = ${owner.topic}
+  `;
+  const positions = rows
+    .filter((row) => row.partition !== commit.partition)
+    .map((row) => ({
+      topic: owner.topic,
+      partition: row.partition,
+      nextOffset: Number(row.next_offset),
+    }));
+  positions.push({
+    topic: owner.topic,
+    partition: commit.partition,
+    nextOffset: commit.nextOffset,
+  });
+  return positions;
+}
+
 async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
   await tx`
     insert into consumer_offsets (group_id, topic, partition, next_offset)

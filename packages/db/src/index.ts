@@ -71,6 +71,7 @@ export type {
   FireAlertInput,
   FireAlertResult,
   ResolveAlertsFilter,
+  StreamPosition,
 } from './alert-transitions.js';
 
 export { createEvaluatorStore } from './evaluator-store.js';
@@ -85,6 +86,7 @@ export type {
 export { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
 export type { LiveRule, RuleCondition, RuleSeverity } from './rule-snapshot.js';
 
+export { createInvestigationStore } from './investigation-store.js';
 export type {
   ClaimOptions,
   ClaimedInvestigation,

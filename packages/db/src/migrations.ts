@@ -372,6 +372,20 @@ const investigations: Migration = {
     ]),
 };
 
+const investigationEvidencePositions: Migration = {
+  version: 9,
+  name: 'investigation_evidence_positions',
+  up: (sql) =>
+    run(sql, [
+      // The evaluator fires from the sample stream, often before the writer has stored the
+      // same samples. When an alert opens an investigation it records how far the evaluators
+      // had read each samples partition ([{topic, partition, next_offset}]); the investigator
+      // starts only once the writer's stored offsets reach them (or after a bounded wait), so
+      // the analysis sees the samples that made the alert fire.
+      `alter table investigations add column evidence_positions jsonb not null default '[]'`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -382,4 +396,5 @@ export const migrations: readonly Migration[] = [
   alerts,
   alertRulesAndNotifications,
   investigations,
+  investigationEvidencePositions,
 ];

@@ -1,1 +1,46 @@
-export {};
+export { analyzeIncident, defaultPeerTagKeys, statisticalMethod } from './analyze-incident.js';
+export type { AnalyzeOptions, IncidentAnalysis, Verdict } from './analyze-incident.js';
+export { causeKinds } from './incident-evidence.js';
+export type { CauseKind, Hypothesis } from './incident-evidence.js';
+export { incidentWindows } from './incident-input.js';
+export type {
+  AlertFacts,
+  HostSnapshot,
+  IncidentInput,
+  IncidentWindowOptions,
+  IncidentWindows,
+  MetricSeries,
+  PeerAlert,
+  PeerService,
+  RuleCondition,
+  RuleFiring,
+  TimeRange,
+  TimedValue,
+} from './incident-input.js';
+export { toIncidentInput } from './evidence-to-input.js';
+
+export { createInvestigator } from './investigator.js';
+export type {
+  Investigator,
+  InvestigatorDeps,
+  InvestigatorMetrics,
+  InvestigatorOptions,
+  RunOutcome,
+  RunStatus,
+} from './investigator.js';
+
+export type { NarratedReport, Narrator } from './narrator.js';
+export { createChatCompletionsNarrator } from './chat-completions-narrator.js';
+export type { ChatCompletionsNarratorOptions } from './chat-completions-narrator.js';
+
+export { buildScenarios } from './scenarios/incident-scenarios.js';
+export type {
+  ExpectedCause,
+  Scenario,
+  ScenarioOptions,
+  ScenarioRule,
+} from './scenarios/scenario.js';
+export { scenarioIncident } from './scenarios/scenario-incident.js';
+export type { ScenarioIncident } from './scenarios/scenario-incident.js';
+export { simulateRule } from './scenarios/simulate-rule.js';
+export type { SimulatedFiring } from './scenarios/simulate-rule.js';

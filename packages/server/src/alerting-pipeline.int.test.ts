@@ -1,25 +1,18 @@
 // @services postgres kafka
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '@monitor/db';
-import { createDatabase } from '@monitor/db';
-import { createTestDatabase } from '@monitor/testkit';
-import type { TestDatabase } from '@monitor/testkit';
-import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
 import type { HttpReceiver, SmtpReceiver } from './testing/notification-receivers.js';
 import { startHttpReceiver, startSmtpReceiver } from './testing/notification-receivers.js';
-import type { RoleProcess } from './testing/role-process.js';
-import { runCommand, startRoleProcess } from './testing/role-process.js';
+import type { MonitorStack } from './testing/monitor-stack.js';
+import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 const webhookSecret = 'whsec-0123456789abcdef';
 
-const started: RoleProcess[] = [];
-const databases: TestDatabase[] = [];
-const pools: Database[] = [];
+const stacks: MonitorStack[] = [];
 let slack: HttpReceiver;
 let webhook: HttpReceiver;
 let smtp: SmtpReceiver;
@@ -60,48 +53,6 @@ async function call<T>(
   };
 }
 
-/** A fresh database and a 6-partition samples topic; `start` runs a role against them. */
-async function freshStack(extraEnv: Record<string, string> = {}) {
-  const testDb = await createTestDatabase(serviceUrl('postgres'), 'alerting');
-  databases.push(testDb);
-  const db = createDatabase({ url: testDb.url, maxConnections: 2 });
-  pools.push(db);
-  const env = {
-    DATABASE_URL: testDb.url,
-    KAFKA_BROKERS: serviceUrl('kafka'),
-    SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
-    SAMPLES_TOPIC_PARTITIONS: '6',
-    MONITOR_BOOTSTRAP_API_KEY: key,
-    WRITER_BATCH_MAX_WAIT_MS: '20',
-    EVALUATOR_RULE_POLL_MS: '200',
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
-    NOTIFIER_POLL_MS: '100',
-    NOTIFIER_RETRY_BASE_MS: '200',
-    INVESTIGATOR_POLL_MS: '100',
-    ...extraEnv,
-  };
-  await runCommand(['migrate'], env);
-  const start = async (role: string) => {
-    const proc = await startRoleProcess(role, env);
-    started.push(proc);
-    return proc;
-  };
-  return { db, env, start };
-}
-
-/** Resolves once the evaluator at `baseUrl` has loaded `count` rules (its /metrics gauge). */
-async function rulesLoaded(baseUrl: string, count: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const text = await (await fetch(`${baseUrl}/metrics`)).text();
-      const match = /^evaluator_rules(?:\{[^}]*\})? (\d+)/m.exec(text);
-      return match !== null && Number(match[1]) >= count ? true : undefined;
-    },
-    10_000,
-    `the evaluator to load ${count} rules`,
-  );
-}
-
 beforeAll(async () => {
   [slack, webhook, smtp] = await Promise.all([
     startHttpReceiver(),
@@ -111,15 +62,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(started.map((proc) => proc.stop()));
-  await Promise.all(pools.map((db) => db.close()));
-  await Promise.all(databases.map((db) => db.drop()));
+  await Promise.all(stacks.map((stack) => stack.stop()));
   await Promise.all([slack?.close(), webhook?.close(), smtp?.close()]);
 });
 
 describe('alerting pipeline', () => {
   it('fires and resolves from HTTP ingest to the alerts API and Slack, email and webhook messages', async () => {
-    const stack = await freshStack({ SMTP_URL: smtp.url });
+    const stack = await createMonitorStack('alerting', {
+      MONITOR_BOOTSTRAP_API_KEY: key,
+      SMTP_URL: smtp.url,
+    });
+    stacks.push(stack);
     const [gateway, api, evaluator] = await Promise.all([
       stack.start('gateway'),
       stack.start('api'),
@@ -152,7 +105,7 @@ describe('alerting pipeline', () => {
       },
     });
     expect(created.status).toBe(201);
-    await rulesLoaded(evaluator.baseUrl, 1);
+    await evaluatorRulesLoaded(evaluator.baseUrl, 1);
 
     // Event time: the window spans two minutes of sample time, sent within a second.
     const base = Math.floor(Date.now() / minuteMs) * minuteMs - 8 * minuteMs;

@@ -53,6 +53,11 @@ export const serverConfigSchema = z.object({
   /** A running investigation whose investigator died is taken over after this long. */
   INVESTIGATOR_LEASE_MS: envPositiveInt().default(120_000),
   INVESTIGATOR_MAX_ATTEMPTS: envPositiveInt().default(3),
+  /**
+   * The longest an investigation waits for the writer to store the samples its alert fired on
+   * (the evaluator reads the stream independently and is often ahead).
+   */
+  INVESTIGATOR_EVIDENCE_WAIT_MS: envPositiveInt().default(30_000),
   /** An OpenAI-compatible endpoint (…/v1) that may rewrite the investigation narrative. */
   LLM_BASE_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
   LLM_API_KEY: envString().optional(),

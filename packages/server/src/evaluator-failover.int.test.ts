@@ -1,15 +1,11 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Database } from '@monitor/db';
-import { createDatabase, defaultOrganizationId } from '@monitor/db';
+import { defaultOrganizationId } from '@monitor/db';
 import { partitionForKey } from '@monitor/bus';
-import { createTestDatabase } from '@monitor/testkit';
-import type { TestDatabase } from '@monitor/testkit';
-import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
-import type { RoleProcess } from './testing/role-process.js';
-import { runCommand, startRoleProcess } from './testing/role-process.js';
+import type { MonitorStack } from './testing/monitor-stack.js';
+import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
@@ -19,14 +15,10 @@ const rounds = 14;
 const threshold = 85;
 const durationMinutes = 2;
 
-const started: RoleProcess[] = [];
-const databases: TestDatabase[] = [];
-const pools: Database[] = [];
+const stacks: MonitorStack[] = [];
 
 afterAll(async () => {
-  await Promise.all(started.map((proc) => proc.stop()));
-  await Promise.all(pools.map((db) => db.close()));
-  await Promise.all(databases.map((db) => db.drop()));
+  await Promise.all(stacks.map((stack) => stack.stop()));
 });
 
 type ExpectedAlert = {
@@ -80,25 +72,9 @@ function seededValues(seed: number): number[] {
 
 describe('evaluator failover', () => {
   it('fires every expected alert exactly once when one of two evaluators is killed mid-stream', async () => {
-    const testDb = await createTestDatabase(serviceUrl('postgres'), 'failover');
-    databases.push(testDb);
-    const db = createDatabase({ url: testDb.url, maxConnections: 2 });
-    pools.push(db);
-    const env = {
-      DATABASE_URL: testDb.url,
-      KAFKA_BROKERS: serviceUrl('kafka'),
-      SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
-      SAMPLES_TOPIC_PARTITIONS: '6',
-      MONITOR_BOOTSTRAP_API_KEY: key,
-      EVALUATOR_RULE_POLL_MS: '200',
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
-    };
-    await runCommand(['migrate'], env);
-    const start = async (role: string) => {
-      const proc = await startRoleProcess(role, env);
-      started.push(proc);
-      return proc;
-    };
+    const stack = await createMonitorStack('failover', { MONITOR_BOOTSTRAP_API_KEY: key });
+    stacks.push(stack);
+    const { db, start } = stack;
     const [gateway, api] = await Promise.all([start('gateway'), start('api')]);
     let first = await start('evaluator');
     const second = await start('evaluator');
@@ -116,18 +92,7 @@ describe('evaluator failover', () => {
       }),
     });
     expect(rule.status).toBe(201);
-    for (const evaluator of [first, second]) {
-      await waitFor(
-        async () =>
-          /^evaluator_rules(?:\{[^}]*\})? 1$/m.test(
-            await (await fetch(`${evaluator.baseUrl}/metrics`)).text(),
-          )
-            ? true
-            : undefined,
-        10_000,
-        'the rule to reach both evaluators',
-      );
-    }
+    for (const evaluator of [first, second]) await evaluatorRulesLoaded(evaluator.baseUrl, 1);
 
     const baseMs = Math.floor(Date.now() / minuteMs) * minuteMs - 9 * minuteMs;
     const series = new Map<string, number[]>();

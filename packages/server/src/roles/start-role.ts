@@ -13,6 +13,7 @@ import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener } from './gateway-role.js';
 import { evaluatorGroupId, startAlertEvaluator } from './evaluator-role.js';
+import { startInvestigator } from './investigator-role.js';
 import { startNotifier } from './notifier-role.js';
 import { startSampleWriter, writerGroupId } from './writer-role.js';
 
@@ -22,6 +23,7 @@ export const roles = [
   'evaluator',
   'api',
   'notifier',
+  'investigator',
   'all',
 ] as const;
 export type Role = (typeof roles)[number];
@@ -39,9 +41,10 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
   }
   await ensureBootstrapKey(ctx, db);
 
-  if (role === 'api' || role === 'notifier') {
+  if (role === 'api' || role === 'notifier' || role === 'investigator') {
     // Roles of the database alone: no bus, no Redis.
     if (role === 'notifier') startNotifier(ctx, db);
+    if (role === 'investigator') startInvestigator(ctx, db);
     const app = createRoleApp({
       logger: ctx.logger,
       metrics: ctx.metrics,
@@ -85,6 +88,7 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
     await startSampleWriter(ctx, { db, bus });
     await startAlertEvaluator(ctx, { db, bus });
     startNotifier(ctx, db);
+    startInvestigator(ctx, db);
   }
   const listener = createGatewayRequestListener(ctx, {
     db,

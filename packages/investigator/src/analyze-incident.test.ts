@@ -1,0 +1,204 @@
+import fc from 'fast-check';
+import type { Process } from '@monitor/schemas';
+import { describe, expect, it } from 'vitest';
+import { analyzeIncident } from './analyze-incident.js';
+import type { AlertFacts, HostSnapshot, IncidentInput, MetricSeries } from './incident-input.js';
+import { incidentWindows } from './incident-input.js';
+
+const minuteMs = 60_000;
+const startedAtMs = Date.parse('2025-06-01T12:00:00Z');
+const firedAtMs = startedAtMs + 5 * minuteMs;
+const windows = incidentWindows(startedAtMs, firedAtMs);
+/** One sample a minute over baseline + incident. */
+const times: number[] = [];
+for (let t = windows.baseline.fromMs; t <= windows.incident.toMs; t += minuteMs) times.push(t);
+
+/** A small deterministic wobble, so spreads are not zero. */
+const wobble = (i: number) => ((i * 7919) % 13) / 13 - 0.5;
+
+function series(metric: string, value: (timeMs: number, i: number) => number): MetricSeries {
+  return { metric, points: times.map((timeMs, i) => ({ timeMs, value: value(timeMs, i) })) };
+}
+
+function snapshots(processes: (timeMs: number, i: number) => Process[]): HostSnapshot[] {
+  return times.map((timeMs, i) => ({ timeMs, containers: [], processes: processes(timeMs, i) }));
+}
+
+const cpuAlert: AlertFacts = {
+  id: 'alr_1',
+  ruleId: 'rul_1',
+  ruleName: 'cpu high',
+  metric: 'cpu_percent',
+  condition: 'greater_than',
+  threshold: 80,
+  severity: 'critical',
+  value: 91,
+  startedAtMs,
+  firedAtMs,
+};
+
+const hot = (timeMs: number) => timeMs >= startedAtMs - minuteMs;
+
+/** A host where process `burner` takes the CPU from the minute before the alert started. */
+function hogInput(): IncidentInput {
+  return {
+    service: { id: 'svc_1', name: 'web-1', tags: { service: 'web' } },
+    alert: cpuAlert,
+    windows,
+    series: [
+      series('cpu_percent', (t, i) => (hot(t) ? 90 : 15) + wobble(i)),
+      series('disk_used_percent', (_t, i) => 40 + wobble(i) * 0.01),
+    ],
+    snapshots: snapshots((t, i) => [
+      { name: 'burner', pid: 42, cpu_percent: (hot(t) ? 75 : 1) + wobble(i) },
+      { name: 'nginx', pid: 7, cpu_percent: 5 + wobble(i + 3) },
+    ]),
+    peers: [],
+    ruleHistory: [],
+  };
+}
+
+describe('analyzeIncident', () => {
+  it('names the process that took the CPU, citing numbers and windows', () => {
+    const { verdict, report } = analyzeIncident(hogInput());
+    expect(verdict).toMatchObject({ kind: 'process', subject: 'burner' });
+    expect(verdict.confidence).toBeGreaterThan(0.8);
+    expect(report.analysis.root_cause).toContain('burner (pid 42)');
+    expect(report.analysis.method).toBe('statistical');
+    const [cause, metric] = report.findings;
+    expect(cause?.evidence).toMatchObject({
+      cause: { kind: 'process', subject: 'burner' },
+      baseline: expect.closeTo(1, 0),
+      pids: [42],
+    });
+    expect(metric?.evidence).toMatchObject({
+      metric: 'cpu_percent',
+      baseline: { from: new Date(windows.baseline.fromMs).toISOString(), samples: 60 },
+      incident: { to: new Date(firedAtMs).toISOString() },
+    });
+    expect(report.recommendations[0]).toMatchObject({ priority: 'high' });
+    expect(report.recommendations[0]?.title).toContain('burner (pid 42)');
+    expect(report.timeline.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        'consumer_growth_began',
+        'metric_deviation_began',
+        'alert_started',
+        'alert_fired',
+      ]),
+    );
+  });
+
+  it('is inconclusive, not guessing, when no process explains the rise', () => {
+    const input = hogInput();
+    input.snapshots = snapshots((_t, i) => [
+      { name: 'burner', pid: 42, cpu_percent: 1 + wobble(i) },
+      { name: 'nginx', pid: 7, cpu_percent: 5 + wobble(i + 3) },
+    ]);
+    const { verdict, report } = analyzeIncident(input);
+    expect(verdict.kind).toBe('inconclusive');
+    expect(report.analysis.root_cause).toBe('inconclusive');
+    expect(report.findings[0]).toMatchObject({
+      title: 'No conclusive cause',
+      evidence: { cause: null },
+    });
+    expect(report.recommendations[0]?.title).toBe('Look beyond host metrics on web-1');
+  });
+
+  it('is inconclusive with confidence 0 when nothing was stored', () => {
+    const { verdict, report } = analyzeIncident({ ...hogInput(), series: [], snapshots: [] });
+    expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
+    expect(report.findings[1]?.title).toBe('No samples of cpu_percent to compare');
+  });
+
+  it('calls it fleet-wide when the peers of the service move at the same time', () => {
+    const peer = (id: string) => ({
+      id,
+      name: id,
+      tags: { service: 'web' },
+      series: [series('cpu_percent', (t, i) => (hot(t) ? 88 : 14) + wobble(i + 1))],
+      alerts: [],
+    });
+    const { verdict } = analyzeIncident({ ...hogInput(), peers: [peer('web-2'), peer('web-3')] });
+    expect(verdict).toMatchObject({ kind: 'fleet_wide', subject: 'service=web' });
+  });
+
+  it('investigates on demand the metric that moved most', () => {
+    const input = hogInput();
+    delete input.alert;
+    input.series = [
+      series('cpu_percent', (_t, i) => 15 + wobble(i)),
+      series('memory_percent', (t, i) => (hot(t) ? 92 : 40) + wobble(i)),
+    ];
+    input.snapshots = snapshots((t, i) => [
+      { name: 'java', pid: 9, memory_rss: (hot(t) ? 8 : 1) * 2 ** 30 + wobble(i) * 2 ** 20 },
+      { name: 'nginx', pid: 7, memory_rss: 50 * 2 ** 20 },
+    ]);
+    const { verdict, report } = analyzeIncident(input);
+    expect(verdict).toMatchObject({ kind: 'process', subject: 'java' });
+    expect(report.findings[1]?.evidence).toMatchObject({ metric: 'memory_percent' });
+    expect(report.timeline.some((e) => e.type === 'alert_fired')).toBe(false);
+  });
+
+  it('is deterministic', () => {
+    expect(analyzeIncident(hogInput())).toEqual(analyzeIncident(hogInput()));
+  });
+
+  it('always yields the contract shapes: confidence 0..1, a sorted timeline, known priorities', () => {
+    const value = fc.double({ min: 0, max: 100, noNaN: true });
+    fc.assert(
+      fc.property(
+        fc.array(value, { minLength: times.length, maxLength: times.length }),
+        fc.array(
+          fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c'), cpu: value }), {
+            maxLength: 3,
+          }),
+          {
+            minLength: times.length,
+            maxLength: times.length,
+          },
+        ),
+        fc.array(fc.integer({ min: 0, max: 23 * 60 }), { maxLength: 8 }),
+        (cpu, processes, firedMinutesAgo) => {
+          const input: IncidentInput = {
+            ...hogInput(),
+            series: [
+              {
+                metric: 'cpu_percent',
+                points: times.map((timeMs, i) => ({ timeMs, value: cpu[i] ?? 0 })),
+              },
+            ],
+            snapshots: times.map((timeMs, i) => ({
+              timeMs,
+              containers: [],
+              processes: (processes[i] ?? []).map((p, pid) => ({
+                name: p.name,
+                pid,
+                cpu_percent: p.cpu,
+              })),
+            })),
+            ruleHistory: firedMinutesAgo.map((m, n) => ({
+              alertId: `alr_old_${n}`,
+              firedAtMs: firedAtMs - (m + 1) * minuteMs,
+              resolvedAtMs: null,
+            })),
+          };
+          const { report, verdict } = analyzeIncident(input);
+          expect(report.analysis.confidence).toBeGreaterThanOrEqual(0);
+          expect(report.analysis.confidence).toBeLessThanOrEqual(1);
+          expect(report.analysis.confidence).toBe(verdict.confidence);
+          const at = report.timeline.map((e) => Date.parse(e.at));
+          expect(at).toEqual([...at].sort((a, b) => a - b));
+          for (const r of report.recommendations)
+            expect(['high', 'medium', 'low']).toContain(r.priority);
+          for (const f of report.findings) {
+            expect(typeof f.title).toBe('string');
+            expect(typeof f.detail).toBe('string');
+            expect(typeof f.evidence).toBe('object');
+          }
+          expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});

@@ -1,0 +1,112 @@
+import type { AlertRow, InvestigationEvidence, EvidenceSample } from '@monitor/db';
+import type { Container, Process } from '@monitor/schemas';
+import { containerSchema, processSchema } from '@monitor/schemas';
+import type {
+  AlertFacts,
+  HostSnapshot,
+  IncidentInput,
+  IncidentWindows,
+  MetricSeries,
+  RuleCondition,
+} from './incident-input.js';
+
+const conditions: readonly RuleCondition[] = [
+  'greater_than',
+  'greater_than_or_equal',
+  'less_than',
+  'less_than_or_equal',
+  'equal',
+  'not_equal',
+];
+
+function conditionOf(value: string): RuleCondition {
+  const condition = conditions.find((c) => c === value);
+  if (condition === undefined) throw new Error(`unknown rule condition ${value}`);
+  return condition;
+}
+
+/** Groups samples by metric, each series in time order. */
+export function toSeries(samples: readonly EvidenceSample[]): MetricSeries[] {
+  const byMetric = new Map<string, MetricSeries>();
+  for (const sample of samples) {
+    let series = byMetric.get(sample.metric);
+    if (series === undefined) {
+      series = { metric: sample.metric, points: [] };
+      byMetric.set(sample.metric, series);
+    }
+    series.points.push({ timeMs: sample.time.getTime(), value: sample.value });
+  }
+  const all = [...byMetric.values()].sort((a, b) => a.metric.localeCompare(b.metric));
+  for (const series of all) series.points.sort((a, b) => a.timeMs - b.timeMs);
+  return all;
+}
+
+/** Items of a stored snapshot that match the ingest shapes; anything else is skipped. */
+function parseItems<T>(items: readonly unknown[], parse: (item: unknown) => T | undefined): T[] {
+  const parsed: T[] = [];
+  for (const item of items) {
+    const value = parse(item);
+    if (value !== undefined) parsed.push(value);
+  }
+  return parsed;
+}
+
+export function toAlertFacts(alert: AlertRow): AlertFacts {
+  return {
+    id: alert.id,
+    ruleId: alert.ruleId,
+    ruleName: alert.ruleName,
+    metric: alert.metric,
+    condition: conditionOf(alert.condition),
+    threshold: alert.threshold,
+    severity: alert.severity,
+    value: alert.value,
+    startedAtMs: alert.startedAt.getTime(),
+    firedAtMs: alert.firedAt.getTime(),
+  };
+}
+
+/** The engine's input from what the store read. */
+export function toIncidentInput(
+  evidence: InvestigationEvidence,
+  windows: IncidentWindows,
+): IncidentInput {
+  const snapshots: HostSnapshot[] = evidence.snapshots
+    .map((snapshot) => ({
+      timeMs: snapshot.time.getTime(),
+      containers: parseItems<Container>(
+        snapshot.containers,
+        (item) => containerSchema.safeParse(item).data,
+      ),
+      processes: parseItems<Process>(
+        snapshot.processes,
+        (item) => processSchema.safeParse(item).data,
+      ),
+    }))
+    .sort((a, b) => a.timeMs - b.timeMs);
+  return {
+    service: evidence.service,
+    ...(evidence.alert === undefined ? {} : { alert: toAlertFacts(evidence.alert) }),
+    windows,
+    series: toSeries(evidence.samples),
+    snapshots,
+    peers: evidence.peers.map((peer) => ({
+      id: peer.service.id,
+      name: peer.service.name,
+      tags: peer.service.tags,
+      series: toSeries(peer.samples),
+      alerts: peer.alerts.map((a) => ({
+        ruleName: a.ruleName,
+        metric: a.metric,
+        severity: a.severity,
+        firedAtMs: a.firedAt.getTime(),
+        resolvedAtMs: a.resolvedAt?.getTime() ?? null,
+      })),
+    })),
+    ruleHistory: evidence.ruleHistory.map((a) => ({
+      alertId: a.id,
+      firedAtMs: a.firedAt.getTime(),
+      resolvedAtMs: a.resolvedAt?.getTime() ?? null,
+    })),
+  };
+}

@@ -1,0 +1,85 @@
+import type { InvestigationRecommendation } from '@monitor/db';
+import type { ConsumerChange, Resource } from './consumer-changes.js';
+import type { ContainerEvent } from './container-events.js';
+import type { AlertFacts, IncidentWindows, PeerAlert, RuleFiring } from './incident-input.js';
+import type { MetricDeviation } from './metric-deviation.js';
+
+/** The metric the investigation explains: the alert's, or on demand the one that moved most. */
+export type FocusMetric = {
+  metric: string;
+  /** +1 when a rise is the problem, -1 for a fall. */
+  direction: 1 | -1;
+  deviation: MetricDeviation | undefined;
+  /** What consumers of which resource can explain it, and how much each counts (0..1). */
+  resourceWeights: Partial<Record<Resource, number>>;
+};
+
+export type PeerStatus = {
+  id: string;
+  name: string;
+  /** The peer's z-score on the focus metric over the same windows, when it has samples. */
+  z: number | undefined;
+  /** Alerts of the peer on the focus metric active during the incident window. */
+  alerts: PeerAlert[];
+  deviating: boolean;
+};
+
+/** The peers sharing one tag value with the host, e.g. every host with service=checkout. */
+export type PeerGroup = {
+  key: string;
+  value: string;
+  members: PeerStatus[];
+  deviatingCount: number;
+  /** 0..1: the share that deviate, discounted for small groups (one peer is weak evidence). */
+  strength: number;
+};
+
+export type RuleHistorySummary = {
+  ruleName: string;
+  threshold: number;
+  /** Firings of the rule on this host in the 24 h before this alert. */
+  priorFirings: RuleFiring[];
+  /** |threshold − baseline mean| in baseline spreads. */
+  thresholdGapSpreads: number | undefined;
+};
+
+/** What the engine measured, before any interpretation. */
+export type IncidentEvidence = {
+  host: string;
+  alert: AlertFacts | undefined;
+  windows: IncidentWindows;
+  focus: FocusMetric;
+  /** Processes and containers on the focus resources, by growth. */
+  consumers: ConsumerChange[];
+  containerEvents: ContainerEvent[];
+  /** Other metrics of the host that deviated 3σ or more. */
+  movedMetrics: MetricDeviation[];
+  peerGroups: PeerGroup[];
+  history: RuleHistorySummary | undefined;
+  /** When the trouble began: the focus metric's onset, else the alert's start or the window's. */
+  referenceMs: number;
+};
+
+export const causeKinds = [
+  'process',
+  'container',
+  'deploy',
+  'container_restart',
+  'fleet_wide',
+  'flapping_rule',
+  'resource_trend',
+] as const;
+
+export type CauseKind = (typeof causeKinds)[number];
+
+/** One candidate explanation with a score 0..1 computed from the strength of its evidence. */
+export type Hypothesis = {
+  kind: CauseKind;
+  /** What it names: a process or container name, `service=checkout`, a rule or metric name. */
+  subject: string;
+  score: number;
+  /** One sentence naming the cause with its numbers. */
+  statement: string;
+  evidence: Record<string, unknown>;
+  recommendation: InvestigationRecommendation;
+};

@@ -1,0 +1,57 @@
+import type { RuleCondition, TimedValue } from '../incident-input.js';
+
+export type SimulatedFiring = {
+  startedAtMs: number;
+  firedAtMs: number;
+  resolvedAtMs: number | null;
+  /** The sample value that fired. */
+  value: number;
+};
+
+export function breaches(condition: RuleCondition, value: number, threshold: number): boolean {
+  switch (condition) {
+    case 'greater_than':
+      return value > threshold;
+    case 'greater_than_or_equal':
+      return value >= threshold;
+    case 'less_than':
+      return value < threshold;
+    case 'less_than_or_equal':
+      return value <= threshold;
+    case 'equal':
+      return value === threshold;
+    case 'not_equal':
+      return value !== threshold;
+  }
+}
+
+/**
+ * The alerts a rule fires on one host's samples (time order), by the contract's evaluation
+ * rules: the condition must hold on every sample from the first breaching one up to a sample at
+ * least duration_minutes later; one good sample clears a pending window or resolves the alert.
+ * The scenarios use it to know, without the pipeline, which alert the pipeline will fire.
+ */
+export function simulateRule(
+  rule: { condition: RuleCondition; threshold: number; duration_minutes: number },
+  points: readonly TimedValue[],
+): SimulatedFiring[] {
+  const firings: SimulatedFiring[] = [];
+  let startedAtMs: number | undefined;
+  let firing: SimulatedFiring | undefined;
+  for (const { timeMs, value } of points) {
+    const breaching = breaches(rule.condition, value, rule.threshold);
+    if (!breaching) {
+      if (firing !== undefined) firing.resolvedAtMs = timeMs;
+      firing = undefined;
+      startedAtMs = undefined;
+      continue;
+    }
+    if (firing !== undefined) continue;
+    startedAtMs ??= timeMs;
+    if (timeMs >= startedAtMs + rule.duration_minutes * 60_000) {
+      firing = { startedAtMs, firedAtMs: timeMs, resolvedAtMs: null, value };
+      firings.push(firing);
+    }
+  }
+  return firings;
+}

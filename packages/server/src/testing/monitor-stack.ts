@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import type { RoleProcess } from './role-process.js';
+import { runCommand, startRoleProcess } from './role-process.js';
+
+export type MonitorStack = {
+  /** A pool on the stack's database, for assertions. */
+  db: Database;
+  env: Readonly<Record<string, string>>;
+  /** Starts `monitor <role>` against the stack; stopped by `stop`. */
+  start(role: string): Promise<RoleProcess>;
+  /** Stops every role process (SIGTERM), closes the pool, drops the database. */
+  stop(): Promise<void>;
+};
+
+/**
+ * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
+ * Kafka, with settings that keep the tests quick: short polls, retries and session timeouts.
+ */
+export async function createMonitorStack(
+  name: string,
+  extraEnv: Record<string, string> = {},
+): Promise<MonitorStack> {
+  const testDb: TestDatabase = await createTestDatabase(serviceUrl('postgres'), name);
+  const db = createDatabase({ url: testDb.url, maxConnections: 2 });
+  const env = {
+    DATABASE_URL: testDb.url,
+    KAFKA_BROKERS: serviceUrl('kafka'),
+    SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+    SAMPLES_TOPIC_PARTITIONS: '6',
+    WRITER_BATCH_MAX_WAIT_MS: '20',
+    EVALUATOR_RULE_POLL_MS: '200',
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    NOTIFIER_POLL_MS: '100',
+    NOTIFIER_RETRY_BASE_MS: '200',
+    INVESTIGATOR_POLL_MS: '100',
+    ...extraEnv,
+  };
+  await runCommand(['migrate'], env);
+  const started: RoleProcess[] = [];
+  return {
+    db,
+    env,
+    async start(role) {
+      const proc = await startRoleProcess(role, env);
+      started.push(proc);
+      return proc;
+    },
+    async stop() {
+      await Promise.all(started.map((proc) => proc.stop()));
+      await db.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/** Resolves once the evaluator at `baseUrl` has loaded at least `count` rules (its /metrics). */
+export async function evaluatorRulesLoaded(
+  baseUrl: string,
+  count: number,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    const match = /^evaluator_rules(?:\{[^}]*\})? (\d+)/m.exec(text);
+    if (match !== null && Number(match[1]) >= count) return;
+    if (Date.now() > deadline) throw new Error(`the evaluator did not load ${count} rules in time`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

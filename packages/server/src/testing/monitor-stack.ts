@@ -19,17 +19,19 @@ export type MonitorStack = {
 
 /**
  * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
- * Kafka, with settings that keep the tests quick: short polls, retries and session timeouts.
+ * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
+ * keep the tests quick: short polls, retries and session timeouts.
  */
 export async function createMonitorStack(
   name: string,
   extraEnv: Record<string, string> = {},
+  options: { bus?: 'kafka' | 'in-process' } = {},
 ): Promise<MonitorStack> {
   const testDb: TestDatabase = await createTestDatabase(serviceUrl('postgres'), name);
   const db = createDatabase({ url: testDb.url, maxConnections: 2 });
   const env = {
     DATABASE_URL: testDb.url,
-    KAFKA_BROKERS: serviceUrl('kafka'),
+    ...(options.bus === 'in-process' ? {} : { KAFKA_BROKERS: serviceUrl('kafka') }),
     SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
     SAMPLES_TOPIC_PARTITIONS: '6',
     WRITER_BATCH_MAX_WAIT_MS: '20',

@@ -14,22 +14,32 @@
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
-import { createTestDatabase, getFreePort, startServices } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
-import { runToCompletion, startHttpProcess } from './bench-process.js';
+import type { Cleanup } from './bench-run.js';
+import {
+  createCleanup,
+  describeError,
+  integerOption,
+  logProgress,
+  machineFacts,
+  resultsFile,
+  scanLogWarnings,
+  stopOnSignals,
+} from './bench-run.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad } from './load-client.js';
+import { startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
 import { formatReport } from './report.js';
@@ -48,13 +58,7 @@ const drainSettleMs = 1_000;
 /** Far above anything this machine can send, so the rate limiter never answers 429. */
 const unlimitedRatePerMinute = '1000000000';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
 const bareServerScript = fileURLToPath(new URL('./bare-ingest-server.ts', import.meta.url));
-const nodeArgs = ['--import', 'tsx', '--conditions=development'];
-/** Settings of the monitor processes that may be tuned from this process's environment. */
-const passThroughEnv =
-  /^(WRITER_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$)/;
 
 type Options = {
   hosts: number;
@@ -93,75 +97,27 @@ function parseOptions(startedAt: Date): Options {
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }
-  const positive = (name: string, value: string, max = Number.MAX_SAFE_INTEGER): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1 || n > max)
-      throw new Error(`--${name} must be an integer from 1 to ${max}`);
-    return n;
-  };
-  const stamp = startedAt
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z')
-    .replace(/:/g, '-');
+  const positive = (name: string, value: string, max?: number): number =>
+    integerOption(name, value, 1, max);
   return {
     hosts: positive('hosts', values.hosts),
     durationSeconds: positive('duration-seconds', values['duration-seconds']),
     concurrency: positive('concurrency', values.concurrency),
     batchConcurrency: positive('batch-concurrency', values['batch-concurrency']),
     batchSize: positive('batch-size', values['batch-size'], 1000),
-    out: resolve(values.out ?? join('bench-results', `ingest-${stamp}.json`)),
+    out: resultsFile('ingest', startedAt, values.out),
   };
-}
-
-/** Things to undo, newest first; `run` is idempotent so both a signal and `finally` may call it. */
-function createCleanup(log: (message: string) => void) {
-  const steps: { name: string; undo: () => Promise<void> }[] = [];
-  let running: Promise<void> | undefined;
-  return {
-    add(name: string, undo: () => Promise<void>): void {
-      steps.push({ name, undo });
-    },
-    run(): Promise<void> {
-      running ??= (async () => {
-        for (const step of steps.reverse()) {
-          try {
-            await step.undo();
-          } catch (err) {
-            log(`could not stop ${step.name}: ${describe(err)}`);
-          }
-        }
-      })();
-      return running;
-    },
-  };
-}
-
-function log(message: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
 async function main(): Promise<number> {
   const startedAt = new Date();
   const options = parseOptions(startedAt);
-  const cleanup = createCleanup(log);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`${signal}: stopping everything this run started`);
-      void cleanup.run().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-    });
-  }
+  const cleanup = createCleanup(logProgress);
+  stopOnSignals(cleanup);
 
-  const cpus = os.cpus();
   const report: BenchReport = {
     date: startedAt.toISOString(),
-    machine: {
-      os: `${os.type()} ${os.release()} ${os.arch()}`,
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      cpuCount: cpus.length,
-      totalMemoryBytes: os.totalmem(),
-      node: process.version,
-      loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
-    },
+    machine: machineFacts(),
     settings: {
       hosts: options.hosts,
       durationSeconds: options.durationSeconds,
@@ -187,10 +143,10 @@ async function main(): Promise<number> {
     await runBenchmark(options, report, cleanup, processes);
   } catch (err) {
     failed = true;
-    report.notes.push(`run failed: ${describe(err)}`);
-    log(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    report.notes.push(`run failed: ${describeError(err)}`);
+    logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
-    for (const proc of processes) report.logWarnings[proc.name] = scanLog(proc.logFile);
+    for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
     await cleanup.run();
   }
   summarize(report);
@@ -204,61 +160,30 @@ async function main(): Promise<number> {
 async function runBenchmark(
   options: Options,
   report: BenchReport,
-  cleanup: ReturnType<typeof createCleanup>,
+  cleanup: Cleanup,
   processes: BenchProcess[],
 ): Promise<void> {
-  const started = await startServices(['postgres', 'kafka', 'redis'], { log: (m) => log(m) });
-  cleanup.add('services', () => started.stop());
-  for (const service of started.services) report.settings.services[service.name] = service.origin;
-  const serviceEnv = (name: string): string => {
-    const value = started.env[name];
-    if (value === undefined) throw new Error(`testkit gave no ${name}`);
-    return value;
-  };
-
-  const database = await createTestDatabase(serviceEnv('DATABASE_URL'), 'bench');
-  cleanup.add(`database ${database.name}`, () => database.drop());
-  log(`database ${database.name} created`);
-
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
-  const monitorEnv: Record<string, string> = {
-    ...pick(process.env, (name) => passThroughEnv.test(name) || name === 'PATH' || name === 'HOME'),
-    DATABASE_URL: database.url,
-    KAFKA_BROKERS: serviceEnv('KAFKA_BROKERS'),
-    REDIS_URL: serviceEnv('REDIS_URL'),
-    SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
-    MONITOR_BOOTSTRAP_API_KEY: apiKey,
-    INGEST_RATE_LIMIT_PER_MINUTE: unlimitedRatePerMinute,
-    LOG_LEVEL: 'warn',
-  };
-  report.settings.writerBatchMaxMessages = monitorEnv['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
-  report.settings.writerBatchMaxWaitMs = monitorEnv['WRITER_BATCH_MAX_WAIT_MS'] ?? 'default';
-  const spec = (name: string, args: string[], env: Record<string, string>) => ({
-    name,
-    command: process.execPath,
-    args: [...nodeArgs, ...args],
-    cwd: repoRoot,
-    env,
+  const stack = await startMonitorStack({
+    services: ['postgres', 'kafka', 'redis'],
+    cleanup,
     logDir: report.logDir,
+    databasePrefix: 'bench',
+    env: {
+      SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
+      MONITOR_BOOTSTRAP_API_KEY: apiKey,
+      INGEST_RATE_LIMIT_PER_MINUTE: unlimitedRatePerMinute,
+    },
   });
+  report.settings.services = stack.serviceOrigins;
+  report.settings.writerBatchMaxMessages = stack.env['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
+  report.settings.writerBatchMaxWaitMs = stack.env['WRITER_BATCH_MAX_WAIT_MS'] ?? 'default';
 
-  log('migrating');
-  await runToCompletion(spec('migrate', [monitorMain, 'migrate'], monitorEnv), (running) =>
-    cleanup.add('migrate', () => running.stop()),
-  );
-
-  log('starting gateway and writer');
-  const [gatewayPort, writerPort] = [await getFreePort(), await getFreePort()];
+  logProgress('starting gateway and writer');
   const roleProcesses = await Promise.allSettled(
     (['gateway', 'writer'] as const).map(async (role) => {
-      const port = role === 'gateway' ? gatewayPort : writerPort;
-      const proc = await startHttpProcess({
-        ...spec(role, [monitorMain, role], { ...monitorEnv, PORT: String(port) }),
-        port,
-        readyPath: '/healthz',
-      });
+      const proc = await stack.startRole(role);
       processes.push(proc);
-      cleanup.add(role, () => proc.stop());
       return proc;
     }),
   );
@@ -267,13 +192,7 @@ async function runBenchmark(
     return result.value;
   });
   if (gateway === undefined || writer === undefined) throw new Error('gateway or writer missing');
-
-  const db = createDatabase({
-    url: database.url,
-    maxConnections: 2,
-    applicationName: 'monitor-bench',
-  });
-  cleanup.add('database pool', () => db.close());
+  const { db } = stack;
 
   // Samples stamped from five minutes ago on, one millisecond further per use of a host.
   const fleetBaseMs = Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000;
@@ -292,14 +211,14 @@ async function runBenchmark(
           ? `the fleet has only ${options.hosts} hosts`
           : `${options.batchSize} payloads of ${fleet.maxPayloadBytes} B would exceed the ${maxIngestBodyBytes} B body limit`),
     );
-    log(report.notes[report.notes.length - 1] ?? '');
+    logProgress(report.notes[report.notes.length - 1] ?? '');
   }
 
   const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
   const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
   let acknowledged = 0;
 
-  log(`warming up the gateway for ${gatewayWarmUpMs} ms`);
+  logProgress(`warming up the gateway for ${gatewayWarmUpMs} ms`);
   const warmUp = await runLoad({
     url: gatewayUrl,
     headers,
@@ -326,7 +245,7 @@ async function runBenchmark(
     { name: 'batched', payloadsPerRequest: batchHosts, concurrency: options.batchConcurrency },
   ];
   for (const phase of phases) {
-    log(
+    logProgress(
       `phase ${phase.name}: ${phase.payloadsPerRequest} payload(s) per request, concurrency ${phase.concurrency}, ${options.durationSeconds} s`,
     );
     const result = await measurePhase({
@@ -341,7 +260,7 @@ async function runBenchmark(
     });
     report.phases[phase.name] = result;
     acknowledged += result.samplesAccepted;
-    log(
+    logProgress(
       `phase ${phase.name}: ${Math.round(result.requestsPerSecond)} requests/s, ` +
         `${Math.round(result.samplesPerSecond)} samples/s acknowledged, ${Math.round(result.landed.samplesPerSecond)} landed/s, ` +
         `lag ${Math.round(result.landed.lagMs)} ms, missing ${result.landed.missing}, extra ${result.landed.extra}`,
@@ -360,18 +279,14 @@ async function runBenchmark(
   // The ceilings run on a quiet machine: the pipeline processes are stopped first.
   await Promise.all([gateway.stop(), writer.stop()]);
 
-  log('ceiling: bare node:http + JSON.parse + zod');
-  const barePort = await getFreePort();
-  const bare = await startHttpProcess({
-    ...spec('bare-http', [bareServerScript], {
-      PATH: process.env['PATH'] ?? '',
-      PORT: String(barePort),
-    }),
-    port: barePort,
+  logProgress('ceiling: bare node:http + JSON.parse + zod');
+  const bare = await stack.startNodeProcess({
+    name: 'bare-http',
+    args: [bareServerScript],
+    env: { PATH: process.env['PATH'] ?? '' },
     readyPath: '/',
   });
   processes.push(bare);
-  cleanup.add('bare-http', () => bare.stop());
   const bareUrl = new URL(ingestPath, bare.baseUrl);
   const bareBodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
   await runLoad({
@@ -391,9 +306,9 @@ async function runBenchmark(
   report.ceilings.bareHttp = loadFigures(bareRun, bareBodies, 1, options.concurrency);
   await bare.stop();
 
-  log(`ceiling: raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows`);
+  logProgress(`ceiling: raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows`);
   const copyDb = createDatabase({
-    url: database.url,
+    url: stack.databaseUrl,
     maxConnections: 1,
     applicationName: 'monitor-bench-copy',
   });
@@ -607,52 +522,14 @@ function summarize(report: BenchReport): void {
   }
 }
 
-/** Lines at warn or above (pino level ≥ 40) or not JSON at all, in a process's output. */
-function scanLog(file: string): { count: number; first: string[] } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return { count: 0, first: [] };
-  }
-  const flagged: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const entry = JSON.parse(line) as { level?: unknown };
-      const level = entry.level;
-      const serious =
-        typeof level === 'number'
-          ? level >= 40
-          : typeof level === 'string' && ['warn', 'error', 'fatal'].includes(level);
-      if (serious) flagged.push(line);
-    } catch {
-      flagged.push(line);
-    }
-  }
-  return { count: flagged.length, first: flagged.slice(0, 3) };
-}
-
-function pick(env: NodeJS.ProcessEnv, keep: (name: string) => boolean): Record<string, string> {
-  const picked: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && keep(name)) picked[name] = value;
-  }
-  return picked;
-}
-
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 // Exit explicitly: a socket some library left open must not keep a finished run alive.
 process.exit(
   await main().catch((err: unknown) => {
-    process.stderr.write(`${describe(err)}\n\n${usage}\n`);
+    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
     return 2;
   }),
 );

@@ -1,0 +1,109 @@
+import {
+  probeBreachValue,
+  probeClearValue,
+  probeMetric,
+  probeScopeTag,
+} from './alert-rule-plan.js';
+
+/** One host sample as POST /api/v1/ingest takes it. */
+export type ProbeSample = {
+  host: string;
+  timestamp: string;
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+};
+
+/** The fields of an alerts list item the probe reads. */
+export type ProbeAlert = { id: string; status: string; fired_at: string };
+
+export type ProbeDeps = {
+  /** POSTs one sample; resolves once it was answered 200, rejects otherwise. */
+  ingest(sample: ProbeSample): Promise<void>;
+  /** GET /api/v1/alerts?rule_id=…&status=all: the rule's newest alerts, newest first. */
+  listAlerts(ruleId: string): Promise<ProbeAlert[]>;
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  sleep(ms: number): Promise<void>;
+};
+
+export type ProbeSpec = {
+  host: string;
+  ruleId: string;
+  durationMinutes: number;
+  /** A poll starts this long after the previous one started (or at once if that took longer). */
+  pollIntervalMs: number;
+  /** Give up on a transition not visible after this long. */
+  timeoutMs: number;
+};
+
+export type ProbeOutcome = {
+  /** Sample time of the sample that completed the window (the alert's `fired_at`). */
+  firedAtMs: number;
+  /** From the 200 of the completing sample to the answer that listed the alert; undefined: timed out. */
+  fireMs: number | undefined;
+  /** From the 200 of the clearing sample to the answer that listed the alert resolved. */
+  resolveMs: number | undefined;
+  /** Polls until the alert was visible. */
+  firePolls: number;
+};
+
+/** Event time a probe uses: its window, then one second to the clearing sample, one to spare. */
+export function probeSpanMs(durationMinutes: number): number {
+  return durationMinutes * 60_000 + 2_000;
+}
+
+/**
+ * One probe from `startMs` (sample time): breaching samples at `startMs` and, when the rule has
+ * a duration, at `startMs` + duration (the one completing the window); then polls the rule's
+ * alerts until one fired at that time is listed; then a clearing sample one second later and
+ * polls until that alert is resolved, so the next probe starts from a clear state.
+ */
+export async function runProbe(
+  spec: ProbeSpec,
+  startMs: number,
+  deps: ProbeDeps,
+): Promise<ProbeOutcome> {
+  const sample = (timeMs: number, value: number): ProbeSample => ({
+    host: spec.host,
+    timestamp: new Date(timeMs).toISOString(),
+    metrics: { [probeMetric]: value },
+    tags: { [probeScopeTag]: spec.host },
+  });
+  const firedAtMs = startMs + spec.durationMinutes * 60_000;
+  if (spec.durationMinutes > 0) await deps.ingest(sample(startMs, probeBreachValue));
+  await deps.ingest(sample(firedAtMs, probeBreachValue));
+  const fire = await pollUntil(spec, deps, (alerts) =>
+    alerts.find((alert) => Date.parse(alert.fired_at) === firedAtMs),
+  );
+
+  await deps.ingest(sample(firedAtMs + 1_000, probeClearValue));
+  const alertId = fire.found?.id;
+  const resolve =
+    alertId === undefined
+      ? undefined
+      : await pollUntil(spec, deps, (alerts) =>
+          alerts.find((alert) => alert.id === alertId && alert.status === 'resolved'),
+        );
+  return {
+    firedAtMs,
+    fireMs: fire.found === undefined ? undefined : fire.elapsedMs,
+    resolveMs: resolve?.found === undefined ? undefined : resolve.elapsedMs,
+    firePolls: fire.polls,
+  };
+}
+
+/** Polls from now (just after a 200) until `match` finds an alert or the timeout passes. */
+async function pollUntil(
+  spec: ProbeSpec,
+  deps: ProbeDeps,
+  match: (alerts: ProbeAlert[]) => ProbeAlert | undefined,
+): Promise<{ found: ProbeAlert | undefined; elapsedMs: number; polls: number }> {
+  const answeredAt = deps.now();
+  for (let polls = 1; ; polls++) {
+    const pollStartedAt = deps.now();
+    const found = match(await deps.listAlerts(spec.ruleId));
+    const elapsedMs = deps.now() - answeredAt;
+    if (found !== undefined || elapsedMs >= spec.timeoutMs) return { found, elapsedMs, polls };
+    await deps.sleep(Math.max(0, spec.pollIntervalMs - (deps.now() - pollStartedAt)));
+  }
+}

@@ -1,0 +1,494 @@
+/**
+ * `npm run bench:alerts`: alert latency under the ingest benchmark's fleet load (issue text in
+ * docs/benchmarks.md): from the 200 of the sample that completes a window to the alert being
+ * visible in GET /api/v1/alerts.
+ *
+ * 1. PostgreSQL, Kafka and Redis from testkit (or the environment), a fresh database, then
+ *    `monitor gateway`, `writer`, `evaluator` and `api` as separate processes.
+ * 2. 1,000 rules through POST /api/v1/alerts/rules: all but a few on the fleet's metrics with
+ *    thresholds the fleet never crosses (evaluated on every sample, never firing), and one
+ *    rule per probe host, scoped to it by a tag. Waits until the evaluator reports them loaded.
+ * 3. The fleet sends single payloads at a fixed concurrency (warm-up, then the measured
+ *    window); meanwhile each probe host repeatedly completes a window with event-time samples
+ *    and polls the alerts API every ~20 ms, then clears the alert before its next probe.
+ *
+ * A command of its own rather than a phase of bench:ingest: that one saturates the machine on
+ * purpose to find throughput ceilings and stops the pipeline for them, while latency needs the
+ * evaluator and the api running under a steady load, with its own warm-up and rules.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Database } from '@monitor/db';
+import type { ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
+import { probeSpanMs, runProbe } from './alert-probe.js';
+import type { RuleBody } from './alert-rule-plan.js';
+import { planFleetRules, planProbeRules } from './alert-rule-plan.js';
+import type { AlertsBenchReport } from './alerts-report.js';
+import { formatAlertsReport } from './alerts-report.js';
+import type { BenchProcess } from './bench-process.js';
+import type { Cleanup } from './bench-run.js';
+import {
+  createCleanup,
+  describeError,
+  integerOption,
+  logProgress,
+  machineFacts,
+  resultsFile,
+  scanLogWarnings,
+  sleep,
+  stopOnSignals,
+} from './bench-run.js';
+import { createFleet } from './fleet.js';
+import { summarizeLatencies } from './latency-summary.js';
+import { runLoad } from './load-client.js';
+import { startMonitorStack } from './monitor-stack.js';
+import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { sumOf } from './writer-metrics.js';
+
+const ingestPath = '/api/v1/ingest';
+/** Far above anything this machine can send, so the rate limiter never answers 429. */
+const unlimitedRatePerMinute = '1000000000';
+/** The issue's target: p99 under 1 s with 1,000 rules active under the fleet's load. */
+const targetP99Ms = 1_000;
+const targetRules = 1_000;
+const probeTimeoutMs = 30_000;
+const rulesLoadedTimeoutMs = 60_000;
+const ruleCreateConcurrency = 8;
+/** Probe samples start this far back in event time, so hours of probes never reach the future. */
+const probeHistoryMs = 12 * 3_600_000;
+
+type Options = {
+  rules: number;
+  probeHosts: number;
+  probeDurationMinutes: number;
+  pollIntervalMs: number;
+  hosts: number;
+  concurrency: number;
+  warmUpSeconds: number;
+  durationSeconds: number;
+  out: string;
+};
+
+const usage = `Usage: npm run bench:alerts -- [options]
+  --rules N                   rules active, probe rules included (default 1000)
+  --probe-hosts N             probe hosts, one rule each, probing in parallel (default 4)
+  --probe-duration-minutes N  duration_minutes of the probe rules (default 1)
+  --poll-interval-ms N        how often a probe lists the alerts (default 20)
+  --hosts N                   simulated fleet hosts (default 2000)
+  --concurrency N             fleet requests in flight, single payloads (default 64)
+  --warm-up-seconds N         fleet load before the probes start (default 5)
+  --duration-seconds N        probing time under load (default 60)
+  --out FILE                  JSON results (default bench-results/alerts-<iso date>.json)
+Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
+EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
+SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes.`;
+
+function parseOptions(startedAt: Date): Options {
+  const { values } = parseArgs({
+    options: {
+      rules: { type: 'string', default: '1000' },
+      'probe-hosts': { type: 'string', default: '4' },
+      'probe-duration-minutes': { type: 'string', default: '1' },
+      'poll-interval-ms': { type: 'string', default: '20' },
+      hosts: { type: 'string', default: '2000' },
+      concurrency: { type: 'string', default: '64' },
+      'warm-up-seconds': { type: 'string', default: '5' },
+      'duration-seconds': { type: 'string', default: '60' },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
+  return {
+    rules: integerOption('rules', values.rules, probeHosts),
+    probeHosts,
+    // Probes advance event time by their window: a day's rule would run out of history.
+    probeDurationMinutes: integerOption(
+      'probe-duration-minutes',
+      values['probe-duration-minutes'],
+      0,
+      5,
+    ),
+    pollIntervalMs: integerOption('poll-interval-ms', values['poll-interval-ms']),
+    hosts: integerOption('hosts', values.hosts),
+    concurrency: integerOption('concurrency', values.concurrency),
+    warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
+    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    out: resultsFile('alerts', startedAt, values.out),
+  };
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const options = parseOptions(startedAt);
+  const cleanup = createCleanup(logProgress);
+  stopOnSignals(cleanup);
+  const report: AlertsBenchReport = {
+    date: startedAt.toISOString(),
+    machine: machineFacts(),
+    settings: {
+      rules: options.rules,
+      fleetRules: options.rules - options.probeHosts,
+      probeHosts: options.probeHosts,
+      probeDurationMinutes: options.probeDurationMinutes,
+      pollIntervalMs: options.pollIntervalMs,
+      hosts: options.hosts,
+      concurrency: options.concurrency,
+      warmUpSeconds: options.warmUpSeconds,
+      durationSeconds: options.durationSeconds,
+      evaluatorRulePollMs: process.env['EVALUATOR_RULE_POLL_MS'] ?? 'default',
+      origins: {},
+    },
+    cpuSeconds: {},
+    target: {
+      description: `p99 under ${targetP99Ms} ms with ${targetRules} rules active (issue)`,
+      p99Ms: undefined,
+      met: false,
+    },
+    logWarnings: {},
+    notes: [],
+    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-alerts-')),
+  };
+  const processes: BenchProcess[] = [];
+  let failed = false;
+  try {
+    await runBenchmark(options, report, cleanup, processes);
+  } catch (err) {
+    failed = true;
+    report.notes.push(`run failed: ${describeError(err)}`);
+    logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
+    await cleanup.run();
+  }
+  if ((report.machine.loadAverageAtStart[0] ?? 0) > 0.5) {
+    report.notes.push(
+      `the machine was not idle at start (load average ${report.machine.loadAverageAtStart.join(' ')})`,
+    );
+  }
+  process.stdout.write(`\n${formatAlertsReport(report)}\n`);
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nResults: ${options.out}\nProcess logs: ${report.logDir}\n`);
+  return failed ? 1 : 0;
+}
+
+async function runBenchmark(
+  options: Options,
+  report: AlertsBenchReport,
+  cleanup: Cleanup,
+  processes: BenchProcess[],
+): Promise<void> {
+  const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
+  const stack = await startMonitorStack({
+    services: ['postgres', 'kafka', 'redis'],
+    cleanup,
+    logDir: report.logDir,
+    databasePrefix: 'bench_alerts',
+    env: {
+      SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
+      MONITOR_BOOTSTRAP_API_KEY: apiKey,
+      INGEST_RATE_LIMIT_PER_MINUTE: unlimitedRatePerMinute,
+    },
+  });
+  report.settings.origins = stack.serviceOrigins;
+
+  logProgress('starting gateway, writer, evaluator and api');
+  const [gateway, , evaluator, api] = await Promise.all(
+    ['gateway', 'writer', 'evaluator', 'api'].map(async (role) => {
+      const proc = await stack.startRole(role);
+      processes.push(proc);
+      return proc;
+    }),
+  );
+  if (gateway === undefined || evaluator === undefined || api === undefined)
+    throw new Error('a role is missing');
+  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
+
+  const probeHosts = Array.from({ length: options.probeHosts }, (_, i) => `bench-probe-${i}`);
+  logProgress(`creating ${options.rules} rules`);
+  const probeRuleIds = await createRules(
+    api.baseUrl,
+    headers,
+    planProbeRules(probeHosts, options.probeDurationMinutes),
+  );
+  await createRules(api.baseUrl, headers, planFleetRules(options.rules - options.probeHosts));
+  const rulesCreatedAt = performance.now();
+  await waitForRulesLoaded(evaluator.baseUrl, options.rules);
+  report.rulesLoadedAfterMs = performance.now() - rulesCreatedAt;
+
+  const fleet = createFleet({
+    hostCount: options.hosts,
+    baseTimeMs: Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000,
+  });
+  const bodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
+  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
+  if (options.warmUpSeconds > 0) {
+    logProgress(`fleet warm-up for ${options.warmUpSeconds} s`);
+    const warmUp = await runLoad({
+      url: gatewayUrl,
+      headers,
+      concurrency: options.concurrency,
+      durationMs: options.warmUpSeconds * 1000,
+      bodies,
+    });
+    if (warmUp.ok === 0)
+      throw new Error(`the gateway acknowledged nothing: ${warmUp.examples.join('; ')}`);
+  }
+
+  logProgress(`probing for ${options.durationSeconds} s under the fleet's load`);
+  const cpuBefore = cpuOf(processes);
+  const machineBefore = machineCpuTimes();
+  const evaluationsBefore = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
+  const windowStartedAt = performance.now();
+  const deadline = performance.now() + options.durationSeconds * 1000;
+  const probeDeps = createProbeDeps(gateway.baseUrl, api.baseUrl, headers);
+  const [load, outcomes] = await Promise.all([
+    runLoad({
+      url: gatewayUrl,
+      headers,
+      concurrency: options.concurrency,
+      durationMs: options.durationSeconds * 1000,
+      bodies,
+    }),
+    Promise.all(
+      probeHosts.map((host, i) =>
+        probeUntil(
+          {
+            host,
+            ruleId: probeRuleIds[i] ?? '',
+            durationMinutes: options.probeDurationMinutes,
+            pollIntervalMs: options.pollIntervalMs,
+            timeoutMs: probeTimeoutMs,
+          },
+          probeDeps,
+          deadline,
+          report.notes,
+        ),
+      ),
+    ),
+  ]);
+  const cpuAfter = cpuOf(processes);
+  const machineAfter = machineCpuTimes();
+  const evaluationsAfter = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
+  report.evaluator = {
+    evaluationsPerSecond:
+      ((evaluationsAfter - evaluationsBefore) * 1000) / (performance.now() - windowStartedAt),
+    recordsBehindWriter: await recordsBehindWriter(stack.db, stack.env['SAMPLES_TOPIC'] ?? ''),
+    statesStored: await countStates(stack.db),
+  };
+
+  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
+  report.fleet = {
+    requests: load.requests,
+    ok: load.ok,
+    requestsPerSecond: load.ok / seconds,
+    samplesPerSecond: load.samplesAccepted / seconds,
+    latency: summarizeLatencies(load.latenciesMs),
+    statuses: load.statuses,
+    errors: load.errors,
+    examples: load.examples,
+  };
+  for (const [name, after] of Object.entries(cpuAfter)) {
+    const before = cpuBefore[name];
+    if (before !== undefined)
+      report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = after - before;
+  }
+  if (machineBefore && machineAfter) {
+    const total = machineAfter.totalSeconds - machineBefore.totalSeconds;
+    if (total > 0)
+      report.machineBusyPercent =
+        (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / total;
+  }
+
+  const all = outcomes.flat().sort((a, b) => a.startedAtMs - b.startedAtMs);
+  const fired = all.filter((o) => o.fireMs !== undefined);
+  const fireMs = fired.map((o) => o.fireMs ?? 0);
+  const half = Math.floor(fireMs.length / 2);
+  report.probes = {
+    count: fired.length,
+    timedOut: all.length - fired.length,
+    resolveTimedOut: fired.filter((o) => o.resolveMs === undefined).length,
+    fire: summarizeLatencies(Float64Array.from(fireMs)),
+    resolve: summarizeLatencies(
+      Float64Array.from(all.flatMap((o) => (o.resolveMs === undefined ? [] : [o.resolveMs]))),
+    ),
+    fireP50FirstHalfMs: summarizeLatencies(Float64Array.from(fireMs.slice(0, half))).p50Ms,
+    fireP50SecondHalfMs: summarizeLatencies(Float64Array.from(fireMs.slice(half))).p50Ms,
+    meanPollsToFire:
+      fired.length === 0 ? 0 : fired.reduce((sum, o) => sum + o.firePolls, 0) / fired.length,
+  };
+  const p99Ms = fired.length > 0 ? report.probes.fire.p99Ms : undefined;
+  report.target = {
+    ...report.target,
+    p99Ms,
+    met:
+      p99Ms !== undefined &&
+      p99Ms < targetP99Ms &&
+      report.probes.timedOut === 0 &&
+      options.rules >= targetRules,
+  };
+
+  const [row] = await stack.db.sql<{ n: string }[]>`
+    select count(*) as n from alerts where rule_id <> all(${probeRuleIds}::text[])
+  `;
+  report.fleetRuleAlerts = Number(row?.n ?? 0);
+  if (report.fleetRuleAlerts > 0)
+    report.notes.push('fleet rules fired: their thresholds are not out of the fleet’s reach');
+}
+
+/** Creates the rules through the API; returns their ids in order. */
+async function createRules(
+  apiBaseUrl: string,
+  headers: Record<string, string>,
+  rules: readonly RuleBody[],
+): Promise<string[]> {
+  const ids: string[] = new Array<string>(rules.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < rules.length; i = next++) {
+      const response = await fetch(new URL('/api/v1/alerts/rules', apiBaseUrl), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(rules[i]),
+      });
+      const text = await response.text();
+      if (response.status !== 201)
+        throw new Error(
+          `POST /api/v1/alerts/rules answered ${response.status}: ${text.slice(0, 300)}`,
+        );
+      ids[i] = (JSON.parse(text) as { id: string }).id;
+    }
+  };
+  await Promise.all(Array.from({ length: ruleCreateConcurrency }, () => worker()));
+  return ids;
+}
+
+/**
+ * How many more records of the topic the writer has stored than the evaluator has evaluated,
+ * from the offsets both commit with their transactions (the lag gauge only moves after a batch,
+ * so it says nothing while one batch takes long).
+ */
+async function recordsBehindWriter(db: Database, topic: string): Promise<number> {
+  const rows = await db.sql<{ group_id: string; records: string }[]>`
+    select group_id, sum(next_offset) as records from consumer_offsets
+    where topic = ${topic} group by group_id
+  `;
+  const records = (group: string) => Number(rows.find((r) => r.group_id === group)?.records ?? 0);
+  return records('writer') - records('evaluator');
+}
+
+/** Rows of `evaluator_states`: the (rule, host) windows the evaluator has checkpointed. */
+async function countStates(db: Database): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`select count(*) as n from evaluator_states`;
+  return Number(row?.n ?? 0);
+}
+
+/** The sum of a metric over its label sets on a role's /metrics (0 if it has none). */
+async function scrapeSum(baseUrl: string, name: string): Promise<number> {
+  const response = await fetch(new URL('/metrics', baseUrl));
+  return sumOf(await response.text(), name);
+}
+
+/** Polls the evaluator's `evaluator_rules` gauge until it shows `count` rules. */
+async function waitForRulesLoaded(evaluatorBaseUrl: string, count: number): Promise<void> {
+  const deadline = performance.now() + rulesLoadedTimeoutMs;
+  let seen = 'nothing';
+  while (performance.now() < deadline) {
+    const response = await fetch(new URL('/metrics', evaluatorBaseUrl));
+    const text = await response.text();
+    const exposed = /^evaluator_rules[ {]/m.test(text);
+    const loaded = sumOf(text, 'evaluator_rules');
+    if (exposed && loaded >= count) return;
+    seen = exposed
+      ? `evaluator_rules ${loaded}`
+      : `${response.status}, no evaluator_rules in: ${text.slice(0, 200)}`;
+    await sleep(100);
+  }
+  throw new Error(
+    `the evaluator did not load ${count} rules within ${rulesLoadedTimeoutMs} ms (last seen: ${seen})`,
+  );
+}
+
+type TimedOutcome = ProbeOutcome & { startedAtMs: number };
+
+/** Runs probes back to back until `deadline`, each starting where the last one's window ended. */
+async function probeUntil(
+  spec: ProbeSpec,
+  deps: ProbeDeps,
+  deadline: number,
+  notes: string[],
+): Promise<TimedOutcome[]> {
+  const outcomes: TimedOutcome[] = [];
+  let eventTimeMs = Math.floor(Date.now() / 1000) * 1000 - probeHistoryMs;
+  while (performance.now() < deadline) {
+    if (eventTimeMs + probeSpanMs(spec.durationMinutes) > Date.now() - 60_000) {
+      notes.push(`${spec.host} ran out of event-time history; fewer probes than time allowed`);
+      break;
+    }
+    const startedAtMs = performance.now();
+    outcomes.push({ ...(await runProbe(spec, eventTimeMs, deps)), startedAtMs });
+    eventTimeMs += probeSpanMs(spec.durationMinutes);
+  }
+  return outcomes;
+}
+
+function createProbeDeps(
+  gatewayBaseUrl: string,
+  apiBaseUrl: string,
+  headers: Record<string, string>,
+): ProbeDeps {
+  return {
+    async ingest(sample) {
+      const response = await fetch(new URL(ingestPath, gatewayBaseUrl), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(sample),
+      });
+      const text = await response.text();
+      if (response.status !== 200)
+        throw new Error(`probe ingest answered ${response.status}: ${text.slice(0, 300)}`);
+    },
+    async listAlerts(ruleId) {
+      const url = new URL('/api/v1/alerts', apiBaseUrl);
+      url.search = new URLSearchParams({ rule_id: ruleId, status: 'all', limit: '5' }).toString();
+      const response = await fetch(url, { headers });
+      const text = await response.text();
+      if (response.status !== 200)
+        throw new Error(`GET /api/v1/alerts answered ${response.status}: ${text.slice(0, 300)}`);
+      return (JSON.parse(text) as { alerts: { id: string; status: string; fired_at: string }[] })
+        .alerts;
+    },
+    now: () => performance.now(),
+    sleep,
+  };
+}
+
+/** CPU seconds so far of each process, and of this one under `self`. */
+function cpuOf(processes: readonly BenchProcess[]): Record<string, number> {
+  const seconds: Record<string, number> = {};
+  for (const proc of processes) {
+    const used = processCpuSeconds(proc.pid);
+    if (used !== undefined) seconds[proc.name] = used;
+  }
+  const self = process.cpuUsage();
+  seconds['self'] = (self.user + self.system) / 1e6;
+  return seconds;
+}
+
+// Exit explicitly: a socket some library left open must not keep a finished run alive.
+process.exit(
+  await main().catch((err: unknown) => {
+    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
+    return 2;
+  }),
+);

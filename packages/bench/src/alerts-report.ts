@@ -1,0 +1,151 @@
+import type { MachineFacts } from './bench-run.js';
+import type { LatencySummary } from './latency-summary.js';
+
+export type AlertsBenchReport = {
+  date: string;
+  machine: MachineFacts;
+  settings: {
+    rules: number;
+    fleetRules: number;
+    probeHosts: number;
+    probeDurationMinutes: number;
+    pollIntervalMs: number;
+    hosts: number;
+    concurrency: number;
+    warmUpSeconds: number;
+    durationSeconds: number;
+    /** The evaluator's rule poll interval, as configured for the run. */
+    evaluatorRulePollMs: string;
+    origins: Record<string, string>;
+  };
+  /** From the last rule created to the evaluator's `evaluator_rules` gauge showing them all. */
+  rulesLoadedAfterMs?: number;
+  /** The fleet's load while the probes ran (the warm-up excluded). */
+  fleet?: {
+    requests: number;
+    ok: number;
+    requestsPerSecond: number;
+    samplesPerSecond: number;
+    latency: LatencySummary;
+    statuses: Record<string, number>;
+    errors: Record<string, number>;
+    examples: string[];
+  };
+  probes?: {
+    /** Probes whose alert became visible. */
+    count: number;
+    /** Probes whose alert did not show within the timeout. */
+    timedOut: number;
+    /** Probes whose alert fired but was not listed resolved within the timeout. */
+    resolveTimedOut: number;
+    /** From the 200 of the completing sample to the alert listed by GET /api/v1/alerts. */
+    fire: LatencySummary;
+    /** From the 200 of the clearing sample to the alert listed as resolved. */
+    resolve: LatencySummary;
+    /** Median fire latency of the first and of the second half of the probes: a lagging evaluator shows as growth. */
+    fireP50FirstHalfMs: number;
+    fireP50SecondHalfMs: number;
+    meanPollsToFire: number;
+  };
+  /**
+   * The evaluator's rule evaluations per second in the measured window (its /metrics), and the
+   * records the writer had stored but the evaluator not yet evaluated when the load ended, and
+   * the (rule, host) states it had checkpointed by then.
+   */
+  evaluator?: { evaluationsPerSecond: number; recordsBehindWriter: number; statesStored: number };
+  /** Alerts of the fleet rules: they must never fire (0). */
+  fleetRuleAlerts?: number;
+  /** CPU seconds per process during the measured window, and the machine's busy share. */
+  cpuSeconds: Record<string, number>;
+  machineBusyPercent?: number;
+  target: { description: string; p99Ms: number | undefined; met: boolean };
+  logWarnings: Record<string, { count: number; first: string[] }>;
+  notes: string[];
+  logDir: string;
+};
+
+/** The report as plain text for the terminal. */
+export function formatAlertsReport(report: AlertsBenchReport): string {
+  const { machine, settings, fleet, probes } = report;
+  const lines = [
+    `Alert latency benchmark, ${report.date}`,
+    `${machine.cpuModel} × ${machine.cpuCount}, ${(machine.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB, ` +
+      `Node ${machine.node}, ${machine.os}, load average at start ${machine.loadAverageAtStart.join(' ')}`,
+    `${int(settings.rules)} rules (${int(settings.fleetRules)} on the fleet's metrics, never breached; ` +
+      `${settings.probeHosts} probe rules, duration ${settings.probeDurationMinutes} min); ` +
+      `fleet of ${int(settings.hosts)} hosts at concurrency ${settings.concurrency}; ` +
+      `${settings.durationSeconds} s after ${settings.warmUpSeconds} s warm-up; polls every ${settings.pollIntervalMs} ms; ` +
+      `EVALUATOR_RULE_POLL_MS ${settings.evaluatorRulePollMs}`,
+    '',
+  ];
+  if (report.rulesLoadedAfterMs !== undefined)
+    lines.push(
+      `rules loaded by the evaluator ${int(report.rulesLoadedAfterMs)} ms after the last was created`,
+    );
+  if (fleet) {
+    lines.push(
+      `fleet during the probes: ${int(fleet.requestsPerSecond)} requests/s, ${int(fleet.samplesPerSecond)} samples/s, ` +
+        `p50 ${fleet.latency.p50Ms.toFixed(1)} ms, p99 ${fleet.latency.p99Ms.toFixed(1)} ms, ` +
+        `${int(sum(fleet.statuses) + sum(fleet.errors))} failed of ${int(fleet.requests)}`,
+    );
+  }
+  if (probes) {
+    const row = (
+      label: string,
+      s: { count: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number },
+    ) =>
+      `${label.padEnd(30)}${int(s.count).padStart(7)}${ms(s.p50Ms).padStart(10)}${ms(s.p90Ms).padStart(10)}` +
+      `${ms(s.p99Ms).padStart(10)}${ms(s.maxMs).padStart(10)}`;
+    lines.push(
+      '',
+      `${''.padEnd(30)}${'count'.padStart(7)}${'p50 ms'.padStart(10)}${'p90 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'max ms'.padStart(10)}`,
+      row('200 → alert visible (fired)', probes.fire),
+      row('200 → alert resolved', probes.resolve),
+      `timed out: ${probes.timedOut} firing, ${probes.resolveTimedOut} resolving; median fire latency first half ${ms(probes.fireP50FirstHalfMs)} ms, ` +
+        `second half ${ms(probes.fireP50SecondHalfMs)} ms; ${probes.meanPollsToFire.toFixed(1)} polls per alert`,
+    );
+  }
+  if (report.evaluator) {
+    lines.push(
+      `evaluator: ${int(report.evaluator.evaluationsPerSecond)} rule evaluations/s; ` +
+        `${int(report.evaluator.recordsBehindWriter)} records behind the writer when the load ended; ` +
+        `${int(report.evaluator.statesStored)} (rule, host) states checkpointed`,
+    );
+  }
+  if (report.fleetRuleAlerts !== undefined)
+    lines.push(`alerts of the fleet rules (must be 0): ${report.fleetRuleAlerts}`);
+  const cpu = Object.entries(report.cpuSeconds);
+  if (cpu.length > 0) {
+    lines.push(
+      `CPU s in the measured window: ${cpu.map(([name, s]) => `${name} ${s.toFixed(1)}`).join(', ')}` +
+        (report.machineBusyPercent === undefined
+          ? ''
+          : `; machine busy ${report.machineBusyPercent.toFixed(0)} %`),
+    );
+  }
+  const { target } = report;
+  lines.push(
+    '',
+    `target: ${target.description}: p99 ${target.p99Ms === undefined ? '?' : `${ms(target.p99Ms)} ms`}, ${target.met ? 'met' : 'NOT met'}`,
+  );
+  const warnings = Object.entries(report.logWarnings).filter(([, w]) => w.count > 0);
+  if (warnings.length > 0 || report.notes.length > 0) lines.push('', 'Notes');
+  for (const note of report.notes) lines.push(`  - ${note}`);
+  for (const [name, w] of warnings) {
+    lines.push(`  - ${name} logged ${w.count} line(s) at warn or above, first:`);
+    for (const line of w.first) lines.push(`      ${line.slice(0, 240)}`);
+  }
+  return lines.join('\n');
+}
+
+function sum(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((total, n) => total + n, 0);
+}
+
+function int(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+function ms(value: number): string {
+  return value.toFixed(value < 10 ? 2 : 1);
+}

@@ -1,0 +1,123 @@
+import { fileURLToPath } from 'node:url';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import type { ServiceName } from '@monitor/testkit';
+import { createTestDatabase, getFreePort, startServices } from '@monitor/testkit';
+import type { BenchProcess, ProcessSpec } from './bench-process.js';
+import { runToCompletion, startHttpProcess } from './bench-process.js';
+import type { Cleanup } from './bench-run.js';
+import { logProgress, pickEnv } from './bench-run.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
+const nodeArgs = ['--import', 'tsx', '--conditions=development'];
+
+/**
+ * Settings of the monitor processes that may be tuned from the benchmark's own environment
+ * (batch sizes, poll intervals, pool sizes), so a run can try a setting without code changes.
+ */
+const passThroughEnv =
+  /^(WRITER_|EVALUATOR_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
+
+export type MonitorStack = {
+  /** Where each server came from, e.g. `{ postgres: 'native' }`. */
+  readonly serviceOrigins: Record<string, string>;
+  /** The run's own fresh, migrated database. */
+  readonly databaseUrl: string;
+  /** The environment every monitor process gets (plus its PORT). */
+  readonly env: Readonly<Record<string, string>>;
+  /** A small pool on the run's database, for seeding and checks. */
+  readonly db: Database;
+  /** Starts `monitor <role>` on a free port and waits until its /healthz answers. */
+  startRole(role: string, extraEnv?: Record<string, string>): Promise<BenchProcess>;
+  /** Starts any node script under the watchdog (for ceilings such as a bare server). */
+  startNodeProcess(spec: {
+    name: string;
+    args: string[];
+    env: Record<string, string>;
+    readyPath: string;
+  }): Promise<BenchProcess>;
+};
+
+/**
+ * PostgreSQL (and Kafka, Redis when asked) from testkit or the environment, a fresh database,
+ * `monitor migrate`, and a way to start roles as separate processes. Everything it starts is
+ * registered with `cleanup`.
+ */
+export async function startMonitorStack(options: {
+  services: ServiceName[];
+  cleanup: Cleanup;
+  /** Directory for the processes' output. */
+  logDir: string;
+  /** Prefix of the database's name. */
+  databasePrefix: string;
+  /** Added to every monitor process's environment. */
+  env: Record<string, string>;
+}): Promise<MonitorStack> {
+  const { cleanup, logDir } = options;
+  const started = await startServices(options.services, { log: (m) => logProgress(m) });
+  cleanup.add('services', () => started.stop());
+  const serviceOrigins: Record<string, string> = {};
+  for (const service of started.services) serviceOrigins[service.name] = service.origin;
+  const serverUrl = started.env['DATABASE_URL'];
+  if (serverUrl === undefined) throw new Error('testkit gave no DATABASE_URL');
+
+  const database = await createTestDatabase(serverUrl, options.databasePrefix);
+  cleanup.add(`database ${database.name}`, () => database.drop());
+  logProgress(`database ${database.name} created`);
+
+  const env: Record<string, string> = {
+    ...pickEnv(process.env, (name) => passThroughEnv.test(name) || ['PATH', 'HOME'].includes(name)),
+    ...pickEnv(started.env, (name) => ['KAFKA_BROKERS', 'REDIS_URL'].includes(name)),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+
+  const processSpec = (name: string, args: string[], processEnv: Record<string, string>) =>
+    ({
+      name,
+      command: process.execPath,
+      args: [...nodeArgs, ...args],
+      cwd: repoRoot,
+      env: processEnv,
+      logDir,
+    }) satisfies ProcessSpec;
+
+  logProgress('migrating');
+  await runToCompletion(processSpec('migrate', [monitorMain, 'migrate'], env), (running) =>
+    cleanup.add('migrate', () => running.stop()),
+  );
+
+  const db = createDatabase({
+    url: database.url,
+    maxConnections: 2,
+    applicationName: 'monitor-bench',
+  });
+  cleanup.add('database pool', () => db.close());
+
+  const startNodeProcess: MonitorStack['startNodeProcess'] = async (spec) => {
+    const port = await getFreePort();
+    const proc = await startHttpProcess({
+      ...processSpec(spec.name, spec.args, { ...spec.env, PORT: String(port) }),
+      port,
+      readyPath: spec.readyPath,
+    });
+    cleanup.add(spec.name, () => proc.stop());
+    return proc;
+  };
+  return {
+    serviceOrigins,
+    databaseUrl: database.url,
+    env,
+    db,
+    startRole: (role, extraEnv = {}) =>
+      startNodeProcess({
+        name: role,
+        args: [monitorMain, role],
+        env: { ...env, ...extraEnv },
+        readyPath: '/healthz',
+      }),
+    startNodeProcess,
+  };
+}

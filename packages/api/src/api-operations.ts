@@ -83,7 +83,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: 'listServices',
     summary: 'List the monitored services',
     description:
-      'The services (hosts) of the caller’s organization, ordered by name then id, with their ' +
+      'The services (hosts) of the caller’s organization, ordered by name (unique within an organization), with their ' +
       'derived status and the latest value of each metric. Filters combine with AND.',
     tags: ['services'],
     scope: 'read',

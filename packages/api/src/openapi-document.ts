@@ -24,7 +24,7 @@ body, malformed JSON included, is 422 with \`errors[{ path, message }]\` naming 
 **Pagination.** Lists take \`limit\` (1 to ${apiLimits.maxLimit}, default ${apiLimits.defaultLimit})
 and \`offset\` (default 0) and answer \`pagination { limit, offset, total, has_more }\`. A value
 out of range or not an integer is 422 naming the parameter and the bound. Services are ordered
-by name, then id; rules, alerts and investigations newest first.
+by name (unique within an organization); rules, alerts and investigations newest first.
 
 **Time.** Timestamps are ISO 8601 in UTC with \`Z\`.`;
 

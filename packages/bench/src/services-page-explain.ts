@@ -1,13 +1,10 @@
 import type { Database } from '@monitor/db';
-import { createServiceQueries } from '@monitor/db';
+import { servicesPageStatement } from '@monitor/db';
 import type { ExplainFigures } from './api-report.js';
 
 /**
- * `explain (analyze, buffers)` of the services list query (no status filter, no tag filter).
- * The statement is a copy of the one `createServiceQueries().listServices` builds in
- * packages/db/src/service-queries.ts, whose fragments postgres.js assembles at run time; the
- * copy is checked against the real call (same page for the same arguments) so a change there
- * shows up here as `matchesListServices: false`.
+ * `explain (analyze, buffers)` of the services list query (no status filter, no tag filter):
+ * the very statement `listServices` runs, from `servicesPageStatement`.
  */
 export async function explainServicesPage(
   db: Database,
@@ -15,52 +12,15 @@ export async function explainServicesPage(
 ): Promise<ExplainFigures> {
   const { sql } = db;
   const staleBefore = new Date(call.now.getTime() - call.staleAfterSeconds * 1000);
-  const page = (explain: boolean) => sql<Record<string, unknown>[]>`
-    ${explain ? sql`explain (analyze, buffers)` : sql``}
-    select t.total, p.id, p.name, p.status, p.last_seen, p.metrics, p.tags
-    from (select count(*) as total from services s where s.org_id = ${call.orgId}) t
-    left join lateral (
-      select s.id, s.name, s.last_seen, s.metrics, s.tags,
-        case
-          when a.level = 2 then 'critical'
-          when a.level = 1 then 'warning'
-          when s.last_seen < ${staleBefore} then 'stale'
-          else 'healthy'
-        end as status
-      from (
-        select id, name, last_seen, metrics, tags from services s
-        where s.org_id = ${call.orgId}
-        order by s.name, s.id
-        limit ${call.limit} offset ${call.offset}
-      ) s
-      left join lateral (
-        select max(case severity when 'critical' then 2 when 'warning' then 1 else 0 end) as level
-        from alerts
-        where service_id = s.id and status = 'active'
-      ) a on true
-    ) p on true
-    order by p.name, p.id
+  const explained = await sql<Record<string, unknown>[]>`
+    explain (analyze, buffers) ${servicesPageStatement(sql, call, staleBefore)}
   `;
-
-  const copied = (await page(false)).map((row) => row['id']);
-  const real = await createServiceQueries(db, {
-    staleAfterSeconds: call.staleAfterSeconds,
-  }).listServices({
-    orgId: call.orgId,
-    limit: call.limit,
-    offset: call.offset,
-    now: call.now,
-  });
-  const explained = await page(true);
   const plan = explained.map((row) => String(row['QUERY PLAN']));
   return {
     call: `listServices(limit ${call.limit}, offset ${call.offset})`,
     statement: explained.statement.string.replace(/\s+/g, ' ').trim(),
     plan,
     ...readPlan(plan, call.limit),
-    matchesListServices:
-      copied.length === real.services.length &&
-      real.services.every((service, i) => service.id === copied[i]),
   };
 }
 
@@ -86,6 +46,8 @@ export function readPlan(
   }
   return {
     indexes: [...indexes],
-    orderFromIndex: indexes.has('services_org_id_name_key') && !fullSort,
+    orderFromIndex:
+      (indexes.has('services_org_id_name_id_idx') || indexes.has('services_org_id_name_key')) &&
+      !fullSort,
   };
 }

@@ -51,7 +51,12 @@ export type { ApiKeyScope } from './api-key.js';
 export { createApiKeyStore } from './api-key-store.js';
 export type { ActiveApiKey, ApiKeyRecord, ApiKeyStore, NewApiKey } from './api-key-store.js';
 
-export { createServiceQueries, minuteFillMaxMs, rawTailMaxMs } from './service-queries.js';
+export {
+  createServiceQueries,
+  minuteFillMaxMs,
+  rawTailMaxMs,
+  servicesPageStatement,
+} from './service-queries.js';
 export type {
   AlertRow,
   ListServicesQuery,

@@ -10,11 +10,16 @@ const requestMs = 5;
  * `fireOnPoll`-th list after the completing sample, and resolved in the `resolveOnPoll`-th
  * list after the clearing sample.
  */
-function fakeStack(options: { fireOnPoll?: number; resolveOnPoll?: number }) {
+function fakeStack(options: {
+  fireOnPoll?: number;
+  resolveOnPoll?: number;
+  investigationOnPoll?: number;
+}) {
   let clock = 1_000;
   const sent: { sample: ProbeSample; answeredAt: number }[] = [];
   let pollsSinceSample = 0;
   let alert: ProbeAlert | undefined;
+  let investigationPolls = 0;
   const deps: ProbeDeps = {
     ingest(sample) {
       clock += requestMs;
@@ -29,12 +34,25 @@ function fakeStack(options: { fireOnPoll?: number; resolveOnPoll?: number }) {
       const last = sent[sent.length - 1]?.sample;
       const value = last?.metrics['probe_value'];
       if (alert === undefined && value === 90 && pollsSinceSample === options.fireOnPoll) {
-        alert = { id: 'alr_1', status: 'active', fired_at: last?.timestamp ?? '' };
+        alert = {
+          id: 'alr_1',
+          status: 'active',
+          fired_at: last?.timestamp ?? '',
+          investigation_id: 'inv_1',
+        };
       }
       if (alert && value === 10 && pollsSinceSample === options.resolveOnPoll) {
         alert = { ...alert, status: 'resolved' };
       }
       return Promise.resolve(alert ? [alert] : []);
+    },
+    investigationStatus(id) {
+      expect(id).toBe('inv_1');
+      clock += requestMs;
+      investigationPolls++;
+      return Promise.resolve(
+        investigationPolls === options.investigationOnPoll ? 'completed' : 'running',
+      );
     },
     now: () => clock,
     sleep(ms) {
@@ -74,15 +92,19 @@ describe('runProbe', () => {
   });
 
   it('times the alert from the 200 of the completing sample, polling every 20 ms', async () => {
-    const { deps } = fakeStack({ fireOnPoll: 3, resolveOnPoll: 2 });
+    const { deps } = fakeStack({ fireOnPoll: 3, resolveOnPoll: 2, investigationOnPoll: 2 });
     const outcome = await runProbe(spec, startMs, deps);
     // Polls answered 5, 25 and 45 ms after the 200; the third lists the alert.
-    expect(outcome).toEqual({
+    expect(outcome).toMatchObject({
       firedAtMs: startMs + 60_000,
       fireMs: 45,
       resolveMs: 25,
       firePolls: 3,
     });
+    // The investigation is polled from then on, beside the resolution (whose calls move the
+    // shared fake clock too): its second poll, one interval later, shows it completed.
+    expect(outcome.investigationMs).toBeGreaterThanOrEqual(45 + spec.pollIntervalMs);
+    expect(outcome.investigationMs).toBeLessThan(45 + 3 * spec.pollIntervalMs);
   });
 
   it('reports a timeout, and still clears the window, when the alert never shows', async () => {
@@ -90,6 +112,7 @@ describe('runProbe', () => {
     const outcome = await runProbe({ ...spec, timeoutMs: 100 }, startMs, deps);
     expect(outcome.fireMs).toBeUndefined();
     expect(outcome.resolveMs).toBeUndefined();
+    expect(outcome.investigationMs).toBeUndefined();
     expect(outcome.firePolls).toBe(6);
     expect(sent[sent.length - 1]?.sample.metrics['probe_value']).toBe(10);
   });
@@ -100,6 +123,7 @@ describe('runProbe', () => {
       id: 'alr_0',
       status: 'resolved',
       fired_at: new Date(startMs - 2_000).toISOString(),
+      investigation_id: null,
     };
     const listAlerts = deps.listAlerts;
     deps.listAlerts = async (ruleId) => [...(await listAlerts(ruleId)), earlier];

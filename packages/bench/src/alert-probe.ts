@@ -11,16 +11,46 @@ export type ProbeSample = {
   timestamp: string;
   metrics: Record<string, number>;
   tags: Record<string, string>;
+  docker_containers: {
+    name: string;
+    image: string;
+    status: string;
+    cpu_percent: number;
+    memory_usage: number;
+  }[];
+  processes: { name: string; pid: number; cpu_percent: number; memory_rss: number }[];
 };
 
 /** The fields of an alerts list item the probe reads. */
-export type ProbeAlert = { id: string; status: string; fired_at: string };
+export type ProbeAlert = {
+  id: string;
+  status: string;
+  fired_at: string;
+  investigation_id: string | null;
+};
+
+/** Spec-shaped snapshots (5 containers, 10 processes), so an investigation has them to read. */
+const probeContainers = Array.from({ length: 5 }, (_, i) => ({
+  name: `probe-svc-${i}`,
+  image: `registry.local/probe-svc-${i}:1.${i}`,
+  status: 'running',
+  cpu_percent: 1 + i,
+  memory_usage: 50_000_000 * (i + 1),
+}));
+const probeProcesses = Array.from({ length: 10 }, (_, i) => ({
+  name: `probe-proc-${i}`,
+  pid: 1000 + i,
+  cpu_percent: 0.5 * i,
+  memory_rss: 10_000_000 * (i + 1),
+}));
 
 export type ProbeDeps = {
   /** POSTs one sample; resolves once it was answered 200, rejects otherwise. */
   ingest(sample: ProbeSample): Promise<void>;
   /** GET /api/v1/alerts?rule_id=…&status=all: the rule's newest alerts, newest first. */
   listAlerts(ruleId: string): Promise<ProbeAlert[]>;
+  /** GET /api/v1/investigations/:id: its status. */
+  investigationStatus(id: string): Promise<string>;
   /** Milliseconds on a monotonic clock. */
   now(): number;
   sleep(ms: number): Promise<void>;
@@ -45,6 +75,11 @@ export type ProbeOutcome = {
   resolveMs: number | undefined;
   /** Polls until the alert was visible. */
   firePolls: number;
+  /**
+   * From the 200 of the completing sample to the answer that showed the alert's investigation
+   * completed (or failed); undefined: timed out, or the alert opened none.
+   */
+  investigationMs: number | undefined;
 };
 
 /** Event time a probe uses: its window, then one second to the clearing sample, one to spare. */
@@ -68,6 +103,8 @@ export async function runProbe(
     timestamp: new Date(timeMs).toISOString(),
     metrics: { [probeMetric]: value },
     tags: { [probeScopeTag]: spec.host },
+    docker_containers: probeContainers,
+    processes: probeProcesses,
   });
   const firedAtMs = startMs + spec.durationMinutes * 60_000;
   if (spec.durationMinutes > 0) await deps.ingest(sample(startMs, probeBreachValue));
@@ -76,6 +113,13 @@ export async function runProbe(
     alerts.find((alert) => Date.parse(alert.fired_at) === firedAtMs),
   );
 
+  const investigationId = fire.found?.investigation_id ?? undefined;
+  const investigation =
+    investigationId === undefined
+      ? Promise.resolve(undefined)
+      : waitForInvestigation(spec, deps, investigationId).then((ms) =>
+          ms === undefined ? undefined : fire.elapsedMs + ms,
+        );
   await deps.ingest(sample(firedAtMs + 1_000, probeClearValue));
   const alertId = fire.found?.id;
   const resolve =
@@ -89,7 +133,25 @@ export async function runProbe(
     fireMs: fire.found === undefined ? undefined : fire.elapsedMs,
     resolveMs: resolve?.found === undefined ? undefined : resolve.elapsedMs,
     firePolls: fire.polls,
+    investigationMs: await investigation,
   };
+}
+
+/** Polls the investigation from now until it completed or failed; the time taken, or undefined. */
+async function waitForInvestigation(
+  spec: ProbeSpec,
+  deps: ProbeDeps,
+  id: string,
+): Promise<number | undefined> {
+  const startedAt = deps.now();
+  for (;;) {
+    const pollStartedAt = deps.now();
+    const status = await deps.investigationStatus(id);
+    const elapsedMs = deps.now() - startedAt;
+    if (status === 'completed' || status === 'failed') return elapsedMs;
+    if (elapsedMs >= spec.timeoutMs) return undefined;
+    await deps.sleep(Math.max(0, spec.pollIntervalMs - (deps.now() - pollStartedAt)));
+  }
 }
 
 /** Polls from now (just after a 200) until `match` finds an alert or the timeout passes. */

@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
-import type { ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
+import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
 import { probeSpanMs, runProbe } from './alert-probe.js';
 import type { RuleBody } from './alert-rule-plan.js';
 import { planFleetRules, planProbeRules } from './alert-rule-plan.js';
@@ -202,9 +202,9 @@ async function runBenchmark(
   });
   report.settings.origins = stack.serviceOrigins;
 
-  logProgress('starting gateway, writer, evaluator and api');
+  logProgress('starting gateway, writer, evaluator, api and investigator');
   const [gateway, , evaluator, api] = await Promise.all(
-    ['gateway', 'writer', 'evaluator', 'api'].map(async (role) => {
+    ['gateway', 'writer', 'evaluator', 'api', 'investigator'].map(async (role) => {
       const proc = await stack.startRole(role);
       processes.push(proc);
       return proc;
@@ -324,6 +324,12 @@ async function runBenchmark(
     ),
     fireP50FirstHalfMs: summarizeLatencies(Float64Array.from(fireMs.slice(0, half))).p50Ms,
     fireP50SecondHalfMs: summarizeLatencies(Float64Array.from(fireMs.slice(half))).p50Ms,
+    investigation: summarizeLatencies(
+      Float64Array.from(
+        all.flatMap((o) => (o.investigationMs === undefined ? [] : [o.investigationMs])),
+      ),
+    ),
+    investigationTimedOut: fired.filter((o) => o.investigationMs === undefined).length,
     meanPollsToFire:
       fired.length === 0 ? 0 : fired.reduce((sum, o) => sum + o.firePolls, 0) / fired.length,
   };
@@ -465,8 +471,18 @@ function createProbeDeps(
       const text = await response.text();
       if (response.status !== 200)
         throw new Error(`GET /api/v1/alerts answered ${response.status}: ${text.slice(0, 300)}`);
-      return (JSON.parse(text) as { alerts: { id: string; status: string; fired_at: string }[] })
-        .alerts;
+      return (JSON.parse(text) as { alerts: ProbeAlert[] }).alerts;
+    },
+    async investigationStatus(id) {
+      const response = await fetch(new URL(`/api/v1/investigations/${id}`, apiBaseUrl), {
+        headers,
+      });
+      const text = await response.text();
+      if (response.status !== 200)
+        throw new Error(
+          `GET /api/v1/investigations/:id answered ${response.status}: ${text.slice(0, 300)}`,
+        );
+      return (JSON.parse(text) as { status: string }).status;
     },
     now: () => performance.now(),
     sleep,

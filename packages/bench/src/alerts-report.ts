@@ -42,6 +42,10 @@ export type AlertsBenchReport = {
     fire: LatencySummary;
     /** From the 200 of the clearing sample to the alert listed as resolved. */
     resolve: LatencySummary;
+    /** From the 200 of the completing sample to the alert's investigation completed (issue 6: within 2 s). */
+    investigation: LatencySummary;
+    /** Fired probes whose investigation did not complete within the timeout. */
+    investigationTimedOut: number;
     /** Median fire latency of the first and of the second half of the probes: a lagging evaluator shows as growth. */
     fireP50FirstHalfMs: number;
     fireP50SecondHalfMs: number;
@@ -101,7 +105,8 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
       `${''.padEnd(30)}${'count'.padStart(7)}${'p50 ms'.padStart(10)}${'p90 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'max ms'.padStart(10)}`,
       row('200 → alert visible (fired)', probes.fire),
       row('200 → alert resolved', probes.resolve),
-      `timed out: ${probes.timedOut} firing, ${probes.resolveTimedOut} resolving; median fire latency first half ${ms(probes.fireP50FirstHalfMs)} ms, ` +
+      row('200 → investigation completed', probes.investigation),
+      `timed out: ${probes.timedOut} firing, ${probes.resolveTimedOut} resolving, ${probes.investigationTimedOut} investigating; median fire latency first half ${ms(probes.fireP50FirstHalfMs)} ms, ` +
         `second half ${ms(probes.fireP50SecondHalfMs)} ms; ${probes.meanPollsToFire.toFixed(1)} polls per alert`,
     );
   }

@@ -23,6 +23,11 @@ export type KafkaAdmin = BusAdmin & {
  * is dropped (and created again on the next call) whenever a call fails, so a broker outage
  * leaves nothing stale behind.
  */
+/** kafkajs marks errors worth retrying (unknown topic while it is created, no leader yet…). */
+function isRetriable(err: unknown): boolean {
+  return (err as { retriable?: unknown } | undefined)?.retriable === true;
+}
+
 export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   const { kafka, pingTimeoutMs, requestTimeoutMs } = deps;
   // How long a topic created by another process may take to show its partitions.
@@ -83,21 +88,29 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
           const replicationFactor =
             options.replicationFactor ??
             Math.min(3, (await admin.describeCluster()).brokers.length);
-          created = await admin.createTopics({
-            topics: [
-              {
-                topic: name,
-                numPartitions: options.partitions,
-                replicationFactor,
-                configEntries: Object.entries(options.configEntries ?? {}).map(([key, value]) => ({
-                  name: key,
-                  value,
-                })),
-              },
-            ],
-            waitForLeaders: true,
-            timeout: requestTimeoutMs,
-          });
+          try {
+            created = await admin.createTopics({
+              topics: [
+                {
+                  topic: name,
+                  numPartitions: options.partitions,
+                  replicationFactor,
+                  configEntries: Object.entries(options.configEntries ?? {}).map(
+                    ([key, value]) => ({
+                      name: key,
+                      value,
+                    }),
+                  ),
+                },
+              ],
+              waitForLeaders: true,
+              timeout: requestTimeoutMs,
+            });
+          } catch (err) {
+            // Another replica created it a moment earlier, and the wait for its leaders saw
+            // the topic half-made: partitionCount below waits for it to settle.
+            if (!isRetriable(err)) throw err;
+          }
           if (created) logger.info({ topic: name, replicationFactor }, 'topic created');
         }
         const partitions = await partitionCount(admin, name);
@@ -117,7 +130,7 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   }
 
   /**
-   * The topic's partition count. Another replica starting at the same moment may have created
+   * The topic's partition count once every partition has a leader. Another replica starting at the same moment may have created
    * the topic an instant ago: until its leaders are elected the broker answers a retriable
    * "does not host this topic-partition", so retry that for a few seconds.
    */
@@ -126,12 +139,15 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
     for (let delayMs = 50; ; delayMs = Math.min(delayMs * 2, 1_000)) {
       try {
         const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
-        return topics[0]?.partitions.length ?? 0;
+        const partitions = topics[0]?.partitions ?? [];
+        if (partitions.length > 0 && partitions.every((partition) => partition.leader >= 0)) {
+          return partitions.length;
+        }
+        if (Date.now() + delayMs > deadline) return partitions.length;
       } catch (err) {
-        const retriable = (err as { retriable?: unknown }).retriable === true;
-        if (!retriable || Date.now() + delayMs > deadline) throw err;
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        if (!isRetriable(err) || Date.now() + delayMs > deadline) throw err;
       }
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
 

@@ -7,6 +7,8 @@ import { startHttpReceiver, startSmtpReceiver } from './testing/notification-rec
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
+import type { Exchange } from './testing/openapi-conformance.js';
+import { expectExchangesDocumented } from './testing/openapi-conformance.js';
 import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
@@ -34,22 +36,25 @@ type AlertItem = {
   investigation_id: string | null;
 };
 
+/** Every API answer of the test, checked against the OpenAPI document at the end. */
+const exchanges: Exchange[] = [];
+
 async function call<T>(
   baseUrl: string,
   path: string,
   options: { method?: string; body?: unknown } = {},
 ): Promise<{ status: number; headers: Headers; body: T }> {
+  const method = options.method ?? 'GET';
   const response = await fetch(baseUrl + path, {
-    method: options.method ?? 'GET',
+    method,
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
   });
   const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: (text === '' ? undefined : JSON.parse(text)) as T,
-  };
+  const body = (text === '' ? undefined : JSON.parse(text)) as T;
+  const contentType = response.headers.get('content-type') ?? '';
+  exchanges.push({ method, path, status: response.status, contentType, body });
+  return { status: response.status, headers: response.headers, body };
 }
 
 afterAll(async () => {
@@ -217,5 +222,56 @@ describe.each(['kafka', 'embedded'] as const)('alerting pipeline in %s mode', (m
       .filter((n) => n.channel === 'webhook')
       .reduce((sum, n) => sum + n.attempts, 0);
     expect(webhookAttempts).toBe(4);
+
+    // The rest of the alerting API over the same data: rules, investigations, deletion.
+    const ruleId = created.body.id;
+    expect((await call(api.baseUrl, '/api/v1/alerts/rules')).status).toBe(200);
+    const patched = await call<{ threshold: number }>(
+      api.baseUrl,
+      `/api/v1/alerts/rules/${ruleId}`,
+      {
+        method: 'PATCH',
+        body: { threshold: 95 },
+      },
+    );
+    expect(patched).toMatchObject({ status: 200, body: { threshold: 95 } });
+    const investigation = await waitFor(
+      async () => {
+        const one = await call<{ status: string; analysis: unknown }>(
+          api.baseUrl,
+          `/api/v1/investigations/${alert.investigation_id}`,
+        );
+        return mode === 'kafka' || one.body.status === 'completed' ? one : undefined;
+      },
+      20_000,
+      'the investigation (role all runs the investigator)',
+    );
+    expect(investigation.status).toBe(200);
+    expect((await call(api.baseUrl, '/api/v1/investigations')).status).toBe(200);
+    const opened = await call<{ id: string; status: string }>(
+      api.baseUrl,
+      '/api/v1/investigations',
+      {
+        method: 'POST',
+        body: { service_id: alert.service_id, from: at(-5), to: at(3) },
+      },
+    );
+    expect(opened).toMatchObject({ status: 202, body: { status: 'queued' } });
+    expect(opened.headers.get('location')).toBe(`/api/v1/investigations/${opened.body.id}`);
+    expect(
+      (await call(api.baseUrl, `/api/v1/alerts/rules/${ruleId}`, { method: 'DELETE' })).status,
+    ).toBe(204);
+    expect((await call(api.baseUrl, `/api/v1/alerts/rules/${ruleId}`)).status).toBe(404);
+    expect((await call(api.baseUrl, '/api/v1/notification-channels')).status).toBe(200);
+
+    // Every answer above (rules, channels, alerts, deliveries, services) is as documented.
+    const served = await call<Parameters<typeof expectExchangesDocumented>[1]>(
+      api.baseUrl,
+      '/api/v1/openapi.json',
+    );
+    expectExchangesDocumented(
+      exchanges.filter((exchange) => exchange.path !== '/api/v1/openapi.json'),
+      served.body,
+    );
   });
 });

@@ -1,7 +1,6 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findApiOperation, toOpenApiPath } from '@monitor/api';
 import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
 import type {
@@ -15,6 +14,8 @@ import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
+import type { Exchange } from './testing/openapi-conformance.js';
+import { expectExchangesDocumented } from './testing/openapi-conformance.js';
 import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
@@ -29,13 +30,6 @@ let api: RoleProcess;
 const started: RoleProcess[] = [];
 
 /** Every API response the tests saw, for the conformance check at the end. */
-type Exchange = {
-  method: string;
-  path: string;
-  status: number;
-  contentType: string;
-  body: unknown;
-};
 const exchanges: Exchange[] = [];
 
 type Reply<T> = { status: number; headers: Headers; body: T };
@@ -487,26 +481,7 @@ describe.each(['kafka', 'embedded'] as const)('services API in %s mode', (mode) 
       expect(served.body.openapi).toBe('3.1.0');
       const checked = exchanges.filter((exchange) => exchange.path !== '/api/v1/openapi.json');
       expect(checked.length).toBeGreaterThan(30);
-      for (const exchange of checked) {
-        const where = `${exchange.method} ${exchange.path} → ${exchange.status}`;
-        const operation = findApiOperation(exchange.method, exchange.path);
-        if (operation === undefined) {
-          expect(exchange.status, where).toBe(405); // another method on a documented path
-          continue;
-        }
-        const spec = operation.responses[exchange.status];
-        expect(spec, where).toBeDefined();
-        expect(exchange.contentType.startsWith(spec!.contentType), where).toBe(true);
-        const documented =
-          served.body.paths[toOpenApiPath(operation.path)]?.[operation.method]?.responses[
-            String(exchange.status)
-          ]?.content;
-        expect(documented, where).toHaveProperty([spec!.contentType]);
-        const parsed = spec!.schema.safeParse(exchange.body);
-        expect(parsed.error?.issues, where).toBeUndefined();
-        // Nothing undocumented either: parsing strips unknown fields, so it must change nothing.
-        expect(parsed.data, where).toEqual(exchange.body);
-      }
+      expectExchangesDocumented(checked, served.body);
     });
   });
 });

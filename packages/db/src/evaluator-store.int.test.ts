@@ -55,7 +55,7 @@ describe('createEvaluatorStore', () => {
   });
   const commit = (
     fields: Partial<EvaluatorCommit> & Pick<EvaluatorCommit, 'fromOffset' | 'nextOffset'>,
-  ) => store.commit({ partition: 0, states: [], events: [], ...fields });
+  ) => store.commit({ partition: 0, states: [], cleared: [], events: [], ...fields });
 
   const count = async (
     table: 'alerts' | 'notifications' | 'investigations' | 'evaluator_states',
@@ -130,7 +130,7 @@ describe('createEvaluatorStore', () => {
     `;
     expect(investigation).toEqual({ id: alert!.investigation_id, status: 'queued' });
     expect(await store.appliedOffset(0)).toBe(7);
-    expect(await store.loadStates([{ orgId, host: 'fire-1', ruleId: 'rul_crit' }])).toEqual([
+    expect(await store.loadHostStates([{ orgId, host: 'fire-1' }])).toEqual([
       state('fire-1', 'rul_crit', 'firing', 1),
     ]);
   });
@@ -193,6 +193,7 @@ describe('createEvaluatorStore', () => {
       fromOffset: 0,
       nextOffset: 5,
       states: [],
+      cleared: [],
       events: [fire('race-1', 'rul_crit', 1)],
     };
     const results = await Promise.all([store.commit(batch), other.commit(batch)]);
@@ -211,6 +212,7 @@ describe('createEvaluatorStore', () => {
       fromOffset: 0,
       nextOffset: 1,
       states: [],
+      cleared: [],
       events: [fire('dup-1', 'rul_crit', 1)],
     });
     expect(result).toMatchObject({ fired: 0, alreadyActive: 1 });
@@ -226,16 +228,22 @@ describe('createEvaluatorStore', () => {
       nextOffset: 4,
       states: [state('keep-1', 'rul_crit', 'pending', 2)],
     });
-    await store.commit({ partition: 1, fromOffset: 0, nextOffset: 9, states: [], events: [] });
+    await store.commit({
+      partition: 1,
+      fromOffset: 0,
+      nextOffset: 9,
+      states: [],
+      cleared: [],
+      events: [],
+    });
     const restarted = createEvaluatorStore(db, { groupId: 'evaluator', topic });
     expect(await restarted.appliedOffset(0)).toBe(4);
     expect(await restarted.appliedOffset(1)).toBe(9);
     expect(await restarted.appliedOffset(2)).toBe(0);
     expect(
-      await restarted.loadStates([
-        { orgId, host: 'keep-1', ruleId: 'rul_crit' },
-        { orgId, host: 'keep-1', ruleId: 'rul_info' },
-        { orgId, host: 'nobody', ruleId: 'rul_crit' },
+      await restarted.loadHostStates([
+        { orgId, host: 'keep-1' },
+        { orgId, host: 'nobody' },
       ]),
     ).toEqual([state('keep-1', 'rul_crit', 'pending', 2)]);
   });
@@ -251,7 +259,10 @@ describe('createEvaluatorStore', () => {
       const result = await commit({
         fromOffset: 0,
         nextOffset: 2,
-        states: [state('gone-1', 'rul_gone', 'firing', 1), state('gone-1', 'rul_crit', 'ok', 1)],
+        states: [
+          state('gone-1', 'rul_gone', 'firing', 1),
+          state('gone-1', 'rul_crit', 'pending', 1),
+        ],
         events: [fire('gone-1', 'rul_gone', 1)],
       });
       expect(result).toEqual({
@@ -266,12 +277,7 @@ describe('createEvaluatorStore', () => {
       >`select count(*)::int as n from alerts where host = 'gone-1'`;
       expect(row?.n).toBe(0);
       expect(
-        (
-          await store.loadStates([
-            { orgId, host: 'gone-1', ruleId: 'rul_gone' },
-            { orgId, host: 'gone-1', ruleId: 'rul_crit' },
-          ])
-        ).map((s) => s.ruleId),
+        (await store.loadHostStates([{ orgId, host: 'gone-1' }])).map((s) => s.ruleId),
       ).toEqual(['rul_crit']);
     });
 
@@ -293,7 +299,7 @@ describe('createEvaluatorStore', () => {
         states: [state('off-1', 'rul_off', 'pending', 2)],
       });
       expect(result).toMatchObject({ reset: [{ orgId, host: 'off-1', ruleId: 'rul_off' }] });
-      expect(await store.loadStates([{ orgId, host: 'off-1', ruleId: 'rul_off' }])).toEqual([]);
+      expect(await store.loadHostStates([{ orgId, host: 'off-1' }])).toEqual([]);
       const live = await count('evaluator_states');
       expect(await store.dropOrphanStates()).toBe(2);
       expect(await count('evaluator_states')).toBe(live - 2);
@@ -310,9 +316,59 @@ describe('createEvaluatorStore', () => {
       events: hosts.slice(0, 200).map((host) => fire(host, 'rul_info', 1)),
     });
     expect(result).toMatchObject({ outcome: 'committed', fired: 200 });
-    const loaded = await store.loadStates(
-      hosts.map((host) => ({ orgId, host, ruleId: 'rul_info' })),
-    );
+    const loaded = await store.loadHostStates(hosts.map((host) => ({ orgId, host })));
     expect(loaded).toHaveLength(3000);
+    await commit({
+      fromOffset: 3000,
+      nextOffset: 3001,
+      cleared: hosts.map((host) => ({ orgId, host, ruleId: 'rul_info' })),
+    });
+    expect(await store.loadHostStates(hosts.map((host) => ({ orgId, host })))).toEqual([]);
+  });
+
+  it('deletes the rows of cleared windows (ok again) in the commit, and only those', async () => {
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      states: [state('clr-1', 'rul_crit', 'pending', 1), state('clr-1', 'rul_info', 'firing', 1)],
+    });
+    const result = await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      cleared: [
+        { orgId, host: 'clr-1', ruleId: 'rul_crit' },
+        { orgId, host: 'clr-2', ruleId: 'rul_crit' },
+      ],
+    });
+    expect(result).toMatchObject({ outcome: 'committed', reset: [] });
+    expect(await store.loadHostStates([{ orgId, host: 'clr-1' }])).toEqual([
+      state('clr-1', 'rul_info', 'firing', 1),
+    ]);
+    expect(await store.appliedOffset(0)).toBe(2);
+  });
+
+  it('loads every stored window of the hosts asked for, and none of other hosts or organizations', async () => {
+    await db.sql`insert into organizations (id, name) values (${`${orgId}_b`}, 'other')`;
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      states: [
+        state('load-1', 'rul_crit', 'pending', 1),
+        state('load-1', 'rul_info', 'firing', 2),
+        state('load-2', 'rul_crit', 'pending', 3),
+      ],
+    });
+    await db.sql`
+      insert into evaluator_states (org_id, host, rule_id, state)
+      values (${`${orgId}_b`}, 'load-1', 'rul_crit', '{}')
+    `;
+    const loaded = await store.loadHostStates([
+      { orgId, host: 'load-1' },
+      { orgId, host: 'load-3' },
+    ]);
+    expect(loaded.sort((a, b) => a.ruleId.localeCompare(b.ruleId))).toEqual([
+      state('load-1', 'rul_crit', 'pending', 1),
+      state('load-1', 'rul_info', 'firing', 2),
+    ]);
   });
 });

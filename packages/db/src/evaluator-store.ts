@@ -20,8 +20,10 @@ export type EvaluatorCommit = {
   fromOffset: number;
   /** One past the batch's last record. */
   nextOffset: number;
-  /** The states the batch changed (stored only while their rule is live). */
+  /** Windows that are pending or firing and changed in the batch (stored only while their rule is live). */
   states: readonly EvaluatorStateRecord[];
+  /** Windows that are ok again: their rows are deleted (no row means ok). Disjoint from `states`. */
+  cleared: readonly EvaluatorStateKey[];
   /** Fire and resolve transitions, in sample order. */
   events: readonly AlertEvent[];
 };
@@ -43,11 +45,17 @@ export type EvaluatorCommitResult =
 export type EvaluatorStore = {
   /** The partition's stored next offset (0 when none): records below it are already applied. */
   appliedOffset(partition: number): Promise<number>;
-  /** The stored states of `keys` (absent keys have none). One query whatever the count. */
-  loadStates(keys: readonly EvaluatorStateKey[]): Promise<EvaluatorStateRecord[]>;
+  /**
+   * Every stored state of the (org, host) pairs: the windows that are not ok (a host without
+   * rows has only ok windows). One query whatever the count.
+   */
+  loadHostStates(
+    hosts: readonly Pick<EvaluatorStateKey, 'orgId' | 'host'>[],
+  ): Promise<EvaluatorStateRecord[]>;
   /**
    * In one transaction: locks the partition's offset row, checks it still holds `fromOffset`,
-   * applies the events through fireAlert / resolveAlerts, stores the states and the next offset.
+   * applies the events through fireAlert / resolveAlerts, stores the states, deletes the cleared
+   * ones and stores the next offset.
    * Throws to have the batch retried (nothing is written then).
    */
   commit(commit: EvaluatorCommit): Promise<EvaluatorCommitResult>;
@@ -66,13 +74,14 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
       return row === undefined ? 0 : Number(row.next_offset);
     },
 
-    async loadStates(keys) {
-      if (keys.length === 0) return [];
+    async loadHostStates(hosts) {
+      if (hosts.length === 0) return [];
+      // The primary key's (org_id, host) prefix serves each pair.
       const rows = await sql<{ org_id: string; host: string; rule_id: string; state: unknown }[]>`
         select s.org_id, s.host, s.rule_id, s.state
-        from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
-          ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
-        join evaluator_states s using (org_id, host, rule_id)
+        from unnest(${hosts.map((k) => k.orgId)}::text[], ${hosts.map((k) => k.host)}::text[])
+          as k(org_id, host)
+        join evaluator_states s using (org_id, host)
       `;
       return rows.map((row) => ({
         orgId: row.org_id,
@@ -133,7 +142,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           reset.set(key, { orgId, host, ruleId });
         }
         await upsertStates(tx, kept);
-        await deleteStates(tx, dropped);
+        await deleteStates(tx, [...dropped, ...commit.cleared]);
         await tx`
           update consumer_offsets set next_offset = ${commit.nextOffset}
           where group_id = ${owner.groupId} and topic = ${owner.topic}
@@ -160,11 +169,6 @@ function stateKey(key: EvaluatorStateKey): string {
   return `${key.orgId}\u0000${key.host}\u0000${key.ruleId}`;
 }
 
-/**
- * The partition's stored next offset, its row locked `for update` until commit: a second
- * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
- * offset moved past its batch and writes nothing.
- */
 /**
  * Every partition's position of this consumer group, with this batch's partition at the end of
  * the batch: what the evaluators had read when the batch's alerts fired.
@@ -193,6 +197,11 @@ async function readPositions(
   return positions;
 }
 
+/**
+ * The partition's stored next offset, its row locked `for update` until commit: a second
+ * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
+ * offset moved past its batch and writes nothing.
+ */
 async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
   await tx`
     insert into consumer_offsets (group_id, topic, partition, next_offset)

@@ -68,7 +68,7 @@ describe('alert evaluator on PostgreSQL', () => {
         logger,
         clock: { nowMs: Date.now },
       },
-      { maxCachedWindowsPerPartition: 10_000 },
+      { maxCachedHostsPerPartition: 10_000 },
     );
     const poller = createRulePoller({
       fingerprint: () => ruleSetFingerprint(db),
@@ -143,6 +143,29 @@ describe('alert evaluator on PostgreSQL', () => {
         value: 98,
       },
     ]);
+  });
+
+  it('stores a row only while a window is pending or firing', async () => {
+    const { evaluator } = await replica();
+    const rows = () =>
+      db.sql<{ host: string; status: string }[]>`
+        select host, state->>'status' as status from evaluator_states
+        where org_id = ${orgId} and host like 'rows-%' order by host
+      `;
+    await evaluator.handleBatch(
+      batch(
+        { host: 'rows-1', minutes: 20, cpu: 95 },
+        { host: 'rows-2', minutes: 20, cpu: 10 },
+        { host: 'rows-3', minutes: 20, cpu: 10 },
+      ),
+      ctx,
+    );
+    expect(await rows()).toEqual([{ host: 'rows-1', status: 'pending' }]);
+    await evaluator.handleBatch(
+      batch({ host: 'rows-1', minutes: 21, cpu: 10 }, { host: 'rows-2', minutes: 21, cpu: 95 }),
+      ctx,
+    );
+    expect(await rows()).toEqual([{ host: 'rows-2', status: 'pending' }]);
   });
 
   it('starts afresh after its rule was disabled and enabled again', async () => {

@@ -89,6 +89,11 @@ describe('createRulePoller', () => {
         .map((r) => r.id),
     ).toEqual(['rul_c']);
     expect(p.current().rulesFor('org_3', 'cpu_percent')).toEqual([]);
+    expect([...(p.current().rulesByMetric('org_1')?.keys() ?? [])].sort()).toEqual([
+      'cpu_percent',
+      'mem',
+    ]);
+    expect(p.current().rulesByMetric('org_3')).toBeUndefined();
     await p.stop();
   });
 

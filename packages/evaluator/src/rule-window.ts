@@ -47,8 +47,10 @@ export function ruleApplies(
   sample: { metrics: Readonly<Record<string, number>>; tags: Readonly<Record<string, string>> },
 ): boolean {
   if (!Object.hasOwn(sample.metrics, rule.metric)) return false;
-  for (const [key, value] of Object.entries(rule.scope)) {
-    if (!Object.hasOwn(sample.tags, key) || sample.tags[key] !== value) return false;
+  // `for in` rather than Object.entries: called per rule per sample, it allocates nothing.
+  for (const key in rule.scope) {
+    if (!Object.hasOwn(rule.scope, key)) continue;
+    if (!Object.hasOwn(sample.tags, key) || sample.tags[key] !== rule.scope[key]) return false;
   }
   return true;
 }

@@ -46,7 +46,8 @@ export async function startAlertEvaluator(
       logger,
       clock: { nowMs: Date.now },
     },
-    { maxCachedWindowsPerPartition: 200_000 },
+    // A few hundred bytes per host (its metric watermarks and its few windows that are not ok).
+    { maxCachedHostsPerPartition: 50_000 },
   );
   await poller.start();
   ctx.shutdown.onShutdown('rule poller', () => poller.stop());
@@ -56,6 +57,10 @@ export async function startAlertEvaluator(
     topics: [config.SAMPLES_TOPIC],
     fromBeginning: true,
     handleBatch: (batch, batchCtx) => evaluator.handleBatch(batch, batchCtx),
+    // Partitions are independent (each its own cache and offset row), so every partition's batch
+    // may be in flight at once: a sample then waits for its own partition's batch only, not for
+    // the database round trips of all the others.
+    partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     onLag: lag,
   });

@@ -9,8 +9,8 @@ export type StorageEngine = 'postgres' | 'timescale';
  * A clean database for one integration suite, not yet migrated.
  * - PostgreSQL (and a TimescaleDB server): a fresh database, dropped by `dispose`.
  * - The PGlite TimescaleDB engine has one database and serves one connection at a time; it
- *   cannot drop and re-create the timescaledb extension in its single session. So every table
- *   and continuous aggregate in `public` is dropped instead (keeping the extension). Integration
+ *   cannot drop and re-create the timescaledb extension in its single session. So every table,
+ *   sequence and continuous aggregate in `public` is dropped instead (keeping the extension). Integration
  *   files run one at a time, so nothing else uses the engine meanwhile.
  */
 export async function cleanDatabase(
@@ -34,6 +34,12 @@ export async function cleanDatabase(
       select tablename as name from pg_tables where schemaname = 'public'
     `;
     for (const { name } of tables) await admin.sql`drop table if exists ${admin.sql(name)} cascade`;
+    const sequences = await admin.sql<{ name: string }[]>`
+      select sequence_name as name from information_schema.sequences
+      where sequence_schema = 'public'
+    `;
+    for (const { name } of sequences)
+      await admin.sql`drop sequence if exists ${admin.sql(name)} cascade`;
     return { db: admin, dispose: () => admin.close() };
   }
   const name = `${prefix}_${engine}_${randomBytes(4).toString('hex')}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { conditionHolds } from '@monitor/schemas';
 import {
-  conditionHolds,
   fleetValueRange,
   planFleetRules,
   planProbeRules,

@@ -1,3 +1,4 @@
+import type { AlertCondition } from '@monitor/schemas';
 import { fleetMetricNames } from './fleet.js';
 
 /** A POST /api/v1/alerts/rules body. */
@@ -11,13 +12,7 @@ export type RuleBody = {
   scope?: Record<string, string>;
 };
 
-export type RuleCondition =
-  | 'greater_than'
-  | 'greater_than_or_equal'
-  | 'less_than'
-  | 'less_than_or_equal'
-  | 'equal'
-  | 'not_equal';
+export type RuleCondition = AlertCondition;
 
 /** The fleet's metrics are percentages: every value it sends lies in this range. */
 export const fleetValueRange = { min: 0, max: 100 } as const;
@@ -90,26 +85,4 @@ export function planProbeRules(probeHosts: readonly string[], durationMinutes: n
     severity: 'critical',
     scope: { [probeScopeTag]: host },
   }));
-}
-
-/** The contract's conditions, for checking plans against the values that will be sent. */
-export function conditionHolds(
-  condition: RuleCondition,
-  value: number,
-  threshold: number,
-): boolean {
-  switch (condition) {
-    case 'greater_than':
-      return value > threshold;
-    case 'greater_than_or_equal':
-      return value >= threshold;
-    case 'less_than':
-      return value < threshold;
-    case 'less_than_or_equal':
-      return value <= threshold;
-    case 'equal':
-      return value === threshold;
-    case 'not_equal':
-      return value !== threshold;
-  }
 }

@@ -114,23 +114,8 @@ type ServiceDbRow = {
   tags: Record<string, string>;
 };
 
-type AlertDbRow = {
-  id: string;
-  rule_id: string;
-  rule_name: string;
-  service_id: string;
-  host: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  severity: string;
-  status: string;
-  value: number;
-  started_at: Date;
-  fired_at: Date;
-  resolved_at: Date | null;
-  investigation_id: string | null;
-};
+/** An alerts row as `toAlertRow` maps it. */
+type AlertDbRow = Parameters<typeof toAlertRow>[0];
 
 const origin = '2000-01-01T00:00:00Z';
 

@@ -8,10 +8,10 @@ import type {
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
-import { decodeSampleMessage } from '@monitor/schemas';
+import { conditionHolds, decodeSampleMessage } from '@monitor/schemas';
 import type { MetricRules, RuleSet } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
-import { breaches, evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
+import { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
 
 /** Where the evaluator reads the current rules (the rule poller). */
 export type RuleSource = {
@@ -155,7 +155,7 @@ function evaluateMessage(
       work.evaluations++;
       const window = host.windows.size === 0 ? undefined : host.windows.get(rule.id);
       if (window === undefined) {
-        if (!newer || !breaches(rule.condition, value, rule.threshold)) continue;
+        if (!newer || !conditionHolds(rule.condition, value, rule.threshold)) continue;
         const ok: WindowState | undefined =
           watermark === undefined ? undefined : { v: 1, status: 'ok', lastSampleMs: watermark };
         applyResult(work, host, rule, evaluateSample(rule, ok, { timeMs, value }));

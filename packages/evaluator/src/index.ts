@@ -11,5 +11,5 @@ export { createRulePoller } from './rule-poller.js';
 export type { RulePoller, RulePollerOptions, RuleSetChange } from './rule-poller.js';
 export { createRuleSet } from './rule-set.js';
 export type { MetricRules, RuleSet } from './rule-set.js';
-export { breaches, evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
+export { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
 export type { MetricSample, WindowEvent, WindowRule, WindowState } from './rule-window.js';

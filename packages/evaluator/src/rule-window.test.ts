@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RuleCondition } from '@monitor/db';
 import type { MetricSample, WindowEvent, WindowRule, WindowState } from './rule-window.js';
-import { breaches, evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
+import { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
 
 const minuteMs = 60_000;
 const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -31,22 +31,6 @@ function run(
 }
 
 const s = (minutes: number, value: number): MetricSample => ({ timeMs: at(minutes), value });
-
-describe('breaches', () => {
-  it.each<[RuleCondition, number, boolean, boolean, boolean]>([
-    // condition, threshold, below, equal, above
-    ['greater_than', 10, false, false, true],
-    ['greater_than_or_equal', 10, false, true, true],
-    ['less_than', 10, true, false, false],
-    ['less_than_or_equal', 10, true, true, false],
-    ['equal', 10, false, true, false],
-    ['not_equal', 10, true, false, true],
-  ])('%s %d compares below, equal and above', (condition, threshold, below, equal, above) => {
-    expect(breaches(condition, threshold - 0.5, threshold)).toBe(below);
-    expect(breaches(condition, threshold, threshold)).toBe(equal);
-    expect(breaches(condition, threshold + 0.5, threshold)).toBe(above);
-  });
-});
 
 describe('ruleApplies', () => {
   const sample = { metrics: { cpu_percent: 95 }, tags: { env: 'prod', region: 'eu' } };

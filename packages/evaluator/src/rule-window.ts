@@ -1,4 +1,5 @@
-import type { LiveRule, RuleCondition } from '@monitor/db';
+import type { LiveRule } from '@monitor/db';
+import { conditionHolds } from '@monitor/schemas';
 
 /**
  * The state of one (rule, host) window, checkpointed as jsonb: plain data, versioned so a
@@ -22,24 +23,6 @@ export type MetricSample = { timeMs: number; value: number };
 export type WindowRule = Pick<LiveRule, 'condition' | 'threshold' | 'durationMinutes'>;
 
 const minuteMs = 60_000;
-
-/** Whether `value` breaches the rule: exact comparison, `equal` included (values are floats as sent). */
-export function breaches(condition: RuleCondition, value: number, threshold: number): boolean {
-  switch (condition) {
-    case 'greater_than':
-      return value > threshold;
-    case 'greater_than_or_equal':
-      return value >= threshold;
-    case 'less_than':
-      return value < threshold;
-    case 'less_than_or_equal':
-      return value <= threshold;
-    case 'equal':
-      return value === threshold;
-    case 'not_equal':
-      return value !== threshold;
-  }
-}
 
 /** Whether the rule applies to a host sample: it carries the rule's metric and every scope pair. */
 export function ruleApplies(
@@ -71,7 +54,7 @@ export function evaluateSample(
 ): { state: WindowState; events: WindowEvent[] } {
   if (state !== undefined && sample.timeMs <= state.lastSampleMs) return { state, events: [] };
   const lastSampleMs = sample.timeMs;
-  if (!breaches(rule.condition, sample.value, rule.threshold)) {
+  if (!conditionHolds(rule.condition, sample.value, rule.threshold)) {
     const events: WindowEvent[] =
       state?.status === 'firing' ? [{ type: 'resolve', resolvedMs: sample.timeMs }] : [];
     return { state: { v: 1, status: 'ok', lastSampleMs }, events };

@@ -1,4 +1,4 @@
-import type { Container, Process } from '@monitor/schemas';
+import type { AlertCondition, Container, Process } from '@monitor/schemas';
 
 /** A time range in epoch milliseconds, both ends included. */
 export type TimeRange = { fromMs: number; toMs: number };
@@ -11,13 +11,7 @@ export type MetricSeries = { metric: string; points: TimedValue[] };
 /** The containers and processes a host reported with one sample (the ingest wire shapes). */
 export type HostSnapshot = { timeMs: number; containers: Container[]; processes: Process[] };
 
-export type RuleCondition =
-  | 'greater_than'
-  | 'greater_than_or_equal'
-  | 'less_than'
-  | 'less_than_or_equal'
-  | 'equal'
-  | 'not_equal';
+export type RuleCondition = AlertCondition;
 
 /** The alert an investigation explains. */
 export type AlertFacts = {

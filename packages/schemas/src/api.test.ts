@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { AlertCondition } from './api.js';
 import {
   alertSchema,
+  conditionHolds,
   parseServiceListQuery,
   parseServiceMetricsQuery,
   problemSchema,
@@ -229,5 +231,21 @@ describe('response schemas', () => {
       false,
     );
     expect(alertSchema.safeParse({ ...alert, status: 'pending' }).success).toBe(false);
+  });
+});
+
+describe('conditionHolds', () => {
+  it.each<[AlertCondition, number, boolean, boolean, boolean]>([
+    // condition, threshold, below, equal, above
+    ['greater_than', 10, false, false, true],
+    ['greater_than_or_equal', 10, false, true, true],
+    ['less_than', 10, true, false, false],
+    ['less_than_or_equal', 10, true, true, false],
+    ['equal', 10, false, true, false],
+    ['not_equal', 10, true, false, true],
+  ])('%s %d compares below, equal and above', (condition, threshold, below, equal, above) => {
+    expect(conditionHolds(condition, threshold - 0.5, threshold)).toBe(below);
+    expect(conditionHolds(condition, threshold, threshold)).toBe(equal);
+    expect(conditionHolds(condition, threshold + 0.5, threshold)).toBe(above);
   });
 });

@@ -120,6 +120,32 @@ export const alertConditions = [
 ] as const;
 export type AlertCondition = (typeof alertConditions)[number];
 
+/**
+ * Whether `value` meets a rule's condition: exact comparison, `equal` included (values are
+ * floats as the agent sent them). The evaluator, the scenario simulator and the benchmark's
+ * rule plans all judge samples with this one function.
+ */
+export function conditionHolds(
+  condition: AlertCondition,
+  value: number,
+  threshold: number,
+): boolean {
+  switch (condition) {
+    case 'greater_than':
+      return value > threshold;
+    case 'greater_than_or_equal':
+      return value >= threshold;
+    case 'less_than':
+      return value < threshold;
+    case 'less_than_or_equal':
+      return value <= threshold;
+    case 'equal':
+      return value === threshold;
+    case 'not_equal':
+      return value !== threshold;
+  }
+}
+
 export const alertSeverities = ['critical', 'warning', 'info'] as const;
 export type AlertSeverity = (typeof alertSeverities)[number];
 

@@ -47,6 +47,7 @@ export {
   alertSeverities,
   alertStatuses,
   apiLimits,
+  conditionHolds,
   healthResponseSchema,
   idPattern,
   metricPointSchema,

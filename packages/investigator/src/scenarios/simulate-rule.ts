@@ -1,3 +1,4 @@
+import { conditionHolds } from '@monitor/schemas';
 import type { RuleCondition, TimedValue } from '../incident-input.js';
 
 export type SimulatedFiring = {
@@ -7,23 +8,6 @@ export type SimulatedFiring = {
   /** The sample value that fired. */
   value: number;
 };
-
-export function breaches(condition: RuleCondition, value: number, threshold: number): boolean {
-  switch (condition) {
-    case 'greater_than':
-      return value > threshold;
-    case 'greater_than_or_equal':
-      return value >= threshold;
-    case 'less_than':
-      return value < threshold;
-    case 'less_than_or_equal':
-      return value <= threshold;
-    case 'equal':
-      return value === threshold;
-    case 'not_equal':
-      return value !== threshold;
-  }
-}
 
 /**
  * The alerts a rule fires on one host's samples (time order), by the contract's evaluation
@@ -39,7 +23,7 @@ export function simulateRule(
   let startedAtMs: number | undefined;
   let firing: SimulatedFiring | undefined;
   for (const { timeMs, value } of points) {
-    const breaching = breaches(rule.condition, value, rule.threshold);
+    const breaching = conditionHolds(rule.condition, value, rule.threshold);
     if (!breaching) {
       if (firing !== undefined) firing.resolvedAtMs = timeMs;
       firing = undefined;

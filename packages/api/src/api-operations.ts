@@ -175,8 +175,11 @@ export const apiOperations: readonly ApiOperation[] = [
     summary: 'Change an alert rule',
     description:
       'Any non-empty subset of the writable fields; the others keep their value. `{}`, an ' +
-      'unknown or a read-only field is 422. Setting `enabled` to false resolves the rule’s ' +
-      'active alerts (and notifies their channels) in the same transaction.',
+      'unknown or a read-only field is 422. Changing what the rule evaluates (`metric`, ' +
+      '`condition`, `threshold`, `duration_minutes`, `scope`) or `enabled` restarts its ' +
+      'evaluation: its active alerts resolve (their channels are notified) and pending windows ' +
+      'start afresh, in the same transaction; evaluators pick the change up within a second or ' +
+      'two. `name`, `severity` and `channels` apply to alerts fired from then on.',
     tags: ['alert rules'],
     scope: 'write',
     request: {

@@ -53,9 +53,22 @@ describe('createEvaluatorStore', () => {
     ruleId,
     state: { v: 1, status, lastSampleMs: at(minutes), startedMs: at(minutes) },
   });
+  /** Every rule of the test rows is at generation 0 (the column's default): nothing restarted. */
+  const generations = (fields: Partial<Pick<EvaluatorCommit, 'states' | 'events'>>) =>
+    Object.fromEntries(
+      [...(fields.states ?? []), ...(fields.events ?? [])].map(({ ruleId }) => [ruleId, 0]),
+    );
   const commit = (
     fields: Partial<EvaluatorCommit> & Pick<EvaluatorCommit, 'fromOffset' | 'nextOffset'>,
-  ) => store.commit({ partition: 0, states: [], cleared: [], events: [], ...fields });
+  ) =>
+    store.commit({
+      partition: 0,
+      states: [],
+      cleared: [],
+      events: [],
+      ruleGenerations: generations(fields),
+      ...fields,
+    });
 
   const count = async (
     table: 'alerts' | 'notifications' | 'investigations' | 'evaluator_states',
@@ -195,6 +208,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [fire('race-1', 'rul_crit', 1)],
+      ruleGenerations: { rul_crit: 0 },
     };
     const results = await Promise.all([store.commit(batch), other.commit(batch)]);
     expect(results.map((r) => r.outcome).sort()).toEqual(['committed', 'offset-moved']);
@@ -214,6 +228,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [fire('dup-1', 'rul_crit', 1)],
+      ruleGenerations: { rul_crit: 0 },
     });
     expect(result).toMatchObject({ fired: 0, alreadyActive: 1 });
     const [row] = await db.sql<
@@ -235,6 +250,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [],
+      ruleGenerations: {},
     });
     const restarted = createEvaluatorStore(db, { groupId: 'evaluator', topic });
     expect(await restarted.appliedOffset(0)).toBe(4);
@@ -324,6 +340,37 @@ describe('createEvaluatorStore', () => {
       cleared: hosts.map((host) => ({ orgId, host, ruleId: 'rul_info' })),
     });
     expect(await store.loadHostStates(hosts.map((host) => ({ orgId, host })))).toEqual([]);
+  });
+
+  it('drops what was evaluated under an older generation of the rule: no alert, no state', async () => {
+    await insertRule({ id: 'rul_gen', severity: 'critical', channels: [] });
+    // The rules API restarted the rule's evaluation after the batch was evaluated.
+    await db.sql`update alert_rules set generation = 5 where id = 'rul_gen'`;
+    const result = await commit({
+      fromOffset: 0,
+      nextOffset: 2,
+      events: [fire('gen-1', 'rul_gen', 1)],
+      states: [state('gen-2', 'rul_gen', 'pending', 1)],
+      ruleGenerations: { rul_gen: 0 },
+    });
+    expect(result).toMatchObject({ outcome: 'committed', fired: 0 });
+    expect(result.outcome === 'committed' && result.reset.map((key) => key.host).sort()).toEqual([
+      'gen-1',
+      'gen-2',
+    ]);
+    const [alerts] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from alerts where rule_id = 'rul_gen'`;
+    const [states] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from evaluator_states where rule_id = 'rul_gen'`;
+    expect([alerts?.n, states?.n]).toEqual([0, 0]);
+    // Evaluated under the current generation, the same batch fires.
+    const current = await commit({
+      fromOffset: 2,
+      nextOffset: 3,
+      events: [fire('gen-1', 'rul_gen', 2)],
+      ruleGenerations: { rul_gen: 5 },
+    });
+    expect(current).toMatchObject({ outcome: 'committed', fired: 1 });
   });
 
   it('deletes the rows of cleared windows (ok again) in the commit, and only those', async () => {

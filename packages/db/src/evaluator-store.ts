@@ -26,6 +26,11 @@ export type EvaluatorCommit = {
   cleared: readonly EvaluatorStateKey[];
   /** Fire and resolve transitions, in sample order. */
   events: readonly AlertEvent[];
+  /**
+   * The generation (see LiveRule) each rule of `states` and `events` was evaluated under: what
+   * a rule change restarted meanwhile is dropped instead of stored or fired.
+   */
+  ruleGenerations: Readonly<Record<string, number>>;
 };
 
 export type EvaluatorCommitResult =
@@ -99,12 +104,23 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         }
         const result = { fired: 0, alreadyActive: 0, resolved: 0 };
         const reset = new Map<string, EvaluatorStateKey>();
+        // Rules first, then alerts: the rules API locks in the same order, so the two never
+        // deadlock. A rule changed since the batch was evaluated holds the rule-change's result.
+        const live = await lockLiveRules(tx, [
+          ...new Set([...commit.states, ...commit.events].map((item) => item.ruleId)),
+        ]);
+        const current = (ruleId: string): boolean =>
+          live.get(ruleId) !== undefined && live.get(ruleId) === commit.ruleGenerations[ruleId];
         const evidencePositions = commit.events.some((event) => event.type === 'fire')
           ? await readPositions(tx, owner, commit)
           : [];
         for (const event of commit.events) {
           const key = stateKey(event);
           if (reset.has(key)) continue;
+          if (!current(event.ruleId)) {
+            reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
+            continue;
+          }
           if (event.type === 'resolve') {
             const resolved = await resolveAlerts(
               tx,
@@ -127,12 +143,11 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           else if (fired.outcome === 'already-active') result.alreadyActive++;
           else reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
         }
-        const live = await lockLiveRules(tx, [...new Set(commit.states.map((s) => s.ruleId))]);
         const kept: EvaluatorStateRecord[] = [];
         const dropped: EvaluatorStateKey[] = [];
         for (const record of commit.states) {
           const key = stateKey(record);
-          if (live.has(record.ruleId) && !reset.has(key)) {
+          if (current(record.ruleId) && !reset.has(key)) {
             kept.push(record);
             continue;
           }
@@ -223,15 +238,16 @@ async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: num
  * seen by the evaluators' poll, which drops the states written here. Without the lock a state
  * could be stored just after the drop and outlive its rule's incarnation.
  */
+/** Locks the rules `for share` in id order; the generation of each that is live. */
 async function lockLiveRules(tx: TransactionSql, ruleIds: readonly string[]) {
-  if (ruleIds.length === 0) return new Set<string>();
-  const rows = await tx<{ id: string }[]>`
-    select id from alert_rules
-    where id = any(${[...ruleIds].sort()}::text[]) and enabled and deleted_at is null
+  if (ruleIds.length === 0) return new Map<string, number>();
+  const rows = await tx<{ id: string; generation: string; live: boolean }[]>`
+    select id, generation, enabled and deleted_at is null as live from alert_rules
+    where id = any(${[...ruleIds].sort()}::text[])
     order by id
     for share
   `;
-  return new Set(rows.map((row) => row.id));
+  return new Map(rows.filter((row) => row.live).map((row) => [row.id, Number(row.generation)]));
 }
 
 async function upsertStates(tx: TransactionSql, states: readonly EvaluatorStateRecord[]) {

@@ -399,6 +399,20 @@ const servicesPageIndex: Migration = {
     ]),
 };
 
+const alertRuleGenerations: Migration = {
+  version: 11,
+  name: 'alert_rule_generations',
+  up: (sql) =>
+    run(sql, [
+      // The revision at which a rule's evaluation last started afresh (0: since its creation).
+      // A change of what a rule evaluates (metric, condition, threshold, duration, scope) or of
+      // `enabled` takes a new generation, resolves the rule's alerts and deletes its windows in
+      // the same transaction; evaluators drop windows of an older generation, even when the
+      // change was undone before their next poll, and never store or fire one.
+      `alter table alert_rules add column generation bigint not null default 0`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -411,4 +425,5 @@ export const migrations: readonly Migration[] = [
   investigations,
   investigationEvidencePositions,
   servicesPageIndex,
+  alertRuleGenerations,
 ];

@@ -50,6 +50,7 @@ describe('rule snapshot', () => {
         severity: 'warning',
         channels: ['slack', 'webhook'],
         scope: { env: 'prod' },
+        generation: 0,
       },
       expect.objectContaining({ id: 'rul_2', orgId: orgB }),
     ]);

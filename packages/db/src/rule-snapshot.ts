@@ -23,6 +23,8 @@ export type LiveRule = {
   channels: string[];
   /** Tag filter: the rule applies to hosts whose tags include every pair. */
   scope: Record<string, string>;
+  /** Windows of an older generation are void: the rule's evaluation restarted since. */
+  generation: number;
 };
 
 type LiveRuleRow = {
@@ -36,13 +38,14 @@ type LiveRuleRow = {
   severity: RuleSeverity;
   channels: string[];
   scope: Record<string, string>;
+  generation: string;
 };
 
 /** Every enabled, non-deleted rule of every organization (the check constraints type them). */
 export async function loadLiveRules(db: Database): Promise<LiveRule[]> {
   const rows = await db.sql<LiveRuleRow[]>`
     select id, org_id, name, metric, condition, threshold, duration_minutes, severity, channels,
-      scope
+      scope, generation
     from alert_rules
     where enabled and deleted_at is null
     order by id
@@ -58,6 +61,7 @@ export async function loadLiveRules(db: Database): Promise<LiveRule[]> {
     severity: row.severity,
     channels: row.channels,
     scope: row.scope,
+    generation: Number(row.generation),
   }));
 }
 

@@ -209,22 +209,57 @@ describe('rule store on postgres', () => {
     expect(refire.outcome).toBe('rule-gone');
   });
 
-  it('resolves the active alerts of a rule that is disabled, and only then', async () => {
+  const windowsOf = async (ruleId: string) => {
+    const [row] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from evaluator_states where rule_id = ${ruleId}`;
+    return row?.n ?? 0;
+  };
+  const generationOf = async (ruleId: string) => {
+    const [row] = await db.sql<{ generation: string; revision: string }[]>`
+      select generation, revision from alert_rules where id = ${ruleId}`;
+    return { generation: BigInt(row!.generation), revision: BigInt(row!.revision) };
+  };
+  const addWindow = (ruleId: string, host: string) => db.sql`
+    insert into evaluator_states (org_id, host, rule_id, state)
+    values (${orgId}, ${host}, ${ruleId}, '{"v": 1, "status": "firing"}'::jsonb)`;
+
+  it('restarts evaluation when what the rule evaluates changes: alerts resolved, windows gone', async () => {
     const created = await store.createRule(orgId, { ...cpuHigh, channels: ['webhook'] });
     const alertId = await fire(created.id, 'web-1');
-    await store.updateRule(orgId, created.id, { threshold: 95, enabled: true }, now);
-    expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['active']);
+    await addWindow(created.id, 'web-1');
 
-    const disabled = await store.updateRule(orgId, created.id, { enabled: false }, now);
-    expect(disabled).toMatchObject({ enabled: false, threshold: 95 });
+    // Name, severity and channels do not change what is evaluated: nothing restarts.
+    await store.updateRule(orgId, created.id, { name: 'cpu very high', channels: ['slack'] }, now);
+    expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['active']);
+    expect(await windowsOf(created.id)).toBe(1);
+    expect((await generationOf(created.id)).generation).toBe(0n);
+
+    const changed = await store.updateRule(orgId, created.id, { threshold: 95 }, now);
+    expect(changed).toMatchObject({ threshold: 95, enabled: true });
     expect(await alertsOf(created.id)).toEqual([
       { id: alertId, status: 'resolved', resolved_at: now, rule_name: 'cpu high' },
     ]);
+    // The resolution goes to the channels the alert fired with.
     expect((await notificationsOf(alertId)).map((n) => `${n.transition}:${n.channel}`)).toEqual([
       'fired:webhook',
       'resolved:webhook',
     ]);
-    expect(await store.getRule(orgId, created.id)).toMatchObject({ enabled: false });
+    expect(await windowsOf(created.id)).toBe(0);
+    const { generation, revision } = await generationOf(created.id);
+    expect(generation).toBe(revision);
+  });
+
+  it('restarts on disable and on enable, so a quick off-and-on still voids old windows', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    await fire(created.id, 'web-2');
+    await addWindow(created.id, 'web-2');
+    await store.updateRule(orgId, created.id, { enabled: false }, now);
+    expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['resolved']);
+    expect(await windowsOf(created.id)).toBe(0);
+    const disabled = await generationOf(created.id);
+    await store.updateRule(orgId, created.id, { enabled: true }, now);
+    expect((await generationOf(created.id)).generation).toBeGreaterThan(disabled.generation);
+    expect(await store.getRule(orgId, created.id)).toMatchObject({ enabled: true });
   });
 
   it('leaves alerts of other rules alone', async () => {

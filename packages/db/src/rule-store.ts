@@ -1,6 +1,6 @@
 import { newId } from '@monitor/platform';
 import { resolveAlerts } from './alert-transitions.js';
-import type { Database } from './database.js';
+import type { Database, TransactionSql } from './database.js';
 import { expectRow } from './expect-row.js';
 
 /** An alert rule as stored (live rules only: a deleted rule is never returned). */
@@ -154,6 +154,14 @@ export function createRuleStore(db: Database): RuleStore {
     async updateRule(orgId, id, changes, now) {
       const optional = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
       return sql.begin(async (tx) => {
+        // A change of what the rule evaluates restarts its evaluation (see migration 11).
+        const restarts =
+          changes.metric !== undefined ||
+          changes.condition !== undefined ||
+          changes.threshold !== undefined ||
+          changes.durationMinutes !== undefined ||
+          changes.scope !== undefined ||
+          changes.enabled !== undefined;
         // One statement for any subset: an absent field is a null parameter that keeps the column.
         const [row] = await tx<RuleDbRow[]>`
           update alert_rules set
@@ -170,13 +178,15 @@ export function createRuleStore(db: Database): RuleStore {
               changes.scope === undefined ? null : JSON.stringify(changes.scope)
             }::text::jsonb, scope),
             enabled = coalesce(${optional(changes.enabled)}::boolean, enabled),
-            revision = nextval('alert_rule_revisions'),
+            revision = n.revision,
+            generation = case when ${restarts}::boolean then n.revision else generation end,
             updated_at = now()
+          from (select nextval('alert_rule_revisions') as revision) n
           where id = ${id} and org_id = ${orgId} and deleted_at is null
           returning ${tx.unsafe(ruleColumns)}
         `;
         if (row === undefined) return undefined;
-        if (changes.enabled === false) await resolveAlerts(tx, { orgId, ruleId: id }, now);
+        if (restarts) await restartEvaluation(tx, orgId, id, now);
         return toRuleRow(row);
       });
     },
@@ -190,9 +200,24 @@ export function createRuleStore(db: Database): RuleStore {
           returning id
         `;
         if (row === undefined) return false;
-        await resolveAlerts(tx, { orgId, ruleId: id }, now);
+        await restartEvaluation(tx, orgId, id, now);
         return true;
       });
     },
   };
+}
+
+/**
+ * After the rule row was updated (so an evaluator firing it, which reads the row `for share`,
+ * has committed or will see the change): resolves the rule's active alerts and deletes its
+ * windows, so no alert outlives what the rule now says and evaluation starts afresh.
+ */
+async function restartEvaluation(
+  tx: TransactionSql,
+  orgId: string,
+  ruleId: string,
+  now: Date,
+): Promise<void> {
+  await resolveAlerts(tx, { orgId, ruleId }, now);
+  await tx`delete from evaluator_states where org_id = ${orgId} and rule_id = ${ruleId}`;
 }

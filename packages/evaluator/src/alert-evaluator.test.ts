@@ -37,6 +37,7 @@ function rule(overrides: Partial<LiveRule> & Pick<LiveRule, 'id'>): LiveRule {
     severity: 'critical',
     channels: [],
     scope: {},
+    generation: 0,
     ...overrides,
   };
 }

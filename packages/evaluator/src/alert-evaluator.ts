@@ -298,6 +298,11 @@ export function createAlertEvaluator(
       if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
       const nextOffset = Number(last.offset) + 1;
       const { states, cleared } = changesOf(work);
+      const ruleGenerations: Record<string, number> = {};
+      for (const { ruleId } of [...states, ...work.events]) {
+        const generation = rules.generationOf(ruleId);
+        if (generation !== undefined) ruleGenerations[ruleId] = generation;
+      }
       const result = await store.commit({
         partition,
         fromOffset: appliedOffset,
@@ -305,6 +310,7 @@ export function createAlertEvaluator(
         states,
         cleared,
         events: work.events,
+        ruleGenerations,
       });
       if (result.outcome === 'offset-moved') {
         caches.delete(partition);

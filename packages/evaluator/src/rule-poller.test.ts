@@ -15,6 +15,7 @@ function rule(id: string, orgId = 'org_1', metric = 'cpu_percent'): LiveRule {
     severity: 'warning',
     channels: [],
     scope: {},
+    generation: 0,
   };
 }
 
@@ -110,6 +111,19 @@ describe('createRulePoller', () => {
     expect(table.counts.loads).toBe(2);
     expect(p.current()).not.toBe(before);
     expect([...p.current().ruleIds]).toEqual(['rul_b', 'rul_d']);
+    expect(changes.map((c) => c.removedRuleIds)).toEqual([[], ['rul_a']]);
+    await p.stop();
+  });
+
+  it('reports a rule whose evaluation restarted (a new generation) as removed', async () => {
+    const table = fakeRules([rule('rul_a'), rule('rul_b')]);
+    const { poller: p, changes } = poller(table);
+    await p.start();
+    // Disabled and enabled again between two polls: the same rule, a new generation.
+    table.set([{ ...rule('rul_a'), generation: 7 }, rule('rul_b')]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect([...p.current().ruleIds]).toEqual(['rul_a', 'rul_b']);
+    expect(p.current().generationOf('rul_a')).toBe(7);
     expect(changes.map((c) => c.removedRuleIds)).toEqual([[], ['rul_a']]);
     await p.stop();
   });

@@ -4,7 +4,7 @@ import { createRuleSet } from './rule-set.js';
 
 export type RuleSetChange = {
   rules: RuleSet;
-  /** Rules that were live before and are not now (deleted or disabled). */
+  /** Rules that were live before and are not now (deleted or disabled), or restarted. */
   removedRuleIds: string[];
 };
 
@@ -48,7 +48,10 @@ export function createRulePoller(options: RulePollerOptions): RulePoller {
     const next = await options.fingerprint();
     if (next === fingerprint) return;
     const loaded = createRuleSet(await options.load());
-    const removedRuleIds = [...rules.ruleIds].filter((id) => !loaded.has(id));
+    // A rule whose evaluation restarted (a new generation) loses its windows like a removed one.
+    const removedRuleIds = [...rules.ruleIds].filter(
+      (id) => loaded.generationOf(id) !== rules.generationOf(id),
+    );
     rules = loaded;
     fingerprint = next;
     options.onChange?.({ rules, removedRuleIds });

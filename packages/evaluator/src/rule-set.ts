@@ -14,6 +14,8 @@ export type RuleSet = {
   /** The rules of `orgId` by metric (scope not checked); undefined when the org has none. */
   rulesByMetric(orgId: string): ReadonlyMap<string, MetricRules> | undefined;
   has(ruleId: string): boolean;
+  /** The rule's generation (see LiveRule); undefined when it is not live. */
+  generationOf(ruleId: string): number | undefined;
   readonly ruleIds: ReadonlySet<string>;
 };
 
@@ -30,11 +32,13 @@ export function createRuleSet(rules: readonly LiveRule[]): RuleSet {
     list.rules.push(rule);
     list.scoped.push(Object.keys(rule.scope).length > 0);
   }
-  const ruleIds = new Set(rules.map((rule) => rule.id));
+  const generations = new Map(rules.map((rule) => [rule.id, rule.generation]));
+  const ruleIds = new Set(generations.keys());
   return {
     rulesFor: (orgId, metric) => byOrg.get(orgId)?.get(metric)?.rules ?? none,
     rulesByMetric: (orgId) => byOrg.get(orgId),
     has: (ruleId) => ruleIds.has(ruleId),
+    generationOf: (ruleId) => generations.get(ruleId),
     ruleIds,
   };
 }

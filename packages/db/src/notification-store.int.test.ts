@@ -205,7 +205,17 @@ describe('notification store', () => {
       last = claims[0];
       await sleep(80);
     }
-    expect(await store.claimDue({ limit: 10, leaseMs: 50, maxAttempts: 3 })).toEqual([]);
+    const reported: { id: string; alertId: string; channel: string }[] = [];
+    expect(
+      await store.claimDue({
+        limit: 10,
+        leaseMs: 50,
+        maxAttempts: 3,
+        onAbandonedFailed: (failed) => reported.push(...failed),
+      }),
+    ).toEqual([]);
+    // Failed inside the claim, it is reported so the notifier can log and count it.
+    expect(reported).toEqual([{ id: last!.id, alertId: last!.alertId, channel: 'slack' }]);
     expect(await rowOf(last!.id)).toMatchObject({
       status: 'failed',
       attempts: 3,

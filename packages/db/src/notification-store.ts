@@ -14,6 +14,11 @@ export type ClaimNotificationsOptions = {
   leaseMs: number;
   /** A lease that ended without an outcome counts as a failed attempt; at this many, `failed`. */
   maxAttempts: number;
+  /**
+   * Told of the messages this claim marked `failed` because their last lease ended without an
+   * outcome (a notifier died on each attempt): they are not returned, so report them here.
+   */
+  onAbandonedFailed?: (failed: { id: string; alertId: string; channel: string }[]) => void;
 };
 
 /** An outbox row claimed for one delivery attempt. */
@@ -134,7 +139,7 @@ type AttemptRow = {
 export function createNotificationStore(db: Database): NotificationStore {
   const { sql } = db;
   return {
-    async claimDue({ limit, leaseMs, maxAttempts }) {
+    async claimDue({ limit, leaseMs, maxAttempts, onAbandonedFailed }) {
       const rows = await sql.begin(async (tx) => {
         // The database clock decides due-ness and leases, so replicas' clocks need not agree.
         // A claim moves next_attempt_at to the lease's end: the due index alone then finds both
@@ -180,6 +185,12 @@ export function createNotificationStore(db: Database): NotificationStore {
         }
         return claimed;
       });
+      const failed = rows.filter((row) => row.status === 'failed');
+      if (failed.length > 0) {
+        onAbandonedFailed?.(
+          failed.map((row) => ({ id: row.id, alertId: row.alert_id, channel: row.channel })),
+        );
+      }
       return rows.flatMap((row) =>
         row.status === 'pending' && row.lease_until !== null
           ? [

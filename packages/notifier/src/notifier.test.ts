@@ -150,7 +150,9 @@ describe('createNotifier', () => {
       failed: 0,
       unrecorded: 0,
     });
-    expect(fake.claims).toEqual([{ limit: 5, leaseMs: 30_000, maxAttempts: 4 }]);
+    expect(fake.claims).toEqual([
+      { limit: 5, leaseMs: 30_000, maxAttempts: 4, onAbandonedFailed: expect.any(Function) },
+    ]);
     expect(senders.sent.map((s) => [s.channel, s.target])).toEqual([
       ['slack', targets.slack],
       ['email', targets.email],
@@ -299,6 +301,25 @@ describe('createNotifier', () => {
     expect(fake.records.map((r) => r.outcome)).toEqual(['delivered', 'delivered']);
     // One loop only, despite the second start.
     expect(fake.claims).toHaveLength(1);
+  });
+
+  it('counts a message the claim failed for good (its notifier died every time) as a final failure', async () => {
+    const store: NotifierStore = {
+      claimDue(claimOptions) {
+        claimOptions.onAbandonedFailed?.([{ id: 'ntf_1', alertId: 'alr_1', channel: 'webhook' }]);
+        return Promise.resolve([]);
+      },
+      recordAttempt: () => Promise.resolve(true),
+    };
+    const failures: [NotificationChannelType, boolean][] = [];
+    const metrics = {
+      sent: () => undefined,
+      failed: (channel: NotificationChannelType, final: boolean) => failures.push([channel, final]),
+    };
+    const senders = fakeSenders(() => Promise.resolve({ delivered: true, detail: 'HTTP 200' }));
+    const notifier = createNotifier({ store, senders: senders.senders, logger, metrics }, options);
+    await notifier.runOnce();
+    expect(failures).toEqual([['webhook', true]]);
   });
 
   it('keeps polling after a round fails (the database was unreachable)', async () => {

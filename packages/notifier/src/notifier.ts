@@ -136,6 +136,15 @@ export function createNotifier(
       limit: options.batchSize,
       leaseMs: options.leaseMs,
       maxAttempts: options.retry.maxAttempts,
+      onAbandonedFailed(failed) {
+        for (const message of failed) {
+          logger.warn(
+            { notificationId: message.id, alertId: message.alertId, channel: message.channel },
+            'notification failed for good: its notifier stopped mid-delivery on every attempt',
+          );
+          deps.metrics?.failed(message.channel as NotificationChannelType, true);
+        }
+      },
     });
     const outcomes = await Promise.all(claims.map(attempt));
     const count = (outcome: AttemptOutcome) => outcomes.filter((o) => o === outcome).length;

@@ -137,7 +137,7 @@ const problem = (status: number) =>
   expect.objectContaining({ type: expect.any(String), title: expect.any(String), status });
 
 describe('createNotificationChannelsRouter', () => {
-  it('stores a target of each type and lists them, masking the webhook secret', async () => {
+  it('stores a target of each type and lists them, masking the Slack URL and webhook secret', async () => {
     const slack = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',
       key: 'write-key',
@@ -147,7 +147,7 @@ describe('createNotificationChannelsRouter', () => {
       status: 200,
       body: {
         type: 'slack',
-        webhook_url: 'https://hooks.slack.com/services/T/B/x',
+        webhook_url: 'https://hooks.slack.com/********/B/x',
         created_at: '2026-11-22T10:00:00.000Z',
         updated_at: '2026-11-22T10:00:00.000Z',
       },

@@ -150,6 +150,14 @@ function maskWebhookSecret(secret: string): string {
   return '********' + secret.slice(-notificationLimits.shownWebhookSecretCharacters);
 }
 
+/**
+ * A Slack incoming-webhook URL is itself the credential (anyone holding it can post to the
+ * channel): responses show its origin, `********` and its last characters, like a secret.
+ */
+function maskSlackWebhookUrl(webhookUrl: string): string {
+  return `${new URL(webhookUrl).origin}/${maskWebhookSecret(webhookUrl)}`;
+}
+
 function toChannelResponse(record: NotificationChannelRecord): NotificationChannelResponse {
   const times = {
     created_at: record.createdAt.toISOString(),
@@ -158,7 +166,13 @@ function toChannelResponse(record: NotificationChannelRecord): NotificationChann
   // The stored config was validated by the same schemas when it was PUT.
   switch (record.type) {
     case 'slack':
-      return { type: 'slack', ...notificationTargetSchemas.slack.parse(record.config), ...times };
+      return {
+        type: 'slack',
+        webhook_url: maskSlackWebhookUrl(
+          notificationTargetSchemas.slack.parse(record.config).webhook_url,
+        ),
+        ...times,
+      };
     case 'email':
       return { type: 'email', ...notificationTargetSchemas.email.parse(record.config), ...times };
     case 'webhook': {

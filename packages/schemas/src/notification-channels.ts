@@ -103,7 +103,16 @@ const storedTimes = {
 
 export const notificationChannelSchema = z
   .discriminatedUnion('type', [
-    slackTargetSchema.extend({ type: z.literal('slack'), ...storedTimes }),
+    slackTargetSchema.extend({
+      type: z.literal('slack'),
+      webhook_url: z.string().meta({
+        description:
+          'Masked, since the URL itself lets anyone post: its origin, `********` and its last 4 ' +
+          'characters.',
+        example: 'https://hooks.slack.com/********x9Zq',
+      }),
+      ...storedTimes,
+    }),
     emailTargetSchema.extend({ type: z.literal('email'), ...storedTimes }),
     webhookTargetSchema.extend({
       type: z.literal('webhook'),
@@ -116,7 +125,7 @@ export const notificationChannelSchema = z
   ])
   .meta({
     id: 'NotificationChannel',
-    description: 'The target of one channel type; a webhook secret is masked.',
+    description: 'The target of one channel type; the Slack URL and a webhook secret are masked.',
   });
 export type NotificationChannelResponse = z.infer<typeof notificationChannelSchema>;
 

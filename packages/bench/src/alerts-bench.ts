@@ -17,9 +17,9 @@
  * evaluator and the api running under a steady load, with its own warm-up and rules.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
@@ -33,12 +33,13 @@ import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import {
   createCleanup,
+  noteBusyMachine,
+  runAndReport,
   describeError,
   integerOption,
   logProgress,
   machineFacts,
   resultsFile,
-  scanLogWarnings,
   sleep,
   stopOnSignals,
 } from './bench-run.js';
@@ -158,28 +159,14 @@ async function main(): Promise<number> {
     notes: [],
     logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-alerts-')),
   };
-  const processes: BenchProcess[] = [];
-  let failed = false;
-  try {
-    await runBenchmark(options, report, cleanup, processes);
-  } catch (err) {
-    failed = true;
-    report.notes.push(`run failed: ${describeError(err)}`);
-    logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  } finally {
-    for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
-    await cleanup.run();
-  }
-  if ((report.machine.loadAverageAtStart[0] ?? 0) > 0.5) {
-    report.notes.push(
-      `the machine was not idle at start (load average ${report.machine.loadAverageAtStart.join(' ')})`,
-    );
-  }
-  process.stdout.write(`\n${formatAlertsReport(report)}\n`);
-  mkdirSync(dirname(options.out), { recursive: true });
-  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\nResults: ${options.out}\nProcess logs: ${report.logDir}\n`);
-  return failed ? 1 : 0;
+  return runAndReport({
+    report,
+    cleanup,
+    out: options.out,
+    run: (processes) => runBenchmark(options, report, cleanup, processes),
+    finish: noteBusyMachine,
+    format: formatAlertsReport,
+  });
 }
 
 async function runBenchmark(

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import type { BenchProcess } from './bench-process.js';
 
 /**
  * The scaffolding every benchmark command shares: progress lines, undoing what a run started
@@ -139,4 +140,57 @@ export function integerOption(
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** What every benchmark report carries besides its figures. */
+export type ReportBase = {
+  machine: MachineFacts;
+  logWarnings: Record<string, { count: number; first: string[] }>;
+  notes: string[];
+  logDir: string;
+};
+
+/**
+ * Runs a benchmark, then always: scans its processes' logs, undoes what it started, prints the
+ * report (`format`) and writes it as JSON to `out`. A failed run is noted in the report and
+ * gives exit code 1.
+ */
+export async function runAndReport<R extends ReportBase>(args: {
+  report: R;
+  cleanup: Cleanup;
+  out: string;
+  run: (processes: BenchProcess[]) => Promise<void>;
+  /** Last touches once the run ended (summaries); optional. */
+  finish?: (report: R) => void;
+  format: (report: R) => string;
+}): Promise<number> {
+  const { report } = args;
+  const processes: BenchProcess[] = [];
+  let failed = false;
+  try {
+    await args.run(processes);
+  } catch (err) {
+    failed = true;
+    report.notes.push(`run failed: ${describeError(err)}`);
+    logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
+    await args.cleanup.run();
+  }
+  args.finish?.(report);
+  process.stdout.write(`\n${args.format(report)}\n`);
+  mkdirSync(dirname(args.out), { recursive: true });
+  writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nResults: ${args.out}\nProcess logs: ${report.logDir}\n`);
+  return failed ? 1 : 0;
+}
+
+/** Notes in the report when the machine was busy before the run began. */
+export function noteBusyMachine(report: ReportBase): void {
+  const [load] = report.machine.loadAverageAtStart;
+  if ((load ?? 0) > 0.5) {
+    report.notes.push(
+      `the machine was not idle at start (load average ${report.machine.loadAverageAtStart.join(' ')})`,
+    );
+  }
 }

@@ -14,9 +14,9 @@
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
@@ -25,12 +25,13 @@ import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import {
   createCleanup,
+  noteBusyMachine,
+  runAndReport,
   describeError,
   integerOption,
   logProgress,
   machineFacts,
   resultsFile,
-  scanLogWarnings,
   stopOnSignals,
 } from './bench-run.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
@@ -137,24 +138,14 @@ async function main(): Promise<number> {
     notes: [],
     logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-')),
   };
-  let failed = false;
-  const processes: BenchProcess[] = [];
-  try {
-    await runBenchmark(options, report, cleanup, processes);
-  } catch (err) {
-    failed = true;
-    report.notes.push(`run failed: ${describeError(err)}`);
-    logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  } finally {
-    for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
-    await cleanup.run();
-  }
-  summarize(report);
-  process.stdout.write(`\n${formatReport(report)}\n`);
-  mkdirSync(dirname(options.out), { recursive: true });
-  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\nResults: ${options.out}\nProcess logs: ${report.logDir}\n`);
-  return failed ? 1 : 0;
+  return runAndReport({
+    report,
+    cleanup,
+    out: options.out,
+    run: (processes) => runBenchmark(options, report, cleanup, processes),
+    finish: summarize,
+    format: formatReport,
+  });
 }
 
 async function runBenchmark(
@@ -512,14 +503,7 @@ function summarize(report: BenchReport): void {
     if (!phase.landed.drained)
       report.notes.push(`phase ${name}: samples had not all landed when the wait timed out`);
   }
-  if (
-    report.machine.loadAverageAtStart[0] !== undefined &&
-    report.machine.loadAverageAtStart[0] > 0.5
-  ) {
-    report.notes.push(
-      `the machine was not idle at start (load average ${report.machine.loadAverageAtStart.join(' ')}): figures are lower than on a quiet box`,
-    );
-  }
+  noteBusyMachine(report);
 }
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {

@@ -65,10 +65,14 @@ describe('createEvaluatorStore', () => {
       partition: 0,
       states: [],
       cleared: [],
+      watermarks: [],
       events: [],
       ruleGenerations: generations(fields),
       ...fields,
     });
+
+  const loadStates = async (from: EvaluatorStore, hosts: { orgId: string; host: string }[]) =>
+    (await from.loadHosts(hosts)).states;
 
   const count = async (
     table: 'alerts' | 'notifications' | 'investigations' | 'evaluator_states',
@@ -143,7 +147,7 @@ describe('createEvaluatorStore', () => {
     `;
     expect(investigation).toEqual({ id: alert!.investigation_id, status: 'queued' });
     expect(await store.appliedOffset(0)).toBe(7);
-    expect(await store.loadHostStates([{ orgId, host: 'fire-1' }])).toEqual([
+    expect(await loadStates(store, [{ orgId, host: 'fire-1' }])).toEqual([
       state('fire-1', 'rul_crit', 'firing', 1),
     ]);
   });
@@ -208,6 +212,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [fire('race-1', 'rul_crit', 1)],
+      watermarks: [],
       ruleGenerations: { rul_crit: 0 },
     };
     const results = await Promise.all([store.commit(batch), other.commit(batch)]);
@@ -228,6 +233,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [fire('dup-1', 'rul_crit', 1)],
+      watermarks: [],
       ruleGenerations: { rul_crit: 0 },
     });
     expect(result).toMatchObject({ fired: 0, alreadyActive: 1 });
@@ -250,6 +256,7 @@ describe('createEvaluatorStore', () => {
       states: [],
       cleared: [],
       events: [],
+      watermarks: [],
       ruleGenerations: {},
     });
     const restarted = createEvaluatorStore(db, { groupId: 'evaluator', topic });
@@ -257,7 +264,7 @@ describe('createEvaluatorStore', () => {
     expect(await restarted.appliedOffset(1)).toBe(9);
     expect(await restarted.appliedOffset(2)).toBe(0);
     expect(
-      await restarted.loadHostStates([
+      await loadStates(restarted, [
         { orgId, host: 'keep-1' },
         { orgId, host: 'nobody' },
       ]),
@@ -292,9 +299,9 @@ describe('createEvaluatorStore', () => {
         { n: number }[]
       >`select count(*)::int as n from alerts where host = 'gone-1'`;
       expect(row?.n).toBe(0);
-      expect(
-        (await store.loadHostStates([{ orgId, host: 'gone-1' }])).map((s) => s.ruleId),
-      ).toEqual(['rul_crit']);
+      expect((await loadStates(store, [{ orgId, host: 'gone-1' }])).map((s) => s.ruleId)).toEqual([
+        'rul_crit',
+      ]);
     });
 
     it('stores no state of a disabled rule and drops the orphaned ones', async () => {
@@ -315,7 +322,7 @@ describe('createEvaluatorStore', () => {
         states: [state('off-1', 'rul_off', 'pending', 2)],
       });
       expect(result).toMatchObject({ reset: [{ orgId, host: 'off-1', ruleId: 'rul_off' }] });
-      expect(await store.loadHostStates([{ orgId, host: 'off-1' }])).toEqual([]);
+      expect(await loadStates(store, [{ orgId, host: 'off-1' }])).toEqual([]);
       const live = await count('evaluator_states');
       expect(await store.dropOrphanStates()).toBe(2);
       expect(await count('evaluator_states')).toBe(live - 2);
@@ -332,14 +339,22 @@ describe('createEvaluatorStore', () => {
       events: hosts.slice(0, 200).map((host) => fire(host, 'rul_info', 1)),
     });
     expect(result).toMatchObject({ outcome: 'committed', fired: 200 });
-    const loaded = await store.loadHostStates(hosts.map((host) => ({ orgId, host })));
+    const loaded = await loadStates(
+      store,
+      hosts.map((host) => ({ orgId, host })),
+    );
     expect(loaded).toHaveLength(3000);
     await commit({
       fromOffset: 3000,
       nextOffset: 3001,
       cleared: hosts.map((host) => ({ orgId, host, ruleId: 'rul_info' })),
     });
-    expect(await store.loadHostStates(hosts.map((host) => ({ orgId, host })))).toEqual([]);
+    expect(
+      await loadStates(
+        store,
+        hosts.map((host) => ({ orgId, host })),
+      ),
+    ).toEqual([]);
   });
 
   it('drops what was evaluated under an older generation of the rule: no alert, no state', async () => {
@@ -388,7 +403,7 @@ describe('createEvaluatorStore', () => {
       ],
     });
     expect(result).toMatchObject({ outcome: 'committed', reset: [] });
-    expect(await store.loadHostStates([{ orgId, host: 'clr-1' }])).toEqual([
+    expect(await loadStates(store, [{ orgId, host: 'clr-1' }])).toEqual([
       state('clr-1', 'rul_info', 'firing', 1),
     ]);
     expect(await store.appliedOffset(0)).toBe(2);
@@ -409,13 +424,46 @@ describe('createEvaluatorStore', () => {
       insert into evaluator_states (org_id, host, rule_id, state)
       values (${`${orgId}_b`}, 'load-1', 'rul_crit', '{}')
     `;
-    const loaded = await store.loadHostStates([
+    const loaded = await loadStates(store, [
       { orgId, host: 'load-1' },
       { orgId, host: 'load-3' },
     ]);
     expect(loaded.sort((a, b) => a.ruleId.localeCompare(b.ruleId))).toEqual([
       state('load-1', 'rul_crit', 'pending', 1),
       state('load-1', 'rul_info', 'firing', 2),
+    ]);
+  });
+
+  it('stores, replaces and loads host watermarks with the batch, and none when the offset moved', async () => {
+    const marks = (minutes: number) => ({ v: 1, groups: [['cpu_percent', '', at(minutes), 3]] });
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      watermarks: [
+        { orgId, host: 'wm-1', marks: marks(1) },
+        { orgId, host: 'wm-2', marks: marks(2) },
+      ],
+    });
+    await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      watermarks: [{ orgId, host: 'wm-1', marks: marks(5) }],
+    });
+    expect(
+      await commit({
+        fromOffset: 1,
+        nextOffset: 2,
+        watermarks: [{ orgId, host: 'wm-2', marks: marks(9) }],
+      }),
+    ).toEqual({ outcome: 'offset-moved', storedOffset: 2 });
+    const loaded = await store.loadHosts([
+      { orgId, host: 'wm-1' },
+      { orgId, host: 'wm-2' },
+      { orgId, host: 'wm-3' },
+    ]);
+    expect(loaded.watermarks.sort((a, b) => a.host.localeCompare(b.host))).toEqual([
+      { orgId, host: 'wm-1', marks: marks(5) },
+      { orgId, host: 'wm-2', marks: marks(2) },
     ]);
   });
 });

@@ -9,6 +9,18 @@ export type EvaluatorStateKey = { orgId: string; host: string; ruleId: string };
 /** A window's state as the evaluator checkpoints it: plain JSON data, opaque to storage. */
 export type EvaluatorStateRecord = EvaluatorStateKey & { state: unknown };
 
+/**
+ * What the evaluator checkpoints per host besides its windows: how far each group of its rules
+ * evaluated (see migration 12). Plain JSON data, opaque to storage.
+ */
+export type HostWatermarkRecord = Pick<EvaluatorStateKey, 'orgId' | 'host'> & { marks: unknown };
+
+/** What is stored of a set of hosts. */
+export type StoredHosts = {
+  states: EvaluatorStateRecord[];
+  watermarks: HostWatermarkRecord[];
+};
+
 /** A transition the evaluator decided; times are sample times, epoch milliseconds. */
 export type AlertEvent =
   | (EvaluatorStateKey & { type: 'fire'; value: number; startedMs: number; firedMs: number })
@@ -20,10 +32,12 @@ export type EvaluatorCommit = {
   fromOffset: number;
   /** One past the batch's last record. */
   nextOffset: number;
-  /** Windows that are pending or firing and changed in the batch (stored only while their rule is live). */
+  /** Windows that changed in the batch and must be kept (stored only while their rule is live). */
   states: readonly EvaluatorStateRecord[];
-  /** Windows that are ok again: their rows are deleted (no row means ok). Disjoint from `states`. */
+  /** Windows whose rows go: the evaluator needs nothing of them any more. Disjoint from `states`. */
   cleared: readonly EvaluatorStateKey[];
+  /** The watermarks of the batch's hosts, replacing the stored ones. */
+  watermarks: readonly HostWatermarkRecord[];
   /** Fire and resolve transitions, in sample order. */
   events: readonly AlertEvent[];
   /**
@@ -50,17 +64,12 @@ export type EvaluatorCommitResult =
 export type EvaluatorStore = {
   /** The partition's stored next offset (0 when none): records below it are already applied. */
   appliedOffset(partition: number): Promise<number>;
-  /**
-   * Every stored state of the (org, host) pairs: the windows that are not ok (a host without
-   * rows has only ok windows). One query whatever the count.
-   */
-  loadHostStates(
-    hosts: readonly Pick<EvaluatorStateKey, 'orgId' | 'host'>[],
-  ): Promise<EvaluatorStateRecord[]>;
+  /** Every stored window state and watermark of the (org, host) pairs, whatever their count. */
+  loadHosts(hosts: readonly Pick<EvaluatorStateKey, 'orgId' | 'host'>[]): Promise<StoredHosts>;
   /**
    * In one transaction: locks the partition's offset row, checks it still holds `fromOffset`,
-   * applies the events through fireAlert / resolveAlerts, stores the states, deletes the cleared
-   * ones and stores the next offset.
+   * applies the events through fireAlert / resolveAlerts, stores the states and watermarks,
+   * deletes the cleared states and stores the next offset.
    * Throws to have the batch retried (nothing is written then).
    */
   commit(commit: EvaluatorCommit): Promise<EvaluatorCommitResult>;
@@ -79,21 +88,36 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
       return row === undefined ? 0 : Number(row.next_offset);
     },
 
-    async loadHostStates(hosts) {
-      if (hosts.length === 0) return [];
-      // The primary key's (org_id, host) prefix serves each pair.
-      const rows = await sql<{ org_id: string; host: string; rule_id: string; state: unknown }[]>`
-        select s.org_id, s.host, s.rule_id, s.state
-        from unnest(${hosts.map((k) => k.orgId)}::text[], ${hosts.map((k) => k.host)}::text[])
-          as k(org_id, host)
-        join evaluator_states s using (org_id, host)
-      `;
-      return rows.map((row) => ({
-        orgId: row.org_id,
-        host: row.host,
-        ruleId: row.rule_id,
-        state: row.state,
-      }));
+    async loadHosts(hosts) {
+      if (hosts.length === 0) return { states: [], watermarks: [] };
+      const orgIds = hosts.map((k) => k.orgId);
+      const hostNames = hosts.map((k) => k.host);
+      // The primary keys' (org_id, host) prefix serves each pair.
+      const [states, watermarks] = await Promise.all([
+        sql<{ org_id: string; host: string; rule_id: string; state: unknown }[]>`
+          select s.org_id, s.host, s.rule_id, s.state
+          from unnest(${orgIds}::text[], ${hostNames}::text[]) as k(org_id, host)
+          join evaluator_states s using (org_id, host)
+        `,
+        sql<{ org_id: string; host: string; marks: unknown }[]>`
+          select w.org_id, w.host, w.marks
+          from unnest(${orgIds}::text[], ${hostNames}::text[]) as k(org_id, host)
+          join evaluator_watermarks w using (org_id, host)
+        `,
+      ]);
+      return {
+        states: states.map((row) => ({
+          orgId: row.org_id,
+          host: row.host,
+          ruleId: row.rule_id,
+          state: row.state,
+        })),
+        watermarks: watermarks.map((row) => ({
+          orgId: row.org_id,
+          host: row.host,
+          marks: row.marks,
+        })),
+      };
     },
 
     async commit(commit) {
@@ -158,6 +182,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         }
         await upsertStates(tx, kept);
         await deleteStates(tx, [...dropped, ...commit.cleared]);
+        await upsertWatermarks(tx, commit.watermarks);
         await tx`
           update consumer_offsets set next_offset = ${commit.nextOffset}
           where group_id = ${owner.groupId} and topic = ${owner.topic}
@@ -264,6 +289,20 @@ async function upsertStates(tx: TransactionSql, states: readonly EvaluatorStateR
     )
     order by org_id, host, rule_id
     on conflict (org_id, host, rule_id) do update set state = excluded.state, updated_at = now()
+  `;
+}
+
+async function upsertWatermarks(tx: TransactionSql, watermarks: readonly HostWatermarkRecord[]) {
+  if (watermarks.length === 0) return;
+  const input = JSON.stringify(
+    watermarks.map((w) => ({ org_id: w.orgId, host: w.host, marks: w.marks })),
+  );
+  await tx`
+    insert into evaluator_watermarks as w (org_id, host, marks)
+    select org_id, host, marks
+    from jsonb_to_recordset(${input}::text::jsonb) as s(org_id text, host text, marks jsonb)
+    order by org_id, host
+    on conflict (org_id, host) do update set marks = excluded.marks, updated_at = now()
   `;
 }
 

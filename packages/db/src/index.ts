@@ -87,9 +87,11 @@ export type {
   EvaluatorStateKey,
   EvaluatorStateRecord,
   EvaluatorStore,
+  HostWatermarkRecord,
+  StoredHosts,
 } from './evaluator-store.js';
 export { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
-export type { LiveRule, RuleCondition, RuleSeverity } from './rule-snapshot.js';
+export type { LiveRule, LiveRuleSnapshot, RuleCondition, RuleSeverity } from './rule-snapshot.js';
 
 export { createInvestigationStore } from './investigation-store.js';
 export type {

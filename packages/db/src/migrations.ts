@@ -413,6 +413,35 @@ const alertRuleGenerations: Migration = {
     ]),
 };
 
+const evaluatorWatermarks: Migration = {
+  version: 12,
+  name: 'evaluator_watermarks',
+  up: (sql) =>
+    run(sql, [
+      // The newest generation any rule took, in commit order: a rule's generation now comes from
+      // the sequence while this row is locked, so a snapshot that sees generation g also sees
+      // every rule of a lower one. Evaluators use it to tell the rules a checkpoint was written
+      // under from the rules that reached them later (see evaluator_watermarks).
+      `create table alert_rule_epoch (
+        singleton boolean primary key default true check (singleton),
+        generation bigint not null
+      )`,
+      `insert into alert_rule_epoch (generation)
+        select coalesce(max(generation), 0) from alert_rules`,
+      // Per host, for each (metric, rule scope) the newest sample time its rules evaluated and
+      // the epoch the writing evaluator knew: every rule of that group and of a generation up to
+      // that epoch has evaluated up to that time, unless its own row in evaluator_states says
+      // otherwise. Written with the windows, the alerts and the offsets, in one transaction.
+      `create table evaluator_watermarks (
+        org_id text not null,
+        host text not null,
+        marks jsonb not null,
+        updated_at timestamptz not null default now(),
+        primary key (org_id, host)
+      ) with (fillfactor = 70)`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -426,4 +455,5 @@ export const migrations: readonly Migration[] = [
   investigationEvidencePositions,
   servicesPageIndex,
   alertRuleGenerations,
+  evaluatorWatermarks,
 ];

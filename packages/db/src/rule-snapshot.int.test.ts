@@ -38,7 +38,7 @@ describe('rule snapshot', () => {
     await db.sql`update alert_rules set enabled = false where id = 'rul_3'`;
     await insertRule('rul_4', orgA);
     await db.sql`update alert_rules set deleted_at = now() where id = 'rul_4'`;
-    expect(await loadLiveRules(db)).toEqual([
+    expect((await loadLiveRules(db)).rules).toEqual([
       {
         id: 'rul_1',
         orgId: orgA,
@@ -54,6 +54,12 @@ describe('rule snapshot', () => {
       },
       expect.objectContaining({ id: 'rul_2', orgId: orgB }),
     ]);
+  });
+
+  it('reads the epoch with the rules', async () => {
+    expect((await loadLiveRules(db)).epoch).toBe(0);
+    await db.sql`update alert_rule_epoch set generation = 42`;
+    expect((await loadLiveRules(db)).epoch).toBe(42);
   });
 
   it('changes the fingerprint on insert, update, soft delete and hard delete, and only then', async () => {
@@ -85,7 +91,7 @@ describe('rule snapshot', () => {
     await db.sql`delete from alert_rules where id = 'rul_3'`;
     await expectChanged();
     expect(await ruleSetFingerprint(db)).toBe(seen[seen.length - 1]);
-    expect((await loadLiveRules(db)).map((rule) => [rule.id, rule.threshold])).toEqual([
+    expect((await loadLiveRules(db)).rules.map((rule) => [rule.id, rule.threshold])).toEqual([
       ['rul_5', 99],
     ]);
   });

@@ -1,4 +1,5 @@
 import type { Database } from './database.js';
+import { expectRow } from './expect-row.js';
 
 export type RuleCondition =
   | 'greater_than'
@@ -41,28 +42,47 @@ type LiveRuleRow = {
   generation: string;
 };
 
+/** The live rules and the epoch they were read at, from one snapshot. */
+export type LiveRuleSnapshot = {
+  rules: LiveRule[];
+  /**
+   * The newest generation any rule took as of the snapshot (migration 12): every rule of a
+   * generation up to it that is still live is in `rules`, and any rule that starts later takes
+   * a larger one.
+   */
+  epoch: number;
+};
+
 /** Every enabled, non-deleted rule of every organization (the check constraints type them). */
-export async function loadLiveRules(db: Database): Promise<LiveRule[]> {
-  const rows = await db.sql<LiveRuleRow[]>`
-    select id, org_id, name, metric, condition, threshold, duration_minutes, severity, channels,
-      scope, generation
-    from alert_rules
-    where enabled and deleted_at is null
-    order by id
-  `;
-  return rows.map((row) => ({
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    metric: row.metric,
-    condition: row.condition,
-    threshold: row.threshold,
-    durationMinutes: row.duration_minutes,
-    severity: row.severity,
-    channels: row.channels,
-    scope: row.scope,
-    generation: Number(row.generation),
-  }));
+export async function loadLiveRules(db: Database): Promise<LiveRuleSnapshot> {
+  return await db.sql.begin('isolation level repeatable read read only', async (tx) => {
+    const epochRows = await tx<{ generation: string }[]>`
+      select generation from alert_rule_epoch
+    `;
+    const rows = await tx<LiveRuleRow[]>`
+      select id, org_id, name, metric, condition, threshold, duration_minutes, severity,
+        channels, scope, generation
+      from alert_rules
+      where enabled and deleted_at is null
+      order by id
+    `;
+    return {
+      epoch: Number(expectRow(epochRows, 'select from alert_rule_epoch').generation),
+      rules: rows.map((row) => ({
+        id: row.id,
+        orgId: row.org_id,
+        name: row.name,
+        metric: row.metric,
+        condition: row.condition,
+        threshold: row.threshold,
+        durationMinutes: row.duration_minutes,
+        severity: row.severity,
+        channels: row.channels,
+        scope: row.scope,
+        generation: Number(row.generation),
+      })),
+    };
+  });
 }
 
 /**

@@ -227,12 +227,13 @@ describe('rule store on postgres', () => {
     const created = await store.createRule(orgId, { ...cpuHigh, channels: ['webhook'] });
     const alertId = await fire(created.id, 'web-1');
     await addWindow(created.id, 'web-1');
+    const first = await generationOf(created.id);
 
     // Name, severity and channels do not change what is evaluated: nothing restarts.
     await store.updateRule(orgId, created.id, { name: 'cpu very high', channels: ['slack'] }, now);
     expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['active']);
     expect(await windowsOf(created.id)).toBe(1);
-    expect((await generationOf(created.id)).generation).toBe(0n);
+    expect((await generationOf(created.id)).generation).toBe(first.generation);
 
     const changed = await store.updateRule(orgId, created.id, { threshold: 95 }, now);
     expect(changed).toMatchObject({ threshold: 95, enabled: true });
@@ -260,6 +261,39 @@ describe('rule store on postgres', () => {
     await store.updateRule(orgId, created.id, { enabled: true }, now);
     expect((await generationOf(created.id)).generation).toBeGreaterThan(disabled.generation);
     expect(await store.getRule(orgId, created.id)).toMatchObject({ enabled: true });
+  });
+
+  it('gives generations out in commit order and keeps the epoch at the newest committed', async () => {
+    const epoch = async () => {
+      const [row] = await db.sql<{ generation: string }[]>`select generation from alert_rule_epoch`;
+      return BigInt(row!.generation);
+    };
+    const created = await store.createRule(orgId, cpuHigh);
+    expect((await generationOf(created.id)).generation).toBe(await epoch());
+    // A rule change in progress holds the epoch: a rule created meanwhile waits for its commit,
+    // so whoever sees the later generation also sees the earlier one.
+    let releaseChange!: () => void;
+    const held = new Promise<void>((resolve) => (releaseChange = resolve));
+    let changeStarted!: () => void;
+    const started = new Promise<void>((resolve) => (changeStarted = resolve));
+    const change = db.sql.begin(async (tx) => {
+      await tx`update alert_rule_epoch set generation = nextval('alert_rule_revisions')`;
+      changeStarted();
+      await held;
+    });
+    await started;
+    let createdLater = false;
+    const later = store.createRule(orgId, { ...cpuHigh, name: 'later' }).then((rule) => {
+      createdLater = true;
+      return rule;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(createdLater).toBe(false);
+    releaseChange();
+    await change;
+    const laterRule = await later;
+    expect((await generationOf(laterRule.id)).generation).toBe(await epoch());
+    expect(await epoch()).toBeGreaterThan((await generationOf(created.id)).generation + 1n);
   });
 
   it('leaves alerts of other rules alone', async () => {

@@ -106,19 +106,23 @@ function toRuleRow(row: RuleDbRow): AlertRuleRow {
 export function createRuleStore(db: Database): RuleStore {
   const { sql } = db;
   // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
-  const jsonb = (value: object) => sql`${JSON.stringify(value)}::text::jsonb`;
+  const jsonb = (tx: TransactionSql, value: object) => tx`${JSON.stringify(value)}::text::jsonb`;
 
   return {
     async createRule(orgId, fields) {
-      const rows = await sql<RuleDbRow[]>`
-        insert into alert_rules (id, org_id, name, metric, condition, threshold, duration_minutes,
-          severity, channels, scope, enabled)
-        values (${newId('rul')}, ${orgId}, ${fields.name}, ${fields.metric}, ${fields.condition},
-          ${fields.threshold}, ${fields.durationMinutes}, ${fields.severity},
-          ${sql.array([...fields.channels])}, ${jsonb(fields.scope)}, ${fields.enabled})
-        returning ${sql.unsafe(ruleColumns)}
-      `;
-      return toRuleRow(expectRow(rows, 'insert into alert_rules'));
+      return sql.begin(async (tx) => {
+        const generation = await startGeneration(tx);
+        const rows = await tx<RuleDbRow[]>`
+          insert into alert_rules (id, org_id, name, metric, condition, threshold,
+            duration_minutes, severity, channels, scope, enabled, revision, generation)
+          values (${newId('rul')}, ${orgId}, ${fields.name}, ${fields.metric}, ${fields.condition},
+            ${fields.threshold}, ${fields.durationMinutes}, ${fields.severity},
+            ${tx.array([...fields.channels])}, ${jsonb(tx, fields.scope)}, ${fields.enabled},
+            ${generation}, ${generation})
+          returning ${tx.unsafe(ruleColumns)}
+        `;
+        return toRuleRow(expectRow(rows, 'insert into alert_rules'));
+      });
     },
 
     async listRules({ orgId, limit, offset }) {
@@ -162,6 +166,7 @@ export function createRuleStore(db: Database): RuleStore {
           changes.durationMinutes !== undefined ||
           changes.scope !== undefined ||
           changes.enabled !== undefined;
+        const generation = restarts ? await startGeneration(tx) : null;
         // One statement for any subset: an absent field is a null parameter that keeps the column.
         const [row] = await tx<RuleDbRow[]>`
           update alert_rules set
@@ -178,10 +183,9 @@ export function createRuleStore(db: Database): RuleStore {
               changes.scope === undefined ? null : JSON.stringify(changes.scope)
             }::text::jsonb, scope),
             enabled = coalesce(${optional(changes.enabled)}::boolean, enabled),
-            revision = n.revision,
-            generation = case when ${restarts}::boolean then n.revision else generation end,
+            revision = coalesce(${generation}::bigint, nextval('alert_rule_revisions')),
+            generation = coalesce(${generation}::bigint, generation),
             updated_at = now()
-          from (select nextval('alert_rule_revisions') as revision) n
           where id = ${id} and org_id = ${orgId} and deleted_at is null
           returning ${tx.unsafe(ruleColumns)}
         `;
@@ -205,6 +209,18 @@ export function createRuleStore(db: Database): RuleStore {
       });
     },
   };
+}
+
+/**
+ * A new generation for a rule created or restarted in this transaction, taken while the
+ * `alert_rule_epoch` row is locked: generations then commit in the order of their values, so
+ * the epoch an evaluator reads with the rules is a complete boundary (migration 12).
+ */
+async function startGeneration(tx: TransactionSql): Promise<number> {
+  const rows = await tx<{ generation: string }[]>`
+    update alert_rule_epoch set generation = nextval('alert_rule_revisions') returning generation
+  `;
+  return Number(expectRow(rows, 'update alert_rule_epoch').generation);
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Database } from '@monitor/db';
 import {
   createDatabase,
   createEvaluatorStore,
+  createRuleStore,
   loadLiveRules,
   migrate,
   ruleSetFingerprint,
@@ -62,7 +63,7 @@ describe('alert evaluator on PostgreSQL', () => {
     const store = createEvaluatorStore(db, { groupId: 'evaluator', topic });
     const evaluator = createAlertEvaluator(
       {
-        rules: { current: () => poller.current() },
+        rules: { current: () => poller.current(), poll: () => poller.poll() },
         store,
         metrics: noMetrics,
         logger,
@@ -194,6 +195,39 @@ describe('alert evaluator on PostgreSQL', () => {
     expect((await alerts()).filter((a) => a.host === 'web-2')).toMatchObject([
       { status: 'active', started_at: new Date(at(12)), fired_at: new Date(at(15)) },
     ]);
+    expect(pollErrors).toEqual([]);
+  });
+
+  it('keeps each rule’s own last sample across restarts, for a rule created later too', async () => {
+    const first = await replica();
+    await first.evaluator.handleBatch(batch({ host: 'ooo-1', minutes: 50, cpu: 10 }), ctx);
+    const added = await createRuleStore(db).createRule(orgId, {
+      name: 'cpu above half',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 50,
+      durationMinutes: 0,
+      severity: 'warning',
+      channels: [],
+      scope: {},
+      enabled: true,
+    });
+    // Older than rul_cpu's newest sample, but the new rule has evaluated nothing on the host.
+    await (
+      await replica()
+    ).evaluator.handleBatch(batch({ host: 'ooo-1', minutes: 45, cpu: 40 }), ctx);
+    const third = await replica();
+    await third.evaluator.handleBatch(batch({ host: 'ooo-1', minutes: 44, cpu: 99 }), ctx);
+    await third.evaluator.handleBatch(batch({ host: 'ooo-1', minutes: 47, cpu: 99 }), ctx);
+    const fired = await db.sql<{ rule_id: string; fired_at: Date }[]>`
+      select rule_id, fired_at from alerts where org_id = ${orgId} and host = 'ooo-1'
+    `;
+    expect(fired).toEqual([{ rule_id: added.id, fired_at: new Date(at(47)) }]);
+    // A sample newer than every rule's: no row of its own is needed any more.
+    await third.evaluator.handleBatch(batch({ host: 'ooo-1', minutes: 51, cpu: 10 }), ctx);
+    expect(
+      await db.sql`select rule_id from evaluator_states where org_id = ${orgId} and host = 'ooo-1'`,
+    ).toEqual([]);
     expect(pollErrors).toEqual([]);
   });
 });

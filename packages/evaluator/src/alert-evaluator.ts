@@ -4,19 +4,23 @@ import type {
   EvaluatorStateKey,
   EvaluatorStateRecord,
   EvaluatorStore,
+  HostWatermarkRecord,
   LiveRule,
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { conditionHolds, decodeSampleMessage } from '@monitor/schemas';
-import type { MetricRules, RuleSet } from './rule-set.js';
+import type { RuleGroup, RuleSet } from './rule-set.js';
+import { markKeyOf } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
-import { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
+import { evaluateSample, parseWindowState, scopeMatches } from './rule-window.js';
 
 /** Where the evaluator reads the current rules (the rule poller). */
 export type RuleSource = {
   /** The live rules now; a new object after every change. */
   current(): RuleSet;
+  /** Reloads the rules now if they changed (rejects when that fails). */
+  poll(): Promise<void>;
 };
 
 export type EvaluatorMetrics = {
@@ -32,7 +36,7 @@ export type Clock = { nowMs(): number };
 
 export type AlertEvaluatorDeps = {
   rules: RuleSource;
-  store: Pick<EvaluatorStore, 'appliedOffset' | 'loadHostStates' | 'commit' | 'dropOrphanStates'>;
+  store: Pick<EvaluatorStore, 'appliedOffset' | 'loadHosts' | 'commit' | 'dropOrphanStates'>;
   metrics: EvaluatorMetrics;
   logger: Logger;
   clock: Clock;
@@ -64,23 +68,28 @@ export class PartitionMovedError extends Error {
 }
 
 /**
- * What this process knows of one host's windows. Only windows that are not ok are stored (in
- * memory and in `evaluator_states`); every other window of the host is ok, and its newest
- * evaluated sample time is the host's watermark of the rule's metric.
- *
- * The watermarks live only in memory: after a restart, a partition move, the host's eviction
- * from the cache or a rule change during its batch they start empty, so one sample older than the newest evaluated before (out of order across
- * that moment) is evaluated on an ok window instead of being ignored. Pending and firing windows
- * keep their exact `lastSampleMs` in their stored state, so a replay can still never fire twice.
- * The other way round, a rule added later (or a scope that starts to match) inherits the
- * watermark: a sample older than one its metric's other rules evaluated is ignored for it too.
+ * How far a rule group (rules of one metric and scope) evaluated on a host: the newest sample
+ * time its rules evaluated, and the epoch of the rule set it was evaluated under. Every rule of
+ * the group whose generation is at most `epoch` evaluated up to `lastSampleMs`, unless the host
+ * holds a window of its own for it; a rule of a later generation reached the evaluator after
+ * that and has evaluated nothing here, unless it has a window.
+ */
+type GroupMark = { readonly lastSampleMs: number; readonly epoch: number };
+
+/**
+ * What this process knows of one host. The contract ignores a sample older than the newest one
+ * evaluated for that (rule, host); one mark per rule group holds that time for nearly every
+ * rule, and a rule gets a window of its own only where it differs: a window that is pending or
+ * firing, or an ok one whose last sample is not the group's (a rule that started later, or one
+ * that took an out-of-order sample the others had passed). Marks and windows are checkpointed
+ * in the batch's transaction, so restarts and partition moves keep the exact semantics.
  */
 type HostWindows = {
   orgId: string;
   host: string;
-  /** metric → the newest sample time evaluated on it by any rule. */
-  watermarks: Map<string, number>;
-  /** rule id → the window's state, for windows that are pending or firing. */
+  /** Rule group markKey → its mark. Marks are replaced, never changed, so copies can share them. */
+  marks: Map<string, GroupMark>;
+  /** rule id → the rule's own window, where the group's mark does not tell its state. */
   windows: Map<string, WindowState>;
 };
 
@@ -94,9 +103,13 @@ type PartitionCache = {
 
 /** One batch's work: copies of its hosts' windows, changed in place, kept only once committed. */
 type BatchWork = {
+  /** The epoch of the rule set the batch is evaluated under. */
+  epoch: number;
   hosts: Map<string, HostWindows>;
   /** The windows whose state changed (or whose stored row must go), by host. */
   changed: Map<HostWindows, Set<string>>;
+  /** Hosts whose marks changed. */
+  marked: Set<HostWindows>;
   events: AlertEvent[];
   evaluations: number;
 };
@@ -113,14 +126,15 @@ function markChanged(work: BatchWork, host: HostWindows, ruleId: string): void {
   ruleIds.add(ruleId);
 }
 
-/** Records a window's new state and its events. */
+/** Records a window's new state and its events; an ok state is kept only when `keepOk`. */
 function applyResult(
   work: BatchWork,
   host: HostWindows,
   rule: LiveRule,
   result: { state: WindowState; events: WindowEvent[] },
+  keepOk: boolean,
 ): void {
-  if (result.state.status === 'ok') host.windows.delete(rule.id);
+  if (result.state.status === 'ok' && !keepOk) host.windows.delete(rule.id);
   else host.windows.set(rule.id, result.state);
   markChanged(work, host, rule.id);
   for (const event of result.events) {
@@ -129,44 +143,112 @@ function applyResult(
 }
 
 /**
- * Evaluates every rule that applies to one sample message. The common case, an ok window and a
- * good sample (or one not newer than the watermark), is decided here without calling
- * `evaluateSample`, because that leaves an ok window as it is: nothing is allocated for it.
+ * A sample newer than the group's mark: newer than every sample its rules evaluated, so each of
+ * them takes it, and afterwards all are at the new mark. The common case, no window of its own
+ * and a good sample, allocates nothing.
  */
+function evaluateAhead(
+  work: BatchWork,
+  host: HostWindows,
+  rules: readonly LiveRule[],
+  sample: { timeMs: number; value: number },
+): void {
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i]!;
+    const window = host.windows.size === 0 ? undefined : host.windows.get(rule.id);
+    if (window === undefined && !conditionHolds(rule.condition, sample.value, rule.threshold)) {
+      continue;
+    }
+    const result = evaluateSample(rule, window, sample);
+    // Ignored: only when the mark was lost (unreadable) while the window was not.
+    if (result.state === window) continue;
+    applyResult(work, host, rule, result, false);
+  }
+}
+
+/**
+ * A sample not newer than the group's mark: only rules whose own last sample is older take it
+ * (rules that started later, or that took fewer out-of-order samples), each keeping a window of
+ * its own unless it ends exactly at the mark.
+ */
+function evaluateBehind(
+  work: BatchWork,
+  host: HostWindows,
+  rules: readonly LiveRule[],
+  mark: GroupMark,
+  sample: { timeMs: number; value: number },
+): void {
+  for (const rule of rules) {
+    const window = host.windows.get(rule.id);
+    const atMark = rule.generation <= mark.epoch;
+    const lastSampleMs = window?.lastSampleMs ?? (atMark ? mark.lastSampleMs : undefined);
+    if (lastSampleMs !== undefined && sample.timeMs <= lastSampleMs) continue;
+    const result = evaluateSample(rule, window, sample);
+    applyResult(work, host, rule, result, !(atMark && sample.timeMs === mark.lastSampleMs));
+  }
+}
+
+/** Evaluates every rule group that applies to one sample message. */
 function evaluateMessage(
   work: BatchWork,
   host: HostWindows,
   message: SampleMessage,
-  rulesByMetric: ReadonlyMap<string, MetricRules>,
+  groupsByMetric: ReadonlyMap<string, readonly RuleGroup[]>,
 ): void {
   const timeMs = message.time_ms;
   for (const metric in message.metrics) {
-    const metricRules = rulesByMetric.get(metric);
+    const groups = groupsByMetric.get(metric);
     const value = message.metrics[metric];
-    if (metricRules === undefined || value === undefined) continue;
-    const { rules, scoped } = metricRules;
-    const watermark = host.watermarks.get(metric);
-    const newer = watermark === undefined || timeMs > watermark;
-    let evaluated = false;
-    for (let i = 0; i < rules.length; i++) {
-      const rule = rules[i]!;
-      if (scoped[i] === true && !ruleApplies(rule, message)) continue;
-      evaluated = true;
-      work.evaluations++;
-      const window = host.windows.size === 0 ? undefined : host.windows.get(rule.id);
-      if (window === undefined) {
-        if (!newer || !conditionHolds(rule.condition, value, rule.threshold)) continue;
-        const ok: WindowState | undefined =
-          watermark === undefined ? undefined : { v: 1, status: 'ok', lastSampleMs: watermark };
-        applyResult(work, host, rule, evaluateSample(rule, ok, { timeMs, value }));
+    if (groups === undefined || value === undefined) continue;
+    for (const group of groups) {
+      if (group.scoped && !scopeMatches(group.scope, message.tags)) continue;
+      work.evaluations += group.rules.length;
+      const mark = host.marks.get(group.markKey);
+      if (mark !== undefined && timeMs <= mark.lastSampleMs) {
+        evaluateBehind(work, host, group.rules, mark, { timeMs, value });
         continue;
       }
-      const result = evaluateSample(rule, window, { timeMs, value });
-      if (result.state !== window) applyResult(work, host, rule, result);
+      evaluateAhead(work, host, group.rules, { timeMs, value });
+      host.marks.set(group.markKey, { lastSampleMs: timeMs, epoch: work.epoch });
+      work.marked.add(host);
     }
-    // After every rule of the sample: they all compare against the watermark before it.
-    if (evaluated && newer) host.watermarks.set(metric, timeMs);
   }
+}
+
+/** Checkpointed marks: `[metric, scopeKey, lastSampleMs, epoch]` per group, versioned. */
+type StoredMarks = { v: 1; groups: [string, string, number, number][] };
+
+function marksToJson(host: HostWindows, rules: RuleSet): StoredMarks {
+  const groups: StoredMarks['groups'] = [];
+  for (const [markKey, mark] of host.marks) {
+    // A group without live rules: a rule that joins it later is new to every mark anyway.
+    if (!rules.hasGroup(host.orgId, markKey)) {
+      host.marks.delete(markKey);
+      continue;
+    }
+    const [metric = '', scopeKey = ''] = markKey.split('\u0000');
+    groups.push([metric, scopeKey, mark.lastSampleMs, mark.epoch]);
+  }
+  return { v: 1, groups };
+}
+
+/** Stored marks read back, or undefined when they are not what this code writes. */
+function parseMarks(json: unknown): Map<string, GroupMark> | undefined {
+  if (typeof json !== 'object' || json === null) return undefined;
+  const { v, groups } = json as Partial<StoredMarks>;
+  if (v !== 1 || !Array.isArray(groups)) return undefined;
+  const marks = new Map<string, GroupMark>();
+  for (const entry of groups as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 4) return undefined;
+    const [metric, scopeKey, lastSampleMs, epoch] = entry as unknown[];
+    if (typeof metric !== 'string' || typeof scopeKey !== 'string') return undefined;
+    if (!Number.isFinite(lastSampleMs) || !Number.isFinite(epoch)) return undefined;
+    marks.set(markKeyOf(metric, scopeKey), {
+      lastSampleMs: lastSampleMs as number,
+      epoch: epoch as number,
+    });
+  }
+  return marks;
 }
 
 export function createAlertEvaluator(
@@ -194,44 +276,59 @@ export function createAlertEvaluator(
 
   /**
    * The batch's hosts with rules to apply: copies of the cached ones, the others loaded from the
-   * store in one call. Rows that are ok or unreadable (written by an older version, or damaged)
-   * count as ok windows and are marked for deletion.
+   * store in one call. A stored state or marks that this code cannot read (damaged) are dropped
+   * with a warning: its rules then count as having evaluated nothing on the host.
+   * Returns how many hosts were loaded and the newest epoch among their marks.
    */
   async function hostsOf(
     decoded: readonly DecodedRecord[],
     rules: RuleSet,
     cache: PartitionCache | undefined,
     work: BatchWork,
-  ): Promise<number> {
+  ): Promise<{ loaded: number; newestEpoch: number }> {
     const missing: HostWindows[] = [];
     for (const { message, hostKey: key } of decoded) {
-      if (work.hosts.has(key) || rules.rulesByMetric(message.org_id) === undefined) continue;
+      if (work.hosts.has(key) || rules.groupsByMetric(message.org_id) === undefined) continue;
       const cached = cache?.hosts.get(key);
       const host: HostWindows = {
         orgId: message.org_id,
         host: message.host,
-        watermarks: new Map(cached?.watermarks),
+        marks: new Map(cached?.marks),
         windows: new Map(cached?.windows),
       };
       work.hosts.set(key, host);
       if (cached === undefined) missing.push(host);
     }
-    if (missing.length === 0) return 0;
-    for (const stored of await store.loadHostStates(missing)) {
-      const host = work.hosts.get(hostKey(stored.orgId, stored.host));
+    let newestEpoch = 0;
+    if (missing.length === 0) return { loaded: 0, newestEpoch };
+    const stored = await store.loadHosts(missing);
+    for (const record of stored.states) {
+      const host = work.hosts.get(hostKey(record.orgId, record.host));
       if (host === undefined) continue;
-      const state = parseWindowState(stored.state);
-      if (state === undefined) {
-        log.warn({ ruleId: stored.ruleId, host: stored.host }, 'unreadable window state reset');
+      const state = parseWindowState(record.state);
+      if (state !== undefined) host.windows.set(record.ruleId, state);
+      else {
+        log.warn({ ruleId: record.ruleId, host: record.host }, 'unreadable window state reset');
+        markChanged(work, host, record.ruleId);
       }
-      if (state === undefined || state.status === 'ok') markChanged(work, host, stored.ruleId);
-      else host.windows.set(stored.ruleId, state);
     }
-    return missing.length;
+    for (const record of stored.watermarks) {
+      const host = work.hosts.get(hostKey(record.orgId, record.host));
+      if (host === undefined) continue;
+      const marks = parseMarks(record.marks);
+      if (marks === undefined) {
+        log.warn({ host: record.host }, 'unreadable watermarks reset');
+        work.marked.add(host);
+        continue;
+      }
+      host.marks = marks;
+      for (const mark of marks.values()) newestEpoch = Math.max(newestEpoch, mark.epoch);
+    }
+    return { loaded: missing.length, newestEpoch };
   }
 
-  /** The changed windows as the store takes them: states to upsert, keys to delete. */
-  function changesOf(work: BatchWork) {
+  /** The changed windows and marks as the store takes them: states and marks to upsert, keys to delete. */
+  function changesOf(work: BatchWork, rules: RuleSet) {
     const states: EvaluatorStateRecord[] = [];
     const cleared: EvaluatorStateKey[] = [];
     for (const [host, ruleIds] of work.changed) {
@@ -242,7 +339,11 @@ export function createAlertEvaluator(
         else states.push({ ...key, state });
       }
     }
-    return { states, cleared };
+    const watermarks: HostWatermarkRecord[] = [];
+    for (const host of work.marked) {
+      watermarks.push({ orgId: host.orgId, host: host.host, marks: marksToJson(host, rules) });
+    }
+    return { states, cleared, watermarks };
   }
 
   /** Keeps the committed work, most recently used hosts last, and forgets beyond the bound. */
@@ -265,6 +366,17 @@ export function createAlertEvaluator(
     }
   }
 
+  function newWork(rules: RuleSet): BatchWork {
+    return {
+      epoch: rules.epoch,
+      hosts: new Map(),
+      changed: new Map(),
+      marked: new Set(),
+      events: [],
+      evaluations: 0,
+    };
+  }
+
   return {
     async handleBatch(batch, ctx) {
       const startedMs = clock.nowMs();
@@ -282,22 +394,33 @@ export function createAlertEvaluator(
       const last = fresh[fresh.length - 1];
       if (last === undefined) return;
 
-      const rules = deps.rules.current();
       const { decoded, undecodable } = decode(fresh);
       if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
-      const work: BatchWork = { hosts: new Map(), changed: new Map(), events: [], evaluations: 0 };
-      const loadedHosts = await hostsOf(decoded, rules, cache, work);
+      let rules = deps.rules.current();
+      let work = newWork(rules);
+      let { loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work);
+      if (newestEpoch > rules.epoch) {
+        // A replica with newer rules wrote these marks: rules it knew and this process does not
+        // yet would count as new here. Catch up first.
+        await deps.rules.poll();
+        rules = deps.rules.current();
+        if (newestEpoch > rules.epoch) {
+          throw new Error(`rules at epoch ${rules.epoch}, a checkpoint at ${newestEpoch}`);
+        }
+        work = newWork(rules);
+        ({ loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work));
+      }
       for (const { message, hostKey: key } of decoded) {
         const host = work.hosts.get(key);
-        const rulesByMetric = rules.rulesByMetric(message.org_id);
-        if (host !== undefined && rulesByMetric !== undefined) {
-          evaluateMessage(work, host, message, rulesByMetric);
+        const groupsByMetric = rules.groupsByMetric(message.org_id);
+        if (host !== undefined && groupsByMetric !== undefined) {
+          evaluateMessage(work, host, message, groupsByMetric);
         }
       }
 
       if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
       const nextOffset = Number(last.offset) + 1;
-      const { states, cleared } = changesOf(work);
+      const { states, cleared, watermarks } = changesOf(work, rules);
       const ruleGenerations: Record<string, number> = {};
       for (const { ruleId } of [...states, ...work.events]) {
         const generation = rules.generationOf(ruleId);
@@ -309,6 +432,7 @@ export function createAlertEvaluator(
         nextOffset,
         states,
         cleared,
+        watermarks,
         events: work.events,
         ruleGenerations,
       });
@@ -336,6 +460,7 @@ export function createAlertEvaluator(
         loadedHosts,
         statesWritten: states.length,
         statesCleared: cleared.length,
+        watermarksWritten: watermarks.length,
         fired: result.fired,
         alreadyActive: result.alreadyActive,
         resolved: result.resolved,

@@ -10,6 +10,6 @@ export type {
 export { createRulePoller } from './rule-poller.js';
 export type { RulePoller, RulePollerOptions, RuleSetChange } from './rule-poller.js';
 export { createRuleSet } from './rule-set.js';
-export type { MetricRules, RuleSet } from './rule-set.js';
-export { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
+export type { RuleGroup, RuleSet } from './rule-set.js';
+export { evaluateSample, parseWindowState, ruleApplies, scopeMatches } from './rule-window.js';
 export type { MetricSample, WindowEvent, WindowRule, WindowState } from './rule-window.js';

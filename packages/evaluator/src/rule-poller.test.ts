@@ -40,7 +40,7 @@ function fakeRules(initial: LiveRule[]) {
     },
     load() {
       counts.loads++;
-      return Promise.resolve([...rules]);
+      return Promise.resolve({ rules: [...rules], epoch: 0 });
     },
   };
 }
@@ -90,11 +90,11 @@ describe('createRulePoller', () => {
         .map((r) => r.id),
     ).toEqual(['rul_c']);
     expect(p.current().rulesFor('org_3', 'cpu_percent')).toEqual([]);
-    expect([...(p.current().rulesByMetric('org_1')?.keys() ?? [])].sort()).toEqual([
+    expect([...(p.current().groupsByMetric('org_1')?.keys() ?? [])].sort()).toEqual([
       'cpu_percent',
       'mem',
     ]);
-    expect(p.current().rulesByMetric('org_3')).toBeUndefined();
+    expect(p.current().groupsByMetric('org_3')).toBeUndefined();
     await p.stop();
   });
 

@@ -1,4 +1,4 @@
-import type { LiveRule } from '@monitor/db';
+import type { LiveRuleSnapshot } from '@monitor/db';
 import type { RuleSet } from './rule-set.js';
 import { createRuleSet } from './rule-set.js';
 
@@ -11,8 +11,8 @@ export type RuleSetChange = {
 export type RulePollerOptions = {
   /** A value that changes with every committed rule change; read before `load`. */
   fingerprint(): Promise<string>;
-  /** Every live rule. */
-  load(): Promise<LiveRule[]>;
+  /** Every live rule, with the epoch of the snapshot. */
+  load(): Promise<LiveRuleSnapshot>;
   /** Time between two checks of the fingerprint. */
   intervalMs: number;
   /** A failed check (the poller keeps the current set and tries again next interval). Must not throw. */
@@ -37,7 +37,7 @@ export type RulePoller = {
  * query each interval, the full set only when it changed.
  */
 export function createRulePoller(options: RulePollerOptions): RulePoller {
-  let rules = createRuleSet([]);
+  let rules = createRuleSet({ rules: [], epoch: 0 });
   let fingerprint: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;

@@ -29,11 +29,18 @@ export function ruleApplies(
   rule: Pick<LiveRule, 'metric' | 'scope'>,
   sample: { metrics: Readonly<Record<string, number>>; tags: Readonly<Record<string, string>> },
 ): boolean {
-  if (!Object.hasOwn(sample.metrics, rule.metric)) return false;
-  // `for in` rather than Object.entries: called per rule per sample, it allocates nothing.
-  for (const key in rule.scope) {
-    if (!Object.hasOwn(rule.scope, key)) continue;
-    if (!Object.hasOwn(sample.tags, key) || sample.tags[key] !== rule.scope[key]) return false;
+  return Object.hasOwn(sample.metrics, rule.metric) && scopeMatches(rule.scope, sample.tags);
+}
+
+/** Whether the tags hold every pair of the scope. */
+export function scopeMatches(
+  scope: Readonly<Record<string, string>>,
+  tags: Readonly<Record<string, string>>,
+): boolean {
+  // `for in` rather than Object.entries: called per rule group per sample, it allocates nothing.
+  for (const key in scope) {
+    if (!Object.hasOwn(scope, key)) continue;
+    if (!Object.hasOwn(tags, key) || tags[key] !== scope[key]) return false;
   }
   return true;
 }

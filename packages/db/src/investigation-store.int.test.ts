@@ -1,9 +1,14 @@
-// @services postgres
+// @services postgres timescale
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import type { InvestigationReport, InvestigationStore } from './investigation-store.js';
-import { createInvestigationStore } from './investigation-store.js';
+import type { EvidenceSample } from './investigation-store.js';
+import {
+  createInvestigationStore,
+  defaultEvidenceLimits,
+  evidenceBuckets,
+} from './investigation-store.js';
 import { migrate } from './migrate.js';
 import type { HostSample } from './sample-batch.js';
 import { createSampleStore } from './sample-store.js';
@@ -172,6 +177,20 @@ describe('createInvestigationStore', () => {
         }),
       ).toBe('lost');
       expect(await store.complete(second!, report)).toBe(true);
+    });
+
+    it('renews the lease of a claim that holds, and not of one taken over', async () => {
+      await queue('inv_long');
+      const first = await store.claim({ leaseMs: 200, maxAttempts: 3 });
+      expect(await store.renew(first!, 60_000)).toBe(true);
+      await sleep(300);
+      expect(await store.claim(claimOptions)).toBeUndefined();
+      expect((await row('inv_long'))?.lease_until?.getTime()).toBeGreaterThan(Date.now() + 50_000);
+
+      await db.sql`update investigations set lease_until = now() where id = 'inv_long'`;
+      const second = await store.claim(claimOptions);
+      expect(second).toMatchObject({ id: 'inv_long', attempts: 2 });
+      expect(await store.renew(first!, 60_000)).toBe(false);
     });
 
     it('leaves a running investigation alone while its lease holds', async () => {
@@ -346,16 +365,23 @@ describe('createInvestigationStore', () => {
     });
 
     it('reads the service, its alert, samples, snapshots, rule history and peers in the range', async () => {
+      const hostMetrics: string[][] = [];
       const evidence = await store.loadEvidence({
         orgId,
         serviceId: idOf('web-1'),
         alertId: 'alr_now',
         from: new Date(t0 + 10 * minuteMs),
+        incidentFrom: new Date(t0 + 15 * minuteMs),
         to: new Date(t0 + 20 * minuteMs),
         historyFrom: new Date(t0),
         peerTagKeys: ['service', 'region'],
         maxPeers: 10,
+        choosePeerMetrics: ({ alert, samples }) => {
+          hostMetrics.push([...new Set(samples.map((s) => s.metric))].sort());
+          return alert === undefined ? [] : [alert.metric];
+        },
       });
+      expect(hostMetrics).toEqual([['cpu_percent', 'memory_percent']]);
       expect(evidence.service).toEqual({
         id: idOf('web-1'),
         name: 'web-1',
@@ -387,21 +413,24 @@ describe('createInvestigationStore', () => {
       expect(peer?.alerts.map((a) => a.id)).toEqual(['alr_peer']);
     });
 
-    it('on demand reads every metric of the peers and no rule history', async () => {
+    it('on demand reads the peer metrics chosen from the host samples and no rule history', async () => {
       const evidence = await store.loadEvidence({
         orgId,
         serviceId: idOf('web-1'),
         alertId: null,
         from: new Date(t0),
+        incidentFrom: new Date(t0 + 10 * minuteMs),
         to: new Date(t0 + 29 * minuteMs),
         historyFrom: new Date(t0),
         peerTagKeys: ['region'],
         maxPeers: 10,
+        choosePeerMetrics: () => ['memory_percent'],
       });
       expect(evidence.alert).toBeUndefined();
       expect(evidence.ruleHistory).toEqual([]);
+      expect(evidence.peers[0]?.samples).toHaveLength(30);
       expect(new Set(evidence.peers[0]?.samples.map((s) => s.metric))).toEqual(
-        new Set(['cpu_percent', 'memory_percent']),
+        new Set(['memory_percent']),
       );
     });
 
@@ -412,12 +441,171 @@ describe('createInvestigationStore', () => {
           serviceId: idOf('web-1'),
           alertId: null,
           from: new Date(t0),
+          incidentFrom: new Date(t0),
           to: new Date(t0 + minuteMs),
           historyFrom: new Date(t0),
           peerTagKeys: [],
           maxPeers: 10,
+          choosePeerMetrics: () => [],
         }),
       ).rejects.toThrow(/not found/);
     });
+  });
+});
+
+function seriesOf(samples: readonly EvidenceSample[]): Map<string, EvidenceSample[]> {
+  const series = new Map<string, EvidenceSample[]>();
+  for (const sample of samples)
+    series.set(sample.metric, [...(series.get(sample.metric) ?? []), sample]);
+  return series;
+}
+
+describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %s', (engine) => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  let store: InvestigationStore;
+  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const days = 7;
+  // One sample a minute: 10,080 a series, several times the caps, and quick to store.
+  const t0 = Math.floor(Date.now() / minuteMs) * minuteMs - days * 24 * 60 * minuteMs;
+  const toMs = t0 + days * 24 * 60 * minuteMs;
+  const incidentFromMs = t0 + 70 * minuteMs;
+  const ids = new Map<string, string>();
+  const idOf = (host: string) => ids.get(host) ?? '(missing)';
+  const hosts = ['long-1', 'long-peer-1', 'long-peer-2'];
+  const { pointsPerSeries, peerPointsPerSeries, snapshots } = defaultEvidenceLimits;
+
+  function request(fromMs: number, incidentMs: number, lastMs: number, peerMetrics: string[]) {
+    return {
+      orgId,
+      serviceId: idOf('long-1'),
+      alertId: null,
+      from: new Date(fromMs),
+      incidentFrom: new Date(incidentMs),
+      to: new Date(lastMs),
+      historyFrom: new Date(lastMs - 24 * 60 * minuteMs),
+      peerTagKeys: ['service'],
+      maxPeers: 10,
+      choosePeerMetrics: () => peerMetrics,
+    };
+  }
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase(engine, 'investigation_long'));
+    await migrate(db);
+    store = createInvestigationStore(db);
+    // One sample each through the store creates the services; the week goes in by SQL.
+    await createSampleStore(db).writeBatch({
+      samples: hosts.map((host) => ({
+        orgId,
+        host,
+        timeMs: t0 - minuteMs,
+        metrics: { cpu_percent: 0 },
+        tags: { service: 'long' },
+        containers: [],
+        processes: [],
+      })),
+    });
+    for (const r of await db.sql<{ id: string; name: string }[]>`
+      select id, name from services where org_id = ${orgId}`) {
+      ids.set(r.name, r.id);
+    }
+    // Each metric's value is the minute's index (plus an offset per metric), so a bucket's
+    // mean is checkable from its first time and its width.
+    await db.sql`
+      insert into samples (time, service_id, metric, value)
+      select ${new Date(t0)}::timestamptz + m * interval '1 minute', s.id, k.metric,
+        m + k.offset_value
+      from generate_series(0, ${days * 24 * 60}) as m,
+        unnest(${hosts.map(idOf)}::text[]) as s(id),
+        (values ('cpu_percent', 0), ('memory_percent', 1000), ('disk_used_percent', 2000))
+          as k(metric, offset_value)
+    `;
+    await db.sql`
+      insert into samples (time, service_id, metric, value)
+      select ${new Date(t0)}::timestamptz + m * interval '1 minute', ${idOf('long-peer-1')},
+        'peer_only', m
+      from generate_series(0, ${days * 24 * 60}) as m
+    `;
+    await db.sql`
+      insert into snapshots (time, service_id, containers, processes)
+      select ${new Date(t0)}::timestamptz + m * interval '1 minute', ${idOf('long-1')},
+        json_build_array(json_build_object('name', 'api', 'image', 'api:1', 'status', 'running')),
+        json_build_array(json_build_object('name', 'node', 'pid', 7, 'cpu_percent', m))
+      from generate_series(0, ${days * 24 * 60}) as m
+    `;
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  it('bounds the points of every series, the snapshots and the peer metrics', async () => {
+    const evidence = await store.loadEvidence(
+      request(t0, incidentFromMs, toMs, ['cpu_percent', 'memory_percent']),
+    );
+    const byMetric = seriesOf(evidence.samples);
+    expect([...byMetric.keys()].sort()).toEqual([
+      'cpu_percent',
+      'disk_used_percent',
+      'memory_percent',
+    ]);
+    for (const points of byMetric.values()) {
+      expect(points.length).toBeLessThanOrEqual(pointsPerSeries);
+      // Not thinned more than needed: the incident part gets at least a third of the cap.
+      expect(points.length).toBeGreaterThan(pointsPerSeries / 3);
+      // The baseline (70 minutes, 71 samples) fits its share: it stays raw.
+      expect(points.filter((p) => p.time.getTime() < incidentFromMs)).toHaveLength(70);
+    }
+    const cpu = byMetric.get('cpu_percent') ?? [];
+    expect(cpu[0]).toEqual({ time: new Date(t0), metric: 'cpu_percent', value: 0 });
+    // A point is the mean of its bucket at the bucket's first time: minute i..i+n-1 → i+(n-1)/2.
+    const { incidentMs } = evidenceBuckets({ fromMs: t0, incidentFromMs, toMs }, pointsPerSeries);
+    const widthMinutes = incidentMs / minuteMs;
+    for (const point of cpu) {
+      const minute = (point.time.getTime() - t0) / minuteMs;
+      expect(point.value).toBeGreaterThanOrEqual(minute);
+      expect(point.value).toBeLessThan(minute + widthMinutes);
+    }
+    expect(cpu.at(-1)?.time.getTime()).toBeLessThanOrEqual(toMs);
+
+    expect(evidence.snapshots.length).toBeLessThanOrEqual(snapshots);
+    expect(evidence.snapshots.length).toBeGreaterThan(snapshots / 3);
+    // The newest snapshot, the state at the end of the window, is among them.
+    expect(evidence.snapshots.at(-1)).toEqual({
+      time: new Date(toMs),
+      containers: [{ name: 'api', image: 'api:1', status: 'running' }],
+      processes: [{ name: 'node', pid: 7, cpu_percent: days * 24 * 60 }],
+    });
+
+    expect(evidence.peers.map((p) => p.service.name)).toEqual(['long-peer-1', 'long-peer-2']);
+    for (const peer of evidence.peers) {
+      const peerSeries = seriesOf(peer.samples);
+      expect([...peerSeries.keys()].sort()).toEqual(['cpu_percent', 'memory_percent']);
+      for (const points of peerSeries.values()) {
+        expect(points.length).toBeLessThanOrEqual(peerPointsPerSeries);
+      }
+    }
+  });
+
+  it('reads a short window raw: every sample and snapshot as stored', async () => {
+    const fromMs = toMs - 75 * minuteMs;
+    const evidence = await store.loadEvidence(
+      request(fromMs, toMs - 15 * minuteMs, toMs, ['cpu_percent']),
+    );
+    const raw = await db.sql<{ time: Date; metric: string; value: number }[]>`
+      select time, metric, value from samples
+      where service_id = ${idOf('long-1')} and time >= ${new Date(fromMs)}
+        and time <= ${new Date(toMs)}
+      order by time, metric
+    `;
+    expect(raw).toHaveLength(76 * 3);
+    expect(evidence.samples).toEqual(
+      raw.map(({ time, metric, value }) => ({ time, metric, value })),
+    );
+    expect(evidence.snapshots.map((s) => s.time)).toEqual(
+      Array.from({ length: 76 }, (_, i) => new Date(fromMs + i * minuteMs)),
+    );
+    expect(evidence.peers[0]?.samples).toHaveLength(76);
   });
 });

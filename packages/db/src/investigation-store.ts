@@ -88,24 +88,97 @@ export type EvidenceRequest = {
   serviceId: string;
   /** The alert investigated; null for an on-demand investigation of a time range. */
   alertId: string | null;
-  /** Samples and snapshots are read over from..to (baseline start to incident end). */
+  /**
+   * Samples and snapshots are read over from..to: the baseline from..incidentFrom (excluded),
+   * the incident incidentFrom..to. Each part is thinned on its own (see `EvidenceLimits`), so a
+   * long incident does not thin out the baseline it is compared with.
+   */
   from: Date;
+  incidentFrom: Date;
   to: Date;
   /** The rule's alerts fired from here to `to` are its history (24 h for flapping). */
   historyFrom: Date;
   /** Services sharing the value of any of these tags are peers. */
   peerTagKeys: readonly string[];
   maxPeers: number;
+  /**
+   * The metrics whose samples are read for every peer, chosen once the host's own evidence is
+   * read (on demand only the host's samples single a metric out). Called once.
+   */
+  choosePeerMetrics(host: {
+    alert: AlertRow | undefined;
+    samples: readonly EvidenceSample[];
+  }): readonly string[];
+  /** Defaults to `defaultEvidenceLimits`. */
+  limits?: EvidenceLimits;
 };
 
+/**
+ * Caps on the evidence of one investigation, whatever the length of its window: the reduction
+ * happens in the database, so the raw rows never reach the worker. Each cap is shared between
+ * the baseline and the incident in proportion to their lengths, each getting 1/3 to 2/3 of it.
+ */
+export type EvidenceLimits = {
+  /** Points per metric of the investigated host. */
+  pointsPerSeries: number;
+  /** Points per metric of each peer. */
+  peerPointsPerSeries: number;
+  snapshots: number;
+};
+
+/**
+ * 1,500 points a series keep an hour's baseline at 10 s raw; 600 snapshots (≈1.3 KB of JSON each
+ * as stored) keep an alert's 75-minute window at 10 s raw. Peers are read for one metric, so
+ * their series may be as long as the host's.
+ */
+export const defaultEvidenceLimits: EvidenceLimits = {
+  pointsPerSeries: 1500,
+  peerPointsPerSeries: 1500,
+  snapshots: 600,
+};
+
+/** Bucket widths of the baseline and the incident, in ms: each part gets its share of points. */
+export type EvidenceBuckets = { baselineMs: number; incidentMs: number };
+
+/**
+ * The widths that cut baseline fromMs..incidentFromMs (excluded) and incident
+ * incidentFromMs..toMs into at most `maxPoints` buckets in all, each part getting a share in
+ * proportion to its length, clamped to 1/3..2/3 of `maxPoints`. A width is at least 1 ms, so
+ * samples farther apart than the width stay apart: a short window is read raw. maxPoints ≥ 2.
+ */
+export function evidenceBuckets(
+  window: { fromMs: number; incidentFromMs: number; toMs: number },
+  maxPoints: number,
+): EvidenceBuckets {
+  const incidentFromMs = Math.min(Math.max(window.incidentFromMs, window.fromMs), window.toMs);
+  const baselineSpanMs = incidentFromMs - window.fromMs;
+  const incidentSpanMs = window.toMs - incidentFromMs;
+  const totalMs = baselineSpanMs + incidentSpanMs;
+  const baselineShare = Math.min(
+    2 / 3,
+    Math.max(1 / 3, totalMs === 0 ? 0.5 : baselineSpanMs / totalMs),
+  );
+  const baselinePoints = Math.max(1, Math.floor(maxPoints * baselineShare));
+  const incidentPoints = Math.max(1, maxPoints - baselinePoints);
+  // floor(span / n) + 1 > span / n, so a span (both ends included) holds at most n buckets.
+  return {
+    baselineMs: Math.floor(baselineSpanMs / baselinePoints) + 1,
+    incidentMs: Math.floor(incidentSpanMs / incidentPoints) + 1,
+  };
+}
+
 export type EvidenceService = { id: string; name: string; tags: Record<string, string> };
+/**
+ * A point of a series: a raw sample, or where the window is thinned the mean of a bucket's
+ * samples at the time of its first one (a bucket holding one sample is that sample).
+ */
 export type EvidenceSample = { time: Date; metric: string; value: number };
 /** A snapshot as the agent sent it: arrays of containers and processes, not validated here. */
 export type EvidenceSnapshot = { time: Date; containers: unknown[]; processes: unknown[] };
 
 export type EvidencePeer = {
   service: EvidenceService;
-  /** The peer's samples over from..to of the investigated metric (every metric on demand). */
+  /** The peer's samples over from..to of the metrics `choosePeerMetrics` chose. */
   samples: EvidenceSample[];
   /** The peer's alerts active at some moment of from..to. */
   alerts: AlertRow[];
@@ -140,7 +213,15 @@ export type InvestigationStore = {
    * it ended); only while the claim holds.
    */
   fail(claim: ClaimedInvestigation, options: FailOptions): Promise<FailOutcome>;
-  /** Reads the evidence of an investigation. Throws when the service no longer exists. */
+  /**
+   * Extends the lease of a claim that still holds (running, same attempts) to now + leaseMs.
+   * False when the claim was lost.
+   */
+  renew(claim: ClaimedInvestigation, leaseMs: number): Promise<boolean>;
+  /**
+   * Reads the evidence of an investigation, bounded by `request.limits` however long the window
+   * (thinned in the database). Throws when the service no longer exists.
+   */
   loadEvidence(request: EvidenceRequest): Promise<InvestigationEvidence>;
 };
 
@@ -251,6 +332,16 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       return row?.status ?? 'lost';
     },
 
+    async renew(claim, leaseMs) {
+      const rows = await sql`
+        update investigations
+        set lease_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
+        where id = ${claim.id} and status = 'running' and attempts = ${claim.attempts}
+        returning id
+      `;
+      return rows.length === 1;
+    },
+
     async loadEvidence(request) {
       const [service] = await sql<{ id: string; name: string; tags: Record<string, string> }[]>`
         select id, name, tags from services
@@ -266,14 +357,36 @@ export function createInvestigationStore(db: Database): InvestigationStore {
                 where id = ${request.alertId} and org_id = ${request.orgId}
               `
             ).map(toAlertRow)[0];
+      const limits = request.limits ?? defaultEvidenceLimits;
+      const window = {
+        fromMs: request.from.getTime(),
+        incidentFromMs: request.incidentFrom.getTime(),
+        toMs: request.to.getTime(),
+      };
+      // The bucket a row falls in: baseline and incident are binned from their own starts with
+      // their own widths, so no bucket straddles the two.
+      const bucketOf = (buckets: EvidenceBuckets) => sql`
+        case when time < ${request.incidentFrom}
+          then date_bin(${buckets.baselineMs}::float8 * interval '1 millisecond', time, ${request.from})
+          else date_bin(${buckets.incidentMs}::float8 * interval '1 millisecond', time,
+            ${request.incidentFrom})
+        end`;
+      // avg and the first time: a bucket holding a single sample is that sample, unchanged.
       const samples = await sql<EvidenceSample[]>`
-        select time, metric, value from samples
+        select min(time) as time, metric, avg(value) as value from samples
         where service_id = ${service.id} and time >= ${request.from} and time <= ${request.to}
+        group by metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
         order by time, metric
       `;
+      // The last snapshot of each bucket, so the newest (the state at firing) is always kept.
+      // Times first, over the (service_id, time) index: only the chosen rows' JSON is read.
       const snapshots = await sql<EvidenceSnapshot[]>`
         select time, containers, processes from snapshots
-        where service_id = ${service.id} and time >= ${request.from} and time <= ${request.to}
+        where service_id = ${service.id} and time in (
+          select max(time) from snapshots
+          where service_id = ${service.id} and time >= ${request.from} and time <= ${request.to}
+          group by ${bucketOf(evidenceBuckets(window, limits.snapshots))}
+        )
         order by time
       `;
       const ruleHistory =
@@ -299,16 +412,16 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         limit ${request.maxPeers}
       `;
       const peerIds = peerServices.map((peer) => peer.id);
-      // On demand nothing singles out a metric yet: the peers' every metric is read.
-      const metricFilter = alert === undefined ? null : [alert.metric];
+      const peerMetrics = peerIds.length === 0 ? [] : request.choosePeerMetrics({ alert, samples });
       const peerSamples =
-        peerIds.length === 0
+        peerMetrics.length === 0
           ? []
           : await sql<(EvidenceSample & { service_id: string })[]>`
-              select service_id, time, metric, value from samples
-              where service_id = any(${peerIds}::text[])
-                and (${metricFilter}::text[] is null or metric = any(${metricFilter}::text[]))
+              select service_id, min(time) as time, metric, avg(value) as value from samples
+              where service_id = any(${peerIds}::text[]) and metric = any(${peerMetrics}::text[])
                 and time >= ${request.from} and time <= ${request.to}
+              group by service_id, metric,
+                ${bucketOf(evidenceBuckets(window, limits.peerPointsPerSeries))}
               order by service_id, time, metric
             `;
       const peerAlerts =

@@ -119,7 +119,18 @@ function deviationEitherWay(
     : rising;
 }
 
-function chooseFocus(input: IncidentInput): FocusMetric {
+/** What choosing the focus metric reads: the host's own series and the alert. */
+type FocusInput = Pick<IncidentInput, 'alert' | 'windows' | 'series'>;
+
+/**
+ * The metric an analysis of `input` investigates: the alert's, or on demand the one that moved
+ * most. The only metric of the peers the analysis reads.
+ */
+export function focusMetricOf(input: FocusInput): string {
+  return chooseFocus(input).metric;
+}
+
+function chooseFocus(input: FocusInput): FocusMetric {
   const { alert, windows } = input;
   if (alert !== undefined) {
     const either = deviationEitherWay(alert.metric, input, windows);

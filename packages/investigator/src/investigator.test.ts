@@ -74,6 +74,7 @@ type FakeStore = InvestigationStore & {
   completed: InvestigationReport[];
   failures: FailOptions[];
   requests: Parameters<InvestigationStore['loadEvidence']>[0][];
+  renewals: number[];
 };
 
 function fakeStore(overrides: Partial<InvestigationStore> = {}): FakeStore {
@@ -82,6 +83,7 @@ function fakeStore(overrides: Partial<InvestigationStore> = {}): FakeStore {
     completed: [],
     failures: [],
     requests: [],
+    renewals: [],
     claim: () => Promise.resolve(queue.shift()),
     complete: (_claim, report) => {
       store.completed.push(report);
@@ -92,6 +94,10 @@ function fakeStore(overrides: Partial<InvestigationStore> = {}): FakeStore {
       return Promise.resolve(
         options.retriable && claim.attempts < options.maxAttempts ? 'queued' : 'failed',
       );
+    },
+    renew: (_claim, leaseMs) => {
+      store.renewals.push(leaseMs);
+      return Promise.resolve(true);
     },
     loadEvidence: (request) => {
       store.requests.push(request);
@@ -132,6 +138,7 @@ describe('createInvestigator', () => {
       serviceId: 'svc_1',
       alertId: 'alr_1',
       from: new Date(startedAt.getTime() - 70 * minuteMs),
+      incidentFrom: new Date(startedAt.getTime() - 10 * minuteMs),
       to: firedAt,
       historyFrom: new Date(firedAt.getTime() - 24 * 60 * minuteMs),
     });
@@ -140,6 +147,40 @@ describe('createInvestigator', () => {
     expect(metrics.finished).toEqual(['completed']);
     expect(metrics.narrations).toEqual([]);
     expect(await investigator.runOnce()).toEqual({ status: 'idle' });
+  });
+
+  it("reads the peers on the metric the analysis focuses on, the alert's or the one that moved most", async () => {
+    const store = fakeStore();
+    await createInvestigator({ store, clock, logger, metrics: fakeMetrics() }).runOnce();
+    const request = store.requests[0];
+    const { alert, samples } = evidence();
+    const calm = samples.map((s) => ({ ...s, metric: 'memory_percent', value: 40 }));
+    expect(request?.choosePeerMetrics({ alert, samples: [...samples, ...calm] })).toEqual([
+      'cpu_percent',
+    ]);
+    const moved = samples.map((s) => ({ ...s, metric: 'disk_used_percent', value: s.value * 9 }));
+    expect(request?.choosePeerMetrics({ alert: undefined, samples: [...calm, ...moved] })).toEqual([
+      'disk_used_percent',
+    ]);
+  });
+
+  it('renews the lease while the investigation is in hand, and stops when it is done', async () => {
+    const store = fakeStore({
+      loadEvidence: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return evidence();
+      },
+    });
+    const investigator = createInvestigator(
+      { store, clock, logger, metrics: fakeMetrics() },
+      { leaseMs: 60 },
+    );
+    expect(await investigator.runOnce()).toMatchObject({ status: 'completed' });
+    expect(store.renewals.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(store.renewals)).toEqual(new Set([60]));
+    const renewed = store.renewals.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(store.renewals).toHaveLength(renewed);
   });
 
   it('lets a configured narrator reword the report before storing it', async () => {

@@ -2,8 +2,8 @@ import type { ClaimOptions, ClaimedInvestigation, InvestigationStore } from '@mo
 import { isTransientDbError } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import type { AnalyzeOptions, Verdict } from './analyze-incident.js';
-import { analyzeIncident, defaultPeerTagKeys } from './analyze-incident.js';
-import { toIncidentInput } from './evidence-to-input.js';
+import { analyzeIncident, defaultPeerTagKeys, focusMetricOf } from './analyze-incident.js';
+import { toAlertFacts, toIncidentInput, toSeries } from './evidence-to-input.js';
 import { incidentWindows } from './incident-input.js';
 import type { Narrator } from './narrator.js';
 
@@ -28,7 +28,10 @@ export type InvestigatorDeps = {
 export type InvestigatorOptions = {
   /** Wait between polls while nothing is claimable (default 2000). */
   pollIntervalMs?: number;
-  /** How long a claim holds; longer than an analysis plus the narrator's timeout (default 120 s). */
+  /**
+   * How long a claim holds (default 120 s); renewed every third of it while the investigation is
+   * in hand, so only a worker that died or stalls loses it.
+   */
   leaseMs?: number;
   /** Attempts before a transient failure, or a crashed worker's lease, fails for good (default 3). */
   maxAttempts?: number;
@@ -101,10 +104,19 @@ export function createInvestigator(
       serviceId: claim.serviceId,
       alertId: claim.alertId,
       from: new Date(windows.baseline.fromMs),
+      incidentFrom: new Date(windows.incident.fromMs),
       to: new Date(windows.incident.toMs),
       historyFrom: new Date(windows.incident.toMs - 24 * hourMs),
       peerTagKeys,
       maxPeers,
+      // The analysis compares the peers on its focus metric alone: reading more is waste.
+      choosePeerMetrics: ({ alert, samples }) => [
+        focusMetricOf({
+          ...(alert === undefined ? {} : { alert: toAlertFacts(alert) }),
+          windows,
+          series: toSeries(samples),
+        }),
+      ],
     });
     const analysis = analyzeIncident(toIncidentInput(evidence, windows), analyzeOptions);
     let report = analysis.report;
@@ -121,6 +133,43 @@ export function createInvestigator(
     };
   }
 
+  /**
+   * Renews the claim's lease every third of it until stopped, so a long load or a slow narrator
+   * never lets another replica take over a live investigation. A failed renewal is retried at
+   * the next tick (two chances before the lease runs out); a lost claim stops the renewals, and
+   * `complete` then reports it lost.
+   */
+  function keepLease(claim: ClaimedInvestigation): { stop(): Promise<void> } {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let inFlight: Promise<void> = Promise.resolve();
+    const schedule = () => {
+      timer = setTimeout(() => {
+        inFlight = deps.store.renew(claim, leaseMs).then(
+          (held) => {
+            if (!held) {
+              if (!stopped) log.warn({ investigationId: claim.id }, 'investigation lease lost');
+              return;
+            }
+            if (!stopped) schedule();
+          },
+          (err: unknown) => {
+            log.warn({ err, investigationId: claim.id }, 'could not renew an investigation lease');
+            if (!stopped) schedule();
+          },
+        );
+      }, leaseMs / 3);
+    };
+    schedule();
+    return {
+      async stop() {
+        stopped = true;
+        clearTimeout(timer);
+        await inFlight;
+      },
+    };
+  }
+
   async function runOnce(): Promise<RunOutcome> {
     const claim = await deps.store.claim({
       leaseMs,
@@ -129,6 +178,7 @@ export function createInvestigator(
     });
     if (claim === undefined) return { status: 'idle' };
     const startedMs = deps.clock.now().getTime();
+    const renewal = keepLease(claim);
     let outcome: Exclude<RunOutcome, { status: 'idle' }>;
     try {
       outcome = await investigate(claim);
@@ -158,6 +208,8 @@ export function createInvestigator(
         { err, investigationId: claim.id, attempts: claim.attempts, outcome: outcome.status },
         'investigation failed',
       );
+    } finally {
+      await renewal.stop();
     }
     const durationMs = deps.clock.now().getTime() - startedMs;
     deps.metrics.investigationFinished(outcome.status, durationMs);

@@ -235,6 +235,23 @@ describe('createNotificationChannelsRouter', () => {
         ],
       },
     });
+    for (const [type, body, path] of [
+      ['slack', { webhook_url: 'https://user:pass@hooks.slack.com/services/T/B/x' }, 'webhook_url'],
+      ['webhook', { url: 'https://token@receiver.example/hook', secret }, 'url'],
+      ['webhook', { url: 'http://:pass@receiver.example/hook', secret }, 'url'],
+    ] as const) {
+      expect(
+        await call(`/api/v1/notification-channels/${type}`, {
+          method: 'PUT',
+          key: 'write-key',
+          body,
+        }),
+        `${type} ${JSON.stringify(body)}`,
+      ).toMatchObject({
+        status: 422,
+        body: { errors: [{ path, message: 'must not contain a user name or password' }] },
+      });
+    }
     const malformed = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',
       key: 'write-key',

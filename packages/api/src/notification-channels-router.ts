@@ -7,13 +7,14 @@ import type {
   NotificationStore,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator } from '@monitor/gateway';
-import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
+import { isId, methodNotAllowedHandler, notFound, validationError } from '@monitor/platform';
 import type {
   NotificationChannelListResponse,
   NotificationChannelResponse,
   NotificationChannelType,
   NotificationListResponse,
   NotificationResponse,
+  NotificationTarget,
   QueryInput,
 } from '@monitor/schemas';
 import {
@@ -95,6 +96,7 @@ export function createNotificationChannelsRouter(
       async (req, res) => {
         const type = channelTypeOf(req.params['type']);
         const target = bodyOrThrow(parseBody(notificationTargetSchemas[type], req.body as unknown));
+        rejectUrlCredentials(target);
         const record = await deps.channels.putChannel(authOf(res).orgId, type, target);
         const body: NotificationChannelResponse = toChannelResponse(record);
         res.json(body);
@@ -137,6 +139,28 @@ function channelNotFound(type: string) {
 
 function alertNotFound() {
   return notFound('The alert');
+}
+
+/**
+ * A 422 for a Slack or webhook URL with a user name or password: the notifier refuses to send
+ * with one, and GET shows a webhook URL in full. (Which addresses a URL may reach is checked by
+ * the notifier where it connects, NOTIFIER_ALLOWED_TARGET_NETWORKS: a host name can resolve
+ * anywhere, so only that check holds.)
+ */
+function rejectUrlCredentials(target: NotificationTarget): void {
+  const field =
+    'webhook_url' in target
+      ? { path: 'webhook_url', url: target.webhook_url }
+      : 'url' in target
+        ? { path: 'url', url: target.url }
+        : undefined;
+  if (field === undefined) return;
+  const { username, password } = new URL(field.url);
+  if (username !== '' || password !== '') {
+    throw validationError([
+      { path: field.path, message: 'must not contain a user name or password' },
+    ]);
+  }
 }
 
 /** An unknown channel type is 404, like a path that does not exist. */

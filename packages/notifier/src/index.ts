@@ -3,7 +3,9 @@ export type { AlertMessage } from './alert-message.js';
 export { createEmailSender, createSmtpTransport } from './email-sender.js';
 export type { MailMessage, MailTransport, SmtpTransportOptions } from './email-sender.js';
 export { httpPost } from './http-post.js';
-export type { Fetch, HttpPostOptions, HttpSenderOptions } from './http-post.js';
+export type { HttpPostOptions, HttpSenderOptions } from './http-post.js';
+export { createHttpPostTransport, TargetRefusedError } from './http-post-transport.js';
+export type { HttpPostRequest, HttpPostTransport } from './http-post-transport.js';
 export { idempotencyKeyHeader } from './notification-sender.js';
 export type {
   DeliveryResult,
@@ -25,6 +27,8 @@ export type {
 export { defaultRetryPolicy, retryDelayMs } from './retry-policy.js';
 export type { RetryPolicy } from './retry-policy.js';
 export { createSlackSender } from './slack-sender.js';
+export { createTargetAddressPolicy, isNetwork } from './target-address-policy.js';
+export type { TargetAddressPolicy } from './target-address-policy.js';
 export { createWebhookSender } from './webhook-sender.js';
 export {
   signWebhookBody,

@@ -13,6 +13,8 @@ export type DeliveryResult = {
   delivered: boolean;
   /** What the receiver answered (`HTTP 200`, `250 OK`) or why the attempt failed. */
   detail: string;
+  /** False when trying again cannot succeed (a refused target); a failure is retried otherwise. */
+  retriable?: boolean;
 };
 
 export interface NotificationSender<Target> {

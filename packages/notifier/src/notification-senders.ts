@@ -1,7 +1,9 @@
 import type { EmailTarget } from '@monitor/schemas';
 import { createEmailSender, createSmtpTransport } from './email-sender.js';
+import { createHttpPostTransport } from './http-post-transport.js';
 import type { NotificationSender, NotificationSenders } from './notification-sender.js';
 import { createSlackSender } from './slack-sender.js';
+import { createTargetAddressPolicy } from './target-address-policy.js';
 import { createWebhookSender } from './webhook-sender.js';
 
 export type NotificationSendersOptions = {
@@ -9,6 +11,11 @@ export type NotificationSendersOptions = {
   smtpUrl: string | undefined;
   /** Bounds each Slack and webhook POST (default 10 s). */
   httpTimeoutMs?: number;
+  /**
+   * Networks (CIDRs) that Slack and webhook targets may reach although they are internal
+   * (loopback, private, link-local…); none by default, since tenants choose the targets.
+   */
+  allowedTargetNetworks?: readonly string[];
   /** Bounds each SMTP wait: connect, greeting, every reply (default 15 s). */
   smtpTimeoutMs?: number;
 };
@@ -19,7 +26,10 @@ export function createNotificationSenders(options: NotificationSendersOptions): 
   close(): void;
 } {
   const timeoutMs = options.httpTimeoutMs ?? 10_000;
-  const transport =
+  const transport = createHttpPostTransport(
+    createTargetAddressPolicy(options.allowedTargetNetworks ?? []),
+  );
+  const smtp =
     options.smtpUrl === undefined
       ? undefined
       : createSmtpTransport({
@@ -28,12 +38,12 @@ export function createNotificationSenders(options: NotificationSendersOptions): 
         });
   return {
     senders: {
-      slack: createSlackSender({ timeoutMs }),
-      email: transport === undefined ? unconfiguredEmail : createEmailSender(transport),
-      webhook: createWebhookSender({ timeoutMs }),
+      slack: createSlackSender({ timeoutMs, transport }),
+      email: smtp === undefined ? unconfiguredEmail : createEmailSender(smtp),
+      webhook: createWebhookSender({ timeoutMs, transport }),
     },
     close() {
-      transport?.close();
+      smtp?.close();
     },
   };
 }

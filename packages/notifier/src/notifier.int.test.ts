@@ -28,6 +28,8 @@ import { createNotifier } from './notifier.js';
 import { verifyWebhookSignature } from './webhook-signature.js';
 
 const webhookSecret = 'whsec-0123456789abcdef';
+/** The receivers below listen on 127.0.0.1, which the notifier refuses unless allowed. */
+const receiverNetworks = ['127.0.0.1/32'];
 
 type Received = { headers: IncomingHttpHeaders; body: Buffer; status: number };
 
@@ -193,6 +195,7 @@ describe('the notifier against real receivers', () => {
       smtpUrl: smtp.url,
       httpTimeoutMs: 2_000,
       smtpTimeoutMs: 2_000,
+      allowedTargetNetworks: receiverNetworks,
     });
     closers.push(slack.close, webhook.close, smtp.close, senders.close);
     await channelsFor(orgId, {
@@ -248,11 +251,12 @@ describe('the notifier against real receivers', () => {
     expect(byChannel['webhook']).toMatchObject({
       status: 'delivered',
       attempts: 3,
-      lastError: 'HTTP 500: nope',
+      lastError: 'HTTP 500',
     });
+    // The receiver's body (`nope`) is not shown: the status is all the attempt log keeps.
     expect(byChannel['webhook']!.attemptLog.map((a) => [a.attempt, a.outcome, a.detail])).toEqual([
-      [1, 'failed', 'HTTP 500: nope'],
-      [2, 'failed', 'HTTP 500: nope'],
+      [1, 'failed', 'HTTP 500'],
+      [2, 'failed', 'HTTP 500'],
       [3, 'delivered', 'HTTP 200'],
     ]);
     expect(byChannel['slack']).toMatchObject({ status: 'delivered', attempts: 1 });
@@ -285,7 +289,11 @@ describe('the notifier against real receivers', () => {
     const org = (await createOrgStore(db).createOrganization('restart')).id;
     const slack = await startHttpReceiver(() => 200);
     const webhook = await startWebhookReceiver(0);
-    const senders = createNotificationSenders({ smtpUrl: undefined, httpTimeoutMs: 2_000 });
+    const senders = createNotificationSenders({
+      smtpUrl: undefined,
+      httpTimeoutMs: 2_000,
+      allowedTargetNetworks: receiverNetworks,
+    });
     closers.push(slack.close, webhook.close, senders.close);
     await channelsFor(org, {
       slack: { webhook_url: slack.url },
@@ -325,7 +333,11 @@ describe('the notifier against real receivers', () => {
   it('stops after the maximum attempts, and fails a channel without a target at once', async () => {
     const org = (await createOrgStore(db).createOrganization('bounded')).id;
     const webhook = await startWebhookReceiver(Number.POSITIVE_INFINITY);
-    const senders = createNotificationSenders({ smtpUrl: undefined, httpTimeoutMs: 2_000 });
+    const senders = createNotificationSenders({
+      smtpUrl: undefined,
+      httpTimeoutMs: 2_000,
+      allowedTargetNetworks: receiverNetworks,
+    });
     closers.push(webhook.close, senders.close);
     await channelsFor(org, { webhook: { url: webhook.url, secret: webhookSecret } });
     const notifier = createNotifier({ store, senders: senders.senders, logger }, options);
@@ -357,5 +369,69 @@ describe('the notifier against real receivers', () => {
     await sleep(250);
     expect((await notifier.runOnce()).claimed).toBe(0);
     expect(webhook.requests).toHaveLength(4);
+  });
+  it('refuses targets on the loopback network unless it is allowed, without retrying', async () => {
+    const org = (await createOrgStore(db).createOrganization('guarded')).id;
+    const slack = await startHttpReceiver(() => 200);
+    const webhook = await startWebhookReceiver(0);
+    // By name: the address is checked where the DNS answer is used to connect.
+    const webhookByName = webhook.url.replace('127.0.0.1', 'localhost');
+    const strict = createNotificationSenders({ smtpUrl: undefined, httpTimeoutMs: 2_000 });
+    // `localhost` may also resolve to ::1 (the receiver listens on IPv4 only).
+    const allowing = createNotificationSenders({
+      smtpUrl: undefined,
+      httpTimeoutMs: 2_000,
+      allowedTargetNetworks: ['127.0.0.0/8', '::1'],
+    });
+    closers.push(slack.close, webhook.close, strict.close, allowing.close);
+    await channelsFor(org, {
+      slack: { webhook_url: slack.url },
+      webhook: { url: webhookByName, secret: webhookSecret },
+    });
+    const events: string[] = [];
+    const metrics = {
+      sent: (channel: NotificationChannelType) => events.push(`sent ${channel}`),
+      failed: (channel: NotificationChannelType, final: boolean) =>
+        events.push(`failed ${channel}${final ? ' final' : ''}`),
+    };
+
+    const refused = await fire(['slack', 'webhook'], org);
+    await drain(
+      createNotifier({ store, senders: strict.senders, logger, metrics }, options).runOnce,
+    );
+    expect(slack.requests).toHaveLength(0);
+    expect(webhook.requests).toHaveLength(0);
+    const records = Object.fromEntries(
+      (await store.listForAlert(org, refused.id))!.map((r) => [r.channel, r]),
+    );
+    expect(records['slack']).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastError: 'target refused: 127.0.0.1 is a loopback address',
+    });
+    expect(records['webhook']).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      nextAttemptAt: null,
+    });
+    expect(records['webhook']!.lastError).toMatch(
+      /^target refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/,
+    );
+    expect(events.sort()).toEqual(['failed slack final', 'failed webhook final']);
+
+    events.length = 0;
+    const delivered = await fire(['slack', 'webhook'], org);
+    await drain(
+      createNotifier({ store, senders: allowing.senders, logger, metrics }, options).runOnce,
+    );
+    expect(slack.delivered()).toHaveLength(1);
+    expect(webhook.delivered().map((r) => r.headers['idempotency-key'])).toEqual([
+      `${delivered.id}:fired`,
+    ]);
+    for (const record of (await store.listForAlert(org, delivered.id))!) {
+      expect(record).toMatchObject({ status: 'delivered', attempts: 1 });
+    }
+    expect(events.sort()).toEqual(['sent slack', 'sent webhook']);
   });
 });

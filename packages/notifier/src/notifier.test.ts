@@ -251,6 +251,22 @@ describe('createNotifier', () => {
     });
   });
 
+  it('fails a message for good at once when its sender says retrying cannot help', async () => {
+    const fake = fakeStore([claim({ attempt: 1 })]);
+    const detail = 'target refused: 127.0.0.1 is a loopback address';
+    const senders = fakeSenders(() =>
+      Promise.resolve({ delivered: false, detail, retriable: false }),
+    );
+    const metrics = fakeMetrics();
+    const notifier = createNotifier(
+      { store: fake.store, senders: senders.senders, logger, metrics: metrics.metrics },
+      options,
+    );
+    expect(await notifier.runOnce()).toMatchObject({ failed: 1, retrying: 0 });
+    expect(fake.records[0]).toMatchObject({ outcome: 'failed', retryInMs: undefined, detail });
+    expect(metrics.events).toEqual(['failed webhook final']);
+  });
+
   it('counts a sender that throws as a failed attempt to retry', async () => {
     const fake = fakeStore([claim()]);
     const senders = fakeSenders(() => Promise.reject(new Error('boom')));

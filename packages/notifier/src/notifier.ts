@@ -200,7 +200,8 @@ export function createNotifier(
 
 /**
  * One attempt through the channel's sender. A channel without a target (or with a stored target
- * that no longer validates) fails for good at once: retrying cannot help until someone sets one.
+ * that no longer validates) fails for good at once, like an attempt its sender reports as not
+ * retriable (a refused target): retrying cannot help until someone changes the target.
  */
 async function deliver(
   claim: ClaimedNotification,
@@ -229,17 +230,17 @@ async function deliver(
       case 'slack': {
         const target = notificationTargetSchemas.slack.safeParse(claim.target);
         if (!target.success) return invalid();
-        return { result: await senders.slack.send(notification, target.data), final: false };
+        return outcomeOf(await senders.slack.send(notification, target.data));
       }
       case 'email': {
         const target = notificationTargetSchemas.email.safeParse(claim.target);
         if (!target.success) return invalid();
-        return { result: await senders.email.send(notification, target.data), final: false };
+        return outcomeOf(await senders.email.send(notification, target.data));
       }
       case 'webhook': {
         const target = notificationTargetSchemas.webhook.safeParse(claim.target);
         if (!target.success) return invalid();
-        return { result: await senders.webhook.send(notification, target.data), final: false };
+        return outcomeOf(await senders.webhook.send(notification, target.data));
       }
     }
   } catch (err) {
@@ -247,4 +248,8 @@ async function deliver(
     const message = err instanceof Error ? err.message : String(err);
     return { result: { delivered: false, detail: `sender error: ${message}` }, final: false };
   }
+}
+
+function outcomeOf(result: DeliveryResult): { result: DeliveryResult; final: boolean } {
+  return { result, final: result.retriable === false };
 }

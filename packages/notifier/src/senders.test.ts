@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { AlertNotificationPayload } from '@monitor/db';
 import type { MailMessage, MailTransport } from './email-sender.js';
 import { createEmailSender } from './email-sender.js';
-import type { Fetch } from './http-post.js';
+import type { HttpPostTransport } from './http-post-transport.js';
+import { TargetRefusedError } from './http-post-transport.js';
 import type { OutgoingNotification } from './notification-sender.js';
 import { createSlackSender } from './slack-sender.js';
 import { createWebhookSender } from './webhook-sender.js';
@@ -35,28 +36,23 @@ const notification: OutgoingNotification = {
 
 type Request = { url: string; headers: Headers; body: Buffer };
 
-/** A fetch that records each request and answers with `respond`. */
-function fakeFetch(respond: (request: Request, signal: AbortSignal) => Promise<Response>) {
+/** A transport that records each request and answers with `respond`. */
+function fakeTransport(respond: (request: Request, signal: AbortSignal) => Promise<number>) {
   const requests: Request[] = [];
-  const fetchImpl: Fetch = async (input, init) => {
-    const request = {
-      url: typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
-      headers: new Headers(init?.headers),
-      body: Buffer.from(init?.body as Uint8Array),
-    };
+  const transport: HttpPostTransport = async ({ url, headers, body, signal }) => {
+    const request = { url: url.href, headers: new Headers(headers), body: Buffer.from(body) };
     requests.push(request);
-    return respond(request, init!.signal!);
+    return { status: await respond(request, signal) };
   };
-  return { fetch: fetchImpl, requests };
+  return { transport, requests };
 }
 
-const answer = (status: number, text?: string) =>
-  Promise.resolve(new Response(text ?? null, { status }));
+const answer = (status: number) => Promise.resolve(status);
 
 describe('createSlackSender', () => {
   it('posts the readable text as JSON with the idempotency key', async () => {
-    const fake = fakeFetch(() => answer(200, 'ok'));
-    const sender = createSlackSender({ timeoutMs: 1_000, fetch: fake.fetch });
+    const fake = fakeTransport(() => answer(200));
+    const sender = createSlackSender({ timeoutMs: 1_000, transport: fake.transport });
     const result = await sender.send(notification, { webhook_url: 'https://hooks.example/T/B/x' });
     expect(result).toEqual({ delivered: true, detail: 'HTTP 200' });
     const [request] = fake.requests;
@@ -68,18 +64,18 @@ describe('createSlackSender', () => {
     expect(body.text).toContain('cpu_percent is 95 (alert when &gt; 90).');
   });
 
-  it('fails the attempt on a non-2xx answer, keeping the start of its body', async () => {
-    const fake = fakeFetch(() => answer(404, 'no_service\n'));
-    const sender = createSlackSender({ timeoutMs: 1_000, fetch: fake.fetch });
+  it('fails the attempt on a non-2xx answer, naming its status', async () => {
+    const fake = fakeTransport(() => answer(404));
+    const sender = createSlackSender({ timeoutMs: 1_000, transport: fake.transport });
     expect(await sender.send(notification, { webhook_url: 'https://hooks.example/x' })).toEqual({
       delivered: false,
-      detail: 'HTTP 404: no_service',
+      detail: 'HTTP 404',
     });
   });
 
   it('treats a redirect as a failure rather than following it', async () => {
-    const fake = fakeFetch(() => answer(302));
-    const sender = createSlackSender({ timeoutMs: 1_000, fetch: fake.fetch });
+    const fake = fakeTransport(() => answer(302));
+    const sender = createSlackSender({ timeoutMs: 1_000, transport: fake.transport });
     expect(await sender.send(notification, { webhook_url: 'https://hooks.example/x' })).toEqual({
       delivered: false,
       detail: 'HTTP 302',
@@ -92,8 +88,12 @@ describe('createWebhookSender', () => {
   const nowMs = 1_700_000_000_123;
 
   it('posts the payload signed over the exact body bytes and the timestamp', async () => {
-    const fake = fakeFetch(() => answer(204));
-    const sender = createWebhookSender({ timeoutMs: 1_000, fetch: fake.fetch, nowMs: () => nowMs });
+    const fake = fakeTransport(() => answer(204));
+    const sender = createWebhookSender({
+      timeoutMs: 1_000,
+      transport: fake.transport,
+      nowMs: () => nowMs,
+    });
     expect(await sender.send(notification, target)).toEqual({
       delivered: true,
       detail: 'HTTP 204',
@@ -119,22 +119,34 @@ describe('createWebhookSender', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
       code: 'ECONNREFUSED',
     });
-    const fake = fakeFetch(() => Promise.reject(new TypeError('fetch failed', { cause: refused })));
-    const sender = createWebhookSender({ timeoutMs: 1_000, fetch: fake.fetch });
+    const fake = fakeTransport(() => Promise.reject(refused));
+    const sender = createWebhookSender({ timeoutMs: 1_000, transport: fake.transport });
     expect(await sender.send(notification, target)).toEqual({
       delivered: false,
       detail: 'request failed: connect ECONNREFUSED 127.0.0.1:9',
     });
   });
 
+  it('fails a refused target for good, naming why', async () => {
+    const fake = fakeTransport(() =>
+      Promise.reject(new TargetRefusedError('127.0.0.1 is a loopback address')),
+    );
+    const sender = createWebhookSender({ timeoutMs: 1_000, transport: fake.transport });
+    expect(await sender.send(notification, target)).toEqual({
+      delivered: false,
+      detail: 'target refused: 127.0.0.1 is a loopback address',
+      retriable: false,
+    });
+  });
+
   it('gives up on a receiver that does not answer within the timeout', async () => {
-    const fake = fakeFetch(
+    const fake = fakeTransport(
       (_request, signal) =>
         new Promise((_resolve, reject) => {
           signal.addEventListener('abort', () => reject(signal.reason as Error));
         }),
     );
-    const sender = createWebhookSender({ timeoutMs: 30, fetch: fake.fetch });
+    const sender = createWebhookSender({ timeoutMs: 30, transport: fake.transport });
     expect(await sender.send(notification, target)).toEqual({
       delivered: false,
       detail: 'no answer within 30 ms',

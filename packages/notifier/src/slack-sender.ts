@@ -7,7 +7,6 @@ import { idempotencyKeyHeader } from './notification-sender.js';
 
 /** Posts `{ "text" }` to a Slack incoming webhook; Slack answers 200 `ok`. */
 export function createSlackSender(options: HttpSenderOptions): NotificationSender<SlackTarget> {
-  const fetchImpl = options.fetch ?? fetch;
   return {
     send(notification, target) {
       const body = Buffer.from(JSON.stringify({ text: formatSlackText(notification.payload) }));
@@ -19,7 +18,7 @@ export function createSlackSender(options: HttpSenderOptions): NotificationSende
           [idempotencyKeyHeader]: notification.idempotencyKey,
         },
         timeoutMs: options.timeoutMs,
-        fetch: fetchImpl,
+        transport: options.transport,
       });
     },
   };

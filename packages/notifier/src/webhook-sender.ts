@@ -12,7 +12,6 @@ import { signWebhookBody, signatureHeader, timestampHeader } from './webhook-sig
 export function createWebhookSender(
   options: HttpSenderOptions & { nowMs?: () => number },
 ): NotificationSender<WebhookTarget> {
-  const fetchImpl = options.fetch ?? fetch;
   const nowMs = options.nowMs ?? Date.now;
   return {
     send(notification, target) {
@@ -28,7 +27,7 @@ export function createWebhookSender(
           [signatureHeader]: signWebhookBody(target.secret, timestamp, body),
         },
         timeoutMs: options.timeoutMs,
-        fetch: fetchImpl,
+        transport: options.transport,
       });
     },
   };

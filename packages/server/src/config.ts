@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ConfigOf } from '@monitor/platform';
-import { baseConfigFields, envPositiveInt, envString, envUrl } from '@monitor/platform';
+import { baseConfigFields, envList, envPositiveInt, envString, envUrl } from '@monitor/platform';
+import { isNetwork } from '@monitor/notifier';
 
 /**
  * Every setting of every role, parsed once at start. The names of the API contract come from
@@ -46,6 +47,18 @@ export const serverConfigSchema = z.object({
   NOTIFIER_RETRY_MAX_MS: envPositiveInt().default(30 * 60_000),
   /** A Slack or webhook request without an answer after this long is a failed attempt. */
   NOTIFIER_HTTP_TIMEOUT_MS: envPositiveInt().default(10_000),
+  /**
+   * Networks (CIDRs such as `10.0.0.0/8`, `fd00::/8`, or single addresses) that Slack and
+   * webhook targets may reach although they are internal: loopback, private, link-local (cloud
+   * metadata), CGNAT… Empty by default, since tenants choose the targets and the notifier posts
+   * from inside the operator's network; a self-hosted install with an internal receiver lists
+   * its network here.
+   */
+  NOTIFIER_ALLOWED_TARGET_NETWORKS: envList({
+    item: z.string().refine(isNetwork, {
+      error: 'must be a CIDR network such as 10.0.0.0/8 or fd00::/8, or an IP address',
+    }),
+  }).default([]),
   /** SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`. */
   SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] }).optional(),
   /** How often the investigator looks for queued investigations. */

@@ -12,13 +12,15 @@ import type { RoleContext } from '../role-context.js';
 
 /**
  * Drains the notification outbox: Slack, email (SMTP_URL) and signed webhooks, with bounded
- * retries. Replicas share the work through leases on the outbox rows.
+ * retries. Replicas share the work through leases on the outbox rows. Slack and webhook targets
+ * on internal addresses are refused unless NOTIFIER_ALLOWED_TARGET_NETWORKS allows them.
  */
 export function startNotifier(ctx: RoleContext, db: Database): void {
   const { config } = ctx;
   const senders = createNotificationSenders({
     smtpUrl: config.SMTP_URL,
     httpTimeoutMs: config.NOTIFIER_HTTP_TIMEOUT_MS,
+    allowedTargetNetworks: config.NOTIFIER_ALLOWED_TARGET_NETWORKS,
   });
   const notifier = createNotifier(
     {

@@ -4,6 +4,7 @@ import { createDatabase } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
+import { receiverNetworks } from './notification-receivers.js';
 import type { RoleProcess } from './role-process.js';
 import { runCommand, startRoleProcess } from './role-process.js';
 
@@ -20,7 +21,8 @@ export type MonitorStack = {
 /**
  * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
  * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
- * keep the tests quick: short polls, retries and session timeouts.
+ * keep the tests quick (short polls, retries and session timeouts) and let the notifier reach
+ * the local receivers of `notification-receivers.ts`.
  */
 export async function createMonitorStack(
   name: string,
@@ -40,6 +42,8 @@ export async function createMonitorStack(
     NOTIFIER_POLL_MS: '100',
     NOTIFIER_RETRY_BASE_MS: '200',
     INVESTIGATOR_POLL_MS: '100',
+    // The tests' Slack and webhook receivers run on this machine.
+    NOTIFIER_ALLOWED_TARGET_NETWORKS: receiverNetworks,
     ...extraEnv,
   };
   await runCommand(['migrate'], env);

@@ -6,6 +6,12 @@ import { SMTPServer } from 'smtp-server';
 
 export type ReceivedRequest = { headers: IncomingHttpHeaders; body: string };
 
+/**
+ * Where the receivers below listen, for NOTIFIER_ALLOWED_TARGET_NETWORKS: the notifier refuses
+ * loopback targets unless they are allowed.
+ */
+export const receiverNetworks = '127.0.0.1/32';
+
 export type HttpReceiver = {
   readonly url: string;
   /** Requests answered 2xx, in arrival order. */

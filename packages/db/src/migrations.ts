@@ -442,6 +442,18 @@ const evaluatorWatermarks: Migration = {
     ]),
 };
 
+const alertHistoryRetention: Migration = {
+  version: 13,
+  name: 'alert_history_retention',
+  up: (sql) =>
+    run(sql, [
+      // pruneAlertHistory finds what is past retention without reading the whole history.
+      `create index alerts_resolved_at_idx on alerts (resolved_at) where status = 'resolved'`,
+      `create index investigations_on_demand_completed_at_idx on investigations (completed_at)
+        where alert_id is null and status in ('completed', 'failed')`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -456,4 +468,5 @@ export const migrations: readonly Migration[] = [
   servicesPageIndex,
   alertRuleGenerations,
   evaluatorWatermarks,
+  alertHistoryRetention,
 ];

@@ -24,6 +24,8 @@ export const serverConfigSchema = z.object({
   INGEST_PRODUCE_LINGER_MS: envPositiveInt().default(2),
   RAW_RETENTION_DAYS: envPositiveInt().default(30),
   SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
+  /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
+  ALERT_RETENTION_DAYS: envPositiveInt().default(90),
   COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
   WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(5_000),
   /**

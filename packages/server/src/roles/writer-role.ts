@@ -72,13 +72,20 @@ export async function startSampleWriter(
   return subscription;
 }
 
-/** Partitions and rollups of the plain PostgreSQL mode (a no-op on TimescaleDB, whose jobs do it). */
+/**
+ * Partitions and rollups of the plain PostgreSQL mode (a no-op on TimescaleDB, whose jobs do
+ * it), and the alert history past ALERT_RETENTION_DAYS in both modes.
+ */
 function startMaintenance(ctx: RoleContext, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
+  const options = { alertRetentionDays: ctx.config.ALERT_RETENTION_DAYS };
   const run = (): void => {
-    runMaintenance(db, new Date()).catch((err: unknown) =>
-      logger.warn({ err }, 'storage maintenance failed'),
-    );
+    runMaintenance(db, new Date(), options)
+      .then(({ pruned }) => {
+        if (pruned.alerts + pruned.investigations > 0)
+          logger.info({ pruned }, 'alert history pruned');
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'));
   };
   const timer = setInterval(run, maintenanceIntervalMs);
   timer.unref();

@@ -7,7 +7,10 @@
  *    processes.
  * 2. Phase "single": one payload per request; phase "batched": arrays of up to 1000 payloads.
  *    After each, `samples` must hold exactly what was acknowledged.
- * 3. Ceilings: a bare node:http server doing JSON.parse + zod (requests/s), and raw COPY of the
+ * 3. Phase "backlog": the writer alone. It is stopped while the gateway fills Kafka with batched
+ *    payloads, then started again and timed while it drains what waits. End to end, the batched
+ *    phase cannot land more than the gateway acknowledges, so this is the writer's own rate.
+ * 4. Ceilings: a bare node:http server doing JSON.parse + zod (requests/s), and raw COPY of the
  *    same rows into the same table (rows/s).
  *
  * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
@@ -17,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
@@ -60,6 +64,22 @@ const drainSettleMs = 1_000;
 const unlimitedRatePerMinute = '1000000000';
 
 const bareServerScript = fileURLToPath(new URL('./bare-ingest-server.ts', import.meta.url));
+const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
+
+/** The writer draining a backlog on its own (phase "backlog"). */
+type BacklogFigures = {
+  /** Host samples' rows waiting in Kafka when the writer started. */
+  rows: number;
+  /** Rows stored between the first poll that saw the writer's first batch and the last poll. */
+  rowsTimed: number;
+  seconds: number;
+  rowsPerSecond: number;
+  /** Writer CPU seconds over the timed span. */
+  writerCpuSeconds: number | undefined;
+  /** Storage transactions over the whole drain, from the writer's metrics. */
+  batches: number | undefined;
+  drained: boolean;
+};
 
 type Options = {
   hosts: number;
@@ -79,7 +99,8 @@ const usage = `Usage: npm run bench:ingest -- [options]
   --out FILE              JSON results (default bench-results/ingest-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
 WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPIC_PARTITIONS are
-passed on to the gateway and writer.`;
+passed on to the gateway and writer; BENCH_WRITER_NODE_OPTIONS becomes the NODE_OPTIONS of the
+writer that drains the backlog (e.g. --require of a script that starts a CPU profile).`;
 
 function parseOptions(startedAt: Date): Options {
   const { values } = parseArgs({
@@ -138,12 +159,13 @@ async function main(): Promise<number> {
     notes: [],
     logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-')),
   };
+  const backlog: { figures?: BacklogFigures } = {};
   return runAndReport({
     report,
     cleanup,
     out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes),
-    finish: summarize,
+    run: (processes) => runBenchmark(options, report, cleanup, processes, backlog),
+    finish: (finished) => summarize(finished, backlog.figures),
     format: formatReport,
   });
 }
@@ -153,6 +175,7 @@ async function runBenchmark(
   report: BenchReport,
   cleanup: Cleanup,
   processes: BenchProcess[],
+  backlog: { figures?: BacklogFigures },
 ): Promise<void> {
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
   const stack = await startMonitorStack({
@@ -178,11 +201,13 @@ async function runBenchmark(
       return proc;
     }),
   );
-  const [gateway, writer] = roleProcesses.map((result) => {
+  const [gateway, firstWriter] = roleProcesses.map((result) => {
     if (result.status === 'rejected') throw result.reason;
     return result.value;
   });
-  if (gateway === undefined || writer === undefined) throw new Error('gateway or writer missing');
+  if (gateway === undefined || firstWriter === undefined)
+    throw new Error('gateway or writer missing');
+  let writer = firstWriter;
   const { db } = stack;
 
   // Samples stamped from five minutes ago on, one millisecond further per use of a host.
@@ -257,6 +282,43 @@ async function runBenchmark(
         `lag ${Math.round(result.landed.lagMs)} ms, missing ${result.landed.missing}, extra ${result.landed.extra}`,
     );
   }
+
+  logProgress(
+    `phase backlog: writer stopped, gateway fills Kafka with batched requests for ${options.durationSeconds} s`,
+  );
+  await writer.stop();
+  const fill = await runLoad({
+    url: gatewayUrl,
+    headers,
+    concurrency: options.batchConcurrency,
+    durationMs: options.durationSeconds * 1000,
+    bodies: fleet.createBodySource({
+      payloadsPerRequest: batchHosts,
+      slots: options.batchConcurrency,
+    }),
+  });
+  acknowledged += fill.samplesAccepted;
+  const storedBeforeBacklog = await countSamples(db);
+  const writerNodeOptions = process.env['BENCH_WRITER_NODE_OPTIONS'];
+  writer = await stack.startNodeProcess({
+    name: 'writer-backlog',
+    args: [monitorMain, 'writer'],
+    env:
+      writerNodeOptions === undefined
+        ? stack.env
+        : { ...stack.env, NODE_OPTIONS: writerNodeOptions },
+    readyPath: '/healthz',
+  });
+  processes.push(writer);
+  backlog.figures = await timeBacklogDrain(db, writer, {
+    storedBefore: storedBeforeBacklog,
+    rows: fill.samplesAccepted,
+    timeoutMs: Math.max(60_000, 3 * options.durationSeconds * 1000),
+  });
+  logProgress(
+    `phase backlog: ${backlog.figures.rows} rows waiting, ${Math.round(backlog.figures.rowsPerSecond)} rows/s drained` +
+      `, ${backlog.figures.writerCpuSeconds?.toFixed(1) ?? '?'} writer CPU s over ${backlog.figures.seconds.toFixed(1)} s`,
+  );
 
   const stored = await countSamples(db);
   report.loss = {
@@ -406,6 +468,60 @@ async function measurePhase(args: {
   return phase;
 }
 
+/**
+ * Times a freshly started writer draining `rows` waiting rows. Its start (process, group join,
+ * first fetch and transaction) is left out: the clock runs from the first poll that sees rows
+ * landing to the poll that sees them all, and counts only the rows stored in between.
+ */
+async function timeBacklogDrain(
+  db: Database,
+  writer: BenchProcess,
+  args: { storedBefore: number; rows: number; timeoutMs: number },
+): Promise<BacklogFigures> {
+  const expected = args.storedBefore + args.rows;
+  const deadline = performance.now() + args.timeoutMs;
+  let firstSeen: { atMs: number; stored: number; cpuSeconds: number | undefined } | undefined;
+  for (;;) {
+    const atMs = performance.now();
+    const stored = await countSamples(db);
+    if (stored > args.storedBefore) {
+      firstSeen = { atMs, stored, cpuSeconds: processCpuSeconds(writer.pid) };
+      break;
+    }
+    if (atMs > deadline) break;
+    await sleep(drainPollIntervalMs);
+  }
+  const landed =
+    firstSeen === undefined
+      ? undefined
+      : await waitForLanded(db, {
+          expected,
+          timeoutMs: Math.max(0, deadline - performance.now()),
+          pollIntervalMs: drainPollIntervalMs,
+          settleMs: 0,
+        });
+  const cpuAfter = processCpuSeconds(writer.pid);
+  const counters = await scrapeWriterCounters(writer.baseUrl);
+  const rowsTimed = firstSeen && landed ? landed.stored - firstSeen.stored : 0;
+  const seconds = firstSeen && landed ? (landed.landedAtMs - firstSeen.atMs) / 1000 : 0;
+  return {
+    rows: args.rows,
+    rowsTimed,
+    seconds,
+    rowsPerSecond: seconds > 0 ? rowsTimed / seconds : 0,
+    writerCpuSeconds:
+      firstSeen?.cpuSeconds === undefined || cpuAfter === undefined
+        ? undefined
+        : cpuAfter - firstSeen.cpuSeconds,
+    batches: counters?.batches,
+    drained: landed?.drained ?? false,
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 function loadFigures(
   load: LoadResult,
   bodies: BodySource,
@@ -448,7 +564,7 @@ function cpuSnapshot(gateway: BenchProcess, writer: BenchProcess): CpuSnapshot {
 }
 
 /** Ratios and the issue's targets, from whatever the run measured. */
-function summarize(report: BenchReport): void {
+function summarize(report: BenchReport, backlog: BacklogFigures | undefined): void {
   const { single, batched } = report.phases;
   const bare = report.ceilings.bareHttp;
   const copy = report.ceilings.copy;
@@ -464,6 +580,10 @@ function summarize(report: BenchReport): void {
   const writerVsCopy = report.ratios.writerLandedVsCopy;
   const landed = batched?.landed.samplesPerSecond;
   const measuredAll = single !== undefined && batched !== undefined;
+  const backlogVsCopy =
+    backlog && copy && copy.rowsPerSecond > 0
+      ? backlog.rowsPerSecond / copy.rowsPerSecond
+      : undefined;
   report.targets = {
     'gateway single requests/s / bare node:http': {
       value: gatewayVsBare,
@@ -476,6 +596,12 @@ function summarize(report: BenchReport): void {
       unit: 'ratio',
       target: '≥ 60 %',
       met: writerVsCopy !== undefined && writerVsCopy >= 0.6,
+    },
+    'writer draining a backlog rows/s / COPY': {
+      value: backlogVsCopy,
+      unit: 'ratio',
+      target: '≥ 60 %',
+      met: backlogVsCopy !== undefined && backlogVsCopy >= 0.6,
     },
     'batched samples landed/s, end to end': {
       value: landed,
@@ -502,6 +628,13 @@ function summarize(report: BenchReport): void {
     }
     if (!phase.landed.drained)
       report.notes.push(`phase ${name}: samples had not all landed when the wait timed out`);
+  }
+  if (backlog) {
+    report.notes.push(
+      `phase backlog: the writer drained ${backlog.rows} waiting rows; ${backlog.rowsTimed} of them in ${backlog.seconds.toFixed(2)} s ` +
+        `(${Math.round(backlog.rowsPerSecond)} rows/s, writer CPU ${backlog.writerCpuSeconds?.toFixed(1) ?? '?'} s, ` +
+        `${backlog.batches ?? '?'} transactions in all)${backlog.drained ? '' : '; NOT drained before the timeout'}`,
+    );
   }
   noteBusyMachine(report);
 }

@@ -1,6 +1,13 @@
 /** Where a sample sits in its source log: the writer's Kafka partition and offset. */
 export type LogPosition = { partition: number; offset: number };
 
+/**
+ * A snapshot's list: values to serialize, or a non-empty JSON array as text, stored as it is
+ * (the writer passes its message's slice on rather than parse and serialize it again). Text
+ * that is not valid JSON fails the write permanently.
+ */
+export type SnapshotList = readonly unknown[] | { readonly json: string };
+
 /** One decoded host sample, as the writer hands it to storage. Independent of any bus. */
 export type HostSample = {
   orgId: string;
@@ -12,8 +19,8 @@ export type HostSample = {
   metrics: Readonly<Record<string, number>>;
   tags: Readonly<Record<string, string>>;
   /** Stored as JSON in the snapshot of this sample (none when both are empty). */
-  containers: readonly unknown[];
-  processes: readonly unknown[];
+  containers: SnapshotList;
+  processes: SnapshotList;
   /**
    * Its position in the source log. When given, a sample below its partition's stored next
    * offset is skipped as already written. Omit it for sources without a durable log.

@@ -3,7 +3,7 @@ import { copyIn } from './copy-in.js';
 import { copyTextField } from './copy-text.js';
 import type { Database, Queryable, TransactionSql } from './database.js';
 import { sqlState } from './classify-db-error.js';
-import type { HostSample, SampleBatch, ServiceSummary } from './sample-batch.js';
+import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
 import { nextOffsets, serviceKey, skipWritten, summarizeServices } from './sample-batch.js';
 
 /** Which consumer's offsets the batch advances. */
@@ -247,14 +247,22 @@ function toRows(samples: readonly HostSample[], ids: ReadonlyMap<string, string>
       rows.samples.metrics.push(metric);
       rows.samples.values.push(value);
     }
-    if (sample.containers.length > 0 || sample.processes.length > 0) {
+    const containers = snapshotJson(sample.containers);
+    const processes = snapshotJson(sample.processes);
+    if (containers !== undefined || processes !== undefined) {
       rows.snapshots.times.push(time);
       rows.snapshots.serviceIds.push(serviceId);
-      rows.snapshots.containers.push(JSON.stringify(sample.containers));
-      rows.snapshots.processes.push(JSON.stringify(sample.processes));
+      rows.snapshots.containers.push(containers ?? '[]');
+      rows.snapshots.processes.push(processes ?? '[]');
     }
   }
   return rows;
+}
+
+/** The list as JSON text, or undefined when it is empty. */
+function snapshotJson(list: SnapshotList): string | undefined {
+  if ('json' in list) return list.json;
+  return list.length > 0 ? JSON.stringify(list) : undefined;
 }
 
 type WrittenCounts = Pick<

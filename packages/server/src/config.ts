@@ -27,7 +27,17 @@ export const serverConfigSchema = z.object({
   /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
   ALERT_RETENTION_DAYS: envPositiveInt().default(90),
   COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
-  WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(5_000),
+  /**
+   * The most host samples in one transaction. Each batch upserts every service it touches once,
+   * so bigger batches of a backlog spread that over more samples.
+   */
+  WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(20_000),
+  /**
+   * The most a writer's fetch returns per partition (kafkajs caps a whole fetch at 10 MiB).
+   * Above kafkajs's 1 MiB default: each fetch ends in a transaction, and fewer, bigger ones
+   * drain a backlog faster.
+   */
+  WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt().default(4 * 1024 * 1024),
   /**
    * How long the writer waits for more partitions' records before it writes. kafkajs fetches
    * from a broker again only once the handlers of its last fetch resolved, so a longer wait
@@ -35,6 +45,12 @@ export const serverConfigSchema = z.object({
    * backlog 25-45 % faster than 100 ms). Short is enough to merge concurrent fetches.
    */
   WRITER_BATCH_MAX_WAIT_MS: envPositiveInt().default(10),
+  /**
+   * Kafka consumers per writer process, each writing its own partitions' batches in its own
+   * transactions, so one fetches and decodes while another writes. More than the topic's
+   * partitions leaves some idle.
+   */
+  WRITER_CONSUMERS: envPositiveInt().default(2),
   DATABASE_POOL_MAX: envPositiveInt().default(10),
   /** How long a revoked API key may still work on a replica that cached it. */
   API_KEY_CACHE_TTL_MS: envPositiveInt().default(15_000),

@@ -1,5 +1,6 @@
 export type { BatchAccumulator } from './batch-accumulator.js';
 export { createBatchAccumulator } from './batch-accumulator.js';
+export type { DecodedSample, SnapshotJson } from './decode-sample-record.js';
 export type {
   PendingSample,
   SampleSink,

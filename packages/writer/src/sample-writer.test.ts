@@ -115,7 +115,7 @@ describe('createSampleWriter', () => {
 
   it('isolates a sample that storage rejects permanently and stores the others', async () => {
     const poison = (samples: readonly PendingSample[]) =>
-      samples.some((s) => s.message.host === 'bad')
+      samples.some((s) => s.sample.host === 'bad')
         ? Promise.reject(new Error('out of range'))
         : Promise.resolve();
     const h = harness(poison);

@@ -1,11 +1,11 @@
 import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
-import type { SampleMessage } from '@monitor/schemas';
-import { decodeSampleMessage } from '@monitor/schemas';
 import { createBatchAccumulator } from './batch-accumulator.js';
+import type { DecodedSample } from './decode-sample-record.js';
+import { decodeSampleRecord } from './decode-sample-record.js';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
-export type PendingSample = { record: ConsumedRecord; message: SampleMessage };
+export type PendingSample = { record: ConsumedRecord; sample: DecodedSample };
 
 /** Where the writer puts samples. */
 export type SampleSink = {
@@ -105,9 +105,9 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     async handleBatch(batch: RecordBatch): Promise<void> {
       const samples: PendingSample[] = [];
       for (const record of batch.records) {
-        const decoded = decodeSampleMessage(record.value);
+        const decoded = decodeSampleRecord(record.value);
         if (decoded.ok) {
-          samples.push({ record, message: decoded.value });
+          samples.push({ record, sample: decoded.value });
         } else {
           log.warn(
             { partition: record.partition, offset: record.offset, reason: decoded.reason },

@@ -14,6 +14,11 @@ const maintenanceIntervalMs = 60_000;
 /**
  * Consumes the samples topic in group `writer` and stores every sample. Offsets are committed by
  * the bus only after `handleBatch` resolved, i.e. after the database transaction committed.
+ *
+ * With Kafka it runs `WRITER_CONSUMERS` consumers of the group, each with its own batches and
+ * transactions: kafkajs fetches again only once every handler of its last fetch resolved, so
+ * one consumer leaves PostgreSQL idle while it fetches and decodes, and Kafka idle while it
+ * writes; several overlap those. They own different partitions, hence different hosts.
  */
 export async function startSampleWriter(
   ctx: RoleContext,
@@ -26,14 +31,8 @@ export async function startSampleWriter(
     write: (samples) =>
       store.writeBatch(
         {
-          samples: samples.map(({ record, message }) => ({
-            orgId: message.org_id,
-            host: message.host,
-            timeMs: message.time_ms,
-            metrics: message.metrics,
-            tags: message.tags,
-            containers: message.containers,
-            processes: message.processes,
+          samples: samples.map(({ record, sample }) => ({
+            ...sample,
             position: { partition: record.partition, offset: Number(record.offset) },
           })),
         },
@@ -42,31 +41,53 @@ export async function startSampleWriter(
     isTransient: isTransientDbError,
   };
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
-  const writer = createSampleWriter(
-    {
-      sink,
-      deadLetters: deps.bus.deadLetters(),
-      metrics: writerMetrics,
-      logger,
-      isStopping: () => ctx.shutdown.isShuttingDown,
-    },
-    {
-      maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
-      maxBatchWaitMs: config.WRITER_BATCH_MAX_WAIT_MS,
-      retryInitialMs: 100,
-      retryMaxMs: 10_000,
-    },
+  const subscribeConsumer = (): Promise<Subscription> => {
+    const writer = createSampleWriter(
+      {
+        sink,
+        deadLetters: deps.bus.deadLetters(),
+        metrics: writerMetrics,
+        logger,
+        isStopping: () => ctx.shutdown.isShuttingDown,
+      },
+      {
+        maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
+        maxBatchWaitMs: config.WRITER_BATCH_MAX_WAIT_MS,
+        retryInitialMs: 100,
+        retryMaxMs: 10_000,
+      },
+    );
+    return deps.bus.subscribe({
+      groupId: writerGroupId,
+      topics: [config.SAMPLES_TOPIC],
+      fromBeginning: true,
+      handleBatch: (batch) => writer.handleBatch(batch),
+      // Every partition's batch may be in flight at once, so one transaction carries them all.
+      partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      onLag: writerMetrics.lag,
+      maxBytesPerPartition: config.WRITER_FETCH_MAX_BYTES_PER_PARTITION,
+    });
+  };
+  // The in-process bus allows one subscription per group, and has no fetches to overlap.
+  const consumers = config.KAFKA_BROKERS === undefined ? 1 : config.WRITER_CONSUMERS;
+  // Subscribed together, so they join in one rebalance rather than one after the other.
+  const settled = await Promise.allSettled(
+    Array.from({ length: consumers }, () => subscribeConsumer()),
   );
-  const subscription = await deps.bus.subscribe({
-    groupId: writerGroupId,
-    topics: [config.SAMPLES_TOPIC],
-    fromBeginning: true,
-    handleBatch: (batch) => writer.handleBatch(batch),
-    // Every partition's batch may be in flight at once, so one transaction carries them all.
-    partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
-    sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-    onLag: writerMetrics.lag,
-  });
+  const subscriptions = settled.flatMap((each) =>
+    each.status === 'fulfilled' ? [each.value] : [],
+  );
+  const subscription: Subscription = {
+    stop: async () => {
+      await Promise.all(subscriptions.map((each) => each.stop()));
+    },
+  };
+  const failed = settled.find((each) => each.status === 'rejected');
+  if (failed !== undefined) {
+    await subscription.stop();
+    throw failed.reason;
+  }
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
   startMaintenance(ctx, deps.db);
   return subscription;

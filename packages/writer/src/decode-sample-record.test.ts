@@ -1,0 +1,141 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { SampleMessage } from '@monitor/schemas';
+import { decodeSampleMessage, encodeSampleMessage } from '@monitor/schemas';
+import { decodeSampleRecord } from './decode-sample-record.js';
+
+const message: SampleMessage = {
+  v: 1,
+  org_id: 'org_1',
+  host: 'web-1',
+  time_ms: 1_790_000_000_000,
+  received_ms: 1_790_000_000_005,
+  metrics: { cpu_percent: 12.5, 'disk.used': 0 },
+  tags: { env: 'prod', note: 'quote " and \\ backslash, {brace} [bracket]' },
+  containers: [{ name: 'api', image: 'node:20', cpu_percent: 1.5, memory_usage: 10 }],
+  processes: [
+    { name: 'node "server"', pid: 1, cpu_percent: 2 },
+    { name: 'sshd', pid: 2 },
+  ],
+};
+
+function decode(text: string) {
+  return decodeSampleRecord(Buffer.from(text));
+}
+
+describe('decodeSampleRecord', () => {
+  it('passes the snapshot arrays on as the message wrote them', () => {
+    const result = decodeSampleRecord(encodeSampleMessage(message));
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        orgId: 'org_1',
+        host: 'web-1',
+        timeMs: 1_790_000_000_000,
+        metrics: message.metrics,
+        tags: message.tags,
+        containers: { json: JSON.stringify(message.containers) },
+        processes: { json: JSON.stringify(message.processes) },
+      },
+    });
+  });
+
+  it('takes keys in any order and whitespace anywhere, and empty arrays as empty', () => {
+    const text = ` { "processes" : [ ] ,"containers":[\n{"name":"a"} ],
+      "tags": {}, "metrics": {"m": -1e3}, "received_ms": 2, "time_ms": 1, "host": "h",
+      "org_id": "o", "v": 1, "extra": {"ignored": [1, "]"]} } `;
+    const result = decode(text);
+    expect(result.ok && result.value).toEqual({
+      orgId: 'o',
+      host: 'h',
+      timeMs: 1,
+      metrics: { m: -1000 },
+      tags: {},
+      containers: { json: '[\n{"name":"a"} ]' },
+      processes: [],
+    });
+  });
+
+  it.each([
+    ['not JSON', 'not json'],
+    ['truncated', encodeSampleMessage(message).toString().slice(0, -20)],
+    ['an unknown version', JSON.stringify({ ...message, v: 2 })],
+    ['an empty host', JSON.stringify({ ...message, host: '' })],
+    ['a fractional time', JSON.stringify({ ...message, time_ms: 1.5 })],
+    ['an unsafe integer time', JSON.stringify({ ...message, time_ms: 2 ** 60 })],
+    ['an infinite metric', JSON.stringify(message).replace('12.5', '1e999')],
+    ['a string metric', JSON.stringify({ ...message, metrics: { m: '1' } })],
+    ['a numeric tag', JSON.stringify({ ...message, tags: { t: 1 } })],
+    ['containers not an array', JSON.stringify({ ...message, containers: {} })],
+    ['processes missing', JSON.stringify({ ...message, processes: undefined })],
+    ['an array', '[1]'],
+    ['trailing text', `${JSON.stringify(message)} x`],
+  ])('rejects %s with the reason the schema gives', (_what, text) => {
+    const result = decode(text);
+    expect(result.ok).toBe(false);
+    expect(result).toEqual(decodeSampleMessage(Buffer.from(text)));
+  });
+
+  it('rejects an empty record value', () => {
+    expect(decodeSampleRecord(null)).toEqual({ ok: false, reason: 'empty message value' });
+  });
+
+  it('reads escaped or repeated keys the way JSON.parse does, through the schema', () => {
+    const escaped = JSON.stringify(message).replace('"containers"', '"contain\\u0065rs"');
+    expect(decode(escaped)).toMatchObject({
+      ok: true,
+      value: { containers: message.containers },
+    });
+    const repeated = JSON.stringify(message).replace('{"v":1,', '{"v":1,"processes":[],');
+    expect(decode(repeated)).toMatchObject({ ok: true, value: { processes: message.processes } });
+  });
+});
+
+describe('decodeSampleRecord against the schema', () => {
+  const text = fc.string({ unit: 'binary', maxLength: 12 });
+  const nonEmpty = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 });
+  // zod builds records by assignment, which drops a `__proto__` key: the gateway never sends one.
+  const key = text.filter((s) => s !== '__proto__');
+  const messages = fc.record({
+    v: fc.constant(1 as const),
+    org_id: nonEmpty,
+    host: nonEmpty,
+    time_ms: fc.integer({ min: 0, max: 2 ** 45 }),
+    received_ms: fc.integer({ min: 0, max: 2 ** 45 }),
+    metrics: fc.dictionary(key, fc.double({ noNaN: true, noDefaultInfinity: true })),
+    tags: fc.dictionary(key, text),
+    // Valid as the gateway publishes them: the fast way does not look inside these.
+    containers: fc.array(
+      fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
+    ),
+    processes: fc.array(fc.record({ name: nonEmpty, pid: fc.nat() })),
+  });
+
+  it('decodes what the gateway encodes exactly as JSON.parse + zod do', () => {
+    fc.assert(
+      fc.property(messages, (message) => {
+        const encoded = encodeSampleMessage(message);
+        const slow = decodeSampleMessage(encoded);
+        const fast = decodeSampleRecord(encoded);
+        expect(fast.ok).toBe(slow.ok);
+        if (!fast.ok || !slow.ok) return;
+        const snapshot = (list: unknown) =>
+          Array.isArray(list) ? list : JSON.parse((list as { json: string }).json);
+        expect({
+          ...fast.value,
+          containers: snapshot(fast.value.containers),
+          processes: snapshot(fast.value.processes),
+        }).toEqual({
+          orgId: slow.value.org_id,
+          host: slow.value.host,
+          timeMs: slow.value.time_ms,
+          metrics: slow.value.metrics,
+          tags: slow.value.tags,
+          containers: slow.value.containers,
+          processes: slow.value.processes,
+        });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,223 @@
+import type { DecodeResult } from '@monitor/schemas';
+import { decodeSampleMessage } from '@monitor/schemas';
+
+/** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
+export type SnapshotJson = readonly unknown[] | { readonly json: string };
+
+/** A host sample as the writer stores it. */
+export type DecodedSample = {
+  orgId: string;
+  host: string;
+  timeMs: number;
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+  containers: SnapshotJson;
+  processes: SnapshotJson;
+};
+
+/**
+ * Decodes a `metrics.samples.v1` record. The containers and processes (about nine tenths of a
+ * message) are neither parsed nor validated again: the gateway validated them against the same
+ * schema before publishing, so their JSON text is passed on to storage as it is. The rest is
+ * checked by hand against the rules of `sampleMessageSchema`.
+ *
+ * Anything unusual (not one flat JSON object, escaped or repeated keys, a field the hand checks
+ * reject) goes the slow way, `decodeSampleMessage` (JSON.parse + zod), so an undecodable record
+ * gets the same reason as before. What the fast way lets through unchecked is the inside of the
+ * two arrays: if that is not valid JSON, storage rejects it and the writer dead-letters the
+ * record as unstorable.
+ */
+export function decodeSampleRecord(value: Buffer | null): DecodeResult<DecodedSample> {
+  if (value !== null) {
+    const fast = decodeCanonical(value.toString('utf8'));
+    if (fast !== undefined) return { ok: true, value: fast };
+  }
+  const decoded = decodeSampleMessage(value);
+  if (!decoded.ok) return decoded;
+  const message = decoded.value;
+  return {
+    ok: true,
+    value: {
+      orgId: message.org_id,
+      host: message.host,
+      timeMs: message.time_ms,
+      metrics: message.metrics,
+      tags: message.tags,
+      containers: message.containers,
+      processes: message.processes,
+    },
+  };
+}
+
+const maxHostLength = 255;
+
+function decodeCanonical(text: string): DecodedSample | undefined {
+  const members = splitMembers(text);
+  if (members === undefined) return undefined;
+  let head: unknown;
+  try {
+    head = JSON.parse(members.head);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(head)) return undefined;
+  const { v, org_id: orgId, host, time_ms: timeMs, received_ms: receivedMs } = head;
+  const { metrics, tags } = head;
+  if (
+    v !== 1 ||
+    typeof orgId !== 'string' ||
+    orgId.length === 0 ||
+    typeof host !== 'string' ||
+    host.length === 0 ||
+    host.length > maxHostLength ||
+    !Number.isSafeInteger(timeMs) ||
+    !Number.isSafeInteger(receivedMs) ||
+    !isRecordOf(metrics, (value) => typeof value === 'number' && Number.isFinite(value)) ||
+    !isRecordOf(tags, (value) => typeof value === 'string')
+  ) {
+    return undefined;
+  }
+  return {
+    orgId,
+    host,
+    timeMs: timeMs as number,
+    metrics: metrics as Record<string, number>,
+    tags: tags as Record<string, string>,
+    containers: members.containers,
+    processes: members.processes,
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isRecordOf(value: unknown, check: (entry: unknown) => boolean): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    if (!check(value[key])) return false;
+  }
+  return true;
+}
+
+const quote = 0x22;
+const backslash = 0x5c;
+const comma = 0x2c;
+const colon = 0x3a;
+const openBrace = 0x7b;
+const closeBrace = 0x7d;
+const openBracket = 0x5b;
+const closeBracket = 0x5d;
+
+/**
+ * Splits a top-level JSON object into the text of every member but `containers` and
+ * `processes` (as an object again) and those two arrays' text. Undefined when the text is not
+ * shaped so (a key with escapes, either array missing or repeated, unbalanced brackets…).
+ * Checks structure only: JSON.parse of the head checks the rest of its syntax.
+ */
+function splitMembers(
+  text: string,
+): { head: string; containers: SnapshotJson; processes: SnapshotJson } | undefined {
+  const head: string[] = [];
+  let containers: SnapshotJson | undefined;
+  let processes: SnapshotJson | undefined;
+  let i = skipWhitespace(text, 0);
+  if (text.charCodeAt(i) !== openBrace) return undefined;
+  i = skipWhitespace(text, i + 1);
+  if (text.charCodeAt(i) === closeBrace) return undefined;
+  for (;;) {
+    const keyStart = i;
+    if (text.charCodeAt(keyStart) !== quote) return undefined;
+    const keyEnd = skipString(text, keyStart);
+    if (keyEnd < 0) return undefined;
+    const key = text.slice(keyStart + 1, keyEnd - 1);
+    if (key.includes('\\')) return undefined;
+    i = skipWhitespace(text, keyEnd);
+    if (text.charCodeAt(i) !== colon) return undefined;
+    const valueStart = skipWhitespace(text, i + 1);
+    const valueEnd = skipValue(text, valueStart);
+    if (valueEnd < 0) return undefined;
+    if (key === 'containers' || key === 'processes') {
+      const list = arrayText(text.slice(valueStart, valueEnd));
+      if (list === undefined) return undefined;
+      if (key === 'containers') {
+        if (containers !== undefined) return undefined;
+        containers = list;
+      } else {
+        if (processes !== undefined) return undefined;
+        processes = list;
+      }
+    } else {
+      head.push(text.slice(keyStart, valueEnd));
+    }
+    i = skipWhitespace(text, valueEnd);
+    const next = text.charCodeAt(i);
+    if (next === closeBrace) break;
+    if (next !== comma) return undefined;
+    i = skipWhitespace(text, i + 1);
+  }
+  if (skipWhitespace(text, i + 1) !== text.length) return undefined;
+  if (containers === undefined || processes === undefined) return undefined;
+  return { head: `{${head.join(',')}}`, containers, processes };
+}
+
+/** The array's text, `[]` for an empty one, or undefined when the value is not an array. */
+function arrayText(value: string): SnapshotJson | undefined {
+  if (value.charCodeAt(0) !== openBracket) return undefined;
+  return value.charCodeAt(skipWhitespace(value, 1)) === closeBracket ? [] : { json: value };
+}
+
+function skipWhitespace(text: string, from: number): number {
+  let i = from;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+}
+
+/** Index just past the string that starts at `start`, or -1 when it does not end. */
+function skipString(text: string, start: number): number {
+  let from = start + 1;
+  for (;;) {
+    const end = text.indexOf('"', from);
+    if (end < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === backslash) backslashes++;
+    if (backslashes % 2 === 0) return end + 1;
+    from = end + 1;
+  }
+}
+
+/** Index just past the value that starts at `start`, or -1 when its strings or brackets do not close. */
+function skipValue(text: string, start: number): number {
+  const first = text.charCodeAt(start);
+  if (first === quote) return skipString(text, start);
+  let i = start;
+  if (first !== openBrace && first !== openBracket) {
+    // A number or a literal: it runs to the next delimiter.
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (Number.isNaN(c) || c === comma || c === closeBrace || c === closeBracket || c <= 0x20) {
+        return i > start ? i : -1;
+      }
+      i++;
+    }
+  }
+  let depth = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === quote) {
+      i = skipString(text, i);
+      if (i < 0) return -1;
+      continue;
+    }
+    if (c === openBrace || c === openBracket) depth++;
+    else if (c === closeBrace || c === closeBracket) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  return -1;
+}

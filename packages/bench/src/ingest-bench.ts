@@ -39,6 +39,7 @@ import {
   stopOnSignals,
 } from './bench-run.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
+import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
@@ -58,6 +59,9 @@ const gatewayWarmUpMs = 3_000;
 const bareWarmUpMs = 2_000;
 const copyBatches = 50;
 const copyRowsPerBatch = 10_000;
+/** As many host samples as the writer's backlog transactions hold (≈ 15k rows each). */
+const storeBatches = 20;
+const storeHostSamplesPerBatch = 5_000;
 const drainPollIntervalMs = 100;
 const drainSettleMs = 1_000;
 /** Far above anything this machine can send, so the rate limiter never answers 429. */
@@ -376,6 +380,25 @@ async function runBenchmark(
     batches: copyBatches,
     rowsPerBatch: copyRowsPerBatch,
   });
+
+  logProgress(
+    `ceiling: the writer's storage alone, ${storeBatches} batches of ${storeHostSamplesPerBatch} host samples`,
+  );
+  const spec = JSON.parse(
+    fleet.createBodySource({ payloadsPerRequest: 1, slots: 1 }).next(0).toString('utf8'),
+  ) as { docker_containers: unknown[]; processes: unknown[] };
+  const services = await db.sql<{ org_id: string; name: string }[]>`
+    select org_id, name from services order by name
+  `;
+  report.ceilings.store = await measureStoreCeiling(copyDb, {
+    services: services.map((row) => ({ orgId: row.org_id, host: row.name })),
+    containersJson: JSON.stringify(spec.docker_containers),
+    processesJson: JSON.stringify(spec.processes),
+    // Twenty minutes before the fleet's first sample: clear of the phases and the COPY rows.
+    baseTimeMs: fleetBaseMs - 20 * 60_000,
+    batches: storeBatches,
+    hostSamplesPerBatch: storeHostSamplesPerBatch,
+  });
 }
 
 async function measurePhase(args: {
@@ -584,6 +607,11 @@ function summarize(report: BenchReport, backlog: BacklogFigures | undefined): vo
     backlog && copy && copy.rowsPerSecond > 0
       ? backlog.rowsPerSecond / copy.rowsPerSecond
       : undefined;
+  const store = report.ceilings.store;
+  if (store && copy && copy.rowsPerSecond > 0) {
+    report.ratios.storeVsCopy = store.rowsPerSecond / copy.rowsPerSecond;
+    if (backlog) report.ratios.backlogVsStore = backlog.rowsPerSecond / store.rowsPerSecond;
+  }
   report.targets = {
     'gateway single requests/s / bare node:http': {
       value: gatewayVsBare,

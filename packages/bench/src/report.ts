@@ -1,4 +1,5 @@
 import type { CopyCeilingResult } from './copy-ceiling.js';
+import type { StoreCeilingResult } from './store-ceiling.js';
 import type { LatencySummary } from './latency-summary.js';
 
 export type PhaseName = 'single' | 'batched';
@@ -92,6 +93,8 @@ export type BenchReport = {
   ceilings: {
     bareHttp?: LoadFigures;
     copy?: CopyCeilingResult;
+    /** The writer's own storage code on one connection, without Kafka or decoding. */
+    store?: StoreCeilingResult;
   };
   ratios: {
     /** Gateway single-payload requests/s over the bare node:http ceiling (target ≥ 0.5). */
@@ -100,6 +103,10 @@ export type BenchReport = {
     writerLandedVsCopy?: number;
     /** The writer's rows per second of its own write time over COPY rows/s. */
     writerBusyVsCopy?: number;
+    /** The storage ceiling over COPY rows/s: the most any writer can reach of the COPY target. */
+    storeVsCopy?: number;
+    /** The writer draining a backlog over the storage ceiling. */
+    backlogVsStore?: number;
   };
   loss: { acknowledged: number; stored: number; missing: number; extra: number; zeroLoss: boolean };
   targets: Record<string, TargetCheck>;
@@ -174,12 +181,28 @@ export function formatReport(report: BenchReport): string {
     copy
       ? `  raw COPY into samples               ${int(copy.rowsPerSecond)} rows/s (${int(copy.rows)} rows in ${copy.batches} batches of ${int(copy.rowsPerBatch)}, one connection)`
       : '  raw COPY: not measured',
+  );
+  const store = ceilings.store;
+  lines.push(
+    store
+      ? `  the writer's storage alone          ${int(store.rowsPerSecond)} rows/s (${int(store.hostSamples)} host samples with snapshots and services, ${store.batches} transactions, one connection)`
+      : "  the writer's storage alone: not measured",
     '',
     'Ratios and targets',
   );
   for (const [name, target] of Object.entries(report.targets)) {
     lines.push(
       `  ${name.padEnd(44)}${display(target).padStart(12)}   target ${target.target.padEnd(12)} ${target.met ? 'met' : 'NOT met'}`,
+    );
+  }
+  if (ratios.storeVsCopy !== undefined) {
+    lines.push(
+      `  ${"writer's storage alone / COPY rows/s".padEnd(44)}${pct(ratios.storeVsCopy).padStart(12)}   (the most a writer can reach)`,
+    );
+  }
+  if (ratios.backlogVsStore !== undefined) {
+    lines.push(
+      `  ${'writer draining a backlog / storage alone'.padEnd(44)}${pct(ratios.backlogVsStore).padStart(12)}`,
     );
   }
   if (ratios.writerBusyVsCopy !== undefined) {

@@ -1,6 +1,14 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +41,7 @@ export async function startEmbeddedPostgres(options: {
   // Parents stay traversable (the server may run as another user); the data itself is private.
   mkdirSync(dirname(root), { recursive: true });
   mkdirSync(root, { recursive: true, mode: 0o700 });
+  if (owner) assertTraversable(root, owner);
   const asOwner = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
@@ -132,6 +141,26 @@ function findServerBinaries(): string {
     'DATABASE_URL is not set and no PostgreSQL ≥ 15 server binaries were found for the embedded database ' +
       `(looked in ${candidates.join(', ')}): install postgresql-15, set PG_BIN, or set DATABASE_URL`,
   );
+}
+
+/**
+ * As root, PostgreSQL runs as another user, which must be able to enter every directory above
+ * the data: a private parent (a 0700 home or mktemp directory) would otherwise fail deep inside
+ * initdb with "Permission denied". Says which directory and what to do instead.
+ */
+function assertTraversable(root: string, owner: { uid: number; gid: number }): void {
+  for (let dir = dirname(root); ; dir = dirname(dir)) {
+    const { mode, uid, gid } = statSync(dir);
+    const bit = uid === owner.uid ? 0o100 : gid === owner.gid ? 0o010 : 0o001;
+    if ((mode & bit) === 0) {
+      throw new Error(
+        `running as root, the embedded PostgreSQL runs as uid ${owner.uid}, which cannot enter ` +
+          `${dir}: set MONITOR_DATA_DIR to a directory it can reach (e.g. /var/lib/monitor), ` +
+          `run as a regular user, or set DATABASE_URL`,
+      );
+    }
+    if (dir === dirname(dir)) return;
+  }
 }
 
 function serverUser(): { uid: number; gid: number } | undefined {

@@ -308,6 +308,43 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(count!['n']).toBe(2);
     });
 
+    it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      await store.writeBatch({
+        samples: [
+          sample({ orgId, host: 'h', timeMs: t0, processes: { json: '[{"pid":7,"name":"a"}]' } }),
+        ],
+      });
+      const [stored] = await db.sql<{ processes: unknown }[]>`
+        select n.processes from snapshots n join services v on v.id = n.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(stored?.processes).toEqual([{ pid: 7, name: 'a' }]);
+
+      // What the writer's fast decode lets through unparsed must fail the batch as permanent
+      // (so the writer isolates and dead-letters it), leaving nothing of it behind.
+      const refused = await store
+        .writeBatch({
+          samples: [
+            sample({ orgId, host: 'h', timeMs: t0 + 1000 }),
+            sample({ orgId, host: 'h', timeMs: t0 + 2000, containers: { json: '[1,,2]' } }),
+          ],
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      expect(refused).toBeInstanceOf(Error);
+      expect(isTransientDbError(refused)).toBe(false);
+      const [count] = await db.sql`
+        select count(*)::int as n from samples s join services v on v.id = s.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(count!['n']).toBe(2);
+    });
+
     it('writes nothing new when the same offsets are replayed', async () => {
       const store = createSampleStore(db);
       const orgId = uniqueOrg();

@@ -20,7 +20,13 @@ import type {
   ServiceQueries,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/gateway';
-import { createLogger, newId, notFoundHandler, problemHandler } from '@monitor/platform';
+import {
+  createLogger,
+  createTargetAddressPolicy,
+  newId,
+  notFoundHandler,
+  problemHandler,
+} from '@monitor/platform';
 import { findApiOperation } from './api-operations.js';
 import { createApiRouter } from './api-router.js';
 import type { OpenApiDocument } from './openapi-document.js';
@@ -293,6 +299,7 @@ const routerDeps = {
   },
   notifications: { listForAlert: () => Promise.resolve(undefined) },
   authenticator,
+  targetPolicy: createTargetAddressPolicy([]),
 };
 
 async function call(

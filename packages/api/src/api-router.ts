@@ -9,6 +9,7 @@ import type {
   ServiceQueries,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import type { TargetAddressPolicy } from '@monitor/platform';
 import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
 import type {
   QueryInput,
@@ -55,6 +56,8 @@ export type ApiRouterDeps = {
   notifications: Pick<NotificationStore, 'listForAlert'>;
   /** Retry-After of a 503 when the database is unreachable (default 5). */
   retryAfterSeconds?: number;
+  /** Which addresses notification targets may lead to (the notifier's policy). */
+  targetPolicy: TargetAddressPolicy;
 };
 
 /**
@@ -143,6 +146,7 @@ export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
       channels: deps.channels,
       notifications: deps.notifications,
       authenticator: deps.authenticator,
+      targetPolicy: deps.targetPolicy,
       ...(deps.retryAfterSeconds === undefined
         ? {}
         : { retryAfterSeconds: deps.retryAfterSeconds }),

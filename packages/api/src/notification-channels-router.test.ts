@@ -10,7 +10,12 @@ import type {
   NotificationRecord,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/gateway';
-import { createLogger, notFoundHandler, problemHandler } from '@monitor/platform';
+import {
+  createLogger,
+  createTargetAddressPolicy,
+  notFoundHandler,
+  problemHandler,
+} from '@monitor/platform';
 import { createNotificationChannelsRouter } from './notification-channels-router.js';
 import { notificationOperations } from './notification-operations.js';
 
@@ -118,6 +123,7 @@ beforeAll(async () => {
           Promise.resolve(orgId === 'org_a' && id === alertId ? [record] : undefined),
       },
       authenticator,
+      targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
     }),
   );
   app.use(notFoundHandler);
@@ -251,6 +257,52 @@ describe('createNotificationChannelsRouter', () => {
         status: 422,
         body: { errors: [{ path, message: 'must not contain a user name or password' }] },
       });
+    }
+    for (const [type, body, path, refusal] of [
+      [
+        'webhook',
+        { url: 'http://169.254.169.254/latest/meta-data/', secret },
+        'url',
+        'a link-local address',
+      ],
+      ['webhook', { url: 'http://localhost:8080/hook', secret }, 'url', 'a loopback address'],
+      ['webhook', { url: 'http://[::ffff:10.0.0.1]/hook', secret }, 'url', 'a private address'],
+      [
+        'slack',
+        { webhook_url: 'https://192.168.1.10/services/T/B/x' },
+        'webhook_url',
+        'a private address',
+      ],
+    ] as const) {
+      expect(
+        await call(`/api/v1/notification-channels/${type}`, {
+          method: 'PUT',
+          key: 'write-key',
+          body,
+        }),
+        `${type} ${JSON.stringify(body)}`,
+      ).toMatchObject({
+        status: 422,
+        body: {
+          errors: [
+            {
+              path,
+              message: `must not lead to ${refusal} (allowed only in NOTIFIER_ALLOWED_TARGET_NETWORKS)`,
+            },
+          ],
+        },
+      });
+    }
+    // An allowed network, and a host name (checked by the notifier where it connects).
+    for (const url of ['http://10.9.3.4:9000/hook', 'https://receiver.example/hook']) {
+      expect(
+        await call('/api/v1/notification-channels/webhook', {
+          method: 'PUT',
+          key: 'write-key',
+          body: { url, secret },
+        }),
+        url,
+      ).toMatchObject({ status: 200 });
     }
     const malformed = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Router } from 'express';
 import type { Router as ExpressRouter } from 'express';
 import type {
@@ -7,6 +8,7 @@ import type {
   NotificationStore,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import type { TargetAddressPolicy } from '@monitor/platform';
 import { isId, methodNotAllowedHandler, notFound, validationError } from '@monitor/platform';
 import type {
   NotificationChannelListResponse,
@@ -46,6 +48,11 @@ export type NotificationChannelsRouterDeps = {
   authenticator: ApiKeyAuthenticator;
   /** Retry-After of a 503 when the database is unreachable (default 5). */
   retryAfterSeconds?: number;
+  /**
+   * The notifier's address policy (NOTIFIER_ALLOWED_TARGET_NETWORKS): a target whose host is an
+   * address it refuses is a 422 here rather than a failed delivery later.
+   */
+  targetPolicy: TargetAddressPolicy;
 };
 
 /**
@@ -96,7 +103,7 @@ export function createNotificationChannelsRouter(
       async (req, res) => {
         const type = channelTypeOf(req.params['type']);
         const target = bodyOrThrow(parseBody(notificationTargetSchemas[type], req.body as unknown));
-        rejectUrlCredentials(target);
+        rejectUnreachableUrl(target, deps.targetPolicy);
         const record = await deps.channels.putChannel(authOf(res).orgId, type, target);
         const body: NotificationChannelResponse = toChannelResponse(record);
         res.json(body);
@@ -142,12 +149,12 @@ function alertNotFound() {
 }
 
 /**
- * A 422 for a Slack or webhook URL with a user name or password: the notifier refuses to send
- * with one, and GET shows a webhook URL in full. (Which addresses a URL may reach is checked by
- * the notifier where it connects, NOTIFIER_ALLOWED_TARGET_NETWORKS: a host name can resolve
- * anywhere, so only that check holds.)
+ * A 422 for a Slack or webhook URL the notifier would refuse on its face: one with a user name
+ * or password (GET shows a webhook URL in full), or whose host is an address the policy
+ * refuses (loopback, private, link-local…) or `localhost`. A host name is not resolved here:
+ * it can resolve anywhere later, so the notifier checks again where it connects.
  */
-function rejectUrlCredentials(target: NotificationTarget): void {
+function rejectUnreachableUrl(target: NotificationTarget, policy: TargetAddressPolicy): void {
   const field =
     'webhook_url' in target
       ? { path: 'webhook_url', url: target.webhook_url }
@@ -155,10 +162,22 @@ function rejectUrlCredentials(target: NotificationTarget): void {
         ? { path: 'url', url: target.url }
         : undefined;
   if (field === undefined) return;
-  const { username, password } = new URL(field.url);
+  const { username, password, hostname } = new URL(field.url);
   if (username !== '' || password !== '') {
     throw validationError([
       { path: field.path, message: 'must not contain a user name or password' },
+    ]);
+  }
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const address = host === 'localhost' || host.endsWith('.localhost') ? '127.0.0.1' : host;
+  if (isIP(address) === 0) return;
+  const refusal = policy.refusalOf(address);
+  if (refusal !== undefined) {
+    throw validationError([
+      {
+        path: field.path,
+        message: `must not lead to ${refusal} (allowed only in NOTIFIER_ALLOWED_TARGET_NETWORKS)`,
+      },
     ]);
   }
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import type { TargetAddressPolicy } from './target-address-policy.js';
+import type { TargetAddressPolicy } from '@monitor/platform';
 
 export type HttpPostRequest = {
   url: URL;

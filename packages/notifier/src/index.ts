@@ -27,8 +27,6 @@ export type {
 export { defaultRetryPolicy, retryDelayMs } from './retry-policy.js';
 export type { RetryPolicy } from './retry-policy.js';
 export { createSlackSender } from './slack-sender.js';
-export { createTargetAddressPolicy, isNetwork } from './target-address-policy.js';
-export type { TargetAddressPolicy } from './target-address-policy.js';
 export { createWebhookSender } from './webhook-sender.js';
 export {
   signWebhookBody,

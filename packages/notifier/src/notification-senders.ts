@@ -3,7 +3,7 @@ import { createEmailSender, createSmtpTransport } from './email-sender.js';
 import { createHttpPostTransport } from './http-post-transport.js';
 import type { NotificationSender, NotificationSenders } from './notification-sender.js';
 import { createSlackSender } from './slack-sender.js';
-import { createTargetAddressPolicy } from './target-address-policy.js';
+import { createTargetAddressPolicy } from '@monitor/platform';
 import { createWebhookSender } from './webhook-sender.js';
 
 export type NotificationSendersOptions = {

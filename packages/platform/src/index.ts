@@ -86,6 +86,8 @@ export {
 } from './problem-handler.js';
 
 export { closeHttpServer, createShutdown } from './shutdown.js';
+export { createTargetAddressPolicy, isNetwork } from './target-address-policy.js';
+export type { TargetAddressPolicy } from './target-address-policy.js';
 export type {
   ClosableServer,
   CreateShutdownOptions,

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import type { ConfigOf } from '@monitor/platform';
-import { baseConfigFields, envList, envPositiveInt, envString, envUrl } from '@monitor/platform';
-import { isNetwork } from '@monitor/notifier';
+import {
+  baseConfigFields,
+  envList,
+  envPositiveInt,
+  envString,
+  envUrl,
+  isNetwork,
+} from '@monitor/platform';
 
 /**
  * Every setting of every role, parsed once at start. The names of the API contract come from

@@ -9,6 +9,7 @@ import {
   createRuleStore,
   createServiceQueries,
 } from '@monitor/db';
+import { createTargetAddressPolicy } from '@monitor/platform';
 import type { RoleContext } from '../role-context.js';
 import { createKeyAuthenticator } from './gateway-role.js';
 
@@ -27,6 +28,7 @@ export function createApiMount(ctx: RoleContext, db: Database): (app: Express) =
     channels: createNotificationChannelStore(db),
     notifications: createNotificationStore(db),
     authenticator: createKeyAuthenticator(ctx, db),
+    targetPolicy: createTargetAddressPolicy(ctx.config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
   return (app) => {
     app.use(router);

@@ -54,9 +54,11 @@ describe('createEvaluatorStore', () => {
     state: { v: 1, status, lastSampleMs: at(minutes), startedMs: at(minutes) },
   });
   /** Every rule of the test rows is at generation 0 (the column's default): nothing restarted. */
-  const generations = (fields: Partial<Pick<EvaluatorCommit, 'states' | 'events'>>) =>
+  const generations = (fields: Partial<Pick<EvaluatorCommit, 'states' | 'events' | 'cleared'>>) =>
     Object.fromEntries(
-      [...(fields.states ?? []), ...(fields.events ?? [])].map(({ ruleId }) => [ruleId, 0]),
+      [...(fields.states ?? []), ...(fields.events ?? []), ...(fields.cleared ?? [])].map(
+        ({ ruleId }) => [ruleId, 0],
+      ),
     );
   const commit = (
     fields: Partial<EvaluatorCommit> & Pick<EvaluatorCommit, 'fromOffset' | 'nextOffset'>,
@@ -322,10 +324,14 @@ describe('createEvaluatorStore', () => {
         states: [state('off-1', 'rul_off', 'pending', 2)],
       });
       expect(result).toMatchObject({ reset: [{ orgId, host: 'off-1', ruleId: 'rul_off' }] });
-      expect(await loadStates(store, [{ orgId, host: 'off-1' }])).toEqual([]);
+      // Neither stored nor deleted: rows of a rule that changed belong to the change (the rules
+      // API deletes them, or a replica that knew first wrote them for the new generation).
+      expect(await loadStates(store, [{ orgId, host: 'off-1' }])).toEqual([
+        state('off-1', 'rul_off', 'pending', 1),
+      ]);
       const live = await count('evaluator_states');
-      expect(await store.dropOrphanStates()).toBe(2);
-      expect(await count('evaluator_states')).toBe(live - 2);
+      expect(await store.dropOrphanStates()).toBe(3);
+      expect(await count('evaluator_states')).toBe(live - 3);
       expect(await store.dropOrphanStates()).toBe(0);
     });
   });

@@ -34,15 +34,18 @@ export type EvaluatorCommit = {
   nextOffset: number;
   /** Windows that changed in the batch and must be kept (stored only while their rule is live). */
   states: readonly EvaluatorStateRecord[];
-  /** Windows whose rows go: the evaluator needs nothing of them any more. Disjoint from `states`. */
+  /**
+   * Windows whose rows go: the evaluator needs nothing of them any more (deleted only while
+   * their rule is at the generation evaluated). Disjoint from `states`.
+   */
   cleared: readonly EvaluatorStateKey[];
   /** The watermarks of the batch's hosts, replacing the stored ones. */
   watermarks: readonly HostWatermarkRecord[];
   /** Fire and resolve transitions, in sample order. */
   events: readonly AlertEvent[];
   /**
-   * The generation (see LiveRule) each rule of `states` and `events` was evaluated under: what
-   * a rule change restarted meanwhile is dropped instead of stored or fired.
+   * The generation (see LiveRule) each rule of `states`, `cleared` and `events` was evaluated
+   * under: what a rule change restarted meanwhile is dropped instead of stored, deleted or fired.
    */
   ruleGenerations: Readonly<Record<string, number>>;
 };
@@ -131,7 +134,9 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         // Rules first, then alerts: the rules API locks in the same order, so the two never
         // deadlock. A rule changed since the batch was evaluated holds the rule-change's result.
         const live = await lockLiveRules(tx, [
-          ...new Set([...commit.states, ...commit.events].map((item) => item.ruleId)),
+          ...new Set(
+            [...commit.states, ...commit.events, ...commit.cleared].map((item) => item.ruleId),
+          ),
         ]);
         const current = (ruleId: string): boolean =>
           live.get(ruleId) !== undefined && live.get(ruleId) === commit.ruleGenerations[ruleId];
@@ -168,7 +173,6 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           else reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
         }
         const kept: EvaluatorStateRecord[] = [];
-        const dropped: EvaluatorStateKey[] = [];
         for (const record of commit.states) {
           const key = stateKey(record);
           if (current(record.ruleId) && !reset.has(key)) {
@@ -177,11 +181,16 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           }
           // A state not stored because its rule went away is reset just the same.
           const { orgId, host, ruleId } = record;
-          dropped.push({ orgId, host, ruleId });
           reset.set(key, { orgId, host, ruleId });
         }
         await upsertStates(tx, kept);
-        await deleteStates(tx, [...dropped, ...commit.cleared]);
+        // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
+        // its new generation (the restart deleted the old ones), written by a replica that
+        // already knew it; rows of removed rules go with dropOrphanStates.
+        await deleteStates(
+          tx,
+          commit.cleared.filter((key) => current(key.ruleId)),
+        );
         await upsertWatermarks(tx, commit.watermarks);
         await tx`
           update consumer_offsets set next_offset = ${commit.nextOffset}

@@ -88,12 +88,16 @@ export async function loadLiveRules(db: Database): Promise<LiveRuleSnapshot> {
 /**
  * A value that changes with every committed change to any rule row: the row count catches hard
  * deletes, and the sum of revisions (each change takes a new, larger revision from one sequence)
- * strictly grows with every insert or update, soft deletes and disables included. Read it BEFORE
- * loading the rules: a change committed in between then shows up as one more change next time.
+ * strictly grows with every insert or update, soft deletes and disables included; the epoch
+ * catches whatever takes a generation (a checkpoint written at an epoch must always be
+ * reachable by a reload). Read it BEFORE loading the rules: a change committed in between then
+ * shows up as one more change next time.
  */
 export async function ruleSetFingerprint(db: Database): Promise<string> {
-  const [row] = await db.sql<{ rules: string; revisions: string }[]>`
-    select count(*) as rules, coalesce(sum(revision), 0) as revisions from alert_rules
+  const [row] = await db.sql<{ rules: string; revisions: string; epoch: string }[]>`
+    select count(*) as rules, coalesce(sum(revision), 0) as revisions,
+      (select generation from alert_rule_epoch) as epoch
+    from alert_rules
   `;
-  return `${row?.rules ?? 0}:${row?.revisions ?? 0}`;
+  return `${row?.rules ?? 0}:${row?.revisions ?? 0}:${row?.epoch ?? 0}`;
 }

@@ -296,6 +296,24 @@ describe('rule store on postgres', () => {
     expect(await epoch()).toBeGreaterThan((await generationOf(created.id)).generation + 1n);
   });
 
+  it('takes no generation for a change of a rule that is not there', async () => {
+    const [before] = await db.sql<
+      { generation: string }[]
+    >`select generation from alert_rule_epoch`;
+    expect(
+      await store.updateRule(orgId, 'rul_01M00000000000000000000000', { threshold: 5 }, now),
+    ).toBeUndefined();
+    const created = await store.createRule(otherOrgId, cpuHigh);
+    const [afterCreate] = await db.sql<{ generation: string }[]>`
+      select generation from alert_rule_epoch`;
+    // Another organization's rule is not there either.
+    expect(await store.updateRule(orgId, created.id, { threshold: 5 }, now)).toBeUndefined();
+    const [after] = await db.sql<{ generation: string }[]>`select generation from alert_rule_epoch`;
+    expect(after!.generation).toBe(afterCreate!.generation);
+    expect(BigInt(afterCreate!.generation)).toBeGreaterThan(BigInt(before!.generation));
+    expect((await generationOf(created.id)).generation).toBe(BigInt(after!.generation));
+  });
+
   it('leaves alerts of other rules alone', async () => {
     const deleted = await store.createRule(orgId, cpuHigh);
     const kept = await store.createRule(orgId, cpuHigh);

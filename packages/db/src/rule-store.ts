@@ -166,9 +166,19 @@ export function createRuleStore(db: Database): RuleStore {
           changes.durationMinutes !== undefined ||
           changes.scope !== undefined ||
           changes.enabled !== undefined;
+        // The rule row first: an unknown rule changes nothing (no generation taken), and an
+        // evaluator firing it (which reads it `for share`) has committed or waits for us.
+        const [locked] = await tx<{ id: string }[]>`
+          select id from alert_rules
+          where id = ${id} and org_id = ${orgId} and deleted_at is null
+          for update
+        `;
+        if (locked === undefined) return undefined;
+        if (restarts) await restartEvaluation(tx, orgId, id, now);
+        // The epoch last, so rule changes of other organizations wait for it only briefly.
         const generation = restarts ? await startGeneration(tx) : null;
         // One statement for any subset: an absent field is a null parameter that keeps the column.
-        const [row] = await tx<RuleDbRow[]>`
+        const rows = await tx<RuleDbRow[]>`
           update alert_rules set
             name = coalesce(${optional(changes.name)}::text, name),
             metric = coalesce(${optional(changes.metric)}::text, metric),
@@ -189,9 +199,7 @@ export function createRuleStore(db: Database): RuleStore {
           where id = ${id} and org_id = ${orgId} and deleted_at is null
           returning ${tx.unsafe(ruleColumns)}
         `;
-        if (row === undefined) return undefined;
-        if (restarts) await restartEvaluation(tx, orgId, id, now);
-        return toRuleRow(row);
+        return toRuleRow(expectRow(rows, 'update alert_rules'));
       });
     },
 
@@ -224,8 +232,8 @@ async function startGeneration(tx: TransactionSql): Promise<number> {
 }
 
 /**
- * After the rule row was updated (so an evaluator firing it, which reads the row `for share`,
- * has committed or will see the change): resolves the rule's active alerts and deletes its
+ * With the rule row locked (so an evaluator firing it, which reads the row `for share`, has
+ * committed or will see the change): resolves the rule's active alerts and deletes its
  * windows, so no alert outlives what the rule now says and evaluation starts afresh.
  */
 async function restartEvaluation(

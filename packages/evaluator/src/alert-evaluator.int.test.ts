@@ -76,8 +76,8 @@ describe('alert evaluator on PostgreSQL', () => {
       load: () => loadLiveRules(db),
       intervalMs: 60_000,
       onError: (err) => pollErrors.push(err),
-      onChange: ({ removedRuleIds }) => {
-        evaluator.rulesRemoved(removedRuleIds).catch((err: unknown) => pollErrors.push(err));
+      onChange: () => {
+        evaluator.rulesRemoved().catch((err: unknown) => pollErrors.push(err));
       },
     });
     pollers.push(poller);

@@ -95,10 +95,11 @@ const keyOf = (key: EvaluatorStateKey): string => `${key.orgId}/${key.host}/${ke
 
 /**
  * An in-memory EvaluatorStore with the database adapter's semantics: states kept as JSON text,
- * one active alert per (rule, host), fires of rules that are not live come back as a reset, and
- * a commit whose `fromOffset` is no longer the stored offset writes nothing.
+ * one active alert per (rule, host), events, states and deletions of a rule that is not live at
+ * the generation evaluated are dropped (and come back as a reset), and a commit whose
+ * `fromOffset` is no longer the stored offset writes nothing.
  */
-function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
+function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
   const offsets = new Map<number, number>();
   const states = new Map<string, string>();
   const watermarks = new Map<string, string>();
@@ -110,8 +111,13 @@ function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
     event: AlertEvent,
     reset: Map<string, EvaluatorStateKey>,
     result: { fired: number; alreadyActive: number; resolved: number },
+    current: (ruleId: string) => boolean,
   ) {
     const { orgId, host, ruleId } = event;
+    if (!current(ruleId)) {
+      reset.set(keyOf(event), { orgId, host, ruleId });
+      return;
+    }
     const active = alerts.find((a) => keyOf(a) === keyOf(event) && a.status === 'active');
     if (event.type === 'resolve') {
       if (active !== undefined) {
@@ -121,8 +127,7 @@ function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
       }
       return;
     }
-    if (!liveRuleIds().has(ruleId)) reset.set(keyOf(event), { orgId, host, ruleId });
-    else if (active !== undefined) result.alreadyActive++;
+    if (active !== undefined) result.alreadyActive++;
     else {
       const { value, startedMs, firedMs } = event;
       alerts.push({
@@ -169,16 +174,18 @@ function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
       }
       const result = { fired: 0, alreadyActive: 0, resolved: 0 };
       const reset = new Map<string, EvaluatorStateKey>();
-      for (const event of commit.events) if (!reset.has(keyOf(event))) apply(event, reset, result);
-      for (const { state, ...key } of commit.states) {
-        if (liveRuleIds().has(key.ruleId) && !reset.has(keyOf(key))) {
-          states.set(keyOf(key), JSON.stringify(state));
-        } else {
-          states.delete(keyOf(key));
-          reset.set(keyOf(key), key);
-        }
+      const live = liveGenerations();
+      const current = (ruleId: string) =>
+        live.get(ruleId) !== undefined && live.get(ruleId) === commit.ruleGenerations[ruleId];
+      for (const event of commit.events) {
+        if (!reset.has(keyOf(event))) apply(event, reset, result, current);
       }
-      for (const key of commit.cleared) states.delete(keyOf(key));
+      for (const { state, ...key } of commit.states) {
+        if (current(key.ruleId) && !reset.has(keyOf(key))) {
+          states.set(keyOf(key), JSON.stringify(state));
+        } else reset.set(keyOf(key), key);
+      }
+      for (const key of commit.cleared) if (current(key.ruleId)) states.delete(keyOf(key));
       for (const { orgId, host, marks } of commit.watermarks) {
         watermarks.set(`${orgId}/${host}`, JSON.stringify(marks));
       }
@@ -188,7 +195,7 @@ function fakeStore(liveRuleIds: () => ReadonlySet<string>) {
     dropOrphanStates() {
       let dropped = 0;
       for (const key of states.keys()) {
-        if (!liveRuleIds().has(key.split('/')[2] ?? '')) {
+        if (!liveGenerations().has(key.split('/')[2] ?? '')) {
           states.delete(key);
           dropped++;
         }
@@ -216,7 +223,9 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
   let epoch = Math.max(0, ...initialRules.map((r) => r.generation));
   let rules: RuleSet = ruleSnapshot(initialRules, epoch);
   // What the database holds live; the evaluator sees it through `rules` once it polled.
-  let live: ReadonlySet<string> = rules.ruleIds;
+  const generationsOf = (set: RuleSet) =>
+    new Map([...set.ruleIds].map((id) => [id, set.generationOf(id)!]));
+  let live: ReadonlyMap<string, number> = generationsOf(rules);
   const fake = fakeStore(() => live);
   const counters = { evaluated: 0, fired: 0, resolved: 0, replayed: 0, undecodable: 0 };
   const metrics: EvaluatorMetrics = {
@@ -241,10 +250,24 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
     setRules: (next: LiveRule[]) => {
       epoch = Math.max(epoch, ...next.map((r) => r.generation));
       rules = ruleSnapshot(next, epoch);
-      live = rules.ruleIds;
+      live = generationsOf(rules);
     },
     currentRules: () => rules,
-    setLiveInDatabase: (ruleIds: string[]) => (live = new Set(ruleIds)),
+    setLiveInDatabase: (ruleIds: string[]) =>
+      (live = new Map(ruleIds.map((id) => [id, rules.generationOf(id) ?? 0]))),
+    /** A rule change the evaluators have not polled yet: `rule` live at its generation. */
+    restartInDatabase: (rule: LiveRule, nowMs: number) => {
+      live = new Map([...live, [rule.id, rule.generation]]);
+      for (const alert of fake.alerts) {
+        if (alert.ruleId === rule.id && alert.status === 'active') {
+          alert.status = 'resolved';
+          alert.resolvedMs = nowMs;
+        }
+      }
+      for (const key of [...fake.states.keys()]) {
+        if (key.endsWith(`/${rule.id}`)) fake.states.delete(key);
+      }
+    },
   };
 }
 
@@ -433,20 +456,51 @@ describe('createAlertEvaluator', () => {
   });
 
   it('starts a window afresh when its fire finds the rule gone', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
+    const cpu = rule({ id: 'rul_cpu', durationMinutes: 1 });
+    const h = harness([cpu]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
-    // Disabled in the database; this replica has not polled yet, so it still evaluates the rule.
+    // Disabled through the API (its windows deleted); this replica has not polled yet, so it
+    // still evaluates the rule: the fire is refused and nothing of it is stored.
     h.setLiveInDatabase([]);
+    h.states.clear();
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
     expect(h.alerts).toEqual([]);
-    expect(h.states.has('org_1/web-1/rul_cpu')).toBe(false);
-    // Enabled again: the reset window needs its full duration again, known empty without a load.
-    h.setLiveInDatabase(['rul_cpu']);
+    expect(h.states.size).toBe(0);
+    // Enabled again, a new generation, polled: the window needs its full duration again.
+    h.setRules([{ ...cpu, generation: 1 }]);
     await h.evaluator.handleBatch(batch(2, { host: 'web-1', minutes: 2, cpu: 95 }), ctx);
     expect(h.alerts).toEqual([]);
     await h.evaluator.handleBatch(batch(3, { host: 'web-1', minutes: 3, cpu: 95 }), ctx);
     expect(h.alerts).toMatchObject([{ startedMs: at(2), firedMs: at(3) }]);
-    expect(h.calls.loadHosts).toHaveLength(1);
+  });
+
+  it('leaves alone the windows a replica that knew of a rule change first wrote', async () => {
+    // The review's case: threshold 90 → 50 (generation 2) while replica `stale` has not polled.
+    const before = rule({ id: 'rul_cpu', threshold: 90, generation: 1 });
+    const after = { ...before, threshold: 50, generation: 2 };
+    const h = harness([before]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 10, cpu: 10 }), ctx);
+    const staleRules = h.currentRules();
+    let polledYet = false;
+    const stale = h.newEvaluator({
+      current: () => (polledYet ? h.currentRules() : staleRules),
+      poll: () => Promise.resolve(),
+    });
+    h.restartInDatabase(after, at(10));
+    h.setRules([after]);
+    // An out-of-order sample: the new generation has evaluated nothing, so it fires.
+    await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 5, cpu: 60 }), ctx);
+    expect(h.alerts.filter((a) => a.status === 'active')).toMatchObject([{ firedMs: at(5) }]);
+    // The partition moves to the stale replica: under threshold 90 its sample is good, but
+    // nothing it decides for the old generation may resolve, store or delete anything.
+    await stale.handleBatch(batch(2, { host: 'web-1', minutes: 11, cpu: 60 }), ctx);
+    expect(h.states.has('org_1/web-1/rul_cpu')).toBe(true);
+    // It polls (and no longer trusts what it cached); the next good sample resolves the alert.
+    polledYet = true;
+    await stale.handleBatch(batch(3, { host: 'web-1', minutes: 12, cpu: 10 }), ctx);
+    expect(h.alerts.map((a) => [a.status, a.firedMs, a.resolvedMs])).toEqual([
+      ['resolved', at(5), at(12)],
+    ]);
   });
 
   it('forgets the windows of removed rules in memory and in storage', async () => {
@@ -454,7 +508,7 @@ describe('createAlertEvaluator', () => {
     const h = harness([cpu]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     h.setRules([]);
-    expect(await h.evaluator.rulesRemoved(['rul_cpu'])).toBe(1);
+    expect(await h.evaluator.rulesRemoved()).toBe(1);
     // Enabled again (its alert was resolved by the API meanwhile): it fires afresh.
     h.alerts[0]!.status = 'resolved';
     h.setRules([cpu]);
@@ -625,9 +679,11 @@ describe('createAlertEvaluator', () => {
         return Promise.resolve();
       },
     });
-    // rul_b evaluated minute 5 on the other replica: minute 4 is old for both rules.
-    await lagging.handleBatch(batch(1, { host: 'web-1', minutes: 4, cpu: 95 }), ctx);
+    await lagging.handleBatch(batch(1, { host: 'web-1', minutes: 6, cpu: 10 }), ctx);
     expect(polled).toBe(true);
+    // rul_b evaluated minute 6 too: had the lagging replica written its mark under the old
+    // rules, rul_b would count as having evaluated nothing and take the older sample.
+    await h.newEvaluator().handleBatch(batch(2, { host: 'web-1', minutes: 5.5, cpu: 95 }), ctx);
     expect(h.alerts).toEqual([]);
   });
 

@@ -56,10 +56,10 @@ export type AlertEvaluator = {
    */
   handleBatch(batch: RecordBatch, ctx: BatchContext): Promise<void>;
   /**
-   * Forgets the windows of rules that were deleted or disabled, in memory and in the database,
-   * so a rule enabled again starts afresh. Returns how many stored states were deleted.
+   * After rules were deleted, disabled or restarted: forgets what it cached under the old rules
+   * and deletes the stored windows of rules that are no longer live. Returns how many.
    */
-  rulesRemoved(ruleIds: readonly string[]): Promise<number>;
+  rulesRemoved(): Promise<number>;
 };
 
 /** The batch was not committed because its partition moved to another consumer. */
@@ -93,10 +93,15 @@ type HostWindows = {
   windows: Map<string, WindowState>;
 };
 
-/** What this process knows of one partition's hosts, valid while `nextOffset` is the stored one. */
+/**
+ * What this process knows of one partition's hosts, valid while `nextOffset` is the stored one
+ * and the rules are `rules`: after any rule change the hosts are read again from the database,
+ * where another replica may have written windows of a generation this one did not know yet.
+ */
 type PartitionCache = {
   /** The next offset this process last committed for the partition. */
   nextOffset: number;
+  rules: RuleSet;
   /** org and host (see hostKey) → its windows; in order of last use, least recent first. */
   hosts: Map<string, HostWindows>;
 };
@@ -351,14 +356,12 @@ export function createAlertEvaluator(
     cache: PartitionCache,
     work: BatchWork,
     reset: readonly EvaluatorStateKey[],
-    rulesChanged: boolean,
   ): void {
     for (const key of reset)
       work.hosts.get(hostKey(key.orgId, key.host))?.windows.delete(key.ruleId);
     for (const [key, host] of work.hosts) {
       cache.hosts.delete(key);
-      // The rules changed during the batch: its windows may belong to a removed rule.
-      if (!rulesChanged) cache.hosts.set(key, host);
+      cache.hosts.set(key, host);
     }
     for (const key of cache.hosts.keys()) {
       if (cache.hosts.size <= options.maxCachedHostsPerPartition) break;
@@ -382,9 +385,11 @@ export function createAlertEvaluator(
       const startedMs = clock.nowMs();
       const { partition } = batch;
       const appliedOffset = await store.appliedOffset(partition);
+      let rules = deps.rules.current();
       let cache = caches.get(partition);
-      if (cache !== undefined && cache.nextOffset !== appliedOffset) {
-        // Another replica owned the partition meanwhile: its windows moved on without us.
+      if (cache !== undefined && (cache.nextOffset !== appliedOffset || cache.rules !== rules)) {
+        // Another replica owned the partition meanwhile (its windows moved on without us), or
+        // the rules changed (a replica that knew first may have written windows of theirs).
         caches.delete(partition);
         cache = undefined;
       }
@@ -396,7 +401,6 @@ export function createAlertEvaluator(
 
       const { decoded, undecodable } = decode(fresh);
       if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
-      let rules = deps.rules.current();
       let work = newWork(rules);
       let { loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work);
       if (newestEpoch > rules.epoch) {
@@ -407,6 +411,8 @@ export function createAlertEvaluator(
         if (newestEpoch > rules.epoch) {
           throw new Error(`rules at epoch ${rules.epoch}, a checkpoint at ${newestEpoch}`);
         }
+        caches.delete(partition);
+        cache = undefined;
         work = newWork(rules);
         ({ loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work));
       }
@@ -422,7 +428,7 @@ export function createAlertEvaluator(
       const nextOffset = Number(last.offset) + 1;
       const { states, cleared, watermarks } = changesOf(work, rules);
       const ruleGenerations: Record<string, number> = {};
-      for (const { ruleId } of [...states, ...work.events]) {
+      for (const { ruleId } of [...states, ...cleared, ...work.events]) {
         const generation = rules.generationOf(ruleId);
         if (generation !== undefined) ruleGenerations[ruleId] = generation;
       }
@@ -443,10 +449,15 @@ export function createAlertEvaluator(
         );
       }
 
-      cache ??= { nextOffset, hosts: new Map() };
-      cache.nextOffset = nextOffset;
-      remember(cache, work, result.reset, deps.rules.current() !== rules);
-      caches.set(partition, cache);
+      if (deps.rules.current() === rules) {
+        cache ??= { nextOffset, rules, hosts: new Map() };
+        cache.nextOffset = nextOffset;
+        remember(cache, work, result.reset);
+        caches.set(partition, cache);
+      } else {
+        // The rules changed during the batch: its windows may belong to a removed rule.
+        caches.delete(partition);
+      }
 
       metrics.evaluated(work.evaluations);
       if (result.fired > 0) metrics.alertsFired(result.fired);
@@ -471,13 +482,9 @@ export function createAlertEvaluator(
       else log.debug(summary, 'batch evaluated');
     },
 
-    async rulesRemoved(ruleIds) {
-      for (const cache of caches.values()) {
-        for (const host of cache.hosts.values()) {
-          if (host.windows.size === 0) continue;
-          for (const ruleId of ruleIds) host.windows.delete(ruleId);
-        }
-      }
+    async rulesRemoved() {
+      // The caches belong to the rules before the change (a batch would drop them anyway).
+      caches.clear();
       return await store.dropOrphanStates();
     },
   };

@@ -30,8 +30,9 @@ export async function startAlertEvaluator(
       logger.warn({ err }, 'alert rules could not be reloaded; keeping the last set'),
     onChange: ({ rules, removedRuleIds }) => {
       metrics.rules.set(rules.ruleIds.size);
+      if (removedRuleIds.length === 0) return;
       evaluator
-        .rulesRemoved(removedRuleIds)
+        .rulesRemoved()
         .catch((err: unknown) => logger.warn({ err }, 'states of removed rules not dropped yet'));
     },
   });

@@ -23,8 +23,12 @@ export { partitionName, partitionedTables } from './partition-plan.js';
 export type { PartitionedTable } from './partition-plan.js';
 export { refreshRollups } from './refresh-rollups.js';
 export type { RefreshRollupsResult, Rollup, RollupWindow } from './refresh-rollups.js';
-export { pruneAlertHistory } from './prune-alert-history.js';
-export type { PruneAlertHistoryOptions, PruneAlertHistoryResult } from './prune-alert-history.js';
+export { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
+export type {
+  PruneAlertHistoryOptions,
+  PruneAlertHistoryResult,
+  PruneIdleWatermarksOptions,
+} from './prune-alert-history.js';
 export { runMaintenance } from './run-maintenance.js';
 export type { MaintenanceOptions, MaintenanceResult } from './run-maintenance.js';
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';
-import { pruneAlertHistory } from './prune-alert-history.js';
+import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
 import { cleanDatabase } from './testing/clean-database.js';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
@@ -106,5 +106,18 @@ describe('pruneAlertHistory', () => {
       notifications: 0,
       investigations: 0,
     });
+  });
+
+  it('deletes the watermarks of hosts silent past the raw retention and a day, and only those', async () => {
+    await db.sql`
+      insert into evaluator_watermarks (org_id, host, marks, updated_at)
+      values ('org_1', 'gone', '{}', ${daysAgo(32)}), ('org_1', 'quiet', '{}', ${daysAgo(30.5)}),
+        ('org_1', 'busy', '{}', ${now})
+    `;
+    expect(await pruneIdleWatermarks(db, { now, rawRetentionDays: 30, batchSize: 100 })).toBe(1);
+    const hosts = await db.sql<
+      { host: string }[]
+    >`select host from evaluator_watermarks order by host`;
+    expect(hosts.map((row) => row.host)).toEqual(['busy', 'quiet']);
   });
 });

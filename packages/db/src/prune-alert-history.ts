@@ -68,3 +68,34 @@ export async function pruneAlertHistory(
     };
   });
 }
+
+export type PruneIdleWatermarksOptions = {
+  now: Date;
+  /** The ingest's raw retention: no sample older than this is accepted. */
+  rawRetentionDays: number;
+  batchSize: number;
+};
+
+/**
+ * Deletes the evaluator's watermarks of hosts silent for longer than the raw retention and a
+ * day: the gateway accepts no sample older than the retention (nor more than minutes ahead),
+ * so any sample such a host sends later is newer than every mark the row held, and evaluating
+ * it without the row is what the row would have said. Keeps hosts that come and go (autoscaled
+ * fleets) from growing the table forever. Returns how many rows went (at most a batch).
+ */
+export async function pruneIdleWatermarks(
+  db: Database,
+  options: PruneIdleWatermarksOptions,
+): Promise<number> {
+  const cutoff = new Date(options.now.getTime() - (options.rawRetentionDays + 1) * dayMs);
+  const deleted = await db.sql`
+    delete from evaluator_watermarks
+    where (org_id, host) in (
+      select org_id, host from evaluator_watermarks
+      where updated_at < ${cutoff}
+      limit ${options.batchSize}
+      for update skip locked
+    )
+  `;
+  return deleted.count;
+}

@@ -99,12 +99,15 @@ export async function startSampleWriter(
  */
 function startMaintenance(ctx: RoleContext, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
-  const options = { alertRetentionDays: ctx.config.ALERT_RETENTION_DAYS };
+  const options = {
+    alertRetentionDays: ctx.config.ALERT_RETENTION_DAYS,
+    rawRetentionDays: ctx.config.RAW_RETENTION_DAYS,
+  };
   const run = (): void => {
     runMaintenance(db, new Date(), options)
       .then(({ pruned }) => {
-        if (pruned.alerts + pruned.investigations > 0)
-          logger.info({ pruned }, 'alert history pruned');
+        if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)
+          logger.info({ pruned }, 'history past retention pruned');
       })
       .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'));
   };

@@ -16,7 +16,6 @@
  * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +44,7 @@ import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad } from './load-client.js';
-import { startMonitorStack } from './monitor-stack.js';
+import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
 import { formatReport } from './report.js';
@@ -64,11 +63,8 @@ const storeBatches = 20;
 const storeHostSamplesPerBatch = 5_000;
 const drainPollIntervalMs = 100;
 const drainSettleMs = 1_000;
-/** Far above anything this machine can send, so the rate limiter never answers 429. */
-const unlimitedRatePerMinute = '1000000000';
 
 const bareServerScript = fileURLToPath(new URL('./bare-ingest-server.ts', import.meta.url));
-const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
 
 /** The writer draining a backlog on its own (phase "backlog"). */
 type BacklogFigures = {
@@ -181,17 +177,13 @@ async function runBenchmark(
   processes: BenchProcess[],
   backlog: { figures?: BacklogFigures },
 ): Promise<void> {
-  const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
+  const { apiKey, env } = pipelineSettings();
   const stack = await startMonitorStack({
     services: ['postgres', 'kafka', 'redis'],
     cleanup,
     logDir: report.logDir,
     databasePrefix: 'bench',
-    env: {
-      SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
-      MONITOR_BOOTSTRAP_API_KEY: apiKey,
-      INGEST_RATE_LIMIT_PER_MINUTE: unlimitedRatePerMinute,
-    },
+    env,
   });
   report.settings.services = stack.serviceOrigins;
   report.settings.writerBatchMaxMessages = stack.env['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
@@ -304,14 +296,9 @@ async function runBenchmark(
   acknowledged += fill.samplesAccepted;
   const storedBeforeBacklog = await countSamples(db);
   const writerNodeOptions = process.env['BENCH_WRITER_NODE_OPTIONS'];
-  writer = await stack.startNodeProcess({
+  writer = await stack.startRole('writer', {
     name: 'writer-backlog',
-    args: [monitorMain, 'writer'],
-    env:
-      writerNodeOptions === undefined
-        ? stack.env
-        : { ...stack.env, NODE_OPTIONS: writerNodeOptions },
-    readyPath: '/healthz',
+    extraEnv: writerNodeOptions === undefined ? {} : { NODE_OPTIONS: writerNodeOptions },
   });
   processes.push(writer);
   backlog.figures = await timeBacklogDrain(db, writer, {

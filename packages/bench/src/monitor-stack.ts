@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
@@ -28,8 +29,14 @@ export type MonitorStack = {
   readonly env: Readonly<Record<string, string>>;
   /** A small pool on the run's database, for seeding and checks. */
   readonly db: Database;
-  /** Starts `monitor <role>` on a free port and waits until its /healthz answers. */
-  startRole(role: string, extraEnv?: Record<string, string>): Promise<BenchProcess>;
+  /**
+   * Starts `monitor <role>` on a free port and waits until its /healthz answers; `name` (the
+   * role by default) names its log, so a second process of a role keeps a log of its own.
+   */
+  startRole(
+    role: string,
+    options?: { extraEnv?: Record<string, string>; name?: string },
+  ): Promise<BenchProcess>;
   /** Starts any node script under the watchdog (for ceilings such as a bare server). */
   startNodeProcess(spec: {
     name: string;
@@ -38,6 +45,23 @@ export type MonitorStack = {
     readyPath: string;
   }): Promise<BenchProcess>;
 };
+
+/**
+ * What a benchmark that drives the ingest pipeline passes to its processes: a bootstrap key it
+ * sends with, a topic of the run's own, and a rate limit the load never reaches.
+ */
+export function pipelineSettings(): { apiKey: string; env: Record<string, string> } {
+  const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
+  return {
+    apiKey,
+    env: {
+      SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
+      MONITOR_BOOTSTRAP_API_KEY: apiKey,
+      // Far above anything this machine can send, so the rate limiter never answers 429.
+      INGEST_RATE_LIMIT_PER_MINUTE: '1000000000',
+    },
+  };
+}
 
 /**
  * PostgreSQL (and Kafka, Redis when asked) from testkit or the environment, a fresh database,
@@ -111,9 +135,9 @@ export async function startMonitorStack(options: {
     databaseUrl: database.url,
     env,
     db,
-    startRole: (role, extraEnv = {}) =>
+    startRole: (role, { extraEnv = {}, name = role } = {}) =>
       startNodeProcess({
-        name: role,
+        name,
         args: [monitorMain, role],
         env: { ...env, ...extraEnv },
         readyPath: '/healthz',

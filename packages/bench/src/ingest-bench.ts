@@ -377,7 +377,16 @@ async function runBenchmark(
   const services = await db.sql<{ org_id: string; name: string }[]>`
     select org_id, name from services order by name
   `;
-  report.ceilings.store = await measureStoreCeiling(copyDb, {
+  // As many connections as the writer has consumers (WRITER_CONSUMERS, default 2).
+  const connections = Number(stack.env['WRITER_CONSUMERS'] ?? 2);
+  const storeDb = createDatabase({
+    url: stack.databaseUrl,
+    maxConnections: connections,
+    applicationName: 'monitor-bench-store',
+  });
+  cleanup.add('storage ceiling connections', () => storeDb.close());
+  report.ceilings.store = await measureStoreCeiling(storeDb, {
+    connections,
     services: services.map((row) => ({ orgId: row.org_id, host: row.name })),
     containersJson: JSON.stringify(spec.docker_containers),
     processesJson: JSON.stringify(spec.processes),

@@ -185,7 +185,7 @@ export function formatReport(report: BenchReport): string {
   const store = ceilings.store;
   lines.push(
     store
-      ? `  the writer's storage alone          ${int(store.rowsPerSecond)} rows/s (${int(store.hostSamples)} host samples with snapshots and services, ${store.batches} transactions, one connection)`
+      ? `  the writer's storage alone          ${int(store.rowsPerSecond)} rows/s (${int(store.hostSamples)} host samples with snapshots and services, ${store.batches} transactions, ${store.connections} connection(s) at once)`
       : "  the writer's storage alone: not measured",
     '',
     'Ratios and targets',

@@ -21,57 +21,70 @@ export type StoreCeilingResult = {
   rows: number;
   batches: number;
   hostSamplesPerBatch: number;
-  /** Time spent in `writeBatch` only (building the samples is not counted). */
+  connections: number;
+  /** Wall time of the writes only (building the samples is not counted). */
   writeSeconds: number;
   rowsPerSecond: number;
 };
 
 /**
  * What the writer's storage work alone sustains: the writer's own `writeBatch` (services
- * upsert, samples, container and process snapshots, one transaction per batch) on one
- * connection, fed decoded host samples with no Kafka and no decoding. Raw COPY into `samples`
- * stores three narrow rows per host sample; this stores everything a host sample carries, so
- * it bounds what any writer can land on this database.
+ * upsert, samples, container and process snapshots, one transaction per batch) fed decoded host
+ * samples with no Kafka and no decoding, on `connections` connections at once (`db` needs that
+ * many), each writing hosts of its own as the writer's consumers do (they own different
+ * partitions). Raw COPY into `samples` stores three narrow rows per host sample; this stores
+ * everything a host sample carries, so it bounds what a writer with as many consumers can land.
  */
 export async function measureStoreCeiling(
   db: Database,
-  options: StoreCeilingOptions,
+  options: StoreCeilingOptions & { connections: number },
 ): Promise<StoreCeilingResult> {
-  const { services, batches, hostSamplesPerBatch } = options;
-  if (services.length === 0) throw new Error('the storage ceiling needs at least one service');
+  const { services, batches, hostSamplesPerBatch, connections } = options;
+  if (services.length < connections)
+    throw new Error('the storage ceiling needs a service per connection');
   const store = createSampleStore(db);
   const containers = { json: options.containersJson };
   const processes = { json: options.processesJson };
-  let next = 0;
-  let writeMs = 0;
-  for (let batch = 0; batch < batches; batch++) {
-    const samples: HostSample[] = [];
-    for (let i = 0; i < hostSamplesPerBatch; i++, next++) {
-      const service = services[next % services.length]!;
-      samples.push({
-        orgId: service.orgId,
-        host: service.host,
-        // Services in turn, one millisecond further per round: (service, metric, time) never repeats.
-        timeMs: options.baseTimeMs + Math.floor(next / services.length),
-        metrics: Object.fromEntries(
-          fleetMetricNames.map((metric, m) => [metric, ((next + m) % 1000) / 10]),
-        ),
-        tags: { environment: 'bench' },
-        containers,
-        processes,
-      });
-    }
-    const startedAt = performance.now();
-    await store.writeBatch({ samples });
-    writeMs += performance.now() - startedAt;
-  }
-  const hostSamples = batches * hostSamplesPerBatch;
+  // Built before the clock starts; connection c writes services c, c + connections, ….
+  const work = Array.from({ length: connections }, (_, c) => {
+    const own = services.filter((_service, index) => index % connections === c);
+    let next = 0;
+    return Array.from({ length: Math.ceil(batches / connections) }, () =>
+      Array.from({ length: hostSamplesPerBatch }, (): HostSample => {
+        const service = own[next % own.length]!;
+        const sample = {
+          orgId: service.orgId,
+          host: service.host,
+          // Its services in turn, one millisecond further per round: no key repeats.
+          timeMs: options.baseTimeMs + Math.floor(next / own.length),
+          metrics: Object.fromEntries(
+            fleetMetricNames.map((metric, m) => [metric, ((next + m) % 1000) / 10]),
+          ),
+          tags: { environment: 'bench' },
+          containers,
+          processes,
+        };
+        next++;
+        return sample;
+      }),
+    );
+  });
+  const startedAt = performance.now();
+  await Promise.all(
+    work.map(async (ownBatches) => {
+      for (const samples of ownBatches) await store.writeBatch({ samples });
+    }),
+  );
+  const writeMs = performance.now() - startedAt;
+  const writtenBatches = work.reduce((total, ownBatches) => total + ownBatches.length, 0);
+  const hostSamples = writtenBatches * hostSamplesPerBatch;
   const rows = hostSamples * fleetMetricNames.length;
   return {
     hostSamples,
     rows,
-    batches,
+    batches: writtenBatches,
     hostSamplesPerBatch,
+    connections,
     writeSeconds: writeMs / 1000,
     rowsPerSecond: writeMs > 0 ? rows / (writeMs / 1000) : 0,
   };

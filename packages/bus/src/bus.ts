@@ -41,6 +41,13 @@ export type RecordBatch = {
   topic: string;
   partition: number;
   records: ConsumedRecord[];
+  /**
+   * The partition's log end offset (high watermark) when the batch was fetched: every record of
+   * the partition has a lower offset. A consumer whose stored offset is past it is looking at a
+   * new log (a topic deleted and created again, a bus that restarted its offsets): its stored
+   * offset belongs to the old one and must not make it skip these records as replays.
+   */
+  logEndOffset: number;
 };
 
 export type BatchContext = {

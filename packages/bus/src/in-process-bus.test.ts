@@ -387,4 +387,52 @@ describe('createInProcessBus', () => {
     });
     expect(await bus.admin.ping()).toBe(true);
   });
+
+  it('resumes each partition at the given offset, so its records follow those stored before', async () => {
+    bus = createInProcessBus({ defaultPartitions: 2, resumeOffsets: new Map([['t', [1_000]]]) });
+    const batches: RecordBatch[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        batches.push(batch);
+        return Promise.resolve();
+      },
+    });
+    const onPartition = (partition: number) =>
+      ['a', 'b', 'c', 'd', 'e', 'f'].find((key) => partitionForKey(key, 2) === partition) ?? '';
+    await bus.publisher().publish('t', [msg(onPartition(0), 'x'), msg(onPartition(1), 'y')]);
+    await eventually(() => expect(batches).toHaveLength(2));
+    const byPartition = new Map(batches.map((b) => [b.partition, b]));
+    expect(byPartition.get(0)?.records.map((r) => r.offset)).toEqual(['1000']);
+    expect(byPartition.get(0)?.logEndOffset).toBe(1001);
+    // A partition the map does not name starts at 0.
+    expect(byPartition.get(1)?.records.map((r) => r.offset)).toEqual(['0']);
+  });
+
+  it('sends dead letters to the sink it was given', async () => {
+    const letters: { offset: string; reason: string }[] = [];
+    bus = createInProcessBus({
+      deadLetters: {
+        send: (record, reason) => {
+          letters.push({ offset: record.offset, reason });
+          return Promise.resolve();
+        },
+      },
+    });
+    await bus.deadLetters().send(
+      {
+        topic: 't',
+        partition: 0,
+        offset: '7',
+        key: 'k',
+        value: null,
+        headers: {},
+        timestampMs: 0,
+      },
+      'broken',
+    );
+    expect(letters).toEqual([{ offset: '7', reason: 'broken' }]);
+  });
 });

@@ -4,6 +4,7 @@ import type {
   Bus,
   BusMessage,
   ConsumedRecord,
+  DeadLetterSink,
   EnsureTopicOptions,
   EnsureTopicResult,
   Publisher,
@@ -24,6 +25,18 @@ export type InProcessBusOptions = {
   logger?: BusLogger;
   /** The clock stamped on records. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Per topic, per partition: the offset its log resumes at (the first offset it assigns).
+   * Consumers that keep their offsets elsewhere (in the database) pass the highest ones they
+   * stored, so the records of this process never reuse the offsets of an earlier one and are
+   * not mistaken for replays. Default: every log starts at 0.
+   */
+  resumeOffsets?: ReadonlyMap<string, readonly number[]>;
+  /**
+   * Where `deadLetters()` sends records. Default: the `<topic>.dlq` topic of this bus, which lives
+   * in memory like everything here; pass a durable sink (a database table) to keep them.
+   */
+  deadLetters?: DeadLetterSink;
 };
 
 export const inProcessBusDefaults = {
@@ -84,7 +97,8 @@ type Group = {
  *
  * What it does NOT guarantee:
  * - Durability: everything lives in this process's memory. A crash or restart loses every
- *   record not yet handled, and committed offsets are forgotten. A plain `publish` means "queued
+ *   record not yet handled, and committed offsets are forgotten (`resumeOffsets` starts the logs
+ *   past the offsets the consumers stored durably themselves). A plain `publish` means "queued
  *   in memory", not "stored"; only `ackAfterConsumedBy: ['writer']` (the group that writes to
  *   the database) makes an acknowledgement mean "stored", which is what a 200 must mean.
  * - Scale: one consumer per group (a second `subscribe` with an active group id throws); no
@@ -107,12 +121,13 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
     if (!Number.isInteger(partitions) || partitions < 1) {
       throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
     }
+    const resumeAt = options.resumeOffsets?.get(name) ?? [];
     const topic: Topic = {
       name,
-      partitions: Array.from({ length: partitions }, () => ({
+      partitions: Array.from({ length: partitions }, (_, partition) => ({
         records: [],
         first: 0,
-        end: 0,
+        end: Math.max(0, resumeAt[partition] ?? 0),
         appendWaiters: new Set(),
       })),
       groups: new Set(),
@@ -404,6 +419,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
             topic: topic.name,
             partition,
             records: stored.map((record) => toConsumedRecord(topic.name, partition, record)),
+            logEndOffset: partitionLog.end,
           });
         } finally {
           release();
@@ -485,7 +501,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
   return {
     publisher,
     subscribe,
-    deadLetters: () => createDeadLetterSink({ publisher: (deadLetterPublisher ??= publisher()) }),
+    deadLetters: () =>
+      options.deadLetters ??
+      createDeadLetterSink({ publisher: (deadLetterPublisher ??= publisher()) }),
     admin,
     close,
   };

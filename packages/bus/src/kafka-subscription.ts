@@ -76,6 +76,7 @@ export async function startKafkaSubscription(
         topic: batch.topic,
         partition: batch.partition,
         records: records.slice(start, start + maxBatchRecords),
+        logEndOffset: Number(batch.highWatermark),
       };
       if (!(await handleWithRetry(chunk, payload))) return;
       const last = chunk.records[chunk.records.length - 1];

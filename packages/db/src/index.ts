@@ -32,6 +32,10 @@ export type {
 export { runMaintenance } from './run-maintenance.js';
 export type { MaintenanceOptions, MaintenanceResult } from './run-maintenance.js';
 
+export { loadLogResumeOffsets } from './consumer-offsets.js';
+export { createDeadLetterStore } from './dead-letter-store.js';
+export type { DeadLetterRecord, DeadLetterStore } from './dead-letter-store.js';
+
 export { InvalidSampleError } from './sample-batch.js';
 export type { HostSample, LogPosition, SampleBatch } from './sample-batch.js';
 export { createSampleStore } from './sample-store.js';

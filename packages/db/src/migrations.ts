@@ -454,6 +454,27 @@ const alertHistoryRetention: Migration = {
     ]),
 };
 
+const deadLetters: Migration = {
+  version: 14,
+  name: 'dead_letters',
+  up: (sql) =>
+    run(sql, [
+      // The embedded mode's dead letters (its bus lives in memory; Kafka keeps them in
+      // <topic>.dlq). Key and value as bytes: what was set aside may be what text cannot hold.
+      `create table dead_letters (
+        id bigint generated always as identity primary key,
+        created_at timestamptz not null default now(),
+        topic text not null,
+        partition int not null,
+        source_offset bigint not null,
+        key bytea,
+        value bytea,
+        headers jsonb not null,
+        reason text not null
+      )`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -469,4 +490,5 @@ export const migrations: readonly Migration[] = [
   alertRuleGenerations,
   evaluatorWatermarks,
   alertHistoryRetention,
+  deadLetters,
 ];

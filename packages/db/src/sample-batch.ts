@@ -1,5 +1,14 @@
 /** Where a sample sits in its source log: the writer's Kafka partition and offset. */
-export type LogPosition = { partition: number; offset: number };
+export type LogPosition = {
+  partition: number;
+  offset: number;
+  /**
+   * The partition's log end offset when the sample was read. A stored next offset past it
+   * belongs to an earlier log of the same name (a topic created again): storage then starts the
+   * partition afresh instead of skipping the new log's records as replays.
+   */
+  logEndOffset?: number;
+};
 
 /**
  * A snapshot's list: values to serialize, or a non-empty JSON array as text, stored as it is
@@ -80,6 +89,27 @@ export function nextOffsets(batch: SampleBatch): Map<number, number> {
   }
   for (const { partition, nextOffset } of batch.offsets ?? []) raise(partition, nextOffset);
   return next;
+}
+
+/**
+ * The partitions whose stored next offset is past every offset their log has now (the highest
+ * log end offset a sample of the batch saw): their stored offset belongs to an earlier log.
+ */
+export function partitionsRestarted(
+  samples: readonly HostSample[],
+  storedNextOffsets: ReadonlyMap<number, number>,
+): Set<number> {
+  const logEnds = new Map<number, number>();
+  for (const { position } of samples) {
+    if (position?.logEndOffset === undefined) continue;
+    const { partition, logEndOffset } = position;
+    logEnds.set(partition, Math.max(logEnds.get(partition) ?? 0, logEndOffset));
+  }
+  const restarted = new Set<number>();
+  for (const [partition, logEnd] of logEnds) {
+    if ((storedNextOffsets.get(partition) ?? 0) > logEnd) restarted.add(partition);
+  }
+  return restarted;
 }
 
 /** Drops the samples whose offset is below their partition's stored next offset. */

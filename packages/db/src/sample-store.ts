@@ -4,7 +4,13 @@ import { copyTextField } from './copy-text.js';
 import type { Database, Queryable, TransactionSql } from './database.js';
 import { sqlState } from './classify-db-error.js';
 import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
-import { nextOffsets, serviceKey, skipWritten, summarizeServices } from './sample-batch.js';
+import {
+  nextOffsets,
+  partitionsRestarted,
+  serviceKey,
+  skipWritten,
+  summarizeServices,
+} from './sample-batch.js';
 
 /** Which consumer's offsets the batch advances. */
 export type OffsetOwner = { groupId: string; topic: string };
@@ -16,6 +22,11 @@ export type WriteBatchResult = {
   duplicatesSkipped: number;
   /** Host samples skipped because their offset was already written (a replay). */
   replaysSkipped: number;
+  /**
+   * Partitions whose stored offset was past their log's end: an earlier log of the same name
+   * (the topic was created again). Their offsets started afresh and nothing was skipped.
+   */
+  partitionsRestarted: number[];
   /** Snapshot rows inserted (samples with containers or processes). */
   snapshotsWritten: number;
   /** Services created by this batch (first sample of a host). */
@@ -69,11 +80,14 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       return await sql.begin(async (tx) => {
         const stored =
           owner === undefined ? new Map<number, number>() : await lockOffsets(tx, owner, next);
+        const restarted = partitionsRestarted(batch.samples, stored);
+        for (const partition of restarted) stored.delete(partition);
         const { fresh, skipped } = skipWritten(batch.samples, stored);
         const result: WriteBatchResult = {
           samplesWritten: 0,
           duplicatesSkipped: 0,
           replaysSkipped: skipped,
+          partitionsRestarted: [...restarted],
           snapshotsWritten: 0,
           servicesCreated: 0,
         };
@@ -84,7 +98,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           const written = copy ? await copyOrInsert(tx, rows) : await insertRows(tx, rows);
           Object.assign(result, written);
         }
-        if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next);
+        if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
         return result;
       });
     },
@@ -122,14 +136,17 @@ async function lockOffsets(
   return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
 }
 
+/** Offsets only move forward, except those of a restarted log, which are replaced. */
 async function storeOffsets(
   tx: TransactionSql,
   owner: OffsetOwner,
   next: ReadonlyMap<number, number>,
+  restarted: ReadonlySet<number>,
 ): Promise<void> {
   await tx`
     update consumer_offsets c
-    set next_offset = greatest(c.next_offset, u.next_offset)
+    set next_offset = case when u.partition = any(${[...restarted]}::int[]) then u.next_offset
+                           else greatest(c.next_offset, u.next_offset) end
     from unnest(${[...next.keys()]}::int[], ${[...next.values()]}::bigint[]) as u(partition, next_offset)
     where c.group_id = ${owner.groupId} and c.topic = ${owner.topic} and c.partition = u.partition
   `;

@@ -156,6 +156,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         samplesWritten: 5,
         duplicatesSkipped: 0,
         replaysSkipped: 0,
+        partitionsRestarted: [],
         snapshotsWritten: 1,
         servicesCreated: 2,
       });
@@ -368,6 +369,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         samplesWritten: 0,
         duplicatesSkipped: 0,
         replaysSkipped: 3,
+        partitionsRestarted: [],
         snapshotsWritten: 0,
         servicesCreated: 0,
       });
@@ -394,6 +396,36 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         [3, 14],
         [4, 99],
       ]);
+    });
+
+    it('starts a partition afresh when its stored offset is past the end of the log it reads', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      const owner = { groupId: 'writer', topic: `recreated-${engine}-${orgId}` };
+      const at = (offset: number, logEndOffset: number) =>
+        sample({
+          orgId,
+          host: 'recreated',
+          timeMs: t0 + offset * 1000 + logEndOffset,
+          position: { partition: 0, offset, logEndOffset },
+        });
+      await store.writeBatch({ samples: [at(500, 501)] }, owner);
+      // The topic was deleted and created again: its offsets start at 0 again.
+      const fresh = await store.writeBatch({ samples: [at(0, 2), at(1, 2)] }, owner);
+      expect(fresh).toMatchObject({
+        samplesWritten: 4,
+        replaysSkipped: 0,
+        partitionsRestarted: [0],
+      });
+      // From then on the new log's offsets are the stored ones: a replay is a replay again.
+      const replay = await store.writeBatch({ samples: [at(1, 2)] }, owner);
+      expect(replay).toMatchObject({ replaysSkipped: 1, partitionsRestarted: [] });
+      const [row] = await db.sql`
+        select next_offset from consumer_offsets
+        where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = 0
+      `;
+      expect(Number(row!['next_offset'])).toBe(2);
     });
 
     it('stores the same through INSERT … ON CONFLICT as through COPY', async () => {

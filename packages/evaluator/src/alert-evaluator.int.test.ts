@@ -8,6 +8,7 @@ import {
   createEvaluatorStore,
   createRuleStore,
   loadLiveRules,
+  isTransientDbError,
   migrate,
   ruleSetFingerprint,
 } from '@monitor/db';
@@ -30,6 +31,7 @@ const noMetrics = {
   alertsFired: () => undefined,
   alertsResolved: () => undefined,
   recordsSkipped: () => undefined,
+  logRestarted: () => undefined,
 };
 
 describe('alert evaluator on PostgreSQL', () => {
@@ -63,8 +65,14 @@ describe('alert evaluator on PostgreSQL', () => {
     const store = createEvaluatorStore(db, { groupId: 'evaluator', topic });
     const evaluator = createAlertEvaluator(
       {
-        rules: { current: () => poller.current(), poll: () => poller.poll() },
+        rules: {
+          current: () => poller.current(),
+          poll: () => poller.poll(),
+          refresh: () => poller.refresh(),
+        },
         store,
+        deadLetters: { send: () => Promise.reject(new Error('no record is dead-lettered here')) },
+        isTransient: isTransientDbError,
         metrics: noMetrics,
         logger,
         clock: { nowMs: Date.now },
@@ -109,6 +117,7 @@ describe('alert evaluator on PostgreSQL', () => {
         headers: {},
         timestampMs: 0,
       })),
+      logEndOffset: nextOffset,
     };
   }
 

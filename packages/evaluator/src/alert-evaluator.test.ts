@@ -78,8 +78,16 @@ function record(offset: number, sample: Sample | null, partition = 0): ConsumedR
 
 /** Records at consecutive offsets from `first`. */
 function batch(first: number, ...samples: (Sample | null)[]): RecordBatch {
-  return { topic, partition: 0, records: samples.map((s, i) => record(first + i, s)) };
+  return {
+    topic,
+    partition: 0,
+    records: samples.map((s, i) => record(first + i, s)),
+    logEndOffset: first + samples.length,
+  };
 }
+
+/** An error the evaluator's deps call transient (a lost connection). */
+class TransientTestError extends Error {}
 
 const ctx: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => false };
 
@@ -106,6 +114,8 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
   const alerts: StoredAlert[] = [];
   const calls = { loadHosts: [] as string[][], commits: [] as EvaluatorCommit[] };
   let failNextCommit: Error | undefined;
+  /** Commits touching this host fail for good, like PostgreSQL refusing a value. */
+  let poisonHost: string | undefined;
 
   function apply(
     event: AlertEvent,
@@ -168,6 +178,9 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
         failNextCommit = undefined;
         return Promise.reject(err);
       }
+      if (commit.watermarks.some(({ host }) => host === poisonHost)) {
+        return Promise.reject(new Error('invalid byte sequence for encoding "UTF8": 0x00'));
+      }
       const storedOffset = offsets.get(commit.partition) ?? 0;
       if (storedOffset !== commit.fromOffset) {
         return Promise.resolve({ outcome: 'offset-moved', storedOffset });
@@ -211,6 +224,7 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
     alerts,
     calls,
     failNextCommit: (err: Error) => (failNextCommit = err),
+    poisonHost: (host: string) => (poisonHost = host),
   };
 }
 
@@ -227,23 +241,52 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
     new Map([...set.ruleIds].map((id) => [id, set.generationOf(id)!]));
   let live: ReadonlyMap<string, number> = generationsOf(rules);
   const fake = fakeStore(() => live);
-  const counters = { evaluated: 0, fired: 0, resolved: 0, replayed: 0, undecodable: 0 };
+  const counters = {
+    evaluated: 0,
+    fired: 0,
+    resolved: 0,
+    replayed: 0,
+    undecodable: 0,
+    unprocessable: 0,
+    logRestarts: 0,
+  };
   const metrics: EvaluatorMetrics = {
     evaluated: (n) => (counters.evaluated += n),
     alertsFired: (n) => (counters.fired += n),
     alertsResolved: (n) => (counters.resolved += n),
     recordsSkipped: (reason, n) => (counters[reason] += n),
+    logRestarted: () => (counters.logRestarts += 1),
   };
+  const deadLetters: { offset: string; reason: string }[] = [];
   const newEvaluator = (
-    source: RuleSource = { current: () => rules, poll: () => Promise.resolve() },
+    source: RuleSource = {
+      current: () => rules,
+      poll: () => Promise.resolve(),
+      refresh: () => Promise.resolve(),
+    },
   ) =>
     createAlertEvaluator(
-      { rules: source, store: fake.store, metrics, logger, clock: { nowMs: () => 0 } },
+      {
+        rules: source,
+        store: fake.store,
+        deadLetters: {
+          send: (record, reason) => {
+            deadLetters.push({ offset: record.offset, reason });
+            return Promise.resolve();
+          },
+        },
+        isTransient: (err) => err instanceof TransientTestError,
+        metrics,
+        logger,
+        clock: { nowMs: () => 0 },
+        sleep: () => Promise.resolve(),
+      },
       options,
     );
   return {
     ...fake,
     counters,
+    deadLetters,
     evaluator: newEvaluator(),
     newEvaluator,
     /** The rule set the evaluators see from now on; rules of a larger generation than any before raise the epoch. */
@@ -413,10 +456,76 @@ describe('createAlertEvaluator', () => {
     const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     const firing = batch(1, { host: 'web-1', minutes: 1, cpu: 95 });
-    h.failNextCommit(new Error('connection lost'));
+    h.failNextCommit(new TransientTestError('connection lost'));
     await expect(h.evaluator.handleBatch(firing, ctx)).rejects.toThrow('connection lost');
     await h.evaluator.handleBatch(firing, ctx);
     expect(h.alerts).toMatchObject([{ startedMs: at(0), firedMs: at(1) }]);
+  });
+
+  it('dead-letters a record whose evaluation fails for good and evaluates the rest of its batch', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    h.poisonHost('bad\u0000host');
+    await h.evaluator.handleBatch(
+      batch(
+        0,
+        { host: 'web-1', minutes: 0, cpu: 95 },
+        { host: 'web-2', minutes: 0, cpu: 95 },
+        { host: 'bad\u0000host', minutes: 0, cpu: 95 },
+        { host: 'web-3', minutes: 0, cpu: 95 },
+        { host: 'web-4', minutes: 0, cpu: 95 },
+      ),
+      ctx,
+    );
+    expect(h.alerts.map((a) => a.host).sort()).toEqual(['web-1', 'web-2', 'web-3', 'web-4']);
+    expect(h.deadLetters).toEqual([{ offset: '2', reason: expect.stringContaining('0x00') }]);
+    expect(h.counters.unprocessable).toBe(1);
+    expect(h.offsets.get(0)).toBe(5);
+    // The partition moves on: the next batch is evaluated as usual.
+    await h.evaluator.handleBatch(batch(5, { host: 'web-5', minutes: 1, cpu: 95 }), ctx);
+    expect(h.alerts).toHaveLength(5);
+  });
+
+  it('redelivers a batch that fails on a transient error instead of setting records aside', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    h.failNextCommit(new TransientTestError('connection lost'));
+    await expect(
+      h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx),
+    ).rejects.toThrow('connection lost');
+    expect(h.deadLetters).toEqual([]);
+    expect(h.offsets.get(0)).toBeUndefined();
+  });
+
+  it('starts a partition afresh when its stored offset is past the end of the log', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    h.offsets.set(0, 1_000); // from a log of the topic that was deleted since
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    expect(h.alerts).toHaveLength(1);
+    expect(h.counters.logRestarts).toBe(1);
+    expect(h.offsets.get(0)).toBe(1);
+    // A replay of the new log is a replay again.
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    expect(h.counters.replayed).toBe(1);
+  });
+
+  it('brings its rules up to date before it evaluates a batch', async () => {
+    const h = harness([]);
+    const created = rule({ id: 'rul_cpu' });
+    let known = h.currentRules();
+    const asked: number[] = [];
+    const evaluator = h.newEvaluator({
+      current: () => known,
+      poll: () => Promise.resolve(),
+      // The rule was created (and answered) before the sample arrived: the check sees it.
+      refresh: () => {
+        asked.push(Date.now());
+        h.setRules([created]);
+        known = h.currentRules();
+        return Promise.resolve();
+      },
+    });
+    await evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    expect(asked).toHaveLength(1);
+    expect(h.alerts).toMatchObject([{ ruleId: 'rul_cpu', host: 'web-1' }]);
   });
 
   it('skips and counts undecodable records and still advances the offset past them', async () => {
@@ -485,6 +594,8 @@ describe('createAlertEvaluator', () => {
     const stale = h.newEvaluator({
       current: () => (polledYet ? h.currentRules() : staleRules),
       poll: () => Promise.resolve(),
+      // A replica that missed the change (its check answered before the change committed).
+      refresh: () => Promise.resolve(),
     });
     h.restartInDatabase(after, at(10));
     h.setRules([after]);
@@ -678,6 +789,7 @@ describe('createAlertEvaluator', () => {
         polled = true;
         return Promise.resolve();
       },
+      refresh: () => Promise.resolve(),
     });
     await lagging.handleBatch(batch(1, { host: 'web-1', minutes: 6, cpu: 10 }), ctx);
     expect(polled).toBe(true);
@@ -815,7 +927,7 @@ describe('createAlertEvaluator over random streams', () => {
             const chunk = batch(offset, ...steps.slice(offset, offset + size));
             const action = actions[i % Math.max(1, actions.length)] ?? 'continue';
             if (action === 'fail') {
-              h.failNextCommit(new Error('transient'));
+              h.failNextCommit(new TransientTestError('transient'));
               await expect(h.evaluator.handleBatch(chunk, ctx)).rejects.toThrow('transient');
             }
             await h.evaluator.handleBatch(chunk, ctx);
@@ -913,7 +1025,7 @@ describe('createAlertEvaluator over random streams', () => {
             );
             const action = actions[i % Math.max(1, actions.length)] ?? 'continue';
             if (action === 'fail') {
-              h.failNextCommit(new Error('transient'));
+              h.failNextCommit(new TransientTestError('transient'));
               await expect(evaluator.handleBatch(chunk, ctx)).rejects.toThrow('transient');
             }
             await evaluator.handleBatch(chunk, ctx);

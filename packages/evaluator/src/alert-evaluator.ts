@@ -1,4 +1,4 @@
-import type { BatchContext, RecordBatch } from '@monitor/bus';
+import type { BatchContext, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type {
   AlertEvent,
   EvaluatorStateKey,
@@ -21,6 +21,11 @@ export type RuleSource = {
   current(): RuleSet;
   /** Reloads the rules now if they changed (rejects when that fails). */
   poll(): Promise<void>;
+  /**
+   * Resolves once `current()` holds every rule change committed before this call; rejects when
+   * the rules cannot be read.
+   */
+  refresh(): Promise<void>;
 };
 
 export type EvaluatorMetrics = {
@@ -28,8 +33,13 @@ export type EvaluatorMetrics = {
   evaluated(evaluations: number): void;
   alertsFired(count: number): void;
   alertsResolved(count: number): void;
-  /** Records passed over: already applied (a replay), or not a sample message (dead-lettered by the writer). */
-  recordsSkipped(reason: 'replayed' | 'undecodable', count: number): void;
+  /**
+   * Records passed over: already applied (a replay), not a sample message (dead-lettered by the
+   * writer), or one whose evaluation fails for good (set aside to the dead letters).
+   */
+  recordsSkipped(reason: 'replayed' | 'undecodable' | 'unprocessable', count: number): void;
+  /** A partition whose stored offset was past the end of its log started afresh. */
+  logRestarted(): void;
 };
 
 export type Clock = { nowMs(): number };
@@ -37,9 +47,15 @@ export type Clock = { nowMs(): number };
 export type AlertEvaluatorDeps = {
   rules: RuleSource;
   store: Pick<EvaluatorStore, 'appliedOffset' | 'loadHosts' | 'commit' | 'dropOrphanStates'>;
+  /** Where a record whose evaluation fails for good goes, with the reason. */
+  deadLetters: DeadLetterSink;
+  /** Whether an error may pass when the same work is retried (a connection lost, a deadlock…). */
+  isTransient(err: unknown): boolean;
   metrics: EvaluatorMetrics;
   logger: Logger;
   clock: Clock;
+  /** Waits between attempts at one record before it is set aside. Default: setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
 };
 
 export type AlertEvaluatorOptions = {
@@ -66,6 +82,14 @@ export type AlertEvaluator = {
 export class PartitionMovedError extends Error {
   override readonly name = 'PartitionMovedError';
 }
+
+/** A checkpoint was written under rules this process has not loaded yet: retry once it has. */
+export class RulesBehindError extends Error {
+  override readonly name = 'RulesBehindError';
+}
+
+/** Attempts at a single record that fails for good before it is set aside. */
+const attemptsPerRecord = 3;
 
 /**
  * How far a rule group (rules of one metric and scope) evaluated on a host: the newest sample
@@ -380,106 +404,195 @@ export function createAlertEvaluator(
     };
   }
 
+  /** Evaluates `batch` and commits it in one transaction; throws to have it redelivered. */
+  async function evaluateBatch(batch: RecordBatch, ctx: BatchContext): Promise<void> {
+    const startedMs = clock.nowMs();
+    const { partition } = batch;
+    const storedOffset = await store.appliedOffset(partition);
+    // A stored offset past the log's end belongs to an earlier log of the topic (created
+    // again): nothing of this log was applied, so nothing is skipped as a replay.
+    const logRestarted = storedOffset > batch.logEndOffset;
+    const appliedOffset = logRestarted ? 0 : storedOffset;
+    let rules = deps.rules.current();
+    let cache = caches.get(partition);
+    if (cache !== undefined && (cache.nextOffset !== storedOffset || cache.rules !== rules)) {
+      // Another replica owned the partition meanwhile (its windows moved on without us), or
+      // the rules changed (a replica that knew first may have written windows of theirs).
+      caches.delete(partition);
+      cache = undefined;
+    }
+    const fresh = batch.records.filter((record) => Number(record.offset) >= appliedOffset);
+    const replayed = batch.records.length - fresh.length;
+    if (replayed > 0) metrics.recordsSkipped('replayed', replayed);
+    const last = fresh[fresh.length - 1];
+    if (last === undefined) return;
+
+    const { decoded, undecodable } = decode(fresh);
+    if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
+    let work = newWork(rules);
+    let { loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work);
+    if (newestEpoch > rules.epoch) {
+      // A replica with newer rules wrote these marks: rules it knew and this process does not
+      // yet would count as new here. Catch up first.
+      await deps.rules.poll();
+      rules = deps.rules.current();
+      if (newestEpoch > rules.epoch) {
+        throw new RulesBehindError(`rules at epoch ${rules.epoch}, a checkpoint at ${newestEpoch}`);
+      }
+      caches.delete(partition);
+      cache = undefined;
+      work = newWork(rules);
+      ({ loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work));
+    }
+    for (const { message, hostKey: key } of decoded) {
+      const host = work.hosts.get(key);
+      const groupsByMetric = rules.groupsByMetric(message.org_id);
+      if (host !== undefined && groupsByMetric !== undefined) {
+        evaluateMessage(work, host, message, groupsByMetric);
+      }
+    }
+
+    if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
+    const nextOffset = Number(last.offset) + 1;
+    const { states, cleared, watermarks } = changesOf(work, rules);
+    const ruleGenerations: Record<string, number> = {};
+    for (const { ruleId } of [...states, ...cleared, ...work.events]) {
+      const generation = rules.generationOf(ruleId);
+      if (generation !== undefined) ruleGenerations[ruleId] = generation;
+    }
+    const result = await store.commit({
+      partition,
+      fromOffset: storedOffset,
+      nextOffset,
+      states,
+      cleared,
+      watermarks,
+      events: work.events,
+      ruleGenerations,
+    });
+    if (result.outcome === 'offset-moved') {
+      caches.delete(partition);
+      throw new PartitionMovedError(
+        `partition ${partition} advanced to ${result.storedOffset} by another consumer`,
+      );
+    }
+
+    if (deps.rules.current() === rules) {
+      cache ??= { nextOffset, rules, hosts: new Map() };
+      cache.nextOffset = nextOffset;
+      remember(cache, work, result.reset);
+      caches.set(partition, cache);
+    } else {
+      // The rules changed during the batch: its windows may belong to a removed rule.
+      caches.delete(partition);
+    }
+
+    metrics.evaluated(work.evaluations);
+    if (result.fired > 0) metrics.alertsFired(result.fired);
+    if (result.resolved > 0) metrics.alertsResolved(result.resolved);
+    const summary = {
+      partition,
+      records: batch.records.length,
+      replayed,
+      undecodable,
+      evaluations: work.evaluations,
+      loadedHosts,
+      statesWritten: states.length,
+      statesCleared: cleared.length,
+      watermarksWritten: watermarks.length,
+      fired: result.fired,
+      alreadyActive: result.alreadyActive,
+      resolved: result.resolved,
+      reset: result.reset.length,
+      durationMs: clock.nowMs() - startedMs,
+    };
+    if (logRestarted) {
+      metrics.logRestarted();
+      log.warn(
+        { partition, storedOffset, logEndOffset: batch.logEndOffset },
+        'stored offset was past the end of the log (topic created again?); the partition starts afresh',
+      );
+    }
+    if (work.events.length > 0) log.info(summary, 'batch evaluated');
+    else log.debug(summary, 'batch evaluated');
+  }
+
+  /** Errors that say nothing about the records: the whole batch is redelivered as it is. */
+  function passesByItself(err: unknown): boolean {
+    return (
+      err instanceof PartitionMovedError || err instanceof RulesBehindError || deps.isTransient(err)
+    );
+  }
+
+  /**
+   * A batch that fails for good is split in halves until the record that causes it is alone;
+   * after a few attempts that record is dead-lettered and its offset committed, so one bad
+   * record never holds back the partition (other hosts, other organizations) behind it.
+   */
+  async function evaluateIsolating(batch: RecordBatch, ctx: BatchContext): Promise<void> {
+    try {
+      await evaluateBatch(batch, ctx);
+      return;
+    } catch (err) {
+      if (passesByItself(err)) throw err;
+      if (batch.records.length > 1) {
+        const middle = Math.ceil(batch.records.length / 2);
+        await evaluateIsolating({ ...batch, records: batch.records.slice(0, middle) }, ctx);
+        await evaluateIsolating({ ...batch, records: batch.records.slice(middle) }, ctx);
+        return;
+      }
+      await retryOrSetAside(batch, ctx, err);
+    }
+  }
+
+  async function retryOrSetAside(batch: RecordBatch, ctx: BatchContext, first: unknown) {
+    const sleep = deps.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+    let err = first;
+    for (let attempt = 2; attempt <= attemptsPerRecord; attempt++) {
+      await sleep(100 * attempt);
+      try {
+        await evaluateBatch(batch, ctx);
+        return;
+      } catch (again) {
+        if (passesByItself(again)) throw again;
+        err = again;
+      }
+    }
+    const [record] = batch.records as [RecordBatch['records'][number]];
+    log.error(
+      { err, partition: record.partition, offset: record.offset, attempts: attemptsPerRecord },
+      'record cannot be evaluated; dead-lettered, the partition moves on',
+    );
+    await deps.deadLetters.send(record, `evaluator: ${describe(err)}`);
+    metrics.recordsSkipped('unprocessable', 1);
+    // Commit past it with nothing else, unless a replay already did.
+    const storedOffset = await store.appliedOffset(batch.partition);
+    const nextOffset = Number(record.offset) + 1;
+    if (storedOffset <= batch.logEndOffset && storedOffset >= nextOffset) return;
+    const result = await store.commit({
+      partition: batch.partition,
+      fromOffset: storedOffset,
+      nextOffset,
+      states: [],
+      cleared: [],
+      watermarks: [],
+      events: [],
+      ruleGenerations: {},
+    });
+    caches.delete(batch.partition);
+    if (result.outcome === 'offset-moved') {
+      throw new PartitionMovedError(
+        `partition ${batch.partition} advanced to ${result.storedOffset} by another consumer`,
+      );
+    }
+  }
+
   return {
     async handleBatch(batch, ctx) {
-      const startedMs = clock.nowMs();
-      const { partition } = batch;
-      const appliedOffset = await store.appliedOffset(partition);
-      let rules = deps.rules.current();
-      let cache = caches.get(partition);
-      if (cache !== undefined && (cache.nextOffset !== appliedOffset || cache.rules !== rules)) {
-        // Another replica owned the partition meanwhile (its windows moved on without us), or
-        // the rules changed (a replica that knew first may have written windows of theirs).
-        caches.delete(partition);
-        cache = undefined;
-      }
-      const fresh = batch.records.filter((record) => Number(record.offset) >= appliedOffset);
-      const replayed = batch.records.length - fresh.length;
-      if (replayed > 0) metrics.recordsSkipped('replayed', replayed);
-      const last = fresh[fresh.length - 1];
-      if (last === undefined) return;
-
-      const { decoded, undecodable } = decode(fresh);
-      if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
-      let work = newWork(rules);
-      let { loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work);
-      if (newestEpoch > rules.epoch) {
-        // A replica with newer rules wrote these marks: rules it knew and this process does not
-        // yet would count as new here. Catch up first.
-        await deps.rules.poll();
-        rules = deps.rules.current();
-        if (newestEpoch > rules.epoch) {
-          throw new Error(`rules at epoch ${rules.epoch}, a checkpoint at ${newestEpoch}`);
-        }
-        caches.delete(partition);
-        cache = undefined;
-        work = newWork(rules);
-        ({ loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work));
-      }
-      for (const { message, hostKey: key } of decoded) {
-        const host = work.hosts.get(key);
-        const groupsByMetric = rules.groupsByMetric(message.org_id);
-        if (host !== undefined && groupsByMetric !== undefined) {
-          evaluateMessage(work, host, message, groupsByMetric);
-        }
-      }
-
-      if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
-      const nextOffset = Number(last.offset) + 1;
-      const { states, cleared, watermarks } = changesOf(work, rules);
-      const ruleGenerations: Record<string, number> = {};
-      for (const { ruleId } of [...states, ...cleared, ...work.events]) {
-        const generation = rules.generationOf(ruleId);
-        if (generation !== undefined) ruleGenerations[ruleId] = generation;
-      }
-      const result = await store.commit({
-        partition,
-        fromOffset: appliedOffset,
-        nextOffset,
-        states,
-        cleared,
-        watermarks,
-        events: work.events,
-        ruleGenerations,
-      });
-      if (result.outcome === 'offset-moved') {
-        caches.delete(partition);
-        throw new PartitionMovedError(
-          `partition ${partition} advanced to ${result.storedOffset} by another consumer`,
-        );
-      }
-
-      if (deps.rules.current() === rules) {
-        cache ??= { nextOffset, rules, hosts: new Map() };
-        cache.nextOffset = nextOffset;
-        remember(cache, work, result.reset);
-        caches.set(partition, cache);
-      } else {
-        // The rules changed during the batch: its windows may belong to a removed rule.
-        caches.delete(partition);
-      }
-
-      metrics.evaluated(work.evaluations);
-      if (result.fired > 0) metrics.alertsFired(result.fired);
-      if (result.resolved > 0) metrics.alertsResolved(result.resolved);
-      const summary = {
-        partition,
-        records: batch.records.length,
-        replayed,
-        undecodable,
-        evaluations: work.evaluations,
-        loadedHosts,
-        statesWritten: states.length,
-        statesCleared: cleared.length,
-        watermarksWritten: watermarks.length,
-        fired: result.fired,
-        alreadyActive: result.alreadyActive,
-        resolved: result.resolved,
-        reset: result.reset.length,
-        durationMs: clock.nowMs() - startedMs,
-      };
-      if (work.events.length > 0) log.info(summary, 'batch evaluated');
-      else log.debug(summary, 'batch evaluated');
+      // Every rule change answered before these records were accepted must apply to them: they
+      // were accepted before they reached this process, so a check that starts now sees them.
+      await deps.rules.refresh();
+      await evaluateIsolating(batch, ctx);
     },
 
     async rulesRemoved() {
@@ -488,4 +601,8 @@ export function createAlertEvaluator(
       return await store.dropOrphanStates();
     },
   };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -158,4 +158,38 @@ describe('createRulePoller', () => {
     await vi.advanceTimersByTimeAsync(5000);
     expect(table.counts.fingerprints).toBe(1);
   });
+
+  it('refreshes with a check that starts after the call, never one already running', async () => {
+    const table = fakeRules([rule('rul_a')]);
+    const { poller: p } = poller(table);
+    await p.start();
+    // The interval's check is in flight (it read the fingerprint) when the rule is committed.
+    await vi.advanceTimersByTimeAsync(1000);
+    const running = p.poll();
+    table.set([rule('rul_a'), rule('rul_b')]);
+    await p.refresh();
+    await running;
+    expect(p.current().has('rul_b')).toBe(true);
+    expect(table.counts.fingerprints).toBe(4); // start, interval, the running one, refresh's own
+
+    await p.stop();
+  });
+
+  it('shares the next check among the callers that came while one was running', async () => {
+    const table = fakeRules([rule('rul_a')]);
+    const { poller: p } = poller(table);
+    await p.start();
+    await Promise.all([p.refresh(), p.refresh(), p.refresh(), p.refresh()]);
+    expect(table.counts.fingerprints).toBe(3); // start, the first caller's, the others' one
+    await p.stop();
+  });
+
+  it('rejects refresh when the rules cannot be read', async () => {
+    const table = fakeRules([rule('rul_a')]);
+    const { poller: p } = poller(table);
+    await p.start();
+    table.fail(new Error('connection refused'));
+    await expect(p.refresh()).rejects.toThrow('connection refused');
+    await p.stop();
+  });
 });

@@ -28,19 +28,30 @@ export type RulePoller = {
   start(): Promise<void>;
   /** Checks the fingerprint now and reloads when it changed; rejects when the check fails. */
   poll(): Promise<void>;
+  /**
+   * Resolves once a check that started after this call succeeded: every rule change committed
+   * before the call is then in `current()`. Callers waiting together share one check. Rejects
+   * when the check fails.
+   */
+  refresh(): Promise<void>;
   /** Stops checking; resolves once a check in progress finished. Idempotent. */
   stop(): Promise<void>;
 };
 
 /**
  * Keeps every replica's rule set within about one interval of the database: a cheap fingerprint
- * query each interval, the full set only when it changed.
+ * query each interval, the full set only when it changed. `refresh` lets the evaluator make sure,
+ * before it evaluates records, that it knows every rule change answered before they arrived
+ * (one check serves every batch waiting for it).
  */
 export function createRulePoller(options: RulePollerOptions): RulePoller {
   let rules = createRuleSet({ rules: [], epoch: 0 });
   let fingerprint: string | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
+  /** Checks run one at a time, numbered in the order they start. */
+  let inFlight: { seq: number; done: Promise<void> } | undefined;
+  let checksStarted = 0;
+  let lastSucceeded = 0;
   let stopped = false;
 
   async function check(): Promise<void> {
@@ -58,8 +69,29 @@ export function createRulePoller(options: RulePollerOptions): RulePoller {
   }
 
   function poll(): Promise<void> {
-    inFlight ??= check().finally(() => (inFlight = undefined));
-    return inFlight;
+    if (inFlight === undefined) {
+      const seq = ++checksStarted;
+      const done = check()
+        .then(() => {
+          lastSucceeded = Math.max(lastSucceeded, seq);
+        })
+        .finally(() => (inFlight = undefined));
+      inFlight = { seq, done };
+    }
+    return inFlight.done;
+  }
+
+  async function refresh(): Promise<void> {
+    // A check in flight now started before this call and may have read the rules too early.
+    const needed = checksStarted + 1;
+    while (lastSucceeded < needed) {
+      const running = inFlight;
+      if (running !== undefined && running.seq < needed) {
+        await running.done.catch(() => undefined);
+        continue;
+      }
+      await poll();
+    }
   }
 
   function schedule(): void {
@@ -80,10 +112,11 @@ export function createRulePoller(options: RulePollerOptions): RulePoller {
       schedule();
     },
     poll,
+    refresh,
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await inFlight?.catch(() => undefined);
+      await inFlight?.done.catch(() => undefined);
     },
   };
 }

@@ -274,4 +274,81 @@ describe.each(['kafka', 'embedded'] as const)('alerting pipeline in %s mode', (m
       served.body,
     );
   });
+
+  it('applies a rule to every sample accepted after its create answered, and a disabled one to none', async () => {
+    // The last test's roles share the consumer groups: they must not take this topic's partitions.
+    await Promise.all(stacks.splice(0).map((each) => each.stop()));
+    // Rules are polled once in ten minutes here: only the check before each batch can explain
+    // an alert on a sample sent right after the rule was created.
+    const stack = await createMonitorStack(
+      `rule_at_once_${mode}`,
+      { MONITOR_BOOTSTRAP_API_KEY: key, EVALUATOR_RULE_POLL_MS: '600000' },
+      { bus: mode === 'kafka' ? 'kafka' : 'in-process' },
+    );
+    stacks.push(stack);
+    let gateway: RoleProcess, api: RoleProcess;
+    if (mode === 'kafka') {
+      [gateway, api] = await Promise.all([
+        stack.start('gateway'),
+        stack.start('api'),
+        stack.start('evaluator'),
+        stack.start('writer'),
+      ]);
+    } else {
+      gateway = api = await stack.start('all');
+    }
+    const rule = async (metric: string) => {
+      const created = await call<{ id: string }>(api.baseUrl, '/api/v1/alerts/rules', {
+        method: 'POST',
+        body: {
+          name: `${metric} high`,
+          metric,
+          condition: 'greater_than',
+          threshold: 90,
+          severity: 'info',
+        },
+      });
+      expect(created.status).toBe(201);
+      return created.body.id;
+    };
+    const ingest = async (host: string, metrics: Record<string, number>, offsetMs: number) => {
+      const timestamp = new Date(Date.now() - 60_000 + offsetMs).toISOString();
+      expect(
+        (await postIngest(gateway.baseUrl, { host, timestamp, metrics }, { key })).status,
+      ).toBe(200);
+    };
+    const alertsOf = async (ruleId: string) =>
+      (
+        await call<{ alerts: AlertItem[] }>(
+          api.baseUrl,
+          `/api/v1/alerts?status=all&rule_id=${ruleId}`,
+        )
+      ).body.alerts;
+
+    const cpuRule = await rule('cpu_percent');
+    await ingest('quick-1', { cpu_percent: 95 }, 0);
+    const fired = await waitFor(
+      async () => ((await alertsOf(cpuRule)).length > 0 ? alertsOf(cpuRule) : undefined),
+      30_000,
+      'the alert of a rule created just before the sample',
+    );
+    expect(fired).toMatchObject([{ host: 'quick-1', status: 'active', value: 95 }]);
+
+    const disabled = await call(api.baseUrl, `/api/v1/alerts/rules/${cpuRule}`, {
+      method: 'PATCH',
+      body: { enabled: false },
+    });
+    expect(disabled.status).toBe(200);
+    await ingest('quick-2', { cpu_percent: 99 }, 1);
+    // Same host, later in its partition: once the memory rule created after that sample fired
+    // on the next one, the evaluator has passed the cpu sample too.
+    const memRule = await rule('memory_percent');
+    await ingest('quick-2', { memory_percent: 99 }, 2);
+    await waitFor(
+      async () => ((await alertsOf(memRule)).length > 0 ? true : undefined),
+      30_000,
+      'the alert of the rule created after the disable',
+    );
+    expect((await alertsOf(cpuRule)).map((alert) => alert.host)).toEqual(['quick-1']);
+  });
 });

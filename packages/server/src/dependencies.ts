@@ -2,7 +2,13 @@ import { Redis } from 'ioredis';
 import type { Bus } from '@monitor/bus';
 import { createInProcessBus, createKafkaBus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { createApiKeyStore, createDatabase, createOrgStore } from '@monitor/db';
+import {
+  createApiKeyStore,
+  createDatabase,
+  createDeadLetterStore,
+  createOrgStore,
+  loadLogResumeOffsets,
+} from '@monitor/db';
 import type { RoleContext } from './role-context.js';
 
 /** Opens the pool and closes it on shutdown (after everything that uses it). */
@@ -12,11 +18,23 @@ export function openDatabase(ctx: RoleContext, url: string, applicationName: str
   return db;
 }
 
-/** Kafka when KAFKA_BROKERS is set; otherwise the in-process bus (role `all` only). */
-export function openBus(ctx: RoleContext, brokers: readonly string[] | undefined): Bus {
+/**
+ * Kafka when KAFKA_BROKERS is set; otherwise the in-process bus (role `all` only), whose log
+ * lives in memory: it resumes its offsets past those the consumers stored in the database (a
+ * record of this process is never taken for a replay of an earlier one) and keeps its dead
+ * letters in the database.
+ */
+export async function openBus(
+  ctx: RoleContext,
+  db: Database,
+  brokers: readonly string[] | undefined,
+): Promise<Bus> {
   const bus =
     brokers === undefined
-      ? createInProcessBus()
+      ? createInProcessBus({
+          resumeOffsets: await loadLogResumeOffsets(db.sql),
+          deadLetters: createDeadLetterStore(db),
+        })
       : createKafkaBus({
           brokers: [...brokers],
           clientId: ctx.config.KAFKA_CLIENT_ID,

@@ -35,7 +35,12 @@ function record(offset: number, value: Buffer | null): ConsumedRecord {
 }
 
 function batchOf(...values: (Buffer | null)[]): RecordBatch {
-  return { topic: 'samples', partition: 0, records: values.map((v, i) => record(i, v)) };
+  return {
+    topic: 'samples',
+    partition: 0,
+    records: values.map((v, i) => record(i, v)),
+    logEndOffset: values.length,
+  };
 }
 
 class TransientError extends Error {}

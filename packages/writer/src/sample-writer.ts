@@ -5,7 +5,12 @@ import type { DecodedSample } from './decode-sample-record.js';
 import { decodeSampleRecord } from './decode-sample-record.js';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
-export type PendingSample = { record: ConsumedRecord; sample: DecodedSample };
+export type PendingSample = {
+  record: ConsumedRecord;
+  sample: DecodedSample;
+  /** Its partition's log end offset when it was read (see `RecordBatch.logEndOffset`). */
+  logEndOffset: number;
+};
 
 /** Where the writer puts samples. */
 export type SampleSink = {
@@ -107,7 +112,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
       for (const record of batch.records) {
         const decoded = decodeSampleRecord(record.value);
         if (decoded.ok) {
-          samples.push({ record, sample: decoded.value });
+          samples.push({ record, sample: decoded.value, logEndOffset: batch.logEndOffset });
         } else {
           log.warn(
             { partition: record.partition, offset: record.offset, reason: decoded.reason },

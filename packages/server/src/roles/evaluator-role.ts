@@ -1,6 +1,11 @@
 import type { Bus, Subscription } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { createEvaluatorStore, loadLiveRules, ruleSetFingerprint } from '@monitor/db';
+import {
+  createEvaluatorStore,
+  isTransientDbError,
+  loadLiveRules,
+  ruleSetFingerprint,
+} from '@monitor/db';
 import type { EvaluatorMetrics } from '@monitor/evaluator';
 import { createAlertEvaluator, createRulePoller } from '@monitor/evaluator';
 import { Counter, Gauge } from 'prom-client';
@@ -12,8 +17,10 @@ export const evaluatorGroupId = 'evaluator';
 
 /**
  * Consumes the samples topic in group `evaluator` (its own offsets: it never waits for the
- * writer) and evaluates every live rule on each sample. The rule set is polled, so a change made
- * through any api replica reaches every evaluator replica within EVALUATOR_RULE_POLL_MS.
+ * writer) and evaluates every live rule on each sample. Before each batch it makes sure it knows
+ * every rule change committed before the batch arrived (one fingerprint query shared by the
+ * batches waiting for it), so a change answered by any api replica applies to every sample
+ * accepted after it; between batches the rules are polled every EVALUATOR_RULE_POLL_MS.
  */
 export async function startAlertEvaluator(
   ctx: RoleContext,
@@ -43,6 +50,8 @@ export async function startAlertEvaluator(
         groupId: evaluatorGroupId,
         topic: config.SAMPLES_TOPIC,
       }),
+      deadLetters: deps.bus.deadLetters(),
+      isTransient: isTransientDbError,
       metrics,
       logger,
       clock: { nowMs: Date.now },
@@ -83,8 +92,13 @@ function createEvaluatorMetrics(registry: Registry): EvaluatorMetrics & { rules:
   });
   const skipped = new Counter({
     name: 'evaluator_records_skipped_total',
-    help: 'Records passed over: already applied (replays) or undecodable (the writer dead-letters them).',
+    help: 'Records passed over: already applied (replayed), undecodable (the writer dead-letters them), or unprocessable (evaluation failed for good; dead-lettered).',
     labelNames: ['reason'],
+    registers: [registry],
+  });
+  const logRestarts = new Counter({
+    name: 'evaluator_log_restarts_total',
+    help: 'Partitions whose stored offset was past the end of the log (an earlier log of the topic): offsets started afresh.',
     registers: [registry],
   });
   const rules = new Gauge({
@@ -98,5 +112,6 @@ function createEvaluatorMetrics(registry: Registry): EvaluatorMetrics & { rules:
     alertsFired: (count) => transitions.inc({ transition: 'fired' }, count),
     alertsResolved: (count) => transitions.inc({ transition: 'resolved' }, count),
     recordsSkipped: (reason, count) => skipped.inc({ reason }, count),
+    logRestarted: () => logRestarts.inc(),
   };
 }

@@ -59,7 +59,7 @@ export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
     role === 'all'
       ? config.KAFKA_BROKERS
       : (config.KAFKA_BROKERS ?? missing('KAFKA_BROKERS', role));
-  const bus = openBus(ctx, brokers);
+  const bus = await openBus(ctx, db, brokers);
   await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
     partitions: config.SAMPLES_TOPIC_PARTITIONS,
   });

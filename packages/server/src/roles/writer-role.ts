@@ -27,20 +27,29 @@ export async function startSampleWriter(
   const { config } = ctx;
   const logger = ctx.logger.child({ component: 'writer' });
   const store = createSampleStore(deps.db);
+  const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const sink: SampleSink = {
-    write: (samples) =>
-      store.writeBatch(
+    write: async (samples) => {
+      const result = await store.writeBatch(
         {
-          samples: samples.map(({ record, sample }) => ({
+          samples: samples.map(({ record, sample, logEndOffset }) => ({
             ...sample,
-            position: { partition: record.partition, offset: Number(record.offset) },
+            position: { partition: record.partition, offset: Number(record.offset), logEndOffset },
           })),
         },
         { groupId: writerGroupId, topic: config.SAMPLES_TOPIC },
-      ),
+      );
+      if (result.partitionsRestarted.length > 0) {
+        writerMetrics.logsRestarted.inc(result.partitionsRestarted.length);
+        logger.warn(
+          { topic: config.SAMPLES_TOPIC, partitions: result.partitionsRestarted },
+          'stored offsets were past the end of the log (topic created again?); the partitions start afresh',
+        );
+      }
+      return result;
+    },
     isTransient: isTransientDbError,
   };
-  const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const subscribeConsumer = (): Promise<Subscription> => {
     const writer = createSampleWriter(
       {
@@ -118,7 +127,7 @@ function startMaintenance(ctx: RoleContext, db: Database): void {
 
 function createWriterMetrics(
   registry: Registry,
-): WriterMetrics & { lag: NonNullable<SubscribeOptions['onLag']> } {
+): WriterMetrics & { lag: NonNullable<SubscribeOptions['onLag']>; logsRestarted: Counter } {
   const batches = new Histogram({
     name: 'writer_batch_host_samples',
     help: 'Host samples (Kafka messages) per storage batch.',
@@ -147,7 +156,13 @@ function createWriterMetrics(
     help: 'Storage writes retried after a transient error.',
     registers: [registry],
   });
+  const logsRestarted = new Counter({
+    name: 'writer_log_restarts_total',
+    help: 'Partitions whose stored offset was past the end of the log (an earlier log of the topic): offsets started afresh.',
+    registers: [registry],
+  });
   return {
+    logsRestarted,
     batchWritten(hostSamples, samplesWritten, durationMs) {
       batches.observe(hostSamples);
       latency.observe(durationMs / 1000);

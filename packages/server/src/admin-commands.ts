@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
-import { createLogger } from '@monitor/platform';
 import type { ServerConfig } from './config.js';
+import { createProcessLogger } from './process-logger.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
@@ -34,7 +34,7 @@ export function createAdminCommands(deps: { loadConfig: () => ServerConfig }): C
     )
     .action(() =>
       withDatabase(async (db, config) => {
-        const logger = createLogger({ level: config.LOG_LEVEL, name: 'monitor-migrate' });
+        const logger = createProcessLogger(config, 'monitor-migrate');
         const result = await migrate(db, {
           rawRetentionDays: config.RAW_RETENTION_DAYS,
           snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,

@@ -61,7 +61,10 @@ for (const role of roles) {
     .description(role === 'all' ? 'every role in one process' : `the ${role} role`)
     .action(() => runRole(role));
 }
-const admin = createAdminCommands({ loadConfig });
+const admin = createAdminCommands({
+  loadConfig,
+  createLogger: (config, name) => createProcessLogger(config, name, 'stderr'),
+});
 for (const command of admin) program.addCommand(command);
 
 await program.parseAsync(process.argv).catch((err: unknown) => {

@@ -113,24 +113,39 @@ export async function findRunningEmbeddedPostgres(
   dataDir: string,
 ): Promise<{ url: string; port: number } | undefined> {
   const root = resolve(dataDir);
-  let lines: string[];
+  const server = readPostmasterPid(root);
+  if (server?.status !== 'ready' || !isAlive(server.pid) || !(await accepts(server.port))) {
+    return undefined;
+  }
   let password: string;
   try {
-    lines = readFileSync(join(root, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
     password = readFileSync(join(root, 'postgres.password'), 'utf8').trim();
   } catch {
     return undefined;
   }
-  // Lines 1, 4 and 8 (PostgreSQL's LOCK_FILE_LINE_PID, _PORT and _PM_STATUS).
+  return {
+    port: server.port,
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/postgres`,
+  };
+}
+
+/**
+ * The pid, port and status PostgreSQL keeps in `postmaster.pid` (lines 1, 4 and 8:
+ * LOCK_FILE_LINE_PID, _PORT and _PM_STATUS); the status is `ready` once it accepts connections.
+ */
+function readPostmasterPid(
+  root: string,
+): { pid: number; port: number; status: string } | undefined {
+  let lines: string[];
+  try {
+    lines = readFileSync(join(root, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  const status = lines[7]?.trim();
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return undefined;
-  if (status !== 'ready' || !isAlive(pid) || !(await accepts(port))) return undefined;
-  return {
-    port,
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
-  };
+  return { pid, port, status: lines[7]?.trim() ?? '' };
 }
 
 /**
@@ -182,18 +197,22 @@ async function waitUntilAccepting(
 ): Promise<void> {
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
-  const deadline = Date.now() + 30_000;
+  // Crash recovery of a killed server's data happens before `ready`: give it time.
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) {
       throw new Error(
         `the embedded PostgreSQL exited (${exitCode}); see ${join(root, 'postgres.log')}`,
       );
     }
-    if (existsSync(join(root, `.s.PGSQL.${port}`))) return;
+    // Not the socket file: it appears while the server still answers "the database system is
+    // starting up"; the status turns `ready` once connections are accepted.
+    const server = readPostmasterPid(root);
+    if (server?.port === port && server.status === 'ready') return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(
-    `the embedded PostgreSQL did not start within 30 s; see ${join(root, 'postgres.log')}`,
+    `the embedded PostgreSQL did not start within 60 s; see ${join(root, 'postgres.log')}`,
   );
 }
 

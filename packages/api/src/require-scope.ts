@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { ApiKeyAuthenticator, AuthenticatedKey, Scope } from '@monitor/gateway';
 import { apiKeyFromHeaders } from '@monitor/gateway';
-import { forbidden, unauthorized } from '@monitor/platform';
+import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 
 const authLocal = 'auth';
 
@@ -13,6 +13,7 @@ export function requireScope(authenticator: ApiKeyAuthenticator, scope: Scope): 
   return async (req, res, next) => {
     const key = await authenticator.authenticate(apiKeyFromHeaders(req.headers));
     if (key === undefined) throw unauthorized();
+    noteRequestOrg(res, key.orgId);
     if (!key.scopes.includes(scope)) {
       throw forbidden(`The API key lacks the ${scope} scope this operation needs.`);
     }

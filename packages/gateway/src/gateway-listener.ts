@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@monitor/platform';
-import { sendProblem } from '@monitor/platform';
+import { logRequest, sendProblem } from '@monitor/platform';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
 export const ingestPath = '/api/v1/ingest';
@@ -16,6 +16,8 @@ export function createGatewayListener(deps: {
   metrics: GatewayMetrics;
   logger: Logger;
 }): RequestListener {
+  // The express app logs every other request itself, with the same fields and component.
+  const requestLog = deps.logger.child({ component: 'http' });
   return (req, res) => {
     if (req.method !== 'POST' || pathOf(req.url) !== ingestPath) {
       deps.app(req, res);
@@ -23,10 +25,10 @@ export function createGatewayListener(deps: {
     }
     const startedAt = performance.now();
     res.once('close', () => {
-      deps.metrics.observeRequest(
-        res.writableFinished ? res.statusCode : 499,
-        (performance.now() - startedAt) / 1000,
-      );
+      const durationMs = performance.now() - startedAt;
+      deps.metrics.observeRequest(res.writableFinished ? res.statusCode : 499, durationMs / 1000);
+      // One line per request, never per payload or sample (its org, once the key is known).
+      logRequest(requestLog, req, res, durationMs, ingestPath);
     });
     deps.ingest(req, res).catch((err: unknown) => {
       deps.logger.error({ err }, 'ingest request failed unexpectedly');

@@ -6,6 +6,7 @@ import {
   dependencyUnavailable,
   forbidden,
   fromZodError,
+  noteRequestOrg,
   payloadTooLarge,
   sendProblem,
   unauthorized,
@@ -68,6 +69,7 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
   return async function handleIngest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const key = await deps.authenticator.authenticate(apiKeyFromHeaders(req.headers));
     if (key === undefined) return fail(res, unauthorized(), true);
+    noteRequestOrg(res, key.orgId);
     if (!key.scopes.includes('ingest')) return fail(res, forbidden(), true);
     if ((await deps.rateLimiter(req, res, key)) === 'answered') {
       deps.metrics.rejected(429);

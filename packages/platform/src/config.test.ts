@@ -45,6 +45,7 @@ describe('parseConfig', () => {
       INGEST_RATE_LIMIT_PER_MINUTE: '120',
       SERVICE_STALE_AFTER_SECONDS: '60',
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'pretty',
       UNRELATED: 'ignored',
     });
     expect(config).toEqual({
@@ -56,7 +57,16 @@ describe('parseConfig', () => {
       INGEST_RATE_LIMIT_PER_MINUTE: 120,
       SERVICE_STALE_AFTER_SECONDS: 60,
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'pretty',
     });
+  });
+
+  it('takes LOG_FORMAT json or pretty and names it when it is anything else', () => {
+    expect(parseConfig(baseConfigSchema, { LOG_FORMAT: 'json' }).LOG_FORMAT).toBe('json');
+    expect(parseConfig(baseConfigSchema, {}).LOG_FORMAT).toBeUndefined();
+    expect(configError(() => parseConfig(baseConfigSchema, { LOG_FORMAT: 'text' })).issues).toEqual(
+      [{ variable: 'LOG_FORMAT', message: 'must be one of json, pretty' }],
+    );
   });
 
   it('returns a deeply frozen object', () => {

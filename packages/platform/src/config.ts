@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { logLevels } from './logger.js';
+import { logFormats, logLevels } from './logger.js';
 
 /** The environment as `process.env` holds it. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -187,6 +187,11 @@ export function envLogLevel() {
   return z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` });
 }
 
+/** One of the log formats (see `logFormats`). */
+export function envLogFormat() {
+  return z.enum(logFormats, { error: `must be one of ${logFormats.join(', ')}` });
+}
+
 /**
  * The shared variables of CONTRACT "Configuration names", with their defaults. Services that
  * are optional in the embedded mode (database, Kafka, Redis, bootstrap key) are optional here; a
@@ -206,6 +211,8 @@ export const baseConfigFields = {
   /** A service without samples for longer than this is `stale`. */
   SERVICE_STALE_AFTER_SECONDS: envPositiveInt().default(300),
   LOG_LEVEL: envLogLevel().default('info'),
+  /** `json` or `pretty`; unset, the server writes `pretty` to a terminal and `json` elsewhere. */
+  LOG_FORMAT: envLogFormat().optional(),
 };
 
 export const baseConfigSchema = z.object(baseConfigFields);

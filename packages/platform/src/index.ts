@@ -32,6 +32,7 @@ export {
   baseConfigSchema,
   envBoolean,
   envList,
+  envLogFormat,
   envLogLevel,
   envNonNegativeInt,
   envPort,
@@ -54,8 +55,18 @@ export type {
 export { createIdGenerator, idPrefixes, idSchema, isId, newId } from './ids.js';
 export type { Id, IdGenerator, IdPrefix } from './ids.js';
 
-export { createLogger, logLevels, redactPaths, redactedValue } from './logger.js';
-export type { CreateLoggerOptions, LogLevel, Logger } from './logger.js';
+export { createLogger, logFormats, logLevels, redactPaths, redactedValue } from './logger.js';
+export type { CreateLoggerOptions, LogFormat, LogLevel, Logger } from './logger.js';
+
+export {
+  clientClosedRequestStatus,
+  logRequest,
+  loggedPath,
+  noteRequestOrg,
+  probePaths,
+  requestLogLevel,
+  requestLogger,
+} from './request-log.js';
 
 export {
   clientClosedStatus,

@@ -94,3 +94,23 @@ describe('createLogger', () => {
     expect(lines()[0]).toMatchObject({ component: 'auth', secret: redactedValue });
   });
 });
+
+describe('createLogger with the pretty format', () => {
+  it('writes a readable line with the level, message and fields, still redacted', () => {
+    const chunks: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      name: 'monitor-all',
+      format: 'pretty',
+      destination: { write: (chunk) => chunks.push(chunk) },
+    });
+    logger.info({ method: 'GET', status: 200, apiKey: 'mon_secret_key' }, 'request');
+    const text = chunks.join('');
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(monitor-all\): request \{.*\}\n$/);
+    expect(text).toContain('"status":200');
+    expect(text).not.toContain('mon_secret_key');
+    expect(() => {
+      JSON.parse(text);
+    }).toThrow();
+  });
+});

@@ -1,27 +1,50 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
-import { createLogger } from '@monitor/platform';
+import type { Logger } from '@monitor/platform';
 import type { ServerConfig } from './config.js';
+import { embeddedPostgresDir, useEmbeddedPostgres } from './embedded-postgres.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
-/** `migrate`, `orgs create`, `keys create|list|revoke`: one-shot commands against DATABASE_URL. */
-export function createAdminCommands(deps: { loadConfig: () => ServerConfig }): Command[] {
+/**
+ * `migrate`, `orgs create`, `keys create|list|revoke`: one-shot commands against DATABASE_URL,
+ * or, when it is unset, against the embedded PostgreSQL of `npm start` (MONITOR_DATA_DIR): the
+ * running server's, or one started for the command and stopped after it.
+ */
+export function createAdminCommands(deps: {
+  loadConfig: () => ServerConfig;
+  /** Progress and errors of a command; stdout is for the command's JSON result alone. */
+  createLogger: (config: ServerConfig, name: string) => Logger;
+}): Command[] {
   async function withDatabase<T>(
     fn: (db: Database, config: ServerConfig) => Promise<T>,
   ): Promise<T> {
     const config = deps.loadConfig();
-    if (config.DATABASE_URL === undefined) throw new Error('DATABASE_URL is required');
-    const db = createDatabase({
-      url: config.DATABASE_URL,
-      maxConnections: 1,
-      applicationName: 'monitor-admin',
-    });
+    const embedded =
+      config.DATABASE_URL === undefined
+        ? await useEmbeddedPostgres({
+            dataDir: embeddedPostgresDir(config.MONITOR_DATA_DIR),
+            logger: deps.createLogger(config, 'monitor-admin').child({
+              component: 'embedded-postgres',
+            }),
+          })
+        : undefined;
     try {
-      return await fn(db, config);
+      const db = createDatabase({
+        url: embedded?.url ?? config.DATABASE_URL ?? '',
+        maxConnections: 1,
+        applicationName: 'monitor-admin',
+      });
+      try {
+        // A store this command started may never have met role `all`: give it the schema.
+        if (embedded?.startedHere) await migrate(db, migrationOptions(config));
+        return await fn(db, config);
+      } finally {
+        await db.close();
+      }
     } finally {
-      await db.close();
+      await embedded?.stop();
     }
   }
   const print = (value: unknown): void => {
@@ -34,12 +57,8 @@ export function createAdminCommands(deps: { loadConfig: () => ServerConfig }): C
     )
     .action(() =>
       withDatabase(async (db, config) => {
-        const logger = createLogger({ level: config.LOG_LEVEL, name: 'monitor-migrate' });
-        const result = await migrate(db, {
-          rawRetentionDays: config.RAW_RETENTION_DAYS,
-          snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
-          compressAfterDays: config.COMPRESS_AFTER_DAYS,
-        });
+        const logger = deps.createLogger(config, 'monitor-migrate');
+        const result = await migrate(db, migrationOptions(config));
         logger.info(result, 'migrated');
       }),
     );
@@ -94,6 +113,14 @@ export function createAdminCommands(deps: { loadConfig: () => ServerConfig }): C
     );
 
   return [migrateCommand, orgs, keys];
+}
+
+function migrationOptions(config: ServerConfig) {
+  return {
+    rawRetentionDays: config.RAW_RETENTION_DAYS,
+    snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
+    compressAfterDays: config.COMPRESS_AFTER_DAYS,
+  };
 }
 
 function parseScopes(value: string): Scope[] {

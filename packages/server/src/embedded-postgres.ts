@@ -9,7 +9,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '@monitor/platform';
@@ -21,6 +21,11 @@ export type EmbeddedPostgres = {
   /** Fast shutdown (SIGINT): sessions end, a checkpoint is written, the server exits. */
   stop(): Promise<void>;
 };
+
+/** Where role `all` keeps its embedded PostgreSQL under MONITOR_DATA_DIR. */
+export function embeddedPostgresDir(monitorDataDir: string): string {
+  return join(monitorDataDir, 'postgres');
+}
 
 /**
  * The single-machine default when DATABASE_URL is unset: the machine's PostgreSQL server
@@ -86,7 +91,9 @@ export async function startEmbeddedPostgres(options: {
   const exited = new Promise<number | null>((resolveExit) => server.once('exit', resolveExit));
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   await waitUntilAccepting(port, exited, root);
-  options.logger.info({ port, dataDir }, 'embedded PostgreSQL started');
+  // Once per start, so a newcomer can point psql or the CLI's DATABASE_URL at it (the password
+  // is the one kept beside the data, of a server that listens on 127.0.0.1 only).
+  options.logger.info({ port, dataDir, databaseUrl: url }, 'embedded PostgreSQL started');
   return {
     url,
     async stop() {
@@ -96,6 +103,93 @@ export async function startEmbeddedPostgres(options: {
   };
 }
 
+/**
+ * The embedded PostgreSQL already running on `dataDir` (role `all`, or another CLI command), or
+ * undefined. PostgreSQL itself keeps the file this reads: `postmaster.pid` holds the server's pid,
+ * port and status, is written at start and removed on a clean stop. A file left by a crash is
+ * stale: its pid is gone, or nothing accepts connections on its port.
+ */
+export async function findRunningEmbeddedPostgres(
+  dataDir: string,
+): Promise<{ url: string; port: number } | undefined> {
+  const root = resolve(dataDir);
+  const server = readPostmasterPid(root);
+  if (server?.status !== 'ready' || !isAlive(server.pid) || !(await accepts(server.port))) {
+    return undefined;
+  }
+  let password: string;
+  try {
+    password = readFileSync(join(root, 'postgres.password'), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  return {
+    port: server.port,
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/postgres`,
+  };
+}
+
+/**
+ * The pid, port and status PostgreSQL keeps in `postmaster.pid` (lines 1, 4 and 8:
+ * LOCK_FILE_LINE_PID, _PORT and _PM_STATUS); the status is `ready` once it accepts connections.
+ */
+function readPostmasterPid(
+  root: string,
+): { pid: number; port: number; status: string } | undefined {
+  let lines: string[];
+  try {
+    lines = readFileSync(join(root, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return undefined;
+  return { pid, port, status: lines[7]?.trim() ?? '' };
+}
+
+/**
+ * The embedded PostgreSQL of `dataDir` for a one-shot command: the running one when there is
+ * one (`stop` leaves it running), else one started for the command (`stop` stops it).
+ */
+export async function useEmbeddedPostgres(options: {
+  dataDir: string;
+  logger: Logger;
+}): Promise<EmbeddedPostgres & { startedHere: boolean }> {
+  const running = await findRunningEmbeddedPostgres(options.dataDir);
+  if (running !== undefined) {
+    options.logger.info(
+      { port: running.port, dataDir: options.dataDir },
+      'using the running embedded PostgreSQL',
+    );
+    return { url: running.url, stop: () => Promise.resolve(), startedHere: false };
+  }
+  return { ...(await startEmbeddedPostgres(options)), startedHere: true };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's (as the server runs as `postgres` when we are root).
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolveAccepts) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolveAccepts(ok);
+    };
+    socket.setTimeout(2_000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 async function waitUntilAccepting(
   port: number,
   exited: Promise<number | null>,
@@ -103,18 +197,22 @@ async function waitUntilAccepting(
 ): Promise<void> {
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
-  const deadline = Date.now() + 30_000;
+  // Crash recovery of a killed server's data happens before `ready`: give it time.
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) {
       throw new Error(
         `the embedded PostgreSQL exited (${exitCode}); see ${join(root, 'postgres.log')}`,
       );
     }
-    if (existsSync(join(root, `.s.PGSQL.${port}`))) return;
+    // Not the socket file: it appears while the server still answers "the database system is
+    // starting up"; the status turns `ready` once connections are accepted.
+    const server = readPostmasterPid(root);
+    if (server?.port === port && server.status === 'ready') return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(
-    `the embedded PostgreSQL did not start within 30 s; see ${join(root, 'postgres.log')}`,
+    `the embedded PostgreSQL did not start within 60 s; see ${join(root, 'postgres.log')}`,
   );
 }
 

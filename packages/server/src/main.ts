@@ -4,16 +4,11 @@
  * file touches `process`: argv, signals and exit codes.
  */
 import { Command } from 'commander';
-import {
-  ConfigError,
-  createLogger,
-  createMetrics,
-  createShutdown,
-  parseConfig,
-} from '@monitor/platform';
+import { ConfigError, createMetrics, createShutdown, parseConfig } from '@monitor/platform';
 import { createAdminCommands } from './admin-commands.js';
 import type { ServerConfig } from './config.js';
 import { serverConfigSchema } from './config.js';
+import { createProcessLogger } from './process-logger.js';
 import type { RoleContext } from './role-context.js';
 import type { Role } from './roles/start-role.js';
 import { roles, startRole } from './roles/start-role.js';
@@ -32,7 +27,7 @@ function loadConfig(): ServerConfig {
 
 async function runRole(role: Role): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL, name: `monitor-${role}` });
+  const logger = createProcessLogger(config, `monitor-${role}`);
   const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   const ctx: RoleContext = {
     config,
@@ -66,7 +61,10 @@ for (const role of roles) {
     .description(role === 'all' ? 'every role in one process' : `the ${role} role`)
     .action(() => runRole(role));
 }
-const admin = createAdminCommands({ loadConfig });
+const admin = createAdminCommands({
+  loadConfig,
+  createLogger: (config, name) => createProcessLogger(config, name, 'stderr'),
+});
 for (const command of admin) program.addCommand(command);
 
 await program.parseAsync(process.argv).catch((err: unknown) => {

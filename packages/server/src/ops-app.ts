@@ -1,14 +1,21 @@
 import express from 'express';
 import type { Express } from 'express';
 import type { Logger, Metrics } from '@monitor/platform';
-import { httpMetrics, metricsHandler, notFoundHandler, problemHandler } from '@monitor/platform';
+import {
+  httpMetrics,
+  metricsHandler,
+  notFoundHandler,
+  problemHandler,
+  requestLogger,
+} from '@monitor/platform';
 
 /** Whether each dependency of a role answers; a check must settle within a few seconds. */
 export type ReadinessCheck = { name: string; check: () => Promise<boolean> };
 
 /**
- * The express app of every role: `/healthz`, `/readyz`, `/metrics`, then whatever routes the role
- * mounts through `mount`, then 404 and the problem handler.
+ * The express app of every role: a log line per request (`component: http`; probes at debug),
+ * `/healthz`, `/readyz`, `/metrics`, then whatever routes the role mounts through `mount`, then
+ * 404 and the problem handler.
  */
 export function createRoleApp(deps: {
   logger: Logger;
@@ -18,6 +25,7 @@ export function createRoleApp(deps: {
 }): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestLogger(deps.logger.child({ component: 'http' })));
   app.use(httpMetrics(deps.metrics));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -27,7 +27,8 @@ program
   .argument('[names...]', `any of ${serviceNames.join(', ')} (default: all)`, parseNames)
   .action(async (names: ServiceName[] | undefined) => {
     const started = await startServices(names && names.length > 0 ? names : serviceNames, {
-      log: (message) => process.stderr.write(`${message}\n`),
+      log: (message, level) =>
+        process.stderr.write(`${level === 'warn' ? 'WARN ' : ''}${message}\n`),
     });
     mkdirSync(dirname(pidFile), { recursive: true });
     writeFileSync(pidFile, String(process.pid));

@@ -4,7 +4,7 @@ export type { RestartableKafka } from './kafka.js';
 export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
 export type { RunningService, ServiceLauncher, ServiceName, ServiceOrigin } from './service.js';
 export { serviceEnvNames, serviceNames } from './service.js';
-export type { StartedServices } from './start-services.js';
+export type { ServicesLog, StartServicesOptions, StartedServices } from './start-services.js';
 export { startServices } from './start-services.js';
 export type { SupervisedProcess } from './supervised-process.js';
 export { nodeScript, startSupervised } from './supervised-process.js';

@@ -72,7 +72,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 /**
- * Fixes three flaws of pglite-socket 0.0.19 (the release built for PGlite 0.3.14), each of which
+ * Fixes four flaws of pglite-socket 0.0.19 (the release built for PGlite 0.3.14), each of which
  * crashes the WASM instance ("RuntimeError: unreachable") or leaks state between tests:
  * 1. It hands every TCP chunk to PGlite as if it held whole protocol messages; a message larger
  *    than one chunk (~64 KB: a 2,000-row insert) kills the server. We pass whole messages only
@@ -82,10 +82,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
  *    PGlite's own session settings) when a client starts.
  * 3. `COPY ... FROM STDIN`, or a statement with more than 32,767 parameters, aborts PGlite; we
  *    turn it into a statement that fails with a clear error.
+ * 4. It hands SSL and GSS encryption requests to PGlite, whose answer libpq rejects; we answer
+ *    'N' (no encryption) as a server without TLS does, so psql works with the printed URL.
  * `handleData(data)` is the handler's one entry point for bytes read from its socket.
  */
 function patchSocketHandler(): void {
-  type Handler = { handleData: (this: Handler, data: Buffer) => Promise<number> };
+  type Handler = {
+    socket: { write(data: Uint8Array): boolean } | null;
+    handleData: (this: Handler, data: Buffer) => Promise<number>;
+  };
   const prototype = PGLiteSocketHandler.prototype as unknown as Handler;
   const handleWholeMessages = prototype.handleData;
   const connections = new WeakMap<object, { pending: Buffer; started: boolean }>();
@@ -94,9 +99,15 @@ function patchSocketHandler(): void {
     connections.set(this, connection);
     const bytes =
       connection.pending.length === 0 ? data : Buffer.concat([connection.pending, data]);
-    const messages = splitMessages(bytes, connection.started);
-    const used = messages.reduce((sum, message) => sum + message.length, 0);
+    const split = splitMessages(bytes, connection.started);
+    const used = split.reduce((sum, message) => sum + message.length, 0);
     connection.pending = bytes.subarray(used);
+    // Written before anything PGlite answers later on this socket, so the order holds.
+    const messages = split.filter((message) => {
+      if (connection.started || !isEncryptionRequest(message)) return true;
+      this.socket?.write(encryptionRefused);
+      return false;
+    });
     if (messages.length === 0) return Promise.resolve(0);
     if (!connection.started && messages.some(isStartupMessage)) {
       connection.started = true;
@@ -107,6 +118,23 @@ function patchSocketHandler(): void {
 }
 
 const protocolVersion3 = 196_608;
+/** The request codes of SSLRequest and GSSENCRequest (PostgreSQL protocol, "Message Formats"). */
+const sslRequestCode = 80_877_103;
+const gssEncRequestCode = 80_877_104;
+/** 'N': "no encryption here, go on in plain text", the answer libpq expects from such a server. */
+const encryptionRefused = Buffer.from('N', 'latin1');
+
+/**
+ * An SSLRequest or GSSENCRequest, which a client sends before its StartupMessage. PGlite does not
+ * know them and answers with an authentication request, which libpq (psql, pg_dump, drivers built
+ * on it) rejects as "invalid response to SSL negotiation: R"; a real server without TLS answers
+ * 'N' and the client goes on in plain text (with the default `sslmode=prefer`).
+ */
+function isEncryptionRequest(message: Buffer): boolean {
+  if (message.length !== 8 || message.readInt32BE(0) !== 8) return false;
+  const code = message.readInt32BE(4);
+  return code === sslRequestCode || code === gssEncRequestCode;
+}
 
 /**
  * The complete messages at the start of `bytes`. The first message of a connection has no type
@@ -130,7 +158,7 @@ function splitMessages(bytes: Buffer, started: boolean): Buffer[] {
     const message = bytes.subarray(offset, offset + length);
     messages.push(message);
     offset += length;
-    // After an SSL or GSS encryption request (refused by PGlite) the StartupMessage follows.
+    // After an SSL or GSS encryption request (refused with 'N') the StartupMessage follows.
     if (untyped && isStartupMessage(message)) untyped = false;
   }
   return messages;

@@ -6,7 +6,7 @@ import type { RunningService, ServiceLauncher, ServiceName } from './service.js'
 import { serviceEnvNames } from './service.js';
 import { timescaleLauncher } from './timescale.js';
 
-const launchers: Record<ServiceName, ServiceLauncher> = {
+const defaultLaunchers: Record<ServiceName, ServiceLauncher> = {
   postgres: postgresLauncher,
   timescale: timescaleLauncher,
   kafka: kafkaLauncher,
@@ -22,25 +22,40 @@ export type StartedServices = {
   stop(): Promise<void>;
 };
 
-type Log = (message: string) => void;
+/** A progress line; `warn` when something went wrong that the harness worked around. */
+export type ServicesLog = (message: string, level?: 'info' | 'warn') => void;
+
+export type StartServicesOptions = {
+  /** Where the service URLs are looked up first; `process.env` when omitted. */
+  env?: NodeJS.ProcessEnv;
+  log?: ServicesLog;
+  /** How each service starts; the real launchers when omitted (tests pass fakes). */
+  launchers?: Readonly<Record<ServiceName, ServiceLauncher>>;
+  /** Whether to try containers first; the 2 s Docker probe when omitted. */
+  isDockerAvailable?: () => Promise<boolean>;
+};
 
 /**
  * Brings up each named service, taking each from the first source that has it:
  * 1. its URL in the environment (`DATABASE_URL`, `TIMESCALE_URL`, `KAFKA_BROKERS`, `REDIS_URL`);
  * 2. a container, when a Docker engine answers within 2 s;
- * 3. a native process on a free 127.0.0.1 port.
+ * 3. a native process on a free 127.0.0.1 port, also when its container could not start (an
+ *    engine that answers but cannot pull the image, e.g. without a reachable registry): that
+ *    service falls back with a warning saying why.
  * If any fails, the ones already up are stopped before the error is thrown.
  */
 export async function startServices(
   names: readonly ServiceName[],
-  options: { env?: NodeJS.ProcessEnv; log?: Log } = {},
+  options: StartServicesOptions = {},
 ): Promise<StartedServices> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
+  const launchers = options.launchers ?? defaultLaunchers;
   const wanted = [...new Set(names)];
   const fromEnv = wanted.filter((name) => nonEmpty(env[serviceEnvNames[name]]));
   const toStart = wanted.filter((name) => !fromEnv.includes(name));
-  const useDocker = toStart.length > 0 && (await isDockerAvailable());
+  const useDocker =
+    toStart.length > 0 && (await (options.isDockerAvailable ?? isDockerAvailable)());
 
   const results = await Promise.allSettled(
     wanted.map(async (name): Promise<RunningService> => {
@@ -51,7 +66,7 @@ export async function startServices(
       }
       const startedAt = Date.now();
       const service = useDocker
-        ? await launchers[name].container()
+        ? await containerOrNative(name, launchers[name], log)
         : await launchers[name].native();
       log(`${name}: ${service.origin} ready at ${service.url} in ${Date.now() - startedAt} ms`);
       return service;
@@ -77,6 +92,37 @@ export async function startServices(
   };
 }
 
+/**
+ * The container, or the native process when the container cannot start. Docker answering says
+ * nothing about whether its images can be pulled (no registry, a proxy, a rate limit) or run;
+ * the native process is the source that needs neither, so it is the one to fall back on.
+ */
+async function containerOrNative(
+  name: ServiceName,
+  launcher: ServiceLauncher,
+  log: ServicesLog,
+): Promise<RunningService> {
+  let containerError: unknown;
+  try {
+    return await launcher.container();
+  } catch (err) {
+    containerError = err;
+  }
+  log(
+    `${name}: the container did not start (${firstLine(describe(containerError))}); ` +
+      'starting a native process instead',
+    'warn',
+  );
+  try {
+    return await launcher.native();
+  } catch (err) {
+    throw new Error(
+      `no container (${describe(containerError)}) and no native process (${describe(err)})`,
+      { cause: err },
+    );
+  }
+}
+
 async function stopAll(services: RunningService[]): Promise<void> {
   const results = await Promise.allSettled(services.map((service) => service.stop()));
   const failed = results.filter((result) => result.status === 'rejected');
@@ -94,4 +140,9 @@ function nonEmpty(value: string | undefined): value is string {
 
 function describe(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

@@ -1,4 +1,9 @@
 // @services timescale
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect as connectTcp } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceUrl } from './vitest-context.js';
@@ -161,5 +166,68 @@ describe('timescale service connections', () => {
     } finally {
       await sql.end({ timeout: 5 });
     }
+  });
+});
+
+const execFileAsync = promisify(execFile);
+
+/** The machine's psql (libpq), as a developer would paste the printed URL into it. */
+function findPsql(): string {
+  const dirs = [process.env['PG_BIN'], '/usr/lib/postgresql/15/bin'].filter(
+    (dir): dir is string => dir !== undefined && dir !== '',
+  );
+  return dirs.map((dir) => join(dir, 'psql')).find((path) => existsSync(path)) ?? 'psql';
+}
+
+/** Sends one untyped 8-byte request (length, code) and resolves with the first byte answered. */
+function negotiate(url: string, code: number): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(Number(port), hostname);
+    const request = Buffer.alloc(8);
+    request.writeInt32BE(8, 0);
+    request.writeInt32BE(code, 4);
+    socket.once('connect', () => socket.write(request));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString('latin1', 0, 1));
+    });
+    socket.once('error', reject);
+  });
+}
+
+describe('timescale service with libpq clients', () => {
+  const psql = findPsql();
+  const runPsql = (url: string, sql: string) =>
+    execFileAsync(psql, [url, '--no-psqlrc', '-tAc', sql], {
+      // No password prompt, ever: a test must fail rather than wait for a terminal.
+      env: { ...process.env, PGCONNECT_TIMEOUT: '10', PGPASSWORD: '' },
+      timeout: 30_000,
+    });
+
+  it('answers SSL and GSS encryption requests with N (no encryption, go on in plain text)', async () => {
+    expect(await negotiate(serviceUrl('timescale'), 80_877_103)).toBe('N');
+    expect(await negotiate(serviceUrl('timescale'), 80_877_104)).toBe('N');
+  });
+
+  it('serves psql on the URL exactly as printed', async () => {
+    const { stdout } = await runPsql(
+      serviceUrl('timescale'),
+      "select extversion from pg_extension where extname = 'timescaledb'",
+    );
+    expect(stdout.trim()).toMatch(/^2\./);
+  });
+
+  it('keeps serving after a client that demanded TLS gave up', async (context) => {
+    const sql = postgres(serviceUrl('timescale'), options);
+    const [server] = await sql<{ version: string }[]>`select version()`;
+    await sql.end({ timeout: 5 });
+    if (!/emscripten/i.test(server!.version)) context.skip('a container may offer TLS');
+
+    const url = new URL(serviceUrl('timescale'));
+    url.searchParams.set('sslmode', 'require');
+    await expect(runPsql(url.href, 'select 1')).rejects.toThrow(/does not support SSL/);
+    const { stdout } = await runPsql(serviceUrl('timescale'), 'select 41 + 1');
+    expect(stdout.trim()).toBe('42');
   });
 });

@@ -28,8 +28,11 @@ const nativeReadyTimeoutMs = 60_000;
  *   themselves; call `refresh_continuous_aggregate` (outside a transaction) yourself;
  * - no `COPY ... FROM STDIN` and at most 32,767 bind parameters per statement (both fail with an
  *   error naming the limit); insert batches through `unnest` of a few array parameters;
- * - it is PostgreSQL 17 in WASM with a single database: the user and database names in the URL
- *   are ignored (you are `postgres` in `template1`), so isolate tests by table or schema names.
+ * - it is PostgreSQL 17 in WASM with a single database: the user, password and database names in
+ *   the URL are ignored (you are `postgres` in `template1`), so isolate tests by table or schema
+ *   names;
+ * - it has no TLS: it answers SSL and GSS encryption requests with 'N', so libpq clients (psql)
+ *   connect in plain text with their default `sslmode=prefer` (`sslmode=require` fails).
  */
 export const timescaleLauncher: ServiceLauncher = {
   async native() {
@@ -49,7 +52,8 @@ export const timescaleLauncher: ServiceLauncher = {
       removeOnExit: dir,
       stopSignal: 'SIGTERM',
     });
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    // PGlite asks for a password and takes any; naming one keeps psql from prompting for it.
+    const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
     await waitForPostgres(url, {
       server,
       what: 'PGlite with timescaledb',

@@ -18,7 +18,8 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
     for (const name of await declaredServices(file)) needed.add(name);
   }
   const started = await startServices([...needed], {
-    log: (message) => process.stderr.write(`[testkit] ${message}\n`),
+    log: (message, level) =>
+      process.stderr.write(`[testkit] ${level === 'warn' ? 'WARN ' : ''}${message}\n`),
   });
   project.provide('serviceUrls', started.urls);
   return () => started.stop();

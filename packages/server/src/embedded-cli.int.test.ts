@@ -1,0 +1,88 @@
+// No @services: role `all` and the CLI bring their own embedded PostgreSQL under MONITOR_DATA_DIR.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+
+// As root the embedded server runs as `postgres`, which must be able to enter the directory.
+const dataDir = mkdtempSync(join(tmpdir(), 'monitor-embedded-cli-'));
+chmodSync(dataDir, 0o755);
+/** Only MONITOR_DATA_DIR: no DATABASE_URL, as a newcomer's shell after `npm start`. */
+const env = { MONITOR_DATA_DIR: dataDir };
+const postmasterPid = join(dataDir, 'postgres', 'pgdata', 'postmaster.pid');
+const started: RoleProcess[] = [];
+
+afterAll(async () => {
+  await Promise.all(started.map((proc) => proc.stop()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function parse<T>(stdout: string): T {
+  return JSON.parse(stdout) as T;
+}
+
+describe('the admin CLI without DATABASE_URL', () => {
+  let orgId = '';
+  let key = '';
+
+  it('starts the embedded PostgreSQL for the command when no server runs, and stops it after', async () => {
+    const org = parse<{ id: string; name: string }>(
+      await runCommand(['orgs', 'create', 'acme'], env),
+    );
+    expect(org).toMatchObject({ id: expect.stringMatching(/^org_/) as unknown, name: 'acme' });
+    orgId = org.id;
+    expect(existsSync(postmasterPid)).toBe(false);
+  });
+
+  it('creates a key in the store of the running `all`, which then accepts it', async () => {
+    const all = await startRoleProcess('all', env);
+    started.push(all);
+    expect(all.output()).toMatch(
+      /"databaseUrl":"postgres:\/\/postgres:[^"@]+@127\.0\.0\.1:\d+\/postgres".*"msg":"embedded PostgreSQL started"/,
+    );
+
+    const created = parse<{ key: string; orgId: string; scopes: string[] }>(
+      await runCommand(['keys', 'create', '--org', orgId, '--scopes', 'ingest'], env),
+    );
+    expect(created).toMatchObject({ orgId, scopes: ['ingest'] });
+    key = created.key;
+
+    const ingest = await postIngest(
+      all.baseUrl,
+      { host: 'web-1', metrics: { cpu_percent: 42.5 } },
+      { key },
+    );
+    expect(ingest).toMatchObject({ status: 200, body: { status: 'ok', events_accepted: 1 } });
+
+    // The request's log line names the org, and no line anywhere holds the key.
+    await expect.poll(() => all.output()).toMatch(/"path":"\/api\/v1\/ingest","status":200/);
+    const line = all
+      .output()
+      .split('\n')
+      .find((text) => text.includes('"path":"/api/v1/ingest"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'request', method: 'POST', orgId });
+    expect(all.output()).not.toContain(key);
+
+    expect(await all.stop()).toBe(0);
+    expect(existsSync(postmasterPid)).toBe(false);
+  });
+
+  it('takes a postmaster.pid left by a crash for stale and starts the store itself', async () => {
+    // What a killed server leaves: a pid that no longer runs, a port nobody listens on.
+    const deadPid = spawnSync('true').pid;
+    writeFileSync(
+      postmasterPid,
+      `${deadPid}\n${join(dataDir, 'postgres', 'pgdata')}\n0\n1\n${dataDir}\n127.0.0.1\n0 0\nready   \n`,
+      { mode: 0o644 },
+    );
+    const keys = parse<{ orgId: string; scopes: string[] }[]>(
+      await runCommand(['keys', 'list', '--org', orgId], env),
+    );
+    expect(keys).toEqual([expect.objectContaining({ orgId, scopes: ['ingest'] })]);
+    expect(existsSync(postmasterPid)).toBe(false);
+  });
+});

@@ -6,6 +6,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -80,6 +81,7 @@ export async function startEmbeddedPostgres(options: {
     });
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
+  await stopServerLeftByCrash(root, options.logger);
   const port = await freePort();
   const log = openSync(join(root, 'postgres.log'), 'a');
   if (owner) chownSync(join(root, 'postgres.log'), owner.uid, owner.gid);
@@ -94,11 +96,13 @@ export async function startEmbeddedPostgres(options: {
   // Once per start, so a newcomer can point psql or the CLI's DATABASE_URL at it (the password
   // is the one kept beside the data, of a server that listens on 127.0.0.1 only).
   options.logger.info({ port, dataDir, databaseUrl: url }, 'embedded PostgreSQL started');
+  writeFileSync(join(root, ownerFileName), String(process.pid));
   return {
     url,
     async stop() {
       if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
       await exited;
+      rmSync(join(root, ownerFileName), { force: true });
     },
   };
 }
@@ -165,6 +169,54 @@ export async function useEmbeddedPostgres(options: {
     return { url: running.url, stop: () => Promise.resolve(), startedHere: false };
   }
   return { ...(await startEmbeddedPostgres(options)), startedHere: true };
+}
+
+/** The pid of the monitor process that started the embedded server, beside its data. */
+const ownerFileName = 'monitor.pid';
+
+/**
+ * A monitor process killed with SIGKILL (or a crash) leaves its PostgreSQL running, holding the
+ * data directory: the next start would fail on its lock. Such a server is stopped (SIGINT, a
+ * fast shutdown: everything committed stays) before a new one starts. One whose monitor process
+ * still runs is left alone, and starting is refused with the reason.
+ */
+async function stopServerLeftByCrash(root: string, logger: Logger): Promise<void> {
+  const server = readPostmasterPid(root);
+  if (server === undefined || !isAlive(server.pid)) return;
+  const owner = Number(readText(join(root, ownerFileName)));
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isMonitorProcess(owner)) {
+    throw new Error(
+      `the embedded PostgreSQL in ${root} belongs to a running monitor process (pid ${owner}): ` +
+        'stop it first, or set MONITOR_DATA_DIR to another directory',
+    );
+  }
+  logger.warn(
+    { pid: server.pid, dataDir: root },
+    'an embedded PostgreSQL was left running by a monitor process that is gone; stopping it first',
+  );
+  process.kill(server.pid, 'SIGINT');
+  const deadline = Date.now() + 60_000;
+  while (isAlive(server.pid)) {
+    if (Date.now() > deadline) {
+      throw new Error(`the embedded PostgreSQL left running (pid ${server.pid}) did not stop`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Alive and a Node.js process (not a reused pid of something else). */
+function isMonitorProcess(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  const cmdline = readText(`/proc/${pid}/cmdline`);
+  return cmdline === '' || cmdline.includes('node');
 }
 
 function isAlive(pid: number): boolean {

@@ -1,17 +1,28 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 let stack: MonitorStack | undefined;
 
+const processes: RoleProcess[] = [];
+// As root the embedded server runs as `postgres`, which must be able to enter the directory.
+const dataDir = mkdtempSync(join(tmpdir(), 'monitor-embedded-restarts-'));
+chmodSync(dataDir, 0o755);
+
 afterAll(async () => {
   await stack?.stop();
+  await Promise.all(processes.map((proc) => proc.stop()));
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function api<T>(baseUrl: string, path: string, init: RequestInit = {}): Promise<T> {
@@ -122,5 +133,40 @@ describe('the embedded mode across restarts', () => {
     );
     expect(new Set(alerts.map((alert) => alert.host))).toEqual(breaching);
     expect(alerts).toHaveLength(breaching.size);
+  });
+});
+
+describe("npm start's embedded PostgreSQL", () => {
+  it('starts again after the monitor process was killed, with everything it acknowledged', async () => {
+    const env = { MONITOR_DATA_DIR: dataDir, MONITOR_BOOTSTRAP_API_KEY: key };
+    const start = async () => {
+      const proc = await startRoleProcess('all', env);
+      processes.push(proc);
+      return proc;
+    };
+    let all = await start();
+    for (const [i, stop] of [
+      [0, 'kill'],
+      [1, 'kill'],
+      [2, 'clean'],
+    ] as const) {
+      const ingest = await postIngest(
+        all.baseUrl,
+        { host: `crash-${i}`, metrics: { cpu_percent: i } },
+        { key },
+      );
+      expect(ingest.status).toBe(200);
+      // SIGKILL leaves the monitor's PostgreSQL running on the data directory.
+      if (stop === 'kill') await all.kill();
+      else expect(await all.stop()).toBe(0);
+      all = await start();
+    }
+    const listed = await api<{ services: { name: string }[] }>(all.baseUrl, '/api/v1/services');
+    expect(listed.services.map((service) => service.name)).toEqual([
+      'crash-0',
+      'crash-1',
+      'crash-2',
+    ]);
+    expect(await all.stop()).toBe(0);
   });
 });

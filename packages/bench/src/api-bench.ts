@@ -37,7 +37,7 @@ import type { MonitorStack } from './monitor-stack.js';
 import { startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import type { PlannedService } from './service-seed.js';
-import { seededRandom } from './seeded-random.js';
+import { createSeededRandom } from '@monitor/testkit';
 import { countPlanned, insertPlannedServices, planServices } from './service-seed.js';
 import { explainServicesPage } from './services-page-explain.js';
 
@@ -332,7 +332,7 @@ async function checkAnswer(
 /** A copy of `items` in a seeded random order (Fisher–Yates). */
 function shuffle<T>(items: readonly T[], seed: number): T[] {
   const copy = [...items];
-  const random = seededRandom(seed);
+  const random = createSeededRandom(seed).next;
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];

@@ -3,6 +3,7 @@
  * host's payload is serialized once, and each request only copies those bytes into a buffer its
  * worker owns and overwrites the 24 bytes of the timestamp.
  */
+import { createSeededRandom } from '@monitor/testkit';
 
 /** The metric names of the spec's payload; every payload carries all three. */
 export const fleetMetricNames = ['cpu_percent', 'memory_percent', 'disk_percent'] as const;
@@ -147,7 +148,8 @@ export function createFleet(options: { hostCount: number; baseTimeMs: number }):
 }
 
 function hostTemplate(index: number): HostTemplate {
-  const random = seededRandom(index + 1);
+  // Deterministic values per host, so every run sends the same fleet.
+  const random = createSeededRandom(index + 1).next;
   const percent = (): number => Math.round(random() * 1000) / 10;
   const payload = {
     host: `bench-host-${String(index).padStart(5, '0')}`,
@@ -182,16 +184,4 @@ function pick<T>(values: readonly T[], index: number): T {
   const value = values[index % values.length];
   if (value === undefined) throw new RangeError('pick from an empty list');
   return value;
-}
-
-/** Deterministic values per host (mulberry32), so every run sends the same fleet. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

@@ -1,5 +1,5 @@
 import type { Database } from '@monitor/db';
-import { seededRandom } from './seeded-random.js';
+import { createSeededRandom } from '@monitor/testkit';
 
 /**
  * A realistic services table for the query API's benchmark, written straight into the database
@@ -64,7 +64,7 @@ const rulesCreatedAtMs = Date.UTC(2026, 0, 1);
 
 /** Deterministic services; every `PlannedService.status` follows the contract's precedence. */
 export function planServices(options: ServicePlanOptions): PlannedService[] {
-  const random = seededRandom(options.seed);
+  const random = createSeededRandom(options.seed).next;
   const idTimeMs = options.nowMs - 30 * 24 * 3_600_000;
   return Array.from({ length: options.count }, (_, index): PlannedService => {
     const service = pick(serviceNames, random);
@@ -121,7 +121,7 @@ export async function insertPlannedServices(
   plan: readonly PlannedService[],
   seed: number,
 ): Promise<void> {
-  const random = seededRandom(seed + 1);
+  const random = createSeededRandom(seed + 1).next;
   const ruleIds = Array.from({ length: seededRuleCount }, (_, i) =>
     ulidLike('rul', rulesCreatedAtMs + i * 60_000, random),
   );

@@ -32,15 +32,3 @@ export type {
 export type { NarratedReport, Narrator } from './narrator.js';
 export { createChatCompletionsNarrator } from './chat-completions-narrator.js';
 export type { ChatCompletionsNarratorOptions } from './chat-completions-narrator.js';
-
-export { buildScenarios } from './scenarios/incident-scenarios.js';
-export type {
-  ExpectedCause,
-  Scenario,
-  ScenarioOptions,
-  ScenarioRule,
-} from './scenarios/scenario.js';
-export { scenarioIncident } from './scenarios/scenario-incident.js';
-export type { ScenarioIncident } from './scenarios/scenario-incident.js';
-export { simulateRule } from './scenarios/simulate-rule.js';
-export type { SimulatedFiring } from './scenarios/simulate-rule.js';

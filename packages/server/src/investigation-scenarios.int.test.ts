@@ -1,8 +1,8 @@
 // @services postgres kafka
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
-import type { Scenario } from '@monitor/investigator';
-import { buildScenarios } from '@monitor/investigator';
+import type { Scenario } from '@monitor/investigator/scenarios';
+import { buildScenarios } from '@monitor/investigator/scenarios';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';

@@ -10,3 +10,6 @@ export type { SupervisedProcess } from './supervised-process.js';
 export { nodeScript, startSupervised } from './supervised-process.js';
 export type { TestDatabase } from './test-database.js';
 export { createTestDatabase } from './test-database.js';
+
+export { createSeededRandom } from './seeded-random.js';
+export type { SeededRandom } from './seeded-random.js';

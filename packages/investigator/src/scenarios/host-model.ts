@@ -1,5 +1,5 @@
 import type { Container, IngestPayload, Process } from '@monitor/schemas';
-import type { SeededRandom } from './seeded-random.js';
+import type { SeededRandom } from '@monitor/testkit';
 
 const mib = 1024 * 1024;
 const gib = 1024 * mib;

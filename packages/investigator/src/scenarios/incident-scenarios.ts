@@ -2,8 +2,8 @@ import type { IngestPayload } from '@monitor/schemas';
 import type { HostSpec, HostState, SamplingPlan } from './host-model.js';
 import { bytes, hostPayloads, mergePayloads } from './host-model.js';
 import type { Scenario, ScenarioOptions } from './scenario.js';
-import type { SeededRandom } from './seeded-random.js';
-import { createSeededRandom } from './seeded-random.js';
+import type { SeededRandom } from '@monitor/testkit';
+import { createSeededRandom } from '@monitor/testkit';
 
 const minuteMs = 60_000;
 const { gib, mib } = bytes;

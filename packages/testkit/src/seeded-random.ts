@@ -1,4 +1,4 @@
-/** A seeded pseudo-random source (mulberry32): the same seed gives the same scenario. */
+/** A seeded pseudo-random source (mulberry32): the same seed gives the same data, every run. */
 export type SeededRandom = {
   /** Uniform in [0, 1). */
   next(): number;

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
-import { createServiceDir } from './service-dir.js';
+import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
 
@@ -39,43 +39,11 @@ const serverSettings = [
  */
 export const postgresLauncher: ServiceLauncher = {
   async native() {
-    const binDir = findBinDir();
-    const owner = serverUser();
-    const dir = createServiceDir('postgres', owner);
-    const dataDir = join(dir, 'data');
-    const asOwner = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
-    try {
-      await execFileAsync(
-        join(binDir, 'initdb'),
-        ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
-        { cwd: dir, env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
-      );
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`initdb failed in ${dataDir}: ${describeExecError(err)}`, { cause: err });
-    }
-
-    const port = await getFreePort();
-    const logFile = createLogFile(join(dir, 'postgres.log'));
-    const server = startSupervised({
-      command: join(binDir, 'postgres'),
-      args: [
-        ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
-        ...serverSettings.flatMap((setting) => ['-c', setting]),
-      ],
-      cwd: dir,
-      env: { ...stringEnv(), LC_ALL: 'C' },
-      ...asOwner,
-      logFile,
-      removeOnExit: dir,
-      // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
-      stopSignal: 'SIGINT',
-    });
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    await waitForPostgres(url, { server, what: 'PostgreSQL', query: 'select 1' });
+    const prepared = await prepareNativePostgres();
+    const server = await launchPostgres(prepared, true);
     return {
       name: 'postgres',
-      url,
+      url: prepared.url,
       origin: 'native',
       stop: () => server.stop(),
     } satisfies RunningService;
@@ -93,6 +61,112 @@ export const postgresLauncher: ServiceLauncher = {
     };
   },
 };
+
+type PreparedPostgres = {
+  binDir: string;
+  dir: string;
+  dataDir: string;
+  owner: { uid: number; gid: number } | undefined;
+  port: number;
+  url: string;
+};
+
+/** initdb of a fresh data dir (as the server's user) and a free port to serve it on. */
+async function prepareNativePostgres(): Promise<PreparedPostgres> {
+  const binDir = findBinDir();
+  const owner = serverUser();
+  const dir = createServiceDir('postgres', owner);
+  const dataDir = join(dir, 'data');
+  try {
+    await execFileAsync(
+      join(binDir, 'initdb'),
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+      { cwd: dir, env: { ...process.env, LC_ALL: 'C' }, ...asUser(owner) },
+    );
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed in ${dataDir}: ${describeExecError(err)}`, { cause: err });
+  }
+  const port = await getFreePort();
+  createLogFile(join(dir, 'postgres.log'));
+  return {
+    binDir,
+    dir,
+    dataDir,
+    owner,
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+  };
+}
+
+/** Runs the prepared server until it answers; `removeOnExit` also deletes its dir when it ends. */
+async function launchPostgres(
+  prepared: PreparedPostgres,
+  removeOnExit: boolean,
+): Promise<SupervisedProcess> {
+  const { binDir, dir, dataDir, port } = prepared;
+  const server = startSupervised({
+    command: join(binDir, 'postgres'),
+    args: [
+      ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
+      ...serverSettings.flatMap((setting) => ['-c', setting]),
+    ],
+    cwd: dir,
+    env: { ...stringEnv(), LC_ALL: 'C' },
+    ...asUser(prepared.owner),
+    logFile: join(dir, 'postgres.log'),
+    ...(removeOnExit ? { removeOnExit: dir } : {}),
+    // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+    stopSignal: 'SIGINT',
+  });
+  if (!removeOnExit) markOwner(dir, server.pid);
+  await waitForPostgres(prepared.url, { server, what: 'PostgreSQL', query: 'select 1' });
+  return server;
+}
+
+/** A private native PostgreSQL that a test can stop and start again on the same port and data. */
+export type RestartablePostgres = {
+  /** The superuser's URL on database `postgres`. */
+  readonly url: string;
+  /** Fast shutdown (sessions aborted), keeping the data; clients see connections refused. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port with the same data; resolves once it answers. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its data. */
+  destroy(): Promise<void>;
+};
+
+export async function startRestartablePostgres(): Promise<RestartablePostgres> {
+  const prepared = await prepareNativePostgres();
+  let server: SupervisedProcess | undefined;
+  try {
+    server = await launchPostgres(prepared, false);
+  } catch (err) {
+    rmSync(prepared.dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: prepared.url,
+    async stop() {
+      await server?.stop();
+      server = undefined;
+      // The dir outlives its watchdog now: claim it, or another run's sweep takes it for an orphan.
+      markOwner(prepared.dir, process.pid);
+    },
+    async start() {
+      server ??= await launchPostgres(prepared, false);
+    },
+    async destroy() {
+      await server?.stop();
+      server = undefined;
+      rmSync(prepared.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function asUser(owner: { uid: number; gid: number } | undefined): { uid?: number; gid?: number } {
+  return owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
+}
 
 /** Resolves once `query` returns a row on `url`; see `waitUntilReady`. Also used for PGlite. */
 export async function waitForPostgres(

@@ -1,6 +1,6 @@
 export { getFreePort } from './free-port.js';
 export { isDockerAvailable } from './docker-probe.js';
-export type { RestartableKafka } from './kafka.js';
+export type { PartitionOffsets, RestartableKafka } from './kafka.js';
 export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
 export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';

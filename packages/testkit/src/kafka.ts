@@ -246,6 +246,16 @@ export type RestartableKafka = {
   start(): Promise<void>;
   /** Stops it for good and removes its data. */
   destroy(): Promise<void>;
+  /** Per partition of `topic`: its end offset and the offset `groupId` committed (0 if none). */
+  groupOffsets(groupId: string, topic: string): Promise<PartitionOffsets[]>;
+};
+
+export type PartitionOffsets = {
+  partition: number;
+  /** The high watermark: the offset the next record written to the partition gets. */
+  end: number;
+  /** The next offset the group will read; the group's lag is `end - committed`. */
+  committed: number;
 };
 
 export async function startRestartableKafka(): Promise<RestartableKafka> {
@@ -273,7 +283,42 @@ export async function startRestartableKafka(): Promise<RestartableKafka> {
       broker = undefined;
       rmSync(prepared.dir, { recursive: true, force: true });
     },
+    groupOffsets: (groupId, topic) => fetchGroupOffsets(prepared.url, groupId, topic),
   };
+}
+
+/** One short-lived admin client per call, so a broker restart leaves no stale connection. */
+async function fetchGroupOffsets(
+  brokers: string,
+  groupId: string,
+  topic: string,
+): Promise<PartitionOffsets[]> {
+  const admin = new Kafka({
+    clientId: 'testkit-offsets',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2_000,
+    requestTimeout: 10_000,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    // One after the other: concurrent first requests race kafkajs's metadata load.
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const committedByPartition = new Map(
+      (committed?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]),
+    );
+    return ends
+      .map((p) => ({
+        partition: p.partition,
+        end: Number(p.high),
+        committed: committedByPartition.get(p.partition) ?? 0,
+      }))
+      .sort((a, b) => a.partition - b.partition);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
 
 async function startKafkaContainer(): Promise<RunningService> {

@@ -34,6 +34,8 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
+import type { RestartableProcess } from './restartable-process.js';
+import { startRestartableProcess } from './restartable-process.js';
 import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
@@ -238,14 +240,8 @@ async function startNativeKafka(): Promise<RunningService> {
 }
 
 /** A private native broker that a test can stop and start again on the same port and data. */
-export type RestartableKafka = {
+export type RestartableKafka = RestartableProcess & {
   readonly url: string;
-  /** Stops the broker process, keeping its data; clients see connections refused. */
-  stop(): Promise<void>;
-  /** Starts it again on the same port with the same data; resolves once it answers. */
-  start(): Promise<void>;
-  /** Stops it for good and removes its data. */
-  destroy(): Promise<void>;
   /** Per partition of `topic`: its end offset and the offset `groupId` committed (0 if none). */
   groupOffsets(groupId: string, topic: string): Promise<PartitionOffsets[]>;
 };
@@ -260,29 +256,10 @@ export type PartitionOffsets = {
 
 export async function startRestartableKafka(): Promise<RestartableKafka> {
   const prepared = await prepareNativeKafka();
-  let broker: SupervisedProcess | undefined;
-  try {
-    broker = await launchBroker(prepared, false);
-  } catch (err) {
-    rmSync(prepared.dir, { recursive: true, force: true });
-    throw err;
-  }
+  const broker = await startRestartableProcess(prepared.dir, () => launchBroker(prepared, false));
   return {
     url: prepared.url,
-    async stop() {
-      await broker?.stop();
-      broker = undefined;
-      // The dir outlives its watchdog now: claim it, or another run's sweep takes it for an orphan.
-      markOwner(prepared.dir, process.pid);
-    },
-    async start() {
-      broker ??= await launchBroker(prepared, false);
-    },
-    async destroy() {
-      await broker?.stop();
-      broker = undefined;
-      rmSync(prepared.dir, { recursive: true, force: true });
-    },
+    ...broker,
     groupOffsets: (groupId, topic) => fetchGroupOffsets(prepared.url, groupId, topic),
   };
 }

@@ -15,6 +15,8 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
+import type { RestartableProcess } from './restartable-process.js';
+import { startRestartableProcess } from './restartable-process.js';
 import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
@@ -125,43 +127,15 @@ async function launchPostgres(
 }
 
 /** A private native PostgreSQL that a test can stop and start again on the same port and data. */
-export type RestartablePostgres = {
+export type RestartablePostgres = RestartableProcess & {
   /** The superuser's URL on database `postgres`. */
   readonly url: string;
-  /** Fast shutdown (sessions aborted), keeping the data; clients see connections refused. */
-  stop(): Promise<void>;
-  /** Starts it again on the same port with the same data; resolves once it answers. */
-  start(): Promise<void>;
-  /** Stops it for good and removes its data. */
-  destroy(): Promise<void>;
 };
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   const prepared = await prepareNativePostgres();
-  let server: SupervisedProcess | undefined;
-  try {
-    server = await launchPostgres(prepared, false);
-  } catch (err) {
-    rmSync(prepared.dir, { recursive: true, force: true });
-    throw err;
-  }
-  return {
-    url: prepared.url,
-    async stop() {
-      await server?.stop();
-      server = undefined;
-      // The dir outlives its watchdog now: claim it, or another run's sweep takes it for an orphan.
-      markOwner(prepared.dir, process.pid);
-    },
-    async start() {
-      server ??= await launchPostgres(prepared, false);
-    },
-    async destroy() {
-      await server?.stop();
-      server = undefined;
-      rmSync(prepared.dir, { recursive: true, force: true });
-    },
-  };
+  const server = await startRestartableProcess(prepared.dir, () => launchPostgres(prepared, false));
+  return { url: prepared.url, ...server };
 }
 
 function asUser(owner: { uid: number; gid: number } | undefined): { uid?: number; gid?: number } {

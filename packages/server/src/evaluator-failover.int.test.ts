@@ -6,6 +6,8 @@ import { partitionForKey } from '@monitor/bus';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
+import type { ExpectedAlert } from './testing/expected-alerts.js';
+import { expectedAlerts } from './testing/expected-alerts.js';
 import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
@@ -20,35 +22,6 @@ const stacks: MonitorStack[] = [];
 afterAll(async () => {
   await Promise.all(stacks.map((stack) => stack.stop()));
 });
-
-type ExpectedAlert = {
-  host: string;
-  startedAt: number;
-  firedAt: number;
-  resolvedAt: number | null;
-};
-
-/** The contract's semantics for samples in time order, one minute apart, written plainly. */
-function expectedAlerts(host: string, values: readonly number[], baseMs: number): ExpectedAlert[] {
-  const alerts: ExpectedAlert[] = [];
-  let startedAt: number | undefined;
-  let firing: ExpectedAlert | undefined;
-  values.forEach((value, round) => {
-    const time = baseMs + round * minuteMs;
-    if (value > threshold) {
-      startedAt ??= time;
-      if (firing === undefined && time >= startedAt + durationMinutes * minuteMs) {
-        firing = { host, startedAt, firedAt: time, resolvedAt: null };
-        alerts.push(firing);
-      }
-    } else {
-      if (firing !== undefined) firing.resolvedAt = time;
-      firing = undefined;
-      startedAt = undefined;
-    }
-  });
-  return alerts;
-}
 
 /** Host names whose samples land on each of the topic's partitions (key `org_id:host`). */
 function hostsCoveringPartitions(partitions: number): string[] {
@@ -102,7 +75,13 @@ describe('evaluator failover', () => {
     const spanning = hostsCoveringPartitions(6);
     for (const host of spanning)
       series.set(host, [70, 70, 70, 99, 99, 99, 99, 60, 70, 70, 70, 70, 70, 70]);
-    const expected = [...series].flatMap(([host, values]) => expectedAlerts(host, values, baseMs));
+    const expected = [...series].flatMap(([host, values]) =>
+      expectedAlerts(
+        host,
+        values.map((value, round) => ({ timeMs: baseMs + round * minuteMs, value })),
+        { threshold, durationMinutes },
+      ),
+    );
 
     for (let round = 0; round < rounds; round += 1) {
       const payloads = [...series].map(([host, values]) => ({

@@ -1,7 +1,9 @@
 export { getFreePort } from './free-port.js';
 export { isDockerAvailable } from './docker-probe.js';
-export type { RestartableKafka } from './kafka.js';
+export type { PartitionOffsets, RestartableKafka } from './kafka.js';
 export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
+export type { RestartablePostgres } from './postgres.js';
+export { startRestartablePostgres } from './postgres.js';
 export type { RunningService, ServiceLauncher, ServiceName, ServiceOrigin } from './service.js';
 export { serviceEnvNames, serviceNames } from './service.js';
 export type { ServicesLog, StartServicesOptions, StartedServices } from './start-services.js';

@@ -34,6 +34,8 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
+import type { RestartableProcess } from './restartable-process.js';
+import { startRestartableProcess } from './restartable-process.js';
 import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
@@ -238,42 +240,62 @@ async function startNativeKafka(): Promise<RunningService> {
 }
 
 /** A private native broker that a test can stop and start again on the same port and data. */
-export type RestartableKafka = {
+export type RestartableKafka = RestartableProcess & {
   readonly url: string;
-  /** Stops the broker process, keeping its data; clients see connections refused. */
-  stop(): Promise<void>;
-  /** Starts it again on the same port with the same data; resolves once it answers. */
-  start(): Promise<void>;
-  /** Stops it for good and removes its data. */
-  destroy(): Promise<void>;
+  /** Per partition of `topic`: its end offset and the offset `groupId` committed (0 if none). */
+  groupOffsets(groupId: string, topic: string): Promise<PartitionOffsets[]>;
+};
+
+export type PartitionOffsets = {
+  partition: number;
+  /** The high watermark: the offset the next record written to the partition gets. */
+  end: number;
+  /** The next offset the group will read; the group's lag is `end - committed`. */
+  committed: number;
 };
 
 export async function startRestartableKafka(): Promise<RestartableKafka> {
   const prepared = await prepareNativeKafka();
-  let broker: SupervisedProcess | undefined;
-  try {
-    broker = await launchBroker(prepared, false);
-  } catch (err) {
-    rmSync(prepared.dir, { recursive: true, force: true });
-    throw err;
-  }
+  const broker = await startRestartableProcess(prepared.dir, () => launchBroker(prepared, false));
   return {
     url: prepared.url,
-    async stop() {
-      await broker?.stop();
-      broker = undefined;
-      // The dir outlives its watchdog now: claim it, or another run's sweep takes it for an orphan.
-      markOwner(prepared.dir, process.pid);
-    },
-    async start() {
-      broker ??= await launchBroker(prepared, false);
-    },
-    async destroy() {
-      await broker?.stop();
-      broker = undefined;
-      rmSync(prepared.dir, { recursive: true, force: true });
-    },
+    ...broker,
+    groupOffsets: (groupId, topic) => fetchGroupOffsets(prepared.url, groupId, topic),
   };
+}
+
+/** One short-lived admin client per call, so a broker restart leaves no stale connection. */
+async function fetchGroupOffsets(
+  brokers: string,
+  groupId: string,
+  topic: string,
+): Promise<PartitionOffsets[]> {
+  const admin = new Kafka({
+    clientId: 'testkit-offsets',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2_000,
+    requestTimeout: 10_000,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    // One after the other: concurrent first requests race kafkajs's metadata load.
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const committedByPartition = new Map(
+      (committed?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]),
+    );
+    return ends
+      .map((p) => ({
+        partition: p.partition,
+        end: Number(p.high),
+        committed: committedByPartition.get(p.partition) ?? 0,
+      }))
+      .sort((a, b) => a.partition - b.partition);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
 
 async function startKafkaContainer(): Promise<RunningService> {

@@ -1,6 +1,7 @@
 // @services postgres
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRestartablePostgres } from './postgres.js';
 import { serviceUrl } from './vitest-context.js';
 
 describe('postgres service', () => {
@@ -56,5 +57,24 @@ describe('postgres service', () => {
     expect(count!.n).toBe(0);
     const [exists] = await sql<{ t: string | null }[]>`select to_regclass(${rolledBack}) as t`;
     expect(exists!.t).toBeNull();
+  });
+});
+
+describe('restartable postgres', () => {
+  it('keeps committed rows across a stop and a start on the same URL', async () => {
+    const server = await startRestartablePostgres();
+    const sql = postgres(server.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`create table kept (id int primary key)`;
+      await sql`insert into kept values (1), (2)`;
+      await server.stop();
+      await expect(sql`select 1`).rejects.toThrow();
+      await server.start();
+      const rows = await sql<{ id: number }[]>`select id from kept order by id`;
+      expect(rows.map((row) => row.id)).toEqual([1, 2]);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await server.destroy();
+    }
   });
 });

@@ -15,7 +15,9 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
-import { createServiceDir } from './service-dir.js';
+import type { RestartableProcess } from './restartable-process.js';
+import { startRestartableProcess } from './restartable-process.js';
+import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
 
@@ -39,43 +41,11 @@ const serverSettings = [
  */
 export const postgresLauncher: ServiceLauncher = {
   async native() {
-    const binDir = findBinDir();
-    const owner = serverUser();
-    const dir = createServiceDir('postgres', owner);
-    const dataDir = join(dir, 'data');
-    const asOwner = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
-    try {
-      await execFileAsync(
-        join(binDir, 'initdb'),
-        ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
-        { cwd: dir, env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
-      );
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`initdb failed in ${dataDir}: ${describeExecError(err)}`, { cause: err });
-    }
-
-    const port = await getFreePort();
-    const logFile = createLogFile(join(dir, 'postgres.log'));
-    const server = startSupervised({
-      command: join(binDir, 'postgres'),
-      args: [
-        ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
-        ...serverSettings.flatMap((setting) => ['-c', setting]),
-      ],
-      cwd: dir,
-      env: { ...stringEnv(), LC_ALL: 'C' },
-      ...asOwner,
-      logFile,
-      removeOnExit: dir,
-      // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
-      stopSignal: 'SIGINT',
-    });
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    await waitForPostgres(url, { server, what: 'PostgreSQL', query: 'select 1' });
+    const prepared = await prepareNativePostgres();
+    const server = await launchPostgres(prepared, true);
     return {
       name: 'postgres',
-      url,
+      url: prepared.url,
       origin: 'native',
       stop: () => server.stop(),
     } satisfies RunningService;
@@ -93,6 +63,84 @@ export const postgresLauncher: ServiceLauncher = {
     };
   },
 };
+
+type PreparedPostgres = {
+  binDir: string;
+  dir: string;
+  dataDir: string;
+  owner: { uid: number; gid: number } | undefined;
+  port: number;
+  url: string;
+};
+
+/** initdb of a fresh data dir (as the server's user) and a free port to serve it on. */
+async function prepareNativePostgres(): Promise<PreparedPostgres> {
+  const binDir = findBinDir();
+  const owner = serverUser();
+  const dir = createServiceDir('postgres', owner);
+  const dataDir = join(dir, 'data');
+  try {
+    await execFileAsync(
+      join(binDir, 'initdb'),
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'],
+      { cwd: dir, env: { ...process.env, LC_ALL: 'C' }, ...asUser(owner) },
+    );
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed in ${dataDir}: ${describeExecError(err)}`, { cause: err });
+  }
+  const port = await getFreePort();
+  createLogFile(join(dir, 'postgres.log'));
+  return {
+    binDir,
+    dir,
+    dataDir,
+    owner,
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+  };
+}
+
+/** Runs the prepared server until it answers; `removeOnExit` also deletes its dir when it ends. */
+async function launchPostgres(
+  prepared: PreparedPostgres,
+  removeOnExit: boolean,
+): Promise<SupervisedProcess> {
+  const { binDir, dir, dataDir, port } = prepared;
+  const server = startSupervised({
+    command: join(binDir, 'postgres'),
+    args: [
+      ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
+      ...serverSettings.flatMap((setting) => ['-c', setting]),
+    ],
+    cwd: dir,
+    env: { ...stringEnv(), LC_ALL: 'C' },
+    ...asUser(prepared.owner),
+    logFile: join(dir, 'postgres.log'),
+    ...(removeOnExit ? { removeOnExit: dir } : {}),
+    // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+    stopSignal: 'SIGINT',
+  });
+  if (!removeOnExit) markOwner(dir, server.pid);
+  await waitForPostgres(prepared.url, { server, what: 'PostgreSQL', query: 'select 1' });
+  return server;
+}
+
+/** A private native PostgreSQL that a test can stop and start again on the same port and data. */
+export type RestartablePostgres = RestartableProcess & {
+  /** The superuser's URL on database `postgres`. */
+  readonly url: string;
+};
+
+export async function startRestartablePostgres(): Promise<RestartablePostgres> {
+  const prepared = await prepareNativePostgres();
+  const server = await startRestartableProcess(prepared.dir, () => launchPostgres(prepared, false));
+  return { url: prepared.url, ...server };
+}
+
+function asUser(owner: { uid: number; gid: number } | undefined): { uid?: number; gid?: number } {
+  return owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
+}
 
 /** Resolves once `query` returns a row on `url`; see `waitUntilReady`. Also used for PGlite. */
 export async function waitForPostgres(

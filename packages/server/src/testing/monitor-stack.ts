@@ -22,18 +22,24 @@ export type MonitorStack = {
  * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
  * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
  * keep the tests quick (short polls, retries and session timeouts) and let the notifier reach
- * the local receivers of `notification-receivers.ts`.
+ * the local receivers of `notification-receivers.ts`. `postgresUrl` and `kafkaBrokers` put the
+ * stack on servers of the test's own (one it restarts) instead of the suite's.
  */
 export async function createMonitorStack(
   name: string,
   extraEnv: Record<string, string> = {},
-  options: { bus?: 'kafka' | 'in-process' } = {},
+  options: { bus?: 'kafka' | 'in-process'; postgresUrl?: string; kafkaBrokers?: string } = {},
 ): Promise<MonitorStack> {
-  const testDb: TestDatabase = await createTestDatabase(serviceUrl('postgres'), name);
+  const testDb: TestDatabase = await createTestDatabase(
+    options.postgresUrl ?? serviceUrl('postgres'),
+    name,
+  );
   const db = createDatabase({ url: testDb.url, maxConnections: 2 });
   const env = {
     DATABASE_URL: testDb.url,
-    ...(options.bus === 'in-process' ? {} : { KAFKA_BROKERS: serviceUrl('kafka') }),
+    ...(options.bus === 'in-process'
+      ? {}
+      : { KAFKA_BROKERS: options.kafkaBrokers ?? serviceUrl('kafka') }),
     SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
     SAMPLES_TOPIC_PARTITIONS: '6',
     WRITER_BATCH_MAX_WAIT_MS: '20',

@@ -11,6 +11,8 @@ export type RoleProcess = {
   readonly baseUrl: string;
   /** Everything the process wrote so far (JSON log lines), for assertions and failure output. */
   output(): string;
+  /** How it ended (`code 1`, `SIGKILL`), or undefined while it runs. */
+  ended(): string | undefined;
   /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL, as a crash would; resolves once the process is gone. */
@@ -93,6 +95,8 @@ function wrap(child: ChildProcess, port: number, baseUrl: string): RoleProcess {
     port,
     baseUrl,
     output: () => output,
+    ended: () =>
+      child.exitCode !== null ? `code ${child.exitCode}` : (child.signalCode ?? undefined),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@monitor/platform';
-import { logRequest, sendProblem } from '@monitor/platform';
+import { AppError, logRequest, sendProblem } from '@monitor/platform';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
 export const ingestPath = '/api/v1/ingest';
@@ -31,7 +31,10 @@ export function createGatewayListener(deps: {
       logRequest(requestLog, req, res, durationMs, ingestPath);
     });
     deps.ingest(req, res).catch((err: unknown) => {
-      deps.logger.error({ err }, 'ingest request failed unexpectedly');
+      // A dependency that is away heals itself (WARN); anything else is a bug (ERROR).
+      if (err instanceof AppError && err.code === 'dependency_unavailable') {
+        deps.logger.warn({ err }, 'ingest request failed: a dependency is unavailable');
+      } else deps.logger.error({ err }, 'ingest request failed unexpectedly');
       if (!res.headersSent) sendProblem(res, err);
       else res.destroy();
     });

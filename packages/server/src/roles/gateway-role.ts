@@ -1,6 +1,6 @@
 import type { Bus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { createApiKeyStore } from '@monitor/db';
+import { createApiKeyStore, isTransientDbError } from '@monitor/db';
 import type { ApiKeyAuthenticator } from '@monitor/gateway';
 import {
   createApiKeyAuthenticator,
@@ -12,7 +12,7 @@ import {
 } from '@monitor/gateway';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
-import { methodNotAllowedHandler } from '@monitor/platform';
+import { dependencyUnavailable, methodNotAllowedHandler } from '@monitor/platform';
 import type { RequestListener } from 'node:http';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
@@ -25,8 +25,14 @@ export function createKeyAuthenticator(ctx: RoleContext, db: Database): ApiKeyAu
   return createApiKeyAuthenticator({
     ttlMs: ctx.config.API_KEY_CACHE_TTL_MS,
     lookup: async (keyHash) => {
-      const key = await keys.findActiveKeyByHash(keyHash);
-      return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
+      try {
+        const key = await keys.findActiveKeyByHash(keyHash);
+        return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
+      } catch (err) {
+        // A key not cached while the database is away: 503 with Retry-After, not a 500.
+        if (isTransientDbError(err)) throw dependencyUnavailable('The database', 2, err);
+        throw err;
+      }
     },
   });
 }

@@ -11,6 +11,20 @@ export {
   parseIngestBody,
   processSchema,
 } from './ingest.js';
+export {
+  isStorableText,
+  keyNamesDocument,
+  maxMetricMagnitude,
+  metricValueMessage,
+  metricValueSchema,
+  reservedKey,
+  reservedKeyMessage,
+  storableCharacter,
+  storableRecord,
+  storableText,
+  storableTextMessage,
+  storableTextPattern,
+} from './input-policy.js';
 export type { DecodeResult, SampleMessage } from './sample-message.js';
 export {
   decodeSampleMessage,

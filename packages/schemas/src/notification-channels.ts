@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paginationSchema } from './api.js';
+import { storableText } from './input-policy.js';
 
 /**
  * Wire formats of notifications: the per-organization channel targets
@@ -24,11 +25,13 @@ export const notificationLimits = {
   shownWebhookSecretCharacters: 4,
 } as const;
 
-const httpUrl = z
-  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
-  .max(notificationLimits.maxUrlLength, {
-    error: `must be at most ${notificationLimits.maxUrlLength} characters`,
-  });
+const httpUrl = storableText(
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+    .max(notificationLimits.maxUrlLength, {
+      error: `must be at most ${notificationLimits.maxUrlLength} characters`,
+    }),
+);
 
 const emailAddress = z.email({ error: 'must be an email address such as ops@example.com' });
 
@@ -65,15 +68,16 @@ const webhookSecretMessage =
 export const webhookTargetSchema = z
   .object({
     url: httpUrl.meta({ description: 'Receives a POST of the JSON notification.' }),
-    secret: z
-      .string({ error: 'is required' })
-      .min(notificationLimits.minWebhookSecretLength, { error: webhookSecretMessage })
-      .max(notificationLimits.maxWebhookSecretLength, { error: webhookSecretMessage })
-      .meta({
-        description:
-          'The HMAC-SHA256 key of the `X-Monitor-Signature` header. Never shown in full again: ' +
-          'responses show `********` followed by its last 4 characters.',
-      }),
+    secret: storableText(
+      z
+        .string({ error: 'is required' })
+        .min(notificationLimits.minWebhookSecretLength, { error: webhookSecretMessage })
+        .max(notificationLimits.maxWebhookSecretLength, { error: webhookSecretMessage }),
+    ).meta({
+      description:
+        'The HMAC-SHA256 key of the `X-Monitor-Signature` header. Never shown in full again: ' +
+        'responses show `********` followed by its last 4 characters.',
+    }),
   })
   .meta({ id: 'WebhookTarget' });
 export type WebhookTarget = z.infer<typeof webhookTargetSchema>;

@@ -43,10 +43,22 @@ function toResponse(spec: ApiResponseSpec): ResponseConfig {
       ? {}
       : {
           headers: Object.fromEntries(
-            Object.entries(spec.headers).map(([name, text]) => [
-              name,
-              { description: text, schema: { type: 'string' } },
-            ]),
+            Object.entries(spec.headers).map(([name, header]) => {
+              const { description, example, pattern } =
+                typeof header === 'string' ? { description: header } : header;
+              return [
+                name,
+                {
+                  description,
+                  schema: {
+                    type: 'string',
+                    ...(pattern === undefined ? {} : { pattern }),
+                    ...(example === undefined ? {} : { examples: [example] }),
+                  },
+                  ...(example === undefined ? {} : { example }),
+                },
+              ];
+            }),
           ),
         }),
   };

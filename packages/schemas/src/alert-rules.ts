@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { alertConditions, alertSeverities, paginationSchema } from './api.js';
 import { ingestLimits, metricNamePattern } from './ingest.js';
-import {
-  keyNamesDocument,
-  storableCharacter,
-  storableRecord,
-  storableText,
-} from './input-policy.js';
+import { keyNamesDocument, storableRecord, storableText } from './input-policy.js';
 
 /**
  * Wire formats of `/api/v1/alerts/rules`: the create (POST) and change (PATCH) bodies, the
@@ -50,7 +45,7 @@ const nameSchema = storableText(
 ).meta({
   description: `1 to ${alertRuleLimits.maxNameLength} characters, not blank (not only white space).`,
   // Both checks in one pattern: the document shows a single one per string.
-  pattern: `^(?=[\\s\\S]*[^${whiteSpace}])${storableCharacter}*$`,
+  pattern: `^(?=[\\s\\S]*[^${whiteSpace}])[^\\u0000]*$`,
 });
 
 const metricSchema = z
@@ -93,6 +88,7 @@ const channelsSchema = z
     description:
       'Where the alert is notified when it fires and resolves (targets are configured per ' +
       'organization under /api/v1/notification-channels). No duplicates.',
+    uniqueItems: true,
   });
 
 const scopeKeyMessage = `must be 1 to ${alertRuleLimits.maxScopeKeyLength} characters`;

@@ -22,6 +22,7 @@ export {
   storableCharacter,
   storableRecord,
   storableText,
+  storableTextDocumentPattern,
   storableTextMessage,
   storableTextPattern,
 } from './input-policy.js';

@@ -39,15 +39,21 @@ export function metricValueSchema() {
  * One character of text PostgreSQL can store and index: anything but NUL (U+0000: `text` refuses
  * the byte, `jsonb` the `\u0000` escape) and an unpaired UTF-16 surrogate (it has no UTF-8 form:
  * the driver would store U+FFFD instead, or the write fails downstream). A surrogate pair (an
- * emoji) is one character. Written without the `u` flag, since the OpenAPI generator drops flags:
- * in JavaScript it reads UTF-16 units (the second branch takes a pair), and the same source means
- * the same in JSON Schema validators with Unicode regexes and in Python's `re` (code points, where
- * a pair is a single character of the first branch).
+ * emoji) is one character: without the `u` flag (the OpenAPI generator drops flags) JavaScript
+ * reads UTF-16 units, and the second branch takes a pair.
  */
 export const storableCharacter = '(?:[^\\u0000\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])';
 
-/** Text made only of `storableCharacter`s. */
+/** Text made only of `storableCharacter`s: what the schemas check. */
 export const storableTextPattern = new RegExp(`^${storableCharacter}*$`);
+
+/**
+ * What the OpenAPI document states of it: no NUL. Lone surrogates cannot be written in a pattern
+ * that JSON Schema tools outside JavaScript accept (Rust's and Go's regex engines refuse
+ * surrogate code points, and JSON text with one is not interoperable, RFC 8259 §8.2), so the
+ * document says so in words (its description of inputs) rather than in the pattern.
+ */
+export const storableTextDocumentPattern = '^[^\\u0000]*$';
 
 export const storableTextMessage = 'must not contain NUL (U+0000) or an unpaired UTF-16 surrogate';
 
@@ -60,7 +66,9 @@ export function isStorableText(text: string): boolean {
 export function storableText(): z.ZodString;
 export function storableText<S extends z.ZodString | z.ZodURL>(schema: S): S;
 export function storableText(schema: z.ZodString | z.ZodURL = z.string()) {
-  return schema.regex(storableTextPattern, { error: storableTextMessage });
+  return schema
+    .regex(storableTextPattern, { error: storableTextMessage })
+    .meta({ pattern: storableTextDocumentPattern });
 }
 
 /**
@@ -77,7 +85,7 @@ export function keyNamesDocument(options: { minLength?: number; maxLength: numbe
     type: 'string',
     ...(options.minLength === undefined ? {} : { minLength: options.minLength }),
     maxLength: options.maxLength,
-    pattern: `^(?!${reservedKey}$)${storableCharacter}*$`,
+    pattern: `^(?!${reservedKey}$)[^\\u0000]*$`,
   } as const;
 }
 

@@ -31,7 +31,7 @@ const httpUrl = storableText(
     .max(notificationLimits.maxUrlLength, {
       error: `must be at most ${notificationLimits.maxUrlLength} characters`,
     }),
-);
+).meta({ format: 'uri', pattern: '^https?://[^\\u0000]*$' });
 
 const emailAddress = z.email({ error: 'must be an email address such as ops@example.com' });
 

@@ -188,6 +188,23 @@ describe('API bodies under the input policy', () => {
   });
 });
 
+describe('channel URLs', () => {
+  it('are refused whenever the documented pattern refuses them, though the URL parser would take them', () => {
+    for (const webhook_url of [
+      ' https://x.example',
+      'HTTPS://x.example',
+      'https:x.example',
+      'https://x .example',
+    ]) {
+      expect(slackTargetSchema.safeParse({ webhook_url }).success, webhook_url).toBe(false);
+    }
+    expect(
+      slackTargetSchema.safeParse({ webhook_url: 'https://hooks.slack.com/services/T/B/x' })
+        .success,
+    ).toBe(true);
+  });
+});
+
 describe('decodeSampleMessage under the input policy', () => {
   it('refuses a message whose strings could not be stored (a dead letter, not a retry)', () => {
     const message = {

@@ -2,6 +2,13 @@ export { getFreePort } from './free-port.js';
 export { isDockerAvailable } from './docker-probe.js';
 export type { RestartableKafka } from './kafka.js';
 export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
+export type { SchemathesisCommand } from './schemathesis.js';
+export {
+  ensureSchemathesis,
+  findSchemathesis,
+  schemathesisInstallCommand,
+  schemathesisVersion,
+} from './schemathesis.js';
 export type { RunningService, ServiceLauncher, ServiceName, ServiceOrigin } from './service.js';
 export { serviceEnvNames, serviceNames } from './service.js';
 export type { StartedServices } from './start-services.js';

@@ -27,22 +27,43 @@ const metricNameMessage = 'must match ^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$ (and not
 const nonNegativeInt = z.number().int().nonnegative();
 const percent = z.number().nonnegative().finite();
 
-export const containerSchema = z.object({
-  name: storableText(z.string().min(1).max(255)),
-  image: storableText(z.string().max(1024)).optional(),
-  status: storableText(z.string().max(64)).optional(),
-  cpu_percent: percent.optional(),
-  memory_usage: nonNegativeInt.optional(),
-});
+/** Its free-text fields with `text` applied: the input policy at the edge, nothing on the bus. */
+function containerSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
+  return z.object({
+    name: text(z.string().min(1).max(255)),
+    image: text(z.string().max(1024)).optional(),
+    status: text(z.string().max(64)).optional(),
+    cpu_percent: percent.optional(),
+    memory_usage: nonNegativeInt.optional(),
+  });
+}
+
+function processSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
+  return z.object({
+    name: text(z.string().min(1).max(255)),
+    pid: nonNegativeInt,
+    cpu_percent: percent.optional(),
+    memory_rss: nonNegativeInt.optional(),
+  });
+}
+
+const asIs = (schema: z.ZodString) => schema;
+
+/** A container as agents send it and the API returns it (the input policy applies). */
+export const containerSchema = containerSchemaOf(storableText);
 export type Container = z.infer<typeof containerSchema>;
 
-export const processSchema = z.object({
-  name: storableText(z.string().min(1).max(255)),
-  pid: nonNegativeInt,
-  cpu_percent: percent.optional(),
-  memory_rss: nonNegativeInt.optional(),
-});
+/** A process as agents send it and the API returns it (the input policy applies). */
+export const processSchema = processSchemaOf(storableText);
 export type Process = z.infer<typeof processSchema>;
+
+/**
+ * The same on the samples topic, where the writer's hand-written decoder must accept exactly
+ * what the schema does: the gateway applied the policy before publishing, so the bus format
+ * stays as it was (what reaches storage unchecked is the writer's concern, not this schema's).
+ */
+export const containerMessageSchema = containerSchemaOf(asIs);
+export const processMessageSchema = processSchemaOf(asIs);
 
 const metricsCountMessage = `must have 1 to ${ingestLimits.maxMetricsPerPayload} entries`;
 

@@ -1,25 +1,23 @@
 import { z } from 'zod';
-import { containerSchema, processSchema } from './ingest.js';
-import { storableText } from './input-policy.js';
+import { containerMessageSchema, processMessageSchema } from './ingest.js';
 
 /**
  * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
  * in one partition, in order. `v` is a literal: a consumer rejects versions it does not know.
- * Its strings follow the edge's input policy too, so a message produced before the gateway
- * enforced it (or by another producer) is refused at decode, a dead letter, instead of failing
- * the storage transaction it would join.
+ * The edge's input policy is applied by the gateway before publishing, not here: the writer's
+ * fast decoder mirrors this schema exactly.
  */
 export const sampleMessageSchema = z.object({
   v: z.literal(1),
   org_id: z.string().min(1),
-  host: storableText(z.string().min(1).max(255)),
+  host: z.string().min(1).max(255),
   /** Sample time, epoch milliseconds (the agent's timestamp, or receipt time without one). */
   time_ms: z.number().int(),
   received_ms: z.number().int(),
-  metrics: z.record(storableText(), z.number()),
-  tags: z.record(storableText(), storableText()),
-  containers: z.array(containerSchema),
-  processes: z.array(processSchema),
+  metrics: z.record(z.string(), z.number()),
+  tags: z.record(z.string(), z.string()),
+  containers: z.array(containerMessageSchema),
+  processes: z.array(processMessageSchema),
 });
 export type SampleMessage = z.infer<typeof sampleMessageSchema>;
 

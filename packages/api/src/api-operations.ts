@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ingestPath } from '@monitor/gateway';
+import {
+  formatRateLimit,
+  formatRateLimitPolicy,
+  ingestPath,
+  rateLimitHeaderPatterns,
+  rateLimitPolicyName,
+} from '@monitor/gateway';
 import { idSchema } from '@monitor/platform';
 import type { ApiOperation } from './operation-spec.js';
 import { apiBasePath, created, json, noContent, problems } from './operation-spec.js';
@@ -70,9 +76,25 @@ const ingestBodyDocument = z.union([
   z.array(ingestPayloadDocument).min(1).max(ingestLimits.maxPayloadsPerRequest),
 ]);
 
+/** Examples made by the functions that write the real headers, for the default limit. */
+const examplePolicy = rateLimitPolicyName(6000);
+
 const rateLimitHeaders = {
-  'RateLimit-Policy': 'The limit per API key, e.g. `6000;w=60`.',
-  RateLimit: 'Requests left in the current window and when it resets.',
+  'RateLimit-Policy': {
+    description:
+      'The limit of the API key (IETF RateLimit headers, draft 8): the policy name, its quota ' +
+      '`q` of requests per window `w` (seconds) and a partition key `pk` derived from the key ' +
+      'id (never the key).',
+    example: formatRateLimitPolicy(examplePolicy, 6000, 'MGE4ZjQ1YjE2NmFk'),
+    pattern: rateLimitHeaderPatterns['RateLimit-Policy'],
+  },
+  RateLimit: {
+    description:
+      'The policy name, the requests `r` left in the current window and the seconds `t` until ' +
+      'it resets.',
+    example: formatRateLimit(examplePolicy, 5999, 60),
+    pattern: rateLimitHeaderPatterns.RateLimit,
+  },
 };
 
 /** Every operation served, in document order. */

@@ -26,6 +26,12 @@ and \`offset\` (default 0) and answer \`pagination { limit, offset, total, has_m
 out of range or not an integer is 422 naming the parameter and the bound. Services are ordered
 by name (unique within an organization); rules, alerts and investigations newest first.
 
+**Input.** Every string of a body or query parameter is refused (422, naming it) when it
+contains NUL (U+0000) or an unpaired UTF-16 surrogate (\`\\ud800\` alone): neither can be stored.
+Patterns state the first; the second, which JSON text should not carry anyway (RFC 8259 §8.2),
+only here. \`__proto__\` is refused as a metric name or as the key of any map (tags, scope).
+Metric values are finite numbers from -1e100 to 1e100, so no aggregate can overflow.
+
 **Time.** Timestamps are ISO 8601 in UTC with \`Z\`.`;
 
 /** `/api/v1/services/:id` → `/api/v1/services/{id}`. */
@@ -43,10 +49,22 @@ function toResponse(spec: ApiResponseSpec): ResponseConfig {
       ? {}
       : {
           headers: Object.fromEntries(
-            Object.entries(spec.headers).map(([name, text]) => [
-              name,
-              { description: text, schema: { type: 'string' } },
-            ]),
+            Object.entries(spec.headers).map(([name, header]) => {
+              const { description, example, pattern } =
+                typeof header === 'string' ? { description: header } : header;
+              return [
+                name,
+                {
+                  description,
+                  schema: {
+                    type: 'string',
+                    ...(pattern === undefined ? {} : { pattern }),
+                    ...(example === undefined ? {} : { examples: [example] }),
+                  },
+                  ...(example === undefined ? {} : { example }),
+                },
+              ];
+            }),
           ),
         }),
   };

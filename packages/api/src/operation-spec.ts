@@ -11,14 +11,17 @@ export const apiBasePath = '/api/v1';
 
 export type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** A documented response header: its description, and what its value looks like. */
+export type ApiHeaderSpec = { description: string; example?: string; pattern?: string };
+
 export type ApiResponseSpec = {
   description: string;
   /** `none`: no body and no Content-Type (a 204); see `noContent`. */
   contentType: 'application/json' | 'application/problem+json' | 'text/plain' | 'none';
   /** The body; a `text/plain` body is a string, a `none` body is `z.undefined()`. */
   schema: ZodType;
-  /** Response headers worth documenting, name → description. */
-  headers?: Readonly<Record<string, string>>;
+  /** Response headers worth documenting, name → description (or a fuller spec). */
+  headers?: Readonly<Record<string, string | ApiHeaderSpec>>;
 };
 
 /**

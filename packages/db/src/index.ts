@@ -21,15 +21,20 @@ export { ensurePartitions } from './ensure-partitions.js';
 export type { EnsurePartitionsOptions, EnsurePartitionsResult } from './ensure-partitions.js';
 export { partitionName, partitionedTables } from './partition-plan.js';
 export type { PartitionedTable } from './partition-plan.js';
-export { refreshRollups } from './refresh-rollups.js';
-export type { RefreshRollupsResult, Rollup, RollupWindow } from './refresh-rollups.js';
+export { refreshRollups, rollupValueBound } from './refresh-rollups.js';
+export type {
+  RefreshRollupsResult,
+  Rollup,
+  RollupChunkSetAside,
+  RollupWindow,
+} from './refresh-rollups.js';
 export { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
 export type {
   PruneAlertHistoryOptions,
   PruneAlertHistoryResult,
   PruneIdleWatermarksOptions,
 } from './prune-alert-history.js';
-export { runMaintenance } from './run-maintenance.js';
+export { RollupsSetAsideError, runMaintenance } from './run-maintenance.js';
 export type { MaintenanceOptions, MaintenanceResult } from './run-maintenance.js';
 
 export { loadLogResumeOffsets } from './consumer-offsets.js';

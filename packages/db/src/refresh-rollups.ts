@@ -1,3 +1,4 @@
+import { isTransientDbError, sqlState } from './classify-db-error.js';
 import type { Database, TransactionSql } from './database.js';
 import type { StorageMode } from './storage-settings.js';
 import { requireStorageSettings } from './storage-settings.js';
@@ -7,11 +8,36 @@ export type Rollup = 'samples_1m' | 'samples_1h';
 /** A half-open time window `[from, to)`; `from` null means from the beginning. */
 export type RollupWindow = { rollup: Rollup; from: Date | null; to: Date };
 
+/**
+ * One organization's part of a rollup window that could not be computed (its statement failed
+ * on its data) and was set aside so every other organization's rollups moved on. Its buckets
+ * in the window keep what they held; the watermark moves past them.
+ */
+export type RollupChunkSetAside = RollupWindow & {
+  orgId: string;
+  /** The SQLSTATE of the failure, e.g. `22003` (numeric value out of range). */
+  sqlState: string | undefined;
+  message: string;
+};
+
 export type RefreshRollupsResult = {
   mode: StorageMode;
   /** The windows recomputed, in order (a rollup without a new complete bucket is skipped). */
   refreshed: RollupWindow[];
+  /** What was set aside (plain mode), normally nothing. */
+  setAside: RollupChunkSetAside[];
 };
+
+/**
+ * The magnitude sample values are clamped to in the rollups and in metrics reads: the input
+ * policy's bound (`maxMetricMagnitude` of @monitor/schemas, ±1e100, which this package cannot
+ * import). The gateway refuses larger values; samples stored before it did, up to ±1.8e308,
+ * count as ±1e100 in avg, min, max and sum, so no sum can overflow double precision: a minute
+ * holds at most 60 000 samples of a series (time is unique per millisecond), an hour 3.6 million,
+ * and 3.6e6 · 1e100 is far below 1.8e308. Averages are sum / count, never PostgreSQL's
+ * avg(float8), whose sum of squares overflows far sooner.
+ */
+export const rollupValueBound = 1e100;
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -89,7 +115,7 @@ export async function refreshRollups(
       `;
       refreshed.push({ rollup, from, to });
     }
-    return { mode, refreshed };
+    return { mode, refreshed, setAside: [] };
   }
 
   return await db.sql.begin(async (sql) => {
@@ -101,6 +127,7 @@ export async function refreshRollups(
     const watermark = (rollup: Rollup): Date | null =>
       rows.find((row) => row.rollup === rollup)?.watermark ?? null;
     const refreshed: RollupWindow[] = [];
+    const setAside: RollupChunkSetAside[] = [];
 
     const minute = plainRefreshWindow({
       rollup: 'samples_1m',
@@ -109,7 +136,8 @@ export async function refreshRollups(
       onlyWhenAdvanced: false,
     });
     if (minute !== undefined) {
-      await refreshMinutes(sql, minute);
+      setAside.push(...(await refreshIsolated(sql, minute, minuteStatement)));
+      await moveWatermark(sql, minute);
       refreshed.push(minute);
     }
     const hour = plainRefreshWindow({
@@ -119,46 +147,107 @@ export async function refreshRollups(
       onlyWhenAdvanced: true,
     });
     if (hour !== undefined) {
-      await refreshHours(sql, hour);
+      setAside.push(...(await refreshIsolated(sql, hour, hourStatement)));
+      await moveWatermark(sql, hour);
       refreshed.push(hour);
     }
-    return { mode, refreshed };
+    return { mode, refreshed, setAside };
   });
 }
 
-async function refreshMinutes(sql: TransactionSql, window: RollupWindow): Promise<void> {
-  await sql`
-    insert into samples_1m as r (bucket, service_id, metric, avg, min, max, count, sum)
-    select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), service_id, metric,
-      avg(value), min(value), max(value), count(*), sum(value)
-    from samples
-    where time >= ${lowerBound(window)}::text::timestamptz and time < ${window.to}
-    group by 1, 2, 3
-    on conflict (service_id, metric, bucket) do update set
-      avg = excluded.avg, min = excluded.min, max = excluded.max,
-      count = excluded.count, sum = excluded.sum
-    where (r.count, r.sum, r.min, r.max)
-      is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
-  `;
-  await moveWatermark(sql, window);
+/** Recomputes a window, of every organization (`orgId` undefined) or of one. */
+type RollupStatement = (
+  sql: TransactionSql,
+  window: RollupWindow,
+  orgId: string | undefined,
+) => Promise<unknown>;
+
+/**
+ * Runs `statement` over the whole window in a savepoint. If the data makes it fail (a permanent
+ * error: a data exception, a constraint), no organization may wedge the others: it is run again
+ * for one organization at a time, each in its own savepoint, and those that still fail are set
+ * aside and returned. Transient errors (lock timeout, lost connection) are thrown: the whole
+ * refresh is simply retried next time.
+ */
+async function refreshIsolated(
+  sql: TransactionSql,
+  window: RollupWindow,
+  statement: RollupStatement,
+): Promise<RollupChunkSetAside[]> {
+  try {
+    await sql.savepoint((inner) => statement(inner, window, undefined));
+    return [];
+  } catch (err) {
+    if (isTransientDbError(err)) throw err;
+  }
+  const orgs = await sql<{ org_id: string }[]>`select distinct org_id from services order by 1`;
+  const setAside: RollupChunkSetAside[] = [];
+  for (const { org_id: orgId } of orgs) {
+    try {
+      await sql.savepoint((inner) => statement(inner, window, orgId));
+    } catch (err) {
+      if (isTransientDbError(err)) throw err;
+      setAside.push({
+        ...window,
+        orgId,
+        sqlState: sqlState(err),
+        message: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  return setAside;
 }
 
-async function refreshHours(sql: TransactionSql, window: RollupWindow): Promise<void> {
-  await sql`
-    insert into samples_1h as r (bucket, service_id, metric, avg, min, max, count, sum)
-    select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), service_id, metric,
-      sum(sum) / sum(count), min(min), max(max), sum(count), sum(sum)
+/** `and service_id in (the organization's services)`, or nothing for every organization. */
+function ofOrganization(sql: TransactionSql, orgId: string | undefined) {
+  return orgId === undefined
+    ? sql``
+    : sql`and service_id in (select id from services where org_id = ${orgId})`;
+}
+
+const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
+  insert into samples_1m as r (bucket, service_id, metric, avg, min, max, count, sum)
+  select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), service_id,
+    metric, sum(v) / count(*), min(v), max(v), count(*), sum(v)
+  from (
+    select time, service_id, metric,
+      least(greatest(value, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as v
+    from samples
+    where time >= ${lowerBound(window)}::text::timestamptz and time < ${window.to}
+      ${ofOrganization(sql, orgId)}
+  ) clamped
+  group by 1, 2, 3
+  on conflict (service_id, metric, bucket) do update set
+    avg = excluded.avg, min = excluded.min, max = excluded.max,
+    count = excluded.count, sum = excluded.sum
+  where (r.count, r.sum, r.min, r.max)
+    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+`;
+
+/**
+ * Hours from minutes. A minute row written before values were clamped may hold a sum up to
+ * ±1.8e308: clamped to ±count · 1e100 (and min, max to ±1e100) here too, so 60 of them add up.
+ */
+const hourStatement: RollupStatement = (sql, window, orgId) => sql`
+  insert into samples_1h as r (bucket, service_id, metric, avg, min, max, count, sum)
+  select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), service_id,
+    metric, sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
+  from (
+    select bucket, service_id, metric, count,
+      least(greatest(sum, -${rollupValueBound}::float8 * count), ${rollupValueBound}::float8 * count) as s,
+      least(greatest(min, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mn,
+      least(greatest(max, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mx
     from samples_1m
     where bucket >= ${lowerBound(window)}::text::timestamptz and bucket < ${window.to}
-    group by 1, 2, 3
-    on conflict (service_id, metric, bucket) do update set
-      avg = excluded.avg, min = excluded.min, max = excluded.max,
-      count = excluded.count, sum = excluded.sum
-    where (r.count, r.sum, r.min, r.max)
-      is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
-  `;
-  await moveWatermark(sql, window);
-}
+      ${ofOrganization(sql, orgId)}
+  ) clamped
+  group by 1, 2, 3
+  on conflict (service_id, metric, bucket) do update set
+    avg = excluded.avg, min = excluded.min, max = excluded.max,
+    count = excluded.count, sum = excluded.sum
+  where (r.count, r.sum, r.min, r.max)
+    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+`;
 
 async function moveWatermark(sql: TransactionSql, window: RollupWindow): Promise<void> {
   await sql`

@@ -3,7 +3,7 @@ import type { EnsurePartitionsResult } from './ensure-partitions.js';
 import { ensurePartitions } from './ensure-partitions.js';
 import type { PruneAlertHistoryResult } from './prune-alert-history.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
-import type { RefreshRollupsResult } from './refresh-rollups.js';
+import type { RefreshRollupsResult, RollupChunkSetAside } from './refresh-rollups.js';
 import { refreshRollups } from './refresh-rollups.js';
 
 export type MaintenanceOptions = {
@@ -11,7 +11,29 @@ export type MaintenanceOptions = {
   alertRetentionDays: number;
   /** No sample older than this many days is accepted (RAW_RETENTION_DAYS). */
   rawRetentionDays: number;
+  /**
+   * Told of each organization's rollup window that was set aside because its data made the
+   * statement fail (the others moved on): log it at ERROR, since a human must look at that
+   * data, and count it. Without it, a run that set something aside rejects with a
+   * `RollupsSetAsideError` once all its work is done, so the failure is never silent.
+   */
+  onRollupSetAside?: (chunk: RollupChunkSetAside) => void;
 };
+
+/** What a maintenance run set aside, when nobody was told of it (see `onRollupSetAside`). */
+export class RollupsSetAsideError extends Error {
+  readonly chunks: readonly RollupChunkSetAside[];
+  constructor(chunks: readonly RollupChunkSetAside[]) {
+    const orgs = [...new Set(chunks.map((chunk) => chunk.orgId))];
+    super(
+      `rollups of ${orgs.length} organization(s) set aside because their data failed the ` +
+        `statement (the others were refreshed): ${orgs.join(', ')}; first error: ` +
+        (chunks[0]?.message ?? ''),
+    );
+    this.name = 'RollupsSetAsideError';
+    this.chunks = chunks;
+  }
+}
 
 export type MaintenanceResult = {
   partitions: EnsurePartitionsResult;
@@ -28,7 +50,8 @@ const pruneBatchesPerRun = 10;
  * a no-op with TimescaleDB), rollups, then the alert history past retention and the
  * evaluator's watermarks of hosts silent for longer than the raw retention. Safe to run from
  * several processes at once; a run that fails (e.g. on a lock timeout) leaves nothing half done
- * and is simply retried next time.
+ * and is simply retried next time. One organization's data can never stop the rollups of the
+ * others: what fails is set aside and reported (`onRollupSetAside`).
  */
 export async function runMaintenance(
   db: Database,
@@ -54,5 +77,10 @@ export async function runMaintenance(
     rawRetentionDays: options.rawRetentionDays,
     batchSize: pruneBatchSize,
   });
+  if (options.onRollupSetAside === undefined) {
+    if (rollups.setAside.length > 0) throw new RollupsSetAsideError(rollups.setAside);
+  } else {
+    for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
+  }
   return { partitions, rollups, pruned };
 }

@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import { toAlertRow } from './alert-transitions.js';
 import type { Database, Sql } from './database.js';
+import { rollupValueBound } from './refresh-rollups.js';
 import type { StorageMode } from './storage-settings.js';
 import { requireStorageSettings } from './storage-settings.js';
 
@@ -327,7 +328,8 @@ function readContinuousAggregate(sql: Sql, query: MetricSeriesQuery): Promise<Bu
  * Plain PostgreSQL: the rollup tables hold complete buckets up to their watermarks. Newer
  * buckets are built, in the same statement, from the finer level: hours from samples_1m (at
  * most `minuteFillMaxMs` back), minutes from raw samples (at most `rawTailMaxMs` back). Every
- * part yields (bucket, sum, min, max, count), merged per bucket: averages stay weighted.
+ * part yields (bucket, sum, min, max, count), merged per bucket: averages stay weighted. Values
+ * are clamped to ±rollupValueBound like the rollups do, so stored data never makes it fail.
  */
 function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<BucketDbRow[]> {
   const { serviceId, metric, from, to } = query;
@@ -338,15 +340,23 @@ function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<Bucket
     where rollup = 'samples_1m'), '-infinity')`;
   const hourWatermark = sql`coalesce((select watermark from rollup_watermarks
     where rollup = 'samples_1h'), '-infinity')`;
+  // Clamped like the rollups (see rollupValueBound): a bucket reads the same before and after
+  // it is rolled up, and values stored before the input policy cannot overflow the sums.
+  const bound = sql`${rollupValueBound}::float8`;
+  const clampValue = (column: postgres.Fragment) =>
+    sql`least(greatest(${column}, -${bound}), ${bound})`;
+  const clampSum = sql`least(greatest(sum, -${bound} * count), ${bound} * count)`;
   const raw = sql`
-    select time as bucket, value as sum, value as min, value as max, 1::bigint as count
+    select time as bucket, ${clampValue(sql`value`)} as sum, ${clampValue(sql`value`)} as min,
+      ${clampValue(sql`value`)} as max, 1::bigint as count
     from samples
     where service_id = ${serviceId} and metric = ${metric}
       and time >= greatest(${from}::timestamptz, ${rawFrom}::timestamptz, ${minuteWatermark})
       and time < ${to}
   `;
   const minutes = (lowerBound: postgres.Fragment) => sql`
-    select bucket, sum, min, max, count
+    select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min, ${clampValue(sql`max`)} as max,
+      count
     from samples_1m
     where service_id = ${serviceId} and metric = ${metric}
       and bucket >= ${lowerBound} and bucket < ${to} and bucket < ${minuteWatermark}
@@ -355,7 +365,8 @@ function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<Bucket
     query.step === '1m'
       ? sql`${minutes(sql`${from}::timestamptz`)} union all ${raw}`
       : sql`
-          select bucket, sum, min, max, count
+          select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min,
+            ${clampValue(sql`max`)} as max, count
           from samples_1h
           where service_id = ${serviceId} and metric = ${metric}
             and bucket >= ${from} and bucket < ${to} and bucket < ${hourWatermark}

@@ -10,6 +10,12 @@ export { createGatewayMetrics } from './gateway-metrics.js';
 export { createGatewayListener, ingestPath } from './gateway-listener.js';
 export type { IngestHandlerDeps, IngestMetrics, IngestRateLimiter } from './ingest-handler.js';
 export { createIngestHandler } from './ingest-handler.js';
-export { createIngestRateLimiter } from './ingest-rate-limiter.js';
+export {
+  createIngestRateLimiter,
+  formatRateLimit,
+  formatRateLimitPolicy,
+  rateLimitHeaderPatterns,
+  rateLimitPolicyName,
+} from './ingest-rate-limiter.js';
 export type { ReadBodyResult } from './read-body.js';
 export { readBody } from './read-body.js';

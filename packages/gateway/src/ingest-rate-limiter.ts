@@ -12,6 +12,38 @@ import type { IngestRateLimiter } from './ingest-handler.js';
 
 const windowMs = 60_000;
 const windowSeconds = Math.ceil(windowMs / 1000);
+
+/** The name of the ingest rate-limit policy in both headers: `"6000-per-minute"`. */
+export function rateLimitPolicyName(limitPerMinute: number): string {
+  return `${limitPerMinute}-per-minute`;
+}
+
+/** `RateLimit` (IETF draft-8) as sent: the policy, requests left, seconds until the reset. */
+export function formatRateLimit(
+  policyName: string,
+  remaining: number,
+  resetSeconds: number,
+): string {
+  return `"${policyName}"; r=${remaining}; t=${resetSeconds}`;
+}
+
+/**
+ * `RateLimit-Policy` (IETF draft-8) as sent: the policy, its quota and window, and the partition
+ * key (base64 of the first 12 hex digits of the SHA-256 of the key's id, never the key itself).
+ */
+export function formatRateLimitPolicy(
+  policyName: string,
+  limit: number,
+  partitionKey: string,
+): string {
+  return `"${policyName}"; q=${limit}; w=${windowSeconds}; pk=:${partitionKey}:`;
+}
+
+/** What the two headers look like, for the OpenAPI document (and tests of what is sent). */
+export const rateLimitHeaderPatterns = {
+  RateLimit: '^"[0-9]+-per-minute"; r=[0-9]+; t=[0-9]+$',
+  'RateLimit-Policy': `^"[0-9]+-per-minute"; q=[0-9]+; w=${windowSeconds}; pk=:[A-Za-z0-9+/]+=*:$`,
+} as const;
 /** Bound of the per-key cache of `RateLimit-Policy` values (keys are authenticated: few). */
 const maxCachedPolicies = 10_000;
 const storeErrorLogIntervalMs = 10_000;
@@ -32,7 +64,7 @@ export function createIngestRateLimiter(options: {
   const answered = new WeakMap<IncomingMessage, () => void>();
   let lastStoreErrorLogMs = 0;
   const store = options.redis === undefined ? undefined : createRedisStore(options.redis);
-  const identifier = `${options.limitPerMinute}-per-minute`;
+  const identifier = rateLimitPolicyName(options.limitPerMinute);
   const policies = new Map<string, string>();
 
   /**
@@ -48,12 +80,12 @@ export function createIngestRateLimiter(options: {
       const partitionKey = Buffer.from(
         createHash('sha256').update(info.key).digest('hex').slice(0, 12),
       ).toString('base64');
-      policy = `"${identifier}"; q=${info.limit}; w=${windowSeconds}; pk=:${partitionKey}:`;
+      policy = formatRateLimitPolicy(identifier, info.limit, partitionKey);
       if (policies.size >= maxCachedPolicies) policies.clear();
       policies.set(info.key, policy);
     }
     const resetSeconds = secondsUntil(info.resetTime);
-    res.setHeader('RateLimit', `"${identifier}"; r=${info.remaining}; t=${resetSeconds}`);
+    res.setHeader('RateLimit', formatRateLimit(identifier, info.remaining, resetSeconds));
     res.setHeader('RateLimit-Policy', policy);
   }
 

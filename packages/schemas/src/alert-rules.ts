@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { alertConditions, alertSeverities, paginationSchema } from './api.js';
 import { ingestLimits, metricNamePattern } from './ingest.js';
+import { keyNamesDocument, storableRecord, storableText } from './input-policy.js';
 
 /**
  * Wire formats of `/api/v1/alerts/rules`: the create (POST) and change (PATCH) bodies, the
@@ -26,13 +27,26 @@ const typeError = (what: string) => (issue: { input?: unknown }) =>
 
 const oneOf = (values: readonly string[]) => `must be one of ${values.join(', ')}`;
 
-const nameSchema = z
-  .string({ error: typeError('a string') })
-  .max(alertRuleLimits.maxNameLength, {
-    error: `must be at most ${alertRuleLimits.maxNameLength} characters`,
-  })
-  .refine((name) => name.trim() !== '', { error: 'must not be blank' })
-  .meta({ description: `1 to ${alertRuleLimits.maxNameLength} characters, not blank.` });
+/** JavaScript's `\s` (what `String.prototype.trim` removes), spelt out for other regex dialects. */
+const whiteSpace =
+  '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+
+/** Not blank: at least one character that is not white space. */
+const nonBlankPattern = new RegExp(`[^${whiteSpace}]`);
+
+const nameSchema = storableText(
+  z
+    .string({ error: typeError('a string') })
+    .min(1, { error: 'must not be blank', abort: true })
+    .max(alertRuleLimits.maxNameLength, {
+      error: `must be at most ${alertRuleLimits.maxNameLength} characters`,
+    })
+    .regex(nonBlankPattern, { error: 'must not be blank' }),
+).meta({
+  description: `1 to ${alertRuleLimits.maxNameLength} characters, not blank (not only white space).`,
+  // Both checks in one pattern: the document shows a single one per string.
+  pattern: `^(?=[\\s\\S]*[^${whiteSpace}])[^\\u0000]*$`,
+});
 
 const metricSchema = z
   .string({ error: typeError('a string') })
@@ -74,22 +88,23 @@ const channelsSchema = z
     description:
       'Where the alert is notified when it fires and resolves (targets are configured per ' +
       'organization under /api/v1/notification-channels). No duplicates.',
+    uniqueItems: true,
   });
 
-const scopeKeyMessage = `keys must be 1 to ${alertRuleLimits.maxScopeKeyLength} characters`;
+const scopeKeyMessage = `must be 1 to ${alertRuleLimits.maxScopeKeyLength} characters`;
 
-const scopeSchema = z
-  .record(
-    z.string().min(1).max(alertRuleLimits.maxScopeKeyLength),
+const scopeSchema = storableRecord(
+  z
+    .string()
+    .min(1, { error: scopeKeyMessage })
+    .max(alertRuleLimits.maxScopeKeyLength, { error: scopeKeyMessage }),
+  storableText(
     z.string({ error: 'must be a string' }).max(alertRuleLimits.maxScopeValueLength, {
       error: `must be at most ${alertRuleLimits.maxScopeValueLength} characters`,
     }),
-    {
-      // A bad key is reported by the record itself, at the key's path.
-      error: (issue) =>
-        issue.code === 'invalid_key' ? scopeKeyMessage : typeError('an object of strings')(issue),
-    },
-  )
+  ),
+  { typeMessage: 'must be an object of strings' },
+)
   .refine((scope) => Object.keys(scope).length <= alertRuleLimits.maxScopePairs, {
     error: `must have at most ${alertRuleLimits.maxScopePairs} pairs`,
   })
@@ -98,6 +113,11 @@ const scopeSchema = z
       'A tag filter: the rule applies to the services whose tags include every pair. `{}` ' +
       'applies it to every service.',
     example: { environment: 'prod' },
+    maxProperties: alertRuleLimits.maxScopePairs,
+    propertyNames: keyNamesDocument({
+      minLength: 1,
+      maxLength: alertRuleLimits.maxScopeKeyLength,
+    }),
   });
 
 const enabledSchema = z

@@ -62,7 +62,7 @@ describe('parseServiceListQuery', () => {
 
   it.each(['-1', '0.5', 'x', '0x10'])('refuses offset=%s', (offset) => {
     expect(issuesOf(parseServiceListQuery({ offset }))).toEqual([
-      { parameter: 'offset', message: 'must be an integer of at least 0' },
+      { parameter: 'offset', message: 'must be an integer from 0 to 9007199254740991' },
     ]);
   });
 

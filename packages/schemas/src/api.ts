@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { containerSchema, ingestLimits, metricNamePattern, processSchema } from './ingest.js';
+import { storableText } from './input-policy.js';
 
 /**
  * Wire formats of the query API (`GET /api/v1/services…`): query parameters, response bodies
@@ -15,6 +16,11 @@ const dayMs = 24 * hourMs;
 export const apiLimits = {
   defaultLimit: 50,
   maxLimit: 100,
+  /**
+   * The largest integer a JSON number (an IEEE double) carries exactly: a larger offset could
+   * not be echoed back in `pagination.offset` as given.
+   */
+  maxOffset: Number.MAX_SAFE_INTEGER,
   /** `from` defaults to one hour before `to`. */
   defaultMetricsRangeMs: hourMs,
   /** `step` defaults to `1m` up to this range, `1h` above it. */
@@ -44,7 +50,7 @@ const dateTimeParameter = z.iso
 // ---- pagination --------------------------------------------------------------------------
 
 const limitMessage = `must be an integer from 1 to ${apiLimits.maxLimit}`;
-const offsetMessage = 'must be an integer of at least 0';
+const offsetMessage = `must be an integer from 0 to ${apiLimits.maxOffset}`;
 
 /**
  * An integer query parameter. Only a string of decimal digits is converted, so `1e2`, `0x10`,
@@ -64,9 +70,11 @@ export const paginationQuerySchema = z.object({
   limit: queryInteger({ min: 1, max: apiLimits.maxLimit, message: limitMessage })
     .default(apiLimits.defaultLimit)
     .meta({ description: `Items per page, 1 to ${apiLimits.maxLimit}.` }),
-  offset: queryInteger({ min: 0, message: offsetMessage })
+  offset: queryInteger({ min: 0, max: apiLimits.maxOffset, message: offsetMessage })
     .default(0)
-    .meta({ description: 'Items to skip before the first one returned.' }),
+    .meta({
+      description: `Items to skip before the first one returned, 0 to ${apiLimits.maxOffset}.`,
+    }),
 });
 export type PaginationQuery = z.infer<typeof paginationQuerySchema>;
 
@@ -185,21 +193,31 @@ export const serviceStatusSchema = z.enum(serviceStatuses, {
 /** Query parameters `tag.<key>=<value>` filter on tags; this prefix marks them. */
 export const tagParameterPrefix = 'tag.';
 
+/** `tag.<key>`: the key as a tag key may be (1 to 64 characters, not `__proto__`). */
+const tagParameterPattern = new RegExp(
+  `^tag\\.(?!__proto__$)[^\\u0000]{1,${ingestLimits.maxTagKeyLength}}$`,
+);
+
 const tagFilterSchema = z
   .record(
-    z.string().regex(new RegExp(`^tag\\.[^]{1,${ingestLimits.maxTagKeyLength}}$`), {
-      error: `tag keys are 1 to ${ingestLimits.maxTagKeyLength} characters`,
-    }),
-    z.string({ error: 'must be given once' }).max(ingestLimits.maxTagValueLength, {
-      error: `must be at most ${ingestLimits.maxTagValueLength} characters`,
-    }),
+    storableText(
+      z.string().regex(tagParameterPattern, {
+        error: `tag keys are 1 to ${ingestLimits.maxTagKeyLength} characters, not __proto__`,
+      }),
+    ),
+    storableText(
+      z.string({ error: 'must be given once' }).max(ingestLimits.maxTagValueLength, {
+        error: `must be at most ${ingestLimits.maxTagValueLength} characters`,
+      }),
+    ),
   )
   .optional()
   .meta({
     description:
       'Tag filters `tag.<key>=<value>`, any number: only services whose tags include every ' +
-      'pair, e.g. `tag.environment=prod&tag.region=eu-west-1`.',
-    propertyNames: { pattern: '^tag\\..+$' },
+      'pair, e.g. `tag.environment=prod&tag.region=eu-west-1`. Keys and values must not ' +
+      'contain NUL or unpaired surrogates (422).',
+    propertyNames: { pattern: tagParameterPattern.source },
     param: { style: 'form', explode: true },
   });
 
@@ -271,10 +289,12 @@ export const serviceMetricsQuerySchema = z.object({
     .meta({ description: 'The metric, e.g. `cpu_percent`.' }),
   from: dateTimeParameter.optional().meta({
     description:
-      'Start of the range (inclusive), rounded down to the step. Default: one hour before `to`.',
+      'Start of the range (inclusive), rounded down to the step. Default: one hour before ' +
+      '`to`. Must be before `to` and at most 366 days before it (422 otherwise).',
   }),
   to: dateTimeParameter.optional().meta({
-    description: 'End of the range (exclusive), rounded up to the step. Default: now.',
+    description:
+      'End of the range (exclusive), rounded up to the step. Default: now. Must be after `from`.',
   }),
   step: z
     .enum(metricSteps, { error: 'must be 1m or 1h' })
@@ -406,6 +426,7 @@ export function parseServiceListQuery(query: QueryInput): QueryParseResult<Servi
     tags: tagParameters,
   });
   if (!result.success) return { success: false, issues: issuesOf(result.error) };
+  // `tag.__proto__` is refused above: any other key assigned here becomes an own property.
   const tags: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.data.tags ?? {})) {
     tags[name.slice(tagParameterPrefix.length)] = value;

@@ -11,6 +11,21 @@ export {
   parseIngestBody,
   processSchema,
 } from './ingest.js';
+export {
+  isStorableText,
+  keyNamesDocument,
+  maxMetricMagnitude,
+  metricValueMessage,
+  metricValueSchema,
+  reservedKey,
+  reservedKeyMessage,
+  storableCharacter,
+  storableRecord,
+  storableText,
+  storableTextDocumentPattern,
+  storableTextMessage,
+  storableTextPattern,
+} from './input-policy.js';
 export type { DecodeResult, SampleMessage } from './sample-message.js';
 export {
   decodeSampleMessage,

@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import {
+  keyNamesDocument,
+  metricValueSchema,
+  storableRecord,
+  storableText,
+} from './input-policy.js';
 
 /** Limits of POST /api/v1/ingest, as the API contract states them. */
 export const ingestLimits = {
@@ -13,50 +19,93 @@ export const ingestLimits = {
   maxFutureSkewMs: 10 * 60 * 1000,
 } as const;
 
-export const metricNamePattern = /^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
+/** `__proto__` is excluded: no record can hold it (see `reservedKey` in input-policy.ts). */
+export const metricNamePattern = /^(?!__proto__$)[A-Za-z_][A-Za-z0-9_.:-]{0,127}$/;
+
+const metricNameMessage = 'must match ^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$ (and not be __proto__)';
 
 const nonNegativeInt = z.number().int().nonnegative();
 const percent = z.number().nonnegative().finite();
 
-export const containerSchema = z.object({
-  name: z.string().min(1).max(255),
-  image: z.string().max(1024).optional(),
-  status: z.string().max(64).optional(),
-  cpu_percent: percent.optional(),
-  memory_usage: nonNegativeInt.optional(),
-});
+/** Its free-text fields with `text` applied: the input policy at the edge, nothing on the bus. */
+function containerSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
+  return z.object({
+    name: text(z.string().min(1).max(255)),
+    image: text(z.string().max(1024)).optional(),
+    status: text(z.string().max(64)).optional(),
+    cpu_percent: percent.optional(),
+    memory_usage: nonNegativeInt.optional(),
+  });
+}
+
+function processSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
+  return z.object({
+    name: text(z.string().min(1).max(255)),
+    pid: nonNegativeInt,
+    cpu_percent: percent.optional(),
+    memory_rss: nonNegativeInt.optional(),
+  });
+}
+
+const asIs = (schema: z.ZodString) => schema;
+
+/** A container as agents send it and the API returns it (the input policy applies). */
+export const containerSchema = containerSchemaOf(storableText);
 export type Container = z.infer<typeof containerSchema>;
 
-export const processSchema = z.object({
-  name: z.string().min(1).max(255),
-  pid: nonNegativeInt,
-  cpu_percent: percent.optional(),
-  memory_rss: nonNegativeInt.optional(),
-});
+/** A process as agents send it and the API returns it (the input policy applies). */
+export const processSchema = processSchemaOf(storableText);
 export type Process = z.infer<typeof processSchema>;
 
-const metricsSchema = z
-  .record(
-    z.string().regex(metricNamePattern, 'metric names match ^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$'),
-    z.number().finite(),
-  )
+/**
+ * The same on the samples topic, where the writer's hand-written decoder must accept exactly
+ * what the schema does: the gateway applied the policy before publishing, so the bus format
+ * stays as it was (what reaches storage unchecked is the writer's concern, not this schema's).
+ */
+export const containerMessageSchema = containerSchemaOf(asIs);
+export const processMessageSchema = processSchemaOf(asIs);
+
+const metricsCountMessage = `must have 1 to ${ingestLimits.maxMetricsPerPayload} entries`;
+
+const metricsSchema = storableRecord(
+  z.string().regex(metricNamePattern, { error: metricNameMessage }),
+  metricValueSchema(),
+)
   .superRefine((metrics, ctx) => {
     const count = Object.keys(metrics).length;
     if (count < 1 || count > ingestLimits.maxMetricsPerPayload) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `metrics must have 1 to ${ingestLimits.maxMetricsPerPayload} entries, got ${count}`,
-      });
+      ctx.addIssue({ code: 'custom', message: `${metricsCountMessage}, got ${count}` });
     }
+  })
+  .meta({
+    minProperties: 1,
+    maxProperties: ingestLimits.maxMetricsPerPayload,
+    propertyNames: { type: 'string', pattern: metricNamePattern.source },
+    description:
+      `Metric name → value: 1 to ${ingestLimits.maxMetricsPerPayload} entries; values are ` +
+      'finite numbers from -1e100 to 1e100 (beyond that, aggregates could overflow).',
   });
 
-const tagsSchema = z
-  .record(
-    z.string().min(1).max(ingestLimits.maxTagKeyLength),
-    z.string().max(ingestLimits.maxTagValueLength),
-  )
+const tagKeyMessage = `must be 1 to ${ingestLimits.maxTagKeyLength} characters`;
+const tagValueMessage = `must be at most ${ingestLimits.maxTagValueLength} characters`;
+
+const tagsSchema = storableRecord(
+  z
+    .string()
+    .min(1, { error: tagKeyMessage })
+    .max(ingestLimits.maxTagKeyLength, { error: tagKeyMessage }),
+  storableText(
+    z.string({ error: 'must be a string' }).max(ingestLimits.maxTagValueLength, {
+      error: tagValueMessage,
+    }),
+  ),
+)
   .refine((tags) => Object.keys(tags).length <= ingestLimits.maxTags, {
     message: `at most ${ingestLimits.maxTags} tags`,
+  })
+  .meta({
+    maxProperties: ingestLimits.maxTags,
+    propertyNames: keyNamesDocument({ minLength: 1, maxLength: ingestLimits.maxTagKeyLength }),
   });
 
 /**
@@ -64,7 +113,7 @@ const tagsSchema = z
  * the sample-time window is checked separately by `checkSampleTime`, which needs a clock.
  */
 export const ingestPayloadSchema = z.object({
-  host: z.string().min(1).max(ingestLimits.maxHostLength),
+  host: storableText(z.string().min(1).max(ingestLimits.maxHostLength)),
   timestamp: z.iso.datetime({ offset: true }).optional(),
   metrics: metricsSchema,
   tags: tagsSchema.optional(),

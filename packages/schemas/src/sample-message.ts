@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { containerSchema, processSchema } from './ingest.js';
+import { containerMessageSchema, processMessageSchema } from './ingest.js';
 
 /**
  * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
  * in one partition, in order. `v` is a literal: a consumer rejects versions it does not know.
+ * The edge's input policy is applied by the gateway before publishing, not here: the writer's
+ * fast decoder mirrors this schema exactly.
  */
 export const sampleMessageSchema = z.object({
   v: z.literal(1),
@@ -14,8 +16,8 @@ export const sampleMessageSchema = z.object({
   received_ms: z.number().int(),
   metrics: z.record(z.string(), z.number()),
   tags: z.record(z.string(), z.string()),
-  containers: z.array(containerSchema),
-  processes: z.array(processSchema),
+  containers: z.array(containerMessageSchema),
+  processes: z.array(processMessageSchema),
 });
 export type SampleMessage = z.infer<typeof sampleMessageSchema>;
 

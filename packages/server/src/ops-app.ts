@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import type { Logger, Metrics } from '@monitor/platform';
 import {
   httpMetrics,
+  methodNotAllowedHandler,
   metricsHandler,
   notFoundHandler,
   problemHandler,
@@ -27,22 +28,30 @@ export function createRoleApp(deps: {
   app.disable('x-powered-by');
   app.use(requestLogger(deps.logger.child({ component: 'http' })));
   app.use(httpMetrics(deps.metrics));
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const results = await Promise.all(
-      deps.readiness.map(
-        async ({ name, check }) => [name, await check().catch(() => false)] as const,
-      ),
-    );
-    const ready = results.every(([, ok]) => ok);
-    res.status(ready ? 200 : 503).json({
-      status: ready ? 'ready' : 'unavailable',
-      checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'up' : 'down'])),
-    });
-  });
-  app.get('/metrics', metricsHandler(deps.metrics.registry));
+  // Another method on these known paths (TRACE included) is 405 with Allow, as on /api/v1.
+  const getOnly = methodNotAllowedHandler(['GET']);
+  app
+    .route('/healthz')
+    .get((_req, res) => {
+      res.json({ status: 'ok' });
+    })
+    .all(getOnly);
+  app
+    .route('/readyz')
+    .get(async (_req, res) => {
+      const results = await Promise.all(
+        deps.readiness.map(
+          async ({ name, check }) => [name, await check().catch(() => false)] as const,
+        ),
+      );
+      const ready = results.every(([, ok]) => ok);
+      res.status(ready ? 200 : 503).json({
+        status: ready ? 'ready' : 'unavailable',
+        checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'up' : 'down'])),
+      });
+    })
+    .all(getOnly);
+  app.route('/metrics').get(metricsHandler(deps.metrics.registry)).all(getOnly);
   deps.mount?.(app);
   app.use(notFoundHandler);
   app.use(problemHandler(deps.logger));

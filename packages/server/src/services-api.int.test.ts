@@ -250,7 +250,9 @@ describe.each(['kafka', 'embedded'] as const)('services API in %s mode', (mode) 
       }
       expect(await request('/api/v1/services?offset=-1', { key: bootstrapKey })).toMatchObject({
         status: 422,
-        body: { errors: [{ path: 'offset', message: 'must be an integer of at least 0' }] },
+        body: {
+          errors: [{ path: 'offset', message: 'must be an integer from 0 to 9007199254740991' }],
+        },
       });
       expect(await request('/api/v1/services?status=down', { key: bootstrapKey })).toMatchObject({
         status: 422,

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ServiceName } from './service.js';
 import { ensureKafkaJars } from './kafka.js';
+import { addSchemathesisCommand } from './schemathesis.js';
 import { serviceNames } from './service.js';
 import { startServices } from './start-services.js';
 
@@ -58,6 +59,8 @@ program
   .action(async () => {
     process.stdout.write(`kafka jars in ${await ensureKafkaJars()}\n`);
   });
+
+addSchemathesisCommand(program);
 
 program
   .command('down')

@@ -4,6 +4,13 @@ export type { PartitionOffsets, RestartableKafka } from './kafka.js';
 export { ensureKafkaJars, startRestartableKafka } from './kafka.js';
 export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
+export type { SchemathesisCommand } from './schemathesis.js';
+export {
+  ensureSchemathesis,
+  findSchemathesis,
+  schemathesisInstallCommand,
+  schemathesisVersion,
+} from './schemathesis.js';
 export type { RunningService, ServiceLauncher, ServiceName, ServiceOrigin } from './service.js';
 export { serviceEnvNames, serviceNames } from './service.js';
 export type { ServicesLog, StartServicesOptions, StartedServices } from './start-services.js';

@@ -1,0 +1,271 @@
+// @services postgres
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshRollups } from '@monitor/db';
+import type { ServiceListResponse, ServiceMetricsResponse } from '@monitor/schemas';
+import {
+  findSchemathesis,
+  schemathesisInstallCommand,
+  schemathesisVersion,
+} from '@monitor/testkit';
+import type { SchemathesisCommand } from '@monitor/testkit';
+import { postIngest } from './testing/ingest-client.js';
+import type { MonitorStack } from './testing/monitor-stack.js';
+import { createMonitorStack } from './testing/monitor-stack.js';
+import type { Exchange } from './testing/openapi-conformance.js';
+import { expectExchangesDocumented } from './testing/openapi-conformance.js';
+import type { RoleProcess } from './testing/role-process.js';
+
+/**
+ * The service against its own OpenAPI document, as a hostile client sees it: the findings of the
+ * input review replayed end to end, then schemathesis over every operation of the served
+ * document. The whole service runs in one process (`monitor all`: in-process bus, real
+ * PostgreSQL), as `npm start` runs it.
+ */
+
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+/** The checks that must hold for every generated request (see the README, "Input limits"). */
+const checks = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_schema_conformance',
+  'response_headers_conformance',
+  'negative_data_rejection',
+  'missing_required_header',
+  'unsupported_method',
+  'allow_header_conformance',
+  'ignored_auth',
+];
+/** Fixed, so a failure reproduces; bounded, so the run stays within about a minute on 2 cores. */
+const seed = 20261123;
+const maxExamples = 25;
+
+let schemathesis: SchemathesisCommand | undefined;
+let stack: MonitorStack;
+let monitor: RoleProcess;
+const exchanges: Exchange[] = [];
+
+type Reply = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+};
+
+/** node:http rather than fetch, which refuses some methods (TRACE) and normalizes others. */
+async function send(method: string, path: string, body?: string): Promise<Reply> {
+  const req = httpRequest(monitor.baseUrl + path, {
+    method,
+    headers: {
+      'x-api-key': key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+  });
+  req.end(body);
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let text = '';
+  for await (const chunk of res) text += (chunk as Buffer).toString();
+  const contentType = String(res.headers['content-type'] ?? '');
+  const parsed: unknown = contentType.includes('json') ? JSON.parse(text) : text || undefined;
+  exchanges.push({
+    method,
+    path,
+    status: res.statusCode ?? 0,
+    contentType,
+    body: parsed,
+  });
+  return { status: res.statusCode ?? 0, headers: res.headers, body: parsed };
+}
+
+const errorPaths = (reply: Reply) =>
+  (reply.body as { errors?: { path: string }[] }).errors?.map((error) => error.path);
+
+beforeAll(async () => {
+  schemathesis = findSchemathesis();
+  stack = await createMonitorStack(
+    'openapi_fuzz',
+    { MONITOR_BOOTSTRAP_API_KEY: key, INGEST_RATE_LIMIT_PER_MINUTE: '1000000' },
+    { bus: 'in-process' },
+  );
+  monitor = await stack.start('all');
+  const seeded = await postIngest(
+    monitor.baseUrl,
+    { host: 'web-1', metrics: { cpu_percent: 42 }, tags: { env: 'prod' } },
+    { key },
+  );
+  expect(seeded.status).toBe(200);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('the service under hostile input', () => {
+  it('refuses what it cannot store with a 422 at the exact path, before any 200', async () => {
+    const ingest = (body: string) => send('POST', '/api/v1/ingest', body);
+    expect(errorPaths(await ingest('{"host":"x\\u0000y","metrics":{"m":1}}'))).toEqual(['host']);
+    expect(
+      errorPaths(
+        await ingest(
+          '[{"host":"a","metrics":{"m":1}},{"host":"b","metrics":{"m":1},"tags":{"env":"a\\u0000"}}]',
+        ),
+      ),
+    ).toEqual(['[1].tags.env']);
+    expect(
+      errorPaths(await ingest('{"host":"a","metrics":{"m":1},"tags":{"env":"\\udc00"}}')),
+    ).toEqual(['tags.env']);
+    const processes = ['a', 'b', 'c', 'd\u0000'].map((name, pid) => ({ name, pid }));
+    expect(
+      errorPaths(await ingest(JSON.stringify({ host: 'a', metrics: { m: 1 }, processes }))),
+    ).toEqual(['processes[3].name']);
+    expect(errorPaths(await ingest('{"host":"a","metrics":{"m":1.7976931348623157e308}}'))).toEqual(
+      ['metrics.m'],
+    );
+    expect(errorPaths(await ingest('{"host":"a","metrics":{"__proto__":1,"m":2}}'))).toEqual([
+      'metrics.__proto__',
+    ]);
+
+    expect(errorPaths(await send('GET', '/api/v1/services?tag.env=%00'))).toEqual(['tag.env']);
+    const rule = {
+      name: 'a\u0000',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      severity: 'critical',
+    };
+    expect(errorPaths(await send('POST', '/api/v1/alerts/rules', JSON.stringify(rule)))).toEqual([
+      'name',
+    ]);
+    expect(
+      errorPaths(
+        await send(
+          'PUT',
+          '/api/v1/notification-channels/slack',
+          '{"webhook_url":"https://hooks.slack.com/a\\u0000b"}',
+        ),
+      ),
+    ).toEqual(['webhook_url']);
+
+    const trace = await send('TRACE', '/api/v1/services');
+    expect([trace.status, trace.headers['allow']]).toEqual([405, 'GET, HEAD']);
+    expect((await send('TRACE', '/healthz')).status).toBe(405);
+
+    // Nothing of it was stored: the only service is the one seeded.
+    const services = await send('GET', '/api/v1/services');
+    expect((services.body as ServiceListResponse).services.map((s) => s.name)).toEqual(['web-1']);
+    const served = (await send('GET', '/api/v1/openapi.json')).body;
+    expectExchangesDocumented(exchanges, served as Parameters<typeof expectExchangesDocumented>[1]);
+  });
+
+  it('serves the metrics of values stored before the limit without a 500, and rolls them up', async () => {
+    const services = (await send('GET', '/api/v1/services')).body as ServiceListResponse;
+    const serviceId = services.services[0]!.id;
+    const at = Date.now() - 5 * 60_000;
+    // Written past the edge, as a sample stored before the input policy would be.
+    await stack.db.sql`
+      insert into samples (time, service_id, metric, value) values
+        (${new Date(at)}, ${serviceId}, 'legacy', ${1.7976931348623157e308}),
+        (${new Date(at + 1)}, ${serviceId}, 'legacy', ${1.7976931348623157e308})
+    `;
+    const path = `/api/v1/services/${serviceId}/metrics?metric=legacy`;
+    // Read from raw samples or the rollups, depending on where maintenance got to: 200 either way.
+    expect((await send('GET', path)).status).toBe(200);
+    await expect(refreshRollups(stack.db, { now: new Date() })).resolves.toMatchObject({
+      setAside: [],
+    });
+    const after = await send('GET', path);
+    expect(after.status).toBe(200);
+    expect((after.body as ServiceMetricsResponse).points).toEqual([
+      expect.objectContaining({ avg: 1e100, min: 1e100, max: 1e100, count: 2 }),
+    ]);
+  });
+});
+
+describe(`schemathesis ${schemathesisVersion} over the served OpenAPI document`, () => {
+  it('finds no server error and no response that contradicts the document', async () => {
+    if (schemathesis === undefined) {
+      throw new Error(
+        `schemathesis ${schemathesisVersion} is not installed: run \`${schemathesisInstallCommand}\` ` +
+          '(it needs python3 with venv, e.g. apt-get install python3-venv, and PyPI)',
+      );
+    }
+    // Its example database and any report stay out of the work tree.
+    const workDir = await mkdtemp(join(tmpdir(), 'monitor-schemathesis-'));
+    try {
+      const junit = join(workDir, 'junit.xml');
+      const args = [
+        ...schemathesis.args,
+        '--no-color',
+        'run',
+        `${monitor.baseUrl}/api/v1/openapi.json`,
+        '--url',
+        monitor.baseUrl,
+        '--header',
+        `X-API-Key: ${key}`,
+        '--checks',
+        checks.join(','),
+        '--seed',
+        String(seed),
+        '--max-examples',
+        String(maxExamples),
+        // One worker: hypothesis describes its strategies with ast.parse, which CPython 3.11
+        // (Debian 12's) breaks on when two threads parse at once (SystemError in the run).
+        '--workers',
+        '1',
+        '--no-shrink',
+        '--generation-allow-x00',
+        'true',
+        '--generation-database',
+        'none',
+        '--request-timeout',
+        '10',
+        '--report',
+        'junit',
+        '--report-junit-path',
+        junit,
+      ];
+      const startedAt = Date.now();
+      const result = await runSchemathesis(schemathesis.command, args, workDir);
+      const seconds = Math.round((Date.now() - startedAt) / 1000);
+      const summary = /Test cases:\s*\n?\s*(.+)/.exec(result.output)?.[1] ?? 'no summary';
+      process.stdout.write(`schemathesis: ${summary} in ${seconds}s\n`);
+      expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
+      const report = await readFile(junit, 'utf8');
+      const document = (await send('GET', '/api/v1/openapi.json')).body as {
+        paths: Record<string, object>;
+      };
+      const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
+      // Every operation of the document was exercised.
+      expect(report.match(/<testcase /g)?.length ?? 0).toBeGreaterThanOrEqual(operations);
+      expect(monitor.output()).not.toMatch(/"level":"(error|fatal)"/);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+function runSchemathesis(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}

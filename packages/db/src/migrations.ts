@@ -475,6 +475,25 @@ const deadLetters: Migration = {
     ]),
 };
 
+const clampHugeSampleValues: Migration = {
+  version: 15,
+  name: 'clamp_huge_sample_values',
+  up: (sql) =>
+    run(sql, [
+      // Values are accepted within ±1e100 since this version (no aggregate of a series can
+      // overflow then); larger ones stored before made avg() overflow and wedge the rollups
+      // (TimescaleDB's continuous aggregates included). A chunk that cannot be updated
+      // (compressed, on an old TimescaleDB) is reported, not a reason to stop the start.
+      `do $$
+       begin
+         update samples set value = greatest(least(value, 1e100), -1e100)
+         where value > 1e100 or value < -1e100;
+       exception when others then
+         raise warning 'samples beyond ±1e100 were not clamped: %', sqlerrm;
+       end $$`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -491,4 +510,5 @@ export const migrations: readonly Migration[] = [
   evaluatorWatermarks,
   alertHistoryRetention,
   deadLetters,
+  clampHugeSampleValues,
 ];

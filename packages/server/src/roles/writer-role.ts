@@ -1,5 +1,5 @@
 import type { Bus, SubscribeOptions, Subscription } from '@monitor/bus';
-import type { Database } from '@monitor/db';
+import type { Database, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, isTransientDbError, runMaintenance } from '@monitor/db';
 import type { SampleSink, WriterMetrics } from '@monitor/writer';
 import { createSampleWriter } from '@monitor/writer';
@@ -108,9 +108,29 @@ export async function startSampleWriter(
  */
 function startMaintenance(ctx: RoleContext, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
+  const setAside = new Counter({
+    name: 'maintenance_rollups_set_aside_total',
+    help: 'One organization’s rollup window set aside because its data failed the statement (the others moved on).',
+    labelNames: ['rollup'],
+    registers: [ctx.metrics.registry],
+  });
   const options = {
     alertRetentionDays: ctx.config.ALERT_RETENTION_DAYS,
     rawRetentionDays: ctx.config.RAW_RETENTION_DAYS,
+    onRollupSetAside: (chunk: RollupChunkSetAside) => {
+      setAside.inc({ rollup: chunk.rollup });
+      logger.error(
+        {
+          orgId: chunk.orgId,
+          rollup: chunk.rollup,
+          from: chunk.from,
+          to: chunk.to,
+          sqlState: chunk.sqlState,
+          reason: chunk.message,
+        },
+        'rollup window of an organization set aside: its data failed the statement',
+      );
+    },
   };
   const run = (): void => {
     runMaintenance(db, new Date(), options)

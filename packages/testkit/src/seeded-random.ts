@@ -1,9 +1,9 @@
 /** A seeded pseudo-random source (mulberry32): the same seed gives the same data, every run. */
 export type SeededRandom = {
-  /** Uniform in [0, 1). */
-  next(): number;
+  /** Uniform in [0, 1). A plain function: pass it on alone (`const random = source.next`). */
+  next: () => number;
   /** Normally distributed with the given mean and standard deviation. */
-  gaussian(mean: number, stddev: number): number;
+  gaussian: (mean: number, stddev: number) => number;
 };
 
 export function createSeededRandom(seed: number): SeededRandom {

@@ -17,7 +17,7 @@ describe('the database pool when the server drops its connection', () => {
     uncaught.push(err);
   };
 
-  beforeAll(async () => {
+  beforeAll(() => {
     admin = createDatabase({ url: serviceUrl('postgres'), maxConnections: 1 });
     process.on('uncaughtException', onUncaught);
   });

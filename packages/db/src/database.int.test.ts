@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import { createDatabase } from './database.js';
+import type { RestartablePostgres } from '@monitor/testkit';
+import { startRestartablePostgres } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 
 /**
@@ -49,5 +51,37 @@ describe('the database pool when the server drops its connection', () => {
     } finally {
       await db.close();
     }
+  });
+
+  describe('while the server is down and after it is back', () => {
+    let server: RestartablePostgres;
+
+    beforeAll(async () => {
+      server = await startRestartablePostgres();
+    });
+
+    afterAll(async () => {
+      await server?.destroy();
+    });
+
+    it('refuses every query while down, more queries than connections included, then serves', async () => {
+      const db = createDatabase({ url: server.url, maxConnections: 2, connectTimeoutSeconds: 5 });
+      try {
+        await db.sql`select 1`;
+        await server.stop();
+        // A connection whose connect was refused stayed "connecting" for good: with both of
+        // the pool's stuck, every later query waited forever.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 6 }, () => db.sql`select 1`),
+        );
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(6).fill('rejected'));
+        await server.start();
+        const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
+        expect(row?.one).toBe(1);
+        expect(uncaught).toEqual([]);
+      } finally {
+        await db.close();
+      }
+    });
   });
 });

@@ -106,3 +106,5 @@ export type {
   ShutdownHook,
   ShutdownResult,
 } from './shutdown.js';
+
+export { findPostgresServerBinaries, postgresServerUser } from './postgres-server.js';

@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chownSync,
@@ -14,6 +14,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '@monitor/platform';
+import { findPostgresServerBinaries, postgresServerUser } from '@monitor/platform';
 
 const execFileAsync = promisify(execFile);
 
@@ -39,8 +40,8 @@ export async function startEmbeddedPostgres(options: {
   dataDir: string;
   logger: Logger;
 }): Promise<EmbeddedPostgres> {
-  const binDir = findServerBinaries();
-  const owner = serverUser();
+  const binDir = findPostgresServerBinaries();
+  const owner = postgresServerUser();
   const root = resolve(options.dataDir);
   const dataDir = join(root, 'pgdata');
   const passwordFile = join(root, 'postgres.password');
@@ -268,31 +269,6 @@ async function waitUntilAccepting(
   );
 }
 
-function findServerBinaries(): string {
-  const candidates: string[] = [];
-  const fromEnv = process.env['PG_BIN'];
-  if (fromEnv) candidates.push(fromEnv);
-  for (const version of ['17', '16', '15']) candidates.push(`/usr/lib/postgresql/${version}/bin`);
-  try {
-    candidates.push(
-      execFileSync('pg_config', ['--bindir'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim(),
-    );
-  } catch {
-    // no pg_config: the fixed candidates are all there is
-  }
-  const found = candidates.find(
-    (dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')),
-  );
-  if (found) return found;
-  throw new Error(
-    'DATABASE_URL is not set and no PostgreSQL ≥ 15 server binaries were found for the embedded database ' +
-      `(looked in ${candidates.join(', ')}): install postgresql-15, set PG_BIN, or set DATABASE_URL`,
-  );
-}
-
 /**
  * As root, PostgreSQL runs as another user, which must be able to enter every directory above
  * the data: a private parent (a 0700 home or mktemp directory) would otherwise fail deep inside
@@ -311,20 +287,6 @@ function assertTraversable(root: string, owner: { uid: number; gid: number }): v
     }
     if (dir === dirname(dir)) return;
   }
-}
-
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  for (const name of ['postgres', 'nobody']) {
-    const line = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((entry) => entry.startsWith(`${name}:`));
-    const [, , uid, gid] = line?.split(':') ?? [];
-    if (uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
-  }
-  throw new Error(
-    'running as root, and there is no `postgres` or `nobody` user to run PostgreSQL as',
-  );
 }
 
 function freePort(): Promise<number> {

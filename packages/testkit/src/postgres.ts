@@ -1,15 +1,6 @@
 import { PostgreSqlContainer } from '@testcontainers/postgresql';
-import { execFile, execFileSync } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { execFile } from 'node:child_process';
+import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
@@ -20,10 +11,10 @@ import { startRestartableProcess } from './restartable-process.js';
 import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
+import { findPostgresServerBinaries, postgresServerUser } from '@monitor/platform';
 
 const execFileAsync = promisify(execFile);
 
-const defaultBinDir = '/usr/lib/postgresql/15/bin';
 const readyTimeoutMs = 30_000;
 /** A throwaway test server: durability off, room for many pools. */
 const serverSettings = [
@@ -75,8 +66,8 @@ type PreparedPostgres = {
 
 /** initdb of a fresh data dir (as the server's user) and a free port to serve it on. */
 async function prepareNativePostgres(): Promise<PreparedPostgres> {
-  const binDir = findBinDir();
-  const owner = serverUser();
+  const binDir = findPostgresServerBinaries();
+  const owner = postgresServerUser();
   const dir = createServiceDir('postgres', owner);
   const dataDir = join(dir, 'data');
   try {
@@ -224,76 +215,6 @@ function tailOf(fd: number, lines = 30): string {
   const buffer = Buffer.alloc(length);
   readSync(fd, buffer, 0, length, size - length);
   return buffer.toString('utf8').split('\n').slice(-lines).join('\n');
-}
-
-/** PG_BIN, else Debian's PostgreSQL 15, else whatever `pg_config --bindir` names. */
-function findBinDir(): string {
-  const candidates: string[] = [];
-  const fromEnv = process.env['PG_BIN'];
-  if (fromEnv !== undefined && fromEnv !== '') candidates.push(fromEnv);
-  else {
-    candidates.push(defaultBinDir);
-    try {
-      candidates.push(
-        execFileSync('pg_config', ['--bindir'], {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'ignore'],
-        }).trim(),
-      );
-    } catch {
-      // No pg_config on the PATH: the candidates so far are all there is.
-    }
-  }
-  const found = candidates.find(
-    (dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')),
-  );
-  if (found !== undefined) return found;
-  throw new Error(
-    `no PostgreSQL server binaries (postgres and initdb) in ${candidates.join(', ')}: ` +
-      'install postgresql-15 (apt-get install postgresql-15), point PG_BIN at their directory, ' +
-      'or set DATABASE_URL to a running server',
-  );
-}
-
-/**
- * The user the server runs as: PostgreSQL refuses to run as root, so as root we switch to the
- * `postgres` user (or `nobody` when there is none); as anyone else we stay who we are.
- */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  for (const name of ['postgres', 'nobody']) {
-    const user = lookUpUser(name);
-    if (user !== undefined) return user;
-  }
-  throw new Error(
-    'running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL as',
-  );
-}
-
-function lookUpUser(name: string): { uid: number; gid: number } | undefined {
-  try {
-    const id = (flag: string): number =>
-      Number(
-        execFileSync('id', [flag, name], {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'ignore'],
-        }).trim(),
-      );
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    // No `id` command or no such user: fall back to /etc/passwd (name:x:uid:gid:...).
-  }
-  try {
-    const line = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((entry) => entry.startsWith(`${name}:`));
-    const [, , uid, gid] = line?.split(':') ?? [];
-    return uid !== undefined && gid !== undefined
-      ? { uid: Number(uid), gid: Number(gid) }
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The watchdog passes the environment on verbatim, so it must hold strings only. */

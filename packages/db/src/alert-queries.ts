@@ -1,6 +1,7 @@
 import { toAlertRow } from './alert-transitions.js';
 import type { Database } from './database.js';
 import type { AlertRow } from './service-queries.js';
+import { pageNewestFirst } from './page-newest-first.js';
 
 export type ListAlertsQuery = {
   orgId: string;
@@ -37,24 +38,14 @@ export function createAlertQueries(db: Database): AlertQueries {
         ${query.serviceId === undefined ? sql`` : sql`and service_id = ${query.serviceId}`}
         ${query.ruleId === undefined ? sql`` : sql`and rule_id = ${query.ruleId}`}
       `;
-      // The total rides on every row, and on the one null row of a page past the end.
-      const rows = await sql<(Partial<AlertDbRow> & { total: string })[]>`
-        select t.total, p.*
-        from (select count(*) as total from alerts where ${filters}) t
-        left join lateral (
-          select ${sql.unsafe(alertColumns)} from alerts
-          where ${filters}
-          order by id desc
-          limit ${query.limit} offset ${query.offset}
-        ) p on true
-        order by p.id desc
-      `;
-      return {
-        alerts: rows
-          .filter((row) => row.id !== null && row.id !== undefined)
-          .map((row) => toAlertRow(row as AlertDbRow)),
-        total: Number(rows[0]?.total ?? 0),
-      };
+      const { rows, total } = await pageNewestFirst<AlertDbRow>(sql, {
+        table: 'alerts',
+        columns: alertColumns,
+        filters,
+        limit: query.limit,
+        offset: query.offset,
+      });
+      return { alerts: rows.map(toAlertRow), total };
     },
 
     async getAlert(orgId, id) {

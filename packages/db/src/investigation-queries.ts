@@ -1,5 +1,6 @@
 import { newId } from '@monitor/platform';
 import type { Database } from './database.js';
+import { pageNewestFirst } from './page-newest-first.js';
 
 /** An investigation as the API lists it. */
 export type InvestigationRow = {
@@ -118,24 +119,14 @@ export function createInvestigationQueries(db: Database): InvestigationQueries {
         ${query.alertId === undefined ? sql`` : sql`and alert_id = ${query.alertId}`}
         ${query.serviceId === undefined ? sql`` : sql`and service_id = ${query.serviceId}`}
       `;
-      // The total rides on every row, and on the one null row of a page past the end.
-      const rows = await sql<(Partial<InvestigationDbRow> & { total: string })[]>`
-        select t.total, p.*
-        from (select count(*) as total from investigations where ${filters}) t
-        left join lateral (
-          select ${sql.unsafe(listColumns)} from investigations
-          where ${filters}
-          order by id desc
-          limit ${query.limit} offset ${query.offset}
-        ) p on true
-        order by p.id desc
-      `;
-      return {
-        investigations: rows
-          .filter((row) => row.id !== null && row.id !== undefined)
-          .map((row) => toInvestigationRow(row as InvestigationDbRow)),
-        total: Number(rows[0]?.total ?? 0),
-      };
+      const { rows, total } = await pageNewestFirst<InvestigationDbRow>(sql, {
+        table: 'investigations',
+        columns: listColumns,
+        filters,
+        limit: query.limit,
+        offset: query.offset,
+      });
+      return { investigations: rows.map(toInvestigationRow), total };
     },
 
     async getInvestigation(orgId, id) {

@@ -2,6 +2,7 @@ import { newId } from '@monitor/platform';
 import { resolveAlerts } from './alert-transitions.js';
 import type { Database, TransactionSql } from './database.js';
 import { expectRow } from './expect-row.js';
+import { pageNewestFirst } from './page-newest-first.js';
 
 /** An alert rule as stored (live rules only: a deleted rule is never returned). */
 export type AlertRuleRow = {
@@ -126,25 +127,14 @@ export function createRuleStore(db: Database): RuleStore {
     },
 
     async listRules({ orgId, limit, offset }) {
-      // The total rides on every row, and on the one null row of a page past the end.
-      const rows = await sql<(Partial<RuleDbRow> & { total: string })[]>`
-        select t.total, p.*
-        from (select count(*) as total from alert_rules
-          where org_id = ${orgId} and deleted_at is null) t
-        left join lateral (
-          select ${sql.unsafe(ruleColumns)} from alert_rules
-          where org_id = ${orgId} and deleted_at is null
-          order by id desc
-          limit ${limit} offset ${offset}
-        ) p on true
-        order by p.id desc
-      `;
-      return {
-        rules: rows
-          .filter((row) => row.id !== null && row.id !== undefined)
-          .map((row) => toRuleRow(row as RuleDbRow)),
-        total: Number(rows[0]?.total ?? 0),
-      };
+      const { rows, total } = await pageNewestFirst<RuleDbRow>(sql, {
+        table: 'alert_rules',
+        columns: ruleColumns,
+        filters: sql`org_id = ${orgId} and deleted_at is null`,
+        limit,
+        offset,
+      });
+      return { rules: rows.map(toRuleRow), total };
     },
 
     async getRule(orgId, id) {

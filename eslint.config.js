@@ -6,6 +6,15 @@ import tseslint from 'typescript-eslint';
 const kafkaOnlyInBus = { name: 'kafkajs', message: 'Only packages/bus may import kafkajs.' };
 const postgresOnlyInDb = { name: 'postgres', message: 'Only packages/db may import postgres.' };
 const restrictImports = (...paths) => ({ 'no-restricted-imports': ['error', { paths }] });
+/** A role never imports another role: what two roles share lives in a library; server composes. */
+const roles = ['gateway', 'writer', 'evaluator', 'api', 'notifier', 'investigator'];
+const otherRoles = (self) =>
+  roles
+    .filter((role) => role !== self)
+    .map((role) => ({
+      name: `@monitor/${role}`,
+      message: 'A role never imports another role: share through a library (server composes).',
+    }));
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', 'data/**'] },
@@ -35,6 +44,10 @@ export default tseslint.config(
     ignores: ['packages/bus/**', 'packages/db/**', 'packages/testkit/**'],
     rules: restrictImports(kafkaOnlyInBus, postgresOnlyInDb),
   },
+  ...roles.map((role) => ({
+    files: [`packages/${role}/**/*.ts`],
+    rules: restrictImports(kafkaOnlyInBus, postgresOnlyInDb, ...otherRoles(role)),
+  })),
   { files: ['packages/bus/**/*.ts'], rules: restrictImports(postgresOnlyInDb) },
   { files: ['packages/db/**/*.ts'], rules: restrictImports(kafkaOnlyInBus) },
   {

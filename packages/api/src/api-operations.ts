@@ -1,11 +1,4 @@
 import { z } from 'zod';
-import {
-  formatRateLimit,
-  formatRateLimitPolicy,
-  ingestPath,
-  rateLimitHeaderPatterns,
-  rateLimitPolicyName,
-} from '@monitor/gateway';
 import { idSchema } from '@monitor/platform';
 import type { ApiOperation } from './operation-spec.js';
 import { apiBasePath, created, json, noContent, problems } from './operation-spec.js';
@@ -18,8 +11,11 @@ import {
   alertRuleSchema,
   alertRuleUpdateSchema,
   alertSchema,
+  formatRateLimit,
+  formatRateLimitPolicy,
   healthResponseSchema,
   ingestLimits,
+  ingestPath,
   ingestPayloadSchema,
   ingestResponseSchema,
   investigationCreateDocumentSchema,
@@ -27,6 +23,8 @@ import {
   investigationListQuerySchema,
   investigationListResponseSchema,
   paginationQuerySchema,
+  rateLimitHeaderPatterns,
+  rateLimitPolicyName,
   readinessResponseSchema,
   serviceDetailSchema,
   serviceListQuerySchema,

@@ -19,7 +19,7 @@ import type {
   ServiceDetailRow,
   ServiceQueries,
 } from '@monitor/db';
-import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/gateway';
+import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
 import {
   createLogger,
   createTargetAddressPolicy,

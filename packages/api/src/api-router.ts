@@ -8,7 +8,7 @@ import type {
   RuleStore,
   ServiceQueries,
 } from '@monitor/db';
-import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { TargetAddressPolicy } from '@monitor/platform';
 import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
 import type {

@@ -9,7 +9,7 @@ import type {
   NotificationChannelStore,
   NotificationRecord,
 } from '@monitor/db';
-import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/gateway';
+import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
 import {
   createLogger,
   createTargetAddressPolicy,

@@ -7,7 +7,7 @@ import type {
   NotificationRecord,
   NotificationStore,
 } from '@monitor/db';
-import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { TargetAddressPolicy } from '@monitor/platform';
 import { isId, methodNotAllowedHandler, notFound, validationError } from '@monitor/platform';
 import type {

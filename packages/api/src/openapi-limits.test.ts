@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { formatRateLimit, rateLimitPolicyName } from '@monitor/gateway';
+import { formatRateLimit, rateLimitPolicyName } from '@monitor/schemas';
 import { createOpenApiDocument } from './openapi-document.js';
 
 // ajv-formats is CommonJS: its default export is the plugin function itself.

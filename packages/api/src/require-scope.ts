@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
-import type { ApiKeyAuthenticator, AuthenticatedKey, Scope } from '@monitor/gateway';
-import { apiKeyFromHeaders } from '@monitor/gateway';
+import type { ApiKeyAuthenticator, AuthenticatedKey, Scope } from '@monitor/auth';
+import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 
 const authLocal = 'auth';
@@ -14,7 +14,7 @@ export function requireScope(authenticator: ApiKeyAuthenticator, scope: Scope): 
     const key = await authenticator.authenticate(apiKeyFromHeaders(req.headers));
     if (key === undefined) throw unauthorized();
     noteRequestOrg(res, key.orgId);
-    if (!key.scopes.includes(scope)) {
+    if (!hasScope(key, scope)) {
       throw forbidden(`The API key lacks the ${scope} scope this operation needs.`);
     }
     res.locals[authLocal] = key;

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLogger, noteRequestOrg } from '@monitor/platform';
+import { ingestPath } from '@monitor/schemas';
 import { describe, expect, it } from 'vitest';
 import type { GatewayMetrics } from './gateway-metrics.js';
-import { createGatewayListener, ingestPath } from './gateway-listener.js';
+import { createGatewayListener } from './gateway-listener.js';
 
 const apiKey = 'mon_live_fedcba9876543210fedcba9876543210';
 

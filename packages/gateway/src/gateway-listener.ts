@@ -1,9 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@monitor/platform';
 import { AppError, logRequest, sendProblem } from '@monitor/platform';
+import { ingestPath } from '@monitor/schemas';
 import type { GatewayMetrics } from './gateway-metrics.js';
-
-export const ingestPath = '/api/v1/ingest';
 
 /**
  * The gateway's request listener: `POST /api/v1/ingest` goes straight to the ingest handler on

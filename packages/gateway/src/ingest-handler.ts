@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
+import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import type { Publisher } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import {
@@ -20,8 +22,6 @@ import {
   parseIngestBody,
   sampleMessageKey,
 } from '@monitor/schemas';
-import type { ApiKeyAuthenticator, AuthenticatedKey } from './api-key-authenticator.js';
-import { apiKeyFromHeaders } from './api-key-authenticator.js';
 import { readBody } from './read-body.js';
 
 /** Decides whether a key may send one more request now; answers the 429 itself when not. */
@@ -70,7 +70,7 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
     const key = await deps.authenticator.authenticate(apiKeyFromHeaders(req.headers));
     if (key === undefined) return fail(res, unauthorized(), true);
     noteRequestOrg(res, key.orgId);
-    if (!key.scopes.includes('ingest')) return fail(res, forbidden(), true);
+    if (!hasScope(key, 'ingest')) return fail(res, forbidden(), true);
     if ((await deps.rateLimiter(req, res, key)) === 'answered') {
       deps.metrics.rejected(429);
       return;

@@ -5,45 +5,19 @@ import type { RateLimitInfo } from 'express-rate-limit';
 import { rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
+import type { AuthenticatedKey } from '@monitor/auth';
 import type { Logger } from '@monitor/platform';
 import { rateLimited, sendProblem } from '@monitor/platform';
-import type { AuthenticatedKey } from './api-key-authenticator.js';
+import {
+  formatRateLimit,
+  formatRateLimitPolicy,
+  rateLimitPolicyName,
+  rateLimitWindowSeconds,
+} from '@monitor/schemas';
 import type { IngestRateLimiter } from './ingest-handler.js';
 
-const windowMs = 60_000;
-const windowSeconds = Math.ceil(windowMs / 1000);
+const windowMs = rateLimitWindowSeconds * 1000;
 
-/** The name of the ingest rate-limit policy in both headers: `"6000-per-minute"`. */
-export function rateLimitPolicyName(limitPerMinute: number): string {
-  return `${limitPerMinute}-per-minute`;
-}
-
-/** `RateLimit` (IETF draft-8) as sent: the policy, requests left, seconds until the reset. */
-export function formatRateLimit(
-  policyName: string,
-  remaining: number,
-  resetSeconds: number,
-): string {
-  return `"${policyName}"; r=${remaining}; t=${resetSeconds}`;
-}
-
-/**
- * `RateLimit-Policy` (IETF draft-8) as sent: the policy, its quota and window, and the partition
- * key (base64 of the first 12 hex digits of the SHA-256 of the key's id, never the key itself).
- */
-export function formatRateLimitPolicy(
-  policyName: string,
-  limit: number,
-  partitionKey: string,
-): string {
-  return `"${policyName}"; q=${limit}; w=${windowSeconds}; pk=:${partitionKey}:`;
-}
-
-/** What the two headers look like, for the OpenAPI document (and tests of what is sent). */
-export const rateLimitHeaderPatterns = {
-  RateLimit: '^"[0-9]+-per-minute"; r=[0-9]+; t=[0-9]+$',
-  'RateLimit-Policy': `^"[0-9]+-per-minute"; q=[0-9]+; w=${windowSeconds}; pk=:[A-Za-z0-9+/]+=*:$`,
-} as const;
 /** Bound of the per-key cache of `RateLimit-Policy` values (keys are authenticated: few). */
 const maxCachedPolicies = 10_000;
 const storeErrorLogIntervalMs = 10_000;
@@ -104,7 +78,7 @@ export function createIngestRateLimiter(options: {
     handler: (req, res) => {
       const info = rateLimitInfo(req);
       if (info !== undefined) setRateLimitHeaders(res, info);
-      const retryAfterSeconds = secondsUntil(info?.resetTime) || windowSeconds;
+      const retryAfterSeconds = secondsUntil(info?.resetTime) || rateLimitWindowSeconds;
       res.setHeader('Connection', 'close');
       sendProblem(res, rateLimited(retryAfterSeconds));
       answered.get(req)?.();
@@ -149,7 +123,7 @@ export function createIngestRateLimiter(options: {
 
 /** Whole seconds until the window resets, as express-rate-limit counts them. */
 function secondsUntil(resetTime: Date | undefined): number {
-  if (resetTime === undefined) return windowSeconds;
+  if (resetTime === undefined) return rateLimitWindowSeconds;
   return Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
 }
 

@@ -5,6 +5,7 @@ export {
   ingestBatchSchema,
   ingestBodySchema,
   ingestLimits,
+  ingestPath,
   ingestPayloadSchema,
   ingestResponseSchema,
   metricNamePattern,
@@ -26,6 +27,13 @@ export {
   storableTextMessage,
   storableTextPattern,
 } from './input-policy.js';
+export {
+  formatRateLimit,
+  formatRateLimitPolicy,
+  rateLimitHeaderPatterns,
+  rateLimitPolicyName,
+  rateLimitWindowSeconds,
+} from './rate-limit-headers.js';
 export type { DecodeResult, SampleMessage } from './sample-message.js';
 export {
   decodeSampleMessage,

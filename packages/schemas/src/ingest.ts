@@ -6,6 +6,9 @@ import {
   storableText,
 } from './input-policy.js';
 
+/** The route agents POST samples to: the gateway serves it, the OpenAPI document describes it. */
+export const ingestPath = '/api/v1/ingest';
+
 /** Limits of POST /api/v1/ingest, as the API contract states them. */
 export const ingestLimits = {
   maxPayloadsPerRequest: 1000,

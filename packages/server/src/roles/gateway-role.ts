@@ -1,15 +1,15 @@
 import type { Bus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { createApiKeyStore, isTransientDbError } from '@monitor/db';
-import type { ApiKeyAuthenticator } from '@monitor/gateway';
+import { createApiKeyStore, hashApiKey, isTransientDbError } from '@monitor/db';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
+import { createApiKeyAuthenticator } from '@monitor/auth';
 import {
-  createApiKeyAuthenticator,
   createGatewayListener,
   createGatewayMetrics,
   createIngestHandler,
   createIngestRateLimiter,
-  ingestPath,
 } from '@monitor/gateway';
+import { ingestPath } from '@monitor/schemas';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { dependencyUnavailable, methodNotAllowedHandler } from '@monitor/platform';
@@ -24,6 +24,7 @@ export function createKeyAuthenticator(ctx: RoleContext, db: Database): ApiKeyAu
   const keys = createApiKeyStore(db);
   return createApiKeyAuthenticator({
     ttlMs: ctx.config.API_KEY_CACHE_TTL_MS,
+    hashKey: hashApiKey,
     lookup: async (keyHash) => {
       try {
         const key = await keys.findActiveKeyByHash(keyHash);

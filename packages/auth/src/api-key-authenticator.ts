@@ -1,8 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiKeyScope } from '@monitor/db';
-import { hashApiKey } from '@monitor/db';
-
-export type Scope = ApiKeyScope;
+import type { Scope } from './scope.js';
 
 export type AuthenticatedKey = { keyId: string; orgId: string; scopes: readonly Scope[] };
 
@@ -28,6 +25,8 @@ type CacheEntry = {
  */
 export function createApiKeyAuthenticator(deps: {
   lookup: KeyLookup;
+  /** The stored form of a plaintext key (db's `hashApiKey`); `lookup` is called with it. */
+  hashKey: (plaintext: string) => Buffer;
   ttlMs?: number;
   negativeTtlMs?: number;
   maxEntries?: number;
@@ -52,7 +51,7 @@ export function createApiKeyAuthenticator(deps: {
   return {
     async authenticate(plaintext) {
       if (plaintext === undefined || plaintext === '' || plaintext.length > 512) return undefined;
-      const hash = hashApiKey(plaintext);
+      const hash = deps.hashKey(plaintext);
       const cacheKey = hash.toString('base64');
       let entry = cache.get(cacheKey);
       if (entry === undefined || entry.expiresAtMs <= nowMs()) {

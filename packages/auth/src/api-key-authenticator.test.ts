@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { KeyLookup } from './api-key-authenticator.js';
-import { hashApiKey } from '@monitor/db';
 import { apiKeyFromHeaders, createApiKeyAuthenticator } from './api-key-authenticator.js';
+
+/** The stored form db's `hashApiKey` computes, so the lookup sees what production passes it. */
+const hashApiKey = (plaintext: string) => createHash('sha256').update(plaintext, 'utf8').digest();
 
 function fixture() {
   let now = 0;
@@ -14,6 +17,7 @@ function fixture() {
   };
   const authenticator = createApiKeyAuthenticator({
     lookup,
+    hashKey: hashApiKey,
     ttlMs: 15_000,
     negativeTtlMs: 5_000,
     nowMs: () => now,

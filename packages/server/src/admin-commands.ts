@@ -2,7 +2,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
-import type { ServerConfig } from './config.js';
+import type { AdminConfig } from './config.js';
+import { migrationOptions } from './config.js';
 import { embeddedPostgresDir, useEmbeddedPostgres } from './embedded-postgres.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
@@ -13,12 +14,12 @@ const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
  * running server's, or one started for the command and stopped after it.
  */
 export function createAdminCommands(deps: {
-  loadConfig: () => ServerConfig;
+  loadConfig: () => AdminConfig;
   /** Progress and errors of a command; stdout is for the command's JSON result alone. */
-  createLogger: (config: ServerConfig, name: string) => Logger;
+  createLogger: (config: AdminConfig, name: string) => Logger;
 }): Command[] {
   async function withDatabase<T>(
-    fn: (db: Database, config: ServerConfig) => Promise<T>,
+    fn: (db: Database, config: AdminConfig) => Promise<T>,
   ): Promise<T> {
     const config = deps.loadConfig();
     const embedded =
@@ -113,14 +114,6 @@ export function createAdminCommands(deps: {
     );
 
   return [migrateCommand, orgs, keys];
-}
-
-function migrationOptions(config: ServerConfig) {
-  return {
-    rawRetentionDays: config.RAW_RETENTION_DAYS,
-    snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
-    compressAfterDays: config.COMPRESS_AFTER_DAYS,
-  };
 }
 
 function parseScopes(value: string): Scope[] {

@@ -1,38 +1,122 @@
 import { z } from 'zod';
-import type { ConfigOf } from '@monitor/platform';
+import type { ConfigOf, Env } from '@monitor/platform';
 import {
   baseConfigFields,
   envList,
   envPositiveInt,
   envString,
   envUrl,
+  hostPortSchema,
   isNetwork,
+  parseConfig,
 } from '@monitor/platform';
 
-/**
- * Every setting of every role, parsed once at start. The names of the API contract come from
- * `baseConfigFields`; the rest tune the pipeline and have safe defaults.
- */
-export const serverConfigSchema = z.object({
-  ...baseConfigFields,
+export const roles = [
+  'gateway',
+  'writer',
+  'evaluator',
+  'api',
+  'notifier',
+  'investigator',
+  'all',
+] as const;
+export type Role = (typeof roles)[number];
+
+// Field groups: each role's schema is composed of the groups it uses, so a role parses (and
+// requires) only what it reads. A variable in several groups is the same field object.
+
+/** How the process logs; every command reads these. */
+export const logFields = {
+  LOG_LEVEL: baseConfigFields.LOG_LEVEL,
+  /** `json` or `pretty`; unset, the server writes `pretty` to a terminal and `json` elsewhere. */
+  LOG_FORMAT: baseConfigFields.LOG_FORMAT,
+};
+
+/** Every long-running role. */
+export const baseFields = {
+  ...logFields,
+  /** HTTP port of the role. */
+  PORT: baseConfigFields.PORT,
+  SHUTDOWN_TIMEOUT_MS: envPositiveInt().default(25_000),
+};
+
+const databaseUrl = envUrl({ protocols: ['postgres', 'postgresql'] });
+
+/** The database of a role; DATABASE_URL is required (see `embeddedDatabaseFields` for `all`). */
+export const databaseFields = {
+  DATABASE_URL: databaseUrl,
+  DATABASE_POOL_MAX: envPositiveInt().default(10),
+  /** When set, start-up ensures a default organization holding this key with every scope. */
+  MONITOR_BOOTSTRAP_API_KEY: baseConfigFields.MONITOR_BOOTSTRAP_API_KEY,
+};
+
+/** Role `all` and the admin commands: without DATABASE_URL, the embedded PostgreSQL. */
+export const embeddedDatabaseFields = {
+  DATABASE_URL: databaseUrl.optional(),
+  /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
+  MONITOR_DATA_DIR: envString().default('./data'),
+};
+
+const rawRetentionDays = envPositiveInt().default(30);
+
+/** The storage layout `migrate` creates (role `all` and the admin commands migrate). */
+export const migrationFields = {
+  RAW_RETENTION_DAYS: rawRetentionDays,
+  SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
+  COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
+};
+
+const kafkaBrokers = envList({ item: hostPortSchema });
+
+/** The samples topic on Kafka; KAFKA_BROKERS is required (role `all` overrides it). */
+export const busFields = {
+  KAFKA_BROKERS: kafkaBrokers,
+  KAFKA_CLIENT_ID: envString().default('monitor'),
   SAMPLES_TOPIC: envString().default('metrics.samples.v1'),
   /** Used when the topic does not exist yet; more partitions allow more writer replicas. */
   SAMPLES_TOPIC_PARTITIONS: envPositiveInt().default(6),
-  KAFKA_CLIENT_ID: envString().default('monitor'),
+};
+
+/** The consumers of the samples topic (writer, evaluator). */
+export const consumerFields = {
   /**
    * How long Kafka waits for a silent consumer before giving its partitions to the rest of the
    * group: the pause a crashed writer or evaluator replica causes (broker minimum 6 s).
    */
   KAFKA_SESSION_TIMEOUT_MS: envPositiveInt().default(30_000),
+};
+
+/** How long a revoked API key may still work on a replica that cached it (gateway, api). */
+const apiKeyCacheTtlMs = envPositiveInt().default(15_000);
+
+/**
+ * Networks (CIDRs such as `10.0.0.0/8`, `fd00::/8`, or single addresses) that Slack and
+ * webhook targets may reach although they are internal: loopback, private, link-local (cloud
+ * metadata), CGNAT… Empty by default, since tenants choose the targets and the notifier posts
+ * from inside the operator's network; a self-hosted install with an internal receiver lists
+ * its network here. The api checks it when a channel is saved, the notifier when it posts.
+ */
+const notifierAllowedTargetNetworks = envList({
+  item: z.string().refine(isNetwork, {
+    error: 'must be a CIDR network such as 10.0.0.0/8 or fd00::/8, or an IP address',
+  }),
+}).default([]);
+
+/** The ingest path of the gateway: rate limit (Redis), publishing, key cache. */
+export const ingestFields = {
+  REDIS_URL: baseConfigFields.REDIS_URL,
+  /** Requests per minute per API key on POST /ingest. */
+  INGEST_RATE_LIMIT_PER_MINUTE: baseConfigFields.INGEST_RATE_LIMIT_PER_MINUTE,
   /** An ingest request not acknowledged by Kafka within this time answers 503. */
   INGEST_PUBLISH_TIMEOUT_MS: envPositiveInt().default(5_000),
   /** How long the gateway gathers requests into one Kafka produce. */
   INGEST_PRODUCE_LINGER_MS: envPositiveInt().default(2),
-  RAW_RETENTION_DAYS: envPositiveInt().default(30),
-  SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
-  /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
-  ALERT_RETENTION_DAYS: envPositiveInt().default(90),
-  COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
+  /** Samples older than this are refused at ingest. */
+  RAW_RETENTION_DAYS: rawRetentionDays,
+  API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
+};
+
+export const writerFields = {
   /**
    * The most host samples in one transaction. Each batch upserts every service it touches once,
    * so bigger batches of a backlog spread that over more samples.
@@ -57,11 +141,18 @@ export const serverConfigSchema = z.object({
    * partitions leaves some idle.
    */
   WRITER_CONSUMERS: envPositiveInt().default(2),
-  DATABASE_POOL_MAX: envPositiveInt().default(10),
-  /** How long a revoked API key may still work on a replica that cached it. */
-  API_KEY_CACHE_TTL_MS: envPositiveInt().default(15_000),
+  /** Storage maintenance (plain PostgreSQL) drops raw samples past this. */
+  RAW_RETENTION_DAYS: rawRetentionDays,
+  /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
+  ALERT_RETENTION_DAYS: envPositiveInt().default(90),
+};
+
+export const evaluatorFields = {
   /** How often evaluators check whether alert rules changed (a change applies within ~this). */
   EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
+};
+
+export const notifierFields = {
   /** How often the notifier looks for due outbox rows. */
   NOTIFIER_POLL_MS: envPositiveInt().default(500),
   /** Delivery attempts per message before it is marked failed. */
@@ -71,20 +162,12 @@ export const serverConfigSchema = z.object({
   NOTIFIER_RETRY_MAX_MS: envPositiveInt().default(30 * 60_000),
   /** A Slack or webhook request without an answer after this long is a failed attempt. */
   NOTIFIER_HTTP_TIMEOUT_MS: envPositiveInt().default(10_000),
-  /**
-   * Networks (CIDRs such as `10.0.0.0/8`, `fd00::/8`, or single addresses) that Slack and
-   * webhook targets may reach although they are internal: loopback, private, link-local (cloud
-   * metadata), CGNAT… Empty by default, since tenants choose the targets and the notifier posts
-   * from inside the operator's network; a self-hosted install with an internal receiver lists
-   * its network here.
-   */
-  NOTIFIER_ALLOWED_TARGET_NETWORKS: envList({
-    item: z.string().refine(isNetwork, {
-      error: 'must be a CIDR network such as 10.0.0.0/8 or fd00::/8, or an IP address',
-    }),
-  }).default([]),
+  NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
   /** SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`. */
   SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] }).optional(),
+};
+
+export const investigatorFields = {
   /** How often the investigator looks for queued investigations. */
   INVESTIGATOR_POLL_MS: envPositiveInt().default(500),
   /** A running investigation whose investigator died is taken over after this long. */
@@ -100,9 +183,161 @@ export const serverConfigSchema = z.object({
   LLM_API_KEY: envString().optional(),
   LLM_MODEL: envString().default('gpt-4o-mini'),
   LLM_TIMEOUT_MS: envPositiveInt().default(10_000),
-  SHUTDOWN_TIMEOUT_MS: envPositiveInt().default(25_000),
-  /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
-  MONITOR_DATA_DIR: envString().default('./data'),
+};
+
+/** The query API (role `api`, and role `all` on the gateway's port). */
+export const apiFields = {
+  /** A service without samples for longer than this is `stale`. */
+  SERVICE_STALE_AFTER_SECONDS: baseConfigFields.SERVICE_STALE_AFTER_SECONDS,
+  API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
+  NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
+};
+
+export const gatewayConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...busFields,
+  ...ingestFields,
+});
+export const writerConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...busFields,
+  ...consumerFields,
+  ...writerFields,
+});
+export const evaluatorConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...busFields,
+  ...consumerFields,
+  ...evaluatorFields,
+});
+export const apiConfigSchema = z.object({ ...baseFields, ...databaseFields, ...apiFields });
+export const notifierConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...notifierFields,
+});
+export const investigatorConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...investigatorFields,
+});
+/** Every role in one process: Kafka and a database of its own are optional. */
+export const allConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...embeddedDatabaseFields,
+  ...migrationFields,
+  ...busFields,
+  KAFKA_BROKERS: kafkaBrokers.optional(),
+  ...consumerFields,
+  ...ingestFields,
+  ...writerFields,
+  ...evaluatorFields,
+  ...notifierFields,
+  ...investigatorFields,
+  ...apiFields,
+});
+/** `migrate`, `orgs`, `keys`: a database (or the embedded one) and how to migrate it. */
+export const adminConfigSchema = z.object({
+  ...logFields,
+  ...embeddedDatabaseFields,
+  ...migrationFields,
 });
 
-export type ServerConfig = ConfigOf<typeof serverConfigSchema>;
+export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
+export type WriterRoleConfig = ConfigOf<typeof writerConfigSchema>;
+export type EvaluatorRoleConfig = ConfigOf<typeof evaluatorConfigSchema>;
+export type ApiRoleConfig = ConfigOf<typeof apiConfigSchema>;
+export type NotifierRoleConfig = ConfigOf<typeof notifierConfigSchema>;
+export type InvestigatorRoleConfig = ConfigOf<typeof investigatorConfigSchema>;
+export type AllConfig = ConfigOf<typeof allConfigSchema>;
+export type AdminConfig = ConfigOf<typeof adminConfigSchema>;
+
+/** The parsed configuration of a field group: the slice a component receives. */
+export type SliceOf<F extends z.ZodRawShape> = ConfigOf<z.ZodObject<F>>;
+export type DatabaseConfig = SliceOf<typeof databaseFields>;
+export type BusConfig = SliceOf<typeof busFields>;
+export type ConsumerConfig = SliceOf<typeof consumerFields>;
+export type IngestConfig = SliceOf<typeof ingestFields>;
+export type WriterConfig = SliceOf<typeof writerFields>;
+export type EvaluatorConfig = SliceOf<typeof evaluatorFields>;
+export type NotifierConfig = SliceOf<typeof notifierFields>;
+export type InvestigatorConfig = SliceOf<typeof investigatorFields>;
+export type ApiConfig = SliceOf<typeof apiFields>;
+export type MigrationConfig = SliceOf<typeof migrationFields>;
+
+const samplesTopicFields = {
+  SAMPLES_TOPIC: busFields.SAMPLES_TOPIC,
+  SAMPLES_TOPIC_PARTITIONS: busFields.SAMPLES_TOPIC_PARTITIONS,
+};
+
+/** What the sample writer reads (KAFKA_BROKERS unset: the in-process bus of role `all`). */
+export const writerSliceFields = {
+  ...samplesTopicFields,
+  KAFKA_BROKERS: kafkaBrokers.optional(),
+  ...consumerFields,
+  ...writerFields,
+};
+/** What the alert evaluator reads. */
+export const evaluatorSliceFields = {
+  ...samplesTopicFields,
+  ...consumerFields,
+  ...evaluatorFields,
+};
+/** What the gateway's request listener reads. */
+export const gatewaySliceFields = { SAMPLES_TOPIC: busFields.SAMPLES_TOPIC, ...ingestFields };
+
+/** The variables of `fields` out of a parsed configuration: a component's slice, frozen. */
+export function sliceOf<F extends z.ZodRawShape>(fields: F, config: SliceOf<F>): SliceOf<F> {
+  const source = config as Readonly<Record<string, unknown>>;
+  const slice: Record<string, unknown> = {};
+  for (const name of Object.keys(fields)) {
+    if (source[name] !== undefined) slice[name] = source[name];
+  }
+  return Object.freeze(slice) as SliceOf<F>;
+}
+
+/** A role with the configuration it parsed: `switch (start.role)` narrows `config`. */
+export type RoleConfig =
+  | { role: 'gateway'; config: GatewayConfig }
+  | { role: 'writer'; config: WriterRoleConfig }
+  | { role: 'evaluator'; config: EvaluatorRoleConfig }
+  | { role: 'api'; config: ApiRoleConfig }
+  | { role: 'notifier'; config: NotifierRoleConfig }
+  | { role: 'investigator'; config: InvestigatorRoleConfig }
+  | { role: 'all'; config: AllConfig };
+
+/**
+ * Parses only what `role` reads. Throws a `ConfigError` naming every bad or missing variable,
+ * e.g. KAFKA_BROKERS for a gateway, DATABASE_URL for any role but `all`.
+ */
+export function parseRoleConfig(role: Role, env: Env = process.env): RoleConfig {
+  switch (role) {
+    case 'gateway':
+      return { role, config: parseConfig(gatewayConfigSchema, env) };
+    case 'writer':
+      return { role, config: parseConfig(writerConfigSchema, env) };
+    case 'evaluator':
+      return { role, config: parseConfig(evaluatorConfigSchema, env) };
+    case 'api':
+      return { role, config: parseConfig(apiConfigSchema, env) };
+    case 'notifier':
+      return { role, config: parseConfig(notifierConfigSchema, env) };
+    case 'investigator':
+      return { role, config: parseConfig(investigatorConfigSchema, env) };
+    case 'all':
+      return { role, config: parseConfig(allConfigSchema, env) };
+  }
+}
+
+/** The options of `migrate` from the migration settings. */
+export function migrationOptions(config: MigrationConfig) {
+  return {
+    rawRetentionDays: config.RAW_RETENTION_DAYS,
+    snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
+    compressAfterDays: config.COMPRESS_AFTER_DAYS,
+  };
+}

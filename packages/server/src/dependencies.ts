@@ -9,11 +9,17 @@ import {
   createOrgStore,
   loadLogResumeOffsets,
 } from '@monitor/db';
+import type { BusConfig, DatabaseConfig } from './config.js';
 import type { RoleContext } from './role-context.js';
 
 /** Opens the pool and closes it on shutdown (after everything that uses it). */
-export function openDatabase(ctx: RoleContext, url: string, applicationName: string): Database {
-  const db = createDatabase({ url, maxConnections: ctx.config.DATABASE_POOL_MAX, applicationName });
+export function openDatabase(
+  ctx: RoleContext,
+  config: Pick<DatabaseConfig, 'DATABASE_POOL_MAX'>,
+  url: string,
+  applicationName: string,
+): Database {
+  const db = createDatabase({ url, maxConnections: config.DATABASE_POOL_MAX, applicationName });
   ctx.shutdown.onShutdown('database', () => db.close());
   return db;
 }
@@ -27,8 +33,9 @@ export function openDatabase(ctx: RoleContext, url: string, applicationName: str
 export async function openBus(
   ctx: RoleContext,
   db: Database,
-  brokers: readonly string[] | undefined,
+  config: Pick<BusConfig, 'KAFKA_CLIENT_ID'> & { KAFKA_BROKERS?: BusConfig['KAFKA_BROKERS'] },
 ): Promise<Bus> {
+  const brokers = config.KAFKA_BROKERS;
   const bus =
     brokers === undefined
       ? createInProcessBus({
@@ -37,7 +44,7 @@ export async function openBus(
         })
       : createKafkaBus({
           brokers: [...brokers],
-          clientId: ctx.config.KAFKA_CLIENT_ID,
+          clientId: config.KAFKA_CLIENT_ID,
           logger: ctx.logger.child({ component: 'kafka' }),
         });
   ctx.shutdown.onShutdown('bus', () => bus.close());
@@ -92,8 +99,12 @@ export async function openRedis(
 }
 
 /** MONITOR_BOOTSTRAP_API_KEY: a default organization holding that key with every scope. */
-export async function ensureBootstrapKey(ctx: RoleContext, db: Database): Promise<void> {
-  const key = ctx.config.MONITOR_BOOTSTRAP_API_KEY;
+export async function ensureBootstrapKey(
+  ctx: RoleContext,
+  config: Pick<DatabaseConfig, 'MONITOR_BOOTSTRAP_API_KEY'>,
+  db: Database,
+): Promise<void> {
+  const key = config.MONITOR_BOOTSTRAP_API_KEY;
   if (key === undefined) return;
   const org = await createOrgStore(db).ensureDefaultOrganization();
   await createApiKeyStore(db).ensureKey(key, {

@@ -6,19 +6,22 @@
 import { Command } from 'commander';
 import { ConfigError, createMetrics, createShutdown, parseConfig } from '@monitor/platform';
 import { createAdminCommands } from './admin-commands.js';
-import type { ServerConfig } from './config.js';
-import { serverConfigSchema } from './config.js';
+import type { Role } from './config.js';
+import { adminConfigSchema, parseRoleConfig, roles } from './config.js';
 import { createProcessLogger } from './process-logger.js';
 import type { RoleContext } from './role-context.js';
-import type { Role } from './roles/start-role.js';
-import { roles, startRole } from './roles/start-role.js';
+import { startRole } from './roles/start-role.js';
 
-function loadConfig(): ServerConfig {
+/**
+ * Parses the configuration before anything else happens: on a bad or missing variable it names
+ * every one (never a value) and exits 1, before a file, socket or connection is opened.
+ */
+function loadConfig<T>(command: string, parse: () => T): T {
   try {
-    return parseConfig(serverConfigSchema);
+    return parse();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+      process.stderr.write(`${command}: ${err.message}\n`);
       process.exit(1);
     }
     throw err;
@@ -26,11 +29,11 @@ function loadConfig(): ServerConfig {
 }
 
 async function runRole(role: Role): Promise<void> {
-  const config = loadConfig();
+  const start = loadConfig(`monitor ${role}`, () => parseRoleConfig(role));
+  const { config } = start;
   const logger = createProcessLogger(config, `monitor-${role}`);
   const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   const ctx: RoleContext = {
-    config,
     logger,
     metrics: createMetrics({ defaultLabels: { role } }),
     shutdown,
@@ -45,7 +48,7 @@ async function runRole(role: Role): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   try {
-    await startRole(role, ctx);
+    await startRole(start, ctx);
     logger.info({ role }, 'started');
   } catch (err) {
     logger.fatal({ err }, 'failed to start');
@@ -62,7 +65,7 @@ for (const role of roles) {
     .action(() => runRole(role));
 }
 const admin = createAdminCommands({
-  loadConfig,
+  loadConfig: () => loadConfig('monitor', () => parseConfig(adminConfigSchema)),
   createLogger: (config, name) => createProcessLogger(config, name, 'stderr'),
 });
 for (const command of admin) program.addCommand(command);

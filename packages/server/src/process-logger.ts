@@ -1,6 +1,6 @@
 import type { Logger } from '@monitor/platform';
 import { createLogger } from '@monitor/platform';
-import type { ServerConfig } from './config.js';
+import type { AdminConfig } from './config.js';
 
 /**
  * The process logger: LOG_FORMAT when set, else `pretty` for a person at a terminal and `json`
@@ -9,7 +9,7 @@ import type { ServerConfig } from './config.js';
  * their stdout is the result a script reads.
  */
 export function createProcessLogger(
-  config: Pick<ServerConfig, 'LOG_LEVEL' | 'LOG_FORMAT'>,
+  config: Pick<AdminConfig, 'LOG_LEVEL' | 'LOG_FORMAT'>,
   name: string,
   stream: 'stdout' | 'stderr' = 'stdout',
 ): Logger {

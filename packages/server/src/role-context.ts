@@ -1,9 +1,10 @@
 import type { Logger, Metrics, Shutdown } from '@monitor/platform';
-import type { ServerConfig } from './config.js';
 
-/** What every role is started with: the parsed config and the process-wide services. */
+/**
+ * The process-wide services every role and component is started with. The configuration is not
+ * here: each component receives the slice it reads (see `config.ts`).
+ */
 export type RoleContext = {
-  config: ServerConfig;
   logger: Logger;
   metrics: Metrics;
   shutdown: Shutdown;

@@ -10,25 +10,25 @@ import {
   createServiceQueries,
 } from '@monitor/db';
 import { createTargetAddressPolicy } from '@monitor/platform';
-import type { RoleContext } from '../role-context.js';
+import type { ApiConfig } from '../config.js';
 import { createKeyAuthenticator } from './gateway-role.js';
 
 /**
  * The REST API (everything under `/api/v1` but ingest) as a `mount` for an express
  * app: the app of role `api`, or the gateway's app in role `all`, on the same port.
  */
-export function createApiMount(ctx: RoleContext, db: Database): (app: Express) => void {
+export function createApiMount(config: ApiConfig, db: Database): (app: Express) => void {
   const router = createApiRouter({
     services: createServiceQueries(db, {
-      staleAfterSeconds: ctx.config.SERVICE_STALE_AFTER_SECONDS,
+      staleAfterSeconds: config.SERVICE_STALE_AFTER_SECONDS,
     }),
     rules: createRuleStore(db),
     alerts: createAlertQueries(db),
     investigations: createInvestigationQueries(db),
     channels: createNotificationChannelStore(db),
     notifications: createNotificationStore(db),
-    authenticator: createKeyAuthenticator(ctx, db),
-    targetPolicy: createTargetAddressPolicy(ctx.config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
+    authenticator: createKeyAuthenticator(config, db),
+    targetPolicy: createTargetAddressPolicy(config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
   return (app) => {
     app.use(router);

@@ -10,6 +10,7 @@ import type { EvaluatorMetrics } from '@monitor/evaluator';
 import { createAlertEvaluator, createRulePoller } from '@monitor/evaluator';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 import { createLagGauge } from './lag-gauge.js';
 
@@ -24,9 +25,11 @@ export const evaluatorGroupId = 'evaluator';
  */
 export async function startAlertEvaluator(
   ctx: RoleContext,
+  config: EvaluatorConfig &
+    ConsumerConfig &
+    Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'>,
   deps: { db: Database; bus: Bus },
 ): Promise<Subscription> {
-  const { config } = ctx;
   const logger = ctx.logger.child({ component: 'evaluator' });
   const metrics = createEvaluatorMetrics(ctx.metrics.registry);
   const poller = createRulePoller({

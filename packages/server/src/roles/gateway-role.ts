@@ -16,14 +16,18 @@ import { dependencyUnavailable, methodNotAllowedHandler } from '@monitor/platfor
 import type { RequestListener } from 'node:http';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
+import type { BusConfig, IngestConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 
 const maxIngestBodyBytes = 1024 * 1024;
 
-export function createKeyAuthenticator(ctx: RoleContext, db: Database): ApiKeyAuthenticator {
+export function createKeyAuthenticator(
+  config: Pick<IngestConfig, 'API_KEY_CACHE_TTL_MS'>,
+  db: Database,
+): ApiKeyAuthenticator {
   const keys = createApiKeyStore(db);
   return createApiKeyAuthenticator({
-    ttlMs: ctx.config.API_KEY_CACHE_TTL_MS,
+    ttlMs: config.API_KEY_CACHE_TTL_MS,
     hashKey: hashApiKey,
     lookup: async (keyHash) => {
       try {
@@ -44,6 +48,7 @@ export function createKeyAuthenticator(ctx: RoleContext, db: Database): ApiKeyAu
  */
 export function createGatewayRequestListener(
   ctx: RoleContext,
+  config: IngestConfig & Pick<BusConfig, 'SAMPLES_TOPIC'>,
   deps: {
     db: Database;
     bus: Bus;
@@ -54,7 +59,7 @@ export function createGatewayRequestListener(
     mount?: (app: Express) => void;
   },
 ): RequestListener {
-  const { config, logger } = ctx;
+  const { logger } = ctx;
   const gatewayMetrics = createGatewayMetrics(ctx.metrics.registry);
   const publisher = deps.bus.publisher({
     publishTimeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS,
@@ -64,7 +69,7 @@ export function createGatewayRequestListener(
   ctx.shutdown.onShutdown('ingest publisher', () => publisher.close());
 
   const ingest = createIngestHandler({
-    authenticator: createKeyAuthenticator(ctx, deps.db),
+    authenticator: createKeyAuthenticator(config, deps.db),
     rateLimiter: createIngestRateLimiter({
       limitPerMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
       ...(deps.redis ? { redis: deps.redis } : {}),

@@ -4,6 +4,7 @@ import type { InvestigatorMetrics } from '@monitor/investigator';
 import { createChatCompletionsNarrator, createInvestigator } from '@monitor/investigator';
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { InvestigatorConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 import { writerGroupId } from './writer-role.js';
 
@@ -12,8 +13,11 @@ import { writerGroupId } from './writer-role.js';
  * `for update skip locked` and leases), analyses the stored evidence and writes the report. The
  * LLM narrator exists only when LLM_BASE_URL is set; without it nothing leaves the service.
  */
-export function startInvestigator(ctx: RoleContext, db: Database): void {
-  const { config } = ctx;
+export function startInvestigator(
+  ctx: RoleContext,
+  config: InvestigatorConfig,
+  db: Database,
+): void {
   const logger = ctx.logger.child({ component: 'investigator' });
   const narrator =
     config.LLM_BASE_URL === undefined

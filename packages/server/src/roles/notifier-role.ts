@@ -8,6 +8,7 @@ import {
 } from '@monitor/notifier';
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { NotifierConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 
 /**
@@ -15,8 +16,7 @@ import type { RoleContext } from '../role-context.js';
  * retries. Replicas share the work through leases on the outbox rows. Slack and webhook targets
  * on internal addresses are refused unless NOTIFIER_ALLOWED_TARGET_NETWORKS allows them.
  */
-export function startNotifier(ctx: RoleContext, db: Database): void {
-  const { config } = ctx;
+export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Database): void {
   const senders = createNotificationSenders({
     smtpUrl: config.SMTP_URL,
     httpTimeoutMs: config.NOTIFIER_HTTP_TIMEOUT_MS,

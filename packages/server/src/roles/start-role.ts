@@ -4,6 +4,17 @@ import type { Database } from '@monitor/db';
 import { migrate } from '@monitor/db';
 import type { Redis } from 'ioredis';
 import { join } from 'node:path';
+import type { AllConfig, DatabaseConfig, RoleConfig } from '../config.js';
+import {
+  apiFields,
+  evaluatorSliceFields,
+  gatewaySliceFields,
+  investigatorFields,
+  migrationOptions,
+  notifierFields,
+  sliceOf,
+  writerSliceFields,
+} from '../config.js';
 import { startEmbeddedPostgres } from '../embedded-postgres.js';
 import { listenHttp } from '../http-listen.js';
 import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../dependencies.js';
@@ -17,101 +28,143 @@ import { startInvestigator } from './investigator-role.js';
 import { startNotifier } from './notifier-role.js';
 import { startSampleWriter, writerGroupId } from './writer-role.js';
 
-export const roles = [
-  'gateway',
-  'writer',
-  'evaluator',
-  'api',
-  'notifier',
-  'investigator',
-  'all',
-] as const;
-export type Role = (typeof roles)[number];
+export { roles } from '../config.js';
+export type { Role } from '../config.js';
 
-/** Starts `role` and returns once it serves; everything it opened is registered for shutdown. */
-export async function startRole(role: Role, ctx: RoleContext): Promise<void> {
-  const { config } = ctx;
-  const databaseUrl =
-    config.DATABASE_URL ??
-    (role === 'all' ? await startEmbeddedDatabase(ctx) : missing('DATABASE_URL', role));
-  const db = openDatabase(ctx, databaseUrl, `monitor-${role}`);
-  if (role === 'all') {
-    await waitForDatabase(db);
-    await migrate(db, migrationOptions(ctx));
+/**
+ * Starts a role with the configuration it parsed (`parseRoleConfig`, before any I/O) and returns
+ * once it serves; everything it opened is registered for shutdown. Each component gets its slice.
+ */
+export async function startRole(start: RoleConfig, ctx: RoleContext): Promise<void> {
+  switch (start.role) {
+    case 'api':
+    case 'notifier':
+    case 'investigator':
+      return startDatabaseRole(start, ctx);
+    case 'gateway':
+    case 'writer':
+    case 'evaluator':
+      return startBusRole(start, ctx);
+    case 'all':
+      return startAll(start.config, ctx);
   }
-  await ensureBootstrapKey(ctx, db);
+}
 
-  if (role === 'api' || role === 'notifier' || role === 'investigator') {
-    // Roles of the database alone: no bus, no Redis.
-    if (role === 'notifier') startNotifier(ctx, db);
-    if (role === 'investigator') startInvestigator(ctx, db);
-    const app = createRoleApp({
-      logger: ctx.logger,
-      metrics: ctx.metrics,
-      readiness: [databaseReadiness(db)],
-      ...(role === 'api' ? { mount: createApiMount(ctx, db) } : {}),
-    });
-    await listenHttp(ctx, app, config.PORT);
-    return;
+/** Roles of the database alone: no bus, no Redis. */
+async function startDatabaseRole(
+  start: Extract<RoleConfig, { role: 'api' | 'notifier' | 'investigator' }>,
+  ctx: RoleContext,
+): Promise<void> {
+  const db = await openRoleDatabase(ctx, start.config, start.role);
+  if (start.role === 'notifier') startNotifier(ctx, sliceOf(notifierFields, start.config), db);
+  if (start.role === 'investigator') {
+    startInvestigator(ctx, sliceOf(investigatorFields, start.config), db);
   }
+  const app = createRoleApp({
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    readiness: [databaseReadiness(db)],
+    ...(start.role === 'api'
+      ? { mount: createApiMount(sliceOf(apiFields, start.config), db) }
+      : {}),
+  });
+  await listenHttp(ctx, app, start.config.PORT);
+}
 
-  const brokers =
-    role === 'all'
-      ? config.KAFKA_BROKERS
-      : (config.KAFKA_BROKERS ?? missing('KAFKA_BROKERS', role));
-  const bus = await openBus(ctx, db, brokers);
+/** The roles on Kafka (KAFKA_BROKERS is required by their schemas). */
+async function startBusRole(
+  start: Extract<RoleConfig, { role: 'gateway' | 'writer' | 'evaluator' }>,
+  ctx: RoleContext,
+): Promise<void> {
+  const { config } = start;
+  const db = await openRoleDatabase(ctx, config, start.role);
+  const bus = await openBus(ctx, db, config);
   await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
     partitions: config.SAMPLES_TOPIC_PARTITIONS,
   });
   const readiness = readinessChecks(db, bus);
 
-  if (role !== 'gateway') {
-    await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
-  }
-  if (role === 'writer' || role === 'evaluator') {
-    await (role === 'writer' ? startSampleWriter : startAlertEvaluator)(ctx, { db, bus });
-    await listenHttp(
-      ctx,
-      createRoleApp({ logger: ctx.logger, metrics: ctx.metrics, readiness }),
-      config.PORT,
-    );
+  if (start.role === 'gateway') {
+    const redis = await openOptionalRedis(ctx, start.config.REDIS_URL, readiness);
+    const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, start.config), {
+      db,
+      bus,
+      redis,
+      readiness,
+    });
+    await listenHttp(ctx, listener, config.PORT);
     return;
   }
+  await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
+  if (start.role === 'writer') {
+    await startSampleWriter(ctx, sliceOf(writerSliceFields, start.config), { db, bus });
+  } else {
+    await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, start.config), { db, bus });
+  }
+  await listenHttp(
+    ctx,
+    createRoleApp({ logger: ctx.logger, metrics: ctx.metrics, readiness }),
+    config.PORT,
+  );
+}
 
-  let redis: Redis | undefined;
-  if (config.REDIS_URL !== undefined) {
-    redis = await openRedis(ctx, config.REDIS_URL);
-    const client = redis;
-    readiness.push({ name: 'redis', check: async () => (await client.ping()) === 'PONG' });
-  }
-  if (role === 'all') {
-    await startSampleWriter(ctx, { db, bus });
-    await startAlertEvaluator(ctx, { db, bus });
-    startNotifier(ctx, db);
-    startInvestigator(ctx, db);
-  }
-  const listener = createGatewayRequestListener(ctx, {
+/** Every role in one process; without DATABASE_URL an embedded PostgreSQL, without Kafka an in-process bus. */
+async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
+  const databaseUrl = config.DATABASE_URL ?? (await startEmbeddedDatabase(ctx, config));
+  const db = openDatabase(ctx, config, databaseUrl, 'monitor-all');
+  await waitForDatabase(db);
+  await migrate(db, migrationOptions(config));
+  await ensureBootstrapKey(ctx, config, db);
+
+  const bus = await openBus(ctx, db, config);
+  await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
+    partitions: config.SAMPLES_TOPIC_PARTITIONS,
+  });
+  const readiness = readinessChecks(db, bus);
+  await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
+
+  const redis = await openOptionalRedis(ctx, config.REDIS_URL, readiness);
+  await startSampleWriter(ctx, sliceOf(writerSliceFields, config), { db, bus });
+  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, config), { db, bus });
+  startNotifier(ctx, sliceOf(notifierFields, config), db);
+  startInvestigator(ctx, sliceOf(investigatorFields, config), db);
+  const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, config), {
     db,
     bus,
     redis,
     readiness,
     // Without Kafka nothing durable stands between the gateway and the consumers: a 200 then
     // means the writer has stored the samples and the evaluator has checkpointed their effect.
-    ...(role === 'all' && brokers === undefined
+    ...(config.KAFKA_BROKERS === undefined
       ? { ackAfterConsumedBy: [writerGroupId, evaluatorGroupId] }
       : {}),
     // Role `all` serves the query API on the same port.
-    ...(role === 'all' ? { mount: createApiMount(ctx, db) } : {}),
+    mount: createApiMount(sliceOf(apiFields, config), db),
   });
   await listenHttp(ctx, listener, config.PORT);
 }
 
-export function migrationOptions(ctx: RoleContext) {
-  return {
-    rawRetentionDays: ctx.config.RAW_RETENTION_DAYS,
-    snapshotRetentionDays: ctx.config.SNAPSHOT_RETENTION_DAYS,
-    compressAfterDays: ctx.config.COMPRESS_AFTER_DAYS,
-  };
+/** The database of a distributed role, and the bootstrap key in it. */
+async function openRoleDatabase(
+  ctx: RoleContext,
+  config: DatabaseConfig,
+  role: string,
+): Promise<Database> {
+  const db = openDatabase(ctx, config, config.DATABASE_URL, `monitor-${role}`);
+  await ensureBootstrapKey(ctx, config, db);
+  return db;
+}
+
+/** REDIS_URL set: the shared rate limit, and a readiness check for it. */
+async function openOptionalRedis(
+  ctx: RoleContext,
+  url: string | undefined,
+  readiness: ReadinessCheck[],
+): Promise<Redis | undefined> {
+  if (url === undefined) return undefined;
+  const redis = await openRedis(ctx, url);
+  readiness.push({ name: 'redis', check: async () => (await redis.ping()) === 'PONG' });
+  return redis;
 }
 
 function databaseReadiness(db: Database): ReadinessCheck {
@@ -123,8 +176,11 @@ function readinessChecks(db: Database, bus: Bus): ReadinessCheck[] {
 }
 
 /** Role `all` without DATABASE_URL: PostgreSQL from the machine's binaries, data under MONITOR_DATA_DIR. */
-async function startEmbeddedDatabase(ctx: RoleContext): Promise<string> {
-  const dataDir = join(ctx.config.MONITOR_DATA_DIR, 'postgres');
+async function startEmbeddedDatabase(
+  ctx: RoleContext,
+  config: Pick<AllConfig, 'MONITOR_DATA_DIR'>,
+): Promise<string> {
+  const dataDir = join(config.MONITOR_DATA_DIR, 'postgres');
   const embedded = await startEmbeddedPostgres({
     dataDir,
     logger: ctx.logger.child({ component: 'embedded-postgres' }),
@@ -145,8 +201,4 @@ async function waitForDatabase(db: Database): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-}
-
-function missing(variable: string, role: string): never {
-  throw new Error(`${variable} is required for role ${role}`);
 }

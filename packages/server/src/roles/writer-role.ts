@@ -5,6 +5,7 @@ import type { SampleSink, WriterMetrics } from '@monitor/writer';
 import { createSampleWriter } from '@monitor/writer';
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 import { createLagGauge } from './lag-gauge.js';
 
@@ -22,9 +23,14 @@ const maintenanceIntervalMs = 60_000;
  */
 export async function startSampleWriter(
   ctx: RoleContext,
+  config: WriterConfig &
+    ConsumerConfig &
+    Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'> & {
+      /** Unset: the in-process bus of role `all`. */
+      KAFKA_BROKERS?: BusConfig['KAFKA_BROKERS'] | undefined;
+    },
   deps: { db: Database; bus: Bus },
 ): Promise<Subscription> {
-  const { config } = ctx;
   const logger = ctx.logger.child({ component: 'writer' });
   const store = createSampleStore(deps.db);
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
@@ -98,7 +104,7 @@ export async function startSampleWriter(
     throw failed.reason;
   }
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
-  startMaintenance(ctx, deps.db);
+  startMaintenance(ctx, config, deps.db);
   return subscription;
 }
 
@@ -106,7 +112,7 @@ export async function startSampleWriter(
  * Partitions and rollups of the plain PostgreSQL mode (a no-op on TimescaleDB, whose jobs do
  * it), and the alert history past ALERT_RETENTION_DAYS in both modes.
  */
-function startMaintenance(ctx: RoleContext, db: Database): void {
+function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
   const setAside = new Counter({
     name: 'maintenance_rollups_set_aside_total',
@@ -115,8 +121,8 @@ function startMaintenance(ctx: RoleContext, db: Database): void {
     registers: [ctx.metrics.registry],
   });
   const options = {
-    alertRetentionDays: ctx.config.ALERT_RETENTION_DAYS,
-    rawRetentionDays: ctx.config.RAW_RETENTION_DAYS,
+    alertRetentionDays: config.ALERT_RETENTION_DAYS,
+    rawRetentionDays: config.RAW_RETENTION_DAYS,
     onRollupSetAside: (chunk: RollupChunkSetAside) => {
       setAside.inc({ rollup: chunk.rollup });
       logger.error(

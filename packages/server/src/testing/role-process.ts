@@ -55,15 +55,24 @@ export async function startRoleProcess(
 
 /** Runs a one-shot command (`migrate`, `keys create …`) and returns its stdout. */
 export async function runCommand(args: string[], env: Record<string, string>): Promise<string> {
+  const { code, stdout, stderr } = await runMonitor(args, env);
+  if (code !== 0)
+    throw new Error(`monitor ${args.join(' ')} exited with ${code}:\n${stderr}${stdout}`);
+  return stdout;
+}
+
+/** Runs `monitor <args>` to its end, whatever the outcome: for commands expected to fail. */
+export async function runMonitor(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnMonitor(args, env);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0)
-    throw new Error(`monitor ${args.join(' ')} exited with ${code}:\n${stderr}${stdout}`);
-  return stdout;
+  return { code, stdout, stderr };
 }
 
 function spawnMonitor(args: string[], env: Record<string, string>): ChildProcess {

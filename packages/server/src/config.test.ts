@@ -1,0 +1,156 @@
+import { ConfigError, parseConfig } from '@monitor/platform';
+import { describe, expect, it } from 'vitest';
+import type { Role } from './config.js';
+import {
+  adminConfigSchema,
+  allConfigSchema,
+  parseRoleConfig,
+  roles,
+  sliceOf,
+  writerSliceFields,
+} from './config.js';
+
+const databaseUrl = 'postgres://monitor:secret@db:5432/monitor';
+const brokers = 'kafka-1:9092,kafka-2:9092';
+
+function configError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+function variables(err: ConfigError): string[] {
+  return err.issues.map((issue) => issue.variable);
+}
+
+const busRoles: Role[] = ['gateway', 'writer', 'evaluator'];
+const databaseRoles: Role[] = ['api', 'notifier', 'investigator'];
+
+describe('parseRoleConfig', () => {
+  it.each(busRoles)('%s requires KAFKA_BROKERS, naming it', (role) => {
+    const err = configError(() => parseRoleConfig(role, { DATABASE_URL: databaseUrl }));
+    expect(err.issues).toEqual([{ variable: 'KAFKA_BROKERS', message: 'is required but not set' }]);
+    expect(err.message).toContain('KAFKA_BROKERS');
+  });
+
+  it.each(databaseRoles)('%s starts without KAFKA_BROKERS and ignores a bad one', (role) => {
+    expect(parseRoleConfig(role, { DATABASE_URL: databaseUrl }).role).toBe(role);
+    const config = parseRoleConfig(role, { DATABASE_URL: databaseUrl, KAFKA_BROKERS: 'no port' })
+      .config as Record<string, unknown>;
+    expect(config).not.toHaveProperty('KAFKA_BROKERS');
+  });
+
+  it.each(roles.filter((role) => role !== 'all'))('%s requires DATABASE_URL', (role) => {
+    const err = configError(() => parseRoleConfig(role, { KAFKA_BROKERS: brokers }));
+    expect(variables(err)).toEqual(['DATABASE_URL']);
+  });
+
+  it('all needs neither: the embedded PostgreSQL and the in-process bus', () => {
+    const start = parseRoleConfig('all', {});
+    expect(start.role).toBe('all');
+    expect(start.config).toMatchObject({ MONITOR_DATA_DIR: './data', PORT: 8080 });
+    expect(start.config).not.toHaveProperty('DATABASE_URL');
+    expect(start.config).not.toHaveProperty('KAFKA_BROKERS');
+  });
+
+  it('names every bad variable of the role, never a value', () => {
+    const err = configError(() =>
+      parseRoleConfig('gateway', {
+        DATABASE_URL: 'mysql://user:hunter2@db/x',
+        PORT: '0',
+        INGEST_RATE_LIMIT_PER_MINUTE: 'many',
+      }),
+    );
+    expect(variables(err).sort()).toEqual(
+      ['DATABASE_URL', 'INGEST_RATE_LIMIT_PER_MINUTE', 'KAFKA_BROKERS', 'PORT'].sort(),
+    );
+    expect(err.message).not.toContain('hunter2');
+    expect(err.message).not.toContain('many');
+  });
+
+  it('ignores the variables of other roles, even bad ones', () => {
+    const env = {
+      DATABASE_URL: databaseUrl,
+      KAFKA_BROKERS: brokers,
+      WRITER_CONSUMERS: 'zero',
+      NOTIFIER_ALLOWED_TARGET_NETWORKS: 'not a network',
+      LLM_BASE_URL: 'ftp://llm',
+      REDIS_URL: 'http://not-redis',
+    };
+    const gateway = parseRoleConfig('gateway', { ...env, REDIS_URL: undefined });
+    expect(gateway.config).not.toHaveProperty('WRITER_CONSUMERS');
+    expect(gateway.config).not.toHaveProperty('LLM_MODEL');
+    expect(variables(configError(() => parseRoleConfig('gateway', env)))).toEqual(['REDIS_URL']);
+
+    const writer = parseRoleConfig('writer', { ...env, WRITER_CONSUMERS: '3' });
+    expect(writer.config).toMatchObject({ WRITER_CONSUMERS: 3, KAFKA_BROKERS: brokers.split(',') });
+    expect(writer.config).not.toHaveProperty('REDIS_URL');
+    expect(variables(configError(() => parseRoleConfig('writer', env)))).toEqual([
+      'WRITER_CONSUMERS',
+    ]);
+
+    expect(
+      variables(configError(() => parseRoleConfig('api', env))).concat(
+        variables(configError(() => parseRoleConfig('notifier', env))),
+      ),
+    ).toEqual(['NOTIFIER_ALLOWED_TARGET_NETWORKS', 'NOTIFIER_ALLOWED_TARGET_NETWORKS']);
+    expect(variables(configError(() => parseRoleConfig('investigator', env)))).toEqual([
+      'LLM_BASE_URL',
+    ]);
+    expect(parseRoleConfig('evaluator', env).config).not.toHaveProperty('SMTP_URL');
+  });
+
+  it('keeps the defaults', () => {
+    expect(parseConfig(allConfigSchema, {})).toMatchObject({
+      PORT: 8080,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: 25_000,
+      DATABASE_POOL_MAX: 10,
+      SAMPLES_TOPIC: 'metrics.samples.v1',
+      SAMPLES_TOPIC_PARTITIONS: 6,
+      KAFKA_CLIENT_ID: 'monitor',
+      KAFKA_SESSION_TIMEOUT_MS: 30_000,
+      INGEST_RATE_LIMIT_PER_MINUTE: 6000,
+      RAW_RETENTION_DAYS: 30,
+      ALERT_RETENTION_DAYS: 90,
+      WRITER_CONSUMERS: 2,
+      EVALUATOR_RULE_POLL_MS: 1_000,
+      NOTIFIER_ALLOWED_TARGET_NETWORKS: [],
+      SERVICE_STALE_AFTER_SECONDS: 300,
+      LLM_MODEL: 'gpt-4o-mini',
+      MONITOR_DATA_DIR: './data',
+    });
+  });
+});
+
+describe('adminConfigSchema', () => {
+  it('reads the database and migration settings only', () => {
+    const config = parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad', PORT: 'x' });
+    expect(Object.keys(config).sort()).toEqual(
+      [
+        'COMPRESS_AFTER_DAYS',
+        'LOG_LEVEL',
+        'MONITOR_DATA_DIR',
+        'RAW_RETENTION_DAYS',
+        'SNAPSHOT_RETENTION_DAYS',
+      ].sort(),
+    );
+  });
+});
+
+describe('sliceOf', () => {
+  it('hands a component only the variables of its group', () => {
+    const config = parseConfig(allConfigSchema, {});
+    const slice = sliceOf(writerSliceFields, config);
+    expect(Object.keys(slice).sort()).toEqual(
+      Object.keys(writerSliceFields)
+        .filter((name) => name !== 'KAFKA_BROKERS')
+        .sort(),
+    );
+    expect(Object.isFrozen(slice)).toBe(true);
+  });
+});

@@ -205,6 +205,15 @@ function ofOrganization(sql: TransactionSql, orgId: string | undefined) {
     : sql`and service_id in (select id from services where org_id = ${orgId})`;
 }
 
+/** A bucket computed again replaces the stored one, written only when it changed. */
+const replaceChangedBuckets = (sql: TransactionSql) => sql`
+  on conflict (service_id, metric, bucket) do update set
+    avg = excluded.avg, min = excluded.min, max = excluded.max,
+    count = excluded.count, sum = excluded.sum
+  where (r.count, r.sum, r.min, r.max)
+    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+`;
+
 const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
   insert into samples_1m as r (bucket, service_id, metric, avg, min, max, count, sum)
   select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), service_id,
@@ -217,11 +226,7 @@ const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
       ${ofOrganization(sql, orgId)}
   ) clamped
   group by 1, 2, 3
-  on conflict (service_id, metric, bucket) do update set
-    avg = excluded.avg, min = excluded.min, max = excluded.max,
-    count = excluded.count, sum = excluded.sum
-  where (r.count, r.sum, r.min, r.max)
-    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+  ${replaceChangedBuckets(sql)}
 `;
 
 /**
@@ -242,11 +247,7 @@ const hourStatement: RollupStatement = (sql, window, orgId) => sql`
       ${ofOrganization(sql, orgId)}
   ) clamped
   group by 1, 2, 3
-  on conflict (service_id, metric, bucket) do update set
-    avg = excluded.avg, min = excluded.min, max = excluded.max,
-    count = excluded.count, sum = excluded.sum
-  where (r.count, r.sum, r.min, r.max)
-    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+  ${replaceChangedBuckets(sql)}
 `;
 
 async function moveWatermark(sql: TransactionSql, window: RollupWindow): Promise<void> {

@@ -13,3 +13,4 @@ export { createRuleSet } from './rule-set.js';
 export type { RuleGroup, RuleSet } from './rule-set.js';
 export { evaluateSample, parseWindowState, ruleApplies, scopeMatches } from './rule-window.js';
 export type { MetricSample, WindowEvent, WindowRule, WindowState } from './rule-window.js';
+export { createEvaluatorMetrics } from './evaluator-metrics.js';

@@ -32,3 +32,4 @@ export type {
 export type { NarratedReport, Narrator } from './narrator.js';
 export { createChatCompletionsNarrator } from './chat-completions-narrator.js';
 export type { ChatCompletionsNarratorOptions } from './chat-completions-narrator.js';
+export { createInvestigatorMetrics } from './investigator-metrics.js';

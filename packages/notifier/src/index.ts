@@ -35,3 +35,4 @@ export {
   verifyWebhookSignature,
 } from './webhook-signature.js';
 export type { VerifyWebhookInput } from './webhook-signature.js';
+export { createNotifierMetrics } from './notifier-metrics.js';

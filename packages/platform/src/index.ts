@@ -70,6 +70,7 @@ export {
 
 export {
   clientClosedStatus,
+  createConsumerLagGauge,
   createMetrics,
   httpDurationBuckets,
   httpMetrics,

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type HttpLabel = 'method' | 'route' | 'status';
 
@@ -109,4 +109,26 @@ export function metricsHandler(registry: Registry): RequestHandler {
     res.setHeader('Content-Type', registry.contentType);
     res.end(text);
   };
+}
+
+const consumerLagMetricName = 'consumer_lag_records';
+
+/**
+ * The lag callback of a consumer group: one gauge per registry shared by every group of the
+ * process (role `all` runs the writer and the evaluator side by side), labelled by group.
+ */
+export function createConsumerLagGauge(
+  registry: Registry,
+  groupId: string,
+): (lag: { topic: string; partition: number; records: number }) => void {
+  const gauge =
+    (registry.getSingleMetric(consumerLagMetricName) as Gauge | undefined) ??
+    new Gauge({
+      name: consumerLagMetricName,
+      help: 'Records of a partition not yet processed by this consumer group, after its last batch.',
+      labelNames: ['group', 'topic', 'partition'],
+      registers: [registry],
+    });
+  return ({ topic, partition, records }) =>
+    gauge.set({ group: groupId, topic, partition: String(partition) }, records);
 }

@@ -9,3 +9,4 @@ export type {
   WriterMetrics,
 } from './sample-writer.js';
 export { createSampleWriter } from './sample-writer.js';
+export { createWriterMetrics } from './writer-metrics.js';

@@ -11,7 +11,7 @@ import {
 } from '@monitor/db';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
-import { createKeyAuthenticator } from './gateway-role.js';
+import { createKeyAuthenticator } from '../key-authenticator.js';
 
 /**
  * The REST API (everything under `/api/v1` but ingest) as a `mount` for an express

@@ -6,15 +6,11 @@ import {
   loadLiveRules,
   ruleSetFingerprint,
 } from '@monitor/db';
-import type { EvaluatorMetrics } from '@monitor/evaluator';
-import { createAlertEvaluator, createRulePoller } from '@monitor/evaluator';
-import { Counter, Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
+import { createAlertEvaluator, createEvaluatorMetrics, createRulePoller } from '@monitor/evaluator';
+import { createConsumerLagGauge } from '@monitor/platform';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
+import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
-import { createLagGauge } from './lag-gauge.js';
-
-export const evaluatorGroupId = 'evaluator';
 
 /**
  * Consumes the samples topic in group `evaluator` (its own offsets: it never waits for the
@@ -64,7 +60,6 @@ export async function startAlertEvaluator(
   );
   await poller.start();
   ctx.shutdown.onShutdown('rule poller', () => poller.stop());
-  const lag = createLagGauge(ctx.metrics.registry, evaluatorGroupId);
   const subscription = await deps.bus.subscribe({
     groupId: evaluatorGroupId,
     topics: [config.SAMPLES_TOPIC],
@@ -75,46 +70,8 @@ export async function startAlertEvaluator(
     // the database round trips of all the others.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-    onLag: lag,
+    onLag: createConsumerLagGauge(ctx.metrics.registry, evaluatorGroupId),
   });
   ctx.shutdown.onShutdown('evaluator consumer', () => subscription.stop());
   return subscription;
-}
-
-function createEvaluatorMetrics(registry: Registry): EvaluatorMetrics & { rules: Gauge } {
-  const evaluations = new Counter({
-    name: 'evaluator_evaluations_total',
-    help: 'Rule evaluations: one per sample per rule that applies to it.',
-    registers: [registry],
-  });
-  const transitions = new Counter({
-    name: 'evaluator_alert_transitions_total',
-    help: 'Alerts fired and resolved by this evaluator.',
-    labelNames: ['transition'],
-    registers: [registry],
-  });
-  const skipped = new Counter({
-    name: 'evaluator_records_skipped_total',
-    help: 'Records passed over: already applied (replayed), undecodable (the writer dead-letters them), or unprocessable (evaluation failed for good; dead-lettered).',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const logRestarts = new Counter({
-    name: 'evaluator_log_restarts_total',
-    help: 'Partitions whose stored offset was past the end of the log (an earlier log of the topic): offsets started afresh.',
-    registers: [registry],
-  });
-  const rules = new Gauge({
-    name: 'evaluator_rules',
-    help: 'Live alert rules in this evaluator’s current rule set.',
-    registers: [registry],
-  });
-  return {
-    rules,
-    evaluated: (count) => evaluations.inc(count),
-    alertsFired: (count) => transitions.inc({ transition: 'fired' }, count),
-    alertsResolved: (count) => transitions.inc({ transition: 'resolved' }, count),
-    recordsSkipped: (reason, count) => skipped.inc({ reason }, count),
-    logRestarted: () => logRestarts.inc(),
-  };
 }

@@ -1,8 +1,5 @@
 import type { Bus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { createApiKeyStore, hashApiKey, isTransientDbError } from '@monitor/db';
-import type { ApiKeyAuthenticator } from '@monitor/auth';
-import { createApiKeyAuthenticator } from '@monitor/auth';
 import {
   createGatewayListener,
   createGatewayMetrics,
@@ -12,35 +9,15 @@ import {
 import { ingestPath } from '@monitor/schemas';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
-import { dependencyUnavailable, methodNotAllowedHandler } from '@monitor/platform';
+import { methodNotAllowedHandler } from '@monitor/platform';
 import type { RequestListener } from 'node:http';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
 import type { BusConfig, IngestConfig } from '../config.js';
+import { createKeyAuthenticator } from '../key-authenticator.js';
 import type { RoleContext } from '../role-context.js';
 
 const maxIngestBodyBytes = 1024 * 1024;
-
-export function createKeyAuthenticator(
-  config: Pick<IngestConfig, 'API_KEY_CACHE_TTL_MS'>,
-  db: Database,
-): ApiKeyAuthenticator {
-  const keys = createApiKeyStore(db);
-  return createApiKeyAuthenticator({
-    ttlMs: config.API_KEY_CACHE_TTL_MS,
-    hashKey: hashApiKey,
-    lookup: async (keyHash) => {
-      try {
-        const key = await keys.findActiveKeyByHash(keyHash);
-        return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
-      } catch (err) {
-        // A key not cached while the database is away: 503 with Retry-After, not a 500.
-        if (isTransientDbError(err)) throw dependencyUnavailable('The database', 2, err);
-        throw err;
-      }
-    },
-  });
-}
 
 /**
  * The gateway's request listener over the given bus: POST /api/v1/ingest on the fast path, the

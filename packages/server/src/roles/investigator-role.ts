@@ -1,12 +1,13 @@
 import type { Database } from '@monitor/db';
 import { createInvestigationStore } from '@monitor/db';
-import type { InvestigatorMetrics } from '@monitor/investigator';
-import { createChatCompletionsNarrator, createInvestigator } from '@monitor/investigator';
-import { Counter, Histogram } from 'prom-client';
-import type { Registry } from 'prom-client';
+import {
+  createChatCompletionsNarrator,
+  createInvestigator,
+  createInvestigatorMetrics,
+} from '@monitor/investigator';
 import type { InvestigatorConfig } from '../config.js';
+import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
-import { writerGroupId } from './writer-role.js';
 
 /**
  * Works the investigation queue: claims queued investigations (replicas share the queue through
@@ -46,32 +47,4 @@ export function startInvestigator(
   );
   investigator.start();
   ctx.shutdown.onShutdown('investigator', () => investigator.stop());
-}
-
-function createInvestigatorMetrics(registry: Registry): InvestigatorMetrics {
-  const finished = new Counter({
-    name: 'investigations_finished_total',
-    help: 'Investigation runs by outcome: completed, retried, failed, lost (lease taken over).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'investigation_duration_seconds',
-    help: 'Time from claim to the stored report.',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
-    registers: [registry],
-  });
-  const narrated = new Counter({
-    name: 'investigation_narratives_total',
-    help: 'LLM narrative rewrites by outcome (rewritten, or failed and the computed text kept).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  return {
-    investigationFinished(outcome, durationMs) {
-      finished.inc({ outcome });
-      duration.observe(durationMs / 1000);
-    },
-    narrated: (outcome) => narrated.inc({ outcome }),
-  };
 }

@@ -1,13 +1,11 @@
 import type { Database } from '@monitor/db';
 import { createNotificationStore } from '@monitor/db';
-import type { NotifierMetrics } from '@monitor/notifier';
 import {
   createNotificationSenders,
   createNotifier,
+  createNotifierMetrics,
   defaultNotifierOptions,
 } from '@monitor/notifier';
-import { Counter } from 'prom-client';
-import type { Registry } from 'prom-client';
 import type { NotifierConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 
@@ -47,23 +45,4 @@ export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Data
     await notifier.stop();
     senders.close();
   });
-}
-
-function createNotifierMetrics(registry: Registry): NotifierMetrics {
-  const sent = new Counter({
-    name: 'notifications_sent_total',
-    help: 'Notification messages delivered, by channel.',
-    labelNames: ['channel'],
-    registers: [registry],
-  });
-  const failed = new Counter({
-    name: 'notifications_failed_total',
-    help: 'Failed delivery attempts, by channel; final="true" when no retry follows.',
-    labelNames: ['channel', 'final'],
-    registers: [registry],
-  });
-  return {
-    sent: (channel) => sent.inc({ channel }),
-    failed: (channel, final) => failed.inc({ channel, final: String(final) }),
-  };
 }

@@ -23,10 +23,11 @@ import { createRoleApp } from '../ops-app.js';
 import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener } from './gateway-role.js';
-import { evaluatorGroupId, startAlertEvaluator } from './evaluator-role.js';
+import { startAlertEvaluator } from './evaluator-role.js';
 import { startInvestigator } from './investigator-role.js';
 import { startNotifier } from './notifier-role.js';
-import { startSampleWriter, writerGroupId } from './writer-role.js';
+import { startSampleWriter } from './writer-role.js';
+import { evaluatorGroupId, writerGroupId } from '../consumer-groups.js';
 
 export { roles } from '../config.js';
 export type { Role } from '../config.js';

@@ -1,15 +1,14 @@
-import type { Bus, SubscribeOptions, Subscription } from '@monitor/bus';
+import type { Bus, Subscription } from '@monitor/bus';
 import type { Database, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, isTransientDbError, runMaintenance } from '@monitor/db';
-import type { SampleSink, WriterMetrics } from '@monitor/writer';
-import { createSampleWriter } from '@monitor/writer';
-import { Counter, Histogram } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { SampleSink } from '@monitor/writer';
+import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
+import { createConsumerLagGauge } from '@monitor/platform';
+import { Counter } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
+import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
-import { createLagGauge } from './lag-gauge.js';
 
-export const writerGroupId = 'writer';
 const maintenanceIntervalMs = 60_000;
 
 /**
@@ -80,7 +79,7 @@ export async function startSampleWriter(
       // Every partition's batch may be in flight at once, so one transaction carries them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      onLag: writerMetrics.lag,
+      onLag: createConsumerLagGauge(ctx.metrics.registry, writerGroupId),
       maxBytesPerPartition: config.WRITER_FETCH_MAX_BYTES_PER_PARTITION,
     });
   };
@@ -149,53 +148,4 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
   const timer = setInterval(run, maintenanceIntervalMs);
   timer.unref();
   ctx.shutdown.onShutdown('maintenance', () => clearInterval(timer));
-}
-
-function createWriterMetrics(
-  registry: Registry,
-): WriterMetrics & { lag: NonNullable<SubscribeOptions['onLag']>; logsRestarted: Counter } {
-  const batches = new Histogram({
-    name: 'writer_batch_host_samples',
-    help: 'Host samples (Kafka messages) per storage batch.',
-    buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'writer_batch_write_seconds',
-    help: 'Time to write one batch in one transaction.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  const written = new Counter({
-    name: 'writer_samples_written_total',
-    help: 'Metric samples written to storage (duplicates excluded).',
-    registers: [registry],
-  });
-  const deadLettered = new Counter({
-    name: 'writer_dead_letters_total',
-    help: 'Messages sent to the dead-letter topic, by reason.',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const retries = new Counter({
-    name: 'writer_write_retries_total',
-    help: 'Storage writes retried after a transient error.',
-    registers: [registry],
-  });
-  const logsRestarted = new Counter({
-    name: 'writer_log_restarts_total',
-    help: 'Partitions whose stored offset was past the end of the log (an earlier log of the topic): offsets started afresh.',
-    registers: [registry],
-  });
-  return {
-    logsRestarted,
-    batchWritten(hostSamples, samplesWritten, durationMs) {
-      batches.observe(hostSamples);
-      latency.observe(durationMs / 1000);
-      written.inc(samplesWritten);
-    },
-    deadLettered: (reason) => deadLettered.inc({ reason }),
-    writeRetried: () => retries.inc(),
-    lag: createLagGauge(registry, writerGroupId),
-  };
 }

@@ -1,0 +1,28 @@
+import type { ApiKeyAuthenticator } from '@monitor/auth';
+import { createApiKeyAuthenticator } from '@monitor/auth';
+import type { Database } from '@monitor/db';
+import { createApiKeyStore, hashApiKey, isTransientDbError } from '@monitor/db';
+import { dependencyUnavailable } from '@monitor/platform';
+import type { IngestConfig } from './config.js';
+
+/** The API keys of `db` behind the cached authenticator both the gateway and the api use. */
+export function createKeyAuthenticator(
+  config: Pick<IngestConfig, 'API_KEY_CACHE_TTL_MS'>,
+  db: Database,
+): ApiKeyAuthenticator {
+  const keys = createApiKeyStore(db);
+  return createApiKeyAuthenticator({
+    ttlMs: config.API_KEY_CACHE_TTL_MS,
+    hashKey: hashApiKey,
+    lookup: async (keyHash) => {
+      try {
+        const key = await keys.findActiveKeyByHash(keyHash);
+        return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
+      } catch (err) {
+        // A key not cached while the database is away: 503 with Retry-After, not a 500.
+        if (isTransientDbError(err)) throw dependencyUnavailable('The database', 2, err);
+        throw err;
+      }
+    },
+  });
+}

@@ -1,6 +1,7 @@
 import type { ClaimOptions, ClaimedInvestigation, InvestigationStore } from '@monitor/db';
 import { isTransientDbError } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
+import { createPollLoop } from '@monitor/platform';
 import type { AnalyzeOptions, Verdict } from './analyze-incident.js';
 import { analyzeIncident, defaultPeerTagKeys, focusMetricOf } from './analyze-incident.js';
 import { toAlertFacts, toIncidentInput, toSeries } from './evidence-to-input.js';
@@ -229,44 +230,11 @@ export function createInvestigator(
     return outcome;
   }
 
-  let loop: Promise<void> | undefined;
-  let stopping = false;
-  let wake: (() => void) | undefined;
+  const loop = createPollLoop({
+    round: async () => ({ moreWaiting: (await runOnce()).status !== 'idle' }),
+    intervalMs: pollIntervalMs,
+    onError: (err) => log.warn({ err }, 'claiming investigations failed; retrying'),
+  });
 
-  async function pollLoop(): Promise<void> {
-    while (!stopping) {
-      let idle = false;
-      try {
-        idle = (await runOnce()).status === 'idle';
-      } catch (err) {
-        idle = true;
-        log.warn({ err }, 'claiming investigations failed; retrying');
-      }
-      if (idle && !stopping) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollIntervalMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-      }
-    }
-  }
-
-  return {
-    runOnce,
-    start() {
-      if (loop !== undefined) return;
-      stopping = false;
-      loop = pollLoop();
-    },
-    async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
-      loop = undefined;
-    },
-  };
+  return { runOnce, start: loop.start, stop: loop.stop };
 }

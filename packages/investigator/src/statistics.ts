@@ -24,10 +24,8 @@ export type LinearFit = {
   r2: number;
 };
 
-/** Least-squares line through (xs[i], ys[i]). */
-export function linearFit(xs: readonly number[], ys: readonly number[]): LinearFit {
-  const n = Math.min(xs.length, ys.length);
-  if (n < 2) return { slope: 0, intercept: ys[0] ?? 0, r2: 0 };
+/** Means and centred sums of products of the first `n` pairs: what a fit and a correlation need. */
+function pairedMoments(xs: readonly number[], ys: readonly number[], n: number) {
   const mx = mean(xs.slice(0, n));
   const my = mean(ys.slice(0, n));
   let sxy = 0;
@@ -40,6 +38,14 @@ export function linearFit(xs: readonly number[], ys: readonly number[]): LinearF
     sxx += dx * dx;
     syy += dy * dy;
   }
+  return { mx, my, sxy, sxx, syy };
+}
+
+/** Least-squares line through (xs[i], ys[i]). */
+export function linearFit(xs: readonly number[], ys: readonly number[]): LinearFit {
+  const n = Math.min(xs.length, ys.length);
+  if (n < 2) return { slope: 0, intercept: ys[0] ?? 0, r2: 0 };
+  const { mx, my, sxy, sxx, syy } = pairedMoments(xs, ys, n);
   if (sxx === 0) return { slope: 0, intercept: my, r2: 0 };
   const slope = sxy / sxx;
   const r2 = n < 3 || syy === 0 ? 0 : Math.min(1, (sxy * sxy) / (sxx * syy));
@@ -50,18 +56,7 @@ export function linearFit(xs: readonly number[], ys: readonly number[]): LinearF
 export function correlation(xs: readonly number[], ys: readonly number[]): number {
   const n = Math.min(xs.length, ys.length);
   if (n < 3) return 0;
-  const mx = mean(xs.slice(0, n));
-  const my = mean(ys.slice(0, n));
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (let i = 0; i < n; i++) {
-    const dx = (xs[i] ?? 0) - mx;
-    const dy = (ys[i] ?? 0) - my;
-    sxy += dx * dy;
-    sxx += dx * dx;
-    syy += dy * dy;
-  }
+  const { sxy, sxx, syy } = pairedMoments(xs, ys, n);
   if (sxx === 0 || syy === 0) return 0;
   return Math.max(-1, Math.min(1, sxy / Math.sqrt(sxx * syy)));
 }

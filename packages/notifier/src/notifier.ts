@@ -1,5 +1,6 @@
 import type { ClaimedNotification, NotificationStore } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
+import { createPollLoop } from '@monitor/platform';
 import type { NotificationChannelType } from '@monitor/schemas';
 import { notificationTargetSchemas } from '@monitor/schemas';
 import type {
@@ -84,9 +85,6 @@ export function createNotifier(
   const nowMs = deps.nowMs ?? Date.now;
   const random = deps.random ?? Math.random;
   const logger = deps.logger;
-  let loop: Promise<void> | undefined;
-  let stopping = false;
-  let wake: (() => void) | undefined;
 
   async function attempt(claim: ClaimedNotification): Promise<AttemptOutcome> {
     const attemptedAtMs = nowMs();
@@ -159,45 +157,15 @@ export function createNotifier(
     return round;
   }
 
-  function pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
+  const loop = createPollLoop({
+    round: async () => ({ moreWaiting: (await runOnce()).claimed >= options.batchSize }),
+    intervalMs: options.pollIntervalMs,
+    // The database is down or restarting: claims resume when it answers again.
+    onError: (err) => logger.warn({ err }, 'notification round failed'),
+  });
 
-  async function run(): Promise<void> {
-    while (!stopping) {
-      let full = false;
-      try {
-        full = (await runOnce()).claimed >= options.batchSize;
-      } catch (err) {
-        // The database is down or restarting: claims resume when it answers again.
-        logger.warn({ err }, 'notification round failed');
-      }
-      if (!stopping && !full) await pause(options.pollIntervalMs);
-    }
-  }
-
-  return {
-    runOnce,
-    start() {
-      if (loop !== undefined) return;
-      stopping = false;
-      loop = run();
-    },
-    async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
-      loop = undefined;
-    },
-  };
+  return { runOnce, start: loop.start, stop: loop.stop };
 }
-
 /**
  * One attempt through the channel's sender. A channel without a target (or with a stored target
  * that no longer validates) fails for good at once, like an attempt its sender reports as not

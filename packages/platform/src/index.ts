@@ -109,3 +109,5 @@ export type {
 } from './shutdown.js';
 
 export { findPostgresServerBinaries, postgresServerUser } from './postgres-server.js';
+export { createPollLoop } from './poll-loop.js';
+export type { PollLoop } from './poll-loop.js';

@@ -2,12 +2,11 @@ import type { RequestHandler, Router } from 'express';
 import type { AlertQueries } from '@monitor/db';
 import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
 import type { AlertListResponse, AlertResponse, QueryInput } from '@monitor/schemas';
-import { parseAlertListQuery } from '@monitor/schemas';
+import { parseAlertListQuery, toAlertResponse } from '@monitor/schemas';
 import { alertPath, alertsPath } from './api-operations.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
-import { toAlertResponse } from './service-responses.js';
 
 export type AlertRoutesDeps = {
   alerts: AlertQueries;

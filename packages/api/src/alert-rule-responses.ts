@@ -1,30 +1,8 @@
-import type { AlertRuleFields, AlertRuleRow } from '@monitor/db';
 import type {
-  AlertChannel,
-  AlertCondition,
   AlertRuleCreateRequest,
-  AlertRuleResponse,
+  AlertRuleFields,
   AlertRuleUpdateRequest,
-  AlertSeverity,
 } from '@monitor/schemas';
-
-/** Row → wire. The table's check constraints hold condition, severity and channels to the enums. */
-export function toAlertRuleResponse(row: AlertRuleRow): AlertRuleResponse {
-  return {
-    id: row.id,
-    name: row.name,
-    metric: row.metric,
-    condition: row.condition as AlertCondition,
-    threshold: row.threshold,
-    duration_minutes: row.durationMinutes,
-    severity: row.severity as AlertSeverity,
-    channels: row.channels as AlertChannel[],
-    scope: row.scope,
-    enabled: row.enabled,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
 
 /** Wire → store: a POST body with its defaults applied. */
 export function toAlertRuleFields(body: AlertRuleCreateRequest): AlertRuleFields {

@@ -8,12 +8,9 @@ import {
   paginationQuerySchema,
   parseBody,
   parseQuery,
-} from '@monitor/schemas';
-import {
-  toAlertRuleChanges,
-  toAlertRuleFields,
   toAlertRuleResponse,
-} from './alert-rule-responses.js';
+} from '@monitor/schemas';
+import { toAlertRuleChanges, toAlertRuleFields } from './alert-rule-responses.js';
 import { alertRulePath, alertRulesPath } from './api-operations.js';
 import { bodyOrThrow } from './body-or-throw.js';
 import { jsonBody } from './json-body.js';

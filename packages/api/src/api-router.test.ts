@@ -5,10 +5,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Alert, AlertRule } from '@monitor/schemas';
 import type {
   AlertQueries,
-  AlertRow,
-  AlertRuleRow,
   InvestigationDetailRow,
   InvestigationQueries,
   ListAlertsQuery,
@@ -87,8 +86,8 @@ const detailRow: ServiceDetailRow = {
   ],
 };
 
-const alertRow: AlertRow = detailRow.activeAlerts[0]!;
-const resolvedAlertRow: AlertRow = {
+const alertRow: Alert = detailRow.activeAlerts[0]!;
+const resolvedAlertRow: Alert = {
   ...alertRow,
   id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0E',
   status: 'resolved',
@@ -128,7 +127,7 @@ function fakeQueries() {
 
 /** An in-memory rule store, per organization, recording the clock it was given. */
 function fakeRuleStore() {
-  const rows = new Map<string, { orgId: string; row: AlertRuleRow }>();
+  const rows = new Map<string, { orgId: string; row: AlertRule }>();
   const nows: Date[] = [];
   const live = (orgId: string, id: string) => {
     const entry = rows.get(id);
@@ -137,7 +136,7 @@ function fakeRuleStore() {
   const store: RuleStore = {
     createRule(orgId, fields) {
       const at = new Date(nowMs);
-      const row: AlertRuleRow = {
+      const row: AlertRule = {
         id: newId('rul'),
         ...fields,
         channels: [...fields.channels],
@@ -162,9 +161,9 @@ function fakeRuleStore() {
       nows.push(now);
       const row = live(orgId, id);
       if (row === undefined) return Promise.resolve(undefined);
-      const updated: AlertRuleRow = {
+      const updated: AlertRule = {
         ...row,
-        ...(changes as Partial<AlertRuleRow>),
+        ...(changes as Partial<AlertRule>),
         updatedAt: new Date(nowMs + 1000),
       };
       rows.set(id, { orgId, row: updated });

@@ -1,9 +1,6 @@
-import type { AlertRow, MetricBucketRow, ServiceDetailRow, ServiceRow } from '@monitor/db';
+import type { MetricBucketRow, ServiceDetailRow, ServiceRow } from '@monitor/db';
+import { toAlertResponse } from '@monitor/schemas';
 import type {
-  AlertCondition,
-  AlertResponse,
-  AlertSeverity,
-  AlertStatus,
   ServiceDetailResponse,
   ServiceMetricsQuery,
   ServiceMetricsResponse,
@@ -19,27 +16,6 @@ export function toServiceResponse(row: ServiceRow): ServiceResponse {
     last_seen: row.lastSeen.toISOString(),
     metrics: row.metrics,
     tags: row.tags,
-  };
-}
-
-export function toAlertResponse(row: AlertRow): AlertResponse {
-  return {
-    id: row.id,
-    rule_id: row.ruleId,
-    rule_name: row.ruleName,
-    service_id: row.serviceId,
-    host: row.host,
-    metric: row.metric,
-    // The table's check constraints hold these columns to the wire enums.
-    condition: row.condition as AlertCondition,
-    threshold: row.threshold,
-    severity: row.severity as AlertSeverity,
-    status: row.status as AlertStatus,
-    value: row.value,
-    started_at: row.startedAt.toISOString(),
-    fired_at: row.firedAt.toISOString(),
-    resolved_at: row.resolvedAt === null ? null : row.resolvedAt.toISOString(),
-    investigation_id: row.investigationId,
   };
 }
 

@@ -6,12 +6,12 @@ import { fireAlert, resolveAlerts } from './alert-transitions.js';
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';
 import { createOrgStore } from './org-store.js';
-import type { AlertRuleFields } from './rule-store.js';
+import type { AlertRuleFields, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from './rule-store.js';
 import { cleanDatabase } from './testing/clean-database.js';
-import type { AlertRow } from './service-queries.js';
+import type { Alert } from '@monitor/schemas';
 
-const rule = (name: string, severity: string): AlertRuleFields => ({
+const rule = (name: string, severity: AlertSeverity): AlertRuleFields => ({
   name,
   metric: 'cpu_percent',
   condition: 'greater_than',
@@ -30,11 +30,11 @@ describe('alert queries on postgres', () => {
   let orgId: string;
   let otherOrgId: string;
   /** Fired in this order: ids (and so "newest first") follow it. */
-  const fired: AlertRow[] = [];
+  const fired: Alert[] = [];
   let criticalRuleId: string;
-  let otherOrgAlert: AlertRow;
+  let otherOrgAlert: Alert;
 
-  async function fire(ruleOrgId: string, ruleId: string, host: string): Promise<AlertRow> {
+  async function fire(ruleOrgId: string, ruleId: string, host: string): Promise<Alert> {
     const result = await db.sql.begin((tx) =>
       fireAlert(tx, {
         orgId: ruleOrgId,
@@ -78,7 +78,7 @@ describe('alert queries on postgres', () => {
     await dispose();
   });
 
-  const ids = (alerts: readonly AlertRow[]) => alerts.map((alert) => alert.id);
+  const ids = (alerts: readonly Alert[]) => alerts.map((alert) => alert.id);
 
   it('lists the active or the resolved alerts, or all, newest first', async () => {
     const active = await queries.listAlerts({ orgId, status: 'active', limit: 50, offset: 0 });

@@ -1,6 +1,6 @@
-import { toAlertRow } from './alert-transitions.js';
+import type { Alert } from '@monitor/schemas';
+import { alertColumns } from './alert-columns.js';
 import type { Database } from './database.js';
-import type { AlertRow } from './service-queries.js';
 import { pageNewestFirst } from './page-newest-first.js';
 
 export type ListAlertsQuery = {
@@ -16,15 +16,10 @@ export type ListAlertsQuery = {
 
 export type AlertQueries = {
   /** One page of the org's alerts matching every filter, newest first (id descending), and their number. */
-  listAlerts(query: ListAlertsQuery): Promise<{ alerts: AlertRow[]; total: number }>;
+  listAlerts(query: ListAlertsQuery): Promise<{ alerts: Alert[]; total: number }>;
   /** The org's alert; undefined for an unknown or another org's alert. */
-  getAlert(orgId: string, id: string): Promise<AlertRow | undefined>;
+  getAlert(orgId: string, id: string): Promise<Alert | undefined>;
 };
-
-type AlertDbRow = Parameters<typeof toAlertRow>[0];
-
-const alertColumns = `id, rule_id, rule_name, service_id, host, metric, condition, threshold,
-  severity, status, value, started_at, fired_at, resolved_at, investigation_id`;
 
 /** Reads of table `alerts` for the API; alerts are written only by `fireAlert`/`resolveAlerts`. */
 export function createAlertQueries(db: Database): AlertQueries {
@@ -38,21 +33,21 @@ export function createAlertQueries(db: Database): AlertQueries {
         ${query.serviceId === undefined ? sql`` : sql`and service_id = ${query.serviceId}`}
         ${query.ruleId === undefined ? sql`` : sql`and rule_id = ${query.ruleId}`}
       `;
-      const { rows, total } = await pageNewestFirst<AlertDbRow>(sql, {
+      const { rows, total } = await pageNewestFirst<Alert>(sql, {
         table: 'alerts',
         columns: alertColumns,
         filters,
         limit: query.limit,
         offset: query.offset,
       });
-      return { alerts: rows.map(toAlertRow), total };
+      return { alerts: rows, total };
     },
 
     async getAlert(orgId, id) {
-      const [row] = await sql<AlertDbRow[]>`
+      const [row] = await sql<Alert[]>`
         select ${sql.unsafe(alertColumns)} from alerts where id = ${id} and org_id = ${orgId}
       `;
-      return row === undefined ? undefined : toAlertRow(row);
+      return row;
     },
   };
 }

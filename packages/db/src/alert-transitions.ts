@@ -1,9 +1,8 @@
 import { newId } from '@monitor/platform';
 import type { TransactionSql } from './database.js';
-import type { AlertRow } from './service-queries.js';
-
-/** What the outbox and the notifier call the two moments of an alert's life. */
-export type AlertTransition = 'fired' | 'resolved';
+import type { Alert, AlertNotification, AlertTransition } from '@monitor/schemas';
+import { opensInvestigation, toAlertResponse } from '@monitor/schemas';
+import { alertColumns } from './alert-columns.js';
 
 export type FireAlertInput = {
   orgId: string;
@@ -27,38 +26,11 @@ export type StreamPosition = { topic: string; partition: number; nextOffset: num
 
 export type FireAlertResult =
   /** A new active alert, with its notifications queued (and an investigation when it warrants one). */
-  | { outcome: 'fired'; alert: AlertRow }
+  | { outcome: 'fired'; alert: Alert }
   /** The (rule, service) had an active alert already (a replay after a lost checkpoint). */
-  | { outcome: 'already-active'; alert: AlertRow }
+  | { outcome: 'already-active'; alert: Alert }
   /** The rule was deleted or disabled meanwhile: nothing was written. */
   | { outcome: 'rule-gone' };
-
-type AlertDbRow = {
-  id: string;
-  rule_id: string;
-  rule_name: string;
-  service_id: string;
-  host: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  severity: string;
-  status: string;
-  value: number;
-  started_at: Date;
-  fired_at: Date;
-  resolved_at: Date | null;
-  investigation_id: string | null;
-  channels: string[];
-  org_id: string;
-};
-
-const alertColumns = `id, org_id, rule_id, rule_name, service_id, host, metric, condition,
-  threshold, severity, status, value, started_at, fired_at, resolved_at, investigation_id,
-  channels`;
-
-/** Severities that open an investigation when they fire (CONTRACT "Investigations"). */
-const investigatedSeverities = new Set(['critical', 'warning']);
 
 /**
  * Fires an alert of `input.ruleId` for the host, inside the caller's transaction: the alert row,
@@ -87,31 +59,31 @@ export async function fireAlert(
   `;
   if (rule === undefined) return { outcome: 'rule-gone' };
   const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt);
-  const [created] = await tx<AlertDbRow[]>`
+  const [created] = await tx<AlertWithChannels[]>`
     insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
       threshold, severity, status, value, started_at, fired_at, channels)
     values (${newId('alr')}, ${input.orgId}, ${input.ruleId}, ${rule.name}, ${serviceId},
       ${input.host}, ${rule.metric}, ${rule.condition}, ${rule.threshold}, ${rule.severity},
       'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)})
     on conflict (rule_id, service_id) where status = 'active' do nothing
-    returning ${tx.unsafe(alertColumns)}
+    returning ${tx.unsafe(alertColumns)}, channels
   `;
   if (created === undefined) {
-    const [existing] = await tx<AlertDbRow[]>`
+    const [existing] = await tx<Alert[]>`
       select ${tx.unsafe(alertColumns)} from alerts
       where rule_id = ${input.ruleId} and service_id = ${serviceId} and status = 'active'
     `;
     if (existing === undefined) throw new Error('fireAlert: conflicting active alert vanished');
-    return { outcome: 'already-active', alert: toAlertRow(existing) };
+    return { outcome: 'already-active', alert: existing };
   }
   let alert = created;
-  if (investigatedSeverities.has(alert.severity)) {
+  if (opensInvestigation(alert.severity)) {
     const investigationId = newId('inv');
     await tx`
       insert into investigations (id, org_id, alert_id, service_id, title, window_from, window_to,
         evidence_positions)
-      values (${investigationId}, ${alert.org_id}, ${alert.id}, ${alert.service_id},
-        ${`${alert.rule_name} on ${alert.host}`}, ${alert.started_at}, ${alert.fired_at},
+      values (${investigationId}, ${input.orgId}, ${alert.id}, ${alert.serviceId},
+        ${`${alert.ruleName} on ${alert.host}`}, ${alert.startedAt}, ${alert.firedAt},
         ${JSON.stringify(
           (input.evidencePositions ?? []).map((position) => ({
             topic: position.topic,
@@ -122,10 +94,11 @@ export async function fireAlert(
       on conflict (alert_id) where alert_id is not null do nothing
     `;
     await tx`update alerts set investigation_id = ${investigationId} where id = ${alert.id}`;
-    alert = { ...alert, investigation_id: investigationId };
+    alert = { ...alert, investigationId };
   }
-  await enqueueNotifications(tx, alert, 'fired');
-  return { outcome: 'fired', alert: toAlertRow(alert) };
+  const { channels, ...fired } = alert;
+  await enqueueNotifications(tx, input.orgId, fired, channels, 'fired');
+  return { outcome: 'fired', alert: fired };
 }
 
 export type ResolveAlertsFilter =
@@ -143,69 +116,37 @@ export async function resolveAlerts(
   tx: TransactionSql,
   filter: ResolveAlertsFilter,
   resolvedAt: Date,
-): Promise<AlertRow[]> {
+): Promise<Alert[]> {
   const host = 'host' in filter ? filter.host : null;
-  const rows = await tx<AlertDbRow[]>`
+  const rows = await tx<AlertWithChannels[]>`
     update alerts set status = 'resolved', resolved_at = greatest(${resolvedAt}, fired_at)
     where org_id = ${filter.orgId} and rule_id = ${filter.ruleId} and status = 'active'
       and (${host}::text is null or host = ${host}::text)
-    returning ${tx.unsafe(alertColumns)}
+    returning ${tx.unsafe(alertColumns)}, channels
   `;
-  for (const row of rows) await enqueueNotifications(tx, row, 'resolved');
-  return rows.map(toAlertRow);
+  const resolved: Alert[] = [];
+  for (const { channels, ...alert } of rows) {
+    await enqueueNotifications(tx, filter.orgId, alert, channels, 'resolved');
+    resolved.push(alert);
+  }
+  return resolved;
 }
 
-/** The alert as the notifier sends it: the contract's alert item plus the transition. */
-export type AlertNotificationPayload = {
-  transition: AlertTransition;
-  alert: {
-    id: string;
-    rule_id: string;
-    rule_name: string;
-    service_id: string;
-    host: string;
-    metric: string;
-    condition: string;
-    threshold: number;
-    severity: string;
-    status: string;
-    value: number;
-    started_at: string;
-    fired_at: string;
-    resolved_at: string | null;
-    investigation_id: string | null;
-  };
-};
+/** The channels the rule had when the alert fired: its notifications go to those. */
+type AlertWithChannels = Alert & { channels: string[] };
 
 async function enqueueNotifications(
   tx: TransactionSql,
-  alert: AlertDbRow,
+  orgId: string,
+  alert: Alert,
+  channels: readonly string[],
   transition: AlertTransition,
 ): Promise<void> {
-  if (alert.channels.length === 0) return;
-  const payload: AlertNotificationPayload = {
-    transition,
-    alert: {
-      id: alert.id,
-      rule_id: alert.rule_id,
-      rule_name: alert.rule_name,
-      service_id: alert.service_id,
-      host: alert.host,
-      metric: alert.metric,
-      condition: alert.condition,
-      threshold: alert.threshold,
-      severity: alert.severity,
-      status: alert.status,
-      value: alert.value,
-      started_at: alert.started_at.toISOString(),
-      fired_at: alert.fired_at.toISOString(),
-      resolved_at: alert.resolved_at?.toISOString() ?? null,
-      investigation_id: alert.investigation_id,
-    },
-  };
-  const rows = alert.channels.map((channel) => ({
+  if (channels.length === 0) return;
+  const payload: AlertNotification = { transition, alert: toAlertResponse(alert) };
+  const rows = channels.map((channel) => ({
     id: newId('ntf'),
-    org_id: alert.org_id,
+    org_id: orgId,
     alert_id: alert.id,
     transition,
     channel,
@@ -243,24 +184,4 @@ async function ensureService(
   `;
   if (existing === undefined) throw new Error('ensureService: service vanished');
   return existing.id;
-}
-
-export function toAlertRow(row: Omit<AlertDbRow, 'channels' | 'org_id'>): AlertRow {
-  return {
-    id: row.id,
-    ruleId: row.rule_id,
-    ruleName: row.rule_name,
-    serviceId: row.service_id,
-    host: row.host,
-    metric: row.metric,
-    condition: row.condition,
-    threshold: row.threshold,
-    severity: row.severity,
-    status: row.status,
-    value: row.value,
-    startedAt: row.started_at,
-    firedAt: row.fired_at,
-    resolvedAt: row.resolved_at,
-    investigationId: row.investigation_id,
-  };
 }

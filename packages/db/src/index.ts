@@ -73,7 +73,6 @@ export {
   servicesPageStatement,
 } from './service-queries.js';
 export type {
-  AlertRow,
   ListServicesQuery,
   MetricBucketRow,
   MetricSeriesQuery,
@@ -84,10 +83,8 @@ export type {
   ServiceRow,
 } from './service-queries.js';
 
-export { fireAlert, resolveAlerts, toAlertRow } from './alert-transitions.js';
+export { fireAlert, resolveAlerts } from './alert-transitions.js';
 export type {
-  AlertNotificationPayload,
-  AlertTransition,
   FireAlertInput,
   FireAlertResult,
   ResolveAlertsFilter,
@@ -106,7 +103,7 @@ export type {
   StoredHosts,
 } from './evaluator-store.js';
 export { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
-export type { LiveRule, LiveRuleSnapshot, RuleCondition, RuleSeverity } from './rule-snapshot.js';
+export type { LiveRule, LiveRuleSnapshot } from './rule-snapshot.js';
 
 export { createInvestigationStore } from './investigation-store.js';
 export type {
@@ -129,7 +126,7 @@ export type {
 } from './investigation-store.js';
 
 export { createRuleStore } from './rule-store.js';
-export type { AlertRuleFields, AlertRuleRow, RuleStore } from './rule-store.js';
+export type { RuleStore } from './rule-store.js';
 export { createAlertQueries } from './alert-queries.js';
 export type { AlertQueries, ListAlertsQuery } from './alert-queries.js';
 export { createInvestigationQueries } from './investigation-queries.js';

@@ -7,12 +7,12 @@ import type { InvestigationQueries } from './investigation-queries.js';
 import { createInvestigationQueries } from './investigation-queries.js';
 import { migrate } from './migrate.js';
 import { createOrgStore } from './org-store.js';
-import type { AlertRuleFields } from './rule-store.js';
+import type { AlertRuleFields, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from './rule-store.js';
-import type { AlertRow } from './service-queries.js';
+import type { Alert } from '@monitor/schemas';
 import { cleanDatabase } from './testing/clean-database.js';
 
-const rule = (severity: string): AlertRuleFields => ({
+const rule = (severity: AlertSeverity): AlertRuleFields => ({
   name: `cpu ${severity}`,
   metric: 'cpu_percent',
   condition: 'greater_than',
@@ -36,7 +36,7 @@ describe('investigation queries on postgres', () => {
   let infoRuleId: string;
   let criticalRuleId: string;
 
-  async function fire(ruleId: string, host: string, ruleOrgId = orgId): Promise<AlertRow> {
+  async function fire(ruleId: string, host: string, ruleOrgId = orgId): Promise<Alert> {
     const result: FireAlertResult = await db.sql.begin((tx) =>
       fireAlert(tx, { orgId: ruleOrgId, ruleId, host, value: 95, startedAt, firedAt }),
     );

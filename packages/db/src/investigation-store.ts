@@ -1,6 +1,6 @@
-import { toAlertRow } from './alert-transitions.js';
+import type { Alert } from '@monitor/schemas';
+import { alertColumns } from './alert-columns.js';
 import type { Database } from './database.js';
-import type { AlertRow } from './service-queries.js';
 
 /** One finding of an investigation, as the contract stores it: every finding cites its evidence. */
 export type InvestigationFinding = {
@@ -106,7 +106,7 @@ export type EvidenceRequest = {
    * read (on demand only the host's samples single a metric out). Called once.
    */
   choosePeerMetrics(host: {
-    alert: AlertRow | undefined;
+    alert: Alert | undefined;
     samples: readonly EvidenceSample[];
   }): readonly string[];
   /** Defaults to `defaultEvidenceLimits`. */
@@ -181,17 +181,17 @@ export type EvidencePeer = {
   /** The peer's samples over from..to of the metrics `choosePeerMetrics` chose. */
   samples: EvidenceSample[];
   /** The peer's alerts active at some moment of from..to. */
-  alerts: AlertRow[];
+  alerts: Alert[];
 };
 
 /** Everything stored that an analysis may draw on, in time order within each list. */
 export type InvestigationEvidence = {
   service: EvidenceService;
-  alert: AlertRow | undefined;
+  alert: Alert | undefined;
   samples: EvidenceSample[];
   snapshots: EvidenceSnapshot[];
   /** The alert's rule on this service, fired within historyFrom..to (the alert included). */
-  ruleHistory: AlertRow[];
+  ruleHistory: Alert[];
   peers: EvidencePeer[];
 };
 
@@ -236,11 +236,6 @@ type ClaimDbRow = {
   attempts: number;
   lease_until: Date;
 };
-
-type AlertDbRow = Parameters<typeof toAlertRow>[0];
-
-const alertColumns = `id, rule_id, rule_name, service_id, host, metric, condition, threshold,
-  severity, status, value, started_at, fired_at, resolved_at, investigation_id`;
 
 /**
  * The investigator's storage. Times come from the database clock, so replicas with skewed clocks
@@ -352,11 +347,11 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         request.alertId === null
           ? undefined
           : (
-              await sql<AlertDbRow[]>`
+              await sql<Alert[]>`
                 select ${sql.unsafe(alertColumns)} from alerts
                 where id = ${request.alertId} and org_id = ${request.orgId}
               `
-            ).map(toAlertRow)[0];
+            )[0];
       const limits = request.limits ?? defaultEvidenceLimits;
       const window = {
         fromMs: request.from.getTime(),
@@ -392,15 +387,13 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       const ruleHistory =
         alert === undefined
           ? []
-          : (
-              await sql<AlertDbRow[]>`
+          : await sql<Alert[]>`
                 select ${sql.unsafe(alertColumns)} from alerts
                 where org_id = ${request.orgId} and rule_id = ${alert.ruleId}
                   and service_id = ${service.id}
                   and fired_at >= ${request.historyFrom} and fired_at <= ${request.to}
                 order by fired_at, id
-              `
-            ).map(toAlertRow);
+              `;
       const peerServices = await sql<{ id: string; name: string; tags: Record<string, string> }[]>`
         select id, name, tags from services
         where org_id = ${request.orgId} and id <> ${service.id}
@@ -427,7 +420,7 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       const peerAlerts =
         peerIds.length === 0
           ? []
-          : await sql<AlertDbRow[]>`
+          : await sql<Alert[]>`
               select ${sql.unsafe(alertColumns)} from alerts
               where org_id = ${request.orgId} and service_id = any(${peerIds}::text[])
                 and fired_at <= ${request.to}
@@ -449,7 +442,7 @@ export function createInvestigationStore(db: Database): InvestigationStore {
           samples: peerSamples
             .filter((sample) => sample.service_id === peer.id)
             .map(({ time, metric, value }) => ({ time, metric, value })),
-          alerts: peerAlerts.filter((a) => a.service_id === peer.id).map(toAlertRow),
+          alerts: peerAlerts.filter((a) => a.serviceId === peer.id),
         })),
       };
     },

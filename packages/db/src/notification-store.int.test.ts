@@ -9,7 +9,7 @@ import { createNotificationChannelStore } from './notification-channel-store.js'
 import type { ClaimedNotification, NotificationStore } from './notification-store.js';
 import { abandonedAttemptDetail, createNotificationStore } from './notification-store.js';
 import { createOrgStore } from './org-store.js';
-import type { AlertRow } from './service-queries.js';
+import type { Alert } from '@monitor/schemas';
 import { cleanDatabase } from './testing/clean-database.js';
 
 describe('notification store', () => {
@@ -21,7 +21,7 @@ describe('notification store', () => {
   const lease = { leaseMs: 30_000, maxAttempts: 5 };
 
   /** A rule notifying `channels`, fired for a new host: its outbox rows are queued. */
-  async function fire(channels: string[], org = orgId): Promise<AlertRow> {
+  async function fire(channels: string[], org = orgId): Promise<Alert> {
     const ruleId = newId('rul');
     await db.sql`
       insert into alert_rules (id, org_id, name, metric, condition, threshold, duration_minutes,

@@ -1,4 +1,4 @@
-import type { AlertNotificationPayload, AlertTransition } from './alert-transitions.js';
+import type { AlertNotification, AlertTransition } from '@monitor/schemas';
 import type { Database } from './database.js';
 import type { ChannelType } from './notification-channel-store.js';
 
@@ -30,7 +30,7 @@ export type ClaimedNotification = {
   channel: ChannelType;
   /** `alert_id:transition`: goes out with the message. */
   idempotencyKey: string;
-  payload: AlertNotificationPayload;
+  payload: AlertNotification;
   /** The number of the attempt this claim makes, from 1. */
   attempt: number;
   /** The claim's fencing token: `recordAttempt` only succeeds while the claim holds. */
@@ -105,7 +105,7 @@ type ClaimedRow = {
   transition: AlertTransition;
   channel: ChannelType;
   idempotency_key: string;
-  payload: AlertNotificationPayload;
+  payload: AlertNotification;
   status: NotificationStatus;
   attempts: number;
   lease_until: Date | null;

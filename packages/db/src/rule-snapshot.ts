@@ -1,45 +1,23 @@
+import type { AlertRule } from '@monitor/schemas';
 import type { Database } from './database.js';
 import { expectRow } from './expect-row.js';
 
-export type RuleCondition =
-  | 'greater_than'
-  | 'greater_than_or_equal'
-  | 'less_than'
-  | 'less_than_or_equal'
-  | 'equal'
-  | 'not_equal';
-
-export type RuleSeverity = 'critical' | 'warning' | 'info';
-
 /** An enabled, non-deleted alert rule, as the evaluator applies it. */
-export type LiveRule = {
-  id: string;
+export type LiveRule = Pick<
+  AlertRule,
+  | 'id'
+  | 'name'
+  | 'metric'
+  | 'condition'
+  | 'threshold'
+  | 'durationMinutes'
+  | 'severity'
+  | 'channels'
+  | 'scope'
+> & {
   orgId: string;
-  name: string;
-  metric: string;
-  condition: RuleCondition;
-  threshold: number;
-  durationMinutes: number;
-  severity: RuleSeverity;
-  channels: string[];
-  /** Tag filter: the rule applies to hosts whose tags include every pair. */
-  scope: Record<string, string>;
   /** Windows of an older generation are void: the rule's evaluation restarted since. */
   generation: number;
-};
-
-type LiveRuleRow = {
-  id: string;
-  org_id: string;
-  name: string;
-  metric: string;
-  condition: RuleCondition;
-  threshold: number;
-  duration_minutes: number;
-  severity: RuleSeverity;
-  channels: string[];
-  scope: Record<string, string>;
-  generation: string;
 };
 
 /** The live rules and the epoch they were read at, from one snapshot. */
@@ -59,28 +37,16 @@ export async function loadLiveRules(db: Database): Promise<LiveRuleSnapshot> {
     const epochRows = await tx<{ generation: string }[]>`
       select generation from alert_rule_epoch
     `;
-    const rows = await tx<LiveRuleRow[]>`
-      select id, org_id, name, metric, condition, threshold, duration_minutes, severity,
-        channels, scope, generation
+    const rows = await tx<(Omit<LiveRule, 'generation'> & { generation: string })[]>`
+      select id, org_id as "orgId", name, metric, condition, threshold,
+        duration_minutes as "durationMinutes", severity, channels, scope, generation
       from alert_rules
       where enabled and deleted_at is null
       order by id
     `;
     return {
       epoch: Number(expectRow(epochRows, 'select from alert_rule_epoch').generation),
-      rules: rows.map((row) => ({
-        id: row.id,
-        orgId: row.org_id,
-        name: row.name,
-        metric: row.metric,
-        condition: row.condition,
-        threshold: row.threshold,
-        durationMinutes: row.duration_minutes,
-        severity: row.severity,
-        channels: row.channels,
-        scope: row.scope,
-        generation: Number(row.generation),
-      })),
+      rules: rows.map((row) => ({ ...row, generation: Number(row.generation) })),
     };
   });
 }

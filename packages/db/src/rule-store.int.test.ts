@@ -4,7 +4,8 @@ import { fireAlert } from './alert-transitions.js';
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';
 import { createOrgStore } from './org-store.js';
-import type { AlertRuleFields, RuleStore } from './rule-store.js';
+import type { AlertRuleFields } from '@monitor/schemas';
+import type { RuleStore } from './rule-store.js';
 import { createRuleStore } from './rule-store.js';
 import { cleanDatabase } from './testing/clean-database.js';
 

@@ -1,50 +1,21 @@
 import { newId } from '@monitor/platform';
+import type { AlertRule, AlertRuleFields } from '@monitor/schemas';
 import { resolveAlerts } from './alert-transitions.js';
 import type { Database, TransactionSql } from './database.js';
 import { expectRow } from './expect-row.js';
 import { pageNewestFirst } from './page-newest-first.js';
 
-/** An alert rule as stored (live rules only: a deleted rule is never returned). */
-export type AlertRuleRow = {
-  id: string;
-  name: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  durationMinutes: number;
-  severity: string;
-  channels: string[];
-  /** Tag filter: the rule applies to services whose tags include every pair. */
-  scope: Record<string, string>;
-  enabled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-};
-
-/** The writable fields of a rule, validated by the caller (the table's checks back them up). */
-export type AlertRuleFields = {
-  name: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  durationMinutes: number;
-  severity: string;
-  channels: readonly string[];
-  scope: Readonly<Record<string, string>>;
-  enabled: boolean;
-};
-
 export type RuleStore = {
   /** Stores a new rule of the org with a fresh id. */
-  createRule(orgId: string, fields: AlertRuleFields): Promise<AlertRuleRow>;
+  createRule(orgId: string, fields: AlertRuleFields): Promise<AlertRule>;
   /** One page of the org's live rules, newest first (id descending), with their number. */
   listRules(query: {
     orgId: string;
     limit: number;
     offset: number;
-  }): Promise<{ rules: AlertRuleRow[]; total: number }>;
+  }): Promise<{ rules: AlertRule[]; total: number }>;
   /** The org's live rule; undefined for an unknown, deleted or other org's rule. */
-  getRule(orgId: string, id: string): Promise<AlertRuleRow | undefined>;
+  getRule(orgId: string, id: string): Promise<AlertRule | undefined>;
   /**
    * Changes the given fields of the org's live rule (renewing its revision, so evaluators pick
    * the change up); undefined if there is none. Disabling it resolves its active alerts at
@@ -55,7 +26,7 @@ export type RuleStore = {
     id: string,
     changes: Partial<AlertRuleFields>,
     now: Date,
-  ): Promise<AlertRuleRow | undefined>;
+  ): Promise<AlertRule | undefined>;
   /**
    * Soft-deletes the org's live rule and resolves its active alerts at `now`, in one
    * transaction; false if there was no such rule (so deleting twice is a 404 the second time).
@@ -63,40 +34,10 @@ export type RuleStore = {
   deleteRule(orgId: string, id: string, now: Date): Promise<boolean>;
 };
 
-type RuleDbRow = {
-  id: string;
-  name: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  duration_minutes: number;
-  severity: string;
-  channels: string[];
-  scope: Record<string, string>;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-};
-
-const ruleColumns = `id, name, metric, condition, threshold, duration_minutes, severity, channels,
-  scope, enabled, created_at, updated_at`;
-
-function toRuleRow(row: RuleDbRow): AlertRuleRow {
-  return {
-    id: row.id,
-    name: row.name,
-    metric: row.metric,
-    condition: row.condition,
-    threshold: row.threshold,
-    durationMinutes: row.duration_minutes,
-    severity: row.severity,
-    channels: row.channels,
-    scope: row.scope,
-    enabled: row.enabled,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+/** The select list that reads an `alert_rules` row as an `AlertRule` (checks hold the enums). */
+export const ruleColumns = `id, name, metric, condition, threshold,
+  duration_minutes as "durationMinutes", severity, channels, scope, enabled,
+  created_at as "createdAt", updated_at as "updatedAt"`;
 
 /**
  * Rules in table `alert_rules`. Every change (create, update, delete) takes a new `revision`
@@ -113,7 +54,7 @@ export function createRuleStore(db: Database): RuleStore {
     async createRule(orgId, fields) {
       return sql.begin(async (tx) => {
         const generation = await startGeneration(tx);
-        const rows = await tx<RuleDbRow[]>`
+        const rows = await tx<AlertRule[]>`
           insert into alert_rules (id, org_id, name, metric, condition, threshold,
             duration_minutes, severity, channels, scope, enabled, revision, generation)
           values (${newId('rul')}, ${orgId}, ${fields.name}, ${fields.metric}, ${fields.condition},
@@ -122,27 +63,27 @@ export function createRuleStore(db: Database): RuleStore {
             ${generation}, ${generation})
           returning ${tx.unsafe(ruleColumns)}
         `;
-        return toRuleRow(expectRow(rows, 'insert into alert_rules'));
+        return expectRow(rows, 'insert into alert_rules');
       });
     },
 
     async listRules({ orgId, limit, offset }) {
-      const { rows, total } = await pageNewestFirst<RuleDbRow>(sql, {
+      const { rows, total } = await pageNewestFirst<AlertRule>(sql, {
         table: 'alert_rules',
         columns: ruleColumns,
         filters: sql`org_id = ${orgId} and deleted_at is null`,
         limit,
         offset,
       });
-      return { rules: rows.map(toRuleRow), total };
+      return { rules: rows, total };
     },
 
     async getRule(orgId, id) {
-      const [row] = await sql<RuleDbRow[]>`
+      const [row] = await sql<AlertRule[]>`
         select ${sql.unsafe(ruleColumns)} from alert_rules
         where id = ${id} and org_id = ${orgId} and deleted_at is null
       `;
-      return row === undefined ? undefined : toRuleRow(row);
+      return row;
     },
 
     async updateRule(orgId, id, changes, now) {
@@ -168,7 +109,7 @@ export function createRuleStore(db: Database): RuleStore {
         // The epoch last, so rule changes of other organizations wait for it only briefly.
         const generation = restarts ? await startGeneration(tx) : null;
         // One statement for any subset: an absent field is a null parameter that keeps the column.
-        const rows = await tx<RuleDbRow[]>`
+        const rows = await tx<AlertRule[]>`
           update alert_rules set
             name = coalesce(${optional(changes.name)}::text, name),
             metric = coalesce(${optional(changes.metric)}::text, metric),
@@ -189,7 +130,7 @@ export function createRuleStore(db: Database): RuleStore {
           where id = ${id} and org_id = ${orgId} and deleted_at is null
           returning ${tx.unsafe(ruleColumns)}
         `;
-        return toRuleRow(expectRow(rows, 'update alert_rules'));
+        return expectRow(rows, 'update alert_rules');
       });
     },
 

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
-import { toAlertRow } from './alert-transitions.js';
+import type { Alert } from '@monitor/schemas';
+import { alertColumns } from './alert-columns.js';
 import type { Database, Sql } from './database.js';
 import { rollupValueBound } from './refresh-rollups.js';
 import type { StorageMode } from './storage-settings.js';
@@ -18,29 +19,11 @@ export type ServiceRow = {
   tags: Record<string, string>;
 };
 
-export type AlertRow = {
-  id: string;
-  ruleId: string;
-  ruleName: string;
-  serviceId: string;
-  host: string;
-  metric: string;
-  condition: string;
-  threshold: number;
-  severity: string;
-  status: string;
-  value: number;
-  startedAt: Date;
-  firedAt: Date;
-  resolvedAt: Date | null;
-  investigationId: string | null;
-};
-
 export type ServiceDetailRow = ServiceRow & {
   /** The newest container and process snapshot, if the host ever sent one. */
   snapshot: { time: Date; containers: unknown[]; processes: unknown[] } | undefined;
   /** Newest first. */
-  activeAlerts: AlertRow[];
+  activeAlerts: Alert[];
 };
 
 export type MetricBucketRow = { time: Date; avg: number; min: number; max: number; count: number };
@@ -114,9 +97,6 @@ type ServiceDbRow = {
   metrics: Record<string, number>;
   tags: Record<string, string>;
 };
-
-/** An alerts row as `toAlertRow` maps it. */
-type AlertDbRow = Parameters<typeof toAlertRow>[0];
 
 const origin = '2000-01-01T00:00:00Z';
 
@@ -192,10 +172,8 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
           ) snap on true
           where s.id = ${query.id} and s.org_id = ${query.orgId}
         `,
-        sql<AlertDbRow[]>`
-          select id, rule_id, rule_name, service_id, host, metric, condition, threshold, severity,
-            status, value, started_at, fired_at, resolved_at, investigation_id
-          from alerts
+        sql<Alert[]>`
+          select ${sql.unsafe(alertColumns)} from alerts
           where service_id = ${query.id} and org_id = ${query.orgId} and status = 'active'
           order by fired_at desc, id desc
         `,
@@ -212,7 +190,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
                 containers: asArray(row.containers),
                 processes: asArray(row.processes),
               },
-        activeAlerts: alerts.map(toAlertRow),
+        activeAlerts: alerts,
       };
     },
 

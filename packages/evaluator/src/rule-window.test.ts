@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RuleCondition } from '@monitor/db';
+import type { AlertCondition } from '@monitor/schemas';
 import type { MetricSample, WindowEvent, WindowRule, WindowState } from './rule-window.js';
 import { evaluateSample, parseWindowState, ruleApplies } from './rule-window.js';
 
@@ -146,7 +146,7 @@ describe('parseWindowState', () => {
 
 // ---- property: the state machine agrees with a whole-sequence reference ----------------------
 
-const conditions: RuleCondition[] = [
+const conditions: AlertCondition[] = [
   'greater_than',
   'greater_than_or_equal',
   'less_than',
@@ -156,7 +156,7 @@ const conditions: RuleCondition[] = [
 ];
 
 /** The contract's comparison, written as a table independent of `breaches`. */
-const referenceBreach: Record<RuleCondition, (value: number, threshold: number) => boolean> = {
+const referenceBreach: Record<AlertCondition, (value: number, threshold: number) => boolean> = {
   greater_than: (v, t) => v - t > 0,
   greater_than_or_equal: (v, t) => !(v < t),
   less_than: (v, t) => t - v > 0,

@@ -17,7 +17,8 @@ import type {
   PeerStatus,
   RuleHistorySummary,
 } from './incident-evidence.js';
-import type { IncidentInput, RuleCondition, TimeRange } from './incident-input.js';
+import type { AlertCondition } from '@monitor/schemas';
+import type { IncidentInput, TimeRange } from './incident-input.js';
 import type { MetricDeviation } from './metric-deviation.js';
 import { deviationSigmas, effectiveSpread, measureDeviation } from './metric-deviation.js';
 import { rankHypotheses } from './rank-hypotheses.js';
@@ -88,7 +89,7 @@ export function analyzeIncident(
   };
 }
 
-function directionOf(condition: RuleCondition): 1 | -1 | undefined {
+function directionOf(condition: AlertCondition): 1 | -1 | undefined {
   if (condition === 'greater_than' || condition === 'greater_than_or_equal') return 1;
   if (condition === 'less_than' || condition === 'less_than_or_equal') return -1;
   return undefined;

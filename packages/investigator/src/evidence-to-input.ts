@@ -1,5 +1,5 @@
-import type { AlertRow, InvestigationEvidence, EvidenceSample } from '@monitor/db';
-import type { Container, Process } from '@monitor/schemas';
+import type { InvestigationEvidence, EvidenceSample } from '@monitor/db';
+import type { Alert, Container, Process } from '@monitor/schemas';
 import { containerSchema, processSchema } from '@monitor/schemas';
 import type {
   AlertFacts,
@@ -7,23 +7,7 @@ import type {
   IncidentInput,
   IncidentWindows,
   MetricSeries,
-  RuleCondition,
 } from './incident-input.js';
-
-const conditions: readonly RuleCondition[] = [
-  'greater_than',
-  'greater_than_or_equal',
-  'less_than',
-  'less_than_or_equal',
-  'equal',
-  'not_equal',
-];
-
-function conditionOf(value: string): RuleCondition {
-  const condition = conditions.find((c) => c === value);
-  if (condition === undefined) throw new Error(`unknown rule condition ${value}`);
-  return condition;
-}
 
 /** Groups samples by metric, each series in time order. */
 export function toSeries(samples: readonly EvidenceSample[]): MetricSeries[] {
@@ -51,13 +35,13 @@ function parseItems<T>(items: readonly unknown[], parse: (item: unknown) => T | 
   return parsed;
 }
 
-export function toAlertFacts(alert: AlertRow): AlertFacts {
+export function toAlertFacts(alert: Alert): AlertFacts {
   return {
     id: alert.id,
     ruleId: alert.ruleId,
     ruleName: alert.ruleName,
     metric: alert.metric,
-    condition: conditionOf(alert.condition),
+    condition: alert.condition,
     threshold: alert.threshold,
     severity: alert.severity,
     value: alert.value,

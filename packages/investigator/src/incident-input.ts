@@ -11,15 +11,13 @@ export type MetricSeries = { metric: string; points: TimedValue[] };
 /** The containers and processes a host reported with one sample (the ingest wire shapes). */
 export type HostSnapshot = { timeMs: number; containers: Container[]; processes: Process[] };
 
-export type RuleCondition = AlertCondition;
-
 /** The alert an investigation explains. */
 export type AlertFacts = {
   id: string;
   ruleId: string;
   ruleName: string;
   metric: string;
-  condition: RuleCondition;
+  condition: AlertCondition;
   threshold: number;
   severity: string;
   /** The sample value that fired. */

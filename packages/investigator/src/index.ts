@@ -12,7 +12,6 @@ export type {
   MetricSeries,
   PeerAlert,
   PeerService,
-  RuleCondition,
   RuleFiring,
   TimeRange,
   TimedValue,

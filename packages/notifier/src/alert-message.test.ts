@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AlertNotificationPayload } from '@monitor/db';
+import type { AlertNotification } from '@monitor/schemas';
 import { escapeSlackText, formatAlertMessage, formatSlackText } from './alert-message.js';
 
-const fired: AlertNotificationPayload = {
+const fired: AlertNotification = {
   transition: 'fired',
   alert: {
     id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',
@@ -23,7 +23,7 @@ const fired: AlertNotificationPayload = {
   },
 };
 
-const resolved: AlertNotificationPayload = {
+const resolved: AlertNotification = {
   transition: 'resolved',
   alert: {
     ...fired.alert,

@@ -1,4 +1,4 @@
-import type { AlertNotificationPayload } from '@monitor/db';
+import type { AlertNotification } from '@monitor/schemas';
 
 /** A human-readable rendering of a notification, shared by Slack and email. */
 export type AlertMessage = {
@@ -17,7 +17,7 @@ const conditionSymbols: Readonly<Record<string, string>> = {
   not_equal: '!=',
 };
 
-export function formatAlertMessage(payload: AlertNotificationPayload): AlertMessage {
+export function formatAlertMessage(payload: AlertNotification): AlertMessage {
   const { alert, transition } = payload;
   const state = transition === 'fired' ? 'FIRING' : 'RESOLVED';
   const subject = `[${state}] ${alert.severity}: ${alert.rule_name} on ${alert.host}`;
@@ -43,7 +43,7 @@ export function escapeSlackText(text: string): string {
 }
 
 /** The `text` of a Slack message: the subject in bold, then the details. */
-export function formatSlackText(payload: AlertNotificationPayload): string {
+export function formatSlackText(payload: AlertNotification): string {
   const message = formatAlertMessage(payload);
   return `*${escapeSlackText(message.subject)}*\n${escapeSlackText(message.text)}`;
 }

@@ -1,12 +1,11 @@
-import type { AlertNotificationPayload } from '@monitor/db';
+import type { ClaimedNotification } from '@monitor/db';
 import type { NotificationChannelType, NotificationTargets } from '@monitor/schemas';
 
-/** One message of the outbox, as every channel sends it. */
-export type OutgoingNotification = {
-  /** `alert_id:transition`: receivers drop duplicates by it (delivery is at-least-once). */
-  idempotencyKey: string;
-  payload: AlertNotificationPayload;
-};
+/**
+ * What every channel sends of a claimed outbox row: its message, and its idempotency key
+ * (`alert_id:transition`), by which receivers drop duplicates (delivery is at-least-once).
+ */
+export type OutgoingNotification = Pick<ClaimedNotification, 'idempotencyKey' | 'payload'>;
 
 /** The outcome of one delivery attempt. */
 export type DeliveryResult = {

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AlertRow, Database, NotificationStore } from '@monitor/db';
+import type { Database, NotificationStore } from '@monitor/db';
+import type { Alert } from '@monitor/schemas';
 import {
   abandonedAttemptDetail,
   createDatabase,
@@ -123,7 +124,7 @@ describe('the notifier against real receivers', () => {
   const closers: (() => Promise<void> | void)[] = [];
 
   /** A rule of the org notifying `channels`, fired for a new host. */
-  async function fire(channels: NotificationChannelType[], org = orgId): Promise<AlertRow> {
+  async function fire(channels: NotificationChannelType[], org = orgId): Promise<Alert> {
     const ruleId = newId('rul');
     await db.sql`
       insert into alert_rules (id, org_id, name, metric, condition, threshold, duration_minutes,
@@ -146,7 +147,7 @@ describe('the notifier against real receivers', () => {
     return result.alert;
   }
 
-  async function resolve(alert: AlertRow, org = orgId): Promise<void> {
+  async function resolve(alert: Alert, org = orgId): Promise<void> {
     await db.sql.begin((tx) =>
       resolveAlerts(tx, { orgId: org, ruleId: alert.ruleId, host: alert.host }, new Date()),
     );

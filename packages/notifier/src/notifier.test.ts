@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type {
-  AlertNotificationPayload,
   ClaimedNotification,
   ClaimNotificationsOptions,
   RecordAttemptInput,
 } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
-import type { NotificationChannelType } from '@monitor/schemas';
+import type { AlertNotification, NotificationChannelType } from '@monitor/schemas';
 import type {
   DeliveryResult,
   NotificationSender,
@@ -16,7 +15,7 @@ import type {
 import type { NotifierOptions, NotifierStore } from './notifier.js';
 import { createNotifier } from './notifier.js';
 
-const payload: AlertNotificationPayload = {
+const payload: AlertNotification = {
   transition: 'fired',
   alert: {
     id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',

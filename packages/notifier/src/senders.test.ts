@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AlertNotificationPayload } from '@monitor/db';
+import type { AlertNotification } from '@monitor/schemas';
 import type { MailMessage, MailTransport } from './email-sender.js';
 import { createEmailSender } from './email-sender.js';
 import type { HttpPostTransport } from './http-post-transport.js';
@@ -9,7 +9,7 @@ import { createSlackSender } from './slack-sender.js';
 import { createWebhookSender } from './webhook-sender.js';
 import { verifyWebhookSignature } from './webhook-signature.js';
 
-const payload: AlertNotificationPayload = {
+const payload: AlertNotification = {
   transition: 'fired',
   alert: {
     id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { alertConditions, alertSeverities, paginationSchema } from './api.js';
+import type { AlertCondition, AlertSeverity } from './api.js';
 import { ingestLimits, metricNamePattern } from './ingest.js';
 import { keyNamesDocument, storableRecord, storableText } from './input-policy.js';
 
@@ -202,3 +203,41 @@ export const alertRuleListResponseSchema = z
   .object({ rules: z.array(alertRuleSchema), pagination: paginationSchema })
   .meta({ id: 'AlertRuleList' });
 export type AlertRuleListResponse = z.infer<typeof alertRuleListResponseSchema>;
+
+/** An alert rule as stored and evaluated: the API's rule with instants as `Date`. */
+export type AlertRule = {
+  id: string;
+  name: string;
+  metric: string;
+  condition: AlertCondition;
+  threshold: number;
+  durationMinutes: number;
+  severity: AlertSeverity;
+  channels: AlertChannel[];
+  /** Tag filter: the rule applies to services whose tags include every pair. */
+  scope: Record<string, string>;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/** The fields of a rule its author writes (the rest the store assigns). */
+export type AlertRuleFields = Omit<AlertRule, 'id' | 'createdAt' | 'updatedAt'>;
+
+/** Rule → wire. */
+export function toAlertRuleResponse(rule: AlertRule): AlertRuleResponse {
+  return {
+    id: rule.id,
+    name: rule.name,
+    metric: rule.metric,
+    condition: rule.condition,
+    threshold: rule.threshold,
+    duration_minutes: rule.durationMinutes,
+    severity: rule.severity,
+    channels: rule.channels,
+    scope: rule.scope,
+    enabled: rule.enabled,
+    created_at: rule.createdAt.toISOString(),
+    updated_at: rule.updatedAt.toISOString(),
+  };
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { QueryInput, QueryParseResult } from './api.js';
+import type { AlertCondition, AlertResponse, AlertSeverity, AlertStatus } from './api.js';
 import {
   alertSchema,
   alertSeverities,
@@ -37,3 +38,63 @@ export const alertListResponseSchema = z
   .object({ alerts: z.array(alertSchema), pagination: paginationSchema })
   .meta({ id: 'AlertList' });
 export type AlertListResponse = z.infer<typeof alertListResponseSchema>;
+
+/**
+ * An alert as every package passes it around: the fields of the API's alert item, with
+ * instants as `Date`. Storage reads it, the api and the notifier map it to their wire formats
+ * with `toAlertResponse`, the investigator reads its times.
+ */
+export type Alert = {
+  id: string;
+  ruleId: string;
+  ruleName: string;
+  serviceId: string;
+  host: string;
+  metric: string;
+  condition: AlertCondition;
+  threshold: number;
+  severity: AlertSeverity;
+  status: AlertStatus;
+  /** The sample value that fired the alert. */
+  value: number;
+  /** Time of the first breaching sample. */
+  startedAt: Date;
+  firedAt: Date;
+  resolvedAt: Date | null;
+  investigationId: string | null;
+};
+
+/** Alert → wire: snake_case fields, instants as ISO 8601 UTC with `Z`. */
+export function toAlertResponse(alert: Alert): AlertResponse {
+  return {
+    id: alert.id,
+    rule_id: alert.ruleId,
+    rule_name: alert.ruleName,
+    service_id: alert.serviceId,
+    host: alert.host,
+    metric: alert.metric,
+    condition: alert.condition,
+    threshold: alert.threshold,
+    severity: alert.severity,
+    status: alert.status,
+    value: alert.value,
+    started_at: alert.startedAt.toISOString(),
+    fired_at: alert.firedAt.toISOString(),
+    resolved_at: alert.resolvedAt === null ? null : alert.resolvedAt.toISOString(),
+    investigation_id: alert.investigationId,
+  };
+}
+
+/** Severities whose alerts open an investigation when they fire (CONTRACT "Investigations"). */
+export function opensInvestigation(severity: AlertSeverity): boolean {
+  return severity === 'critical' || severity === 'warning';
+}
+
+/** The two moments of an alert's life that are notified. */
+export type AlertTransition = 'fired' | 'resolved';
+
+/**
+ * The message of every notification channel: the API's alert item plus the transition (the
+ * webhook body as is; Slack and email format their text from it).
+ */
+export type AlertNotification = { transition: AlertTransition; alert: AlertResponse };

@@ -178,3 +178,7 @@ export {
   slackTargetSchema,
   webhookTargetSchema,
 } from './notification-channels.js';
+export type { Alert, AlertNotification, AlertTransition } from './alerts.js';
+export { opensInvestigation, toAlertResponse } from './alerts.js';
+export type { AlertRule, AlertRuleFields } from './alert-rules.js';
+export { toAlertRuleResponse } from './alert-rules.js';

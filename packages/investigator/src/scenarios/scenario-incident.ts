@@ -1,10 +1,5 @@
-import type {
-  AlertRow,
-  EvidenceSample,
-  EvidenceSnapshot,
-  InvestigationEvidence,
-} from '@monitor/db';
-import type { IngestPayload } from '@monitor/schemas';
+import type { EvidenceSample, EvidenceSnapshot, InvestigationEvidence } from '@monitor/db';
+import type { Alert, IngestPayload } from '@monitor/schemas';
 import { defaultPeerTagKeys } from '../analyze-incident.js';
 import { toIncidentInput } from '../evidence-to-input.js';
 import type { IncidentInput, IncidentWindowOptions, IncidentWindows } from '../incident-input.js';
@@ -50,7 +45,7 @@ function byHost(payloads: readonly IngestPayload[]): Map<string, HostData> {
   return hosts;
 }
 
-function alertRow(scenario: Scenario, host: string, firing: SimulatedFiring, n: number): AlertRow {
+function alertRow(scenario: Scenario, host: string, firing: SimulatedFiring, n: number): Alert {
   return {
     id: `alr_${host}_${n}`,
     ruleId: `rul_${scenario.name}`,
@@ -83,7 +78,7 @@ export function scenarioIncident(
   options: IncidentWindowOptions & { peerTagKeys?: readonly string[] } = {},
 ): ScenarioIncident {
   const hosts = byHost(scenario.payloads);
-  const alertsOf = (host: string): AlertRow[] => {
+  const alertsOf = (host: string): Alert[] => {
     const points = (hosts.get(host)?.samples ?? [])
       .filter((s) => s.metric === scenario.rule.metric)
       .map((s) => ({ timeMs: s.time.getTime(), value: s.value }));

@@ -1,12 +1,12 @@
 import type { IngestPayload } from '@monitor/schemas';
 import type { CauseKind } from '../incident-evidence.js';
-import type { RuleCondition } from '../incident-input.js';
+import type { AlertCondition } from '@monitor/schemas';
 
 /** An alert rule as POST /api/v1/alerts/rules takes it. */
 export type ScenarioRule = {
   name: string;
   metric: string;
-  condition: RuleCondition;
+  condition: AlertCondition;
   threshold: number;
   duration_minutes: number;
   severity: 'critical' | 'warning';

@@ -1,5 +1,6 @@
 import { conditionHolds } from '@monitor/schemas';
-import type { RuleCondition, TimedValue } from '../incident-input.js';
+import type { AlertCondition } from '@monitor/schemas';
+import type { TimedValue } from '../incident-input.js';
 
 export type SimulatedFiring = {
   startedAtMs: number;
@@ -16,7 +17,7 @@ export type SimulatedFiring = {
  * The scenarios use it to know, without the pipeline, which alert the pipeline will fire.
  */
 export function simulateRule(
-  rule: { condition: RuleCondition; threshold: number; duration_minutes: number },
+  rule: { condition: AlertCondition; threshold: number; duration_minutes: number },
   points: readonly TimedValue[],
 ): SimulatedFiring[] {
   const firings: SimulatedFiring[] = [];

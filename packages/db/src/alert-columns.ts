@@ -1,0 +1,9 @@
+/**
+ * The select list that reads an `alerts` row as an `Alert` (camelCase aliases; the table's
+ * check constraints hold condition, severity and status to the enums). Columns of other tables
+ * must not share these names in a query that uses it.
+ */
+export const alertColumns = `id, rule_id as "ruleId", rule_name as "ruleName",
+  service_id as "serviceId", host, metric, condition, threshold, severity, status, value,
+  started_at as "startedAt", fired_at as "firedAt", resolved_at as "resolvedAt",
+  investigation_id as "investigationId"`;

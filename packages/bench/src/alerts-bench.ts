@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
+import { ingestPath } from '@monitor/schemas';
 import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
 import { probeSpanMs, runProbe } from './alert-probe.js';
 import type { RuleBody } from './alert-rule-plan.js';
@@ -49,7 +50,6 @@ import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import { sumOf } from './writer-metrics.js';
 
-const ingestPath = '/api/v1/ingest';
 /** The target: p99 under 1 s with 1,000 rules active under the fleet's load. */
 const targetP99Ms = 1_000;
 const targetRules = 1_000;

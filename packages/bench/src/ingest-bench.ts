@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
+import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import {
@@ -53,7 +54,6 @@ import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** The gateway's body limit (CONTRACT: at most 1 MiB after decompression). */
 const maxIngestBodyBytes = 1024 * 1024;
-const ingestPath = '/api/v1/ingest';
 const gatewayWarmUpMs = 3_000;
 const bareWarmUpMs = 2_000;
 const copyBatches = 50;

@@ -21,6 +21,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
 import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
@@ -40,7 +41,6 @@ import {
   logProgress,
   machineFacts,
   resultsFile,
-  sleep,
   stopOnSignals,
 } from './bench-run.js';
 import { createFleet } from './fleet.js';

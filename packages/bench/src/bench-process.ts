@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startSupervised } from '@monitor/testkit';
 import type { SupervisedProcess } from '@monitor/testkit';
 import { findChildPid } from './proc-stats.js';
@@ -94,8 +95,4 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

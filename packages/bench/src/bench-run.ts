@@ -138,10 +138,6 @@ export function integerOption(
   return n;
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** What every benchmark report carries besides its figures. */
 export type ReportBase = {
   machine: MachineFacts;

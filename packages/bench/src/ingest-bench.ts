@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
@@ -535,10 +536,6 @@ async function timeBacklogDrain(
     batches: counters?.batches,
     drained: landed?.drained ?? false,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function loadFigures(

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BodySource } from './fleet.js';
 
 export type LoadOptions = {
@@ -149,8 +150,4 @@ function eventsAccepted(text: string): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

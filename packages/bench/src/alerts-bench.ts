@@ -45,7 +45,7 @@ import {
 } from './bench-run.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
-import { runLoad } from './load-client.js';
+import { runLoad, summarizeLoad } from './load-client.js';
 import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import { sumOf } from './writer-metrics.js';
@@ -211,15 +211,13 @@ async function runBenchmark(
     baseTimeMs: Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000,
   });
   const bodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
-  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
+  const ingest = { baseUrl: gateway.baseUrl, path: () => ingestPath, headers, bodies };
   if (options.warmUpSeconds > 0) {
     logProgress(`fleet warm-up for ${options.warmUpSeconds} s`);
     const warmUp = await runLoad({
-      url: gatewayUrl,
-      headers,
+      ...ingest,
       concurrency: options.concurrency,
       durationMs: options.warmUpSeconds * 1000,
-      bodies,
     });
     if (warmUp.ok === 0)
       throw new Error(`the gateway acknowledged nothing: ${warmUp.examples.join('; ')}`);
@@ -234,11 +232,9 @@ async function runBenchmark(
   const probeDeps = createProbeDeps(gateway.baseUrl, api.baseUrl, headers);
   const [load, outcomes] = await Promise.all([
     runLoad({
-      url: gatewayUrl,
-      headers,
+      ...ingest,
       concurrency: options.concurrency,
       durationMs: options.durationSeconds * 1000,
-      bodies,
     }),
     Promise.all(
       probeHosts.map((host, i) =>
@@ -267,17 +263,7 @@ async function runBenchmark(
     statesStored: await countStates(stack.db),
   };
 
-  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
-  report.fleet = {
-    requests: load.requests,
-    ok: load.ok,
-    requestsPerSecond: load.ok / seconds,
-    samplesPerSecond: load.samplesAccepted / seconds,
-    latency: summarizeLatencies(load.latenciesMs),
-    statuses: load.statuses,
-    errors: load.errors,
-    examples: load.examples,
-  };
+  report.fleet = { ...summarizeLoad(load), samplesPerSecond: load.samplesAccepted / load.seconds };
   for (const [name, after] of Object.entries(cpuAfter)) {
     const before = cpuBefore[name];
     if (before !== undefined)

@@ -1,5 +1,6 @@
 import type { MachineFacts } from './bench-run.js';
 import type { LatencySummary } from './latency-summary.js';
+import type { LoadSummary } from './load-client.js';
 
 export type AlertsBenchReport = {
   date: string;
@@ -21,16 +22,7 @@ export type AlertsBenchReport = {
   /** From the last rule created to the evaluator's `evaluator_rules` gauge showing them all. */
   rulesLoadedAfterMs?: number;
   /** The fleet's load while the probes ran (the warm-up excluded). */
-  fleet?: {
-    requests: number;
-    ok: number;
-    requestsPerSecond: number;
-    samplesPerSecond: number;
-    latency: LatencySummary;
-    statuses: Record<string, number>;
-    errors: Record<string, number>;
-    examples: string[];
-  };
+  fleet?: LoadSummary & { samplesPerSecond: number };
   probes?: {
     /** Probes whose alert became visible. */
     count: number;

@@ -31,8 +31,7 @@ import {
   resultsFile,
   stopOnSignals,
 } from './bench-run.js';
-import { runGetLoad } from './get-load.js';
-import { summarizeLatencies } from './latency-summary.js';
+import { runLoad, summarizeLoad } from './load-client.js';
 import type { MonitorStack } from './monitor-stack.js';
 import { startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
@@ -180,7 +179,7 @@ async function runBenchmark(
   for (const query of queries) {
     await checkAnswer(api.baseUrl, headers, query.path(0), query.expected);
     if (options.warmUpSeconds > 0) {
-      await runGetLoad({
+      await runLoad({
         baseUrl: api.baseUrl,
         path: query.path,
         headers,
@@ -191,7 +190,7 @@ async function runBenchmark(
     logProgress(`measuring ${query.name} for ${options.durationSeconds} s`);
     const cpuBefore = processCpuSeconds(api.pid);
     const machineBefore = machineCpuTimes();
-    const load = await runGetLoad({
+    const load = await runLoad({
       baseUrl: api.baseUrl,
       path: query.path,
       headers,
@@ -200,21 +199,14 @@ async function runBenchmark(
     });
     const cpuAfter = processCpuSeconds(api.pid);
     const machineAfter = machineCpuTimes();
-    const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
     const figures: QueryFigures = {
       name: query.name,
       examplePath: query.path(0),
       ...('total' in query.expected ? { expectedTotal: query.expected.total } : {}),
       concurrency: options.concurrency,
-      durationSeconds: Math.round(seconds * 1000) / 1000,
-      requests: load.requests,
-      ok: load.ok,
-      requestsPerSecond: load.ok / seconds,
-      latency: summarizeLatencies(load.latenciesMs),
+      durationSeconds: Math.round(load.seconds * 1000) / 1000,
+      ...summarizeLoad(load),
       meanBodyBytes: load.ok > 0 ? load.okBodyBytes / load.ok : 0,
-      statuses: load.statuses,
-      errors: load.errors,
-      examples: load.examples,
     };
     if (cpuBefore !== undefined && cpuAfter !== undefined && load.ok > 0)
       figures.apiCpuMsPerRequest = ((cpuAfter - cpuBefore) * 1000) / load.ok;

@@ -1,8 +1,8 @@
 import type { MachineFacts } from './bench-run.js';
-import type { LatencySummary } from './latency-summary.js';
+import type { LoadSummary } from './load-client.js';
 
 /** One query of the API benchmark under load. */
-export type QueryFigures = {
+export type QueryFigures = LoadSummary & {
   name: string;
   /** The first path requested (the detail query walks over every service). */
   examplePath: string;
@@ -10,14 +10,7 @@ export type QueryFigures = {
   expectedTotal?: number;
   concurrency: number;
   durationSeconds: number;
-  requests: number;
-  ok: number;
-  requestsPerSecond: number;
-  latency: LatencySummary;
   meanBodyBytes: number;
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-  examples: string[];
   /** CPU of the api process during the load, per answered request. */
   apiCpuMsPerRequest?: number;
   machineBusyPercent?: number;

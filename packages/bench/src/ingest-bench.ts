@@ -43,9 +43,8 @@ import { measureCopyCeiling } from './copy-ceiling.js';
 import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
-import { summarizeLatencies } from './latency-summary.js';
 import type { LoadResult } from './load-client.js';
-import { runLoad } from './load-client.js';
+import { runLoad, summarizeLoad } from './load-client.js';
 import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
 import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
 import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
@@ -227,14 +226,13 @@ async function runBenchmark(
     logProgress(report.notes[report.notes.length - 1] ?? '');
   }
 
-  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
   const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
+  const ingest = { baseUrl: gateway.baseUrl, path: () => ingestPath, headers };
   let acknowledged = 0;
 
   logProgress(`warming up the gateway for ${gatewayWarmUpMs} ms`);
   const warmUp = await runLoad({
-    url: gatewayUrl,
-    headers,
+    ...ingest,
     concurrency: options.concurrency,
     durationMs: gatewayWarmUpMs,
     bodies: fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency }),
@@ -263,8 +261,7 @@ async function runBenchmark(
     );
     const result = await measurePhase({
       db,
-      gatewayUrl,
-      headers,
+      ingest,
       gateway,
       writer,
       fleet,
@@ -285,8 +282,7 @@ async function runBenchmark(
   );
   await writer.stop();
   const fill = await runLoad({
-    url: gatewayUrl,
-    headers,
+    ...ingest,
     concurrency: options.batchConcurrency,
     durationMs: options.durationSeconds * 1000,
     bodies: fleet.createBodySource({
@@ -332,21 +328,13 @@ async function runBenchmark(
     readyPath: '/',
   });
   processes.push(bare);
-  const bareUrl = new URL(ingestPath, bare.baseUrl);
   const bareBodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
-  await runLoad({
-    url: bareUrl,
-    headers,
-    concurrency: options.concurrency,
-    durationMs: bareWarmUpMs,
-    bodies: bareBodies,
-  });
+  const bareLoad = { ...ingest, baseUrl: bare.baseUrl, bodies: bareBodies };
+  await runLoad({ ...bareLoad, concurrency: options.concurrency, durationMs: bareWarmUpMs });
   const bareRun = await runLoad({
-    url: bareUrl,
-    headers,
+    ...bareLoad,
     concurrency: options.concurrency,
     durationMs: options.durationSeconds * 1000,
-    bodies: bareBodies,
   });
   report.ceilings.bareHttp = loadFigures(bareRun, bareBodies, 1, options.concurrency);
   await bare.stop();
@@ -401,8 +389,7 @@ async function runBenchmark(
 async function measurePhase(args: {
   name: PhaseName;
   db: Database;
-  gatewayUrl: URL;
-  headers: Record<string, string>;
+  ingest: { baseUrl: string; path: () => string; headers: Record<string, string> };
   gateway: BenchProcess;
   writer: BenchProcess;
   fleet: Fleet;
@@ -420,8 +407,7 @@ async function measurePhase(args: {
   const cpuBefore = cpuSnapshot(gateway, writer);
 
   const load = await runLoad({
-    url: args.gatewayUrl,
-    headers: args.headers,
+    ...args.ingest,
     concurrency: args.concurrency,
     durationMs: args.durationMs,
     bodies,
@@ -544,21 +530,14 @@ function loadFigures(
   payloadsPerRequest: number,
   concurrency: number,
 ): LoadFigures {
-  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
   return {
     payloadsPerRequest,
     concurrency,
     bodyBytes: bodies.maxBodyBytes,
-    durationSeconds: Math.round(seconds * 1000) / 1000,
-    requests: load.requests,
-    ok: load.ok,
-    requestsPerSecond: load.ok / seconds,
+    durationSeconds: Math.round(load.seconds * 1000) / 1000,
+    ...summarizeLoad(load),
     samplesAccepted: load.samplesAccepted,
-    samplesPerSecond: load.samplesAccepted / seconds,
-    latency: summarizeLatencies(load.latenciesMs),
-    statuses: load.statuses,
-    errors: load.errors,
-    examples: load.examples,
+    samplesPerSecond: load.samplesAccepted / load.seconds,
   };
 }
 

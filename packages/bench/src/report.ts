@@ -1,26 +1,18 @@
 import type { CopyCeilingResult } from './copy-ceiling.js';
 import type { StoreCeilingResult } from './store-ceiling.js';
-import type { LatencySummary } from './latency-summary.js';
+import type { LoadSummary } from './load-client.js';
 
 export type PhaseName = 'single' | 'batched';
 
 /** What a load run against one server measured, as the report shows it. */
-export type LoadFigures = {
+export type LoadFigures = LoadSummary & {
   payloadsPerRequest: number;
   concurrency: number;
   /** Largest request body sent. */
   bodyBytes: number;
   durationSeconds: number;
-  requests: number;
-  ok: number;
-  requestsPerSecond: number;
   samplesAccepted: number;
   samplesPerSecond: number;
-  latency: LatencySummary;
-  /** Answers other than 200 by status, and failed requests by error code. */
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-  examples: string[];
 };
 
 export type PhaseReport = LoadFigures & {

@@ -47,7 +47,7 @@ import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import { sumOf } from './writer-metrics.js';
 
 /** The issue's target: p99 under 1 s with 1,000 rules active under the fleet's load. */
@@ -224,8 +224,7 @@ async function runBenchmark(
   }
 
   logProgress(`probing for ${options.durationSeconds} s under the fleet's load`);
-  const cpuBefore = cpuOf(processes);
-  const machineBefore = machineCpuTimes();
+  const cpuBefore = cpuSnapshot(processes);
   const evaluationsBefore = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
   const windowStartedAt = performance.now();
   const deadline = performance.now() + options.durationSeconds * 1000;
@@ -253,8 +252,7 @@ async function runBenchmark(
       ),
     ),
   ]);
-  const cpuAfter = cpuOf(processes);
-  const machineAfter = machineCpuTimes();
+  const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot(processes));
   const evaluationsAfter = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
   report.evaluator = {
     evaluationsPerSecond:
@@ -264,17 +262,9 @@ async function runBenchmark(
   };
 
   report.fleet = { ...summarizeLoad(load), samplesPerSecond: load.samplesAccepted / load.seconds };
-  for (const [name, after] of Object.entries(cpuAfter)) {
-    const before = cpuBefore[name];
-    if (before !== undefined)
-      report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = after - before;
-  }
-  if (machineBefore && machineAfter) {
-    const total = machineAfter.totalSeconds - machineBefore.totalSeconds;
-    if (total > 0)
-      report.machineBusyPercent =
-        (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / total;
-  }
+  for (const [name, seconds] of Object.entries(cpu.seconds))
+    report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = seconds;
+  report.machineBusyPercent = cpu.machineBusyPercent;
 
   const all = outcomes.flat().sort((a, b) => a.startedAtMs - b.startedAtMs);
   const fired = all.filter((o) => o.fireMs !== undefined);
@@ -453,18 +443,6 @@ function createProbeDeps(
     now: () => performance.now(),
     sleep,
   };
-}
-
-/** CPU seconds so far of each process, and of this one under `self`. */
-function cpuOf(processes: readonly BenchProcess[]): Record<string, number> {
-  const seconds: Record<string, number> = {};
-  for (const proc of processes) {
-    const used = processCpuSeconds(proc.pid);
-    if (used !== undefined) seconds[proc.name] = used;
-  }
-  const self = process.cpuUsage();
-  seconds['self'] = (self.user + self.system) / 1e6;
-  return seconds;
 }
 
 // Exit explicitly: a socket some library left open must not keep a finished run alive.

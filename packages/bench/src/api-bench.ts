@@ -34,7 +34,7 @@ import {
 import { runLoad, summarizeLoad } from './load-client.js';
 import type { MonitorStack } from './monitor-stack.js';
 import { startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { PlannedService } from './service-seed.js';
 import { createSeededRandom } from '@monitor/testkit';
 import { countPlanned, insertPlannedServices, planServices } from './service-seed.js';
@@ -188,8 +188,7 @@ async function runBenchmark(
       });
     }
     logProgress(`measuring ${query.name} for ${options.durationSeconds} s`);
-    const cpuBefore = processCpuSeconds(api.pid);
-    const machineBefore = machineCpuTimes();
+    const cpuBefore = cpuSnapshot([api]);
     const load = await runLoad({
       baseUrl: api.baseUrl,
       path: query.path,
@@ -197,8 +196,8 @@ async function runBenchmark(
       concurrency: options.concurrency,
       durationMs: options.durationSeconds * 1000,
     });
-    const cpuAfter = processCpuSeconds(api.pid);
-    const machineAfter = machineCpuTimes();
+    const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot([api]));
+    const apiCpuSeconds = cpu.seconds[api.name];
     const figures: QueryFigures = {
       name: query.name,
       examplePath: query.path(0),
@@ -208,14 +207,9 @@ async function runBenchmark(
       ...summarizeLoad(load),
       meanBodyBytes: load.ok > 0 ? load.okBodyBytes / load.ok : 0,
     };
-    if (cpuBefore !== undefined && cpuAfter !== undefined && load.ok > 0)
-      figures.apiCpuMsPerRequest = ((cpuAfter - cpuBefore) * 1000) / load.ok;
-    if (machineBefore && machineAfter) {
-      const total = machineAfter.totalSeconds - machineBefore.totalSeconds;
-      if (total > 0)
-        figures.machineBusyPercent =
-          (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / total;
-    }
+    if (apiCpuSeconds !== undefined && load.ok > 0)
+      figures.apiCpuMsPerRequest = (apiCpuSeconds * 1000) / load.ok;
+    figures.machineBusyPercent = cpu.machineBusyPercent;
     report.queries.push(figures);
     logProgress(
       `${query.name}: ${Math.round(figures.requestsPerSecond)} requests/s, ` +

@@ -46,7 +46,7 @@ import { createFleet } from './fleet.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { cpuSnapshot, cpuUsedBetween, processCpuSeconds } from './proc-stats.js';
 import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
 import { formatReport } from './report.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
@@ -404,7 +404,7 @@ async function measurePhase(args: {
   });
   const storedBefore = await countSamples(db);
   const writerBefore = await scrapeWriterCounters(writer.baseUrl);
-  const cpuBefore = cpuSnapshot(gateway, writer);
+  const cpuBefore = cpuSnapshot([gateway, writer]);
 
   const load = await runLoad({
     ...args.ingest,
@@ -412,7 +412,7 @@ async function measurePhase(args: {
     durationMs: args.durationMs,
     bodies,
   });
-  const cpuAfter = cpuSnapshot(gateway, writer);
+  const cpuAfter = cpuSnapshot([gateway, writer]);
 
   const expected = storedBefore + load.samplesAccepted;
   const landed = await waitForLanded(db, {
@@ -425,13 +425,7 @@ async function measurePhase(args: {
 
   const landedSeconds = (landed.landedAtMs - load.startedAtMs) / 1000;
   const figures = loadFigures(load, bodies, args.payloadsPerRequest, args.concurrency);
-  const delta = (pick: (s: CpuSnapshot) => number | undefined): number | undefined => {
-    const before = pick(cpuBefore);
-    const after = pick(cpuAfter);
-    return before === undefined || after === undefined ? undefined : after - before;
-  };
-  const machineBusy = delta((s) => s.machine?.busySeconds);
-  const machineTotal = delta((s) => s.machine?.totalSeconds);
+  const cpu = cpuUsedBetween(cpuBefore, cpuAfter);
   const phase: PhaseReport = {
     ...figures,
     landed: {
@@ -446,19 +440,10 @@ async function measurePhase(args: {
       lagResolutionMs: landed.landedAtMs - landed.previousPollAtMs,
     },
     cpu: {
-      ...optional(
-        'gatewaySeconds',
-        delta((s) => s.gateway),
-      ),
-      ...optional(
-        'writerSeconds',
-        delta((s) => s.writer),
-      ),
-      loadGeneratorSeconds: delta((s) => s.self) ?? 0,
-      ...optional(
-        'machineBusyPercent',
-        machineBusy !== undefined && machineTotal ? (100 * machineBusy) / machineTotal : undefined,
-      ),
+      gatewaySeconds: cpu.seconds[gateway.name],
+      writerSeconds: cpu.seconds[writer.name],
+      loadGeneratorSeconds: cpu.seconds['self'] ?? 0,
+      machineBusyPercent: cpu.machineBusyPercent,
     },
   };
   if (writerBefore && writerAfter) {
@@ -541,23 +526,6 @@ function loadFigures(
   };
 }
 
-type CpuSnapshot = {
-  gateway: number | undefined;
-  writer: number | undefined;
-  self: number;
-  machine: ReturnType<typeof machineCpuTimes>;
-};
-
-function cpuSnapshot(gateway: BenchProcess, writer: BenchProcess): CpuSnapshot {
-  const self = process.cpuUsage();
-  return {
-    gateway: processCpuSeconds(gateway.pid),
-    writer: processCpuSeconds(writer.pid),
-    self: (self.user + self.system) / 1e6,
-    machine: machineCpuTimes(),
-  };
-}
-
 /** Ratios and the targets, from whatever the run measured. */
 function summarize(report: BenchReport, backlog: BacklogFigures | undefined): void {
   const { single, batched } = report.phases;
@@ -637,10 +605,6 @@ function summarize(report: BenchReport, backlog: BacklogFigures | undefined): vo
     );
   }
   noteBusyMachine(report);
-}
-
-function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
 // Exit explicitly: a socket some library left open must not keep a finished run alive.

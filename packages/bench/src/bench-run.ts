@@ -140,7 +140,10 @@ export function integerOption(
 
 /** What every benchmark report carries besides its figures. */
 export type ReportBase = {
+  /** When the run started. */
+  date: string;
   machine: MachineFacts;
+  /** Log lines at warn or above from the processes the run started, by process. */
   logWarnings: Record<string, { count: number; first: string[] }>;
   notes: string[];
   logDir: string;

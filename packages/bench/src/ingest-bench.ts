@@ -47,8 +47,8 @@ import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween, processCpuSeconds } from './proc-stats.js';
-import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
-import { formatReport } from './report.js';
+import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
+import { formatIngestReport } from './ingest-report.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
@@ -137,7 +137,7 @@ async function main(): Promise<number> {
   const cleanup = createCleanup(logProgress);
   stopOnSignals(cleanup);
 
-  const report: BenchReport = {
+  const report: IngestBenchReport = {
     date: startedAt.toISOString(),
     machine: machineFacts(),
     settings: {
@@ -166,13 +166,13 @@ async function main(): Promise<number> {
     out: options.out,
     run: (processes) => runBenchmark(options, report, cleanup, processes, backlog),
     finish: (finished) => summarize(finished, backlog.figures),
-    format: formatReport,
+    format: formatIngestReport,
   });
 }
 
 async function runBenchmark(
   options: Options,
-  report: BenchReport,
+  report: IngestBenchReport,
   cleanup: Cleanup,
   processes: BenchProcess[],
   backlog: { figures?: BacklogFigures },
@@ -527,7 +527,7 @@ function loadFigures(
 }
 
 /** Ratios and the targets, from whatever the run measured. */
-function summarize(report: BenchReport, backlog: BacklogFigures | undefined): void {
+function summarize(report: IngestBenchReport, backlog: BacklogFigures | undefined): void {
   const { single, batched } = report.phases;
   const bare = report.ceilings.bareHttp;
   const copy = report.ceilings.copy;

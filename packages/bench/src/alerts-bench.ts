@@ -16,11 +16,7 @@
  * purpose to find throughput ceilings and stops the pipeline for them, while latency needs the
  * evaluator and the api running under a steady load, with its own warm-up and rules.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
@@ -32,17 +28,7 @@ import type { AlertsBenchReport } from './alerts-report.js';
 import { formatAlertsReport } from './alerts-report.js';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import {
-  createCleanup,
-  noteBusyMachine,
-  runAndReport,
-  describeError,
-  integerOption,
-  logProgress,
-  machineFacts,
-  resultsFile,
-  stopOnSignals,
-} from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { runLoad, summarizeLoad } from './load-client.js';
@@ -59,17 +45,11 @@ const ruleCreateConcurrency = 8;
 /** Probe samples start this far back in event time, so hours of probes never reach the future. */
 const probeHistoryMs = 12 * 3_600_000;
 
-type Options = {
-  rules: number;
-  probeHosts: number;
-  probeDurationMinutes: number;
-  pollIntervalMs: number;
-  hosts: number;
-  concurrency: number;
-  warmUpSeconds: number;
-  durationSeconds: number;
-  out: string;
-};
+/** The command line's options: what the report's settings record, less what follows from them. */
+type Options = Omit<
+  AlertsBenchReport['settings'],
+  'fleetRules' | 'evaluatorRulePollMs' | 'origins'
+>;
 
 const usage = `Usage: npm run bench:alerts -- [options]
   --rules N                   rules active, probe rules included (default 1000)
@@ -84,87 +64,6 @@ const usage = `Usage: npm run bench:alerts -- [options]
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
 EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
 SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes.`;
-
-function parseOptions(startedAt: Date): Options {
-  const { values } = parseArgs({
-    options: {
-      rules: { type: 'string', default: '1000' },
-      'probe-hosts': { type: 'string', default: '4' },
-      'probe-duration-minutes': { type: 'string', default: '1' },
-      'poll-interval-ms': { type: 'string', default: '20' },
-      hosts: { type: 'string', default: '2000' },
-      concurrency: { type: 'string', default: '64' },
-      'warm-up-seconds': { type: 'string', default: '5' },
-      'duration-seconds': { type: 'string', default: '60' },
-      out: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
-  return {
-    rules: integerOption('rules', values.rules, probeHosts),
-    probeHosts,
-    // Probes advance event time by their window: a day's rule would run out of history.
-    probeDurationMinutes: integerOption(
-      'probe-duration-minutes',
-      values['probe-duration-minutes'],
-      0,
-      5,
-    ),
-    pollIntervalMs: integerOption('poll-interval-ms', values['poll-interval-ms']),
-    hosts: integerOption('hosts', values.hosts),
-    concurrency: integerOption('concurrency', values.concurrency),
-    warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
-    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
-    out: resultsFile('alerts', startedAt, values.out),
-  };
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const options = parseOptions(startedAt);
-  const cleanup = createCleanup(logProgress);
-  stopOnSignals(cleanup);
-  const report: AlertsBenchReport = {
-    date: startedAt.toISOString(),
-    machine: machineFacts(),
-    settings: {
-      rules: options.rules,
-      fleetRules: options.rules - options.probeHosts,
-      probeHosts: options.probeHosts,
-      probeDurationMinutes: options.probeDurationMinutes,
-      pollIntervalMs: options.pollIntervalMs,
-      hosts: options.hosts,
-      concurrency: options.concurrency,
-      warmUpSeconds: options.warmUpSeconds,
-      durationSeconds: options.durationSeconds,
-      evaluatorRulePollMs: process.env['EVALUATOR_RULE_POLL_MS'] ?? 'default',
-      origins: {},
-    },
-    cpuSeconds: {},
-    target: {
-      description: `p99 under ${targetP99Ms} ms with ${targetRules} rules active (issue)`,
-      p99Ms: undefined,
-      met: false,
-    },
-    logWarnings: {},
-    notes: [],
-    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-alerts-')),
-  };
-  return runAndReport({
-    report,
-    cleanup,
-    out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes),
-    finish: noteBusyMachine,
-    format: formatAlertsReport,
-  });
-}
 
 async function runBenchmark(
   options: Options,
@@ -445,10 +344,53 @@ function createProbeDeps(
   };
 }
 
-// Exit explicitly: a socket some library left open must not keep a finished run alive.
-process.exit(
-  await main().catch((err: unknown) => {
-    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
-    return 2;
+await runBenchCommand({
+  name: 'alerts',
+  usage,
+  defaults: {
+    rules: '1000',
+    'probe-hosts': '4',
+    'probe-duration-minutes': '1',
+    'poll-interval-ms': '20',
+    hosts: '2000',
+    concurrency: '64',
+    'warm-up-seconds': '5',
+    'duration-seconds': '60',
+  },
+  parseOptions: (values): Options => {
+    const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
+    return {
+      rules: integerOption('rules', values.rules, probeHosts),
+      probeHosts,
+      // Probes advance event time by their window: a day's rule would run out of history.
+      probeDurationMinutes: integerOption(
+        'probe-duration-minutes',
+        values['probe-duration-minutes'],
+        0,
+        5,
+      ),
+      pollIntervalMs: integerOption('poll-interval-ms', values['poll-interval-ms']),
+      hosts: integerOption('hosts', values.hosts),
+      concurrency: integerOption('concurrency', values.concurrency),
+      warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
+      durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    };
+  },
+  createReport: ({ rules, ...options }) => ({
+    settings: {
+      rules,
+      fleetRules: rules - options.probeHosts,
+      ...options,
+      evaluatorRulePollMs: process.env['EVALUATOR_RULE_POLL_MS'] ?? 'default',
+      origins: {},
+    },
+    cpuSeconds: {},
+    target: {
+      description: `p99 under ${targetP99Ms} ms with ${targetRules} rules active (issue)`,
+      p99Ms: undefined,
+      met: false,
+    },
   }),
-);
+  run: runBenchmark,
+  format: formatAlertsReport,
+});

@@ -16,29 +16,15 @@
  * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import {
-  createCleanup,
-  noteBusyMachine,
-  runAndReport,
-  describeError,
-  integerOption,
-  logProgress,
-  machineFacts,
-  resultsFile,
-  stopOnSignals,
-} from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
@@ -87,7 +73,6 @@ type Options = {
   concurrency: number;
   batchConcurrency: number;
   batchSize: number;
-  out: string;
 };
 
 const usage = `Usage: npm run bench:ingest -- [options]
@@ -102,80 +87,11 @@ WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPI
 passed on to the gateway and writer; BENCH_WRITER_NODE_OPTIONS becomes the NODE_OPTIONS of the
 writer that drains the backlog (e.g. --require of a script that starts a CPU profile).`;
 
-function parseOptions(startedAt: Date): Options {
-  const { values } = parseArgs({
-    options: {
-      hosts: { type: 'string', default: '2000' },
-      'duration-seconds': { type: 'string', default: '20' },
-      concurrency: { type: 'string', default: '64' },
-      'batch-concurrency': { type: 'string', default: '8' },
-      'batch-size': { type: 'string', default: '1000' },
-      out: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const positive = (name: string, value: string, max?: number): number =>
-    integerOption(name, value, 1, max);
-  return {
-    hosts: positive('hosts', values.hosts),
-    durationSeconds: positive('duration-seconds', values['duration-seconds']),
-    concurrency: positive('concurrency', values.concurrency),
-    batchConcurrency: positive('batch-concurrency', values['batch-concurrency']),
-    batchSize: positive('batch-size', values['batch-size'], 1000),
-    out: resultsFile('ingest', startedAt, values.out),
-  };
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const options = parseOptions(startedAt);
-  const cleanup = createCleanup(logProgress);
-  stopOnSignals(cleanup);
-
-  const report: IngestBenchReport = {
-    date: startedAt.toISOString(),
-    machine: machineFacts(),
-    settings: {
-      hosts: options.hosts,
-      durationSeconds: options.durationSeconds,
-      concurrency: options.concurrency,
-      batchConcurrency: options.batchConcurrency,
-      batchHosts: 0,
-      payloadBytes: 0,
-      maxIngestBodyBytes,
-      services: {},
-    },
-    phases: {},
-    ceilings: {},
-    ratios: {},
-    loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
-    targets: {},
-    logWarnings: {},
-    notes: [],
-    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-')),
-  };
-  const backlog: { figures?: BacklogFigures } = {};
-  return runAndReport({
-    report,
-    cleanup,
-    out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes, backlog),
-    finish: (finished) => summarize(finished, backlog.figures),
-    format: formatIngestReport,
-  });
-}
-
 async function runBenchmark(
   options: Options,
   report: IngestBenchReport,
   cleanup: Cleanup,
   processes: BenchProcess[],
-  backlog: { figures?: BacklogFigures },
 ): Promise<void> {
   const { apiKey, env } = pipelineSettings();
   const stack = await startMonitorStack({
@@ -604,13 +520,46 @@ function summarize(report: IngestBenchReport, backlog: BacklogFigures | undefine
         `${backlog.batches ?? '?'} transactions in all)${backlog.drained ? '' : '; NOT drained before the timeout'}`,
     );
   }
-  noteBusyMachine(report);
 }
 
-// Exit explicitly: a socket some library left open must not keep a finished run alive.
-process.exit(
-  await main().catch((err: unknown) => {
-    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
-    return 2;
+/** The writer's drain of the backlog, for the summary: the report keeps it only as a note. */
+const backlog: { figures?: BacklogFigures } = {};
+
+await runBenchCommand({
+  name: 'ingest',
+  usage,
+  defaults: {
+    hosts: '2000',
+    'duration-seconds': '20',
+    concurrency: '64',
+    'batch-concurrency': '8',
+    'batch-size': '1000',
+  },
+  parseOptions: (values): Options => ({
+    hosts: integerOption('hosts', values.hosts),
+    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    concurrency: integerOption('concurrency', values.concurrency),
+    batchConcurrency: integerOption('batch-concurrency', values['batch-concurrency']),
+    batchSize: integerOption('batch-size', values['batch-size'], 1, 1000),
   }),
-);
+  createReport: (options) => ({
+    settings: {
+      hosts: options.hosts,
+      durationSeconds: options.durationSeconds,
+      concurrency: options.concurrency,
+      batchConcurrency: options.batchConcurrency,
+      batchHosts: 0,
+      payloadBytes: 0,
+      maxIngestBodyBytes,
+      services: {},
+    },
+    phases: {},
+    ceilings: {},
+    ratios: {},
+    loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
+    targets: {},
+  }),
+  run: runBenchmark,
+  finish: (report) => summarize(report, backlog.figures),
+  format: formatIngestReport,
+});

@@ -32,7 +32,7 @@ import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { runLoad, summarizeLoad } from './load-client.js';
-import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
+import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import { sumOf } from './writer-metrics.js';
 
@@ -71,27 +71,18 @@ async function runBenchmark(
   cleanup: Cleanup,
   processes: BenchProcess[],
 ): Promise<void> {
-  const { apiKey, env } = pipelineSettings();
-  const stack = await startMonitorStack({
-    services: ['postgres', 'kafka', 'redis'],
+  const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
     databasePrefix: 'bench_alerts',
-    env,
   });
   report.settings.origins = stack.serviceOrigins;
 
   logProgress('starting gateway, writer, evaluator, api and investigator');
-  const [gateway, , evaluator, api] = await Promise.all(
-    ['gateway', 'writer', 'evaluator', 'api', 'investigator'].map(async (role) => {
-      const proc = await stack.startRole(role);
-      processes.push(proc);
-      return proc;
-    }),
+  const [gateway, , evaluator, api] = await stack.startRoles(
+    ['gateway', 'writer', 'evaluator', 'api', 'investigator'],
+    processes,
   );
-  if (gateway === undefined || evaluator === undefined || api === undefined)
-    throw new Error('a role is missing');
-  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
 
   const probeHosts = Array.from({ length: options.probeHosts }, (_, i) => `bench-probe-${i}`);
   logProgress(`creating ${options.rules} rules`);

@@ -31,7 +31,7 @@ import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
-import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
+import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween, processCpuSeconds } from './proc-stats.js';
 import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
 import { formatIngestReport } from './ingest-report.js';
@@ -93,32 +93,17 @@ async function runBenchmark(
   cleanup: Cleanup,
   processes: BenchProcess[],
 ): Promise<void> {
-  const { apiKey, env } = pipelineSettings();
-  const stack = await startMonitorStack({
-    services: ['postgres', 'kafka', 'redis'],
+  const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
     databasePrefix: 'bench',
-    env,
   });
   report.settings.services = stack.serviceOrigins;
   report.settings.writerBatchMaxMessages = stack.env['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
   report.settings.writerBatchMaxWaitMs = stack.env['WRITER_BATCH_MAX_WAIT_MS'] ?? 'default';
 
   logProgress('starting gateway and writer');
-  const roleProcesses = await Promise.allSettled(
-    (['gateway', 'writer'] as const).map(async (role) => {
-      const proc = await stack.startRole(role);
-      processes.push(proc);
-      return proc;
-    }),
-  );
-  const [gateway, firstWriter] = roleProcesses.map((result) => {
-    if (result.status === 'rejected') throw result.reason;
-    return result.value;
-  });
-  if (gateway === undefined || firstWriter === undefined)
-    throw new Error('gateway or writer missing');
+  const [gateway, firstWriter] = await stack.startRoles(['gateway', 'writer'], processes);
   let writer = firstWriter;
   const { db } = stack;
 
@@ -142,7 +127,6 @@ async function runBenchmark(
     logProgress(report.notes[report.notes.length - 1] ?? '');
   }
 
-  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
   const ingest = { baseUrl: gateway.baseUrl, path: () => ingestPath, headers };
   let acknowledged = 0;
 

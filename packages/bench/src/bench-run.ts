@@ -122,7 +122,7 @@ export function pickEnv(
   return picked;
 }
 
-export function describeError(err: unknown): string {
+function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 

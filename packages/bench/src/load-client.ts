@@ -19,8 +19,6 @@ type LoadOptions = {
   /** Requests in flight at all times (closed loop: each worker sends its next when answered). */
   concurrency: number;
   durationMs: number;
-  /** A request unanswered after this long counts as an error (default 30 s). */
-  requestTimeoutMs?: number;
 };
 
 export type LoadResult = {
@@ -51,6 +49,8 @@ export type LoadResult = {
 };
 
 const maxExamples = 5;
+/** A request unanswered after this long counts as an error. */
+const requestTimeoutMs = 30_000;
 
 /**
  * Drives requests at a fixed concurrency for `durationMs`, then waits for the requests in
@@ -59,7 +59,6 @@ const maxExamples = 5;
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const { concurrency, bodies } = options;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const agent = new Agent({
     keepAlive: true,
     maxSockets: concurrency,
@@ -157,14 +156,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 }
 
 /** The figures every benchmark reports of a load run. */
-export type LoadSummary = {
-  requests: number;
-  ok: number;
+export type LoadSummary = Pick<
+  LoadResult,
+  'requests' | 'ok' | 'statuses' | 'errors' | 'examples'
+> & {
   requestsPerSecond: number;
   latency: LatencySummary;
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-  examples: string[];
 };
 
 export function summarizeLoad(load: LoadResult): LoadSummary {

@@ -35,7 +35,7 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
 
 type MachineCpuTimes = { busySeconds: number; totalSeconds: number };
 
-export type CpuSnapshot = {
+type CpuSnapshot = {
   /** CPU seconds so far by process name, this process's under `self`. */
   seconds: Record<string, number>;
   machine: MachineCpuTimes | undefined;

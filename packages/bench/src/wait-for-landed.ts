@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 
-export type LandedResult = {
+type LandedResult = {
   /** Rows `samples` had to reach. */
   expected: number;
   /** Rows it held once it reached `expected` (or at the timeout), and again after settling. */

@@ -5,8 +5,8 @@ import { parseArgs } from 'node:util';
 import type { BenchProcess } from './bench-process.js';
 
 /**
- * The scaffolding every benchmark command shares: progress lines, undoing what a run started
- * (on success, on errors and on Ctrl-C), the machine's facts and where results go.
+ * The scaffolding every benchmark command shares: its command line, progress lines, undoing what
+ * a run started (on success, on errors and on Ctrl-C), the machine's facts and where results go.
  */
 
 export type Cleanup = {

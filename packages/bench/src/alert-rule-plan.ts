@@ -5,21 +5,19 @@ import { fleetMetricNames } from './fleet.js';
 export type RuleBody = {
   name: string;
   metric: string;
-  condition: RuleCondition;
+  condition: AlertCondition;
   threshold: number;
   duration_minutes: number;
   severity: 'critical' | 'warning' | 'info';
   scope?: Record<string, string>;
 };
 
-export type RuleCondition = AlertCondition;
-
 /** The fleet's metrics are percentages: every value it sends lies in this range. */
 export const fleetValueRange = { min: 0, max: 100 } as const;
 
 /** The probes' own metric, which no fleet host sends. */
 export const probeMetric = 'probe_value';
-export const probeThreshold = 50;
+const probeThreshold = 50;
 /** A probe sample that breaches its rule, and one that clears it. */
 export const probeBreachValue = 90;
 export const probeClearValue = 10;

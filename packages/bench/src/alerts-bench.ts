@@ -16,12 +16,10 @@
  * purpose to find throughput ceilings and stops the pipeline for them, while latency needs the
  * evaluator and the api running under a steady load, with its own warm-up and rules.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
+import { ingestPath } from '@monitor/schemas';
 import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
 import { probeSpanMs, runProbe } from './alert-probe.js';
 import type { RuleBody } from './alert-rule-plan.js';
@@ -30,26 +28,14 @@ import type { AlertsBenchReport } from './alerts-report.js';
 import { formatAlertsReport } from './alerts-report.js';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import {
-  createCleanup,
-  noteBusyMachine,
-  runAndReport,
-  describeError,
-  integerOption,
-  logProgress,
-  machineFacts,
-  resultsFile,
-  sleep,
-  stopOnSignals,
-} from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
 import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
-import { runLoad } from './load-client.js';
-import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { runLoad, summarizeLoad } from './load-client.js';
+import { startPipelineStack } from './monitor-stack.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import { sumOf } from './writer-metrics.js';
 
-const ingestPath = '/api/v1/ingest';
 /** The issue's target: p99 under 1 s with 1,000 rules active under the fleet's load. */
 const targetP99Ms = 1_000;
 const targetRules = 1_000;
@@ -59,17 +45,11 @@ const ruleCreateConcurrency = 8;
 /** Probe samples start this far back in event time, so hours of probes never reach the future. */
 const probeHistoryMs = 12 * 3_600_000;
 
-type Options = {
-  rules: number;
-  probeHosts: number;
-  probeDurationMinutes: number;
-  pollIntervalMs: number;
-  hosts: number;
-  concurrency: number;
-  warmUpSeconds: number;
-  durationSeconds: number;
-  out: string;
-};
+/** The command line's options: what the report's settings record, less what follows from them. */
+type Options = Omit<
+  AlertsBenchReport['settings'],
+  'fleetRules' | 'evaluatorRulePollMs' | 'origins'
+>;
 
 const usage = `Usage: npm run bench:alerts -- [options]
   --rules N                   rules active, probe rules included (default 1000)
@@ -85,114 +65,24 @@ Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else test
 EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
 SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes.`;
 
-function parseOptions(startedAt: Date): Options {
-  const { values } = parseArgs({
-    options: {
-      rules: { type: 'string', default: '1000' },
-      'probe-hosts': { type: 'string', default: '4' },
-      'probe-duration-minutes': { type: 'string', default: '1' },
-      'poll-interval-ms': { type: 'string', default: '20' },
-      hosts: { type: 'string', default: '2000' },
-      concurrency: { type: 'string', default: '64' },
-      'warm-up-seconds': { type: 'string', default: '5' },
-      'duration-seconds': { type: 'string', default: '60' },
-      out: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
-  return {
-    rules: integerOption('rules', values.rules, probeHosts),
-    probeHosts,
-    // Probes advance event time by their window: a day's rule would run out of history.
-    probeDurationMinutes: integerOption(
-      'probe-duration-minutes',
-      values['probe-duration-minutes'],
-      0,
-      5,
-    ),
-    pollIntervalMs: integerOption('poll-interval-ms', values['poll-interval-ms']),
-    hosts: integerOption('hosts', values.hosts),
-    concurrency: integerOption('concurrency', values.concurrency),
-    warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
-    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
-    out: resultsFile('alerts', startedAt, values.out),
-  };
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const options = parseOptions(startedAt);
-  const cleanup = createCleanup(logProgress);
-  stopOnSignals(cleanup);
-  const report: AlertsBenchReport = {
-    date: startedAt.toISOString(),
-    machine: machineFacts(),
-    settings: {
-      rules: options.rules,
-      fleetRules: options.rules - options.probeHosts,
-      probeHosts: options.probeHosts,
-      probeDurationMinutes: options.probeDurationMinutes,
-      pollIntervalMs: options.pollIntervalMs,
-      hosts: options.hosts,
-      concurrency: options.concurrency,
-      warmUpSeconds: options.warmUpSeconds,
-      durationSeconds: options.durationSeconds,
-      evaluatorRulePollMs: process.env['EVALUATOR_RULE_POLL_MS'] ?? 'default',
-      origins: {},
-    },
-    cpuSeconds: {},
-    target: {
-      description: `p99 under ${targetP99Ms} ms with ${targetRules} rules active (issue)`,
-      p99Ms: undefined,
-      met: false,
-    },
-    logWarnings: {},
-    notes: [],
-    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-alerts-')),
-  };
-  return runAndReport({
-    report,
-    cleanup,
-    out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes),
-    finish: noteBusyMachine,
-    format: formatAlertsReport,
-  });
-}
-
 async function runBenchmark(
   options: Options,
   report: AlertsBenchReport,
   cleanup: Cleanup,
   processes: BenchProcess[],
 ): Promise<void> {
-  const { apiKey, env } = pipelineSettings();
-  const stack = await startMonitorStack({
-    services: ['postgres', 'kafka', 'redis'],
+  const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
     databasePrefix: 'bench_alerts',
-    env,
   });
   report.settings.origins = stack.serviceOrigins;
 
   logProgress('starting gateway, writer, evaluator, api and investigator');
-  const [gateway, , evaluator, api] = await Promise.all(
-    ['gateway', 'writer', 'evaluator', 'api', 'investigator'].map(async (role) => {
-      const proc = await stack.startRole(role);
-      processes.push(proc);
-      return proc;
-    }),
+  const [gateway, , evaluator, api] = await stack.startRoles(
+    ['gateway', 'writer', 'evaluator', 'api', 'investigator'],
+    processes,
   );
-  if (gateway === undefined || evaluator === undefined || api === undefined)
-    throw new Error('a role is missing');
-  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
 
   const probeHosts = Array.from({ length: options.probeHosts }, (_, i) => `bench-probe-${i}`);
   logProgress(`creating ${options.rules} rules`);
@@ -211,34 +101,29 @@ async function runBenchmark(
     baseTimeMs: Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000,
   });
   const bodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
-  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
+  const ingest = { baseUrl: gateway.baseUrl, path: () => ingestPath, headers, bodies };
   if (options.warmUpSeconds > 0) {
     logProgress(`fleet warm-up for ${options.warmUpSeconds} s`);
     const warmUp = await runLoad({
-      url: gatewayUrl,
-      headers,
+      ...ingest,
       concurrency: options.concurrency,
       durationMs: options.warmUpSeconds * 1000,
-      bodies,
     });
     if (warmUp.ok === 0)
       throw new Error(`the gateway acknowledged nothing: ${warmUp.examples.join('; ')}`);
   }
 
   logProgress(`probing for ${options.durationSeconds} s under the fleet's load`);
-  const cpuBefore = cpuOf(processes);
-  const machineBefore = machineCpuTimes();
+  const cpuBefore = cpuSnapshot(processes);
   const evaluationsBefore = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
   const windowStartedAt = performance.now();
   const deadline = performance.now() + options.durationSeconds * 1000;
   const probeDeps = createProbeDeps(gateway.baseUrl, api.baseUrl, headers);
   const [load, outcomes] = await Promise.all([
     runLoad({
-      url: gatewayUrl,
-      headers,
+      ...ingest,
       concurrency: options.concurrency,
       durationMs: options.durationSeconds * 1000,
-      bodies,
     }),
     Promise.all(
       probeHosts.map((host, i) =>
@@ -257,8 +142,7 @@ async function runBenchmark(
       ),
     ),
   ]);
-  const cpuAfter = cpuOf(processes);
-  const machineAfter = machineCpuTimes();
+  const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot(processes));
   const evaluationsAfter = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
   report.evaluator = {
     evaluationsPerSecond:
@@ -267,28 +151,10 @@ async function runBenchmark(
     statesStored: await countStates(stack.db),
   };
 
-  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
-  report.fleet = {
-    requests: load.requests,
-    ok: load.ok,
-    requestsPerSecond: load.ok / seconds,
-    samplesPerSecond: load.samplesAccepted / seconds,
-    latency: summarizeLatencies(load.latenciesMs),
-    statuses: load.statuses,
-    errors: load.errors,
-    examples: load.examples,
-  };
-  for (const [name, after] of Object.entries(cpuAfter)) {
-    const before = cpuBefore[name];
-    if (before !== undefined)
-      report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = after - before;
-  }
-  if (machineBefore && machineAfter) {
-    const total = machineAfter.totalSeconds - machineBefore.totalSeconds;
-    if (total > 0)
-      report.machineBusyPercent =
-        (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / total;
-  }
+  report.fleet = { ...summarizeLoad(load), samplesPerSecond: load.samplesAccepted / load.seconds };
+  for (const [name, seconds] of Object.entries(cpu.seconds))
+    report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = seconds;
+  report.machineBusyPercent = cpu.machineBusyPercent;
 
   const all = outcomes.flat().sort((a, b) => a.startedAtMs - b.startedAtMs);
   const fired = all.filter((o) => o.fireMs !== undefined);
@@ -469,22 +335,53 @@ function createProbeDeps(
   };
 }
 
-/** CPU seconds so far of each process, and of this one under `self`. */
-function cpuOf(processes: readonly BenchProcess[]): Record<string, number> {
-  const seconds: Record<string, number> = {};
-  for (const proc of processes) {
-    const used = processCpuSeconds(proc.pid);
-    if (used !== undefined) seconds[proc.name] = used;
-  }
-  const self = process.cpuUsage();
-  seconds['self'] = (self.user + self.system) / 1e6;
-  return seconds;
-}
-
-// Exit explicitly: a socket some library left open must not keep a finished run alive.
-process.exit(
-  await main().catch((err: unknown) => {
-    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
-    return 2;
+await runBenchCommand({
+  name: 'alerts',
+  usage,
+  defaults: {
+    rules: '1000',
+    'probe-hosts': '4',
+    'probe-duration-minutes': '1',
+    'poll-interval-ms': '20',
+    hosts: '2000',
+    concurrency: '64',
+    'warm-up-seconds': '5',
+    'duration-seconds': '60',
+  },
+  parseOptions: (values): Options => {
+    const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
+    return {
+      rules: integerOption('rules', values.rules, probeHosts),
+      probeHosts,
+      // Probes advance event time by their window: a day's rule would run out of history.
+      probeDurationMinutes: integerOption(
+        'probe-duration-minutes',
+        values['probe-duration-minutes'],
+        0,
+        5,
+      ),
+      pollIntervalMs: integerOption('poll-interval-ms', values['poll-interval-ms']),
+      hosts: integerOption('hosts', values.hosts),
+      concurrency: integerOption('concurrency', values.concurrency),
+      warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
+      durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    };
+  },
+  createReport: ({ rules, ...options }) => ({
+    settings: {
+      rules,
+      fleetRules: rules - options.probeHosts,
+      ...options,
+      evaluatorRulePollMs: process.env['EVALUATOR_RULE_POLL_MS'] ?? 'default',
+      origins: {},
+    },
+    cpuSeconds: {},
+    target: {
+      description: `p99 under ${targetP99Ms} ms with ${targetRules} rules active (issue)`,
+      p99Ms: undefined,
+      met: false,
+    },
   }),
-);
+  run: runBenchmark,
+  format: formatAlertsReport,
+});

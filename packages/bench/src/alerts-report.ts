@@ -1,9 +1,9 @@
-import type { MachineFacts } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
 import type { LatencySummary } from './latency-summary.js';
+import type { LoadSummary } from './load-client.js';
+import { formatMachine, formatNotes, int, ms, sum } from './report-text.js';
 
-export type AlertsBenchReport = {
-  date: string;
-  machine: MachineFacts;
+export type AlertsBenchReport = ReportBase & {
   settings: {
     rules: number;
     fleetRules: number;
@@ -21,16 +21,7 @@ export type AlertsBenchReport = {
   /** From the last rule created to the evaluator's `evaluator_rules` gauge showing them all. */
   rulesLoadedAfterMs?: number;
   /** The fleet's load while the probes ran (the warm-up excluded). */
-  fleet?: {
-    requests: number;
-    ok: number;
-    requestsPerSecond: number;
-    samplesPerSecond: number;
-    latency: LatencySummary;
-    statuses: Record<string, number>;
-    errors: Record<string, number>;
-    examples: string[];
-  };
+  fleet?: LoadSummary & { samplesPerSecond: number };
   probes?: {
     /** Probes whose alert became visible. */
     count: number;
@@ -63,9 +54,6 @@ export type AlertsBenchReport = {
   cpuSeconds: Record<string, number>;
   machineBusyPercent?: number;
   target: { description: string; p99Ms: number | undefined; met: boolean };
-  logWarnings: Record<string, { count: number; first: string[] }>;
-  notes: string[];
-  logDir: string;
 };
 
 /** The report as plain text for the terminal. */
@@ -73,8 +61,7 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
   const { machine, settings, fleet, probes } = report;
   const lines = [
     `Alert latency benchmark, ${report.date}`,
-    `${machine.cpuModel} × ${machine.cpuCount}, ${(machine.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB, ` +
-      `Node ${machine.node}, ${machine.os}, load average at start ${machine.loadAverageAtStart.join(' ')}`,
+    formatMachine(machine),
     `${int(settings.rules)} rules (${int(settings.fleetRules)} on the fleet's metrics, never breached; ` +
       `${settings.probeHosts} probe rules, duration ${settings.probeDurationMinutes} min); ` +
       `fleet of ${int(settings.hosts)} hosts at concurrency ${settings.concurrency}; ` +
@@ -133,24 +120,5 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
     '',
     `target: ${target.description}: p99 ${target.p99Ms === undefined ? '?' : `${ms(target.p99Ms)} ms`}, ${target.met ? 'met' : 'NOT met'}`,
   );
-  const warnings = Object.entries(report.logWarnings).filter(([, w]) => w.count > 0);
-  if (warnings.length > 0 || report.notes.length > 0) lines.push('', 'Notes');
-  for (const note of report.notes) lines.push(`  - ${note}`);
-  for (const [name, w] of warnings) {
-    lines.push(`  - ${name} logged ${w.count} line(s) at warn or above, first:`);
-    for (const line of w.first) lines.push(`      ${line.slice(0, 240)}`);
-  }
-  return lines.join('\n');
-}
-
-function sum(counts: Record<string, number>): number {
-  return Object.values(counts).reduce((total, n) => total + n, 0);
-}
-
-function int(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
-}
-
-function ms(value: number): string {
-  return value.toFixed(value < 10 ? 2 : 1);
+  return [...lines, ...formatNotes(report)].join('\n');
 }

@@ -10,32 +10,17 @@
  *    match the seed), then driven at a fixed concurrency: requests/s and latency.
  * 4. `explain (analyze, buffers)` of the list query at the deepest page.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
 import type { ApiBenchReport, QueryFigures } from './api-report.js';
 import { formatApiReport } from './api-report.js';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import {
-  createCleanup,
-  noteBusyMachine,
-  runAndReport,
-  describeError,
-  integerOption,
-  logProgress,
-  machineFacts,
-  resultsFile,
-  stopOnSignals,
-} from './bench-run.js';
-import { runGetLoad } from './get-load.js';
-import { summarizeLatencies } from './latency-summary.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { runLoad, summarizeLoad } from './load-client.js';
 import type { MonitorStack } from './monitor-stack.js';
 import { startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { PlannedService } from './service-seed.js';
 import { createSeededRandom } from '@monitor/testkit';
 import { countPlanned, insertPlannedServices, planServices } from './service-seed.js';
@@ -47,14 +32,8 @@ const staleAfterSeconds = 3_600;
 const mainSeed = 20_261_122;
 const otherSeed = 4_242;
 
-type Options = {
-  services: number;
-  otherServices: number;
-  concurrency: number;
-  durationSeconds: number;
-  warmUpSeconds: number;
-  out: string;
-};
+/** The command line's options: what the report's settings record, less the fixed ones. */
+type Options = Omit<ApiBenchReport['settings'], 'staleAfterSeconds' | 'origins'>;
 
 const usage = `Usage: npm run bench:api -- [options]
   --services N            services in the measured organization (default 10000)
@@ -64,66 +43,6 @@ const usage = `Usage: npm run bench:api -- [options]
   --warm-up-seconds N     unmeasured load before each query (default 2)
   --out FILE              JSON results (default bench-results/api-<iso date>.json)
 PostgreSQL comes from DATABASE_URL when set, else testkit starts it.`;
-
-function parseOptions(startedAt: Date): Options {
-  const { values } = parseArgs({
-    options: {
-      services: { type: 'string', default: '10000' },
-      'other-services': { type: 'string', default: '3000' },
-      concurrency: { type: 'string', default: '16' },
-      'duration-seconds': { type: 'string', default: '10' },
-      'warm-up-seconds': { type: 'string', default: '2' },
-      out: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  return {
-    // The deepest page measured is offset 9,900: fewer services would measure an empty page.
-    services: integerOption('services', values.services, pageLimit),
-    otherServices: integerOption('other-services', values['other-services'], 0),
-    concurrency: integerOption('concurrency', values.concurrency),
-    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
-    warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
-    out: resultsFile('api', startedAt, values.out),
-  };
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const options = parseOptions(startedAt);
-  const cleanup = createCleanup(logProgress);
-  stopOnSignals(cleanup);
-  const report: ApiBenchReport = {
-    date: startedAt.toISOString(),
-    machine: machineFacts(),
-    settings: {
-      services: options.services,
-      otherOrgServices: options.otherServices,
-      concurrency: options.concurrency,
-      durationSeconds: options.durationSeconds,
-      warmUpSeconds: options.warmUpSeconds,
-      staleAfterSeconds,
-      origins: {},
-    },
-    queries: [],
-    logWarnings: {},
-    notes: [],
-    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-api-')),
-  };
-  return runAndReport({
-    report,
-    cleanup,
-    out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes),
-    finish: noteBusyMachine,
-    format: formatApiReport,
-  });
-}
 
 async function runBenchmark(
   options: Options,
@@ -180,7 +99,7 @@ async function runBenchmark(
   for (const query of queries) {
     await checkAnswer(api.baseUrl, headers, query.path(0), query.expected);
     if (options.warmUpSeconds > 0) {
-      await runGetLoad({
+      await runLoad({
         baseUrl: api.baseUrl,
         path: query.path,
         headers,
@@ -189,41 +108,28 @@ async function runBenchmark(
       });
     }
     logProgress(`measuring ${query.name} for ${options.durationSeconds} s`);
-    const cpuBefore = processCpuSeconds(api.pid);
-    const machineBefore = machineCpuTimes();
-    const load = await runGetLoad({
+    const cpuBefore = cpuSnapshot([api]);
+    const load = await runLoad({
       baseUrl: api.baseUrl,
       path: query.path,
       headers,
       concurrency: options.concurrency,
       durationMs: options.durationSeconds * 1000,
     });
-    const cpuAfter = processCpuSeconds(api.pid);
-    const machineAfter = machineCpuTimes();
-    const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
+    const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot([api]));
+    const apiCpuSeconds = cpu.seconds[api.name];
     const figures: QueryFigures = {
       name: query.name,
       examplePath: query.path(0),
       ...('total' in query.expected ? { expectedTotal: query.expected.total } : {}),
       concurrency: options.concurrency,
-      durationSeconds: Math.round(seconds * 1000) / 1000,
-      requests: load.requests,
-      ok: load.ok,
-      requestsPerSecond: load.ok / seconds,
-      latency: summarizeLatencies(load.latenciesMs),
+      durationSeconds: Math.round(load.seconds * 1000) / 1000,
+      ...summarizeLoad(load),
       meanBodyBytes: load.ok > 0 ? load.okBodyBytes / load.ok : 0,
-      statuses: load.statuses,
-      errors: load.errors,
-      examples: load.examples,
     };
-    if (cpuBefore !== undefined && cpuAfter !== undefined && load.ok > 0)
-      figures.apiCpuMsPerRequest = ((cpuAfter - cpuBefore) * 1000) / load.ok;
-    if (machineBefore && machineAfter) {
-      const total = machineAfter.totalSeconds - machineBefore.totalSeconds;
-      if (total > 0)
-        figures.machineBusyPercent =
-          (100 * (machineAfter.busySeconds - machineBefore.busySeconds)) / total;
-    }
+    if (apiCpuSeconds !== undefined && load.ok > 0)
+      figures.apiCpuMsPerRequest = (apiCpuSeconds * 1000) / load.ok;
+    figures.machineBusyPercent = cpu.machineBusyPercent;
     report.queries.push(figures);
     logProgress(
       `${query.name}: ${Math.round(figures.requestsPerSecond)} requests/s, ` +
@@ -266,12 +172,12 @@ async function seed(
     activeAlertShare: 0.02,
   };
   const plan = planServices({ ...planOptions, count: options.services, seed: mainSeed });
-  logProgress(`seeding ${options.services} + ${options.otherServices} services`);
+  logProgress(`seeding ${options.services} + ${options.otherOrgServices} services`);
   await insertPlannedServices(db, mainOrg.id, plan, mainSeed);
-  if (options.otherServices > 0) {
+  if (options.otherOrgServices > 0) {
     const otherPlan = planServices({
       ...planOptions,
-      count: options.otherServices,
+      count: options.otherOrgServices,
       seed: otherSeed,
     });
     await insertPlannedServices(db, otherOrg.id, otherPlan, otherSeed);
@@ -340,10 +246,28 @@ function shuffle<T>(items: readonly T[], seed: number): T[] {
   return copy;
 }
 
-// Exit explicitly: a socket some library left open must not keep a finished run alive.
-process.exit(
-  await main().catch((err: unknown) => {
-    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
-    return 2;
+await runBenchCommand({
+  name: 'api',
+  usage,
+  defaults: {
+    services: '10000',
+    'other-services': '3000',
+    concurrency: '16',
+    'duration-seconds': '10',
+    'warm-up-seconds': '2',
+  },
+  parseOptions: (values): Options => ({
+    // The deepest page measured is offset 9,900: fewer services would measure an empty page.
+    services: integerOption('services', values.services, pageLimit),
+    otherOrgServices: integerOption('other-services', values['other-services'], 0),
+    concurrency: integerOption('concurrency', values.concurrency),
+    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    warmUpSeconds: integerOption('warm-up-seconds', values['warm-up-seconds'], 0),
   }),
-);
+  createReport: (options) => ({
+    settings: { ...options, staleAfterSeconds, origins: {} },
+    queries: [],
+  }),
+  run: runBenchmark,
+  format: formatApiReport,
+});

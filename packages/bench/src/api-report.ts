@@ -1,8 +1,9 @@
-import type { MachineFacts } from './bench-run.js';
-import type { LatencySummary } from './latency-summary.js';
+import type { ReportBase } from './bench-run.js';
+import type { LoadSummary } from './load-client.js';
+import { formatMachine, formatNotes, int, sum } from './report-text.js';
 
 /** One query of the API benchmark under load. */
-export type QueryFigures = {
+export type QueryFigures = LoadSummary & {
   name: string;
   /** The first path requested (the detail query walks over every service). */
   examplePath: string;
@@ -10,14 +11,7 @@ export type QueryFigures = {
   expectedTotal?: number;
   concurrency: number;
   durationSeconds: number;
-  requests: number;
-  ok: number;
-  requestsPerSecond: number;
-  latency: LatencySummary;
   meanBodyBytes: number;
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-  examples: string[];
   /** CPU of the api process during the load, per answered request. */
   apiCpuMsPerRequest?: number;
   machineBusyPercent?: number;
@@ -34,9 +28,7 @@ export type ExplainFigures = {
   orderFromIndex: boolean;
 };
 
-export type ApiBenchReport = {
-  date: string;
-  machine: MachineFacts;
+export type ApiBenchReport = ReportBase & {
   settings: {
     services: number;
     otherOrgServices: number;
@@ -55,9 +47,6 @@ export type ApiBenchReport = {
   };
   queries: QueryFigures[];
   explain?: ExplainFigures;
-  logWarnings: Record<string, { count: number; first: string[] }>;
-  notes: string[];
-  logDir: string;
 };
 
 /** The report as a plain-text table for the terminal. */
@@ -65,8 +54,7 @@ export function formatApiReport(report: ApiBenchReport): string {
   const { machine, settings } = report;
   const lines = [
     `Query API benchmark, ${report.date}`,
-    `${machine.cpuModel} × ${machine.cpuCount}, ${(machine.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB, ` +
-      `Node ${machine.node}, ${machine.os}, load average at start ${machine.loadAverageAtStart.join(' ')}`,
+    formatMachine(machine),
     `${int(settings.services)} services in the measured organization, ${int(settings.otherOrgServices)} in another; ` +
       `concurrency ${settings.concurrency}, ${settings.durationSeconds} s per query after ${settings.warmUpSeconds} s warm-up`,
   ];
@@ -102,26 +90,11 @@ export function formatApiReport(report: ApiBenchReport): string {
       `order from an index: ${explain.orderFromIndex ? 'yes' : 'NO'} (indexes read: ${explain.indexes.join(', ') || 'none'})`,
     );
   }
-  const warnings = Object.entries(report.logWarnings).filter(([, w]) => w.count > 0);
-  if (warnings.length > 0 || report.notes.length > 0) lines.push('', 'Notes');
-  for (const note of report.notes) lines.push(`  - ${note}`);
-  for (const [name, w] of warnings) {
-    lines.push(`  - ${name} logged ${w.count} line(s) at warn or above, first:`);
-    for (const line of w.first) lines.push(`      ${line.slice(0, 240)}`);
-  }
-  return lines.join('\n');
+  return [...lines, ...formatNotes(report)].join('\n');
 }
 
 function entries(counts: Record<string, number>): string {
   return Object.entries(counts)
     .map(([name, n]) => `${name} ${int(n)}`)
     .join(', ');
-}
-
-function sum(counts: Record<string, number>): number {
-  return Object.values(counts).reduce((total, n) => total + n, 0);
-}
-
-function int(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
 }

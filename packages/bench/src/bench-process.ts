@@ -1,7 +1,10 @@
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startSupervised } from '@monitor/testkit';
 import type { SupervisedProcess } from '@monitor/testkit';
 import { findChildPid } from './proc-stats.js';
+
+const readyTimeoutMs = 60_000;
 
 export type BenchProcess = {
   readonly name: string;
@@ -11,8 +14,6 @@ export type BenchProcess = {
   readonly pid: number | undefined;
   /** SIGTERM, then wait until it exited. Idempotent. */
   stop(): Promise<void>;
-  /** The last lines of its output. */
-  tail(lines?: number): string;
 };
 
 export type ProcessSpec = {
@@ -30,11 +31,11 @@ export type ProcessSpec = {
  * this one ends, SIGKILL included) and waits until GET `readyPath` on `port` answers 200.
  */
 export async function startHttpProcess(
-  spec: ProcessSpec & { port: number; readyPath: string; readyTimeoutMs?: number },
+  spec: ProcessSpec & { port: number; readyPath: string },
 ): Promise<BenchProcess> {
   const supervised = supervise(spec);
   const baseUrl = `http://127.0.0.1:${spec.port}`;
-  const deadline = Date.now() + (spec.readyTimeoutMs ?? 60_000);
+  const deadline = Date.now() + readyTimeoutMs;
   let exitCode: number | undefined;
   void supervised.exited.then((code) => (exitCode = code));
   for (;;) {
@@ -57,7 +58,6 @@ export async function startHttpProcess(
     logFile: supervised.logFile,
     pid,
     stop: () => supervised.stop(),
-    tail: (lines) => supervised.tail(lines),
   };
 }
 
@@ -94,8 +94,4 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,11 +1,12 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import type { BenchProcess } from './bench-process.js';
 
 /**
- * The scaffolding every benchmark command shares: progress lines, undoing what a run started
- * (on success, on errors and on Ctrl-C), the machine's facts and where results go.
+ * The scaffolding every benchmark command shares: its command line, progress lines, undoing what
+ * a run started (on success, on errors and on Ctrl-C), the machine's facts and where results go.
  */
 
 export type Cleanup = {
@@ -15,7 +16,7 @@ export type Cleanup = {
   run(): Promise<void>;
 };
 
-export function createCleanup(log: (message: string) => void): Cleanup {
+function createCleanup(log: (message: string) => void): Cleanup {
   const steps: { name: string; undo: () => Promise<void> }[] = [];
   let running: Promise<void> | undefined;
   return {
@@ -38,7 +39,7 @@ export function createCleanup(log: (message: string) => void): Cleanup {
 }
 
 /** SIGINT and SIGTERM stop everything the run started, then exit with the signal's code. */
-export function stopOnSignals(cleanup: Cleanup): void {
+function stopOnSignals(cleanup: Cleanup): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       logProgress(`${signal}: stopping everything this run started`);
@@ -62,7 +63,7 @@ export type MachineFacts = {
   loadAverageAtStart: number[];
 };
 
-export function machineFacts(): MachineFacts {
+function machineFacts(): MachineFacts {
   const cpus = os.cpus();
   return {
     os: `${os.type()} ${os.release()} ${os.arch()}`,
@@ -75,7 +76,7 @@ export function machineFacts(): MachineFacts {
 }
 
 /** `bench-results/<name>-2026-11-22T10-00-00Z.json` unless `out` names a file. */
-export function resultsFile(name: string, startedAt: Date, out: string | undefined): string {
+function resultsFile(name: string, startedAt: Date, out: string | undefined): string {
   const stamp = startedAt
     .toISOString()
     .replace(/\.\d+Z$/, 'Z')
@@ -84,7 +85,7 @@ export function resultsFile(name: string, startedAt: Date, out: string | undefin
 }
 
 /** Lines at warn or above (pino level ≥ 40) or not JSON at all, in a process's output. */
-export function scanLogWarnings(file: string): { count: number; first: string[] } {
+function scanLogWarnings(file: string): { count: number; first: string[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -121,7 +122,7 @@ export function pickEnv(
   return picked;
 }
 
-export function describeError(err: unknown): string {
+function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -138,55 +139,110 @@ export function integerOption(
   return n;
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** What every benchmark report carries besides its figures. */
 export type ReportBase = {
+  /** When the run started. */
+  date: string;
   machine: MachineFacts;
+  /** Log lines at warn or above from the processes the run started, by process. */
   logWarnings: Record<string, { count: number; first: string[] }>;
   notes: string[];
   logDir: string;
 };
 
+/** A benchmark command, as `runBenchCommand` runs it. */
+type BenchCommand<K extends string, O, F> = {
+  /** Names its results file and its log directory. */
+  name: string;
+  usage: string;
+  /** Each option's default, by name; every option takes a value. `--out` and `--help` are added. */
+  defaults: Record<K, string>;
+  /** The options from the command line's values; throws naming the first bad one. */
+  parseOptions(values: Record<K, string>): O;
+  /** The report's own fields as they stand before the run. */
+  createReport(options: O): F;
+  /** The measurements; the processes it pushes have their logs scanned for warnings. */
+  run(
+    options: O,
+    report: ReportBase & F,
+    cleanup: Cleanup,
+    processes: BenchProcess[],
+  ): Promise<void>;
+  /** Last touches once the run ended, e.g. summaries; optional. */
+  finish?(report: ReportBase & F): void;
+  format(report: ReportBase & F): string;
+};
+
 /**
- * Runs a benchmark, then always: scans its processes' logs, undoes what it started, prints the
- * report (`format`) and writes it as JSON to `out`. A failed run is noted in the report and
- * gives exit code 1.
+ * Runs a benchmark command and exits: 0 when it ran, 1 when the run failed (noted in the
+ * report), 2 when the command line is wrong (printed with the usage). Whatever the run started
+ * is undone however it ends, Ctrl-C included; then the report is printed and written as JSON to
+ * `--out`.
  */
-export async function runAndReport<R extends ReportBase>(args: {
-  report: R;
-  cleanup: Cleanup;
-  out: string;
-  run: (processes: BenchProcess[]) => Promise<void>;
-  /** Last touches once the run ended (summaries); optional. */
-  finish?: (report: R) => void;
-  format: (report: R) => string;
-}): Promise<number> {
-  const { report } = args;
+export async function runBenchCommand<K extends string, O, F>(
+  command: BenchCommand<K, O, F>,
+): Promise<never> {
+  const code = await runCommand(command).catch((err: unknown) => {
+    process.stderr.write(`${describeError(err)}\n\n${command.usage}\n`);
+    return 2;
+  });
+  // Exit explicitly: a socket some library left open must not keep a finished run alive.
+  process.exit(code);
+}
+
+async function runCommand<K extends string, O, F>(command: BenchCommand<K, O, F>): Promise<number> {
+  const startedAt = new Date();
+  const stringOptions: Record<string, { type: 'string'; default: string }> = {};
+  for (const [name, value] of Object.entries<string>(command.defaults))
+    stringOptions[name] = { type: 'string', default: value };
+  const { values } = parseArgs({
+    options: {
+      ...stringOptions,
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${command.usage}\n`);
+    process.exit(0);
+  }
+  const options = command.parseOptions(values as Record<K, string>);
+  const out = resultsFile(command.name, startedAt, values.out);
+  const cleanup = createCleanup(logProgress);
+  stopOnSignals(cleanup);
+
+  const report: ReportBase & F = {
+    date: startedAt.toISOString(),
+    machine: machineFacts(),
+    ...command.createReport(options),
+    logWarnings: {},
+    notes: [],
+    logDir: mkdtempSync(join(os.tmpdir(), `monitor-bench-${command.name}-`)),
+  };
   const processes: BenchProcess[] = [];
   let failed = false;
   try {
-    await args.run(processes);
+    await command.run(options, report, cleanup, processes);
   } catch (err) {
     failed = true;
     report.notes.push(`run failed: ${describeError(err)}`);
     logProgress(`run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
     for (const proc of processes) report.logWarnings[proc.name] = scanLogWarnings(proc.logFile);
-    await args.cleanup.run();
+    await cleanup.run();
   }
-  args.finish?.(report);
-  process.stdout.write(`\n${args.format(report)}\n`);
-  mkdirSync(dirname(args.out), { recursive: true });
-  writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\nResults: ${args.out}\nProcess logs: ${report.logDir}\n`);
+  command.finish?.(report);
+  noteBusyMachine(report);
+  process.stdout.write(`\n${command.format(report)}\n`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nResults: ${out}\nProcess logs: ${report.logDir}\n`);
   return failed ? 1 : 0;
 }
 
 /** Notes in the report when the machine was busy before the run began. */
-export function noteBusyMachine(report: ReportBase): void {
+function noteBusyMachine(report: ReportBase): void {
   const [load] = report.machine.loadAverageAtStart;
   if ((load ?? 0) > 0.5) {
     report.notes.push(

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Database } from '@monitor/db';
 import { fleetMetricNames } from './fleet.js';
 
-export type CopyCeilingOptions = {
+type CopyCeilingOptions = {
   /** Service ids the rows belong to (the ones the pipeline created, so the index sees them). */
   serviceIds: readonly string[];
   /** Rows are stamped from here on; keep it clear of the times the pipeline phases used. */

@@ -56,7 +56,6 @@ export type BodySource = {
 };
 
 export type Fleet = {
-  readonly hostCount: number;
   /** Bytes of the largest single payload. */
   readonly maxPayloadBytes: number;
   /** How many payloads fit in a JSON array body of at most `maxBodyBytes`. */
@@ -104,7 +103,6 @@ export function createFleet(options: { hostCount: number; baseTimeMs: number }):
   };
 
   return {
-    hostCount,
     maxPayloadBytes,
     payloadsFitting(maxBodyBytes) {
       // `[` + n payloads + (n - 1) commas + `]`

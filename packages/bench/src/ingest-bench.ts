@@ -16,44 +16,30 @@
  * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
+import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import {
-  createCleanup,
-  noteBusyMachine,
-  runAndReport,
-  describeError,
-  integerOption,
-  logProgress,
-  machineFacts,
-  resultsFile,
-  stopOnSignals,
-} from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
-import { summarizeLatencies } from './latency-summary.js';
 import type { LoadResult } from './load-client.js';
-import { runLoad } from './load-client.js';
-import { pipelineSettings, startMonitorStack } from './monitor-stack.js';
-import { machineCpuTimes, processCpuSeconds } from './proc-stats.js';
-import type { BenchReport, LoadFigures, PhaseName, PhaseReport } from './report.js';
-import { formatReport } from './report.js';
+import { runLoad, summarizeLoad } from './load-client.js';
+import { startPipelineStack } from './monitor-stack.js';
+import { cpuSnapshot, cpuUsedBetween, processCpuSeconds } from './proc-stats.js';
+import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
+import { formatIngestReport } from './ingest-report.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** The gateway's body limit (CONTRACT: at most 1 MiB after decompression). */
 const maxIngestBodyBytes = 1024 * 1024;
-const ingestPath = '/api/v1/ingest';
 const gatewayWarmUpMs = 3_000;
 const bareWarmUpMs = 2_000;
 const copyBatches = 50;
@@ -87,7 +73,6 @@ type Options = {
   concurrency: number;
   batchConcurrency: number;
   batchSize: number;
-  out: string;
 };
 
 const usage = `Usage: npm run bench:ingest -- [options]
@@ -102,107 +87,23 @@ WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPI
 passed on to the gateway and writer; BENCH_WRITER_NODE_OPTIONS becomes the NODE_OPTIONS of the
 writer that drains the backlog (e.g. --require of a script that starts a CPU profile).`;
 
-function parseOptions(startedAt: Date): Options {
-  const { values } = parseArgs({
-    options: {
-      hosts: { type: 'string', default: '2000' },
-      'duration-seconds': { type: 'string', default: '20' },
-      concurrency: { type: 'string', default: '64' },
-      'batch-concurrency': { type: 'string', default: '8' },
-      'batch-size': { type: 'string', default: '1000' },
-      out: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const positive = (name: string, value: string, max?: number): number =>
-    integerOption(name, value, 1, max);
-  return {
-    hosts: positive('hosts', values.hosts),
-    durationSeconds: positive('duration-seconds', values['duration-seconds']),
-    concurrency: positive('concurrency', values.concurrency),
-    batchConcurrency: positive('batch-concurrency', values['batch-concurrency']),
-    batchSize: positive('batch-size', values['batch-size'], 1000),
-    out: resultsFile('ingest', startedAt, values.out),
-  };
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const options = parseOptions(startedAt);
-  const cleanup = createCleanup(logProgress);
-  stopOnSignals(cleanup);
-
-  const report: BenchReport = {
-    date: startedAt.toISOString(),
-    machine: machineFacts(),
-    settings: {
-      hosts: options.hosts,
-      durationSeconds: options.durationSeconds,
-      concurrency: options.concurrency,
-      batchConcurrency: options.batchConcurrency,
-      batchHosts: 0,
-      payloadBytes: 0,
-      maxIngestBodyBytes,
-      services: {},
-    },
-    phases: {},
-    ceilings: {},
-    ratios: {},
-    loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
-    targets: {},
-    logWarnings: {},
-    notes: [],
-    logDir: mkdtempSync(join(os.tmpdir(), 'monitor-bench-')),
-  };
-  const backlog: { figures?: BacklogFigures } = {};
-  return runAndReport({
-    report,
-    cleanup,
-    out: options.out,
-    run: (processes) => runBenchmark(options, report, cleanup, processes, backlog),
-    finish: (finished) => summarize(finished, backlog.figures),
-    format: formatReport,
-  });
-}
-
 async function runBenchmark(
   options: Options,
-  report: BenchReport,
+  report: IngestBenchReport,
   cleanup: Cleanup,
   processes: BenchProcess[],
-  backlog: { figures?: BacklogFigures },
 ): Promise<void> {
-  const { apiKey, env } = pipelineSettings();
-  const stack = await startMonitorStack({
-    services: ['postgres', 'kafka', 'redis'],
+  const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
     databasePrefix: 'bench',
-    env,
   });
   report.settings.services = stack.serviceOrigins;
   report.settings.writerBatchMaxMessages = stack.env['WRITER_BATCH_MAX_MESSAGES'] ?? 'default';
   report.settings.writerBatchMaxWaitMs = stack.env['WRITER_BATCH_MAX_WAIT_MS'] ?? 'default';
 
   logProgress('starting gateway and writer');
-  const roleProcesses = await Promise.allSettled(
-    (['gateway', 'writer'] as const).map(async (role) => {
-      const proc = await stack.startRole(role);
-      processes.push(proc);
-      return proc;
-    }),
-  );
-  const [gateway, firstWriter] = roleProcesses.map((result) => {
-    if (result.status === 'rejected') throw result.reason;
-    return result.value;
-  });
-  if (gateway === undefined || firstWriter === undefined)
-    throw new Error('gateway or writer missing');
+  const [gateway, firstWriter] = await stack.startRoles(['gateway', 'writer'], processes);
   let writer = firstWriter;
   const { db } = stack;
 
@@ -226,14 +127,12 @@ async function runBenchmark(
     logProgress(report.notes[report.notes.length - 1] ?? '');
   }
 
-  const gatewayUrl = new URL(ingestPath, gateway.baseUrl);
-  const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
+  const ingest = { baseUrl: gateway.baseUrl, path: () => ingestPath, headers };
   let acknowledged = 0;
 
   logProgress(`warming up the gateway for ${gatewayWarmUpMs} ms`);
   const warmUp = await runLoad({
-    url: gatewayUrl,
-    headers,
+    ...ingest,
     concurrency: options.concurrency,
     durationMs: gatewayWarmUpMs,
     bodies: fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency }),
@@ -262,8 +161,7 @@ async function runBenchmark(
     );
     const result = await measurePhase({
       db,
-      gatewayUrl,
-      headers,
+      ingest,
       gateway,
       writer,
       fleet,
@@ -284,8 +182,7 @@ async function runBenchmark(
   );
   await writer.stop();
   const fill = await runLoad({
-    url: gatewayUrl,
-    headers,
+    ...ingest,
     concurrency: options.batchConcurrency,
     durationMs: options.durationSeconds * 1000,
     bodies: fleet.createBodySource({
@@ -331,21 +228,13 @@ async function runBenchmark(
     readyPath: '/',
   });
   processes.push(bare);
-  const bareUrl = new URL(ingestPath, bare.baseUrl);
   const bareBodies = fleet.createBodySource({ payloadsPerRequest: 1, slots: options.concurrency });
-  await runLoad({
-    url: bareUrl,
-    headers,
-    concurrency: options.concurrency,
-    durationMs: bareWarmUpMs,
-    bodies: bareBodies,
-  });
+  const bareLoad = { ...ingest, baseUrl: bare.baseUrl, bodies: bareBodies };
+  await runLoad({ ...bareLoad, concurrency: options.concurrency, durationMs: bareWarmUpMs });
   const bareRun = await runLoad({
-    url: bareUrl,
-    headers,
+    ...bareLoad,
     concurrency: options.concurrency,
     durationMs: options.durationSeconds * 1000,
-    bodies: bareBodies,
   });
   report.ceilings.bareHttp = loadFigures(bareRun, bareBodies, 1, options.concurrency);
   await bare.stop();
@@ -400,8 +289,7 @@ async function runBenchmark(
 async function measurePhase(args: {
   name: PhaseName;
   db: Database;
-  gatewayUrl: URL;
-  headers: Record<string, string>;
+  ingest: { baseUrl: string; path: () => string; headers: Record<string, string> };
   gateway: BenchProcess;
   writer: BenchProcess;
   fleet: Fleet;
@@ -416,16 +304,15 @@ async function measurePhase(args: {
   });
   const storedBefore = await countSamples(db);
   const writerBefore = await scrapeWriterCounters(writer.baseUrl);
-  const cpuBefore = cpuSnapshot(gateway, writer);
+  const cpuBefore = cpuSnapshot([gateway, writer]);
 
   const load = await runLoad({
-    url: args.gatewayUrl,
-    headers: args.headers,
+    ...args.ingest,
     concurrency: args.concurrency,
     durationMs: args.durationMs,
     bodies,
   });
-  const cpuAfter = cpuSnapshot(gateway, writer);
+  const cpuAfter = cpuSnapshot([gateway, writer]);
 
   const expected = storedBefore + load.samplesAccepted;
   const landed = await waitForLanded(db, {
@@ -438,13 +325,7 @@ async function measurePhase(args: {
 
   const landedSeconds = (landed.landedAtMs - load.startedAtMs) / 1000;
   const figures = loadFigures(load, bodies, args.payloadsPerRequest, args.concurrency);
-  const delta = (pick: (s: CpuSnapshot) => number | undefined): number | undefined => {
-    const before = pick(cpuBefore);
-    const after = pick(cpuAfter);
-    return before === undefined || after === undefined ? undefined : after - before;
-  };
-  const machineBusy = delta((s) => s.machine?.busySeconds);
-  const machineTotal = delta((s) => s.machine?.totalSeconds);
+  const cpu = cpuUsedBetween(cpuBefore, cpuAfter);
   const phase: PhaseReport = {
     ...figures,
     landed: {
@@ -459,19 +340,10 @@ async function measurePhase(args: {
       lagResolutionMs: landed.landedAtMs - landed.previousPollAtMs,
     },
     cpu: {
-      ...optional(
-        'gatewaySeconds',
-        delta((s) => s.gateway),
-      ),
-      ...optional(
-        'writerSeconds',
-        delta((s) => s.writer),
-      ),
-      loadGeneratorSeconds: delta((s) => s.self) ?? 0,
-      ...optional(
-        'machineBusyPercent',
-        machineBusy !== undefined && machineTotal ? (100 * machineBusy) / machineTotal : undefined,
-      ),
+      gatewaySeconds: cpu.seconds[gateway.name],
+      writerSeconds: cpu.seconds[writer.name],
+      loadGeneratorSeconds: cpu.seconds['self'] ?? 0,
+      machineBusyPercent: cpu.machineBusyPercent,
     },
   };
   if (writerBefore && writerAfter) {
@@ -537,53 +409,25 @@ async function timeBacklogDrain(
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 function loadFigures(
   load: LoadResult,
   bodies: BodySource,
   payloadsPerRequest: number,
   concurrency: number,
 ): LoadFigures {
-  const seconds = (load.endedAtMs - load.startedAtMs) / 1000;
   return {
     payloadsPerRequest,
     concurrency,
     bodyBytes: bodies.maxBodyBytes,
-    durationSeconds: Math.round(seconds * 1000) / 1000,
-    requests: load.requests,
-    ok: load.ok,
-    requestsPerSecond: load.ok / seconds,
+    durationSeconds: Math.round(load.seconds * 1000) / 1000,
+    ...summarizeLoad(load),
     samplesAccepted: load.samplesAccepted,
-    samplesPerSecond: load.samplesAccepted / seconds,
-    latency: summarizeLatencies(load.latenciesMs),
-    statuses: load.statuses,
-    errors: load.errors,
-    examples: load.examples,
-  };
-}
-
-type CpuSnapshot = {
-  gateway: number | undefined;
-  writer: number | undefined;
-  self: number;
-  machine: ReturnType<typeof machineCpuTimes>;
-};
-
-function cpuSnapshot(gateway: BenchProcess, writer: BenchProcess): CpuSnapshot {
-  const self = process.cpuUsage();
-  return {
-    gateway: processCpuSeconds(gateway.pid),
-    writer: processCpuSeconds(writer.pid),
-    self: (self.user + self.system) / 1e6,
-    machine: machineCpuTimes(),
+    samplesPerSecond: load.samplesAccepted / load.seconds,
   };
 }
 
 /** Ratios and the issue's targets, from whatever the run measured. */
-function summarize(report: BenchReport, backlog: BacklogFigures | undefined): void {
+function summarize(report: IngestBenchReport, backlog: BacklogFigures | undefined): void {
   const { single, batched } = report.phases;
   const bare = report.ceilings.bareHttp;
   const copy = report.ceilings.copy;
@@ -660,17 +504,46 @@ function summarize(report: BenchReport, backlog: BacklogFigures | undefined): vo
         `${backlog.batches ?? '?'} transactions in all)${backlog.drained ? '' : '; NOT drained before the timeout'}`,
     );
   }
-  noteBusyMachine(report);
 }
 
-function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
-}
+/** The writer's drain of the backlog, for the summary: the report keeps it only as a note. */
+const backlog: { figures?: BacklogFigures } = {};
 
-// Exit explicitly: a socket some library left open must not keep a finished run alive.
-process.exit(
-  await main().catch((err: unknown) => {
-    process.stderr.write(`${describeError(err)}\n\n${usage}\n`);
-    return 2;
+await runBenchCommand({
+  name: 'ingest',
+  usage,
+  defaults: {
+    hosts: '2000',
+    'duration-seconds': '20',
+    concurrency: '64',
+    'batch-concurrency': '8',
+    'batch-size': '1000',
+  },
+  parseOptions: (values): Options => ({
+    hosts: integerOption('hosts', values.hosts),
+    durationSeconds: integerOption('duration-seconds', values['duration-seconds']),
+    concurrency: integerOption('concurrency', values.concurrency),
+    batchConcurrency: integerOption('batch-concurrency', values['batch-concurrency']),
+    batchSize: integerOption('batch-size', values['batch-size'], 1, 1000),
   }),
-);
+  createReport: (options) => ({
+    settings: {
+      hosts: options.hosts,
+      durationSeconds: options.durationSeconds,
+      concurrency: options.concurrency,
+      batchConcurrency: options.batchConcurrency,
+      batchHosts: 0,
+      payloadBytes: 0,
+      maxIngestBodyBytes,
+      services: {},
+    },
+    phases: {},
+    ceilings: {},
+    ratios: {},
+    loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
+    targets: {},
+  }),
+  run: runBenchmark,
+  finish: (report) => summarize(report, backlog.figures),
+  format: formatIngestReport,
+});

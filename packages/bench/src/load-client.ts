@@ -1,17 +1,24 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BodySource } from './fleet.js';
+import type { LatencySummary } from './latency-summary.js';
+import { summarizeLatencies } from './latency-summary.js';
 
-export type LoadOptions = {
-  /** e.g. `http://127.0.0.1:8080/api/v1/ingest` */
-  url: URL;
+type LoadOptions = {
+  /** e.g. `http://127.0.0.1:8080` */
+  baseUrl: string;
+  /** Path and query of the `n`-th request (n = 0, 1, …), e.g. to walk over many ids. */
+  path: (n: number) => string;
+  /**
+   * Given, the requests POST these pre-serialized bodies and a 200 counts only with
+   * `events_accepted` in it; without, they are GETs.
+   */
+  bodies?: BodySource;
   headers: Readonly<Record<string, string>>;
   /** Requests in flight at all times (closed loop: each worker sends its next when answered). */
   concurrency: number;
   durationMs: number;
-  bodies: BodySource;
-  /** A request unanswered after this long counts as an error (default 30 s). */
-  requestTimeoutMs?: number;
 };
 
 export type LoadResult = {
@@ -19,8 +26,10 @@ export type LoadResult = {
   requests: number;
   /** Requests answered 200. */
   ok: number;
-  /** Sum of `events_accepted` over the 200s: samples the server acknowledged. */
+  /** Sum of `events_accepted` over the 200s: samples the server acknowledged (0 for GETs). */
   samplesAccepted: number;
+  /** Bytes of the 200 bodies. */
+  okBodyBytes: number;
   /** Latency of each 200, in milliseconds, in completion order. */
   latenciesMs: Float64Array;
   /** Answers other than 200, by status code. */
@@ -35,28 +44,32 @@ export type LoadResult = {
   endedAtMs: number;
   /** `performance.now()` when the last 200 arrived (`startedAtMs` if none did). */
   lastOkAtMs: number;
+  /** From `startedAtMs` to `endedAtMs`. */
+  seconds: number;
 };
 
 const maxExamples = 5;
+/** A request unanswered after this long counts as an error. */
+const requestTimeoutMs = 30_000;
 
 /**
- * Drives `url` with POSTs at a fixed concurrency for `durationMs`, then waits for the requests
- * in flight. One keep-alive agent with a socket per worker; bodies come pre-serialized from
- * `bodies`. Only 200 answers are parsed (for `events_accepted`).
+ * Drives requests at a fixed concurrency for `durationMs`, then waits for the requests in
+ * flight. One keep-alive agent with a socket per worker. Only 200 answers to POSTs are parsed
+ * (for `events_accepted`), so the load generator spends its CPU on sending, not on JSON.
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const { url, concurrency, bodies } = options;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const { concurrency, bodies } = options;
   const agent = new Agent({
     keepAlive: true,
     maxSockets: concurrency,
     maxFreeSockets: concurrency,
   });
-  let latencies = new Float64Array(1 << 16);
-  const result: Omit<LoadResult, 'latenciesMs'> = {
+  const latencies: number[] = [];
+  const result: Omit<LoadResult, 'latenciesMs' | 'seconds'> = {
     requests: 0,
     ok: 0,
     samplesAccepted: 0,
+    okBodyBytes: 0,
     statuses: {},
     errors: {},
     examples: [],
@@ -66,27 +79,21 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
   result.lastOkAtMs = result.startedAtMs;
   const deadline = result.startedAtMs + options.durationMs;
-
-  const recordLatency = (ms: number): void => {
-    if (result.ok === latencies.length) {
-      const grown = new Float64Array(latencies.length * 2);
-      grown.set(latencies);
-      latencies = grown;
-    }
-    latencies[result.ok] = ms;
-  };
+  let sent = 0;
   const example = (text: string): void => {
     if (result.examples.length < maxExamples) result.examples.push(text);
   };
 
-  /** Resolves with whether the answer was a 200; never rejects. */
-  const send = (body: Buffer): Promise<boolean> =>
+  /** Resolves with whether the answer was a 200 that counts; never rejects. */
+  const send = (path: string, body: Buffer | undefined): Promise<boolean> =>
     new Promise((resolve) => {
       const sentAt = performance.now();
-      const req = request(url, {
-        method: 'POST',
+      const req = request(new URL(path, options.baseUrl), {
+        method: body ? 'POST' : 'GET',
         agent,
-        headers: { ...options.headers, 'content-length': String(body.length) },
+        headers: body
+          ? { ...options.headers, 'content-length': String(body.length) }
+          : options.headers,
         timeout: requestTimeoutMs,
       });
       req.on('timeout', () =>
@@ -106,20 +113,22 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         res.on('end', () => {
           const now = performance.now();
           result.requests++;
-          const text = Buffer.concat(chunks).toString('utf8');
-          const events = res.statusCode === 200 ? eventsAccepted(text) : undefined;
-          if (events !== undefined) {
-            recordLatency(now - sentAt);
-            result.ok++;
-            result.lastOkAtMs = now;
-            result.samplesAccepted += events;
-          } else {
+          const answer = Buffer.concat(chunks);
+          const events = res.statusCode !== 200 ? undefined : body ? eventsAccepted(answer) : 0;
+          if (events === undefined) {
             const status =
               res.statusCode === 200 ? '200 without events_accepted' : String(res.statusCode);
             result.statuses[status] = (result.statuses[status] ?? 0) + 1;
-            example(`${status}: ${text.slice(0, 300)}`);
+            example(`${status} ${path}: ${answer.toString('utf8').slice(0, 300)}`);
+            resolve(false);
+            return;
           }
-          resolve(events !== undefined);
+          latencies.push(now - sentAt);
+          result.ok++;
+          result.lastOkAtMs = now;
+          result.samplesAccepted += events;
+          result.okBodyBytes += answer.length;
+          resolve(true);
         });
       });
       req.end(body);
@@ -127,7 +136,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   const worker = async (slot: number): Promise<void> => {
     while (performance.now() < deadline) {
-      const ok = await send(bodies.next(slot));
+      const ok = await send(options.path(sent++), bodies?.next(slot));
       // Back off a little after a failure so a dead server does not turn this into a busy loop.
       if (!ok) await sleep(10);
     }
@@ -139,18 +148,39 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     agent.destroy();
   }
   result.endedAtMs = performance.now();
-  return { ...result, latenciesMs: latencies.slice(0, result.ok) };
+  return {
+    ...result,
+    latenciesMs: Float64Array.from(latencies),
+    seconds: (result.endedAtMs - result.startedAtMs) / 1000,
+  };
 }
 
-function eventsAccepted(text: string): number | undefined {
+/** The figures every benchmark reports of a load run. */
+export type LoadSummary = Pick<
+  LoadResult,
+  'requests' | 'ok' | 'statuses' | 'errors' | 'examples'
+> & {
+  requestsPerSecond: number;
+  latency: LatencySummary;
+};
+
+export function summarizeLoad(load: LoadResult): LoadSummary {
+  return {
+    requests: load.requests,
+    ok: load.ok,
+    requestsPerSecond: load.ok / load.seconds,
+    latency: summarizeLatencies(load.latenciesMs),
+    statuses: load.statuses,
+    errors: load.errors,
+    examples: load.examples,
+  };
+}
+
+function eventsAccepted(answer: Buffer): number | undefined {
   try {
-    const body = JSON.parse(text) as { events_accepted?: unknown };
+    const body = JSON.parse(answer.toString('utf8')) as { events_accepted?: unknown };
     return typeof body.events_accepted === 'number' ? body.events_accepted : undefined;
   } catch {
     return undefined;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -37,6 +37,14 @@ export type MonitorStack = {
     role: string,
     options?: { extraEnv?: Record<string, string>; name?: string },
   ): Promise<BenchProcess>;
+  /**
+   * Starts the roles side by side, pushing each to `started` once it is up (so its log is
+   * scanned); when one fails, throws after the others have settled, so none starts unnoticed.
+   */
+  startRoles<const R extends readonly string[]>(
+    roles: R,
+    started: BenchProcess[],
+  ): Promise<{ -readonly [I in keyof R]: BenchProcess }>;
   /** Starts any node script under the watchdog (for ceilings such as a bare server). */
   startNodeProcess(spec: {
     name: string;
@@ -47,20 +55,27 @@ export type MonitorStack = {
 };
 
 /**
- * What a benchmark that drives the ingest pipeline passes to its processes: a bootstrap key it
- * sends with, a topic of the run's own, and a rate limit the load never reaches.
+ * The stack of a benchmark that drives the ingest pipeline, and the headers its requests carry:
+ * its processes get a bootstrap key to send with, a topic of the run's own, and a rate limit the
+ * load never reaches.
  */
-export function pipelineSettings(): { apiKey: string; env: Record<string, string> } {
+export async function startPipelineStack(options: {
+  cleanup: Cleanup;
+  logDir: string;
+  databasePrefix: string;
+}): Promise<{ stack: MonitorStack; headers: Record<string, string> }> {
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
-  return {
-    apiKey,
+  const stack = await startMonitorStack({
+    ...options,
+    services: ['postgres', 'kafka', 'redis'],
     env: {
       SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
       MONITOR_BOOTSTRAP_API_KEY: apiKey,
       // Far above anything this machine can send, so the rate limiter never answers 429.
       INGEST_RATE_LIMIT_PER_MINUTE: '1000000000',
     },
-  };
+  });
+  return { stack, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } };
 }
 
 /**
@@ -130,18 +145,32 @@ export async function startMonitorStack(options: {
     cleanup.add(spec.name, () => proc.stop());
     return proc;
   };
+  const startRole: MonitorStack['startRole'] = (role, { extraEnv = {}, name = role } = {}) =>
+    startNodeProcess({
+      name,
+      args: [monitorMain, role],
+      env: { ...env, ...extraEnv },
+      readyPath: '/healthz',
+    });
   return {
     serviceOrigins,
     databaseUrl: database.url,
     env,
     db,
-    startRole: (role, { extraEnv = {}, name = role } = {}) =>
-      startNodeProcess({
-        name,
-        args: [monitorMain, role],
-        env: { ...env, ...extraEnv },
-        readyPath: '/healthz',
-      }),
+    startRole,
+    async startRoles(roles, started) {
+      const results = await Promise.allSettled(
+        roles.map(async (role) => {
+          const proc = await startRole(role);
+          started.push(proc);
+          return proc;
+        }),
+      );
+      return results.map((result) => {
+        if (result.status === 'rejected') throw result.reason;
+        return result.value;
+      }) as { -readonly [I in keyof typeof roles]: BenchProcess };
+    },
     startNodeProcess,
   };
 }

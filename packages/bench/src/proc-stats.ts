@@ -33,10 +33,47 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
 
-export type MachineCpuTimes = { busySeconds: number; totalSeconds: number };
+type MachineCpuTimes = { busySeconds: number; totalSeconds: number };
+
+type CpuSnapshot = {
+  /** CPU seconds so far by process name, this process's under `self`. */
+  seconds: Record<string, number>;
+  machine: MachineCpuTimes | undefined;
+};
+
+/** The CPU seconds `processes`, this process and the whole machine have used so far. */
+export function cpuSnapshot(
+  processes: readonly { name: string; pid: number | undefined }[],
+): CpuSnapshot {
+  const seconds: Record<string, number> = {};
+  for (const proc of processes) {
+    const used = processCpuSeconds(proc.pid);
+    if (used !== undefined) seconds[proc.name] = used;
+  }
+  const self = process.cpuUsage();
+  seconds['self'] = (self.user + self.system) / 1e6;
+  return { seconds, machine: machineCpuTimes() };
+}
+
+/** CPU seconds used between two snapshots by each process in both, and the machine's busy share. */
+export function cpuUsedBetween(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+): { seconds: Record<string, number>; machineBusyPercent: number | undefined } {
+  const seconds: Record<string, number> = {};
+  for (const [name, used] of Object.entries(after.seconds)) {
+    const start = before.seconds[name];
+    if (start !== undefined) seconds[name] = used - start;
+  }
+  const total =
+    before.machine && after.machine ? after.machine.totalSeconds - before.machine.totalSeconds : 0;
+  const busy =
+    before.machine && after.machine ? after.machine.busySeconds - before.machine.busySeconds : 0;
+  return { seconds, machineBusyPercent: total > 0 ? (100 * busy) / total : undefined };
+}
 
 /** Busy and total CPU seconds of the whole machine since boot, summed over every core. */
-export function machineCpuTimes(): MachineCpuTimes | undefined {
+function machineCpuTimes(): MachineCpuTimes | undefined {
   let line: string | undefined;
   try {
     line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];

@@ -8,7 +8,7 @@ import { createSeededRandom } from '@monitor/testkit';
  * `resolveAlerts` leave them.
  */
 
-export type PlannedStatus = 'healthy' | 'warning' | 'critical' | 'stale';
+type PlannedStatus = 'healthy' | 'warning' | 'critical' | 'stale';
 
 export type PlannedService = {
   id: string;
@@ -24,7 +24,7 @@ export type PlannedService = {
   status: PlannedStatus;
 };
 
-export type ServicePlanOptions = {
+type ServicePlanOptions = {
   count: number;
   /** Same seed, same plan (ids included). */
   seed: number;

@@ -3,7 +3,7 @@ import type { Database, HostSample } from '@monitor/db';
 import { createSampleStore } from '@monitor/db';
 import { fleetMetricNames } from './fleet.js';
 
-export type StoreCeilingOptions = {
+type StoreCeilingOptions = {
   /** The pipeline's services: the ceiling updates them as the writer does. */
   services: readonly { orgId: string; host: string }[];
   /** One spec-shaped payload's containers and processes, as JSON text (as the writer passes them). */

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 
-export type LandedResult = {
+type LandedResult = {
   /** Rows `samples` had to reach. */
   expected: number;
   /** Rows it held once it reached `expected` (or at the timeout), and again after settling. */
@@ -48,8 +49,4 @@ export async function waitForLanded(
     previousPollAtMs = pollAtMs;
     await sleep(options.pollIntervalMs);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

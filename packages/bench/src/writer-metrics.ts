@@ -1,4 +1,4 @@
-export type WriterCounters = {
+type WriterCounters = {
   /** `writer_samples_written_total`: rows the writer stored. */
   samplesWritten: number;
   /** `writer_batch_write_seconds_sum`: time spent in its storage transactions. */

@@ -1,26 +1,20 @@
 import type { CopyCeilingResult } from './copy-ceiling.js';
 import type { StoreCeilingResult } from './store-ceiling.js';
-import type { LatencySummary } from './latency-summary.js';
+import type { LoadSummary } from './load-client.js';
+import type { ReportBase } from './bench-run.js';
+import { formatMachine, formatNotes, int, ms, sum } from './report-text.js';
 
 export type PhaseName = 'single' | 'batched';
 
 /** What a load run against one server measured, as the report shows it. */
-export type LoadFigures = {
+export type LoadFigures = LoadSummary & {
   payloadsPerRequest: number;
   concurrency: number;
   /** Largest request body sent. */
   bodyBytes: number;
   durationSeconds: number;
-  requests: number;
-  ok: number;
-  requestsPerSecond: number;
   samplesAccepted: number;
   samplesPerSecond: number;
-  latency: LatencySummary;
-  /** Answers other than 200 by status, and failed requests by error code. */
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-  examples: string[];
 };
 
 export type PhaseReport = LoadFigures & {
@@ -58,24 +52,14 @@ export type PhaseReport = LoadFigures & {
 };
 
 /** One target of the issue, the figure that decides it, and whether it was met. */
-export type TargetCheck = {
+type TargetCheck = {
   value: number | boolean | undefined;
   unit: 'ratio' | 'samples/s' | 'yes/no';
   target: string;
   met: boolean;
 };
 
-export type BenchReport = {
-  date: string;
-  machine: {
-    os: string;
-    cpuModel: string;
-    cpuCount: number;
-    totalMemoryBytes: number;
-    node: string;
-    /** 1, 5 and 15-minute load averages when the run started: other work on the box skews figures. */
-    loadAverageAtStart: number[];
-  };
+export type IngestBenchReport = ReportBase & {
   settings: {
     hosts: number;
     durationSeconds: number;
@@ -110,20 +94,15 @@ export type BenchReport = {
   };
   loss: { acknowledged: number; stored: number; missing: number; extra: number; zeroLoss: boolean };
   targets: Record<string, TargetCheck>;
-  /** Log lines at warn or above from the processes the run started, by process. */
-  logWarnings: Record<string, { count: number; first: string[] }>;
-  notes: string[];
-  logDir: string;
 };
 
 /** The report as a plain-text table for the terminal. */
-export function formatReport(report: BenchReport): string {
+export function formatIngestReport(report: IngestBenchReport): string {
   const { machine, settings, phases, ceilings, ratios, loss } = report;
   const lines: string[] = [];
   lines.push(
     `Ingest benchmark, ${report.date}`,
-    `${machine.cpuModel} × ${machine.cpuCount}, ${gib(machine.totalMemoryBytes)} GiB, Node ${machine.node}, ${machine.os}` +
-      `, load average at start ${machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}`,
+    formatMachine(machine),
     `${settings.hosts} hosts, ${settings.durationSeconds} s per phase, payload ${settings.payloadBytes} B ` +
       `(3 metrics, 3 tags, 5 containers, 10 processes); services: ` +
       Object.entries(settings.services)
@@ -214,14 +193,7 @@ export function formatReport(report: BenchReport): string {
     `  loss over the run: ${int(loss.acknowledged)} acknowledged, ${int(loss.stored)} stored, ` +
       `${int(loss.missing)} missing, ${int(loss.extra)} extra`,
   );
-  const warnings = Object.entries(report.logWarnings).filter(([, w]) => w.count > 0);
-  if (warnings.length > 0 || report.notes.length > 0) lines.push('', 'Notes');
-  for (const note of report.notes) lines.push(`  - ${note}`);
-  for (const [name, w] of warnings) {
-    lines.push(`  - ${name} logged ${w.count} line(s) at warn or above, first:`);
-    for (const line of w.first) lines.push(`      ${line.slice(0, 240)}`);
-  }
-  return lines.join('\n');
+  return [...lines, ...formatNotes(report)].join('\n');
 }
 
 function display(check: TargetCheck): string {
@@ -231,26 +203,10 @@ function display(check: TargetCheck): string {
   return check.unit === 'ratio' ? pct(value) : int(value);
 }
 
-function sum(counts: Record<string, number>): number {
-  return Object.values(counts).reduce((total, n) => total + n, 0);
-}
-
-function int(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
-}
-
-function ms(value: number): string {
-  return value.toFixed(value < 10 ? 2 : 1);
-}
-
 function sec(value: number | undefined): string {
   return value === undefined ? '?' : value.toFixed(1);
 }
 
 function pct(ratio: number): string {
   return `${(ratio * 100).toFixed(1)} %`;
-}
-
-function gib(bytes: number): string {
-  return (bytes / 1024 ** 3).toFixed(1);
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { idSchema } from '@monitor/platform';
-import type { ApiOperation } from './operation-spec.js';
-import { apiBasePath, created, json, noContent, problems } from './operation-spec.js';
-import { notificationOperations } from './notification-operations.js';
+import type { ApiRoute } from './api-route.js';
+import { apiBasePath, created, json, noContent, problems } from './api-route.js';
+import { notificationRoutes } from './notification-routes.js';
 import {
   alertListQuerySchema,
   alertListResponseSchema,
@@ -96,7 +96,7 @@ const rateLimitHeaders = {
 };
 
 /** Every operation served, in document order. */
-export const apiOperations: readonly ApiOperation[] = [
+export const apiOperations: readonly ApiRoute[] = [
   {
     method: 'get',
     path: servicesPath,
@@ -307,7 +307,7 @@ export const apiOperations: readonly ApiOperation[] = [
       ...problems(401, 403, 404, 503),
     },
   },
-  ...notificationOperations,
+  ...notificationRoutes,
   {
     method: 'post',
     path: ingestPath,
@@ -403,7 +403,7 @@ const patterns = apiOperations.map((operation) => ({
 }));
 
 /** The operation serving `method` on a concrete path (`/api/v1/services/svc_…`), if any. */
-export function findApiOperation(method: string, path: string): ApiOperation | undefined {
+export function findApiOperation(method: string, path: string): ApiRoute | undefined {
   const wanted = method.toLowerCase();
   const bare = path.split('?', 1)[0] ?? '';
   return patterns.find(

@@ -290,7 +290,7 @@ const routerDeps = {
   rules: fakeRules.store,
   alerts: fakeAlerts.queries,
   investigations: fakeInvestigations.queries,
-  // The notification routes have their own tests (notification-channels-router.test.ts).
+  // The notification routes have their own tests (notification-routes.test.ts).
   channels: {
     listChannels: () => Promise.resolve([]),
     getChannel: () => Promise.resolve(undefined),

@@ -24,8 +24,9 @@ import { openApiPath, serviceMetricsPath, servicePath, servicesPath } from './ap
 import { addInvestigationRoutes } from './investigation-routes.js';
 import { createOpenApiDocument } from './openapi-document.js';
 import { databaseErrors } from './database-errors.js';
-import { createNotificationChannelsRouter } from './notification-channels-router.js';
+import { notificationRoutes } from './notification-routes.js';
 import { pageOf } from './page-of.js';
+import { createRoutesRouter } from './routes-router.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf, requireScope } from './require-scope.js';
 import {
@@ -142,14 +143,10 @@ export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
   addInvestigationRoutes(router, { investigations: deps.investigations, read, write, nowMs });
 
   router.use(
-    createNotificationChannelsRouter({
-      channels: deps.channels,
-      notifications: deps.notifications,
+    createRoutesRouter(notificationRoutes, {
+      deps,
       authenticator: deps.authenticator,
-      targetPolicy: deps.targetPolicy,
-      ...(deps.retryAfterSeconds === undefined
-        ? {}
-        : { retryAfterSeconds: deps.retryAfterSeconds }),
+      retryAfterSeconds: deps.retryAfterSeconds ?? 5,
     }),
   );
   router.use(databaseErrors(deps.retryAfterSeconds ?? 5));

@@ -1,5 +1,5 @@
-export type { ApiMethod, ApiOperation, ApiResponseSpec } from './operation-spec.js';
-export { apiBasePath, noContent } from './operation-spec.js';
+export type { ApiMethod, ApiResponseSpec, ApiRoute } from './api-route.js';
+export { apiBasePath, noContent } from './api-route.js';
 export {
   alertPath,
   alertRulePath,
@@ -19,11 +19,9 @@ export { createApiRouter } from './api-router.js';
 export type { OpenApiDocument } from './openapi-document.js';
 export { createOpenApiDocument, toOpenApiPath } from './openapi-document.js';
 export { pageOf } from './page-of.js';
-export type { NotificationChannelsRouterDeps } from './notification-channels-router.js';
-export { createNotificationChannelsRouter } from './notification-channels-router.js';
 export {
   alertNotificationsPath,
   notificationChannelPath,
   notificationChannelsPath,
-  notificationOperations,
-} from './notification-operations.js';
+  notificationRoutes,
+} from './notification-routes.js';

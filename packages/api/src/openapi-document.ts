@@ -1,7 +1,7 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { apiLimits } from '@monitor/schemas';
-import type { ApiOperation, ApiResponseSpec } from './operation-spec.js';
+import type { ApiResponseSpec, ApiRoute } from './api-route.js';
 import { apiOperations } from './api-operations.js';
 
 /** An OpenAPI 3.1 document as JSON. */
@@ -70,7 +70,7 @@ function toResponse(spec: ApiResponseSpec): ResponseConfig {
   };
 }
 
-function toRoute(operation: ApiOperation): RouteConfig {
+function toRoute(operation: ApiRoute): RouteConfig {
   const { request } = operation;
   return {
     method: operation.method,

@@ -1,57 +1,84 @@
-import type { RequestHandler, Router } from 'express';
 import type { AlertQueries } from '@monitor/db';
-import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
-import type { AlertListResponse, AlertResponse, QueryInput } from '@monitor/schemas';
-import { parseAlertListQuery, toAlertResponse } from '@monitor/schemas';
-import { alertPath, alertsPath } from './api-operations.js';
+import { isId, notFound } from '@monitor/platform';
+import type { AlertListResponse, AlertResponse } from '@monitor/schemas';
+import {
+  alertListQuerySchema,
+  alertListResponseSchema,
+  alertSchema,
+  parseAlertListQuery,
+  toAlertResponse,
+} from '@monitor/schemas';
+import type { ApiRoute } from './api-route.js';
+import { apiBasePath, idParams, json, problems } from './api-route.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export type AlertRoutesDeps = {
+export const alertsPath = `${apiBasePath}/alerts`;
+export const alertPath = `${apiBasePath}/alerts/:id`;
+
+export type AlertRouteDeps = {
+  /** Reads of alerts. */
   alerts: AlertQueries;
-  /** Authenticates a key with the `read` scope. */
-  read: RequestHandler;
 };
 
 /**
- * `/api/v1/alerts` and `/api/v1/alerts/:id`, registered on `router`: register them after the
- * rules routes, whose `/api/v1/alerts/rules` the `:id` pattern would match too.
+ * Alerts fired by the rules, in document order: serve them after the rules routes, whose
+ * `/api/v1/alerts/rules` the `:id` pattern would match too.
  */
-export function addAlertRoutes(router: Router, deps: AlertRoutesDeps): void {
-  const { alerts, read } = deps;
-  const getOnly = methodNotAllowedHandler(['GET']);
-
-  router
-    .route(alertsPath)
-    .get(read, async (req, res) => {
-      const query = queryOrThrow(parseAlertListQuery(req.query as QueryInput));
-      const page = await alerts.listAlerts({
+export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
+  {
+    method: 'get',
+    path: alertsPath,
+    operationId: 'listAlerts',
+    summary: 'List alerts',
+    description:
+      'The organization’s alerts, newest first (by id): the active ones unless `status` says ' +
+      'otherwise. Filters combine with AND.',
+    tags: ['alerts'],
+    scope: 'read',
+    request: { query: alertListQuerySchema },
+    responses: {
+      200: json('One page of alerts.', alertListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+    handle: async ({ query, res, deps }) => {
+      const parsed = queryOrThrow(parseAlertListQuery(query));
+      const page = await deps.alerts.listAlerts({
         orgId: authOf(res).orgId,
-        status: query.status,
-        severity: query.severity,
-        serviceId: query.service_id,
-        ruleId: query.rule_id,
-        limit: query.limit,
-        offset: query.offset,
+        status: parsed.status,
+        severity: parsed.severity,
+        serviceId: parsed.service_id,
+        ruleId: parsed.rule_id,
+        limit: parsed.limit,
+        offset: parsed.offset,
       });
       const body: AlertListResponse = {
         alerts: page.alerts.map(toAlertResponse),
-        pagination: pageOf(query, page.alerts.length, page.total),
+        pagination: pageOf(parsed, page.alerts.length, page.total),
       };
       res.json(body);
-    })
-    .all(getOnly);
-
-  router
-    .route(alertPath)
-    .get(read, async (req, res) => {
-      const id = req.params['id'];
+    },
+  },
+  {
+    method: 'get',
+    path: alertPath,
+    operationId: 'getAlert',
+    summary: 'Get an alert',
+    tags: ['alerts'],
+    scope: 'read',
+    request: { params: idParams('alr', 'alert') },
+    responses: {
+      200: json('The alert.', alertSchema),
+      ...problems(401, 403, 404, 503),
+    },
+    handle: async ({ params, res, deps }) => {
+      const id = params['id'];
       // A malformed id cannot name an alert: 404, exactly like an unknown one.
-      const alert = isId('alr', id) ? await alerts.getAlert(authOf(res).orgId, id) : undefined;
+      const alert = isId('alr', id) ? await deps.alerts.getAlert(authOf(res).orgId, id) : undefined;
       if (alert === undefined) throw notFound('The alert');
       const body: AlertResponse = toAlertResponse(alert);
       res.json(body);
-    })
-    .all(getOnly);
-}
+    },
+  },
+];

@@ -1,84 +1,162 @@
-import type { RequestHandler, Router } from 'express';
 import type { RuleStore } from '@monitor/db';
-import { isId, methodNotAllowedHandler, notFound } from '@monitor/platform';
-import type { AlertRuleListResponse, AlertRuleResponse, QueryInput } from '@monitor/schemas';
+import { isId, notFound } from '@monitor/platform';
+import type { AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
 import {
   alertRuleCreateSchema,
+  alertRuleListResponseSchema,
+  alertRuleSchema,
   alertRuleUpdateSchema,
   paginationQuerySchema,
   parseBody,
   parseQuery,
   toAlertRuleResponse,
 } from '@monitor/schemas';
-import { toAlertRuleChanges, toAlertRuleFields } from './alert-rule-responses.js';
-import { alertRulePath, alertRulesPath } from './api-operations.js';
+import { toAlertRuleChanges, toAlertRuleFields } from './alert-rule-requests.js';
+import type { ApiRoute } from './api-route.js';
+import { apiBasePath, created, idParams, json, noContent, problems } from './api-route.js';
 import { bodyOrThrow } from './body-or-throw.js';
-import { jsonBody } from './json-body.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export type AlertRuleRoutesDeps = {
+export const alertRulesPath = `${apiBasePath}/alerts/rules`;
+export const alertRulePath = `${apiBasePath}/alerts/rules/:id`;
+
+export type AlertRuleRouteDeps = {
+  /** Alert rules: reads, and changes that evaluators pick up. */
   rules: RuleStore;
-  /** Authenticates a key with the `read` scope. */
-  read: RequestHandler;
-  /** Authenticates a key with the `write` scope. */
-  write: RequestHandler;
+  /** The resolution time of the alerts a rule change resolves. */
   nowMs: () => number;
 };
 
-/** `/api/v1/alerts/rules` and `/api/v1/alerts/rules/:id`, registered on `router`. */
-export function addAlertRuleRoutes(router: Router, deps: AlertRuleRoutesDeps): void {
-  const { rules, read, write, nowMs } = deps;
+const ruleIdParams = idParams('rul', 'rule');
 
-  router
-    .route(alertRulesPath)
-    .get(read, async (req, res) => {
-      const query = queryOrThrow(parseQuery(paginationQuerySchema, req.query as QueryInput));
-      const page = await rules.listRules({ orgId: authOf(res).orgId, ...query });
+/** What fires an alert, and where it is notified, in document order. */
+export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
+  {
+    method: 'get',
+    path: alertRulesPath,
+    operationId: 'listAlertRules',
+    summary: 'List the alert rules',
+    description: 'The organization’s rules, newest first (by id). Deleted rules are not listed.',
+    tags: ['alert rules'],
+    scope: 'read',
+    request: { query: paginationQuerySchema },
+    responses: {
+      200: json('One page of rules.', alertRuleListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+    handle: async ({ query, res, deps }) => {
+      const parsed = queryOrThrow(parseQuery(paginationQuerySchema, query));
+      const page = await deps.rules.listRules({ orgId: authOf(res).orgId, ...parsed });
       const body: AlertRuleListResponse = {
         rules: page.rules.map(toAlertRuleResponse),
-        pagination: pageOf(query, page.rules.length, page.total),
+        pagination: pageOf(parsed, page.rules.length, page.total),
       };
       res.json(body);
-    })
-    .post(write, ...jsonBody, async (req, res) => {
-      const request = bodyOrThrow(parseBody(alertRuleCreateSchema, req.body as unknown));
-      const rule = await rules.createRule(authOf(res).orgId, toAlertRuleFields(request));
-      const body: AlertRuleResponse = toAlertRuleResponse(rule);
-      res.status(201).location(`${alertRulesPath}/${rule.id}`).json(body);
-    })
-    .all(methodNotAllowedHandler(['GET', 'POST']));
-
-  router
-    .route(alertRulePath)
-    .get(read, async (req, res) => {
-      const rule = await rules.getRule(authOf(res).orgId, ruleIdOf(req.params['id']));
+    },
+  },
+  {
+    method: 'post',
+    path: alertRulesPath,
+    operationId: 'createAlertRule',
+    summary: 'Create an alert rule',
+    description:
+      'Required: `name`, `metric`, `condition`, `threshold`, `severity`. Defaults: ' +
+      '`duration_minutes` 0, `channels` [], `scope` {}, `enabled` true. An unknown or ' +
+      'read-only field (`id`, `created_at`…) is 422. Evaluators apply the rule within seconds.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: { body: { schema: alertRuleCreateSchema, description: 'The rule.' } },
+    responses: {
+      201: created('The stored rule.', alertRuleSchema),
+      ...problems(401, 403, 413, 415, 422, 503),
+    },
+    handle: async ({ body, res, deps }) => {
+      const request = bodyOrThrow(parseBody(alertRuleCreateSchema, body));
+      const rule = await deps.rules.createRule(authOf(res).orgId, toAlertRuleFields(request));
+      const response: AlertRuleResponse = toAlertRuleResponse(rule);
+      res.status(201).location(`${alertRulesPath}/${rule.id}`).json(response);
+    },
+  },
+  {
+    method: 'get',
+    path: alertRulePath,
+    operationId: 'getAlertRule',
+    summary: 'Get an alert rule',
+    tags: ['alert rules'],
+    scope: 'read',
+    request: { params: ruleIdParams },
+    responses: {
+      200: json('The rule.', alertRuleSchema),
+      ...problems(401, 403, 404, 503),
+    },
+    handle: async ({ params, res, deps }) => {
+      const rule = await deps.rules.getRule(authOf(res).orgId, ruleIdOf(params['id']));
       if (rule === undefined) throw ruleNotFound();
       const body: AlertRuleResponse = toAlertRuleResponse(rule);
       res.json(body);
-    })
-    .patch(write, ...jsonBody, async (req, res) => {
-      const id = ruleIdOf(req.params['id']);
-      const request = bodyOrThrow(parseBody(alertRuleUpdateSchema, req.body as unknown));
-      const rule = await rules.updateRule(
+    },
+  },
+  {
+    method: 'patch',
+    path: alertRulePath,
+    operationId: 'updateAlertRule',
+    summary: 'Change an alert rule',
+    description:
+      'Any non-empty subset of the writable fields; the others keep their value. `{}`, an ' +
+      'unknown or a read-only field is 422. Changing what the rule evaluates (`metric`, ' +
+      '`condition`, `threshold`, `duration_minutes`, `scope`) or `enabled` restarts its ' +
+      'evaluation: its active alerts resolve (their channels are notified) and pending windows ' +
+      'start afresh, in the same transaction; evaluators pick the change up within a second or ' +
+      'two. `name`, `severity` and `channels` apply to alerts fired from then on.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: {
+      params: ruleIdParams,
+      body: { schema: alertRuleUpdateSchema, description: 'The fields to change.' },
+    },
+    responses: {
+      200: json('The stored rule after the change.', alertRuleSchema),
+      ...problems(401, 403, 404, 413, 415, 422, 503),
+    },
+    handle: async ({ params, body, res, deps }) => {
+      const id = ruleIdOf(params['id']);
+      const request = bodyOrThrow(parseBody(alertRuleUpdateSchema, body));
+      const rule = await deps.rules.updateRule(
         authOf(res).orgId,
         id,
         toAlertRuleChanges(request),
-        new Date(nowMs()),
+        new Date(deps.nowMs()),
       );
       if (rule === undefined) throw ruleNotFound();
-      const body: AlertRuleResponse = toAlertRuleResponse(rule);
-      res.json(body);
-    })
-    .delete(write, async (req, res) => {
-      const id = ruleIdOf(req.params['id']);
-      const deleted = await rules.deleteRule(authOf(res).orgId, id, new Date(nowMs()));
+      const response: AlertRuleResponse = toAlertRuleResponse(rule);
+      res.json(response);
+    },
+  },
+  {
+    method: 'delete',
+    path: alertRulePath,
+    operationId: 'deleteAlertRule',
+    summary: 'Delete an alert rule',
+    description:
+      'Resolves the rule’s active alerts (notifying their channels); the rule is 404 from ' +
+      'then on. Its alerts stay listed with their `rule_name`.',
+    tags: ['alert rules'],
+    scope: 'write',
+    request: { params: ruleIdParams },
+    responses: {
+      204: noContent('Deleted.'),
+      ...problems(401, 403, 404, 503),
+    },
+    handle: async ({ params, res, deps }) => {
+      const id = ruleIdOf(params['id']);
+      const deleted = await deps.rules.deleteRule(authOf(res).orgId, id, new Date(deps.nowMs()));
       if (!deleted) throw ruleNotFound();
       res.status(204).end();
-    })
-    .all(methodNotAllowedHandler(['GET', 'PATCH', 'DELETE']));
-}
+    },
+  },
+];
 
 function ruleNotFound() {
   return notFound('The alert rule');

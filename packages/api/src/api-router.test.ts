@@ -26,7 +26,7 @@ import {
   notFoundHandler,
   problemHandler,
 } from '@monitor/platform';
-import { findApiOperation } from './api-operations.js';
+import { findApiRoute } from './api-routes.js';
 import { createApiRouter } from './api-router.js';
 import type { OpenApiDocument } from './openapi-document.js';
 import { createOpenApiDocument, toOpenApiPath } from './openapi-document.js';
@@ -289,7 +289,7 @@ const routerDeps = {
   rules: fakeRules.store,
   alerts: fakeAlerts.queries,
   investigations: fakeInvestigations.queries,
-  // The notification routes have their own tests (notification-channels-router.test.ts).
+  // The notification routes have their own tests (notification-routes.test.ts).
   channels: {
     listChannels: () => Promise.resolve([]),
     getChannel: () => Promise.resolve(undefined),
@@ -1112,7 +1112,7 @@ describe('the OpenAPI document', () => {
   it('accepts every response these tests received, as served', () => {
     expect(exchanges.length).toBeGreaterThan(10);
     for (const exchange of exchanges) {
-      const operation = findApiOperation(exchange.method, exchange.path);
+      const operation = findApiRoute(exchange.method, exchange.path);
       if (operation === undefined) {
         // Only 404s of unknown routes and 405s are outside the document.
         expect([404, 405], `${exchange.method} ${exchange.path}`).toContain(exchange.status);

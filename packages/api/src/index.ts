@@ -1,29 +1,19 @@
-export type { ApiMethod, ApiOperation, ApiResponseSpec } from './operation-spec.js';
-export { apiBasePath, noContent } from './operation-spec.js';
-export {
-  alertPath,
-  alertRulePath,
-  alertRulesPath,
-  alertsPath,
-  apiOperations,
-  findApiOperation,
-  investigationPath,
-  investigationsPath,
-  openApiPath,
-  serviceMetricsPath,
-  servicePath,
-  servicesPath,
-} from './api-operations.js';
+export type { ApiMethod, ApiResponseSpec, ApiRoute } from './api-route.js';
+export { apiBasePath, noContent } from './api-route.js';
+export type { ApiRouteDeps } from './api-routes.js';
+export { apiRoutes, findApiRoute, openApiPath } from './api-routes.js';
+export { alertPath, alertsPath } from './alert-routes.js';
+export { alertRulePath, alertRulesPath } from './alert-rule-routes.js';
+export { investigationPath, investigationsPath } from './investigation-routes.js';
+export { serviceMetricsPath, servicePath, servicesPath } from './service-routes.js';
 export type { ApiRouterDeps } from './api-router.js';
 export { createApiRouter } from './api-router.js';
 export type { OpenApiDocument } from './openapi-document.js';
 export { createOpenApiDocument, toOpenApiPath } from './openapi-document.js';
 export { pageOf } from './page-of.js';
-export type { NotificationChannelsRouterDeps } from './notification-channels-router.js';
-export { createNotificationChannelsRouter } from './notification-channels-router.js';
 export {
   alertNotificationsPath,
   notificationChannelPath,
   notificationChannelsPath,
-  notificationOperations,
-} from './notification-operations.js';
+  notificationRoutes,
+} from './notification-routes.js';

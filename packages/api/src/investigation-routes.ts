@@ -1,63 +1,98 @@
-import type { RequestHandler, Router } from 'express';
 import type { InvestigationQueries } from '@monitor/db';
-import { isId, methodNotAllowedHandler, notFound, validationError } from '@monitor/platform';
-import type {
-  InvestigationDetailResponse,
-  InvestigationListResponse,
-  QueryInput,
+import { isId, notFound, validationError } from '@monitor/platform';
+import type { InvestigationDetailResponse, InvestigationListResponse } from '@monitor/schemas';
+import {
+  investigationCreateDocumentSchema,
+  investigationDetailSchema,
+  investigationListQuerySchema,
+  investigationListResponseSchema,
+  parseInvestigationListQuery,
+  parseInvestigationRequest,
 } from '@monitor/schemas';
-import { parseInvestigationListQuery, parseInvestigationRequest } from '@monitor/schemas';
-import { investigationPath, investigationsPath } from './api-operations.js';
+import type { ApiRoute } from './api-route.js';
+import { apiBasePath, created, idParams, json, problems } from './api-route.js';
 import { bodyOrThrow } from './body-or-throw.js';
 import {
   toInvestigationDetailResponse,
   toInvestigationResponse,
 } from './investigation-responses.js';
-import { jsonBody } from './json-body.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export type InvestigationRoutesDeps = {
+export const investigationsPath = `${apiBasePath}/investigations`;
+export const investigationPath = `${apiBasePath}/investigations/:id`;
+
+export type InvestigationRouteDeps = {
+  /** Reads of investigations, and opening one on demand. */
   investigations: InvestigationQueries;
-  /** Authenticates a key with the `read` scope. */
-  read: RequestHandler;
-  /** Authenticates a key with the `write` scope. */
-  write: RequestHandler;
+  /** The clock of the range check of a service investigation. */
   nowMs: () => number;
 };
 
-/** `/api/v1/investigations` and `/api/v1/investigations/:id`, registered on `router`. */
-export function addInvestigationRoutes(router: Router, deps: InvestigationRoutesDeps): void {
-  const { investigations, read, write, nowMs } = deps;
-
-  router
-    .route(investigationsPath)
-    .get(read, async (req, res) => {
-      const query = queryOrThrow(parseInvestigationListQuery(req.query as QueryInput));
-      const page = await investigations.listInvestigations({
+/** Automated analyses of an alert or of a service over a time range, in document order. */
+export const investigationRoutes: readonly ApiRoute<InvestigationRouteDeps>[] = [
+  {
+    method: 'get',
+    path: investigationsPath,
+    operationId: 'listInvestigations',
+    summary: 'List investigations',
+    description:
+      'The organization’s investigations, newest first (by id), with their findings. ' +
+      'Filters combine with AND.',
+    tags: ['investigations'],
+    scope: 'read',
+    request: { query: investigationListQuerySchema },
+    responses: {
+      200: json('One page of investigations.', investigationListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+    handle: async ({ query, res, deps }) => {
+      const parsed = queryOrThrow(parseInvestigationListQuery(query));
+      const page = await deps.investigations.listInvestigations({
         orgId: authOf(res).orgId,
-        status: query.status,
-        alertId: query.alert_id,
-        serviceId: query.service_id,
-        limit: query.limit,
-        offset: query.offset,
+        status: parsed.status,
+        alertId: parsed.alert_id,
+        serviceId: parsed.service_id,
+        limit: parsed.limit,
+        offset: parsed.offset,
       });
       const body: InvestigationListResponse = {
         investigations: page.investigations.map(toInvestigationResponse),
-        pagination: pageOf(query, page.investigations.length, page.total),
+        pagination: pageOf(parsed, page.investigations.length, page.total),
       };
       res.json(body);
-    })
-    .post(write, ...jsonBody, async (req, res) => {
-      const request = bodyOrThrow(parseInvestigationRequest(req.body as unknown, nowMs()));
+    },
+  },
+  {
+    method: 'post',
+    path: investigationsPath,
+    operationId: 'createInvestigation',
+    summary: 'Open an investigation',
+    description:
+      'Of an alert (`{ alert_id }`, over its window `started_at`..`fired_at`), or of a service ' +
+      'over a time range (`{ service_id, from, to }`). It is queued and runs in the ' +
+      'background: poll its `Location`. An alert has at most one investigation: asking again ' +
+      'answers the existing one, whatever its status. An alert or service the organization ' +
+      'does not have is a 422 naming the field, like any other invalid body.',
+    tags: ['investigations'],
+    scope: 'write',
+    request: {
+      body: { schema: investigationCreateDocumentSchema, description: 'What to investigate.' },
+    },
+    responses: {
+      202: created('The investigation, `queued` when new.', investigationDetailSchema),
+      ...problems(401, 403, 413, 415, 422, 503),
+    },
+    handle: async ({ body, res, deps }) => {
+      const request = bodyOrThrow(parseInvestigationRequest(body, deps.nowMs()));
       const orgId = authOf(res).orgId;
       // What the body names must exist in the org: otherwise the body is invalid (422), the
       // route itself exists (not 404).
       const investigation =
         request.kind === 'alert'
-          ? await investigations.openForAlert(orgId, request.alertId)
-          : await investigations.openForService({
+          ? await deps.investigations.openForAlert(orgId, request.alertId)
+          : await deps.investigations.openForService({
               orgId,
               serviceId: request.serviceId,
               from: request.from,
@@ -70,22 +105,32 @@ export function addInvestigationRoutes(router: Router, deps: InvestigationRoutes
               { path: 'service_id', message: 'names no service of this organization' },
             ]);
       }
-      const body: InvestigationDetailResponse = toInvestigationDetailResponse(investigation);
-      res.status(202).location(`${investigationsPath}/${investigation.id}`).json(body);
-    })
-    .all(methodNotAllowedHandler(['GET', 'POST']));
-
-  router
-    .route(investigationPath)
-    .get(read, async (req, res) => {
-      const id = req.params['id'];
+      const response: InvestigationDetailResponse = toInvestigationDetailResponse(investigation);
+      res.status(202).location(`${investigationsPath}/${investigation.id}`).json(response);
+    },
+  },
+  {
+    method: 'get',
+    path: investigationPath,
+    operationId: 'getInvestigation',
+    summary: 'Get an investigation with its analysis, timeline and recommendations',
+    description: '`analysis` is null until the investigation has completed.',
+    tags: ['investigations'],
+    scope: 'read',
+    request: { params: idParams('inv', 'investigation') },
+    responses: {
+      200: json('The investigation.', investigationDetailSchema),
+      ...problems(401, 403, 404, 503),
+    },
+    handle: async ({ params, res, deps }) => {
+      const id = params['id'];
       // A malformed id cannot name an investigation: 404, exactly like an unknown one.
       const investigation = isId('inv', id)
-        ? await investigations.getInvestigation(authOf(res).orgId, id)
+        ? await deps.investigations.getInvestigation(authOf(res).orgId, id)
         : undefined;
       if (investigation === undefined) throw notFound('The investigation');
       const body: InvestigationDetailResponse = toInvestigationDetailResponse(investigation);
       res.json(body);
-    })
-    .all(methodNotAllowedHandler(['GET']));
-}
+    },
+  },
+];

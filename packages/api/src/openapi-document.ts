@@ -1,8 +1,8 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { apiLimits } from '@monitor/schemas';
-import type { ApiOperation, ApiResponseSpec } from './operation-spec.js';
-import { apiOperations } from './api-operations.js';
+import type { ApiResponseSpec, ApiRoute } from './api-route.js';
+import { apiRoutes } from './api-routes.js';
 
 /** An OpenAPI 3.1 document as JSON. */
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -70,19 +70,19 @@ function toResponse(spec: ApiResponseSpec): ResponseConfig {
   };
 }
 
-function toRoute(operation: ApiOperation): RouteConfig {
-  const { request } = operation;
+function toRouteConfig(route: ApiRoute): RouteConfig {
+  const { request } = route;
   return {
-    method: operation.method,
-    path: toOpenApiPath(operation.path),
-    operationId: operation.operationId,
-    summary: operation.summary,
-    ...(operation.description === undefined ? {} : { description: operation.description }),
-    tags: operation.tags,
-    ...(operation.scope === 'none'
+    method: route.method,
+    path: toOpenApiPath(route.path),
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description === undefined ? {} : { description: route.description }),
+    tags: route.tags,
+    ...(route.scope === 'none'
       ? { security: [] }
       : {
-          'x-required-scope': operation.scope,
+          'x-required-scope': route.scope,
           security: [{ apiKey: [] }, { bearer: [] }],
         }),
     request: {
@@ -100,12 +100,12 @@ function toRoute(operation: ApiOperation): RouteConfig {
           }),
     },
     responses: Object.fromEntries(
-      Object.entries(operation.responses).map(([status, spec]) => [status, toResponse(spec)]),
+      Object.entries(route.responses).map(([status, spec]) => [status, toResponse(spec)]),
     ),
   };
 }
 
-/** The OpenAPI 3.1 document of `apiOperations`, generated from their zod schemas. */
+/** The OpenAPI 3.1 document of `apiRoutes`, generated from their zod schemas. */
 export function createOpenApiDocument(): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
@@ -118,8 +118,8 @@ export function createOpenApiDocument(): OpenApiDocument {
     scheme: 'bearer',
     description: 'The API key as a bearer token.',
   });
-  for (const operation of apiOperations) {
-    registry.registerPath(toRoute(operation));
+  for (const route of apiRoutes) {
+    registry.registerPath(toRouteConfig(route));
   }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

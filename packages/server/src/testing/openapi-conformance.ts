@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { findApiOperation, toOpenApiPath } from '@monitor/api';
+import { findApiRoute, toOpenApiPath } from '@monitor/api';
 
 /** One request a test made and what the API answered. */
 export type Exchange = {
@@ -26,7 +26,7 @@ export function expectExchangesDocumented(
 ): void {
   for (const exchange of exchanges) {
     const where = `${exchange.method} ${exchange.path} → ${exchange.status}`;
-    const operation = findApiOperation(exchange.method, exchange.path);
+    const operation = findApiRoute(exchange.method, exchange.path);
     if (operation === undefined) {
       expect(exchange.status, where).toBe(405); // another method on a documented path
       continue;

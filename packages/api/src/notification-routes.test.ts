@@ -16,8 +16,8 @@ import {
   notFoundHandler,
   problemHandler,
 } from '@monitor/platform';
-import { createNotificationChannelsRouter } from './notification-channels-router.js';
-import { notificationOperations } from './notification-operations.js';
+import { notificationRoutes } from './notification-routes.js';
+import { createRoutesRouter } from './routes-router.js';
 
 const alertId = 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A';
 const otherAlertId = 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B';
@@ -116,14 +116,17 @@ async function call(
 beforeAll(async () => {
   const app = express();
   app.use(
-    createNotificationChannelsRouter({
-      channels: fakeChannels(),
-      notifications: {
-        listForAlert: (orgId, id) =>
-          Promise.resolve(orgId === 'org_a' && id === alertId ? [record] : undefined),
+    createRoutesRouter(notificationRoutes, {
+      deps: {
+        channels: fakeChannels(),
+        notifications: {
+          listForAlert: (orgId, id) =>
+            Promise.resolve(orgId === 'org_a' && id === alertId ? [record] : undefined),
+        },
+        targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
       },
       authenticator,
-      targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
+      retryAfterSeconds: 5,
     }),
   );
   app.use(notFoundHandler);
@@ -142,7 +145,7 @@ afterAll(async () => {
 const problem = (status: number) =>
   expect.objectContaining({ type: expect.any(String), title: expect.any(String), status });
 
-describe('createNotificationChannelsRouter', () => {
+describe('notificationRoutes, served', () => {
   it('stores a target of each type and lists them, masking the Slack URL and webhook secret', async () => {
     const slack = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',
@@ -425,8 +428,8 @@ describe('createNotificationChannelsRouter', () => {
   });
 });
 
-describe('notificationOperations', () => {
-  const patterns = notificationOperations.map((operation) => ({
+describe('notificationRoutes, documented', () => {
+  const patterns = notificationRoutes.map((operation) => ({
     operation,
     pattern: new RegExp(`^${operation.path.replace(/:[a-z]+/g, '[^/?]+')}(\\?.*)?$`),
   }));

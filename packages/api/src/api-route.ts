@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import type { ZodType } from 'zod';
+import type { Request, Response } from 'express';
+import type { IdPrefix } from '@monitor/platform';
+import { idSchema } from '@monitor/platform';
+import type { QueryInput } from '@monitor/schemas';
 import { problemSchema } from '@monitor/schemas';
 
-/**
- * The vocabulary of the operation tables (api-operations.ts, notification-operations.ts): the
- * OpenAPI document is generated from them and the conformance tests validate real responses
- * against the same schemas.
- */
 export const apiBasePath = '/api/v1';
 
 export type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -24,11 +23,23 @@ export type ApiResponseSpec = {
   headers?: Readonly<Record<string, string | ApiHeaderSpec>>;
 };
 
+/** What a route's handler gets; it answers through `res`. */
+export type RouteContext<Deps> = {
+  params: Request['params'];
+  query: QueryInput;
+  /** The parsed JSON body of a route that declares one; undefined otherwise. */
+  body: unknown;
+  res: Response;
+  deps: Deps;
+};
+
 /**
- * One operation of the HTTP interface. The OpenAPI document is generated from this table and
- * the conformance tests validate real responses with the same schemas, so neither can drift.
+ * One route of the HTTP interface, declared once: the router serves it (behind `scope`) and the
+ * OpenAPI document describes it, and the conformance tests validate real responses with the
+ * same schemas, so neither can drift. `Deps` is what its handler needs; an `ApiRoute` (of
+ * `never`) is any route, read for its declaration only.
  */
-export type ApiOperation = {
+export type ApiRoute<Deps = never> = {
   method: ApiMethod;
   /** Express style (`/api/v1/services/:id`); the document writes `{id}`. */
   path: string;
@@ -45,6 +56,13 @@ export type ApiOperation = {
     body?: { schema: ZodType; description: string };
   };
   responses: Readonly<Record<number, ApiResponseSpec>>;
+  /**
+   * Runs after the scope check and before the body is read: throws when the path names nothing
+   * (404), so that such a request is not judged by its body.
+   */
+  checkPath?: (params: RouteContext<Deps>['params']) => void;
+  /** Absent for what another role serves and this API only documents (ingest, /healthz…). */
+  handle?: (context: RouteContext<Deps>) => Promise<void> | void;
 };
 
 const problemDescriptions: Readonly<Record<number, string>> = {
@@ -96,3 +114,11 @@ export const created = (description: string, schema: ZodType): ApiResponseSpec =
   ...json(description, schema),
   headers: { Location: 'The path of the resource, e.g. `/api/v1/alerts/rules/rul_…`.' },
 });
+
+/** The `:id` path parameter of a resource. */
+export const idParams = (prefix: IdPrefix, what: string) =>
+  z.object({
+    id: idSchema(prefix).meta({
+      description: `The ${what} id, \`${prefix}_<ULID>\`. A malformed id is 404, like an unknown one.`,
+    }),
+  });

@@ -1,0 +1,141 @@
+import type { ServiceQueries } from '@monitor/db';
+import { isId, notFound } from '@monitor/platform';
+import type {
+  ServiceDetailResponse,
+  ServiceListResponse,
+  ServiceMetricsResponse,
+} from '@monitor/schemas';
+import {
+  parseServiceListQuery,
+  parseServiceMetricsQuery,
+  serviceDetailSchema,
+  serviceListQuerySchema,
+  serviceListResponseSchema,
+  serviceMetricsQuerySchema,
+  serviceMetricsResponseSchema,
+} from '@monitor/schemas';
+import type { ApiRoute } from './api-route.js';
+import { apiBasePath, idParams, json, problems } from './api-route.js';
+import { pageOf } from './page-of.js';
+import { queryOrThrow } from './query-or-throw.js';
+import { authOf } from './require-scope.js';
+import {
+  toServiceDetailResponse,
+  toServiceMetricsResponse,
+  toServiceResponse,
+} from './service-responses.js';
+
+export const servicesPath = `${apiBasePath}/services`;
+export const servicePath = `${apiBasePath}/services/:id`;
+export const serviceMetricsPath = `${apiBasePath}/services/:id/metrics`;
+
+export type ServiceRouteDeps = {
+  /** Reads of the services projection, snapshots, alerts and aggregates. */
+  services: ServiceQueries;
+  /** The clock of staleness and of the metrics defaults. */
+  nowMs: () => number;
+};
+
+const serviceIdParams = idParams('svc', 'service');
+
+/** The monitored services, their status and metric history, in document order. */
+export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
+  {
+    method: 'get',
+    path: servicesPath,
+    operationId: 'listServices',
+    summary: 'List the monitored services',
+    description:
+      'The services (hosts) of the caller’s organization, ordered by name (unique within an organization), with their ' +
+      'derived status and the latest value of each metric. Filters combine with AND.',
+    tags: ['services'],
+    scope: 'read',
+    request: { query: serviceListQuerySchema },
+    responses: {
+      200: json('One page of services.', serviceListResponseSchema),
+      ...problems(401, 403, 422, 503),
+    },
+    handle: async ({ query, res, deps }) => {
+      const parsed = queryOrThrow(parseServiceListQuery(query));
+      const { services, total } = await deps.services.listServices({
+        orgId: authOf(res).orgId,
+        status: parsed.status,
+        tags: parsed.tags,
+        limit: parsed.limit,
+        offset: parsed.offset,
+        now: new Date(deps.nowMs()),
+      });
+      const body: ServiceListResponse = {
+        services: services.map(toServiceResponse),
+        pagination: pageOf(parsed, services.length, total),
+      };
+      res.json(body);
+    },
+  },
+  {
+    method: 'get',
+    path: servicePath,
+    operationId: 'getService',
+    summary: 'Get a service with its latest snapshot and active alerts',
+    tags: ['services'],
+    scope: 'read',
+    request: { params: serviceIdParams },
+    responses: {
+      200: json('The service.', serviceDetailSchema),
+      ...problems(401, 403, 404, 503),
+    },
+    handle: async ({ params, res, deps }) => {
+      const id = serviceIdOf(params['id']);
+      const service = await deps.services.getService({
+        orgId: authOf(res).orgId,
+        id,
+        now: new Date(deps.nowMs()),
+      });
+      if (service === undefined) throw serviceNotFound();
+      const body: ServiceDetailResponse = toServiceDetailResponse(service);
+      res.json(body);
+    },
+  },
+  {
+    method: 'get',
+    path: serviceMetricsPath,
+    operationId: 'getServiceMetrics',
+    summary: 'Read a metric of a service over time',
+    description:
+      'Buckets of one metric from the 1-minute and 1-hour aggregates. `from` is rounded down ' +
+      'and `to` up to whole steps. Raw samples are never read for more than the last hour: ' +
+      'they only fill the newest buckets that the aggregates have not reached yet. A metric ' +
+      'the service never reported gives an empty `points` list.',
+    tags: ['services'],
+    scope: 'read',
+    request: { params: serviceIdParams, query: serviceMetricsQuerySchema },
+    responses: {
+      200: json('The metric’s buckets, oldest first.', serviceMetricsResponseSchema),
+      ...problems(401, 403, 404, 422, 503),
+    },
+    handle: async ({ params, query, res, deps }) => {
+      const id = serviceIdOf(params['id']);
+      const now = deps.nowMs();
+      const parsed = queryOrThrow(parseServiceMetricsQuery(query, now));
+      const rows = await deps.services.readMetricSeries({
+        orgId: authOf(res).orgId,
+        serviceId: id,
+        ...parsed,
+        now: new Date(now),
+      });
+      if (rows === undefined) throw serviceNotFound();
+      const body: ServiceMetricsResponse = toServiceMetricsResponse(parsed, rows);
+      res.json(body);
+    },
+  },
+];
+
+function serviceNotFound() {
+  return notFound('The service');
+}
+
+/** A malformed id cannot name a service: 404, exactly like an unknown one. */
+function serviceIdOf(value: string | string[] | undefined): string {
+  if (!isId('svc', value)) throw serviceNotFound();
+  return value;
+}

@@ -14,8 +14,8 @@ import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export const alertsPath = `${apiBasePath}/alerts`;
-export const alertPath = `${apiBasePath}/alerts/:id`;
+const alertsPath = `${apiBasePath}/alerts`;
+const alertPath = `${apiBasePath}/alerts/:id`;
 
 export type AlertRouteDeps = {
   /** Reads of alerts. */

@@ -19,8 +19,8 @@ import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export const alertRulesPath = `${apiBasePath}/alerts/rules`;
-export const alertRulePath = `${apiBasePath}/alerts/rules/:id`;
+const alertRulesPath = `${apiBasePath}/alerts/rules`;
+const alertRulePath = `${apiBasePath}/alerts/rules/:id`;
 
 export type AlertRuleRouteDeps = {
   /** Alert rules: reads, and changes that evaluators pick up. */

@@ -8,10 +8,10 @@ import { problemSchema } from '@monitor/schemas';
 
 export const apiBasePath = '/api/v1';
 
-export type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** A documented response header: its description, and what its value looks like. */
-export type ApiHeaderSpec = { description: string; example?: string; pattern?: string };
+type ApiHeaderSpec = { description: string; example?: string; pattern?: string };
 
 export type ApiResponseSpec = {
   description: string;
@@ -24,7 +24,7 @@ export type ApiResponseSpec = {
 };
 
 /** What a route's handler gets; it answers through `res`. */
-export type RouteContext<Deps> = {
+type RouteContext<Deps> = {
   params: Request['params'];
   query: QueryInput;
   /** The parsed JSON body of a route that declares one; undefined otherwise. */

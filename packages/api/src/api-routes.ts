@@ -24,7 +24,7 @@ import { notificationRoutes } from './notification-routes.js';
 import type { ServiceRouteDeps } from './service-routes.js';
 import { serviceRoutes } from './service-routes.js';
 
-export const openApiPath = `${apiBasePath}/openapi.json`;
+const openApiPath = `${apiBasePath}/openapi.json`;
 
 /**
  * The ingest body for the document: `ingestBodySchema`'s alternatives with the payload named,

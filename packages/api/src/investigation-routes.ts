@@ -20,8 +20,8 @@ import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export const investigationsPath = `${apiBasePath}/investigations`;
-export const investigationPath = `${apiBasePath}/investigations/:id`;
+const investigationsPath = `${apiBasePath}/investigations`;
+const investigationPath = `${apiBasePath}/investigations/:id`;
 
 export type InvestigationRouteDeps = {
   /** Reads of investigations, and opening one on demand. */

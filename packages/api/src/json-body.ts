@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import { unsupportedMediaType } from '@monitor/platform';
 
 /** Bodies of the write endpoints are small; this bounds what a client can make us buffer. */
-export const maxJsonBodyBytes = 1024 * 1024;
+const maxJsonBodyBytes = 1024 * 1024;
 
 const jsonTypes = ['application/json', 'application/*+json'];
 

@@ -32,9 +32,9 @@ import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
 import { authOf } from './require-scope.js';
 
-export const notificationChannelsPath = `${apiBasePath}/notification-channels`;
-export const notificationChannelPath = `${apiBasePath}/notification-channels/:type`;
-export const alertNotificationsPath = `${apiBasePath}/alerts/:id/notifications`;
+const notificationChannelsPath = `${apiBasePath}/notification-channels`;
+const notificationChannelPath = `${apiBasePath}/notification-channels/:type`;
+const alertNotificationsPath = `${apiBasePath}/alerts/:id/notifications`;
 
 export type NotificationRouteDeps = {
   /** The organizations' channel targets. */

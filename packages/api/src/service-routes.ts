@@ -25,9 +25,9 @@ import {
   toServiceResponse,
 } from './service-responses.js';
 
-export const servicesPath = `${apiBasePath}/services`;
-export const servicePath = `${apiBasePath}/services/:id`;
-export const serviceMetricsPath = `${apiBasePath}/services/:id/metrics`;
+const servicesPath = `${apiBasePath}/services`;
+const servicePath = `${apiBasePath}/services/:id`;
+const serviceMetricsPath = `${apiBasePath}/services/:id/metrics`;
 
 export type ServiceRouteDeps = {
   /** Reads of the services projection, snapshots, alerts and aggregates. */

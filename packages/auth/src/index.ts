@@ -1,4 +1,4 @@
-export type { ApiKeyAuthenticator, AuthenticatedKey, KeyLookup } from './api-key-authenticator.js';
+export type { ApiKeyAuthenticator, AuthenticatedKey } from './api-key-authenticator.js';
 export { apiKeyFromHeaders, createApiKeyAuthenticator } from './api-key-authenticator.js';
 export type { Scope } from './scope.js';
 export { hasScope } from './scope.js';

@@ -34,7 +34,7 @@ export type BatchingPublisherDeps = {
   logger?: BusLogger;
 };
 
-export const batchingPublisherDefaults = {
+const batchingPublisherDefaults = {
   /**
    * 1 ms (what a 0 ms timer is in Node anyway): under load the batch in flight is what makes
    * batches grow, and a longer linger only adds latency. Measured against a real broker with

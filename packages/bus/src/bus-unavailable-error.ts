@@ -31,7 +31,3 @@ export class BusUnavailableError extends AppError {
 }
 
 export const defaultRetryAfterSeconds = 2;
-
-export function isBusUnavailableError(value: unknown): value is BusUnavailableError {
-  return value instanceof BusUnavailableError;
-}

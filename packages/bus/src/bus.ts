@@ -62,7 +62,7 @@ export type BatchContext = {
  * after that); throw to have the same batch delivered again (nothing after it is committed
  * first). Must be idempotent: a batch can be delivered more than once (at-least-once).
  */
-export type BatchHandler = (batch: RecordBatch, ctx: BatchContext) => Promise<void>;
+type BatchHandler = (batch: RecordBatch, ctx: BatchContext) => Promise<void>;
 
 export type SubscribeOptions = {
   /** Every group receives every message; within a group each partition has one consumer. */

@@ -9,7 +9,7 @@ export const deadLetterHeaders = {
 } as const;
 
 /** Reasons longer than this are cut (with an ellipsis): a header is no place for a stack dump. */
-export const maxDeadLetterReasonLength = 1_000;
+const maxDeadLetterReasonLength = 1_000;
 
 /** The dead-letter topic of `topic`. Create it with the same retention needs as the source. */
 export function deadLetterTopic(topic: string): string {

@@ -39,7 +39,7 @@ export type InProcessBusOptions = {
   deadLetters?: DeadLetterSink;
 };
 
-export const inProcessBusDefaults = {
+const inProcessBusDefaults = {
   defaultPartitions: 4,
   publishTimeoutMs: 5_000,
   retryInitialMs: 50,

@@ -21,7 +21,7 @@ export type KafkaBusDeps = {
   pingTimeoutMs?: number;
 };
 
-export const kafkaBusDefaults = {
+const kafkaBusDefaults = {
   requestTimeoutMs: 10_000,
   connectionTimeoutMs: 3_000,
   pingTimeoutMs: 2_000,

@@ -18,7 +18,7 @@ const quietMessages: ReadonlySet<string> = new Set([
  * consumer restart), which our rules call WARN; the bus logs its own ERROR where a human must act.
  * Its INFO is chatty (every join, every start): debug. Its DEBUG: trace.
  */
-export function busLevelFor(level: logLevel): Level | undefined {
+function busLevelFor(level: logLevel): Level | undefined {
   switch (level) {
     case logLevel.ERROR:
     case logLevel.WARN:

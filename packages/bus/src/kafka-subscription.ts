@@ -9,7 +9,7 @@ export type KafkaSubscriptionDeps = {
   logger: BusLogger;
 };
 
-export const kafkaSubscriptionDefaults = {
+const kafkaSubscriptionDefaults = {
   retryInitialMs: 200,
   retryMaxMs: 10_000,
   startTimeoutMs: 60_000,

@@ -42,7 +42,7 @@ export type EvaluatorMetrics = {
   logRestarted(): void;
 };
 
-export type Clock = { nowMs(): number };
+type Clock = { nowMs(): number };
 
 export type AlertEvaluatorDeps = {
   rules: RuleSource;
@@ -84,7 +84,7 @@ export class PartitionMovedError extends Error {
 }
 
 /** A checkpoint was written under rules this process has not loaded yet: retry once it has. */
-export class RulesBehindError extends Error {
+class RulesBehindError extends Error {
   override readonly name = 'RulesBehindError';
 }
 

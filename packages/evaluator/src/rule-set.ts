@@ -37,7 +37,7 @@ export type RuleSet = {
 const none: readonly LiveRule[] = [];
 
 /** The canonical form of a scope: its pairs sorted by key, as JSON. */
-export function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
+function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
   const keys = Object.keys(scope).sort();
   return keys.length === 0 ? '' : JSON.stringify(keys.map((key) => [key, scope[key]]));
 }

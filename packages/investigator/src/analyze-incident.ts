@@ -50,7 +50,7 @@ export type IncidentAnalysis = {
 export const defaultPeerTagKeys: readonly string[] = ['service', 'region', 'environment', 'env'];
 const defaultInconclusiveBelow = 0.4;
 /** The method of a purely computed analysis (the narrator may extend it). */
-export const statisticalMethod = 'statistical';
+const statisticalMethod = 'statistical';
 
 /**
  * Explains an incident from stored evidence: how the metric deviated, which processes and

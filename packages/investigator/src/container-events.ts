@@ -1,6 +1,6 @@
 import type { HostSnapshot, TimeRange } from './incident-input.js';
 
-export type ContainerEventType =
+type ContainerEventType =
   | 'container_appeared'
   | 'container_disappeared'
   | 'container_image_changed'

@@ -38,7 +38,7 @@ export type PeerAlert = {
 };
 
 /** A service sharing a tag value (service, region, environment…) with the investigated one. */
-export type PeerService = {
+type PeerService = {
   id: string;
   name: string;
   tags: Record<string, string>;

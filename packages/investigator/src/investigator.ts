@@ -50,9 +50,9 @@ export type InvestigatorOptions = {
   evidence?: ClaimOptions['evidence'];
 };
 
-export type RunStatus = 'completed' | 'retried' | 'failed' | 'lost';
+type RunStatus = 'completed' | 'retried' | 'failed' | 'lost';
 
-export type RunOutcome =
+type RunOutcome =
   { status: 'idle' } | { status: RunStatus; investigationId: string; verdict?: Verdict };
 
 export type Investigator = {

@@ -11,7 +11,7 @@ const minuteMs = 60_000;
  * How well an event's time fits the onset of the trouble: 1 from 15 min before to 5 min after,
  * fading with distance; 0 after the incident window (it cannot have caused what came before).
  */
-export function alignment(eventMs: number, evidence: IncidentEvidence): number {
+function alignment(eventMs: number, evidence: IncidentEvidence): number {
   if (eventMs > evidence.windows.incident.toMs) return 0;
   const lead = evidence.referenceMs - eventMs;
   if (lead >= -5 * minuteMs && lead <= 15 * minuteMs) return 1;

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { TargetAddressPolicy } from '@monitor/platform';
 
-export type HttpPostRequest = {
+type HttpPostRequest = {
   url: URL;
   headers: Readonly<Record<string, string>>;
   body: Uint8Array;

@@ -51,7 +51,7 @@ export const defaultNotifierOptions: NotifierOptions = {
 };
 
 /** What one round did. */
-export type NotifierRound = {
+type NotifierRound = {
   claimed: number;
   delivered: number;
   /** Failed attempts with a retry scheduled. */

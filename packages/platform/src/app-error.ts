@@ -43,7 +43,7 @@ export interface AppErrorOptions {
 }
 
 /** Only the transient codes are retriable unless the thrower says otherwise. */
-export function isRetriableByDefault(code: ErrorCode): boolean {
+function isRetriableByDefault(code: ErrorCode): boolean {
   return code === 'rate_limited' || code === 'dependency_unavailable';
 }
 
@@ -130,7 +130,7 @@ export interface FromZodErrorOptions {
 }
 
 /** Maps zod issues to `ValidationIssue`s, paths formatted by `formatIssuePath`. */
-export function zodIssues(
+function zodIssues(
   error: z.core.$ZodError,
   prefix: readonly (string | number)[] = [],
 ): ValidationIssue[] {
@@ -157,10 +157,6 @@ export function unauthorized(message = 'A valid API key is required.'): AppError
 
 export function forbidden(message = 'The API key lacks the scope this operation needs.'): AppError {
   return new AppError('forbidden', message);
-}
-
-export function conflict(message: string): AppError {
-  return new AppError('conflict', message);
 }
 
 export function payloadTooLarge(limitBytes: number): AppError {

@@ -5,7 +5,7 @@ import { logFormats, logLevels } from './logger.js';
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Deeply read-only: what `parseConfig` returns (the object and its arrays are frozen). */
-export type DeepReadonly<T> = T extends readonly (infer U)[]
+type DeepReadonly<T> = T extends readonly (infer U)[]
   ? readonly DeepReadonly<U>[]
   : T extends object
     ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
@@ -183,12 +183,12 @@ export function envUrl(options: EnvUrlOptions = {}) {
 }
 
 /** One of pino's levels (see `logLevels`). */
-export function envLogLevel() {
+function envLogLevel() {
   return z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` });
 }
 
 /** One of the log formats (see `logFormats`). */
-export function envLogFormat() {
+function envLogFormat() {
   return z.enum(logFormats, { error: `must be one of ${logFormats.join(', ')}` });
 }
 
@@ -216,5 +216,3 @@ export const baseConfigFields = {
 };
 
 export const baseConfigSchema = z.object(baseConfigFields);
-
-export type BaseConfig = ConfigOf<typeof baseConfigSchema>;

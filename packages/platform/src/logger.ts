@@ -14,7 +14,7 @@ export type LogLevel = (typeof logLevels)[number];
  */
 export const logFormats = ['json', 'pretty'] as const;
 
-export type LogFormat = (typeof logFormats)[number];
+type LogFormat = (typeof logFormats)[number];
 
 /** What the censor writes in place of a redacted value. */
 export const redactedValue = '[redacted]';
@@ -24,7 +24,7 @@ export const redactedValue = '[redacted]';
  * request logs name them) and any field named like a credential, at the top level or one level
  * down (`{ apiKey }`, `{ channel: { secret } }`). Deeper credentials must not be logged at all.
  */
-export const redactPaths: readonly string[] = [
+const redactPaths: readonly string[] = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
   'req.headers.cookie',

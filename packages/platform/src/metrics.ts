@@ -20,7 +20,7 @@ export interface CreateMetricsOptions {
 }
 
 /** Seconds; from a cached read (1 ms) to a slow dependency (10 s). */
-export const httpDurationBuckets: readonly number[] = [
+const httpDurationBuckets: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
@@ -47,10 +47,10 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
 }
 
 /** The `route` label of requests no route matched (404s, probes of random URLs). */
-export const unmatchedRoute = 'unmatched';
+const unmatchedRoute = 'unmatched';
 
 /** The `status` label of requests whose client went away before the response ended (as nginx). */
-export const clientClosedStatus = '499';
+const clientClosedStatus = '499';
 
 function patternOf(route: unknown): string | undefined {
   if (typeof route !== 'object' || route === null || !('path' in route)) return undefined;

@@ -16,14 +16,14 @@ export const problemContentType = 'application/problem+json; charset=utf-8';
  * (`…/validation`, `…/not-found`, `…/dependency-unavailable`). They are stable identifiers a client
  * may switch on; they need not resolve.
  */
-export const problemTypeBase = 'https://monitor.dev/problems/';
+const problemTypeBase = 'https://monitor.dev/problems/';
 
-export function problemTypeUri(code: ErrorCode): string {
+function problemTypeUri(code: ErrorCode): string {
   return problemTypeBase + code.replaceAll('_', '-');
 }
 
 /** The RFC 9457 body. `errors` is present on every 422 (validation) and only there. */
-export interface ProblemBody {
+interface ProblemBody {
   readonly type: string;
   readonly title: string;
   readonly status: number;

@@ -8,10 +8,10 @@ import type { Logger } from './logger.js';
  * which check is down, the failing dependency logs its own errors, and the problem handler logs
  * any 500 with its stack.
  */
-export const probePaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+const probePaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Status logged for a request whose client went away before the response ended (as nginx). */
-export const clientClosedRequestStatus = 499;
+const clientClosedRequestStatus = 499;
 
 const maxLoggedPathLength = 200;
 
@@ -39,7 +39,7 @@ export function loggedPath(url: string | undefined): string {
  * unavailable and the request may be retried: it heals itself, as the problem handler logs it),
  * everything else, 4xx included, at info.
  */
-export function requestLogLevel(path: string, status: number): 'debug' | 'info' | 'warn' | 'error' {
+function requestLogLevel(path: string, status: number): 'debug' | 'info' | 'warn' | 'error' {
   if (probePaths.has(path)) return 'debug';
   if (status === 503) return 'warn';
   return status >= 500 ? 'error' : 'info';

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { Logger } from './logger.js';
 
 /** Releases one component's resources; may be async. A throw is logged and the rest still run. */
-export type ShutdownHook = () => Promise<void> | void;
+type ShutdownHook = () => Promise<void> | void;
 
-export interface ShutdownResult {
+interface ShutdownResult {
   /** Every hook finished without error before the deadline. */
   readonly ok: boolean;
   readonly timedOut: boolean;

@@ -11,7 +11,7 @@ import { keyNamesDocument, storableRecord, storableText } from './input-policy.j
  */
 
 /** Bounds of a rule, as the API documents them. */
-export const alertRuleLimits = {
+const alertRuleLimits = {
   maxNameLength: 200,
   maxDurationMinutes: 1440,
   maxScopePairs: ingestLimits.maxTags,
@@ -19,8 +19,8 @@ export const alertRuleLimits = {
   maxScopeValueLength: ingestLimits.maxTagValueLength,
 } as const;
 
-export const alertChannels = ['slack', 'email', 'webhook'] as const;
-export type AlertChannel = (typeof alertChannels)[number];
+const alertChannels = ['slack', 'email', 'webhook'] as const;
+type AlertChannel = (typeof alertChannels)[number];
 
 /** `is required` when the field is absent, `must be <what>` when it has another type. */
 const typeError = (what: string) => (issue: { input?: unknown }) =>

@@ -14,8 +14,7 @@ import {
 /** Wire formats of `GET /api/v1/alerts` and `GET /api/v1/alerts/:id` (the item is `alertSchema`). */
 
 /** `all` means both statuses. */
-export const alertStatusFilters = ['active', 'resolved', 'all'] as const;
-export type AlertStatusFilter = (typeof alertStatusFilters)[number];
+const alertStatusFilters = ['active', 'resolved', 'all'] as const;
 
 export const alertListQuerySchema = paginationQuerySchema.extend({
   status: queryEnum(alertStatusFilters)

@@ -32,7 +32,7 @@ export const apiLimits = {
 } as const;
 
 /** A parameter that failed validation, named as the client wrote it (`limit`, `tag.env`). */
-export type QueryIssue = { parameter: string; message: string };
+type QueryIssue = { parameter: string; message: string };
 
 export type QueryParseResult<T> =
   { success: true; data: T } | { success: false; issues: QueryIssue[] };
@@ -114,7 +114,6 @@ export const problemSchema = z
     id: 'Problem',
     description: 'An RFC 9457 problem, sent as application/problem+json.',
   });
-export type ProblemResponse = z.infer<typeof problemSchema>;
 
 // ---- alerts --------------------------------------------------------------------------------
 
@@ -157,7 +156,7 @@ export function conditionHolds(
 export const alertSeverities = ['critical', 'warning', 'info'] as const;
 export type AlertSeverity = (typeof alertSeverities)[number];
 
-export const alertStatuses = ['active', 'resolved'] as const;
+const alertStatuses = ['active', 'resolved'] as const;
 export type AlertStatus = (typeof alertStatuses)[number];
 
 export const alertSchema = z
@@ -183,15 +182,15 @@ export type AlertResponse = z.infer<typeof alertSchema>;
 
 // ---- services ------------------------------------------------------------------------------
 
-export const serviceStatuses = ['healthy', 'warning', 'critical', 'stale'] as const;
-export type ServiceStatus = (typeof serviceStatuses)[number];
+const serviceStatuses = ['healthy', 'warning', 'critical', 'stale'] as const;
+type ServiceStatus = (typeof serviceStatuses)[number];
 
-export const serviceStatusSchema = z.enum(serviceStatuses, {
+const serviceStatusSchema = z.enum(serviceStatuses, {
   error: `must be one of ${serviceStatuses.join(', ')}`,
 });
 
 /** Query parameters `tag.<key>=<value>` filter on tags; this prefix marks them. */
-export const tagParameterPrefix = 'tag.';
+const tagParameterPrefix = 'tag.';
 
 /** `tag.<key>`: the key as a tag key may be (1 to 64 characters, not `__proto__`). */
 const tagParameterPattern = new RegExp(
@@ -232,7 +231,7 @@ export type ServiceListQuery = PaginationQuery & {
   tags: Record<string, string>;
 };
 
-export const serviceSchema = z
+const serviceSchema = z
   .object({
     id: z.string().meta({ example: 'svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A' }),
     name: z.string().meta({ description: 'The host name the agent reports.' }),
@@ -276,9 +275,9 @@ export type ServiceDetailResponse = z.infer<typeof serviceDetailSchema>;
 
 // ---- metrics -------------------------------------------------------------------------------
 
-export const metricSteps = ['1m', '1h'] as const;
-export type MetricStep = (typeof metricSteps)[number];
-export const metricStepMs: Readonly<Record<MetricStep, number>> = { '1m': minuteMs, '1h': hourMs };
+const metricSteps = ['1m', '1h'] as const;
+type MetricStep = (typeof metricSteps)[number];
+const metricStepMs: Readonly<Record<MetricStep, number>> = { '1m': minuteMs, '1h': hourMs };
 
 export const serviceMetricsQuerySchema = z.object({
   metric: z
@@ -309,7 +308,7 @@ export const serviceMetricsQuerySchema = z.object({
 /** The metrics query resolved against the clock: every field set, `from`/`to` on step bounds. */
 export type ServiceMetricsQuery = { metric: string; step: MetricStep; from: Date; to: Date };
 
-export const metricPointSchema = z
+const metricPointSchema = z
   .object({
     time: utcDateTime.meta({ description: 'Start of the bucket.' }),
     avg: z.number(),
@@ -318,7 +317,6 @@ export const metricPointSchema = z
     count: z.number().int().min(1).meta({ description: 'Samples in the bucket.' }),
   })
   .meta({ id: 'MetricPoint' });
-export type MetricPointResponse = z.infer<typeof metricPointSchema>;
 
 export const serviceMetricsResponseSchema = z
   .object({

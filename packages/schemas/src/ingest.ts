@@ -125,14 +125,10 @@ export const ingestPayloadSchema = z.object({
 });
 export type IngestPayload = z.infer<typeof ingestPayloadSchema>;
 
-export const ingestBatchSchema = z
+const ingestBatchSchema = z
   .array(ingestPayloadSchema)
   .min(1)
   .max(ingestLimits.maxPayloadsPerRequest);
-
-/** The ingest body: one payload, or an array of 1..1000 of them (documentation; see parse). */
-export const ingestBodySchema = z.union([ingestPayloadSchema, ingestBatchSchema]);
-export type IngestBody = z.infer<typeof ingestBodySchema>;
 
 /**
  * Parses an ingest body, choosing the schema by shape first so that errors name the failing
@@ -152,9 +148,6 @@ export const ingestResponseSchema = z.object({
   status: z.literal('ok'),
   events_accepted: z.number().int().nonnegative(),
 });
-export type IngestResponse = z.infer<typeof ingestResponseSchema>;
-
-export type SampleTimeIssue = { index: number; message: string };
 
 /**
  * Rejects samples stamped more than 10 minutes in the future or older than raw retention: such

@@ -25,7 +25,7 @@ import { z } from 'zod';
  */
 export const maxMetricMagnitude = 1e100;
 
-export const metricValueMessage = 'must be a finite number from -1e100 to 1e100';
+const metricValueMessage = 'must be a finite number from -1e100 to 1e100';
 
 /** A metric value: finite, at most `maxMetricMagnitude` in magnitude. */
 export function metricValueSchema() {
@@ -42,10 +42,10 @@ export function metricValueSchema() {
  * emoji) is one character: without the `u` flag (the OpenAPI generator drops flags) JavaScript
  * reads UTF-16 units, and the second branch takes a pair.
  */
-export const storableCharacter = '(?:[^\\u0000\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])';
+const storableCharacter = '(?:[^\\u0000\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])';
 
 /** Text made only of `storableCharacter`s: what the schemas check. */
-export const storableTextPattern = new RegExp(`^${storableCharacter}*$`);
+const storableTextPattern = new RegExp(`^${storableCharacter}*$`);
 
 /**
  * What the OpenAPI document states of it: no NUL. Lone surrogates cannot be written in a pattern
@@ -53,7 +53,7 @@ export const storableTextPattern = new RegExp(`^${storableCharacter}*$`);
  * surrogate code points, and JSON text with one is not interoperable, RFC 8259 §8.2), so the
  * document says so in words (its description of inputs) rather than in the pattern.
  */
-export const storableTextDocumentPattern = '^[^\\u0000]*$';
+const storableTextDocumentPattern = '^[^\\u0000]*$';
 
 export const storableTextMessage = 'must not contain NUL (U+0000) or an unpaired UTF-16 surrogate';
 
@@ -75,9 +75,9 @@ export function storableText(schema: z.ZodString | z.ZodURL = z.string()) {
  * A record key no map may use: zod, like a plain `{}`, drops an own `__proto__` key (assigning
  * it would replace the prototype), so it would vanish without an error. It is refused instead.
  */
-export const reservedKey = '__proto__';
+const reservedKey = '__proto__';
 
-export const reservedKeyMessage = '`__proto__` is a reserved name';
+const reservedKeyMessage = '`__proto__` is a reserved name';
 
 /** JSON Schema for the keys of a map: `pattern` refuses NUL, lone surrogates and `__proto__`. */
 export function keyNamesDocument(options: { minLength?: number; maxLength: number }) {

@@ -16,14 +16,13 @@ import { ingestLimits } from './ingest.js';
  * that opens one on demand.
  */
 
-export const investigationStatuses = ['queued', 'running', 'completed', 'failed'] as const;
+const investigationStatuses = ['queued', 'running', 'completed', 'failed'] as const;
 export type InvestigationStatus = (typeof investigationStatuses)[number];
 
-export const recommendationPriorities = ['high', 'medium', 'low'] as const;
-export type RecommendationPriority = (typeof recommendationPriorities)[number];
+const recommendationPriorities = ['high', 'medium', 'low'] as const;
 
 /** Bounds of an on-demand investigation's window. */
-export const investigationLimits = {
+const investigationLimits = {
   maxWindowMs: 7 * 24 * 60 * 60_000,
   /** `to` may lie this far ahead of now (clock skew), like an ingested sample's time. */
   maxFutureSkewMs: ingestLimits.maxFutureSkewMs,
@@ -31,7 +30,7 @@ export const investigationLimits = {
 
 const utcDateTime = z.iso.datetime().meta({ example: '2026-11-22T10:00:00.000Z' });
 
-export const findingSchema = z
+const findingSchema = z
   .object({
     title: z.string(),
     detail: z.string(),
@@ -44,7 +43,7 @@ export const findingSchema = z
   .meta({ id: 'InvestigationFinding' });
 export type FindingResponse = z.infer<typeof findingSchema>;
 
-export const analysisSchema = z
+const analysisSchema = z
   .object({
     summary: z.string(),
     root_cause: z.string().meta({
@@ -58,7 +57,7 @@ export const analysisSchema = z
   .meta({ id: 'InvestigationAnalysis' });
 export type AnalysisResponse = z.infer<typeof analysisSchema>;
 
-export const timelineEventSchema = z
+const timelineEventSchema = z
   .object({
     at: utcDateTime,
     type: z.string().meta({ description: 'The kind of event, e.g. `alert_fired`.' }),
@@ -68,7 +67,7 @@ export const timelineEventSchema = z
   .meta({ id: 'InvestigationTimelineEvent' });
 export type TimelineEventResponse = z.infer<typeof timelineEventSchema>;
 
-export const recommendationSchema = z
+const recommendationSchema = z
   .object({
     title: z.string(),
     detail: z.string(),
@@ -77,7 +76,7 @@ export const recommendationSchema = z
   .meta({ id: 'InvestigationRecommendation' });
 export type RecommendationResponse = z.infer<typeof recommendationSchema>;
 
-export const investigationSchema = z
+const investigationSchema = z
   .object({
     id: z.string().meta({ example: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A' }),
     alert_id: z
@@ -155,7 +154,7 @@ const windowMessage = `must be at most ${investigationLimits.maxWindowMs / 86_40
  * its own path (a union would only say that no alternative matched). `parseInvestigationRequest`
  * checks which form it is.
  */
-export const investigationCreateSchema = z.strictObject(
+const investigationCreateSchema = z.strictObject(
   {
     alert_id: bodyId('alr').optional(),
     service_id: bodyId('svc').optional(),

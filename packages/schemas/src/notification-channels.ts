@@ -160,12 +160,11 @@ export type NotificationChannelListResponse = z.infer<typeof notificationChannel
 
 // ---- deliveries ----------------------------------------------------------------------------
 
-export const notificationStatuses = ['pending', 'delivered', 'failed'] as const;
-export type NotificationStatus = (typeof notificationStatuses)[number];
+const notificationStatuses = ['pending', 'delivered', 'failed'] as const;
 
-export const notificationTransitions = ['fired', 'resolved'] as const;
+const notificationTransitions = ['fired', 'resolved'] as const;
 
-export const notificationAttemptSchema = z
+const notificationAttemptSchema = z
   .object({
     attempt: z.number().int().min(1),
     attempted_at: utcDateTime,
@@ -178,7 +177,6 @@ export const notificationAttemptSchema = z
     duration_ms: z.number().int().min(0),
   })
   .meta({ id: 'NotificationAttempt' });
-export type NotificationAttemptResponse = z.infer<typeof notificationAttemptSchema>;
 
 export const notificationSchema = z
   .object({

@@ -7,7 +7,7 @@ import { containerMessageSchema, processMessageSchema } from './ingest.js';
  * The edge's input policy is applied by the gateway before publishing, not here: the writer's
  * fast decoder mirrors this schema exactly.
  */
-export const sampleMessageSchema = z.object({
+const sampleMessageSchema = z.object({
   v: z.literal(1),
   org_id: z.string().min(1),
   host: z.string().min(1).max(255),

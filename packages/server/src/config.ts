@@ -26,14 +26,14 @@ export type Role = (typeof roles)[number];
 // requires) only what it reads. A variable in several groups is the same field object.
 
 /** How the process logs; every command reads these. */
-export const logFields = {
+const logFields = {
   LOG_LEVEL: baseConfigFields.LOG_LEVEL,
   /** `json` or `pretty`; unset, the server writes `pretty` to a terminal and `json` elsewhere. */
   LOG_FORMAT: baseConfigFields.LOG_FORMAT,
 };
 
 /** Every long-running role. */
-export const baseFields = {
+const baseFields = {
   ...logFields,
   /** HTTP port of the role. */
   PORT: baseConfigFields.PORT,
@@ -43,7 +43,7 @@ export const baseFields = {
 const databaseUrl = envUrl({ protocols: ['postgres', 'postgresql'] });
 
 /** The database of a role; DATABASE_URL is required (see `embeddedDatabaseFields` for `all`). */
-export const databaseFields = {
+const databaseFields = {
   DATABASE_URL: databaseUrl,
   DATABASE_POOL_MAX: envPositiveInt().default(10),
   /** When set, start-up ensures a default organization holding this key with every scope. */
@@ -51,7 +51,7 @@ export const databaseFields = {
 };
 
 /** Role `all` and the admin commands: without DATABASE_URL, the embedded PostgreSQL. */
-export const embeddedDatabaseFields = {
+const embeddedDatabaseFields = {
   DATABASE_URL: databaseUrl.optional(),
   /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
   MONITOR_DATA_DIR: envString().default('./data'),
@@ -60,7 +60,7 @@ export const embeddedDatabaseFields = {
 const rawRetentionDays = envPositiveInt().default(30);
 
 /** The storage layout `migrate` creates (role `all` and the admin commands migrate). */
-export const migrationFields = {
+const migrationFields = {
   RAW_RETENTION_DAYS: rawRetentionDays,
   SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
   COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
@@ -69,7 +69,7 @@ export const migrationFields = {
 const kafkaBrokers = envList({ item: hostPortSchema });
 
 /** The samples topic on Kafka; KAFKA_BROKERS is required (role `all` overrides it). */
-export const busFields = {
+const busFields = {
   KAFKA_BROKERS: kafkaBrokers,
   KAFKA_CLIENT_ID: envString().default('monitor'),
   SAMPLES_TOPIC: envString().default('metrics.samples.v1'),
@@ -78,7 +78,7 @@ export const busFields = {
 };
 
 /** The consumers of the samples topic (writer, evaluator). */
-export const consumerFields = {
+const consumerFields = {
   /**
    * How long Kafka waits for a silent consumer before giving its partitions to the rest of the
    * group: the pause a crashed writer or evaluator replica causes (broker minimum 6 s).
@@ -103,7 +103,7 @@ const notifierAllowedTargetNetworks = envList({
 }).default([]);
 
 /** The ingest path of the gateway: rate limit (Redis), publishing, key cache. */
-export const ingestFields = {
+const ingestFields = {
   REDIS_URL: baseConfigFields.REDIS_URL,
   /** Requests per minute per API key on POST /ingest. */
   INGEST_RATE_LIMIT_PER_MINUTE: baseConfigFields.INGEST_RATE_LIMIT_PER_MINUTE,
@@ -116,7 +116,7 @@ export const ingestFields = {
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
 };
 
-export const writerFields = {
+const writerFields = {
   /**
    * The most host samples in one transaction. Each batch upserts every service it touches once,
    * so bigger batches of a backlog spread that over more samples.
@@ -147,7 +147,7 @@ export const writerFields = {
   ALERT_RETENTION_DAYS: envPositiveInt().default(90),
 };
 
-export const evaluatorFields = {
+const evaluatorFields = {
   /** How often evaluators check whether alert rules changed (a change applies within ~this). */
   EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
 };
@@ -193,33 +193,33 @@ export const apiFields = {
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
 };
 
-export const gatewayConfigSchema = z.object({
+const gatewayConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
   ...busFields,
   ...ingestFields,
 });
-export const writerConfigSchema = z.object({
+const writerConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
   ...busFields,
   ...consumerFields,
   ...writerFields,
 });
-export const evaluatorConfigSchema = z.object({
+const evaluatorConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
   ...busFields,
   ...consumerFields,
   ...evaluatorFields,
 });
-export const apiConfigSchema = z.object({ ...baseFields, ...databaseFields, ...apiFields });
-export const notifierConfigSchema = z.object({
+const apiConfigSchema = z.object({ ...baseFields, ...databaseFields, ...apiFields });
+const notifierConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
   ...notifierFields,
 });
-export const investigatorConfigSchema = z.object({
+const investigatorConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
   ...investigatorFields,
@@ -247,12 +247,12 @@ export const adminConfigSchema = z.object({
   ...migrationFields,
 });
 
-export type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
-export type WriterRoleConfig = ConfigOf<typeof writerConfigSchema>;
-export type EvaluatorRoleConfig = ConfigOf<typeof evaluatorConfigSchema>;
-export type ApiRoleConfig = ConfigOf<typeof apiConfigSchema>;
-export type NotifierRoleConfig = ConfigOf<typeof notifierConfigSchema>;
-export type InvestigatorRoleConfig = ConfigOf<typeof investigatorConfigSchema>;
+type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
+type WriterRoleConfig = ConfigOf<typeof writerConfigSchema>;
+type EvaluatorRoleConfig = ConfigOf<typeof evaluatorConfigSchema>;
+type ApiRoleConfig = ConfigOf<typeof apiConfigSchema>;
+type NotifierRoleConfig = ConfigOf<typeof notifierConfigSchema>;
+type InvestigatorRoleConfig = ConfigOf<typeof investigatorConfigSchema>;
 export type AllConfig = ConfigOf<typeof allConfigSchema>;
 export type AdminConfig = ConfigOf<typeof adminConfigSchema>;
 

@@ -114,7 +114,7 @@ export async function startEmbeddedPostgres(options: {
  * port and status, is written at start and removed on a clean stop. A file left by a crash is
  * stale: its pid is gone, or nothing accepts connections on its port.
  */
-export async function findRunningEmbeddedPostgres(
+async function findRunningEmbeddedPostgres(
   dataDir: string,
 ): Promise<{ url: string; port: number } | undefined> {
   const root = resolve(dataDir);

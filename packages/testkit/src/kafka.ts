@@ -246,7 +246,7 @@ export type RestartableKafka = RestartableProcess & {
   groupOffsets(groupId: string, topic: string): Promise<PartitionOffsets[]>;
 };
 
-export type PartitionOffsets = {
+type PartitionOffsets = {
   partition: number;
   /** The high watermark: the offset the next record written to the partition gets. */
   end: number;

@@ -57,7 +57,7 @@ export function findSchemathesis(): SchemathesisCommand | undefined {
  * place unless another run was first. Needs `python3` with the `venv` module (Debian: the
  * `python3-venv` package) and access to PyPI.
  */
-export async function ensureSchemathesis(
+async function ensureSchemathesis(
   log: (line: string) => void = () => undefined,
 ): Promise<SchemathesisCommand> {
   const dir = venvDir();

@@ -11,7 +11,7 @@ export const serviceEnvNames = {
 } as const satisfies Record<ServiceName, string>;
 
 /** Where a running service came from, which decides who stops it. */
-export type ServiceOrigin = 'env' | 'container' | 'native';
+type ServiceOrigin = 'env' | 'container' | 'native';
 
 export type RunningService = {
   name: ServiceName;

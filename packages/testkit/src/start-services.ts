@@ -23,7 +23,7 @@ export type StartedServices = {
 };
 
 /** A progress line; `warn` when something went wrong that the harness worked around. */
-export type ServicesLog = (message: string, level?: 'info' | 'warn') => void;
+type ServicesLog = (message: string, level?: 'info' | 'warn') => void;
 
 export type StartServicesOptions = {
   /** Where the service URLs are looked up first; `process.env` when omitted. */

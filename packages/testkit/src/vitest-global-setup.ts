@@ -9,7 +9,8 @@ const declaration = /^\s*\/\/\s*@services\s+([a-z ,]+)$/m;
 
 /**
  * Starts only the services that the selected integration test files declare in a
- * `// @services ...` comment, and provides their URLs to the tests.
+ * `// @services ...` comment, and provides their URLs to the tests. Named by vitest.config.ts.
+ * @public
  */
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { testFiles } = await project.globTestFiles(fileFilters(process.argv));

@@ -2,7 +2,7 @@ import type { DecodeResult } from '@monitor/schemas';
 import { decodeSampleMessage } from '@monitor/schemas';
 
 /** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
-export type SnapshotJson = readonly unknown[] | { readonly json: string };
+type SnapshotJson = readonly unknown[] | { readonly json: string };
 
 /** A host sample as the writer stores it. */
 export type DecodedSample = {

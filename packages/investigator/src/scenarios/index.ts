@@ -4,8 +4,4 @@
  * out of the build.
  */
 export { buildScenarios } from './incident-scenarios.js';
-export type { ExpectedCause, Scenario, ScenarioOptions, ScenarioRule } from './scenario.js';
-export { scenarioIncident } from './scenario-incident.js';
-export type { ScenarioIncident } from './scenario-incident.js';
-export { simulateRule } from './simulate-rule.js';
-export type { SimulatedFiring } from './simulate-rule.js';
+export type { Scenario } from './scenario.js';

@@ -3,7 +3,7 @@ import type { CauseKind } from '../incident-evidence.js';
 import type { AlertCondition } from '@monitor/schemas';
 
 /** An alert rule as POST /api/v1/alerts/rules takes it. */
-export type ScenarioRule = {
+type ScenarioRule = {
   name: string;
   metric: string;
   condition: AlertCondition;
@@ -13,7 +13,7 @@ export type ScenarioRule = {
 };
 
 /** What the engine must name: a cause kind and its subject, or inconclusive. */
-export type ExpectedCause = { kind: CauseKind; subject: string } | { kind: 'inconclusive' };
+type ExpectedCause = { kind: CauseKind; subject: string } | { kind: 'inconclusive' };
 
 /** One incident, as agents would report it over HTTP. */
 export type Scenario = {

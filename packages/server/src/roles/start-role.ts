@@ -29,9 +29,6 @@ import { startNotifier } from './notifier-role.js';
 import { startSampleWriter } from './writer-role.js';
 import { evaluatorGroupId, writerGroupId } from '../consumer-groups.js';
 
-export { roles } from '../config.js';
-export type { Role } from '../config.js';
-
 /**
  * Starts a role with the configuration it parsed (`parseRoleConfig`, before any I/O) and returns
  * once it serves; everything it opened is registered for shutdown. Each component gets its slice.

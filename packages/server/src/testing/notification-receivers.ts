@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
-export type ReceivedRequest = { headers: IncomingHttpHeaders; body: string };
+type ReceivedRequest = { headers: IncomingHttpHeaders; body: string };
 
 /**
  * Where the receivers below listen, for NOTIFIER_ALLOWED_TARGET_NETWORKS: the notifier refuses
@@ -57,7 +57,7 @@ export async function startHttpReceiver(
   };
 }
 
-export type ReceivedMail = { from: string; to: string[]; data: string };
+type ReceivedMail = { from: string; to: string[]; data: string };
 
 export type SmtpReceiver = {
   readonly url: string;

@@ -5,7 +5,7 @@ import type { Database } from './database.js';
 import { expectRow } from './expect-row.js';
 
 /** A stored key as listings show it: never the key itself nor its hash. */
-export type ApiKeyRecord = {
+type ApiKeyRecord = {
   id: string;
   orgId: string;
   name: string;
@@ -17,9 +17,9 @@ export type ApiKeyRecord = {
 };
 
 /** What authentication needs to know about a valid key. */
-export type ActiveApiKey = { id: string; orgId: string; scopes: ApiKeyScope[] };
+type ActiveApiKey = { id: string; orgId: string; scopes: ApiKeyScope[] };
 
-export type NewApiKey = { orgId: string; name: string; scopes: readonly ApiKeyScope[] };
+type NewApiKey = { orgId: string; name: string; scopes: readonly ApiKeyScope[] };
 
 export type ApiKeyStore = {
   /** Creates a random key. `key` is the plaintext: shown once, never stored. */

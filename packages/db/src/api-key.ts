@@ -3,10 +3,10 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 /** What a key may do: `ingest` (POST /ingest), `read` (every GET), `write` (changes). */
 export type ApiKeyScope = 'ingest' | 'read' | 'write';
 
-export const apiKeyScopes = ['ingest', 'read', 'write'] as const satisfies readonly ApiKeyScope[];
+const apiKeyScopes = ['ingest', 'read', 'write'] as const satisfies readonly ApiKeyScope[];
 
 /** Every key starts with this, so leaked keys are easy to recognize (and to scan for). */
-export const apiKeyPrefix = 'mon_';
+const apiKeyPrefix = 'mon_';
 
 const keyBytes = 32;
 /** Characters of the key, after `mon_`, kept in clear for listings: 48 of 256 bits. */

@@ -1,7 +1,7 @@
 import type { Database } from './database.js';
 
 /** A record set aside for good, as it came from its log. Independent of any bus. */
-export type DeadLetterRecord = {
+type DeadLetterRecord = {
   topic: string;
   partition: number;
   /** Its offset in the source partition (decimal string, int64). */

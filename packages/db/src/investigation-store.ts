@@ -10,7 +10,7 @@ export type InvestigationFinding = {
   evidence: Record<string, unknown>;
 };
 
-export type InvestigationAnalysis = {
+type InvestigationAnalysis = {
   summary: string;
   /** The named cause, or `inconclusive`. */
   root_cause: string;
@@ -81,9 +81,9 @@ export type FailOptions = {
 };
 
 /** `lost`: the claim no longer holds (lease expired and another worker took over). */
-export type FailOutcome = 'queued' | 'failed' | 'lost';
+type FailOutcome = 'queued' | 'failed' | 'lost';
 
-export type EvidenceRequest = {
+type EvidenceRequest = {
   orgId: string;
   serviceId: string;
   /** The alert investigated; null for an on-demand investigation of a time range. */
@@ -167,7 +167,7 @@ export function evidenceBuckets(
   };
 }
 
-export type EvidenceService = { id: string; name: string; tags: Record<string, string> };
+type EvidenceService = { id: string; name: string; tags: Record<string, string> };
 /**
  * A point of a series: a raw sample, or where the window is thinned the mean of a bucket's
  * samples at the time of its first one (a bucket holding one sample is that sample).
@@ -176,7 +176,7 @@ export type EvidenceSample = { time: Date; metric: string; value: number };
 /** A snapshot as the agent sent it: arrays of containers and processes, not validated here. */
 export type EvidenceSnapshot = { time: Date; containers: unknown[]; processes: unknown[] };
 
-export type EvidencePeer = {
+type EvidencePeer = {
   service: EvidenceService;
   /** The peer's samples over from..to of the metrics `choosePeerMetrics` chose. */
   samples: EvidenceSample[];

@@ -1,7 +1,7 @@
 import type { TransactionSql } from './database.js';
 import type { StorageMode } from './storage-settings.js';
 
-export type MigrationContext = { mode: StorageMode };
+type MigrationContext = { mode: StorageMode };
 
 /**
  * One schema change, applied once, in its own transaction, in version order. Never edit a

@@ -2,7 +2,7 @@ import type { AlertNotification, AlertTransition } from '@monitor/schemas';
 import type { Database } from './database.js';
 import type { ChannelType } from './notification-channel-store.js';
 
-export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+type NotificationStatus = 'pending' | 'delivered' | 'failed';
 
 export type ClaimNotificationsOptions = {
   /** Claims at most this many rows. */
@@ -51,7 +51,7 @@ export type RecordAttemptInput = {
   | { outcome: 'failed'; retryInMs: number | undefined }
 );
 
-export type NotificationAttemptRecord = {
+type NotificationAttemptRecord = {
   attempt: number;
   attemptedAt: Date;
   outcome: 'delivered' | 'failed';

@@ -2,7 +2,7 @@ import { newId } from '@monitor/platform';
 import type { Database } from './database.js';
 import { expectRow } from './expect-row.js';
 
-export type Organization = { id: string; name: string; createdAt: Date };
+type Organization = { id: string; name: string; createdAt: Date };
 
 export type OrgStore = {
   /** Creates an organization with a new `org_…` id. */
@@ -17,7 +17,7 @@ export type OrgStore = {
 
 /** The id of the default organization: a fixed, well-formed `org_` id that sorts first. */
 export const defaultOrganizationId = 'org_00000000000000000000000000';
-export const defaultOrganizationName = 'default';
+const defaultOrganizationName = 'default';
 
 type OrganizationRow = { id: string; name: string; created_at: Date };
 

@@ -46,7 +46,7 @@ const hourMs = 60 * minuteMs;
  * The windows of the TimescaleDB refresh policies (see migrations): samples_1m from 2 hours
  * back, samples_1h from 2 days back, each up to the start of the current bucket.
  */
-export const timescaleRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 48 * hourMs };
+const timescaleRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 48 * hourMs };
 
 /**
  * Plain mode recomputes from its watermark minus these lookbacks. samples_1m looks 2 hours back,
@@ -55,7 +55,7 @@ export const timescaleRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 
  * so 2 hours back also catches every change that can reach it (TimescaleDB needs its 2-day
  * window only because its policies run independently of each other).
  */
-export const plainRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 2 * hourMs };
+const plainRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 2 * hourMs };
 
 /** The start of the bucket of `bucketMs` that contains `time`. */
 export function bucketStart(time: Date, bucketMs: number): Date {

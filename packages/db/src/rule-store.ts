@@ -35,7 +35,7 @@ export type RuleStore = {
 };
 
 /** The select list that reads an `alert_rules` row as an `AlertRule` (checks hold the enums). */
-export const ruleColumns = `id, name, metric, condition, threshold,
+const ruleColumns = `id, name, metric, condition, threshold,
   duration_minutes as "durationMinutes", severity, channels, scope, enabled,
   created_at as "createdAt", updated_at as "updatedAt"`;
 

@@ -1,5 +1,5 @@
 /** Where a sample sits in its source log: the writer's Kafka partition and offset. */
-export type LogPosition = {
+type LogPosition = {
   partition: number;
   offset: number;
   /**

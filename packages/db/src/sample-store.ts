@@ -15,7 +15,7 @@ import {
 /** Which consumer's offsets the batch advances. */
 export type OffsetOwner = { groupId: string; topic: string };
 
-export type WriteBatchResult = {
+type WriteBatchResult = {
   /** Rows inserted into `samples` (one per metric value). */
   samplesWritten: number;
   /** Metric values not inserted because (service, metric, time) was already stored. */

@@ -7,7 +7,7 @@ import type { StorageMode } from './storage-settings.js';
 import { requireStorageSettings } from './storage-settings.js';
 
 /** Derived per request: see `ServiceQueries`. */
-export type ServiceHealth = 'healthy' | 'warning' | 'critical' | 'stale';
+type ServiceHealth = 'healthy' | 'warning' | 'critical' | 'stale';
 
 export type ServiceRow = {
   id: string;
@@ -81,13 +81,13 @@ export type ServiceQueriesOptions = {
 };
 
 /** Raw samples are read at most this far back, for buckets not rolled up yet. */
-export const rawTailMaxMs = 60 * 60_000;
+const rawTailMaxMs = 60 * 60_000;
 
 /**
  * Hourly buckets not in samples_1h yet are built from samples_1m at most this far back (plain
  * mode refreshes samples_1h every completed hour, so it lags by about one hour normally).
  */
-export const minuteFillMaxMs = 48 * 60 * 60_000;
+const minuteFillMaxMs = 48 * 60 * 60_000;
 
 type ServiceDbRow = {
   id: string;

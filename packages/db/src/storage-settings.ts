@@ -32,9 +32,7 @@ type SettingsRow = {
  * The storage settings, or undefined before the first migration. Not for use inside a
  * transaction that may run before the table exists (the failed read would abort it).
  */
-export async function readStorageSettings(db: {
-  sql: Queryable;
-}): Promise<StorageSettings | undefined> {
+async function readStorageSettings(db: { sql: Queryable }): Promise<StorageSettings | undefined> {
   const rows = await db.sql<SettingsRow[]>`
     select mode, raw_retention_days, snapshot_retention_days, compress_after_days
     from storage_settings

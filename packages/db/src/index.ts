@@ -1,20 +1,24 @@
-export { createDatabase } from './database.js';
-export type { Database } from './database.js';
+// One folder per capability. `core` (connection, errors, paging) and `schema` (migrations,
+// storage settings, partitions) are shared; the others use only those two, apart from
+// `alerts` ← rules, investigations, services, evaluator-state (which also writes samples) and
+// maintenance ← services (the rollups' value bound).
+export { createDatabase } from './core/database.js';
+export type { Database } from './core/database.js';
 
-export { isTransientDbError } from './classify-db-error.js';
-export { migrate } from './migrate.js';
-export { refreshRollups } from './refresh-rollups.js';
-export type { RollupChunkSetAside } from './refresh-rollups.js';
-export { runMaintenance } from './run-maintenance.js';
-export { loadLogResumeOffsets } from './consumer-offsets.js';
-export { createDeadLetterStore } from './dead-letter-store.js';
-export type { HostSample } from './sample-batch.js';
-export { createSampleStore } from './sample-store.js';
-export { createOrgStore, defaultOrganizationId } from './org-store.js';
-export { hashApiKey } from './api-key.js';
-export type { ApiKeyScope } from './api-key.js';
-export { createApiKeyStore } from './api-key-store.js';
-export { createServiceQueries, servicesPageStatement } from './service-queries.js';
+export { isTransientDbError } from './core/classify-db-error.js';
+export { migrate } from './schema/migrate.js';
+export { refreshRollups } from './maintenance/refresh-rollups.js';
+export type { RollupChunkSetAside } from './maintenance/refresh-rollups.js';
+export { runMaintenance } from './maintenance/run-maintenance.js';
+export { loadLogResumeOffsets } from './log/consumer-offsets.js';
+export { createDeadLetterStore } from './log/dead-letter-store.js';
+export type { HostSample } from './samples/sample-batch.js';
+export { createSampleStore } from './samples/sample-store.js';
+export { createOrgStore, defaultOrganizationId } from './orgs/org-store.js';
+export { hashApiKey } from './orgs/api-key.js';
+export type { ApiKeyScope } from './orgs/api-key.js';
+export { createApiKeyStore } from './orgs/api-key-store.js';
+export { createServiceQueries, servicesPageStatement } from './services/service-queries.js';
 export type {
   ListServicesQuery,
   MetricBucketRow,
@@ -22,10 +26,10 @@ export type {
   ServiceDetailRow,
   ServiceQueries,
   ServiceRow,
-} from './service-queries.js';
+} from './services/service-queries.js';
 
-export { fireAlert, resolveAlerts } from './alert-transitions.js';
-export { createEvaluatorStore } from './evaluator-store.js';
+export { fireAlert, resolveAlerts } from './alerts/alert-transitions.js';
+export { createEvaluatorStore } from './evaluator-state/evaluator-store.js';
 export type {
   AlertEvent,
   EvaluatorCommit,
@@ -35,11 +39,11 @@ export type {
   EvaluatorStore,
   HostWatermarkRecord,
   StoredHosts,
-} from './evaluator-store.js';
-export { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
-export type { LiveRule, LiveRuleSnapshot } from './rule-snapshot.js';
+} from './evaluator-state/evaluator-store.js';
+export { loadLiveRules, ruleSetFingerprint } from './rules/rule-snapshot.js';
+export type { LiveRule, LiveRuleSnapshot } from './rules/rule-snapshot.js';
 
-export { createInvestigationStore } from './investigation-store.js';
+export { createInvestigationStore } from './investigations/investigation-store.js';
 export type {
   ClaimOptions,
   ClaimedInvestigation,
@@ -52,31 +56,34 @@ export type {
   InvestigationReport,
   InvestigationStore,
   InvestigationTimelineEntry,
-} from './investigation-store.js';
+} from './investigations/investigation-store.js';
 
-export { createRuleStore } from './rule-store.js';
-export type { RuleStore } from './rule-store.js';
-export { createAlertQueries } from './alert-queries.js';
-export type { AlertQueries, ListAlertsQuery } from './alert-queries.js';
-export { createInvestigationQueries } from './investigation-queries.js';
+export { createRuleStore } from './rules/rule-store.js';
+export type { RuleStore } from './rules/rule-store.js';
+export { createAlertQueries } from './alerts/alert-queries.js';
+export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
+export { createInvestigationQueries } from './investigations/investigation-queries.js';
 export type {
   InvestigationDetailRow,
   InvestigationQueries,
   InvestigationRow,
   ListInvestigationsQuery,
-} from './investigation-queries.js';
+} from './investigations/investigation-queries.js';
 
-export { createNotificationChannelStore } from './notification-channel-store.js';
+export { createNotificationChannelStore } from './notifications/notification-channel-store.js';
 export type {
   ChannelType,
   NotificationChannelRecord,
   NotificationChannelStore,
-} from './notification-channel-store.js';
-export { abandonedAttemptDetail, createNotificationStore } from './notification-store.js';
+} from './notifications/notification-channel-store.js';
+export {
+  abandonedAttemptDetail,
+  createNotificationStore,
+} from './notifications/notification-store.js';
 export type {
   ClaimedNotification,
   ClaimNotificationsOptions,
   NotificationRecord,
   NotificationStore,
   RecordAttemptInput,
-} from './notification-store.js';
+} from './notifications/notification-store.js';

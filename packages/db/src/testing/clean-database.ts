@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { serviceUrl } from '@monitor/testkit/vitest';
-import type { Database } from '../database.js';
-import { createDatabase } from '../database.js';
+import type { Database } from '../core/database.js';
+import { createDatabase } from '../core/database.js';
 
 export type StorageEngine = 'postgres' | 'timescale';
 

@@ -1,0 +1,187 @@
+import { newId } from '@monitor/platform';
+import type { TransactionSql } from '../core/database.js';
+import type { Alert, AlertNotification, AlertTransition } from '@monitor/schemas';
+import { opensInvestigation, toAlertResponse } from '@monitor/schemas';
+import { alertColumns } from './alert-columns.js';
+
+export type FireAlertInput = {
+  orgId: string;
+  ruleId: string;
+  host: string;
+  /** The sample value that completed the window. */
+  value: number;
+  /** The time of the first breaching sample of the window. */
+  startedAt: Date;
+  /** The time of the sample that fired. */
+  firedAt: Date;
+  /**
+   * How far the evaluators had read the samples topic when this fired: an investigation it
+   * opens waits until storage has caught up with these positions.
+   */
+  evidencePositions?: readonly StreamPosition[];
+};
+
+/** A consumer position: every record of `partition` below `nextOffset` has been read. */
+export type StreamPosition = { topic: string; partition: number; nextOffset: number };
+
+export type FireAlertResult =
+  /** A new active alert, with its notifications queued (and an investigation when it warrants one). */
+  | { outcome: 'fired'; alert: Alert }
+  /** The (rule, service) had an active alert already (a replay after a lost checkpoint). */
+  | { outcome: 'already-active'; alert: Alert }
+  /** The rule was deleted or disabled meanwhile: nothing was written. */
+  | { outcome: 'rule-gone' };
+
+/**
+ * Fires an alert of `input.ruleId` for the host, inside the caller's transaction: the alert row,
+ * one outbox row per channel of the rule, and for critical and warning alerts a queued
+ * investigation. The rule row is read `for share`, so a concurrent delete or disable waits for
+ * this transaction and then resolves what it wrote: no alert outlives its rule. Creates the
+ * service row when the writer has not stored the host yet (the evaluator may be ahead of it).
+ */
+export async function fireAlert(
+  tx: TransactionSql,
+  input: FireAlertInput,
+): Promise<FireAlertResult> {
+  const [rule] = await tx<
+    {
+      name: string;
+      metric: string;
+      condition: string;
+      threshold: number;
+      severity: string;
+      channels: string[];
+    }[]
+  >`
+    select name, metric, condition, threshold, severity, channels from alert_rules
+    where id = ${input.ruleId} and org_id = ${input.orgId} and enabled and deleted_at is null
+    for share
+  `;
+  if (rule === undefined) return { outcome: 'rule-gone' };
+  const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt);
+  const [created] = await tx<AlertWithChannels[]>`
+    insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
+      threshold, severity, status, value, started_at, fired_at, channels)
+    values (${newId('alr')}, ${input.orgId}, ${input.ruleId}, ${rule.name}, ${serviceId},
+      ${input.host}, ${rule.metric}, ${rule.condition}, ${rule.threshold}, ${rule.severity},
+      'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)})
+    on conflict (rule_id, service_id) where status = 'active' do nothing
+    returning ${tx.unsafe(alertColumns)}, channels
+  `;
+  if (created === undefined) {
+    const [existing] = await tx<Alert[]>`
+      select ${tx.unsafe(alertColumns)} from alerts
+      where rule_id = ${input.ruleId} and service_id = ${serviceId} and status = 'active'
+    `;
+    if (existing === undefined) throw new Error('fireAlert: conflicting active alert vanished');
+    return { outcome: 'already-active', alert: existing };
+  }
+  let alert = created;
+  if (opensInvestigation(alert.severity)) {
+    const investigationId = newId('inv');
+    await tx`
+      insert into investigations (id, org_id, alert_id, service_id, title, window_from, window_to,
+        evidence_positions)
+      values (${investigationId}, ${input.orgId}, ${alert.id}, ${alert.serviceId},
+        ${`${alert.ruleName} on ${alert.host}`}, ${alert.startedAt}, ${alert.firedAt},
+        ${JSON.stringify(
+          (input.evidencePositions ?? []).map((position) => ({
+            topic: position.topic,
+            partition: position.partition,
+            next_offset: position.nextOffset,
+          })),
+        )}::text::jsonb)
+      on conflict (alert_id) where alert_id is not null do nothing
+    `;
+    await tx`update alerts set investigation_id = ${investigationId} where id = ${alert.id}`;
+    alert = { ...alert, investigationId };
+  }
+  const { channels, ...fired } = alert;
+  await enqueueNotifications(tx, input.orgId, fired, channels, 'fired');
+  return { outcome: 'fired', alert: fired };
+}
+
+export type ResolveAlertsFilter =
+  /** The active alert of one (rule, host), resolved by a good sample at `resolvedAt`. */
+  | { orgId: string; ruleId: string; host: string }
+  /** Every active alert of a rule (deleted or disabled). */
+  | { orgId: string; ruleId: string };
+
+/**
+ * Resolves the matching active alerts at `resolvedAt` inside the caller's transaction and queues
+ * one `resolved` notification per channel each alert fired with. Returns the resolved alerts
+ * (none when nothing was active: idempotent).
+ */
+export async function resolveAlerts(
+  tx: TransactionSql,
+  filter: ResolveAlertsFilter,
+  resolvedAt: Date,
+): Promise<Alert[]> {
+  const host = 'host' in filter ? filter.host : null;
+  const rows = await tx<AlertWithChannels[]>`
+    update alerts set status = 'resolved', resolved_at = greatest(${resolvedAt}, fired_at)
+    where org_id = ${filter.orgId} and rule_id = ${filter.ruleId} and status = 'active'
+      and (${host}::text is null or host = ${host}::text)
+    returning ${tx.unsafe(alertColumns)}, channels
+  `;
+  const resolved: Alert[] = [];
+  for (const { channels, ...alert } of rows) {
+    await enqueueNotifications(tx, filter.orgId, alert, channels, 'resolved');
+    resolved.push(alert);
+  }
+  return resolved;
+}
+
+/** The channels the rule had when the alert fired: its notifications go to those. */
+type AlertWithChannels = Alert & { channels: string[] };
+
+async function enqueueNotifications(
+  tx: TransactionSql,
+  orgId: string,
+  alert: Alert,
+  channels: readonly string[],
+  transition: AlertTransition,
+): Promise<void> {
+  if (channels.length === 0) return;
+  const payload: AlertNotification = { transition, alert: toAlertResponse(alert) };
+  const rows = channels.map((channel) => ({
+    id: newId('ntf'),
+    org_id: orgId,
+    alert_id: alert.id,
+    transition,
+    channel,
+    idempotency_key: `${alert.id}:${transition}`,
+    payload,
+  }));
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  await tx`
+    insert into notifications (id, org_id, alert_id, transition, channel, idempotency_key, payload)
+    select id, org_id, alert_id, transition, channel, idempotency_key, payload
+    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as n(
+      id text, org_id text, alert_id text, transition text, channel text, idempotency_key text,
+      payload jsonb
+    )
+    on conflict (alert_id, transition, channel) do nothing
+  `;
+}
+
+/** The service id of (org, host), creating a minimal row the writer fills in later. */
+async function ensureService(
+  tx: TransactionSql,
+  orgId: string,
+  host: string,
+  seenAt: Date,
+): Promise<string> {
+  const [inserted] = await tx<{ id: string }[]>`
+    insert into services (id, org_id, name, last_seen)
+    values (${newId('svc')}, ${orgId}, ${host}, ${seenAt})
+    on conflict (org_id, name) do nothing
+    returning id
+  `;
+  if (inserted !== undefined) return inserted.id;
+  const [existing] = await tx<{ id: string }[]>`
+    select id from services where org_id = ${orgId} and name = ${host}
+  `;
+  if (existing === undefined) throw new Error('ensureService: service vanished');
+  return existing.id;
+}

@@ -1,0 +1,475 @@
+// @services postgres
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../core/database.js';
+import type { AlertEvent, EvaluatorCommit, EvaluatorStore } from './evaluator-store.js';
+import { createEvaluatorStore } from './evaluator-store.js';
+import { migrate } from '../schema/migrate.js';
+import { cleanDatabase } from '../testing/clean-database.js';
+
+const minuteMs = 60_000;
+const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const at = (minutes: number): number => t0 + minutes * minuteMs;
+
+describe('createEvaluatorStore', () => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  let store: EvaluatorStore;
+  let topic: string;
+  const orgId = `org_${randomBytes(4).toString('hex')}`;
+
+  async function insertRule(fields: {
+    id: string;
+    severity: 'critical' | 'warning' | 'info';
+    channels: string[];
+  }): Promise<void> {
+    await db.sql`
+      insert into alert_rules (id, org_id, name, metric, condition, threshold, duration_minutes,
+        severity, channels)
+      values (${fields.id}, ${orgId}, ${`${fields.id} high`}, 'cpu_percent', 'greater_than', 90,
+        0, ${fields.severity}, ${db.sql.array(fields.channels)})
+    `;
+  }
+
+  const fire = (host: string, ruleId: string, minutes: number, value = 95): AlertEvent => ({
+    orgId,
+    host,
+    ruleId,
+    type: 'fire',
+    value,
+    startedMs: at(minutes),
+    firedMs: at(minutes),
+  });
+  const resolve = (host: string, ruleId: string, minutes: number): AlertEvent => ({
+    orgId,
+    host,
+    ruleId,
+    type: 'resolve',
+    resolvedMs: at(minutes),
+  });
+  const state = (host: string, ruleId: string, status: string, minutes: number) => ({
+    orgId,
+    host,
+    ruleId,
+    state: { v: 1, status, lastSampleMs: at(minutes), startedMs: at(minutes) },
+  });
+  /** Every rule of the test rows is at generation 0 (the column's default): nothing restarted. */
+  const generations = (fields: Partial<Pick<EvaluatorCommit, 'states' | 'events' | 'cleared'>>) =>
+    Object.fromEntries(
+      [...(fields.states ?? []), ...(fields.events ?? []), ...(fields.cleared ?? [])].map(
+        ({ ruleId }) => [ruleId, 0],
+      ),
+    );
+  const commit = (
+    fields: Partial<EvaluatorCommit> & Pick<EvaluatorCommit, 'fromOffset' | 'nextOffset'>,
+  ) =>
+    store.commit({
+      partition: 0,
+      states: [],
+      cleared: [],
+      watermarks: [],
+      events: [],
+      ruleGenerations: generations(fields),
+      ...fields,
+    });
+
+  const loadStates = async (from: EvaluatorStore, hosts: { orgId: string; host: string }[]) =>
+    (await from.loadHosts(hosts)).states;
+
+  const count = async (
+    table: 'alerts' | 'notifications' | 'investigations' | 'evaluator_states',
+  ) => {
+    const [row] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from ${db.sql(table)} where org_id = ${orgId}
+    `;
+    return row?.n ?? 0;
+  };
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase('postgres', 'evaluator_store'));
+    await migrate(db);
+    await db.sql`insert into organizations (id, name) values (${orgId}, 'acme')`;
+    await insertRule({ id: 'rul_crit', severity: 'critical', channels: ['slack', 'email'] });
+    await insertRule({ id: 'rul_info', severity: 'info', channels: [] });
+  });
+
+  beforeEach(() => {
+    // A topic of its own per test, so each starts at offset 0.
+    topic = `samples_${randomBytes(4).toString('hex')}`;
+    store = createEvaluatorStore(db, { groupId: 'evaluator', topic });
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  it('fires: alert row, outbox rows for the rule’s channels, an investigation, state and offset', async () => {
+    expect(await store.appliedOffset(0)).toBe(0);
+    const result = await commit({
+      fromOffset: 0,
+      nextOffset: 7,
+      states: [state('fire-1', 'rul_crit', 'firing', 1)],
+      events: [fire('fire-1', 'rul_crit', 1, 97.5)],
+    });
+    expect(result).toEqual({
+      outcome: 'committed',
+      fired: 1,
+      alreadyActive: 0,
+      resolved: 0,
+      reset: [],
+    });
+    const [alert] = await db.sql<
+      {
+        id: string;
+        status: string;
+        value: number;
+        fired_at: Date;
+        investigation_id: string | null;
+        rule_name: string;
+      }[]
+    >`select id, status, value, fired_at, investigation_id, rule_name from alerts where host = 'fire-1'`;
+    expect(alert).toMatchObject({
+      status: 'active',
+      value: 97.5,
+      fired_at: new Date(at(1)),
+      rule_name: 'rul_crit high',
+    });
+    const notifications = await db.sql<
+      { channel: string; transition: string; idempotency_key: string }[]
+    >`
+      select channel, transition, idempotency_key from notifications where alert_id = ${alert!.id}
+      order by channel
+    `;
+    expect(notifications).toEqual([
+      { channel: 'email', transition: 'fired', idempotency_key: `${alert!.id}:fired` },
+      { channel: 'slack', transition: 'fired', idempotency_key: `${alert!.id}:fired` },
+    ]);
+    const [investigation] = await db.sql<{ id: string; status: string }[]>`
+      select id, status from investigations where alert_id = ${alert!.id}
+    `;
+    expect(investigation).toEqual({ id: alert!.investigation_id, status: 'queued' });
+    expect(await store.appliedOffset(0)).toBe(7);
+    expect(await loadStates(store, [{ orgId, host: 'fire-1' }])).toEqual([
+      state('fire-1', 'rul_crit', 'firing', 1),
+    ]);
+  });
+
+  it('opens no investigation for an info alert', async () => {
+    await commit({ fromOffset: 0, nextOffset: 1, events: [fire('info-1', 'rul_info', 1)] });
+    const [row] = await db.sql<{ investigation_id: string | null }[]>`
+      select investigation_id from alerts where host = 'info-1'
+    `;
+    expect(row).toEqual({ investigation_id: null });
+  });
+
+  it('resolves the active alert of the (rule, host) with its resolved notifications', async () => {
+    await commit({ fromOffset: 0, nextOffset: 1, events: [fire('res-1', 'rul_crit', 1)] });
+    const result = await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      events: [resolve('res-1', 'rul_crit', 3)],
+    });
+    expect(result).toMatchObject({ outcome: 'committed', fired: 0, resolved: 1 });
+    const rows = await db.sql<{ status: string; resolved_at: Date; transitions: string[] }[]>`
+      select a.status, a.resolved_at,
+        array(select n.transition || ':' || n.channel from notifications n where n.alert_id = a.id
+          order by 1) as transitions
+      from alerts a where host = 'res-1'
+    `;
+    expect(rows).toEqual([
+      {
+        status: 'resolved',
+        resolved_at: new Date(at(3)),
+        transitions: ['fired:email', 'fired:slack', 'resolved:email', 'resolved:slack'],
+      },
+    ]);
+  });
+
+  it('changes nothing for a replayed batch (the offset moved past it)', async () => {
+    const batch = {
+      fromOffset: 0,
+      nextOffset: 3,
+      states: [state('rep-1', 'rul_crit', 'firing', 1)],
+      events: [fire('rep-1', 'rul_crit', 1)],
+    };
+    await commit(batch);
+    const before = await Promise.all([
+      count('alerts'),
+      count('notifications'),
+      count('investigations'),
+    ]);
+    expect(await commit(batch)).toEqual({ outcome: 'offset-moved', storedOffset: 3 });
+    expect(
+      await Promise.all([count('alerts'), count('notifications'), count('investigations')]),
+    ).toEqual(before);
+    expect(await store.appliedOffset(0)).toBe(3);
+  });
+
+  it('lets exactly one of two consumers racing over a partition apply a batch', async () => {
+    const other = createEvaluatorStore(db, { groupId: 'evaluator', topic });
+    const batch = {
+      partition: 0,
+      fromOffset: 0,
+      nextOffset: 5,
+      states: [],
+      cleared: [],
+      events: [fire('race-1', 'rul_crit', 1)],
+      watermarks: [],
+      ruleGenerations: { rul_crit: 0 },
+    };
+    const results = await Promise.all([store.commit(batch), other.commit(batch)]);
+    expect(results.map((r) => r.outcome).sort()).toEqual(['committed', 'offset-moved']);
+    const [row] = await db.sql<
+      { n: number }[]
+    >`select count(*)::int as n from alerts where host = 'race-1'`;
+    expect(row?.n).toBe(1);
+  });
+
+  it('reports a fire that found an active alert (a lost checkpoint) without a second alert', async () => {
+    await commit({ fromOffset: 0, nextOffset: 1, events: [fire('dup-1', 'rul_crit', 1)] });
+    const again = createEvaluatorStore(db, { groupId: 'evaluator', topic: `${topic}_b` });
+    const result = await again.commit({
+      partition: 0,
+      fromOffset: 0,
+      nextOffset: 1,
+      states: [],
+      cleared: [],
+      events: [fire('dup-1', 'rul_crit', 1)],
+      watermarks: [],
+      ruleGenerations: { rul_crit: 0 },
+    });
+    expect(result).toMatchObject({ fired: 0, alreadyActive: 1 });
+    const [row] = await db.sql<
+      { n: number }[]
+    >`select count(*)::int as n from alerts where host = 'dup-1'`;
+    expect(row?.n).toBe(1);
+  });
+
+  it('keeps states across store instances and offsets per partition', async () => {
+    await commit({
+      fromOffset: 0,
+      nextOffset: 4,
+      states: [state('keep-1', 'rul_crit', 'pending', 2)],
+    });
+    await store.commit({
+      partition: 1,
+      fromOffset: 0,
+      nextOffset: 9,
+      states: [],
+      cleared: [],
+      events: [],
+      watermarks: [],
+      ruleGenerations: {},
+    });
+    const restarted = createEvaluatorStore(db, { groupId: 'evaluator', topic });
+    expect(await restarted.appliedOffset(0)).toBe(4);
+    expect(await restarted.appliedOffset(1)).toBe(9);
+    expect(await restarted.appliedOffset(2)).toBe(0);
+    expect(
+      await loadStates(restarted, [
+        { orgId, host: 'keep-1' },
+        { orgId, host: 'nobody' },
+      ]),
+    ).toEqual([state('keep-1', 'rul_crit', 'pending', 2)]);
+  });
+
+  describe('with a rule deleted or disabled', () => {
+    beforeAll(async () => {
+      await insertRule({ id: 'rul_gone', severity: 'warning', channels: ['webhook'] });
+      await insertRule({ id: 'rul_off', severity: 'warning', channels: [] });
+    });
+
+    it('resets the window of a fire whose rule is gone, and writes no alert', async () => {
+      await db.sql`update alert_rules set deleted_at = now(), revision = nextval('alert_rule_revisions') where id = 'rul_gone'`;
+      const result = await commit({
+        fromOffset: 0,
+        nextOffset: 2,
+        states: [
+          state('gone-1', 'rul_gone', 'firing', 1),
+          state('gone-1', 'rul_crit', 'pending', 1),
+        ],
+        events: [fire('gone-1', 'rul_gone', 1)],
+      });
+      expect(result).toEqual({
+        outcome: 'committed',
+        fired: 0,
+        alreadyActive: 0,
+        resolved: 0,
+        reset: [{ orgId, host: 'gone-1', ruleId: 'rul_gone' }],
+      });
+      const [row] = await db.sql<
+        { n: number }[]
+      >`select count(*)::int as n from alerts where host = 'gone-1'`;
+      expect(row?.n).toBe(0);
+      expect((await loadStates(store, [{ orgId, host: 'gone-1' }])).map((s) => s.ruleId)).toEqual([
+        'rul_crit',
+      ]);
+    });
+
+    it('stores no state of a disabled rule and drops the orphaned ones', async () => {
+      await commit({
+        fromOffset: 0,
+        nextOffset: 1,
+        states: [state('off-1', 'rul_off', 'pending', 1)],
+      });
+      // A state that outlived its rule (written before the change).
+      await db.sql`
+        insert into evaluator_states (org_id, host, rule_id, state)
+        values (${orgId}, 'off-2', 'rul_off', '{}'), (${orgId}, 'off-3', 'rul_deleted_long_ago', '{}')
+      `;
+      await db.sql`update alert_rules set enabled = false, revision = nextval('alert_rule_revisions') where id = 'rul_off'`;
+      const result = await commit({
+        fromOffset: 1,
+        nextOffset: 2,
+        states: [state('off-1', 'rul_off', 'pending', 2)],
+      });
+      expect(result).toMatchObject({ reset: [{ orgId, host: 'off-1', ruleId: 'rul_off' }] });
+      // Neither stored nor deleted: rows of a rule that changed belong to the change (the rules
+      // API deletes them, or a replica that knew first wrote them for the new generation).
+      expect(await loadStates(store, [{ orgId, host: 'off-1' }])).toEqual([
+        state('off-1', 'rul_off', 'pending', 1),
+      ]);
+      const live = await count('evaluator_states');
+      expect(await store.dropOrphanStates()).toBe(3);
+      expect(await count('evaluator_states')).toBe(live - 3);
+      expect(await store.dropOrphanStates()).toBe(0);
+    });
+  });
+
+  it('stores thousands of states and events in one commit', async () => {
+    const hosts = Array.from({ length: 3000 }, (_, i) => `bulk-${i}`);
+    const result = await commit({
+      fromOffset: 0,
+      nextOffset: 3000,
+      states: hosts.map((host) => state(host, 'rul_info', 'firing', 1)),
+      events: hosts.slice(0, 200).map((host) => fire(host, 'rul_info', 1)),
+    });
+    expect(result).toMatchObject({ outcome: 'committed', fired: 200 });
+    const loaded = await loadStates(
+      store,
+      hosts.map((host) => ({ orgId, host })),
+    );
+    expect(loaded).toHaveLength(3000);
+    await commit({
+      fromOffset: 3000,
+      nextOffset: 3001,
+      cleared: hosts.map((host) => ({ orgId, host, ruleId: 'rul_info' })),
+    });
+    expect(
+      await loadStates(
+        store,
+        hosts.map((host) => ({ orgId, host })),
+      ),
+    ).toEqual([]);
+  });
+
+  it('drops what was evaluated under an older generation of the rule: no alert, no state', async () => {
+    await insertRule({ id: 'rul_gen', severity: 'critical', channels: [] });
+    // The rules API restarted the rule's evaluation after the batch was evaluated.
+    await db.sql`update alert_rules set generation = 5 where id = 'rul_gen'`;
+    const result = await commit({
+      fromOffset: 0,
+      nextOffset: 2,
+      events: [fire('gen-1', 'rul_gen', 1)],
+      states: [state('gen-2', 'rul_gen', 'pending', 1)],
+      ruleGenerations: { rul_gen: 0 },
+    });
+    expect(result).toMatchObject({ outcome: 'committed', fired: 0 });
+    expect(result.outcome === 'committed' && result.reset.map((key) => key.host).sort()).toEqual([
+      'gen-1',
+      'gen-2',
+    ]);
+    const [alerts] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from alerts where rule_id = 'rul_gen'`;
+    const [states] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from evaluator_states where rule_id = 'rul_gen'`;
+    expect([alerts?.n, states?.n]).toEqual([0, 0]);
+    // Evaluated under the current generation, the same batch fires.
+    const current = await commit({
+      fromOffset: 2,
+      nextOffset: 3,
+      events: [fire('gen-1', 'rul_gen', 2)],
+      ruleGenerations: { rul_gen: 5 },
+    });
+    expect(current).toMatchObject({ outcome: 'committed', fired: 1 });
+  });
+
+  it('deletes the rows of cleared windows (ok again) in the commit, and only those', async () => {
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      states: [state('clr-1', 'rul_crit', 'pending', 1), state('clr-1', 'rul_info', 'firing', 1)],
+    });
+    const result = await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      cleared: [
+        { orgId, host: 'clr-1', ruleId: 'rul_crit' },
+        { orgId, host: 'clr-2', ruleId: 'rul_crit' },
+      ],
+    });
+    expect(result).toMatchObject({ outcome: 'committed', reset: [] });
+    expect(await loadStates(store, [{ orgId, host: 'clr-1' }])).toEqual([
+      state('clr-1', 'rul_info', 'firing', 1),
+    ]);
+    expect(await store.appliedOffset(0)).toBe(2);
+  });
+
+  it('loads every stored window of the hosts asked for, and none of other hosts or organizations', async () => {
+    await db.sql`insert into organizations (id, name) values (${`${orgId}_b`}, 'other')`;
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      states: [
+        state('load-1', 'rul_crit', 'pending', 1),
+        state('load-1', 'rul_info', 'firing', 2),
+        state('load-2', 'rul_crit', 'pending', 3),
+      ],
+    });
+    await db.sql`
+      insert into evaluator_states (org_id, host, rule_id, state)
+      values (${`${orgId}_b`}, 'load-1', 'rul_crit', '{}')
+    `;
+    const loaded = await loadStates(store, [
+      { orgId, host: 'load-1' },
+      { orgId, host: 'load-3' },
+    ]);
+    expect(loaded.sort((a, b) => a.ruleId.localeCompare(b.ruleId))).toEqual([
+      state('load-1', 'rul_crit', 'pending', 1),
+      state('load-1', 'rul_info', 'firing', 2),
+    ]);
+  });
+
+  it('stores, replaces and loads host watermarks with the batch, and none when the offset moved', async () => {
+    const marks = (minutes: number) => ({ v: 1, groups: [['cpu_percent', '', at(minutes), 3]] });
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      watermarks: [
+        { orgId, host: 'wm-1', marks: marks(1) },
+        { orgId, host: 'wm-2', marks: marks(2) },
+      ],
+    });
+    await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      watermarks: [{ orgId, host: 'wm-1', marks: marks(5) }],
+    });
+    expect(
+      await commit({
+        fromOffset: 1,
+        nextOffset: 2,
+        watermarks: [{ orgId, host: 'wm-2', marks: marks(9) }],
+      }),
+    ).toEqual({ outcome: 'offset-moved', storedOffset: 2 });
+    const loaded = await store.loadHosts([
+      { orgId, host: 'wm-1' },
+      { orgId, host: 'wm-2' },
+      { orgId, host: 'wm-3' },
+    ]);
+    expect(loaded.watermarks.sort((a, b) => a.host.localeCompare(b.host))).toEqual([
+      { orgId, host: 'wm-1', marks: marks(5) },
+      { orgId, host: 'wm-2', marks: marks(2) },
+    ]);
+  });
+});

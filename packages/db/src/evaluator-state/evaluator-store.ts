@@ -1,0 +1,326 @@
+import type { StreamPosition } from '../alerts/alert-transitions.js';
+import { fireAlert, resolveAlerts } from '../alerts/alert-transitions.js';
+import type { Database, TransactionSql } from '../core/database.js';
+import type { OffsetOwner } from '../samples/sample-store.js';
+
+/** One (rule, host) window of the evaluator. */
+export type EvaluatorStateKey = { orgId: string; host: string; ruleId: string };
+
+/** A window's state as the evaluator checkpoints it: plain JSON data, opaque to storage. */
+export type EvaluatorStateRecord = EvaluatorStateKey & { state: unknown };
+
+/**
+ * What the evaluator checkpoints per host besides its windows: how far each group of its rules
+ * evaluated (see migration 12). Plain JSON data, opaque to storage.
+ */
+export type HostWatermarkRecord = Pick<EvaluatorStateKey, 'orgId' | 'host'> & { marks: unknown };
+
+/** What is stored of a set of hosts. */
+export type StoredHosts = {
+  states: EvaluatorStateRecord[];
+  watermarks: HostWatermarkRecord[];
+};
+
+/** A transition the evaluator decided; times are sample times, epoch milliseconds. */
+export type AlertEvent =
+  | (EvaluatorStateKey & { type: 'fire'; value: number; startedMs: number; firedMs: number })
+  | (EvaluatorStateKey & { type: 'resolve'; resolvedMs: number });
+
+export type EvaluatorCommit = {
+  partition: number;
+  /** The next offset `appliedOffset` reported when the batch began: the commit applies only while it is still the stored one. */
+  fromOffset: number;
+  /** One past the batch's last record. */
+  nextOffset: number;
+  /** Windows that changed in the batch and must be kept (stored only while their rule is live). */
+  states: readonly EvaluatorStateRecord[];
+  /**
+   * Windows whose rows go: the evaluator needs nothing of them any more (deleted only while
+   * their rule is at the generation evaluated). Disjoint from `states`.
+   */
+  cleared: readonly EvaluatorStateKey[];
+  /** The watermarks of the batch's hosts, replacing the stored ones. */
+  watermarks: readonly HostWatermarkRecord[];
+  /** Fire and resolve transitions, in sample order. */
+  events: readonly AlertEvent[];
+  /**
+   * The generation (see LiveRule) each rule of `states`, `cleared` and `events` was evaluated
+   * under: what a rule change restarted meanwhile is dropped instead of stored, deleted or fired.
+   */
+  ruleGenerations: Readonly<Record<string, number>>;
+};
+
+export type EvaluatorCommitResult =
+  | {
+      outcome: 'committed';
+      /** Alerts created. */
+      fired: number;
+      /** Fires that found the (rule, host) alert active already (a replay after a lost checkpoint). */
+      alreadyActive: number;
+      resolved: number;
+      /** Keys whose rule was deleted or disabled meanwhile: their state was deleted, start them afresh. */
+      reset: EvaluatorStateKey[];
+    }
+  /** Another consumer advanced the partition since `fromOffset`: nothing was written. */
+  | { outcome: 'offset-moved'; storedOffset: number };
+
+export type EvaluatorStore = {
+  /** The partition's stored next offset (0 when none): records below it are already applied. */
+  appliedOffset(partition: number): Promise<number>;
+  /** Every stored window state and watermark of the (org, host) pairs, whatever their count. */
+  loadHosts(hosts: readonly Pick<EvaluatorStateKey, 'orgId' | 'host'>[]): Promise<StoredHosts>;
+  /**
+   * In one transaction: locks the partition's offset row, checks it still holds `fromOffset`,
+   * applies the events through fireAlert / resolveAlerts, stores the states and watermarks,
+   * deletes the cleared states and stores the next offset.
+   * Throws to have the batch retried (nothing is written then).
+   */
+  commit(commit: EvaluatorCommit): Promise<EvaluatorCommitResult>;
+  /** Deletes the states of rules that are deleted, disabled or gone; returns how many. */
+  dropOrphanStates(): Promise<number>;
+};
+
+export function createEvaluatorStore(db: Database, owner: OffsetOwner): EvaluatorStore {
+  const { sql } = db;
+  return {
+    async appliedOffset(partition) {
+      const [row] = await sql<{ next_offset: string }[]>`
+        select next_offset from consumer_offsets
+        where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+      `;
+      return row === undefined ? 0 : Number(row.next_offset);
+    },
+
+    async loadHosts(hosts) {
+      if (hosts.length === 0) return { states: [], watermarks: [] };
+      const orgIds = hosts.map((k) => k.orgId);
+      const hostNames = hosts.map((k) => k.host);
+      // The primary keys' (org_id, host) prefix serves each pair.
+      const [states, watermarks] = await Promise.all([
+        sql<{ org_id: string; host: string; rule_id: string; state: unknown }[]>`
+          select s.org_id, s.host, s.rule_id, s.state
+          from unnest(${orgIds}::text[], ${hostNames}::text[]) as k(org_id, host)
+          join evaluator_states s using (org_id, host)
+        `,
+        sql<{ org_id: string; host: string; marks: unknown }[]>`
+          select w.org_id, w.host, w.marks
+          from unnest(${orgIds}::text[], ${hostNames}::text[]) as k(org_id, host)
+          join evaluator_watermarks w using (org_id, host)
+        `,
+      ]);
+      return {
+        states: states.map((row) => ({
+          orgId: row.org_id,
+          host: row.host,
+          ruleId: row.rule_id,
+          state: row.state,
+        })),
+        watermarks: watermarks.map((row) => ({
+          orgId: row.org_id,
+          host: row.host,
+          marks: row.marks,
+        })),
+      };
+    },
+
+    async commit(commit) {
+      return await sql.begin(async (tx) => {
+        const storedOffset = await lockOffset(tx, owner, commit.partition);
+        if (storedOffset !== commit.fromOffset) {
+          return { outcome: 'offset-moved' as const, storedOffset };
+        }
+        const result = { fired: 0, alreadyActive: 0, resolved: 0 };
+        const reset = new Map<string, EvaluatorStateKey>();
+        // Rules first, then alerts: the rules API locks in the same order, so the two never
+        // deadlock. A rule changed since the batch was evaluated holds the rule-change's result.
+        const live = await lockLiveRules(tx, [
+          ...new Set(
+            [...commit.states, ...commit.events, ...commit.cleared].map((item) => item.ruleId),
+          ),
+        ]);
+        const current = (ruleId: string): boolean =>
+          live.get(ruleId) !== undefined && live.get(ruleId) === commit.ruleGenerations[ruleId];
+        const evidencePositions = commit.events.some((event) => event.type === 'fire')
+          ? await readPositions(tx, owner, commit)
+          : [];
+        for (const event of commit.events) {
+          const key = stateKey(event);
+          if (reset.has(key)) continue;
+          if (!current(event.ruleId)) {
+            reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
+            continue;
+          }
+          if (event.type === 'resolve') {
+            const resolved = await resolveAlerts(
+              tx,
+              { orgId: event.orgId, ruleId: event.ruleId, host: event.host },
+              new Date(event.resolvedMs),
+            );
+            result.resolved += resolved.length;
+            continue;
+          }
+          const fired = await fireAlert(tx, {
+            orgId: event.orgId,
+            ruleId: event.ruleId,
+            host: event.host,
+            value: event.value,
+            startedAt: new Date(event.startedMs),
+            firedAt: new Date(event.firedMs),
+            evidencePositions,
+          });
+          if (fired.outcome === 'fired') result.fired++;
+          else if (fired.outcome === 'already-active') result.alreadyActive++;
+          else reset.set(key, { orgId: event.orgId, host: event.host, ruleId: event.ruleId });
+        }
+        const kept: EvaluatorStateRecord[] = [];
+        for (const record of commit.states) {
+          const key = stateKey(record);
+          if (current(record.ruleId) && !reset.has(key)) {
+            kept.push(record);
+            continue;
+          }
+          // A state not stored because its rule went away is reset just the same.
+          const { orgId, host, ruleId } = record;
+          reset.set(key, { orgId, host, ruleId });
+        }
+        await upsertStates(tx, kept);
+        // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
+        // its new generation (the restart deleted the old ones), written by a replica that
+        // already knew it; rows of removed rules go with dropOrphanStates.
+        await deleteStates(
+          tx,
+          commit.cleared.filter((key) => current(key.ruleId)),
+        );
+        await upsertWatermarks(tx, commit.watermarks);
+        await tx`
+          update consumer_offsets set next_offset = ${commit.nextOffset}
+          where group_id = ${owner.groupId} and topic = ${owner.topic}
+            and partition = ${commit.partition}
+        `;
+        return { outcome: 'committed' as const, ...result, reset: [...reset.values()] };
+      });
+    },
+
+    async dropOrphanStates() {
+      const deleted = await sql`
+        delete from evaluator_states s
+        where not exists (
+          select 1 from alert_rules r
+          where r.id = s.rule_id and r.org_id = s.org_id and r.enabled and r.deleted_at is null
+        )
+      `;
+      return deleted.count;
+    },
+  };
+}
+
+function stateKey(key: EvaluatorStateKey): string {
+  return `${key.orgId}\u0000${key.host}\u0000${key.ruleId}`;
+}
+
+/**
+ * Every partition's position of this consumer group, with this batch's partition at the end of
+ * the batch: what the evaluators had read when the batch's alerts fired.
+ */
+async function readPositions(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  commit: Pick<EvaluatorCommit, 'partition' | 'nextOffset'>,
+): Promise<StreamPosition[]> {
+  const rows = await tx<{ partition: number; next_offset: string }[]>`
+    select partition, next_offset from consumer_offsets
+    where group_id = ${owner.groupId} and topic = ${owner.topic}
+  `;
+  const positions = rows
+    .filter((row) => row.partition !== commit.partition)
+    .map((row) => ({
+      topic: owner.topic,
+      partition: row.partition,
+      nextOffset: Number(row.next_offset),
+    }));
+  positions.push({
+    topic: owner.topic,
+    partition: commit.partition,
+    nextOffset: commit.nextOffset,
+  });
+  return positions;
+}
+
+/**
+ * The partition's stored next offset, its row locked `for update` until commit: a second
+ * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
+ * offset moved past its batch and writes nothing.
+ */
+async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
+  await tx`
+    insert into consumer_offsets (group_id, topic, partition, next_offset)
+    values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
+    on conflict (group_id, topic, partition) do nothing
+  `;
+  const [row] = await tx<{ next_offset: string }[]>`
+    select next_offset from consumer_offsets
+    where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+    for update
+  `;
+  if (row === undefined) throw new Error('lockOffset: offset row vanished');
+  return Number(row.next_offset);
+}
+
+/**
+ * Which of `ruleIds` are live, their rows locked `for share` (in id order, one lock order for
+ * everyone): a concurrent delete or disable waits for this transaction, then its own change is
+ * seen by the evaluators' poll, which drops the states written here. Without the lock a state
+ * could be stored just after the drop and outlive its rule's incarnation.
+ */
+/** Locks the rules `for share` in id order; the generation of each that is live. */
+async function lockLiveRules(tx: TransactionSql, ruleIds: readonly string[]) {
+  if (ruleIds.length === 0) return new Map<string, number>();
+  const rows = await tx<{ id: string; generation: string; live: boolean }[]>`
+    select id, generation, enabled and deleted_at is null as live from alert_rules
+    where id = any(${[...ruleIds].sort()}::text[])
+    order by id
+    for share
+  `;
+  return new Map(rows.filter((row) => row.live).map((row) => [row.id, Number(row.generation)]));
+}
+
+async function upsertStates(tx: TransactionSql, states: readonly EvaluatorStateRecord[]) {
+  if (states.length === 0) return;
+  const input = JSON.stringify(
+    states.map((s) => ({ org_id: s.orgId, host: s.host, rule_id: s.ruleId, state: s.state })),
+  );
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  await tx`
+    insert into evaluator_states as e (org_id, host, rule_id, state)
+    select org_id, host, rule_id, state
+    from jsonb_to_recordset(${input}::text::jsonb) as s(
+      org_id text, host text, rule_id text, state jsonb
+    )
+    order by org_id, host, rule_id
+    on conflict (org_id, host, rule_id) do update set state = excluded.state, updated_at = now()
+  `;
+}
+
+async function upsertWatermarks(tx: TransactionSql, watermarks: readonly HostWatermarkRecord[]) {
+  if (watermarks.length === 0) return;
+  const input = JSON.stringify(
+    watermarks.map((w) => ({ org_id: w.orgId, host: w.host, marks: w.marks })),
+  );
+  await tx`
+    insert into evaluator_watermarks as w (org_id, host, marks)
+    select org_id, host, marks
+    from jsonb_to_recordset(${input}::text::jsonb) as s(org_id text, host text, marks jsonb)
+    order by org_id, host
+    on conflict (org_id, host) do update set marks = excluded.marks, updated_at = now()
+  `;
+}
+
+async function deleteStates(tx: TransactionSql, keys: readonly EvaluatorStateKey[]) {
+  if (keys.length === 0) return;
+  await tx`
+    delete from evaluator_states s
+    using unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
+      ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
+    where s.org_id = k.org_id and s.host = k.host and s.rule_id = k.rule_id
+  `;
+}

@@ -1,0 +1,268 @@
+import { isTransientDbError, sqlState } from '../core/classify-db-error.js';
+import type { Database, TransactionSql } from '../core/database.js';
+import type { StorageMode } from '../schema/storage-settings.js';
+import { requireStorageSettings } from '../schema/storage-settings.js';
+
+export type Rollup = 'samples_1m' | 'samples_1h';
+
+/** A half-open time window `[from, to)`; `from` null means from the beginning. */
+export type RollupWindow = { rollup: Rollup; from: Date | null; to: Date };
+
+/**
+ * One organization's part of a rollup window that could not be computed (its statement failed
+ * on its data) and was set aside so every other organization's rollups moved on. Its buckets
+ * in the window keep what they held; the watermark moves past them.
+ */
+export type RollupChunkSetAside = RollupWindow & {
+  orgId: string;
+  /** The SQLSTATE of the failure, e.g. `22003` (numeric value out of range). */
+  sqlState: string | undefined;
+  message: string;
+};
+
+export type RefreshRollupsResult = {
+  mode: StorageMode;
+  /** The windows recomputed, in order (a rollup without a new complete bucket is skipped). */
+  refreshed: RollupWindow[];
+  /** What was set aside (plain mode), normally nothing. */
+  setAside: RollupChunkSetAside[];
+};
+
+/**
+ * The magnitude sample values are clamped to in the rollups and in metrics reads: the input
+ * policy's bound (`maxMetricMagnitude` of @monitor/schemas, ±1e100, which this package cannot
+ * import). The gateway refuses larger values; samples stored before it did, up to ±1.8e308,
+ * count as ±1e100 in avg, min, max and sum, so no sum can overflow double precision: a minute
+ * holds at most 60 000 samples of a series (time is unique per millisecond), an hour 3.6 million,
+ * and 3.6e6 · 1e100 is far below 1.8e308. Averages are sum / count, never PostgreSQL's
+ * avg(float8), whose sum of squares overflows far sooner.
+ */
+export const rollupValueBound = 1e100;
+
+const minuteMs = 60_000;
+const hourMs = 60 * minuteMs;
+
+/**
+ * The windows of the TimescaleDB refresh policies (see migrations): samples_1m from 2 hours
+ * back, samples_1h from 2 days back, each up to the start of the current bucket.
+ */
+const timescaleRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 48 * hourMs };
+
+/**
+ * Plain mode recomputes from its watermark minus these lookbacks. samples_1m looks 2 hours back,
+ * like the policy, to count late samples. samples_1h is built from samples_1m, whose rows only
+ * change within 2 hours of the samples_1m watermark, which is never behind the samples_1h one;
+ * so 2 hours back also catches every change that can reach it (TimescaleDB needs its 2-day
+ * window only because its policies run independently of each other).
+ */
+const plainRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 2 * hourMs };
+
+/** The start of the bucket of `bucketMs` that contains `time`. */
+export function bucketStart(time: Date, bucketMs: number): Date {
+  return new Date(Math.floor(time.getTime() / bucketMs) * bucketMs);
+}
+
+/**
+ * The window plain mode recomputes for a rollup: from `lookbackMs` before its watermark (from
+ * the beginning when it never ran) up to the start of the bucket containing `now`; undefined
+ * when `onlyWhenAdvanced` and no new bucket completed since the watermark.
+ */
+export function plainRefreshWindow(options: {
+  rollup: Rollup;
+  now: Date;
+  watermark: Date | null;
+  onlyWhenAdvanced: boolean;
+}): RollupWindow | undefined {
+  const { rollup, now, watermark } = options;
+  // Buckets start at UTC minutes and hours, like time_bucket, whatever the session time zone:
+  // the SQL uses date_bin from 2000-01-01 00:00 UTC.
+  const to = bucketStart(now, rollup === 'samples_1m' ? minuteMs : hourMs);
+  if (options.onlyWhenAdvanced && watermark !== null && to.getTime() <= watermark.getTime()) {
+    return undefined;
+  }
+  const from =
+    watermark === null ? null : new Date(watermark.getTime() - plainRefreshLookbackMs[rollup]);
+  if (from !== null && from.getTime() >= to.getTime()) return undefined;
+  return { rollup, from, to };
+}
+
+/**
+ * Brings samples_1m and samples_1h up to `now` (complete buckets; TimescaleDB's real-time
+ * aggregation also shows the current one, plain mode does not).
+ * - TimescaleDB: `refresh_continuous_aggregate` over the policy windows. The policies do this
+ *   by themselves on a server with background workers; calling it as well does no harm, and
+ *   the PGlite test engine, which has no workers, needs it.
+ * - Plain PostgreSQL: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO
+ *   UPDATE and moves its watermark, in one transaction that also keeps concurrent refreshers
+ *   apart. samples_1h is refreshed when a new hour completed.
+ * Must not run inside a transaction (refresh_continuous_aggregate refuses to).
+ */
+export async function refreshRollups(
+  db: Database,
+  options: { now: Date },
+): Promise<RefreshRollupsResult> {
+  const { mode } = await requireStorageSettings(db);
+  if (mode === 'timescale') {
+    const refreshed: RollupWindow[] = [];
+    for (const [rollup, bucketMs] of [
+      ['samples_1m', minuteMs],
+      ['samples_1h', hourMs],
+    ] as const) {
+      const to = bucketStart(options.now, bucketMs);
+      const from = new Date(to.getTime() - timescaleRefreshLookbackMs[rollup]);
+      await db.sql`
+        call refresh_continuous_aggregate(${rollup}::regclass, ${from}::timestamptz, ${to}::timestamptz)
+      `;
+      refreshed.push({ rollup, from, to });
+    }
+    return { mode, refreshed, setAside: [] };
+  }
+
+  return await db.sql.begin(async (sql) => {
+    await sql`set local lock_timeout = '10s'`;
+    // The row locks make a second refresher wait for this one instead of racing it.
+    const rows = await sql<{ rollup: string; watermark: Date | null }[]>`
+      select rollup, watermark from rollup_watermarks order by rollup for update
+    `;
+    const watermark = (rollup: Rollup): Date | null =>
+      rows.find((row) => row.rollup === rollup)?.watermark ?? null;
+    const refreshed: RollupWindow[] = [];
+    const setAside: RollupChunkSetAside[] = [];
+
+    const minute = plainRefreshWindow({
+      rollup: 'samples_1m',
+      now: options.now,
+      watermark: watermark('samples_1m'),
+      onlyWhenAdvanced: false,
+    });
+    if (minute !== undefined) {
+      setAside.push(...(await refreshIsolated(sql, minute, minuteStatement)));
+      await moveWatermark(sql, minute);
+      refreshed.push(minute);
+    }
+    const hour = plainRefreshWindow({
+      rollup: 'samples_1h',
+      now: options.now,
+      watermark: watermark('samples_1h'),
+      onlyWhenAdvanced: true,
+    });
+    if (hour !== undefined) {
+      setAside.push(...(await refreshIsolated(sql, hour, hourStatement)));
+      await moveWatermark(sql, hour);
+      refreshed.push(hour);
+    }
+    return { mode, refreshed, setAside };
+  });
+}
+
+/** Recomputes a window, of every organization (`orgId` undefined) or of one. */
+type RollupStatement = (
+  sql: TransactionSql,
+  window: RollupWindow,
+  orgId: string | undefined,
+) => Promise<unknown>;
+
+/**
+ * Runs `statement` over the whole window in a savepoint. If the data makes it fail (a permanent
+ * error: a data exception, a constraint), no organization may wedge the others: it is run again
+ * for one organization at a time, each in its own savepoint, and those that still fail are set
+ * aside and returned. Transient errors (lock timeout, lost connection) are thrown: the whole
+ * refresh is simply retried next time.
+ */
+async function refreshIsolated(
+  sql: TransactionSql,
+  window: RollupWindow,
+  statement: RollupStatement,
+): Promise<RollupChunkSetAside[]> {
+  try {
+    await sql.savepoint((inner) => statement(inner, window, undefined));
+    return [];
+  } catch (err) {
+    if (isTransientDbError(err)) throw err;
+  }
+  const orgs = await sql<{ org_id: string }[]>`select distinct org_id from services order by 1`;
+  const setAside: RollupChunkSetAside[] = [];
+  for (const { org_id: orgId } of orgs) {
+    try {
+      await sql.savepoint((inner) => statement(inner, window, orgId));
+    } catch (err) {
+      if (isTransientDbError(err)) throw err;
+      setAside.push({
+        ...window,
+        orgId,
+        sqlState: sqlState(err),
+        message: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  return setAside;
+}
+
+/** `and service_id in (the organization's services)`, or nothing for every organization. */
+function ofOrganization(sql: TransactionSql, orgId: string | undefined) {
+  return orgId === undefined
+    ? sql``
+    : sql`and service_id in (select id from services where org_id = ${orgId})`;
+}
+
+/** A bucket computed again replaces the stored one, written only when it changed. */
+const replaceChangedBuckets = (sql: TransactionSql) => sql`
+  on conflict (service_id, metric, bucket) do update set
+    avg = excluded.avg, min = excluded.min, max = excluded.max,
+    count = excluded.count, sum = excluded.sum
+  where (r.count, r.sum, r.min, r.max)
+    is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
+`;
+
+const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
+  insert into samples_1m as r (bucket, service_id, metric, avg, min, max, count, sum)
+  select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), service_id,
+    metric, sum(v) / count(*), min(v), max(v), count(*), sum(v)
+  from (
+    select time, service_id, metric,
+      least(greatest(value, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as v
+    from samples
+    where time >= ${lowerBound(window)}::text::timestamptz and time < ${window.to}
+      ${ofOrganization(sql, orgId)}
+  ) clamped
+  group by 1, 2, 3
+  ${replaceChangedBuckets(sql)}
+`;
+
+/**
+ * Hours from minutes. A minute row written before values were clamped may hold a sum up to
+ * ±1.8e308: clamped to ±count · 1e100 (and min, max to ±1e100) here too, so 60 of them add up.
+ */
+const hourStatement: RollupStatement = (sql, window, orgId) => sql`
+  insert into samples_1h as r (bucket, service_id, metric, avg, min, max, count, sum)
+  select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), service_id,
+    metric, sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
+  from (
+    select bucket, service_id, metric, count,
+      least(greatest(sum, -${rollupValueBound}::float8 * count), ${rollupValueBound}::float8 * count) as s,
+      least(greatest(min, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mn,
+      least(greatest(max, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mx
+    from samples_1m
+    where bucket >= ${lowerBound(window)}::text::timestamptz and bucket < ${window.to}
+      ${ofOrganization(sql, orgId)}
+  ) clamped
+  group by 1, 2, 3
+  ${replaceChangedBuckets(sql)}
+`;
+
+async function moveWatermark(sql: TransactionSql, window: RollupWindow): Promise<void> {
+  await sql`
+    update rollup_watermarks
+    set watermark = greatest(watermark, ${window.to}), refreshed_at = now()
+    where rollup = ${window.rollup}
+  `;
+}
+
+/**
+ * `from` as a bound the planner can prune partitions with (no `is null or …`). Sent as text:
+ * postgres.js would turn a string into a Date for a timestamptz parameter, and `-infinity`
+ * is no Date.
+ */
+function lowerBound(window: RollupWindow): string {
+  return window.from === null ? '-infinity' : window.from.toISOString();
+}

@@ -1,0 +1,215 @@
+// @services postgres
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../core/database.js';
+import { migrate } from '../schema/migrate.js';
+import { refreshRollups, rollupValueBound } from './refresh-rollups.js';
+import type { RollupChunkSetAside } from './refresh-rollups.js';
+import { RollupsSetAsideError, runMaintenance } from './run-maintenance.js';
+import type { HostSample } from '../samples/sample-batch.js';
+import { createSampleStore } from '../samples/sample-store.js';
+import { createServiceQueries } from '../services/service-queries.js';
+import { cleanDatabase } from '../testing/clean-database.js';
+
+const minuteMs = 60_000;
+const hourMs = 60 * minuteMs;
+/** The largest double: what an agent could store before the input policy bounded values. */
+const doubleMax = 1.7976931348623157e308;
+
+function sample(orgId: string, host: string, timeMs: number, value: number): HostSample {
+  return { orgId, host, timeMs, metrics: { load: value }, tags: {}, containers: [], processes: [] };
+}
+
+const uniqueOrg = () => `org_test_${randomBytes(6).toString('hex')}`;
+
+/**
+ * Values stored before the edge refused them (or any organization's data that makes a rollup
+ * statement fail) must not stop the rollups of every organization, nor make metrics reads 500.
+ */
+describe('rollups and metrics reads with hostile stored values (plain PostgreSQL)', () => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  const now = new Date();
+  const hourStart = Math.floor(now.getTime() / hourMs) * hourMs - hourMs; // a complete hour
+  const huge = uniqueOrg();
+  const normal = uniqueOrg();
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase('postgres', 'db_rollup_isolation'));
+    await migrate(db);
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  const serviceOf = async (orgId: string): Promise<string> => {
+    const [row] = await db.sql<{ id: string }[]>`select id from services where org_id = ${orgId}`;
+    return row!.id;
+  };
+
+  const rollupRows = (table: 'samples_1m' | 'samples_1h', serviceId: string) =>
+    db.sql<{ bucket: Date; avg: number; min: number; max: number; count: string; sum: number }[]>`
+      select bucket, avg, min, max, count, sum from ${db.sql(table)}
+      where service_id = ${serviceId} and metric = 'load' order by bucket
+    `;
+
+  it('rolls up samples of ±1.8e308 clamped to ±1e100, and every other organization as usual', async () => {
+    const store = createSampleStore(db);
+    await store.writeBatch({
+      samples: [
+        // Two of them in one minute used to overflow sum() and avg(): "value out of range".
+        sample(huge, 'h', hourStart, doubleMax),
+        sample(huge, 'h', hourStart + 1_000, doubleMax),
+        sample(huge, 'h', hourStart + minuteMs, -doubleMax),
+        sample(huge, 'h', hourStart + 2 * minuteMs, 1e200),
+        sample(huge, 'h', hourStart + 2 * minuteMs + 1_000, 0),
+        sample(normal, 'n', hourStart, 1),
+        sample(normal, 'n', hourStart + 1_000, 3),
+      ],
+    });
+    const hugeService = await serviceOf(huge);
+    const queries = createServiceQueries(db, { staleAfterSeconds: 300 });
+    const read = (step: '1m' | '1h') =>
+      queries.readMetricSeries({
+        orgId: huge,
+        serviceId: hugeService,
+        metric: 'load',
+        step,
+        from: new Date(hourStart),
+        to: new Date(hourStart + hourMs),
+        // Raw samples are read at most an hour back: these are within it.
+        now: new Date(hourStart + 30 * minuteMs),
+      });
+    // Before any refresh the newest buckets come from raw samples: no overflow there either.
+    const rawMinutes = await read('1m');
+    expect(rawMinutes?.map((p) => [p.avg, p.min, p.max, p.count])).toEqual([
+      [rollupValueBound, rollupValueBound, rollupValueBound, 2],
+      [-rollupValueBound, -rollupValueBound, -rollupValueBound, 1],
+      [rollupValueBound / 2, 0, rollupValueBound, 2],
+    ]);
+
+    const result = await refreshRollups(db, { now });
+    expect(result.setAside).toEqual([]);
+    expect(result.refreshed.map((window) => window.rollup)).toEqual(['samples_1m', 'samples_1h']);
+
+    const minutes = await rollupRows('samples_1m', hugeService);
+    expect(minutes.map((m) => [m.avg, m.min, m.max, Number(m.count), m.sum])).toEqual([
+      [1e100, 1e100, 1e100, 2, 2e100],
+      [-1e100, -1e100, -1e100, 1, -1e100],
+      [5e99, 0, 1e100, 2, 1e100],
+    ]);
+    const hours = await rollupRows('samples_1h', hugeService);
+    expect(hours.map((h) => [h.min, h.max, Number(h.count), h.sum])).toEqual([
+      [-1e100, 1e100, 5, 2e100],
+    ]);
+    const normalHours = await rollupRows('samples_1h', await serviceOf(normal));
+    expect(normalHours.map((h) => [h.avg, h.min, h.max, Number(h.count)])).toEqual([[2, 1, 3, 2]]);
+
+    // Served from the rollups now, with the same figures.
+    expect((await read('1m'))?.map((p) => [p.avg, p.count])).toEqual(
+      rawMinutes?.map((p) => [p.avg, p.count]),
+    );
+    expect((await read('1h'))?.map((p) => [p.min, p.max, p.count])).toEqual([[-1e100, 1e100, 5]]);
+  });
+
+  it('rolls up hours over minute rows stored before clamping, whose sums reach 1.8e308', async () => {
+    const orgId = uniqueOrg();
+    await createSampleStore(db).writeBatch({ samples: [sample(orgId, 'old', hourStart, 1)] });
+    const serviceId = await serviceOf(orgId);
+    const earlier = hourStart - 24 * hourMs;
+    // Two such minutes in one hour overflowed the hourly sum on every run, for everyone.
+    await db.sql`
+      insert into samples_1m (bucket, service_id, metric, avg, min, max, count, sum) values
+        (${new Date(earlier)}, ${serviceId}, 'load', ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax}),
+        (${new Date(earlier + minuteMs)}, ${serviceId}, 'load', ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax})
+    `;
+    await db.sql`update rollup_watermarks set watermark = ${new Date(earlier)}`;
+    const result = await refreshRollups(db, { now });
+    expect(result.setAside).toEqual([]);
+    const hours = await rollupRows('samples_1h', serviceId);
+    expect(hours.map((h) => [h.bucket.getTime(), h.max, Number(h.count), h.sum])).toContainEqual([
+      earlier,
+      1e100,
+      2,
+      2e100,
+    ]);
+  });
+
+  describe('when one organization’s data makes the statement fail', () => {
+    const broken = uniqueOrg();
+    const healthy = uniqueOrg();
+    let brokenService: string;
+
+    beforeAll(async () => {
+      const store = createSampleStore(db);
+      await store.writeBatch({
+        samples: [sample(broken, 'b', hourStart, 1), sample(healthy, 'ok', hourStart, 7)],
+      });
+      brokenService = await serviceOf(broken);
+      // Any failure the data could cause; a trigger makes this organization's rows fail.
+      await db.sql.unsafe(`
+        create function refuse_broken_rollup() returns trigger language plpgsql as $$
+        begin
+          if new.service_id = '${brokenService}' then
+            raise exception 'refusing % for the test', new.service_id;
+          end if;
+          return new;
+        end $$;
+        create trigger refuse_broken before insert or update on samples_1m
+          for each row execute function refuse_broken_rollup();
+      `);
+    });
+
+    afterAll(async () => {
+      await db.sql.unsafe(`
+        drop trigger refuse_broken on samples_1m;
+        drop function refuse_broken_rollup();
+      `);
+    });
+
+    it('sets that organization aside, rolls up the others and moves the watermark', async () => {
+      await db.sql`update rollup_watermarks set watermark = ${new Date(hourStart - minuteMs)}`;
+      const later = new Date(now.getTime() + minuteMs);
+      const result = await refreshRollups(db, { now: later });
+      expect(result.setAside).toEqual([
+        expect.objectContaining({
+          rollup: 'samples_1m',
+          orgId: broken,
+          sqlState: 'P0001',
+          message: expect.stringContaining('refusing') as string,
+        }),
+      ]);
+      const healthyMinutes = await rollupRows('samples_1m', await serviceOf(healthy));
+      expect(healthyMinutes.map((m) => [m.bucket.getTime(), m.avg])).toEqual([[hourStart, 7]]);
+      expect(await rollupRows('samples_1m', brokenService)).toEqual([]);
+      const [watermark] = await db.sql<{ watermark: Date }[]>`
+        select watermark from rollup_watermarks where rollup = 'samples_1m'
+      `;
+      expect(watermark!.watermark.getTime()).toBe(
+        Math.floor(later.getTime() / minuteMs) * minuteMs,
+      );
+    });
+
+    it('tells the maintenance observer, or rejects once its work is done when there is none', async () => {
+      await db.sql`update rollup_watermarks set watermark = ${new Date(hourStart - minuteMs)}`;
+      const told: RollupChunkSetAside[] = [];
+      const options = { alertRetentionDays: 90, rawRetentionDays: 30 };
+      const result = await runMaintenance(db, now, {
+        ...options,
+        onRollupSetAside: (chunk) => told.push(chunk),
+      });
+      expect(told.map((chunk) => chunk.orgId)).toEqual([broken]);
+      expect(result.rollups.setAside).toEqual(told);
+
+      await db.sql`update rollup_watermarks set watermark = ${new Date(hourStart - minuteMs)}`;
+      const error: unknown = await runMaintenance(db, now, options).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(RollupsSetAsideError);
+      expect((error as RollupsSetAsideError).message).toContain(broken);
+      const [watermark] = await db.sql<{ watermark: Date }[]>`
+        select watermark from rollup_watermarks where rollup = 'samples_1m'
+      `;
+      expect(watermark!.watermark.getTime()).toBeGreaterThan(hourStart);
+    });
+  });
+});

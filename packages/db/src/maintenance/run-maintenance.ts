@@ -1,0 +1,86 @@
+import type { Database } from '../core/database.js';
+import type { EnsurePartitionsResult } from '../schema/ensure-partitions.js';
+import { ensurePartitions } from '../schema/ensure-partitions.js';
+import type { PruneAlertHistoryResult } from './prune-alert-history.js';
+import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
+import type { RefreshRollupsResult, RollupChunkSetAside } from './refresh-rollups.js';
+import { refreshRollups } from './refresh-rollups.js';
+
+export type MaintenanceOptions = {
+  /** Resolved alerts and finished investigations are kept this many days. */
+  alertRetentionDays: number;
+  /** No sample older than this many days is accepted (RAW_RETENTION_DAYS). */
+  rawRetentionDays: number;
+  /**
+   * Told of each organization's rollup window that was set aside because its data made the
+   * statement fail (the others moved on): log it at ERROR, since a human must look at that
+   * data, and count it. Without it, a run that set something aside rejects with a
+   * `RollupsSetAsideError` once all its work is done, so the failure is never silent.
+   */
+  onRollupSetAside?: (chunk: RollupChunkSetAside) => void;
+};
+
+/** What a maintenance run set aside, when nobody was told of it (see `onRollupSetAside`). */
+export class RollupsSetAsideError extends Error {
+  readonly chunks: readonly RollupChunkSetAside[];
+  constructor(chunks: readonly RollupChunkSetAside[]) {
+    const orgs = [...new Set(chunks.map((chunk) => chunk.orgId))];
+    super(
+      `rollups of ${orgs.length} organization(s) set aside because their data failed the ` +
+        `statement (the others were refreshed): ${orgs.join(', ')}; first error: ` +
+        (chunks[0]?.message ?? ''),
+    );
+    this.name = 'RollupsSetAsideError';
+    this.chunks = chunks;
+  }
+}
+
+export type MaintenanceResult = {
+  partitions: EnsurePartitionsResult;
+  rollups: RefreshRollupsResult;
+  pruned: PruneAlertHistoryResult & { watermarks: number };
+};
+
+/** Alerts deleted per transaction, and transactions per run: a backlog drains over runs. */
+const pruneBatchSize = 5_000;
+const pruneBatchesPerRun = 10;
+
+/**
+ * Periodic storage upkeep, for one process to call about every minute: partitions (plain mode;
+ * a no-op with TimescaleDB), rollups, then the alert history past retention and the
+ * evaluator's watermarks of hosts silent for longer than the raw retention. Safe to run from
+ * several processes at once; a run that fails (e.g. on a lock timeout) leaves nothing half done
+ * and is simply retried next time. One organization's data can never stop the rollups of the
+ * others: what fails is set aside and reported (`onRollupSetAside`).
+ */
+export async function runMaintenance(
+  db: Database,
+  now: Date,
+  options: MaintenanceOptions,
+): Promise<MaintenanceResult> {
+  const partitions = await ensurePartitions(db, { now });
+  const rollups = await refreshRollups(db, { now });
+  const pruned = { alerts: 0, notifications: 0, investigations: 0, watermarks: 0 };
+  for (let batch = 0; batch < pruneBatchesPerRun; batch++) {
+    const result = await pruneAlertHistory(db, {
+      now,
+      retentionDays: options.alertRetentionDays,
+      batchSize: pruneBatchSize,
+    });
+    pruned.alerts += result.alerts;
+    pruned.notifications += result.notifications;
+    pruned.investigations += result.investigations;
+    if (result.alerts < pruneBatchSize && result.investigations < pruneBatchSize) break;
+  }
+  pruned.watermarks = await pruneIdleWatermarks(db, {
+    now,
+    rawRetentionDays: options.rawRetentionDays,
+    batchSize: pruneBatchSize,
+  });
+  if (options.onRollupSetAside === undefined) {
+    if (rollups.setAside.length > 0) throw new RollupsSetAsideError(rollups.setAside);
+  } else {
+    for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
+  }
+  return { partitions, rollups, pruned };
+}

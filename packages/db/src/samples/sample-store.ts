@@ -1,0 +1,374 @@
+import { newId } from '@monitor/platform';
+import { copyIn } from './copy-in.js';
+import { copyTextField } from './copy-text.js';
+import type { Database, Queryable, TransactionSql } from '../core/database.js';
+import { sqlState } from '../core/classify-db-error.js';
+import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
+import {
+  nextOffsets,
+  partitionsRestarted,
+  serviceKey,
+  skipWritten,
+  summarizeServices,
+} from './sample-batch.js';
+
+/** Which consumer's offsets the batch advances. */
+export type OffsetOwner = { groupId: string; topic: string };
+
+type WriteBatchResult = {
+  /** Rows inserted into `samples` (one per metric value). */
+  samplesWritten: number;
+  /** Metric values not inserted because (service, metric, time) was already stored. */
+  duplicatesSkipped: number;
+  /** Host samples skipped because their offset was already written (a replay). */
+  replaysSkipped: number;
+  /**
+   * Partitions whose stored offset was past their log's end: an earlier log of the same name
+   * (the topic was created again). Their offsets started afresh and nothing was skipped.
+   */
+  partitionsRestarted: number[];
+  /** Snapshot rows inserted (samples with containers or processes). */
+  snapshotsWritten: number;
+  /** Services created by this batch (first sample of a host). */
+  servicesCreated: number;
+};
+
+export type SampleStore = {
+  /**
+   * Stores a batch in one transaction: services projection, samples, snapshots and each
+   * partition's next offset. Idempotent on (service, metric, time) and on log positions: a
+   * replayed batch writes nothing new. Throws to have the batch retried (isTransientDbError
+   * tells whether a retry can help); nothing is stored then.
+   */
+  writeBatch(batch: SampleBatch, owner?: OffsetOwner): Promise<WriteBatchResult>;
+};
+
+export type SampleStoreOptions = {
+  /**
+   * How samples and snapshots go in. `copy`: COPY straight into the tables (fastest), falling
+   * back to `insert` for a batch that holds an already-stored key. `insert`: INSERT … SELECT
+   * FROM unnest(…) ON CONFLICT DO NOTHING. `auto` (default): `copy` unless the server cannot
+   * take COPY FROM STDIN (the PGlite test engine, which crashes on it), decided once.
+   */
+  method?: 'auto' | 'copy' | 'insert';
+};
+
+/** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
+const rowsPerChunk = 2000;
+const uniqueViolation = '23505';
+
+export function createSampleStore(db: Database, options: SampleStoreOptions = {}): SampleStore {
+  const { sql } = db;
+  let useCopy: Promise<boolean> | undefined;
+  const copySupported = (): Promise<boolean> => {
+    const method = options.method ?? 'auto';
+    if (method !== 'auto') return Promise.resolve(method === 'copy');
+    useCopy ??= serverTakesCopy(sql).catch((err: unknown) => {
+      useCopy = undefined; // ask again next time
+      throw err;
+    });
+    return useCopy;
+  };
+
+  return {
+    async writeBatch(batch, owner) {
+      const next = nextOffsets(batch);
+      if (next.size > 0 && owner === undefined) {
+        throw new TypeError('writeBatch: samples with positions need an offset owner');
+      }
+      const copy = await copySupported();
+      return await sql.begin(async (tx) => {
+        const stored =
+          owner === undefined ? new Map<number, number>() : await lockOffsets(tx, owner, next);
+        const restarted = partitionsRestarted(batch.samples, stored);
+        for (const partition of restarted) stored.delete(partition);
+        const { fresh, skipped } = skipWritten(batch.samples, stored);
+        const result: WriteBatchResult = {
+          samplesWritten: 0,
+          duplicatesSkipped: 0,
+          replaysSkipped: skipped,
+          partitionsRestarted: [...restarted],
+          snapshotsWritten: 0,
+          servicesCreated: 0,
+        };
+        if (fresh.length > 0) {
+          const services = await upsertServices(tx, summarizeServices(fresh));
+          result.servicesCreated = services.created;
+          const rows = toRows(fresh, services.ids);
+          const written = copy ? await copyOrInsert(tx, rows) : await insertRows(tx, rows);
+          Object.assign(result, written);
+        }
+        if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
+        return result;
+      });
+    },
+  };
+}
+
+/**
+ * Whether the server takes COPY FROM STDIN over the wire. Asked without trying: the PGlite
+ * test engine (PostgreSQL compiled to WebAssembly with Emscripten) dies on it.
+ */
+async function serverTakesCopy(sql: Queryable): Promise<boolean> {
+  const [row] = await sql<{ version: string }[]>`select version()`;
+  return !/emscripten|emcc/i.test(row?.version ?? '');
+}
+
+/**
+ * Creates the offset rows of the batch's partitions if missing and returns their stored next
+ * offsets, row-locked until commit: a second writer that briefly owns the same partition during
+ * a rebalance waits here, then sees what this one wrote and skips it.
+ */
+async function lockOffsets(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  next: ReadonlyMap<number, number>,
+): Promise<Map<number, number>> {
+  const partitions = [...next.keys()].sort((a, b) => a - b); // one lock order for everyone
+  const rows = await tx<{ partition: number; next_offset: string }[]>`
+    insert into consumer_offsets as c (group_id, topic, partition, next_offset)
+    select ${owner.groupId}, ${owner.topic}, p, 0
+    from unnest(${partitions}::int[]) with ordinality as u(p, n)
+    order by n
+    on conflict (group_id, topic, partition) do update set next_offset = c.next_offset
+    returning partition, next_offset
+  `;
+  return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
+}
+
+/** Offsets only move forward, except those of a restarted log, which are replaced. */
+async function storeOffsets(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  next: ReadonlyMap<number, number>,
+  restarted: ReadonlySet<number>,
+): Promise<void> {
+  await tx`
+    update consumer_offsets c
+    set next_offset = case when u.partition = any(${[...restarted]}::int[]) then u.next_offset
+                           else greatest(c.next_offset, u.next_offset) end
+    from unnest(${[...next.keys()]}::int[], ${[...next.values()]}::bigint[]) as u(partition, next_offset)
+    where c.group_id = ${owner.groupId} and c.topic = ${owner.topic} and c.partition = u.partition
+  `;
+}
+
+/**
+ * Upserts every service of the batch and returns the id of each (org, host) and how many are
+ * new. On conflict: last_seen only moves forward; tags come from a sample newer than
+ * last_seen; each metric's latest value is replaced only by a strictly newer sample of that
+ * metric (metric_times holds the time of each value).
+ *
+ * The per-metric merge costs about as much as the rest of the upsert, so it has a fast path:
+ * when all of a service's metrics in the batch share the batch's newest time (every sample
+ * carried the same metrics) and that time is after last_seen, every one of them is newer than
+ * any stored value (last_seen is at least every stored metric time), so a plain `||` merges
+ * them. Services whose metrics have different times go through a second statement without the
+ * fast path. Both statements lock rows in (org, name) order.
+ */
+async function upsertServices(
+  tx: TransactionSql,
+  summaries: readonly ServiceSummary[],
+): Promise<{ ids: Map<string, string>; created: number }> {
+  const ids = new Map<string, string>();
+  let created = 0;
+  const uniform = summaries.filter((summary) => metricTimesAre(summary, summary.lastSeenMs));
+  const mixed = summaries.filter((summary) => !metricTimesAre(summary, summary.lastSeenMs));
+  for (const [group, fastPath] of [
+    [uniform, true],
+    [mixed, false],
+  ] as const) {
+    if (group.length === 0) continue;
+    for (const row of await upsertServiceRows(tx, group, fastPath)) {
+      ids.set(serviceKey(row.org_id, row.name), row.id);
+      if (row.created) created++;
+    }
+  }
+  return { ids, created };
+}
+
+function metricTimesAre(summary: ServiceSummary, timeMs: number): boolean {
+  for (const { timeMs: metricTimeMs } of summary.metrics.values()) {
+    if (metricTimeMs !== timeMs) return false;
+  }
+  return true;
+}
+
+async function upsertServiceRows(
+  tx: TransactionSql,
+  summaries: readonly ServiceSummary[],
+  fastPath: boolean,
+): Promise<{ id: string; org_id: string; name: string; created: boolean }[]> {
+  const input = JSON.stringify(
+    summaries.map((summary) => ({
+      id: newId('svc'),
+      org_id: summary.orgId,
+      name: summary.name,
+      tags: summary.tags,
+      metrics: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.value])),
+      metric_times: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.timeMs])),
+      last_seen_ms: summary.lastSeenMs,
+    })),
+  );
+  // `::text::jsonb`: a parameter typed jsonb would be JSON.stringify'd again by postgres.js.
+  return await tx<{ id: string; org_id: string; name: string; created: boolean }[]>`
+    insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
+    select id, org_id, name, tags, metrics, metric_times,
+      timestamptz 'epoch' + last_seen_ms * interval '1 millisecond'
+    from jsonb_to_recordset(${input}::text::jsonb) as u(
+      id text, org_id text, name text, tags jsonb, metrics jsonb, metric_times jsonb,
+      last_seen_ms bigint
+    )
+    on conflict (org_id, name) do update set
+      last_seen = greatest(s.last_seen, excluded.last_seen),
+      tags = case when excluded.last_seen > s.last_seen then excluded.tags else s.tags end,
+      metrics = case
+        when ${fastPath}::boolean and excluded.last_seen > s.last_seen
+          then s.metrics || excluded.metrics
+        else s.metrics || coalesce((
+          select jsonb_object_agg(t.key, excluded.metrics -> t.key)
+          from jsonb_each(excluded.metric_times) as t(key, time_ms)
+          where t.time_ms::bigint > coalesce((s.metric_times ->> t.key)::bigint, -9223372036854775808)
+        ), '{}')
+      end,
+      metric_times = case
+        when ${fastPath}::boolean and excluded.last_seen > s.last_seen
+          then s.metric_times || excluded.metric_times
+        else s.metric_times || coalesce((
+          select jsonb_object_agg(t.key, t.time_ms)
+          from jsonb_each(excluded.metric_times) as t(key, time_ms)
+          where t.time_ms::bigint > coalesce((s.metric_times ->> t.key)::bigint, -9223372036854775808)
+        ), '{}')
+      end
+    returning id, org_id, name, (xmax = 0) as created
+  `;
+}
+
+/** Samples and snapshots of a batch, flattened, with their service ids. */
+type BatchRows = {
+  samples: { times: string[]; serviceIds: string[]; metrics: string[]; values: number[] };
+  snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };
+};
+
+function toRows(samples: readonly HostSample[], ids: ReadonlyMap<string, string>): BatchRows {
+  const rows: BatchRows = {
+    samples: { times: [], serviceIds: [], metrics: [], values: [] },
+    snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
+  };
+  for (const sample of samples) {
+    const serviceId = ids.get(serviceKey(sample.orgId, sample.host));
+    if (serviceId === undefined) throw new Error(`no service id for host ${sample.host}`);
+    const time = new Date(sample.timeMs).toISOString();
+    for (const [metric, value] of Object.entries(sample.metrics)) {
+      rows.samples.times.push(time);
+      rows.samples.serviceIds.push(serviceId);
+      rows.samples.metrics.push(metric);
+      rows.samples.values.push(value);
+    }
+    const containers = snapshotJson(sample.containers);
+    const processes = snapshotJson(sample.processes);
+    if (containers !== undefined || processes !== undefined) {
+      rows.snapshots.times.push(time);
+      rows.snapshots.serviceIds.push(serviceId);
+      rows.snapshots.containers.push(containers ?? '[]');
+      rows.snapshots.processes.push(processes ?? '[]');
+    }
+  }
+  return rows;
+}
+
+/** The list as JSON text, or undefined when it is empty. */
+function snapshotJson(list: SnapshotList): string | undefined {
+  if ('json' in list) return list.json;
+  return list.length > 0 ? JSON.stringify(list) : undefined;
+}
+
+type WrittenCounts = Pick<
+  WriteBatchResult,
+  'samplesWritten' | 'duplicatesSkipped' | 'snapshotsWritten'
+>;
+
+/**
+ * COPY into the tables, the fast path; a replay is already filtered out by offsets, so a key
+ * conflict is rare (an agent resending a sample). When one happens the COPY fails as a whole:
+ * roll back to the savepoint and take the ON CONFLICT path for this batch.
+ */
+async function copyOrInsert(tx: TransactionSql, rows: BatchRows): Promise<WrittenCounts> {
+  try {
+    return await tx.savepoint(async (sp) => {
+      if (rows.samples.times.length > 0) {
+        await copyIn(
+          sp`copy samples (time, service_id, metric, value) from stdin`,
+          sampleLines(rows.samples),
+        );
+      }
+      if (rows.snapshots.times.length > 0) {
+        await copyIn(
+          sp`copy snapshots (time, service_id, containers, processes) from stdin`,
+          snapshotLines(rows.snapshots),
+        );
+      }
+      return {
+        samplesWritten: rows.samples.times.length,
+        duplicatesSkipped: 0,
+        snapshotsWritten: rows.snapshots.times.length,
+      };
+    });
+  } catch (err) {
+    if (sqlState(err) !== uniqueViolation) throw err;
+    return await insertRows(tx, rows);
+  }
+}
+
+function* sampleLines(samples: BatchRows['samples']): Generator<string> {
+  let chunk = '';
+  for (let i = 0; i < samples.times.length; i++) {
+    chunk += `${samples.times[i]}\t${samples.serviceIds[i]}\t${copyTextField(samples.metrics[i] ?? '')}\t${samples.values[i]}\n`;
+    if ((i + 1) % rowsPerChunk === 0) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
+  let chunk = '';
+  for (let i = 0; i < snapshots.times.length; i++) {
+    chunk += `${snapshots.times[i]}\t${snapshots.serviceIds[i]}\t${copyTextField(snapshots.containers[i] ?? '[]')}\t${copyTextField(snapshots.processes[i] ?? '[]')}\n`;
+    if ((i + 1) % (rowsPerChunk / 10) === 0) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+/** The ON CONFLICT DO NOTHING path: four array parameters, whatever the batch size. */
+async function insertRows(tx: TransactionSql, rows: BatchRows): Promise<WrittenCounts> {
+  const counts: WrittenCounts = { samplesWritten: 0, duplicatesSkipped: 0, snapshotsWritten: 0 };
+  const { samples, snapshots } = rows;
+  if (samples.times.length > 0) {
+    const inserted = await tx`
+      insert into samples (time, service_id, metric, value)
+      select * from unnest(
+        ${samples.times}::timestamptz[], ${samples.serviceIds}::text[],
+        ${samples.metrics}::text[], ${samples.values}::float8[]
+      )
+      on conflict do nothing
+    `;
+    counts.samplesWritten = inserted.count;
+    counts.duplicatesSkipped = samples.times.length - inserted.count;
+  }
+  if (snapshots.times.length > 0) {
+    const inserted = await tx`
+      insert into snapshots (time, service_id, containers, processes)
+      select t, s, c::json, p::json from unnest(
+        ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
+        ${snapshots.containers}::text[], ${snapshots.processes}::text[]
+      ) as u(t, s, c, p)
+      on conflict do nothing
+    `;
+    counts.snapshotsWritten = inserted.count;
+  }
+  return counts;
+}

@@ -1,0 +1,50 @@
+// @services postgres timescale
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../core/database.js';
+import { migrate } from './migrate.js';
+import { migrations } from './migrations.js';
+import { createSampleStore } from '../samples/sample-store.js';
+import { cleanDatabase } from '../testing/clean-database.js';
+
+/** The largest double: what an agent could store before values were bounded at the edge. */
+const doubleMax = 1.7976931348623157e308;
+
+describe.each(['postgres', 'timescale'] as const)('migration 15 on %s', (engine) => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase(engine, `clamp_values_${engine}`));
+    await migrate(db);
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  it('brings values stored beyond ±1e100 within the bound the edge now enforces', async () => {
+    const timeMs = Date.now() - 10 * 60_000;
+    await createSampleStore(db).writeBatch({
+      samples: [
+        {
+          orgId: 'org_clamp',
+          host: 'clamp-1',
+          timeMs,
+          metrics: { up: doubleMax, down: -doubleMax, fine: 42 },
+          tags: {},
+          containers: [],
+          processes: [],
+        },
+      ],
+    });
+    const clamp = migrations.find((migration) => migration.version === 15);
+    await db.sql.begin((tx) => clamp!.up(tx, { mode: engine }));
+    const rows = await db.sql<{ metric: string; value: number }[]>`
+      select metric, value from samples order by metric`;
+    expect(rows.map((row) => [row.metric, row.value])).toEqual([
+      ['down', -1e100],
+      ['fine', 42],
+      ['up', 1e100],
+    ]);
+  });
+});

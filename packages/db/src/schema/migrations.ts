@@ -1,0 +1,514 @@
+import type { TransactionSql } from '../core/database.js';
+import type { StorageMode } from './storage-settings.js';
+
+type MigrationContext = { mode: StorageMode };
+
+/**
+ * One schema change, applied once, in its own transaction, in version order. Never edit a
+ * migration that may have run somewhere: add the next version instead.
+ */
+export type Migration = {
+  version: number;
+  name: string;
+  up(sql: TransactionSql, context: MigrationContext): Promise<void>;
+};
+
+/** Runs static DDL statements one by one (clearer errors than one multi-statement string). */
+async function run(sql: TransactionSql, statements: readonly string[]): Promise<void> {
+  for (const statement of statements) await sql.unsafe(statement);
+}
+
+const organizationsAndApiKeys: Migration = {
+  version: 1,
+  name: 'organizations_and_api_keys',
+  up: (sql) =>
+    run(sql, [
+      `create table organizations (
+        id text primary key,
+        name text not null,
+        created_at timestamptz not null default now()
+      )`,
+      // key_hash is SHA-256 of the plaintext key; its unique index is the lookup path.
+      `create table api_keys (
+        id text primary key,
+        org_id text not null references organizations (id) on delete cascade,
+        name text not null,
+        key_hash bytea not null unique,
+        key_prefix text not null,
+        scopes text[] not null
+          check (cardinality(scopes) > 0 and scopes <@ array['ingest', 'read', 'write']),
+        created_at timestamptz not null default now(),
+        revoked_at timestamptz
+      )`,
+      `create index api_keys_org_id_created_at_idx on api_keys (org_id, created_at desc)`,
+    ]),
+};
+
+const services: Migration = {
+  version: 2,
+  name: 'services',
+  up: (sql) =>
+    run(sql, [
+      // One row per monitored host, upserted by the writer. metrics holds the latest value of
+      // each metric and metric_times its sample time in epoch ms, so a late sample never
+      // overwrites a newer value. The unique (org_id, name) index serves the list order.
+      // Every batch updates every active service: half-empty pages let those updates be HOT
+      // (no index entries to add, less bloat), measured 15-25% cheaper.
+      `create table services (
+        id text primary key,
+        org_id text not null,
+        name text not null,
+        tags jsonb not null default '{}',
+        metrics jsonb not null default '{}',
+        metric_times jsonb not null default '{}',
+        last_seen timestamptz not null,
+        created_at timestamptz not null default now(),
+        constraint services_org_id_name_key unique (org_id, name)
+      ) with (fillfactor = 50)`,
+      // jsonb_path_ops serves `tags @> '{"env":"prod"}'`, the tag filter.
+      `create index services_tags_idx on services using gin (tags jsonb_path_ops)`,
+    ]),
+};
+
+const samplesAndSnapshots: Migration = {
+  version: 3,
+  name: 'samples_and_snapshots',
+  async up(sql, { mode }) {
+    const partitioned = mode === 'postgres' ? ' partition by range (time)' : '';
+    await run(sql, [
+      `create table samples (
+        time timestamptz not null,
+        service_id text not null,
+        metric text not null,
+        value double precision not null
+      )${partitioned}`,
+      // json, not jsonb: snapshots are written with every host sample and only ever read whole,
+      // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
+      `create table snapshots (
+        time timestamptz not null,
+        service_id text not null,
+        containers json not null,
+        processes json not null
+      )${partitioned}`,
+    ]);
+    if (mode === 'postgres') {
+      await run(sql, [
+        // Rows outside every daily partition land here instead of being rejected;
+        // ensurePartitions moves them out when their day's partition is created.
+        `create table samples_default partition of samples default`,
+        `create table snapshots_default partition of snapshots default`,
+      ]);
+    }
+    await run(sql, [
+      // The dedup key: replays and an agent's own retries store each point once.
+      `create unique index samples_service_id_metric_time_key on samples (service_id, metric, time)`,
+      `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
+    ]);
+    if (mode === 'postgres') {
+      // Rollup refreshes read time ranges. Samples arrive in roughly time order, so a BRIN index
+      // finds them at almost no cost per insert (TimescaleDB makes a B-tree time index itself).
+      await run(sql, [`create index samples_time_idx on samples using brin (time)`]);
+      return;
+    }
+    await run(sql, [
+      `select create_hypertable('samples', by_range('time', interval '1 day'))`,
+      `select create_hypertable('snapshots', by_range('time', interval '1 day'))`,
+      `alter table samples set (
+        timescaledb.compress,
+        timescaledb.compress_segmentby = 'service_id, metric',
+        timescaledb.compress_orderby = 'time desc'
+      )`,
+      // Compression and retention policies follow the configured intervals: migrate() applies
+      // them after the versioned migrations, every time it runs.
+    ]);
+  },
+};
+
+/** Column list shared by both modes' samples_1m and samples_1h. */
+const rollupColumns = `
+  bucket timestamptz not null,
+  service_id text not null,
+  metric text not null,
+  avg double precision not null,
+  min double precision not null,
+  max double precision not null,
+  count bigint not null,
+  sum double precision not null`;
+
+const rollups: Migration = {
+  version: 4,
+  name: 'rollups',
+  async up(sql, { mode }) {
+    if (mode === 'postgres') {
+      await run(sql, [
+        `create table samples_1m (${rollupColumns},
+          constraint samples_1m_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+        `create table samples_1h (${rollupColumns},
+          constraint samples_1h_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+        // Up to where each rollup is computed (exclusive; null: never refreshed).
+        // refreshRollups recomputes from a lookback before it so late samples are counted.
+        `create table rollup_watermarks (
+          rollup text primary key,
+          watermark timestamptz,
+          refreshed_at timestamptz
+        )`,
+        `insert into rollup_watermarks (rollup) values ('samples_1m'), ('samples_1h')`,
+      ]);
+      return;
+    }
+    await run(sql, [
+      // Real-time aggregation (materialized_only = false) adds what the policy has not
+      // materialized yet, so reads see the newest minute too.
+      `create materialized view samples_1m
+        with (timescaledb.continuous, timescaledb.materialized_only = false) as
+        select time_bucket(interval '1 minute', time) as bucket, service_id, metric,
+          avg(value) as avg, min(value) as min, max(value) as max,
+          count(*) as count, sum(value) as sum
+        from samples
+        group by 1, 2, 3
+        with no data`,
+      // Hierarchical: built on samples_1m, so the average is weighted by each minute's count.
+      `create materialized view samples_1h
+        with (timescaledb.continuous, timescaledb.materialized_only = false) as
+        select time_bucket(interval '1 hour', bucket) as bucket, service_id, metric,
+          sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+          sum(count)::bigint as count, sum(sum) as sum
+        from samples_1m
+        group by 1, 2, 3
+        with no data`,
+      `select add_continuous_aggregate_policy('samples_1m',
+        start_offset => interval '2 hours', end_offset => interval '1 minute',
+        schedule_interval => interval '1 minute')`,
+      `select add_continuous_aggregate_policy('samples_1h',
+        start_offset => interval '2 days', end_offset => interval '1 hour',
+        schedule_interval => interval '30 minutes')`,
+    ]);
+  },
+};
+
+const consumerOffsets: Migration = {
+  version: 5,
+  name: 'consumer_offsets',
+  up: (sql) =>
+    run(sql, [
+      // The writer stores each partition's next offset in the transaction of its batch, so a
+      // replay after a crash skips what is already stored without touching the samples.
+      `create table consumer_offsets (
+        group_id text not null,
+        topic text not null,
+        partition int not null,
+        next_offset bigint not null,
+        primary key (group_id, topic, partition)
+      )`,
+    ]),
+};
+
+const alerts: Migration = {
+  version: 6,
+  name: 'alerts',
+  up: (sql) =>
+    run(sql, [
+      // One row per fired alert (pending windows live in the evaluator's state). rule_name,
+      // condition, threshold and severity are copied from the rule when it fires, so an alert
+      // reads the same after its rule changed or was deleted.
+      `create table alerts (
+        id text primary key,
+        org_id text not null,
+        rule_id text not null,
+        rule_name text not null,
+        service_id text not null,
+        host text not null,
+        metric text not null,
+        condition text not null check (condition in ('greater_than', 'greater_than_or_equal',
+          'less_than', 'less_than_or_equal', 'equal', 'not_equal')),
+        threshold double precision not null,
+        severity text not null check (severity in ('critical', 'warning', 'info')),
+        status text not null check (status in ('active', 'resolved')),
+        value double precision not null,
+        started_at timestamptz not null,
+        fired_at timestamptz not null,
+        resolved_at timestamptz,
+        investigation_id text,
+        check ((status = 'resolved') = (resolved_at is not null))
+      )`,
+      // At most one active alert per (rule, service), whatever replays or rebalances do.
+      `create unique index alerts_rule_id_service_id_active_key on alerts (rule_id, service_id)
+        where status = 'active'`,
+      `create index alerts_service_id_status_idx on alerts (service_id, status)`,
+      // The services list derives every service's status from its org's active alerts.
+      `create index alerts_org_id_active_idx on alerts (org_id, service_id) include (severity)
+        where status = 'active'`,
+    ]),
+};
+
+const alertRulesAndNotifications: Migration = {
+  version: 7,
+  name: 'alert_rules_and_notifications',
+  up: (sql) =>
+    run(sql, [
+      // Deleted rules stay as rows (deleted_at) so their alerts keep a rule to point at and so
+      // evaluators polling for changes see deletions like any other change. `revision` comes
+      // from one sequence and is renewed by every change: the sum over all rows strictly grows
+      // with each committed change, whatever order concurrent changes commit in, which makes
+      // it a cheap change fingerprint for the evaluators' poll.
+      `create sequence alert_rule_revisions`,
+      `create table alert_rules (
+        id text primary key,
+        org_id text not null references organizations (id) on delete cascade,
+        name text not null,
+        metric text not null,
+        condition text not null check (condition in ('greater_than', 'greater_than_or_equal',
+          'less_than', 'less_than_or_equal', 'equal', 'not_equal')),
+        threshold double precision not null,
+        duration_minutes int not null check (duration_minutes between 0 and 1440),
+        severity text not null check (severity in ('critical', 'warning', 'info')),
+        channels text[] not null default '{}'
+          check (channels <@ array['slack', 'email', 'webhook']),
+        scope jsonb not null default '{}',
+        enabled boolean not null default true,
+        revision bigint not null default nextval('alert_rule_revisions'),
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        deleted_at timestamptz
+      )`,
+      // The rules list: an org's live rules, newest first.
+      `create index alert_rules_org_id_id_idx on alert_rules (org_id, id desc)
+        where deleted_at is null`,
+      // The channels an alert fired with: its resolution notifies the same ones, even after the
+      // rule changed or was deleted.
+      `alter table alerts add column channels text[] not null default '{}'`,
+      `create index alerts_org_id_id_idx on alerts (org_id, id desc)`,
+      `create index alerts_rule_id_idx on alerts (rule_id)`,
+      // The evaluator's checkpoint: the state of each (rule, host) window, written in the same
+      // transaction as the alerts it caused and the consumer offsets it reached.
+      `create table evaluator_states (
+        org_id text not null,
+        host text not null,
+        rule_id text not null,
+        state jsonb not null,
+        updated_at timestamptz not null default now(),
+        primary key (org_id, host, rule_id)
+      )`,
+      // Targets per organization and channel type; config is validated by the API.
+      `create table notification_channels (
+        org_id text not null references organizations (id) on delete cascade,
+        type text not null check (type in ('slack', 'email', 'webhook')),
+        config jsonb not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        primary key (org_id, type)
+      )`,
+      // The durable outbox: one row per (alert, transition, channel), written in the transaction
+      // that fired or resolved the alert, drained by the notifier. The unique key makes replays
+      // harmless; idempotency_key (alert_id:transition) goes out with every message.
+      `create table notifications (
+        id text primary key,
+        org_id text not null,
+        alert_id text not null,
+        transition text not null check (transition in ('fired', 'resolved')),
+        channel text not null check (channel in ('slack', 'email', 'webhook')),
+        idempotency_key text not null,
+        payload jsonb not null,
+        status text not null default 'pending'
+          check (status in ('pending', 'delivered', 'failed')),
+        attempts int not null default 0,
+        next_attempt_at timestamptz not null default now(),
+        lease_until timestamptz,
+        last_error text,
+        created_at timestamptz not null default now(),
+        delivered_at timestamptz,
+        constraint notifications_alert_id_transition_channel_key
+          unique (alert_id, transition, channel)
+      )`,
+      `create index notifications_due_idx on notifications (next_attempt_at)
+        where status = 'pending'`,
+      `create table notification_attempts (
+        notification_id text not null references notifications (id) on delete cascade,
+        attempt int not null,
+        attempted_at timestamptz not null,
+        outcome text not null check (outcome in ('delivered', 'failed')),
+        detail text not null,
+        duration_ms int not null,
+        primary key (notification_id, attempt)
+      )`,
+    ]),
+};
+
+const investigations: Migration = {
+  version: 8,
+  name: 'investigations',
+  up: (sql) =>
+    run(sql, [
+      // window_from..window_to is the incident window the analysis explains (for an alert:
+      // started_at..fired_at). lease_until bounds how long a crashed investigator keeps one
+      // `running`; attempts bounds the retries of transient failures.
+      `create table investigations (
+        id text primary key,
+        org_id text not null,
+        alert_id text,
+        service_id text not null,
+        title text not null,
+        status text not null default 'queued'
+          check (status in ('queued', 'running', 'completed', 'failed')),
+        window_from timestamptz not null,
+        window_to timestamptz not null,
+        findings jsonb not null default '[]',
+        analysis jsonb,
+        timeline jsonb not null default '[]',
+        recommendations jsonb not null default '[]',
+        attempts int not null default 0,
+        lease_until timestamptz,
+        last_error text,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        completed_at timestamptz
+      )`,
+      // One investigation per alert, whatever replays do.
+      `create unique index investigations_alert_id_key on investigations (alert_id)
+        where alert_id is not null`,
+      `create index investigations_org_id_id_idx on investigations (org_id, id desc)`,
+      `create index investigations_claimable_idx on investigations (created_at)
+        where status in ('queued', 'running')`,
+    ]),
+};
+
+const investigationEvidencePositions: Migration = {
+  version: 9,
+  name: 'investigation_evidence_positions',
+  up: (sql) =>
+    run(sql, [
+      // The evaluator fires from the sample stream, often before the writer has stored the
+      // same samples. When an alert opens an investigation it records how far the evaluators
+      // had read each samples partition ([{topic, partition, next_offset}]); the investigator
+      // starts only once the writer's stored offsets reach them (or after a bounded wait), so
+      // the analysis sees the samples that made the alert fire.
+      `alter table investigations add column evidence_positions jsonb not null default '[]'`,
+    ]),
+};
+
+const servicesPageIndex: Migration = {
+  version: 10,
+  name: 'services_page_index',
+  up: (sql) =>
+    run(sql, [
+      // The services list picks a page's ids in name order before reading those rows whole:
+      // with the id in the index that is an index-only scan, so a deep offset walks the index
+      // instead of sorting the organization (bench:api). Its columns never change, so the
+      // writer's updates of services stay HOT.
+      `create index services_org_id_name_id_idx on services (org_id, name, id)`,
+    ]),
+};
+
+const alertRuleGenerations: Migration = {
+  version: 11,
+  name: 'alert_rule_generations',
+  up: (sql) =>
+    run(sql, [
+      // The revision at which a rule's evaluation last started afresh (0: since its creation).
+      // A change of what a rule evaluates (metric, condition, threshold, duration, scope) or of
+      // `enabled` takes a new generation, resolves the rule's alerts and deletes its windows in
+      // the same transaction; evaluators drop windows of an older generation, even when the
+      // change was undone before their next poll, and never store or fire one.
+      `alter table alert_rules add column generation bigint not null default 0`,
+    ]),
+};
+
+const evaluatorWatermarks: Migration = {
+  version: 12,
+  name: 'evaluator_watermarks',
+  up: (sql) =>
+    run(sql, [
+      // The newest generation any rule took, in commit order: a rule's generation now comes from
+      // the sequence while this row is locked, so a snapshot that sees generation g also sees
+      // every rule of a lower one. Evaluators use it to tell the rules a checkpoint was written
+      // under from the rules that reached them later (see evaluator_watermarks).
+      `create table alert_rule_epoch (
+        singleton boolean primary key default true check (singleton),
+        generation bigint not null
+      )`,
+      `insert into alert_rule_epoch (generation)
+        select coalesce(max(generation), 0) from alert_rules`,
+      // Per host, for each (metric, rule scope) the newest sample time its rules evaluated and
+      // the epoch the writing evaluator knew: every rule of that group and of a generation up to
+      // that epoch has evaluated up to that time, unless its own row in evaluator_states says
+      // otherwise. Written with the windows, the alerts and the offsets, in one transaction.
+      `create table evaluator_watermarks (
+        org_id text not null,
+        host text not null,
+        marks jsonb not null,
+        updated_at timestamptz not null default now(),
+        primary key (org_id, host)
+      ) with (fillfactor = 70)`,
+    ]),
+};
+
+const alertHistoryRetention: Migration = {
+  version: 13,
+  name: 'alert_history_retention',
+  up: (sql) =>
+    run(sql, [
+      // pruneAlertHistory finds what is past retention without reading the whole history.
+      `create index alerts_resolved_at_idx on alerts (resolved_at) where status = 'resolved'`,
+      `create index investigations_on_demand_completed_at_idx on investigations (completed_at)
+        where alert_id is null and status in ('completed', 'failed')`,
+    ]),
+};
+
+const deadLetters: Migration = {
+  version: 14,
+  name: 'dead_letters',
+  up: (sql) =>
+    run(sql, [
+      // The embedded mode's dead letters (its bus lives in memory; Kafka keeps them in
+      // <topic>.dlq). Key and value as bytes: what was set aside may be what text cannot hold.
+      `create table dead_letters (
+        id bigint generated always as identity primary key,
+        created_at timestamptz not null default now(),
+        topic text not null,
+        partition int not null,
+        source_offset bigint not null,
+        key bytea,
+        value bytea,
+        headers jsonb not null,
+        reason text not null
+      )`,
+    ]),
+};
+
+const clampHugeSampleValues: Migration = {
+  version: 15,
+  name: 'clamp_huge_sample_values',
+  up: (sql) =>
+    run(sql, [
+      // Values are accepted within ±1e100 since this version (no aggregate of a series can
+      // overflow then); larger ones stored before made avg() overflow and wedge the rollups
+      // (TimescaleDB's continuous aggregates included). A chunk that cannot be updated
+      // (compressed, on an old TimescaleDB) is reported, not a reason to stop the start.
+      `do $$
+       begin
+         update samples set value = greatest(least(value, 1e100), -1e100)
+         where value > 1e100 or value < -1e100;
+       exception when others then
+         raise warning 'samples beyond ±1e100 were not clamped: %', sqlerrm;
+       end $$`,
+    ]),
+};
+
+/** Every migration, in version order. */
+export const migrations: readonly Migration[] = [
+  organizationsAndApiKeys,
+  services,
+  samplesAndSnapshots,
+  rollups,
+  consumerOffsets,
+  alerts,
+  alertRulesAndNotifications,
+  investigations,
+  investigationEvidencePositions,
+  servicesPageIndex,
+  alertRuleGenerations,
+  evaluatorWatermarks,
+  alertHistoryRetention,
+  deadLetters,
+  clampHugeSampleValues,
+];

@@ -1,0 +1,661 @@
+// @services postgres timescale
+import { randomBytes } from 'node:crypto';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKeyStore } from '../orgs/api-key-store.js';
+import { hashApiKey } from '../orgs/api-key.js';
+import { isTransientDbError } from '../core/classify-db-error.js';
+import type { Database } from '../core/database.js';
+import { createDatabase } from '../core/database.js';
+import { ensurePartitions } from './ensure-partitions.js';
+import type { MigrateResult } from './migrate.js';
+import { migrate } from './migrate.js';
+import { migrations } from './migrations.js';
+
+const allVersions = migrations.map((m) => m.version);
+import { createOrgStore } from '../orgs/org-store.js';
+import { partitionName } from './partition-plan.js';
+import { refreshRollups } from '../maintenance/refresh-rollups.js';
+import type { HostSample } from '../samples/sample-batch.js';
+import { createSampleStore } from '../samples/sample-store.js';
+import { cleanDatabase } from '../testing/clean-database.js';
+
+const minuteMs = 60_000;
+const hourMs = 60 * minuteMs;
+const dayMs = 24 * hourMs;
+
+function sample(
+  overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
+): HostSample {
+  return {
+    metrics: { cpu_usage: 50, memory_usage: 60 },
+    tags: {},
+    containers: [],
+    processes: [],
+    ...overrides,
+  };
+}
+
+function uniqueOrg(): string {
+  return `org_test_${randomBytes(6).toString('hex')}`;
+}
+
+describe('storage helpers without a server', () => {
+  it('reports a refused connection as transient', async () => {
+    const db = createDatabase({ url: 'postgres://nobody@127.0.0.1:1/none', maxConnections: 1 });
+    const error: unknown = await db.ping().catch((err: unknown) => err);
+    await db.close();
+    expect(error).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(isTransientDbError(error)).toBe(true);
+  });
+});
+
+describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  let migration: MigrateResult;
+  const expectedMode = engine;
+  // Engine-specific tests exist only for their engine instead of showing up as skipped.
+  const onEngine = <T extends typeof it | typeof describe>(wanted: typeof engine, register: T): T =>
+    (engine === wanted ? register : () => undefined) as T;
+
+  beforeAll(async () => {
+    ({ db, dispose } = await cleanDatabase(engine, 'db_storage'));
+    migration = await migrate(db);
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  describe('migrate', () => {
+    onEngine('postgres', it)(
+      'applies each migration once when several processes migrate at once',
+      async () => {
+        const name = `db_storage_race_${randomBytes(4).toString('hex')}`;
+        await db.sql`create database ${db.sql(name)}`;
+        const url = new URL(serviceUrl(engine));
+        url.pathname = `/${name}`;
+        const starters = [0, 1, 2].map(() =>
+          createDatabase({ url: url.toString(), maxConnections: 2 }),
+        );
+        try {
+          const results = await Promise.all(starters.map((starter) => migrate(starter)));
+          expect(
+            results.flatMap((r) => r.applied.map((m) => m.version)).sort((a, b) => a - b),
+          ).toEqual(allVersions);
+          expect(new Set(results.map((r) => r.mode))).toEqual(new Set(['postgres']));
+        } finally {
+          await Promise.all(starters.map((starter) => starter.close()));
+          await db.sql`drop database if exists ${db.sql(name)} with (force)`;
+        }
+      },
+    );
+
+    it('detects the storage mode and applies every migration once', async () => {
+      expect(migration.mode).toBe(expectedMode);
+      expect(migration.applied.map((m) => m.version)).toEqual(allVersions);
+      const again = await migrate(db);
+      expect(again).toEqual({ mode: expectedMode, applied: [], notes: [] });
+      const rows = await db.sql`select version from schema_migrations order by version`;
+      expect(rows.map((r) => r['version'] as number)).toEqual(allVersions);
+      const [settings] = await db.sql`select mode, raw_retention_days from storage_settings`;
+      expect(settings).toEqual({ mode: expectedMode, raw_retention_days: 30 });
+    });
+
+    onEngine('timescale', it)('keeps the retention policies in line with the options', async () => {
+      await migrate(db, { rawRetentionDays: 10, snapshotRetentionDays: 3, compressAfterDays: 2 });
+      const jobs = await db.sql<
+        { proc_name: string; hypertable_name: string; config: Record<string, unknown> }[]
+      >`
+        select proc_name, hypertable_name, config from timescaledb_information.jobs
+        where proc_name in ('policy_retention', 'policy_compression')
+        order by proc_name, hypertable_name
+      `;
+      expect(
+        jobs.map((j) => [
+          j.proc_name,
+          j.hypertable_name,
+          j.config['drop_after'] ?? j.config['compress_after'],
+        ]),
+      ).toEqual([
+        ['policy_compression', 'samples', '2 days'],
+        ['policy_retention', 'samples', '10 days'],
+        ['policy_retention', 'snapshots', '3 days'],
+      ]);
+      await migrate(db); // back to the defaults for the other tests
+    });
+  });
+
+  describe('sample store', () => {
+    const owner = { groupId: 'writer', topic: `samples-${engine}` };
+
+    it('stores samples and snapshots and creates the service on its first sample', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 10 * minuteMs;
+      const result = await store.writeBatch(
+        {
+          samples: [
+            sample({
+              orgId,
+              host: 'web-1',
+              timeMs: t0,
+              metrics: { cpu_usage: 10, memory_usage: 20, 'disk.io:read-bytes': 30 },
+              tags: { env: 'prod' },
+              containers: [{ id: 'c1', name: 'api', status: 'running' }],
+              processes: [{ pid: 1, name: 'node\t"quoted" \\ back' }],
+              position: { partition: 0, offset: 0 },
+            }),
+            sample({ orgId, host: 'web-2', timeMs: t0, position: { partition: 1, offset: 0 } }),
+          ],
+        },
+        owner,
+      );
+      expect(result).toEqual({
+        samplesWritten: 5,
+        duplicatesSkipped: 0,
+        replaysSkipped: 0,
+        partitionsRestarted: [],
+        snapshotsWritten: 1,
+        servicesCreated: 2,
+      });
+
+      const services = await db.sql`
+        select id, name, tags, metrics, metric_times, last_seen from services
+        where org_id = ${orgId} order by name
+      `;
+      expect(services.map((s) => s['name'] as string)).toEqual(['web-1', 'web-2']);
+      const web1 = services[0]!;
+      expect(web1['id']).toMatch(/^svc_[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
+      expect(web1['tags']).toEqual({ env: 'prod' });
+      expect(web1['metrics']).toEqual({
+        cpu_usage: 10,
+        memory_usage: 20,
+        'disk.io:read-bytes': 30,
+      });
+      expect(web1['metric_times']).toEqual({
+        cpu_usage: t0,
+        memory_usage: t0,
+        'disk.io:read-bytes': t0,
+      });
+      expect((web1['last_seen'] as Date).getTime()).toBe(t0);
+
+      const samples = await db.sql`
+        select metric, value, time from samples where service_id = ${web1['id'] as string} order by metric
+      `;
+      expect(
+        samples.map((s) => [
+          s['metric'] as string,
+          s['value'] as number,
+          (s['time'] as Date).getTime(),
+        ]),
+      ).toEqual([
+        ['cpu_usage', 10, t0],
+        ['disk.io:read-bytes', 30, t0],
+        ['memory_usage', 20, t0],
+      ]);
+      const [snapshot] = await db.sql`
+        select containers, processes from snapshots where service_id = ${web1['id'] as string}
+      `;
+      expect(snapshot).toEqual({
+        containers: [{ id: 'c1', name: 'api', status: 'running' }],
+        processes: [{ pid: 1, name: 'node\t"quoted" \\ back' }],
+      });
+    });
+
+    it('moves last_seen only forward and replaces a metric only with a newer sample', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 30 * minuteMs;
+      await store.writeBatch({
+        samples: [
+          sample({
+            orgId,
+            host: 'db-1',
+            timeMs: t0,
+            metrics: { cpu: 1, mem: 1 },
+            tags: { v: '1' },
+          }),
+        ],
+      });
+      // An older sample (late arrival): stored as a sample, but changes nothing in the projection.
+      await store.writeBatch({
+        samples: [
+          sample({
+            orgId,
+            host: 'db-1',
+            timeMs: t0 - minuteMs,
+            metrics: { cpu: 9, mem: 9, disk: 9 },
+            tags: { v: 'old' },
+          }),
+        ],
+      });
+      let [row] =
+        await db.sql`select tags, metrics, metric_times, last_seen from services where org_id = ${orgId}`;
+      expect(row!['tags']).toEqual({ v: '1' });
+      expect(row!['metrics']).toEqual({ cpu: 1, mem: 1, disk: 9 }); // a first value is taken
+      expect((row!['last_seen'] as Date).getTime()).toBe(t0);
+
+      // A newer sample of one metric: only that metric, last_seen and tags move.
+      await store.writeBatch({
+        samples: [
+          sample({
+            orgId,
+            host: 'db-1',
+            timeMs: t0 + minuteMs,
+            metrics: { cpu: 2 },
+            tags: { v: '2' },
+          }),
+        ],
+      });
+      // Within one batch the newest sample wins, whatever its place.
+      await store.writeBatch({
+        samples: [
+          sample({
+            orgId,
+            host: 'db-1',
+            timeMs: t0 + 3 * minuteMs,
+            metrics: { mem: 3 },
+            tags: { v: '3' },
+          }),
+          sample({
+            orgId,
+            host: 'db-1',
+            timeMs: t0 + 2 * minuteMs,
+            metrics: { mem: 2 },
+            tags: { v: 'x' },
+          }),
+        ],
+      });
+      [row] =
+        await db.sql`select tags, metrics, metric_times, last_seen from services where org_id = ${orgId}`;
+      expect(row!['tags']).toEqual({ v: '3' });
+      expect(row!['metrics']).toEqual({ cpu: 2, mem: 3, disk: 9 });
+      expect(row!['metric_times']).toEqual({
+        cpu: t0 + minuteMs,
+        mem: t0 + 3 * minuteMs,
+        disk: t0 - minuteMs,
+      });
+      expect((row!['last_seen'] as Date).getTime()).toBe(t0 + 3 * minuteMs);
+    });
+
+    it('stores a (service, metric, time) once, within a batch and across batches', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 20 * minuteMs;
+      const resent = sample({
+        orgId,
+        host: 'h',
+        timeMs: t0,
+        metrics: { cpu: 5 },
+        processes: [{ pid: 7 }],
+      });
+      const first = await store.writeBatch({ samples: [resent, resent] });
+      expect(first).toMatchObject({ samplesWritten: 1, duplicatesSkipped: 1, snapshotsWritten: 1 });
+      // An agent's retry: same sample, new log position. COPY meets the key and falls back.
+      const second = await store.writeBatch({
+        samples: [resent, sample({ orgId, host: 'h', timeMs: t0 + 1000, metrics: { cpu: 6 } })],
+      });
+      expect(second).toMatchObject({
+        samplesWritten: 1,
+        duplicatesSkipped: 1,
+        snapshotsWritten: 0,
+      });
+      const [count] = await db.sql`
+        select count(*)::int as n from samples s join services v on v.id = s.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(count!['n']).toBe(2);
+    });
+
+    it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      await store.writeBatch({
+        samples: [
+          sample({ orgId, host: 'h', timeMs: t0, processes: { json: '[{"pid":7,"name":"a"}]' } }),
+        ],
+      });
+      const [stored] = await db.sql<{ processes: unknown }[]>`
+        select n.processes from snapshots n join services v on v.id = n.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(stored?.processes).toEqual([{ pid: 7, name: 'a' }]);
+
+      // What the writer's fast decode lets through unparsed must fail the batch as permanent
+      // (so the writer isolates and dead-letters it), leaving nothing of it behind.
+      const refused = await store
+        .writeBatch({
+          samples: [
+            sample({ orgId, host: 'h', timeMs: t0 + 1000 }),
+            sample({ orgId, host: 'h', timeMs: t0 + 2000, containers: { json: '[1,,2]' } }),
+          ],
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      expect(refused).toBeInstanceOf(Error);
+      expect(isTransientDbError(refused)).toBe(false);
+      const [count] = await db.sql`
+        select count(*)::int as n from samples s join services v on v.id = s.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(count!['n']).toBe(2);
+    });
+
+    it('writes nothing new when the same offsets are replayed', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      const replayOwner = { groupId: 'writer', topic: `replay-${engine}-${orgId}` };
+      const batch = {
+        samples: [0, 1, 2].map((offset) =>
+          sample({
+            orgId,
+            host: 'r',
+            timeMs: t0 + offset * 1000,
+            position: { partition: 3, offset: 10 + offset },
+          }),
+        ),
+        offsets: [{ partition: 4, nextOffset: 99 }],
+      };
+      const first = await store.writeBatch(batch, replayOwner);
+      expect(first).toMatchObject({ samplesWritten: 6, replaysSkipped: 0, servicesCreated: 1 });
+      const again = await store.writeBatch(batch, replayOwner);
+      expect(again).toEqual({
+        samplesWritten: 0,
+        duplicatesSkipped: 0,
+        replaysSkipped: 3,
+        partitionsRestarted: [],
+        snapshotsWritten: 0,
+        servicesCreated: 0,
+      });
+      // A batch overlapping the stored offsets writes only what is new.
+      const overlap = await store.writeBatch(
+        {
+          samples: [2, 3].map((offset) =>
+            sample({
+              orgId,
+              host: 'r',
+              timeMs: t0 + offset * 1000,
+              position: { partition: 3, offset: 10 + offset },
+            }),
+          ),
+        },
+        replayOwner,
+      );
+      expect(overlap).toMatchObject({ samplesWritten: 2, replaysSkipped: 1 });
+      const offsets = await db.sql`
+        select partition, next_offset from consumer_offsets
+        where group_id = ${replayOwner.groupId} and topic = ${replayOwner.topic} order by partition
+      `;
+      expect(offsets.map((o) => [o['partition'] as number, Number(o['next_offset'])])).toEqual([
+        [3, 14],
+        [4, 99],
+      ]);
+    });
+
+    it('starts a partition afresh when its stored offset is past the end of the log it reads', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      const owner = { groupId: 'writer', topic: `recreated-${engine}-${orgId}` };
+      const at = (offset: number, logEndOffset: number) =>
+        sample({
+          orgId,
+          host: 'recreated',
+          timeMs: t0 + offset * 1000 + logEndOffset,
+          position: { partition: 0, offset, logEndOffset },
+        });
+      await store.writeBatch({ samples: [at(500, 501)] }, owner);
+      // The topic was deleted and created again: its offsets start at 0 again.
+      const fresh = await store.writeBatch({ samples: [at(0, 2), at(1, 2)] }, owner);
+      expect(fresh).toMatchObject({
+        samplesWritten: 4,
+        replaysSkipped: 0,
+        partitionsRestarted: [0],
+      });
+      // From then on the new log's offsets are the stored ones: a replay is a replay again.
+      const replay = await store.writeBatch({ samples: [at(1, 2)] }, owner);
+      expect(replay).toMatchObject({ replaysSkipped: 1, partitionsRestarted: [] });
+      const [row] = await db.sql`
+        select next_offset from consumer_offsets
+        where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = 0
+      `;
+      expect(Number(row!['next_offset'])).toBe(2);
+    });
+
+    it('stores the same through INSERT … ON CONFLICT as through COPY', async () => {
+      const store = createSampleStore(db, { method: 'insert' });
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 12 * minuteMs;
+      const s = sample({ orgId, host: 'i', timeMs: t0, containers: [{ id: 'x' }] });
+      expect(await store.writeBatch({ samples: [s] })).toMatchObject({
+        samplesWritten: 2,
+        snapshotsWritten: 1,
+      });
+      expect(await store.writeBatch({ samples: [s] })).toMatchObject({
+        samplesWritten: 0,
+        duplicatesSkipped: 2,
+      });
+    });
+  });
+
+  describe('rollups', () => {
+    it('aggregates samples per minute and per hour', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const now = new Date();
+      const hourStart = Math.floor(now.getTime() / hourMs) * hourMs - hourMs; // a complete hour
+      // minute 0: 1, 2, 3; minute 1: 10; minute 59: 100
+      const points: [number, number][] = [
+        [hourStart, 1],
+        [hourStart + 10_000, 2],
+        [hourStart + 20_000, 3],
+        [hourStart + minuteMs, 10],
+        [hourStart + 59 * minuteMs + 30_000, 100],
+      ];
+      await store.writeBatch({
+        samples: points.map(([timeMs, value]) =>
+          sample({ orgId, host: 'agg', timeMs, metrics: { load: value } }),
+        ),
+      });
+      await refreshRollups(db, { now });
+      const [service] = await db.sql`select id from services where org_id = ${orgId}`;
+      const serviceId = service!['id'] as string;
+
+      const minutes = await db.sql`
+        select bucket, avg, min, max, count, sum from samples_1m
+        where service_id = ${serviceId} and metric = 'load' order by bucket
+      `;
+      expect(
+        minutes.map((m) => [
+          (m['bucket'] as Date).getTime() - hourStart,
+          m['avg'] as number,
+          m['min'] as number,
+          m['max'] as number,
+          Number(m['count']),
+        ]),
+      ).toEqual([
+        [0, 2, 1, 3, 3],
+        [minuteMs, 10, 10, 10, 1],
+        [59 * minuteMs, 100, 100, 100, 1],
+      ]);
+      const hours = await db.sql`
+        select bucket, avg, min, max, count, sum from samples_1h
+        where service_id = ${serviceId} and metric = 'load' order by bucket
+      `;
+      expect(
+        hours.map((h) => [
+          (h['bucket'] as Date).getTime(),
+          h['avg'] as number,
+          h['min'] as number,
+          h['max'] as number,
+          Number(h['count']),
+          h['sum'] as number,
+        ]),
+      ).toEqual([[hourStart, 116 / 5, 1, 100, 5, 116]]);
+
+      // A late sample inside the lookback is counted by the next refresh.
+      await store.writeBatch({
+        samples: [sample({ orgId, host: 'agg', timeMs: hourStart + 30_000, metrics: { load: 4 } })],
+      });
+      await refreshRollups(db, { now: new Date(now.getTime() + minuteMs) });
+      const [minute0] = await db.sql`
+        select avg, count from samples_1m where service_id = ${serviceId} and metric = 'load' and bucket = ${new Date(hourStart)}
+      `;
+      expect([minute0!['avg'], Number(minute0!['count'])]).toEqual([2.5, 4]);
+    });
+  });
+
+  onEngine('postgres', describe)('partitions', () => {
+    const partitionsOf = async (table: string): Promise<string[]> =>
+      (
+        await db.sql<{ name: string }[]>`
+          select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = ${table}::regclass order by 1
+        `
+      ).map((r) => r.name);
+
+    it('creates daily partitions from the retention cutoff to a few days ahead', async () => {
+      const now = new Date();
+      const samples = await partitionsOf('samples');
+      expect(samples).toContain('samples_default');
+      expect(samples).toContain(partitionName('samples', now));
+      expect(samples).toContain(partitionName('samples', new Date(now.getTime() + 3 * dayMs)));
+      expect(samples).toContain(partitionName('samples', new Date(now.getTime() - 29 * dayMs)));
+      expect(samples).not.toContain(partitionName('samples', new Date(now.getTime() - 31 * dayMs)));
+      const snapshots = await partitionsOf('snapshots');
+      expect(snapshots).toContain(partitionName('snapshots', new Date(now.getTime() - 6 * dayMs)));
+      expect(snapshots).not.toContain(
+        partitionName('snapshots', new Date(now.getTime() - 8 * dayMs)),
+      );
+    });
+
+    it('keeps a sample outside every partition in the default partition, then moves it out', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const farMs = Date.now() + 5 * dayMs; // partitions exist up to 3 days ahead
+      await store.writeBatch({
+        samples: [sample({ orgId, host: 'far', timeMs: farMs, metrics: { x: 1 } })],
+      });
+      const where = async (): Promise<string[]> =>
+        (
+          await db.sql`
+            select s.tableoid::regclass::text as part from samples s join services v on v.id = s.service_id
+            where v.org_id = ${orgId}
+          `
+        ).map((r) => r['part'] as string);
+      expect(await where()).toEqual(['samples_default']);
+
+      const result = await ensurePartitions(db, { now: new Date(farMs - 2 * dayMs) });
+      expect(result.dropped).toContain(partitionName('samples', new Date(Date.now() - 30 * dayMs)));
+      expect(result.created).toContain(partitionName('samples', new Date(farMs)));
+      expect(result.rowsMovedFromDefault).toBe(1);
+      expect(await where()).toEqual([partitionName('samples', new Date(farMs))]);
+    });
+
+    it('drops partitions past retention and purges expired rows of the default partition', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const oldMs = Date.now() - 45 * dayMs; // before every partition: lands in the default one
+      await store.writeBatch({
+        samples: [sample({ orgId, host: 'old', timeMs: oldMs, metrics: { x: 1 } })],
+      });
+      const oldest = partitionName('samples', new Date(Date.now() - 26 * dayMs));
+      const later = new Date(Date.now() + 5 * dayMs);
+      const result = await ensurePartitions(db, { now: later });
+      expect(result.dropped).toContain(oldest);
+      expect(result.rowsPurgedFromDefault).toBeGreaterThanOrEqual(1);
+      expect(await partitionsOf('samples')).not.toContain(oldest);
+      expect(await partitionsOf('samples')).toContain(
+        partitionName('samples', new Date(later.getTime() + 3 * dayMs)),
+      );
+      // Idempotent.
+      const again = await ensurePartitions(db, { now: later });
+      expect(again).toEqual({
+        created: [],
+        dropped: [],
+        rowsMovedFromDefault: 0,
+        rowsPurgedFromDefault: 0,
+      });
+    });
+  });
+
+  onEngine('timescale', describe)('hypertables', () => {
+    it('makes samples and snapshots hypertables and ensurePartitions a no-op', async () => {
+      const rows = await db.sql`
+        select hypertable_name from timescaledb_information.hypertables
+        where hypertable_schema = 'public' order by 1
+      `;
+      expect(rows.map((r) => r['hypertable_name'] as string)).toEqual(['samples', 'snapshots']);
+      expect(await ensurePartitions(db, { now: new Date() })).toEqual({
+        created: [],
+        dropped: [],
+        rowsMovedFromDefault: 0,
+        rowsPurgedFromDefault: 0,
+      });
+    });
+  });
+
+  describe('organizations and API keys', () => {
+    it('creates, finds, lists and revokes keys', async () => {
+      const orgs = createOrgStore(db);
+      const keys = createApiKeyStore(db);
+      const org = await orgs.createOrganization('Acme');
+      expect(org.id).toMatch(/^org_/);
+      expect(await orgs.getOrganization(org.id)).toEqual(org);
+      expect(await orgs.getOrganization('org_missing')).toBeUndefined();
+
+      const { key, record } = await keys.createKey({
+        orgId: org.id,
+        name: 'ci',
+        scopes: ['ingest', 'read'],
+      });
+      expect(key).toMatch(/^mon_[A-Za-z0-9_-]{43}$/);
+      expect(record).toMatchObject({
+        orgId: org.id,
+        name: 'ci',
+        scopes: ['ingest', 'read'],
+        revokedAt: null,
+      });
+      expect(key.startsWith(record.prefix)).toBe(true);
+      expect(await keys.findActiveKeyByHash(hashApiKey(key))).toEqual({
+        id: record.id,
+        orgId: org.id,
+        scopes: ['ingest', 'read'],
+      });
+      expect(await keys.findActiveKeyByHash(hashApiKey(`${key}x`))).toBeUndefined();
+      expect((await keys.listKeys(org.id)).map((k) => k.id)).toEqual([record.id]);
+
+      const revoked = await keys.revokeKey(record.id);
+      expect(revoked?.revokedAt).toBeInstanceOf(Date);
+      expect(await keys.findActiveKeyByHash(hashApiKey(key))).toBeUndefined();
+      expect((await keys.revokeKey(record.id))?.revokedAt).toEqual(revoked?.revokedAt);
+      expect(await keys.revokeKey('key_missing')).toBeUndefined();
+      await expect(keys.createKey({ orgId: org.id, name: 'none', scopes: [] })).rejects.toThrow(
+        /scope/,
+      );
+    });
+
+    it('ensures the default organization and the bootstrap key idempotently', async () => {
+      const orgs = createOrgStore(db);
+      const keys = createApiKeyStore(db);
+      const org = await orgs.ensureDefaultOrganization();
+      expect(await orgs.ensureDefaultOrganization()).toEqual(org);
+      const plaintext = `bootstrap-${randomBytes(16).toString('hex')}`;
+      const scopes = ['ingest', 'read', 'write'] as const;
+      const first = await keys.ensureKey(plaintext, { orgId: org.id, name: 'bootstrap', scopes });
+      const second = await keys.ensureKey(plaintext, { orgId: org.id, name: 'bootstrap', scopes });
+      expect(second).toEqual(first);
+      expect(await keys.findActiveKeyByHash(hashApiKey(plaintext))).toEqual({
+        id: first.id,
+        orgId: org.id,
+        scopes: ['ingest', 'read', 'write'],
+      });
+    });
+  });
+});

@@ -1,0 +1,379 @@
+import type postgres from 'postgres';
+import type { Alert } from '@monitor/schemas';
+import { alertColumns } from '../alerts/alert-columns.js';
+import type { Database, Sql } from '../core/database.js';
+import { rollupValueBound } from '../maintenance/refresh-rollups.js';
+import type { StorageMode } from '../schema/storage-settings.js';
+import { requireStorageSettings } from '../schema/storage-settings.js';
+
+/** Derived per request: see `ServiceQueries`. */
+type ServiceHealth = 'healthy' | 'warning' | 'critical' | 'stale';
+
+export type ServiceRow = {
+  id: string;
+  name: string;
+  status: ServiceHealth;
+  lastSeen: Date;
+  /** The latest value of each metric. */
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+};
+
+export type ServiceDetailRow = ServiceRow & {
+  /** The newest container and process snapshot, if the host ever sent one. */
+  snapshot: { time: Date; containers: unknown[]; processes: unknown[] } | undefined;
+  /** Newest first. */
+  activeAlerts: Alert[];
+};
+
+export type MetricBucketRow = { time: Date; avg: number; min: number; max: number; count: number };
+
+export type ListServicesQuery = {
+  orgId: string;
+  status?: ServiceHealth | undefined;
+  /** Only services whose tags include every pair. */
+  tags?: Readonly<Record<string, string>> | undefined;
+  limit: number;
+  offset: number;
+  /** The clock of the staleness rule. */
+  now: Date;
+};
+
+export type MetricSeriesQuery = {
+  orgId: string;
+  serviceId: string;
+  metric: string;
+  step: '1m' | '1h';
+  /** Start of the first bucket; a multiple of the step. */
+  from: Date;
+  /** End of the last bucket (exclusive); a multiple of the step. */
+  to: Date;
+  /** Bounds the raw-sample tail (see `readMetricSeries`). */
+  now: Date;
+};
+
+export type ServiceQueries = {
+  /**
+   * One page of the organization's services in the documented order (by name, unique within the organization), with the
+   * number of all that match. Status is derived in the same statement: `critical` with an active
+   * critical alert, else `warning` with an active warning alert, else `stale` when `last_seen`
+   * is older than `now` minus the staleness window, else `healthy`.
+   */
+  listServices(query: ListServicesQuery): Promise<{ services: ServiceRow[]; total: number }>;
+  /** The service with its latest snapshot and active alerts; undefined if not the org's. */
+  getService(query: {
+    orgId: string;
+    id: string;
+    now: Date;
+  }): Promise<ServiceDetailRow | undefined>;
+  /**
+   * The metric's buckets in `[from, to)` from the 1-minute or 1-hour aggregates, oldest first;
+   * undefined if the service is not the org's. Raw samples are read only for buckets the
+   * rollups have not reached yet (plain PostgreSQL mode), and never from before `now` minus
+   * one hour, so a range above one hour is served from the aggregates.
+   */
+  readMetricSeries(query: MetricSeriesQuery): Promise<MetricBucketRow[] | undefined>;
+};
+
+export type ServiceQueriesOptions = {
+  /** A service without a sample for longer than this is `stale`. */
+  staleAfterSeconds: number;
+};
+
+/** Raw samples are read at most this far back, for buckets not rolled up yet. */
+const rawTailMaxMs = 60 * 60_000;
+
+/**
+ * Hourly buckets not in samples_1h yet are built from samples_1m at most this far back (plain
+ * mode refreshes samples_1h every completed hour, so it lags by about one hour normally).
+ */
+const minuteFillMaxMs = 48 * 60 * 60_000;
+
+type ServiceDbRow = {
+  id: string;
+  name: string;
+  status: ServiceHealth;
+  last_seen: Date;
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+};
+
+const origin = '2000-01-01T00:00:00Z';
+
+export function createServiceQueries(db: Database, options: ServiceQueriesOptions): ServiceQueries {
+  const { sql } = db;
+  const staleBefore = (now: Date): Date =>
+    new Date(now.getTime() - options.staleAfterSeconds * 1000);
+  let mode: Promise<StorageMode> | undefined;
+  const storageMode = (): Promise<StorageMode> => {
+    mode ??= requireStorageSettings(db).then(
+      (settings) => settings.mode,
+      (err: unknown) => {
+        mode = undefined; // ask again next time
+        throw err;
+      },
+    );
+    return mode;
+  };
+
+  return {
+    async listServices(query) {
+      const tagFilter =
+        query.tags !== undefined && Object.keys(query.tags).length > 0
+          ? sql`and s.tags @> ${sql.json(query.tags)}`
+          : sql``;
+      if (query.status === undefined) {
+        const rows = await sql<(Partial<ServiceDbRow> & { total: string })[]>`
+          ${servicesPageStatement(sql, query, staleBefore(query.now))}
+        `;
+        return toPage(rows);
+      }
+      // With a status filter every matching service's status is needed: one pass over the
+      // org's active alerts (a small partial index), then the total and the page.
+      const rows = await sql<(Partial<ServiceDbRow> & { total: string })[]>`
+        with matched as (
+          select s.id, s.name, ${statusExpression(sql, staleBefore(query.now))} as status
+          from services s
+          left join (
+            select service_id, max(case severity when 'critical' then 2 when 'warning' then 1
+              else 0 end) as level
+            from alerts
+            where org_id = ${query.orgId} and status = 'active'
+            group by service_id
+          ) a on a.service_id = s.id
+          where s.org_id = ${query.orgId} ${tagFilter}
+        ),
+        filtered as (select id, name, status from matched where status = ${query.status})
+        select t.total, p.id, p.name, p.status, s.last_seen, s.metrics, s.tags
+        from (select count(*) as total from filtered) t
+        left join lateral (
+          select id, name, status from filtered order by name
+          limit ${query.limit} offset ${query.offset}
+        ) p on true
+        left join services s on s.id = p.id
+        order by p.name
+      `;
+      return toPage(rows);
+    },
+
+    async getService(query) {
+      const [rows, alerts] = await Promise.all([
+        sql<(ServiceDbRow & SnapshotColumns)[]>`
+          select s.id, s.name, s.last_seen, s.metrics, s.tags,
+            ${statusExpression(sql, staleBefore(query.now))} as status,
+            snap.time as snapshot_time, snap.containers, snap.processes
+          from services s
+          left join lateral (${activeAlertLevel(sql)}) a on true
+          left join lateral (
+            select time, containers, processes from snapshots
+            where service_id = s.id
+            order by time desc
+            limit 1
+          ) snap on true
+          where s.id = ${query.id} and s.org_id = ${query.orgId}
+        `,
+        sql<Alert[]>`
+          select ${sql.unsafe(alertColumns)} from alerts
+          where service_id = ${query.id} and org_id = ${query.orgId} and status = 'active'
+          order by fired_at desc, id desc
+        `,
+      ]);
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      return {
+        ...toService(row),
+        snapshot:
+          row.snapshot_time === null
+            ? undefined
+            : {
+                time: row.snapshot_time,
+                containers: asArray(row.containers),
+                processes: asArray(row.processes),
+              },
+        activeAlerts: alerts,
+      };
+    },
+
+    async readMetricSeries(query) {
+      const [owner] = await sql<{ id: string }[]>`
+        select id from services where id = ${query.serviceId} and org_id = ${query.orgId}
+      `;
+      if (owner === undefined) return undefined;
+      const rows =
+        (await storageMode()) === 'timescale'
+          ? await readContinuousAggregate(sql, query)
+          : await readRollupsWithTail(sql, query);
+      return rows.map((row) => ({
+        time: row.time,
+        avg: row.avg,
+        min: row.min,
+        max: row.max,
+        count: Number(row.count),
+      }));
+    },
+  };
+}
+
+type SnapshotColumns = {
+  snapshot_time: Date | null;
+  containers: unknown;
+  processes: unknown;
+};
+
+type BucketDbRow = { time: Date; avg: number; min: number; max: number; count: string };
+
+/**
+ * The page of the services list without a status filter, as a fragment so the benchmark can
+ * `explain` the very statement the API runs. Names are unique within an organization, so the
+ * `(org_id, name)` index yields the order; the page's ids are picked from it first and only
+ * those rows are read whole, so a deep offset walks the index instead of sorting the
+ * organization. The status is derived for the page's rows only. The total rides on every row
+ * (and on the one null row of an empty page, so a page past the end still reports it).
+ */
+export function servicesPageStatement(
+  sql: Sql,
+  query: Pick<ListServicesQuery, 'orgId' | 'tags' | 'limit' | 'offset'>,
+  staleBefore: Date,
+) {
+  const tagFilter =
+    query.tags !== undefined && Object.keys(query.tags).length > 0
+      ? sql`and s.tags @> ${sql.json(query.tags)}`
+      : sql``;
+  return sql`
+    select t.total, p.id, p.name, p.status, p.last_seen, p.metrics, p.tags
+    from (select count(*) as total from services s where s.org_id = ${query.orgId} ${tagFilter}) t
+    left join lateral (
+      select s.id, s.name, s.last_seen, s.metrics, s.tags,
+        ${statusExpression(sql, staleBefore)} as status
+      from (
+        select s.id from services s
+        where s.org_id = ${query.orgId} ${tagFilter}
+        order by s.name
+        limit ${query.limit} offset ${query.offset}
+      ) page
+      join services s on s.id = page.id
+      left join lateral (${activeAlertLevel(sql)}) a on true
+    ) p on true
+    order by p.name
+  `;
+}
+
+/** For `left join lateral (…) a`: 2 with an active critical alert of `s`, 1 warning, else null/0. */
+function activeAlertLevel(sql: Sql) {
+  return sql`
+    select max(case severity when 'critical' then 2 when 'warning' then 1 else 0 end) as level
+    from alerts
+    where service_id = s.id and status = 'active'
+  `;
+}
+
+/** Rows of a list query carrying `total`; a page past the end is one row of nulls. */
+function toPage(rows: readonly (Partial<ServiceDbRow> & { total: string })[]): {
+  services: ServiceRow[];
+  total: number;
+} {
+  const total = Number(rows[0]?.total ?? 0);
+  const services = rows.filter((row) => row.id !== null && row.id !== undefined).map(toService);
+  return { services, total };
+}
+
+/** `a.level` comes from a join over the service's active alerts (null: none). */
+function statusExpression(sql: Sql, staleBefore: Date) {
+  return sql`case
+    when a.level = 2 then 'critical'
+    when a.level = 1 then 'warning'
+    when s.last_seen < ${staleBefore} then 'stale'
+    else 'healthy'
+  end`;
+}
+
+/**
+ * TimescaleDB: the continuous aggregates use real-time aggregation (see the rollups
+ * migration), so they include the buckets their policy has not materialized yet.
+ */
+function readContinuousAggregate(sql: Sql, query: MetricSeriesQuery): Promise<BucketDbRow[]> {
+  const view = query.step === '1m' ? sql`samples_1m` : sql`samples_1h`;
+  return sql<BucketDbRow[]>`
+    select bucket as time, avg, min, max, count
+    from ${view}
+    where service_id = ${query.serviceId} and metric = ${query.metric}
+      and bucket >= ${query.from} and bucket < ${query.to}
+    order by bucket
+  `;
+}
+
+/**
+ * Plain PostgreSQL: the rollup tables hold complete buckets up to their watermarks. Newer
+ * buckets are built, in the same statement, from the finer level: hours from samples_1m (at
+ * most `minuteFillMaxMs` back), minutes from raw samples (at most `rawTailMaxMs` back). Every
+ * part yields (bucket, sum, min, max, count), merged per bucket: averages stay weighted. Values
+ * are clamped to ±rollupValueBound like the rollups do, so stored data never makes it fail.
+ */
+function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<BucketDbRow[]> {
+  const { serviceId, metric, from, to } = query;
+  const nowMs = query.now.getTime();
+  const rawFrom = new Date(Math.floor((nowMs - rawTailMaxMs) / 60_000) * 60_000);
+  const minuteFillFrom = new Date(Math.floor((nowMs - minuteFillMaxMs) / 3_600_000) * 3_600_000);
+  const minuteWatermark = sql`coalesce((select watermark from rollup_watermarks
+    where rollup = 'samples_1m'), '-infinity')`;
+  const hourWatermark = sql`coalesce((select watermark from rollup_watermarks
+    where rollup = 'samples_1h'), '-infinity')`;
+  // Clamped like the rollups (see rollupValueBound): a bucket reads the same before and after
+  // it is rolled up, and values stored before the input policy cannot overflow the sums.
+  const bound = sql`${rollupValueBound}::float8`;
+  const clampValue = (column: postgres.Fragment) =>
+    sql`least(greatest(${column}, -${bound}), ${bound})`;
+  const clampSum = sql`least(greatest(sum, -${bound} * count), ${bound} * count)`;
+  const raw = sql`
+    select time as bucket, ${clampValue(sql`value`)} as sum, ${clampValue(sql`value`)} as min,
+      ${clampValue(sql`value`)} as max, 1::bigint as count
+    from samples
+    where service_id = ${serviceId} and metric = ${metric}
+      and time >= greatest(${from}::timestamptz, ${rawFrom}::timestamptz, ${minuteWatermark})
+      and time < ${to}
+  `;
+  const minutes = (lowerBound: postgres.Fragment) => sql`
+    select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min, ${clampValue(sql`max`)} as max,
+      count
+    from samples_1m
+    where service_id = ${serviceId} and metric = ${metric}
+      and bucket >= ${lowerBound} and bucket < ${to} and bucket < ${minuteWatermark}
+  `;
+  const parts =
+    query.step === '1m'
+      ? sql`${minutes(sql`${from}::timestamptz`)} union all ${raw}`
+      : sql`
+          select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min,
+            ${clampValue(sql`max`)} as max, count
+          from samples_1h
+          where service_id = ${serviceId} and metric = ${metric}
+            and bucket >= ${from} and bucket < ${to} and bucket < ${hourWatermark}
+          union all
+          ${minutes(sql`greatest(${from}::timestamptz, ${minuteFillFrom}::timestamptz, ${hourWatermark})`)}
+          union all
+          ${raw}
+        `;
+  const width = query.step === '1m' ? sql`interval '1 minute'` : sql`interval '1 hour'`;
+  return sql<BucketDbRow[]>`
+    select date_bin(${width}, bucket, ${origin}::timestamptz) as time,
+      sum(sum) / sum(count) as avg, min(min) as min, max(max) as max, sum(count) as count
+    from (${parts}) parts
+    group by 1
+    order by 1
+  `;
+}
+
+function toService(row: Partial<ServiceDbRow>): ServiceRow {
+  return {
+    id: row.id as string,
+    name: row.name as string,
+    status: row.status as ServiceHealth,
+    lastSeen: row.last_seen as Date,
+    metrics: row.metrics ?? {},
+    tags: row.tags ?? {},
+  };
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? (value as unknown[]) : [];
+}

@@ -19,6 +19,7 @@ import type {
   ServiceQueries,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
+import { DatabaseUnavailableError } from '@monitor/db';
 import {
   createLogger,
   createTargetAddressPolicy,
@@ -429,11 +430,11 @@ describe('createApiRouter', () => {
     });
 
     it('answers 503 with Retry-After when the database is unreachable', async () => {
-      fake.failWith(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      fake.failWith(new DatabaseUnavailableError(new Error('connect ECONNREFUSED')));
       try {
         const result = await call('/api/v1/services', { key: 'read-key' });
         expect(result).toMatchObject({ status: 503, body: problem(503) });
-        expect(result.headers.get('retry-after')).toBe('5');
+        expect(result.headers.get('retry-after')).toBe('2');
       } finally {
         fake.failWith(undefined);
       }

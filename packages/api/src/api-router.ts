@@ -13,8 +13,6 @@ export type ApiRouterDeps = Omit<ApiRouteDeps, 'nowMs' | 'openApiJson'> & {
    * change resolves and of the investigation range check; `Date.now` when omitted.
    */
   nowMs?: () => number;
-  /** Retry-After of a 503 when the database is unreachable (default 5). */
-  retryAfterSeconds?: number;
 };
 
 /**
@@ -22,11 +20,10 @@ export type ApiRouterDeps = Omit<ApiRouteDeps, 'nowMs' | 'openApiJson'> & {
  * but ingest, GETs behind the `read` scope, changes behind `write`, the OpenAPI document public.
  */
 export function createApiRouter(deps: ApiRouterDeps): ExpressRouter {
-  const { authenticator, nowMs = Date.now, retryAfterSeconds = 5, ...stores } = deps;
+  const { authenticator, nowMs = Date.now, ...stores } = deps;
   const openApiJson = JSON.stringify(createOpenApiDocument());
   return createRoutesRouter(apiRoutes, {
     deps: { ...stores, nowMs, openApiJson },
     authenticator,
-    retryAfterSeconds,
   });
 }

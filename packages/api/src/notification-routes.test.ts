@@ -126,7 +126,6 @@ beforeAll(async () => {
         targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
       },
       authenticator,
-      retryAfterSeconds: 5,
     }),
   );
   app.use(notFoundHandler);

@@ -3,7 +3,6 @@ import type { RequestHandler, Router as ExpressRouter } from 'express';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { methodNotAllowedHandler } from '@monitor/platform';
 import type { ApiRoute } from './api-route.js';
-import { databaseErrors } from './database-errors.js';
 import { jsonBody } from './json-body.js';
 import { requireScope } from './require-scope.js';
 
@@ -12,20 +11,18 @@ export type RoutesRouterOptions<Deps> = {
   deps: Deps;
   /** Resolves API keys (cached); a lookup that throws is a dependency failure (503). */
   authenticator: ApiKeyAuthenticator;
-  /** Retry-After of a 503 when the database is unreachable. */
-  retryAfterSeconds: number;
 };
 
 /**
  * A router serving the `routes` that have a handler, at their absolute paths and in their
  * order (so `/alerts/rules` must come before `/alerts/:id`): the scope check, then a JSON body
  * when the route declares one, then the handler. A known path with another method is 405 with
- * `Allow`. Errors go to the app's problem handler; database connection failures become 503 on
- * the way.
+ * `Allow`. Errors go to the app's problem handler (the stores raise typed errors: a database
+ * that is away is already a 503 `dependency_unavailable`).
  */
 export function createRoutesRouter<Deps>(
   routes: readonly ApiRoute<Deps>[],
-  { deps, authenticator, retryAfterSeconds }: RoutesRouterOptions<Deps>,
+  { deps, authenticator }: RoutesRouterOptions<Deps>,
 ): ExpressRouter {
   const router = Router();
   const routesByPath = new Map<string, ServedRoute<Deps>[]>();
@@ -52,7 +49,6 @@ export function createRoutesRouter<Deps>(
     }
     expressRoute.all(methodNotAllowedHandler(pathRoutes.map(({ method }) => method)));
   }
-  router.use(databaseErrors(retryAfterSeconds));
   return router;
 }
 

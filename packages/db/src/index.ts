@@ -1,24 +1,55 @@
 // One folder per capability. `core` (connection, errors, paging) and `schema` (migrations,
-// storage settings, partitions) are shared; the others use only those two, apart from
-// `alerts` ← rules, investigations, services, evaluator-state (which also writes samples) and
-// maintenance ← services (the rollups' value bound).
+// storage settings, partitions) serve all; beyond them `alerts` serves rules, investigations,
+// services and evaluator-state, `samples` serves evaluator-state, and `maintenance` services.
+//
+// Every store and function exported here raises typed errors (`DatabaseUnavailableError`:
+// retriable; `DatabaseRefusedError`: permanent), never the driver's: callers test the type, or
+// AppError's `retriable`, instead of classifying PostgreSQL errors themselves.
+import { translatingDbErrors, translatingStoreFactory } from './core/database-errors.js';
+import { createAlertQueries as alertQueries } from './alerts/alert-queries.js';
+import {
+  fireAlert as fireAlertRaw,
+  resolveAlerts as resolveAlertsRaw,
+} from './alerts/alert-transitions.js';
+import { createEvaluatorStore as evaluatorStore } from './evaluator-state/evaluator-store.js';
+import { createInvestigationQueries as investigationQueries } from './investigations/investigation-queries.js';
+import { createInvestigationStore as investigationStore } from './investigations/investigation-store.js';
+import { loadLogResumeOffsets as loadLogResumeOffsetsRaw } from './log/consumer-offsets.js';
+import { createDeadLetterStore as deadLetterStore } from './log/dead-letter-store.js';
+import { refreshRollups as refreshRollupsRaw } from './maintenance/refresh-rollups.js';
+import { runMaintenance as runMaintenanceRaw } from './maintenance/run-maintenance.js';
+import { createNotificationChannelStore as notificationChannelStore } from './notifications/notification-channel-store.js';
+import { createNotificationStore as notificationStore } from './notifications/notification-store.js';
+import { createApiKeyStore as apiKeyStore } from './orgs/api-key-store.js';
+import { createOrgStore as orgStore } from './orgs/org-store.js';
+import {
+  loadLiveRules as loadLiveRulesRaw,
+  ruleSetFingerprint as ruleSetFingerprintRaw,
+} from './rules/rule-snapshot.js';
+import { createRuleStore as ruleStore } from './rules/rule-store.js';
+import { createSampleStore as sampleStore } from './samples/sample-store.js';
+import { migrate as migrateRaw } from './schema/migrate.js';
+import { createServiceQueries as serviceQueries } from './services/service-queries.js';
+
 export { createDatabase } from './core/database.js';
 export type { Database } from './core/database.js';
+export { DatabaseRefusedError, DatabaseUnavailableError } from './core/database-errors.js';
 
-export { isTransientDbError } from './core/classify-db-error.js';
-export { migrate } from './schema/migrate.js';
-export { refreshRollups } from './maintenance/refresh-rollups.js';
+export const migrate = translatingDbErrors(migrateRaw);
+export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './maintenance/refresh-rollups.js';
-export { runMaintenance } from './maintenance/run-maintenance.js';
-export { loadLogResumeOffsets } from './log/consumer-offsets.js';
-export { createDeadLetterStore } from './log/dead-letter-store.js';
+export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
+export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);
+export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);
 export type { HostSample } from './samples/sample-batch.js';
-export { createSampleStore } from './samples/sample-store.js';
-export { createOrgStore, defaultOrganizationId } from './orgs/org-store.js';
+export const createSampleStore = translatingStoreFactory(sampleStore);
+export const createOrgStore = translatingStoreFactory(orgStore);
+export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';
 export type { ApiKeyScope } from './orgs/api-key.js';
-export { createApiKeyStore } from './orgs/api-key-store.js';
-export { createServiceQueries, servicesPageStatement } from './services/service-queries.js';
+export const createApiKeyStore = translatingStoreFactory(apiKeyStore);
+export const createServiceQueries = translatingStoreFactory(serviceQueries);
+export { servicesPageStatement } from './services/service-queries.js';
 export type {
   ListServicesQuery,
   MetricBucketRow,
@@ -28,8 +59,9 @@ export type {
   ServiceRow,
 } from './services/service-queries.js';
 
-export { fireAlert, resolveAlerts } from './alerts/alert-transitions.js';
-export { createEvaluatorStore } from './evaluator-state/evaluator-store.js';
+export const fireAlert = translatingDbErrors(fireAlertRaw);
+export const resolveAlerts = translatingDbErrors(resolveAlertsRaw);
+export const createEvaluatorStore = translatingStoreFactory(evaluatorStore);
 export type {
   AlertEvent,
   EvaluatorCommit,
@@ -40,10 +72,11 @@ export type {
   HostWatermarkRecord,
   StoredHosts,
 } from './evaluator-state/evaluator-store.js';
-export { loadLiveRules, ruleSetFingerprint } from './rules/rule-snapshot.js';
+export const loadLiveRules = translatingDbErrors(loadLiveRulesRaw);
+export const ruleSetFingerprint = translatingDbErrors(ruleSetFingerprintRaw);
 export type { LiveRule, LiveRuleSnapshot } from './rules/rule-snapshot.js';
 
-export { createInvestigationStore } from './investigations/investigation-store.js';
+export const createInvestigationStore = translatingStoreFactory(investigationStore);
 export type {
   ClaimOptions,
   ClaimedInvestigation,
@@ -58,11 +91,11 @@ export type {
   InvestigationTimelineEntry,
 } from './investigations/investigation-store.js';
 
-export { createRuleStore } from './rules/rule-store.js';
+export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
-export { createAlertQueries } from './alerts/alert-queries.js';
+export const createAlertQueries = translatingStoreFactory(alertQueries);
 export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
-export { createInvestigationQueries } from './investigations/investigation-queries.js';
+export const createInvestigationQueries = translatingStoreFactory(investigationQueries);
 export type {
   InvestigationDetailRow,
   InvestigationQueries,
@@ -70,16 +103,14 @@ export type {
   ListInvestigationsQuery,
 } from './investigations/investigation-queries.js';
 
-export { createNotificationChannelStore } from './notifications/notification-channel-store.js';
+export const createNotificationChannelStore = translatingStoreFactory(notificationChannelStore);
 export type {
   ChannelType,
   NotificationChannelRecord,
   NotificationChannelStore,
 } from './notifications/notification-channel-store.js';
-export {
-  abandonedAttemptDetail,
-  createNotificationStore,
-} from './notifications/notification-store.js';
+export const createNotificationStore = translatingStoreFactory(notificationStore);
+export { abandonedAttemptDetail } from './notifications/notification-store.js';
 export type {
   ClaimedNotification,
   ClaimNotificationsOptions,

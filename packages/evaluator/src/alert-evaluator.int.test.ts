@@ -8,7 +8,6 @@ import {
   createEvaluatorStore,
   createRuleStore,
   loadLiveRules,
-  isTransientDbError,
   migrate,
   ruleSetFingerprint,
 } from '@monitor/db';
@@ -72,7 +71,6 @@ describe('alert evaluator on PostgreSQL', () => {
         },
         store,
         deadLetters: { send: () => Promise.reject(new Error('no record is dead-lettered here')) },
-        isTransient: isTransientDbError,
         metrics: noMetrics,
         logger,
         clock: { nowMs: Date.now },

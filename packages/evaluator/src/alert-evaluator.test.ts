@@ -10,7 +10,7 @@ import type {
   LiveRule,
   StoredHosts,
 } from '@monitor/db';
-import { createLogger } from '@monitor/platform';
+import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage } from '@monitor/schemas';
 import type { EvaluatorMetrics, RuleSource } from './alert-evaluator.js';
@@ -87,7 +87,6 @@ function batch(first: number, ...samples: (Sample | null)[]): RecordBatch {
 }
 
 /** An error the evaluator's deps call transient (a lost connection). */
-class TransientTestError extends Error {}
 
 const ctx: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => false };
 
@@ -275,7 +274,6 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
             return Promise.resolve();
           },
         },
-        isTransient: (err) => err instanceof TransientTestError,
         metrics,
         logger,
         clock: { nowMs: () => 0 },
@@ -456,8 +454,10 @@ describe('createAlertEvaluator', () => {
     const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     const firing = batch(1, { host: 'web-1', minutes: 1, cpu: 95 });
-    h.failNextCommit(new TransientTestError('connection lost'));
-    await expect(h.evaluator.handleBatch(firing, ctx)).rejects.toThrow('connection lost');
+    h.failNextCommit(dependencyUnavailable('The database', 1, new Error('connection lost')));
+    await expect(h.evaluator.handleBatch(firing, ctx)).rejects.toMatchObject({
+      code: 'dependency_unavailable',
+    });
     await h.evaluator.handleBatch(firing, ctx);
     expect(h.alerts).toMatchObject([{ startedMs: at(0), firedMs: at(1) }]);
   });
@@ -487,10 +487,10 @@ describe('createAlertEvaluator', () => {
 
   it('redelivers a batch that fails on a transient error instead of setting records aside', async () => {
     const h = harness([rule({ id: 'rul_cpu' })]);
-    h.failNextCommit(new TransientTestError('connection lost'));
+    h.failNextCommit(dependencyUnavailable('The database', 1, new Error('connection lost')));
     await expect(
       h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx),
-    ).rejects.toThrow('connection lost');
+    ).rejects.toMatchObject({ code: 'dependency_unavailable' });
     expect(h.deadLetters).toEqual([]);
     expect(h.offsets.get(0)).toBeUndefined();
   });
@@ -927,8 +927,10 @@ describe('createAlertEvaluator over random streams', () => {
             const chunk = batch(offset, ...steps.slice(offset, offset + size));
             const action = actions[i % Math.max(1, actions.length)] ?? 'continue';
             if (action === 'fail') {
-              h.failNextCommit(new TransientTestError('transient'));
-              await expect(h.evaluator.handleBatch(chunk, ctx)).rejects.toThrow('transient');
+              h.failNextCommit(dependencyUnavailable('The database', 1, new Error('transient')));
+              await expect(h.evaluator.handleBatch(chunk, ctx)).rejects.toMatchObject({
+                code: 'dependency_unavailable',
+              });
             }
             await h.evaluator.handleBatch(chunk, ctx);
             if (action === 'replay') await h.evaluator.handleBatch(chunk, ctx);
@@ -1025,8 +1027,10 @@ describe('createAlertEvaluator over random streams', () => {
             );
             const action = actions[i % Math.max(1, actions.length)] ?? 'continue';
             if (action === 'fail') {
-              h.failNextCommit(new TransientTestError('transient'));
-              await expect(evaluator.handleBatch(chunk, ctx)).rejects.toThrow('transient');
+              h.failNextCommit(dependencyUnavailable('The database', 1, new Error('transient')));
+              await expect(evaluator.handleBatch(chunk, ctx)).rejects.toMatchObject({
+                code: 'dependency_unavailable',
+              });
             }
             await evaluator.handleBatch(chunk, ctx);
             if (action === 'replay') await evaluator.handleBatch(chunk, ctx);

@@ -8,6 +8,7 @@ import type {
   LiveRule,
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
+import { isRetriable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { conditionHolds, decodeSampleMessage } from '@monitor/schemas';
 import type { RuleGroup, RuleSet } from './rule-set.js';
@@ -49,8 +50,6 @@ export type AlertEvaluatorDeps = {
   store: Pick<EvaluatorStore, 'appliedOffset' | 'loadHosts' | 'commit' | 'dropOrphanStates'>;
   /** Where a record whose evaluation fails for good goes, with the reason. */
   deadLetters: DeadLetterSink;
-  /** Whether an error may pass when the same work is retried (a connection lost, a deadlock…). */
-  isTransient(err: unknown): boolean;
   metrics: EvaluatorMetrics;
   logger: Logger;
   clock: Clock;
@@ -520,7 +519,7 @@ export function createAlertEvaluator(
   /** Errors that say nothing about the records: the whole batch is redelivered as it is. */
   function passesByItself(err: unknown): boolean {
     return (
-      err instanceof PartitionMovedError || err instanceof RulesBehindError || deps.isTransient(err)
+      err instanceof PartitionMovedError || err instanceof RulesBehindError || isRetriable(err)
     );
   }
 

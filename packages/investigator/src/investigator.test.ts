@@ -5,6 +5,7 @@ import type {
   InvestigationReport,
   InvestigationStore,
 } from '@monitor/db';
+import { DatabaseUnavailableError } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
 import { describe, expect, it } from 'vitest';
 import type { InvestigatorMetrics } from './investigator.js';
@@ -205,7 +206,7 @@ describe('createInvestigator', () => {
   });
 
   it('requeues a transient failure with a delay that grows with the attempts', async () => {
-    const unreachable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const unreachable = new DatabaseUnavailableError(new Error('connect ECONNREFUSED'));
     const store = fakeStore({ loadEvidence: () => Promise.reject(unreachable) });
     const metrics = fakeMetrics();
     const investigator = createInvestigator(
@@ -214,7 +215,12 @@ describe('createInvestigator', () => {
     );
     expect(await investigator.runOnce()).toEqual({ status: 'retried', investigationId: 'inv_1' });
     expect(store.failures).toEqual([
-      { error: 'connect ECONNREFUSED', retriable: true, retryDelayMs: 1000, maxAttempts: 3 },
+      {
+        error: 'The database is temporarily unavailable.',
+        retriable: true,
+        retryDelayMs: 1000,
+        maxAttempts: 3,
+      },
     ]);
     expect(metrics.finished).toEqual(['retried']);
   });

@@ -1,7 +1,6 @@
 import type { ClaimOptions, ClaimedInvestigation, InvestigationStore } from '@monitor/db';
-import { isTransientDbError } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
-import { createPollLoop } from '@monitor/platform';
+import { createPollLoop, isRetriable } from '@monitor/platform';
 import type { AnalyzeOptions, Verdict } from './analyze-incident.js';
 import { analyzeIncident, defaultPeerTagKeys, focusMetricOf } from './analyze-incident.js';
 import { toAlertFacts, toIncidentInput, toSeries } from './evidence-to-input.js';
@@ -22,8 +21,6 @@ export type InvestigatorDeps = {
   clock: { now(): Date };
   logger: Logger;
   metrics: InvestigatorMetrics;
-  /** Whether a failure may pass by itself (default: the database's classification). */
-  isTransient?: (err: unknown) => boolean;
 };
 
 export type InvestigatorOptions = {
@@ -82,7 +79,6 @@ export function createInvestigator(
   const retryDelayMs = options.retryDelayMs ?? 15_000;
   const maxPeers = options.maxPeers ?? 50;
   const peerTagKeys = options.peerTagKeys ?? defaultPeerTagKeys;
-  const isTransient = deps.isTransient ?? isTransientDbError;
   const log = deps.logger;
   const analyzeOptions: AnalyzeOptions = {
     peerTagKeys,
@@ -184,7 +180,7 @@ export function createInvestigator(
     try {
       outcome = await investigate(claim);
     } catch (err) {
-      const retriable = isTransient(err);
+      const retriable = isRetriable(err);
       const status = await deps.store
         .fail(claim, {
           error: err instanceof Error ? err.message : String(err),

@@ -8,6 +8,7 @@ import {
   formatIssuePath,
   fromZodError,
   isAppError,
+  isRetriable,
   maxListedIssues,
   notFound,
   rateLimited,
@@ -45,6 +46,15 @@ describe('AppError', () => {
     });
     expect(rateLimited(12)).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 12 });
     expect(notFound('Rule rul_1').message).toBe('Rule rul_1 was not found.');
+  });
+
+  it('calls retriable only the AppErrors that say so, never a plain error', () => {
+    expect(isRetriable(dependencyUnavailable('The database', 2))).toBe(true);
+    expect(isRetriable(new AppError('internal', 'x', { retriable: true }))).toBe(true);
+    expect(isRetriable(notFound('Rule rul_1'))).toBe(false);
+    const socketError = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(isRetriable(socketError)).toBe(false);
+    expect(isRetriable('down')).toBe(false);
   });
 });
 

@@ -75,6 +75,14 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
 
+/**
+ * Whether the same work may succeed if tried again later: only an AppError that says so (a
+ * dependency away, a rate limit). Anything else, a bug included, does not heal with retries.
+ */
+export function isRetriable(err: unknown): boolean {
+  return err instanceof AppError && err.retriable;
+}
+
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**

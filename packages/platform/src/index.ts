@@ -5,6 +5,7 @@ export {
   formatIssuePath,
   fromZodError,
   internalError,
+  isRetriable,
   notFound,
   payloadTooLarge,
   rateLimited,

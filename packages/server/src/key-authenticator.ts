@@ -1,8 +1,7 @@
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { createApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createApiKeyStore, hashApiKey, isTransientDbError } from '@monitor/db';
-import { dependencyUnavailable } from '@monitor/platform';
+import { createApiKeyStore, hashApiKey } from '@monitor/db';
 import type { IngestConfig } from './config.js';
 
 /** The API keys of `db` behind the cached authenticator both the gateway and the api use. */
@@ -14,15 +13,11 @@ export function createKeyAuthenticator(
   return createApiKeyAuthenticator({
     ttlMs: config.API_KEY_CACHE_TTL_MS,
     hashKey: hashApiKey,
+    // A key not cached while the database is away raises DatabaseUnavailableError: a 503 with
+    // Retry-After, not a 500.
     lookup: async (keyHash) => {
-      try {
-        const key = await keys.findActiveKeyByHash(keyHash);
-        return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
-      } catch (err) {
-        // A key not cached while the database is away: 503 with Retry-After, not a 500.
-        if (isTransientDbError(err)) throw dependencyUnavailable('The database', 2, err);
-        throw err;
-      }
+      const key = await keys.findActiveKeyByHash(keyHash);
+      return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };
     },
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ConsumedRecord, RecordBatch } from '@monitor/bus';
-import { createLogger } from '@monitor/platform';
+import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage } from '@monitor/schemas';
 import type { PendingSample, SampleSink } from './sample-writer.js';
@@ -43,7 +43,8 @@ function batchOf(...values: (Buffer | null)[]): RecordBatch {
   };
 }
 
-class TransientError extends Error {}
+/** What the sample store raises when the database is away. */
+const transientError = (why: string) => dependencyUnavailable('The database', 1, new Error(why));
 
 function harness(sinkWrite: (samples: readonly PendingSample[]) => Promise<void>) {
   const written: number[][] = [];
@@ -56,7 +57,6 @@ function harness(sinkWrite: (samples: readonly PendingSample[]) => Promise<void>
       written.push(samples.map((s) => Number(s.record.offset)));
       return { samplesWritten: samples.length };
     },
-    isTransient: (err) => err instanceof TransientError,
   };
   const writer = createSampleWriter(
     {
@@ -102,7 +102,7 @@ describe('createSampleWriter', () => {
   it('retries transient storage failures until the write succeeds, skipping nothing', async () => {
     let failures = 3;
     const h = harness(() =>
-      failures-- > 0 ? Promise.reject(new TransientError('reset')) : Promise.resolve(),
+      failures-- > 0 ? Promise.reject(transientError('reset')) : Promise.resolve(),
     );
     await h.writer.handleBatch(batchOf(encodeSampleMessage(message('a', 1))));
     expect(h.counters.retried).toBe(3);
@@ -110,11 +110,11 @@ describe('createSampleWriter', () => {
   });
 
   it('gives up on a transient failure once stopping, so the batch is redelivered', async () => {
-    const h = harness(() => Promise.reject(new TransientError('down')));
+    const h = harness(() => Promise.reject(transientError('down')));
     h.stop();
     await expect(
       h.writer.handleBatch(batchOf(encodeSampleMessage(message('a', 1)))),
-    ).rejects.toThrow('down');
+    ).rejects.toMatchObject({ code: 'dependency_unavailable' });
     expect(h.written).toEqual([]);
   });
 

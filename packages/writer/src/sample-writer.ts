@@ -1,5 +1,6 @@
 import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
+import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
 import type { DecodedSample } from './decode-sample-record.js';
 import { decodeSampleRecord } from './decode-sample-record.js';
@@ -17,11 +18,10 @@ export type SampleSink = {
   /**
    * Writes every sample in one transaction, together with each partition's next offset.
    * Idempotent: samples at offsets already written, and duplicate (service, metric, time), are
-   * skipped. Throws to have the whole batch retried.
+   * skipped. Throws a retriable AppError (connection lost, deadlock…) to have the whole batch
+   * retried; anything else isolates and dead-letters the samples that cause it.
    */
   write(samples: readonly PendingSample[]): Promise<{ samplesWritten: number }>;
-  /** Whether an error from `write` may succeed when retried (connection lost, deadlock…). */
-  isTransient(err: unknown): boolean;
 };
 
 export type WriterMetrics = {
@@ -67,7 +67,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
         deps.metrics.batchWritten(samples.length, samplesWritten, performance.now() - startedMs);
         return;
       } catch (err) {
-        if (!deps.sink.isTransient(err)) return isolatePermanentFailure(samples, err);
+        if (!isRetriable(err)) return isolatePermanentFailure(samples, err);
         if (deps.isStopping()) throw err;
         deps.metrics.writeRetried();
         log.warn(

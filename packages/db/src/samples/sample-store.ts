@@ -37,8 +37,9 @@ export type SampleStore = {
   /**
    * Stores a batch in one transaction: services projection, samples, snapshots and each
    * partition's next offset. Idempotent on (service, metric, time) and on log positions: a
-   * replayed batch writes nothing new. Throws to have the batch retried (isTransientDbError
-   * tells whether a retry can help); nothing is stored then.
+   * replayed batch writes nothing new. Throws (through the package's boundary: a
+   * DatabaseUnavailableError when a retry can help, a DatabaseRefusedError when not); nothing
+   * is stored then.
    */
   writeBatch(batch: SampleBatch, owner?: OffsetOwner): Promise<WriteBatchResult>;
 };

@@ -18,6 +18,7 @@ import { partitionName } from './partition-plan.js';
 import { refreshRollups } from '../maintenance/refresh-rollups.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
+import * as published from '../index.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
@@ -44,9 +45,17 @@ describe('storage helpers without a server', () => {
   it('reports a refused connection as transient', async () => {
     const db = createDatabase({ url: 'postgres://nobody@127.0.0.1:1/none', maxConnections: 1 });
     const error: unknown = await db.ping().catch((err: unknown) => err);
-    await db.close();
     expect(error).toMatchObject({ code: 'ECONNREFUSED' });
     expect(isTransientDbError(error)).toBe(true);
+    // What leaves the package is typed: retriable, a 503 with Retry-After at the API.
+    const fromStore: unknown = await published
+      .createOrgStore(db)
+      .listOrganizations()
+      .catch((err: unknown) => err);
+    await db.close();
+    expect(fromStore).toBeInstanceOf(published.DatabaseUnavailableError);
+    expect(fromStore).toMatchObject({ code: 'dependency_unavailable', retriable: true });
+    expect((fromStore as Error).cause).toMatchObject({ code: 'ECONNREFUSED' });
   });
 });
 
@@ -310,7 +319,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
     });
 
     it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
-      const store = createSampleStore(db);
+      const store = published.createSampleStore(db);
       const orgId = uniqueOrg();
       const t0 = Date.now() - 15 * minuteMs;
       await store.writeBatch({
@@ -337,8 +346,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
           () => undefined,
           (err: unknown) => err,
         );
-      expect(refused).toBeInstanceOf(Error);
-      expect(isTransientDbError(refused)).toBe(false);
+      expect(refused).toBeInstanceOf(published.DatabaseRefusedError);
+      expect(refused).toMatchObject({ retriable: false, sqlState: '22P02' });
       const [count] = await db.sql`
         select count(*)::int as n from samples s join services v on v.id = s.service_id
         where v.org_id = ${orgId}

@@ -1,11 +1,6 @@
 import type { Bus, Subscription } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import {
-  createEvaluatorStore,
-  isTransientDbError,
-  loadLiveRules,
-  ruleSetFingerprint,
-} from '@monitor/db';
+import { createEvaluatorStore, loadLiveRules, ruleSetFingerprint } from '@monitor/db';
 import { createAlertEvaluator, createEvaluatorMetrics, createRulePoller } from '@monitor/evaluator';
 import { createConsumerLagGauge } from '@monitor/platform';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
@@ -50,7 +45,6 @@ export async function startAlertEvaluator(
         topic: config.SAMPLES_TOPIC,
       }),
       deadLetters: deps.bus.deadLetters(),
-      isTransient: isTransientDbError,
       metrics,
       logger,
       clock: { nowMs: Date.now },

@@ -1,6 +1,6 @@
 import type { Bus, Subscription } from '@monitor/bus';
 import type { Database, RollupChunkSetAside } from '@monitor/db';
-import { createSampleStore, isTransientDbError, runMaintenance } from '@monitor/db';
+import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
 import { createConsumerLagGauge } from '@monitor/platform';
@@ -53,7 +53,6 @@ export async function startSampleWriter(
       }
       return result;
     },
-    isTransient: isTransientDbError,
   };
   const subscribeConsumer = (): Promise<Subscription> => {
     const writer = createSampleWriter(

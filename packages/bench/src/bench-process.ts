@@ -24,6 +24,8 @@ export type ProcessSpec = {
   env: Record<string, string>;
   /** Directory for the process's output (`<name>.log`). */
   logDir: string;
+  /** Removed by the watchdog once the process is gone, however this one ends (a temp dir). */
+  removeOnExit?: string;
 };
 
 /**
@@ -63,12 +65,12 @@ export async function startHttpProcess(
 
 /**
  * Runs a one-shot command to completion under the watchdog; throws with its output when it
- * exits with a code other than 0. `track` receives the running process, so an interrupt can
- * stop it.
+ * exits with a code other than 0. `track` receives the running process (`pid` is its
+ * watchdog's), so an interrupt can stop it.
  */
 export async function runToCompletion(
   spec: ProcessSpec,
-  track: (running: { stop(): Promise<void> }) => void,
+  track: (running: { readonly pid: number; stop(): Promise<void> }) => void,
 ): Promise<void> {
   const supervised = supervise(spec);
   track(supervised);
@@ -83,6 +85,7 @@ function supervise(spec: ProcessSpec): SupervisedProcess {
     cwd: spec.cwd,
     env: spec.env,
     logFile: join(spec.logDir, `${spec.name}.log`),
+    removeOnExit: spec.removeOnExit,
   });
 }
 

@@ -53,7 +53,7 @@ export async function startHttpProcess(
     }
     await sleep(100);
   }
-  const pid = findChildPid(supervised.pid);
+  const pid = findChildPid(supervised.pid, spec.command);
   return {
     name: spec.name,
     baseUrl,
@@ -65,17 +65,18 @@ export async function startHttpProcess(
 
 /**
  * Runs a one-shot command to completion under the watchdog; throws with its output when it
- * exits with a code other than 0. `track` receives the running process (`pid` is its
- * watchdog's), so an interrupt can stop it.
+ * exits with a code other than 0, else resolves with the file its output went to. `track`
+ * receives the running process (`pid` is its watchdog's), so an interrupt can stop it.
  */
 export async function runToCompletion(
   spec: ProcessSpec,
   track: (running: { readonly pid: number; stop(): Promise<void> }) => void,
-): Promise<void> {
+): Promise<{ logFile: string }> {
   const supervised = supervise(spec);
   track(supervised);
   const code = await supervised.exited;
   if (code !== 0) throw new Error(`${spec.name} exited with ${code}:\n${supervised.tail()}`);
+  return { logFile: supervised.logFile };
 }
 
 function supervise(spec: ProcessSpec): SupervisedProcess {

@@ -26,7 +26,7 @@ export type WireFormat = 'influx' | 'json';
 export type BodyShape = { open: string; separator: string; close: string };
 
 /** One host sample as both formats carry it. */
-export type FleetSample = {
+type FleetSample = {
   host: string;
   tags: { region: string; env: string; role: string };
   /** Metric name → value, the value written identically in both formats. */
@@ -53,7 +53,7 @@ export type CompareFleet = {
 };
 
 /** Where a payload's time goes: epoch milliseconds (`/write?precision=ms`) or ISO 8601. */
-export function formatStamp(format: WireFormat, timeMs: number): string {
+function formatStamp(format: WireFormat, timeMs: number): string {
   return format === 'influx' ? String(timeMs) : new Date(timeMs).toISOString();
 }
 

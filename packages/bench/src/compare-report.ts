@@ -27,7 +27,7 @@ export type StoredCheck = {
   drained: boolean;
 };
 
-export type ProcessFigures = ProcessUsage & {
+type ProcessFigures = ProcessUsage & {
   cpuUsPerRequest: number | undefined;
   cpuUsPerSample: number | undefined;
 };

@@ -11,8 +11,8 @@ import { parseWrkOutput } from './wrk-result.js';
 import type { WrkScriptOptions } from './wrk-script.js';
 import { createWrkScript } from './wrk-script.js';
 
-/** wrk's name in the usage of each load's process figures. */
-export const loadGeneratorName = 'wrk';
+/** wrk's name among each load's process figures. */
+const loadGeneratorName = 'wrk';
 
 const memorySampleIntervalMs = 250;
 /** A request unanswered this long counts as a timeout (wrk's default, 2 s, is below batched p99s). */

@@ -175,6 +175,9 @@ export function compareRatios(
   };
 }
 
+/** Wide enough for `14,130,000 / 14,134,200` with a gap. */
+const columnWidth = 24;
+
 const ratioLabels: Record<keyof CompareRatios, string> = {
   embeddedVsVmRequestsSingle: 'embedded / VM requests/s, 1 host per request',
   embeddedVsVmSamplesBatched: 'embedded / VM samples/s, batched',
@@ -201,14 +204,14 @@ export function formatCompareReport(report: CompareBenchReport): string {
     lines.push(
       '',
       `${workload}: ${shape.payloadsPerRequest} host(s) per request, ${shape.connections} connections`,
-      `${''.padEnd(34)}${ran.map((name) => name.padStart(18)).join('')}`,
+      `${''.padEnd(30)}${ran.map((name) => name.padStart(columnWidth)).join('')}`,
     );
     const row = (label: string, cell: (w: WorkloadReport) => string): void => {
       const cells = ran.map((name) => {
         const figures = report.targets[name]?.workloads[workload];
-        return (figures ? cell(figures) : '-').padStart(18);
+        return (figures ? cell(figures) : '-').padStart(columnWidth);
       });
-      lines.push(`${label.padEnd(34)}${cells.join('')}`);
+      lines.push(`${label.padEnd(30)}${cells.join('')}`);
     };
     row('requests/s (2xx)', (w) => int(w.load.requestsPerSecond));
     row('samples/s acknowledged', (w) => int(w.load.samplesPerSecond));
@@ -226,7 +229,7 @@ export function formatCompareReport(report: CompareBenchReport): string {
       const figures = report.targets[name]?.workloads[workload];
       for (const [processName, p] of Object.entries(figures?.processes ?? {})) {
         lines.push(
-          `    ${`${name} ${processName}`.padEnd(30)}${optional(p.cpuSeconds, (s) => s.toFixed(1)).padStart(8)} s` +
+          `    ${`${name}: ${processName}`.padEnd(30)}${optional(p.cpuSeconds, (s) => s.toFixed(1)).padStart(8)} s` +
             `${optional(p.cpuUsPerRequest, int).padStart(10)} µs/req${optional(p.cpuUsPerSample, (us) => us.toFixed(1)).padStart(10)} µs/sample` +
             `${optional(p.peakMemoryBytes, mib).padStart(11)} ${p.memory.toUpperCase()}`,
         );

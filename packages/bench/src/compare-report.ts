@@ -229,7 +229,7 @@ export function formatCompareReport(report: CompareBenchReport): string {
       const figures = report.targets[name]?.workloads[workload];
       for (const [processName, p] of Object.entries(figures?.processes ?? {})) {
         lines.push(
-          `    ${`${name}: ${processName}`.padEnd(30)}${optional(p.cpuSeconds, (s) => s.toFixed(1)).padStart(8)} s` +
+          `    ${`${name}: ${processName}`.padEnd(36)}${optional(p.cpuSeconds, (s) => s.toFixed(1)).padStart(8)} s` +
             `${optional(p.cpuUsPerRequest, int).padStart(10)} µs/req${optional(p.cpuUsPerSample, (us) => us.toFixed(1)).padStart(10)} µs/sample` +
             `${optional(p.peakMemoryBytes, mib).padStart(11)} ${p.memory.toUpperCase()}`,
         );

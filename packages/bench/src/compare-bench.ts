@@ -63,7 +63,15 @@ import { runWrkLoad } from './wrk-load.js';
 const valueVariants = 4;
 /** Every stage's samples start this much later than the previous stage's: no time is reused. */
 const stageSpacingMs = 5 * 60_000;
-const stages = ['smoke', 'single-warm-up', 'single', 'batched-warm-up', 'batched', 'backlog'];
+const stages = [
+  'smoke',
+  'single-warm-up',
+  'single',
+  'batched-warm-up',
+  'batched',
+  'backlog',
+] as const;
+type Stage = (typeof stages)[number];
 const storedTimeoutMs = 120_000;
 /** After the count reached what was acknowledged, how long requests in flight get to land. */
 const settleMs = 1_000;
@@ -110,7 +118,7 @@ type RunContext = {
   logDir: string;
   cleanup: Cleanup;
   /** Where each stage's samples start; the same for every target. */
-  stageBaseMs: (stage: string) => number;
+  stageBaseMs: (stage: Stage) => number;
 };
 
 async function runBenchmark(
@@ -149,14 +157,15 @@ async function runBenchmark(
     }
     logProgress(`starting ${name}`);
     const target = await startTarget(name, context);
+    const kafka = name === 'kafka' ? (target as KafkaTarget) : undefined;
     processes.push(...target.logged);
     const targetReport: TargetReport = { format: target.format, workloads: {} };
     report.targets[name] = targetReport;
     try {
       const tally = await measureTarget(target, targetReport, context, report.settings);
-      if (name === 'kafka') {
-        report.settings.kafkaServices = (target as KafkaTarget).stack.serviceOrigins;
-        const backlog = await measureBacklog(target as KafkaTarget, context, tally);
+      if (kafka) {
+        report.settings.kafkaServices = kafka.stack.serviceOrigins;
+        const backlog = await measureBacklog(kafka, context, tally);
         processes.push(backlog.writer);
         report.backlog = backlog.figures;
       }
@@ -169,7 +178,7 @@ async function runBenchmark(
       await target.stop();
     }
     // With the roles stopped, so that COPY has the machine to itself.
-    if (name === 'kafka') report.copy = await measureCopy(target as KafkaTarget, context);
+    if (kafka) report.copy = await measureCopy(kafka, context);
   }
 }
 
@@ -204,7 +213,7 @@ async function measureTarget(
 
   for (const workload of workloadNames) {
     const shape = settings.workloads[workload];
-    const load = (stage: string, durationSeconds: number) =>
+    const load = (stage: Stage, durationSeconds: number) =>
       runLoad(target, context, { stage, durationSeconds, ...shape });
 
     const warmUp = await load(`${workload}-warm-up`, options.warmUpSeconds);
@@ -246,7 +255,7 @@ async function measureTarget(
 function runLoad(
   target: CompareTarget,
   context: RunContext,
-  load: { stage: string; durationSeconds: number; payloadsPerRequest: number; connections: number },
+  load: { stage: Stage; durationSeconds: number; payloadsPerRequest: number; connections: number },
 ): ReturnType<typeof runWrkLoad> {
   const { options } = context;
   return runWrkLoad(

@@ -24,6 +24,8 @@ export type ProcessSpec = {
   env: Record<string, string>;
   /** Directory for the process's output (`<name>.log`). */
   logDir: string;
+  /** Removed by the watchdog once the process is gone, however this one ends (a temp dir). */
+  removeOnExit?: string;
 };
 
 /**
@@ -51,7 +53,7 @@ export async function startHttpProcess(
     }
     await sleep(100);
   }
-  const pid = findChildPid(supervised.pid);
+  const pid = findChildPid(supervised.pid, spec.command);
   return {
     name: spec.name,
     baseUrl,
@@ -63,17 +65,18 @@ export async function startHttpProcess(
 
 /**
  * Runs a one-shot command to completion under the watchdog; throws with its output when it
- * exits with a code other than 0. `track` receives the running process, so an interrupt can
- * stop it.
+ * exits with a code other than 0, else resolves with the file its output went to. `track`
+ * receives the running process (`pid` is its watchdog's), so an interrupt can stop it.
  */
 export async function runToCompletion(
   spec: ProcessSpec,
-  track: (running: { stop(): Promise<void> }) => void,
-): Promise<void> {
+  track: (running: { readonly pid: number; stop(): Promise<void> }) => void,
+): Promise<{ logFile: string }> {
   const supervised = supervise(spec);
   track(supervised);
   const code = await supervised.exited;
   if (code !== 0) throw new Error(`${spec.name} exited with ${code}:\n${supervised.tail()}`);
+  return { logFile: supervised.logFile };
 }
 
 function supervise(spec: ProcessSpec): SupervisedProcess {
@@ -83,6 +86,7 @@ function supervise(spec: ProcessSpec): SupervisedProcess {
     cwd: spec.cwd,
     env: spec.env,
     logFile: join(spec.logDir, `${spec.name}.log`),
+    removeOnExit: spec.removeOnExit,
   });
 }
 

@@ -178,7 +178,8 @@ function hostTemplate(index: number): HostTemplate {
   return { bytes: Buffer.from(json, 'latin1'), timestampOffset };
 }
 
-function pick<T>(values: readonly T[], index: number): T {
+/** The value at `index`, wrapping around `values`. */
+export function pick<T>(values: readonly T[], index: number): T {
   const value = values[index % values.length];
   if (value === undefined) throw new RangeError('pick from an empty list');
   return value;

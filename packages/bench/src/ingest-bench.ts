@@ -16,12 +16,12 @@
  * Everything started here is stopped on the way out, on errors and on Ctrl-C; the processes run
  * under testkit's watchdog, so they also die if this process is killed outright.
  */
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
+import type { BacklogFigures } from './backlog-drain.js';
+import { timeBacklogDrain } from './backlog-drain.js';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
@@ -32,7 +32,7 @@ import { createFleet } from './fleet.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { startPipelineStack } from './monitor-stack.js';
-import { cpuSnapshot, cpuUsedBetween, processCpuSeconds } from './proc-stats.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
 import { formatIngestReport } from './ingest-report.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
@@ -51,21 +51,6 @@ const drainPollIntervalMs = 100;
 const drainSettleMs = 1_000;
 
 const bareServerScript = fileURLToPath(new URL('./bare-ingest-server.ts', import.meta.url));
-
-/** The writer draining a backlog on its own (phase "backlog"). */
-type BacklogFigures = {
-  /** Host samples' rows waiting in Kafka when the writer started. */
-  rows: number;
-  /** Rows stored between the first poll that saw the writer's first batch and the last poll. */
-  rowsTimed: number;
-  seconds: number;
-  rowsPerSecond: number;
-  /** Writer CPU seconds over the timed span. */
-  writerCpuSeconds: number | undefined;
-  /** Storage transactions over the whole drain, from the writer's metrics. */
-  batches: number | undefined;
-  drained: boolean;
-};
 
 type Options = {
   hosts: number;
@@ -202,6 +187,7 @@ async function runBenchmark(
     storedBefore: storedBeforeBacklog,
     rows: fill.samplesAccepted,
     timeoutMs: Math.max(60_000, 3 * options.durationSeconds * 1000),
+    pollIntervalMs: drainPollIntervalMs,
   });
   logProgress(
     `phase backlog: ${backlog.figures.rows} rows waiting, ${Math.round(backlog.figures.rowsPerSecond)} rows/s drained` +
@@ -357,56 +343,6 @@ async function measurePhase(args: {
     };
   }
   return phase;
-}
-
-/**
- * Times a freshly started writer draining `rows` waiting rows. Its start (process, group join,
- * first fetch and transaction) is left out: the clock runs from the first poll that sees rows
- * landing to the poll that sees them all, and counts only the rows stored in between.
- */
-async function timeBacklogDrain(
-  db: Database,
-  writer: BenchProcess,
-  args: { storedBefore: number; rows: number; timeoutMs: number },
-): Promise<BacklogFigures> {
-  const expected = args.storedBefore + args.rows;
-  const deadline = performance.now() + args.timeoutMs;
-  let firstSeen: { atMs: number; stored: number; cpuSeconds: number | undefined } | undefined;
-  for (;;) {
-    const atMs = performance.now();
-    const stored = await countSamples(db);
-    if (stored > args.storedBefore) {
-      firstSeen = { atMs, stored, cpuSeconds: processCpuSeconds(writer.pid) };
-      break;
-    }
-    if (atMs > deadline) break;
-    await sleep(drainPollIntervalMs);
-  }
-  const landed =
-    firstSeen === undefined
-      ? undefined
-      : await waitForLanded(db, {
-          expected,
-          timeoutMs: Math.max(0, deadline - performance.now()),
-          pollIntervalMs: drainPollIntervalMs,
-          settleMs: 0,
-        });
-  const cpuAfter = processCpuSeconds(writer.pid);
-  const counters = await scrapeWriterCounters(writer.baseUrl);
-  const rowsTimed = firstSeen && landed ? landed.stored - firstSeen.stored : 0;
-  const seconds = firstSeen && landed ? (landed.landedAtMs - firstSeen.atMs) / 1000 : 0;
-  return {
-    rows: args.rows,
-    rowsTimed,
-    seconds,
-    rowsPerSecond: seconds > 0 ? rowsTimed / seconds : 0,
-    writerCpuSeconds:
-      firstSeen?.cpuSeconds === undefined || cpuAfter === undefined
-        ? undefined
-        : cpuAfter - firstSeen.cpuSeconds,
-    batches: counters?.batches,
-    drained: landed?.drained ?? false,
-  };
 }
 
 function loadFigures(

@@ -10,8 +10,24 @@ import type { Cleanup } from './bench-run.js';
 import { logProgress, pickEnv } from './bench-run.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const monitorMain = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
-const nodeArgs = ['--import', 'tsx', '--conditions=development'];
+const tsxArgs = ['--import', 'tsx', '--conditions=development'];
+
+/** Node's arguments that run `monitor`: from the sources through tsx, or the built service. */
+const monitorArgs = {
+  source: [...tsxArgs, fileURLToPath(new URL('../../server/src/main.ts', import.meta.url))],
+  dist: [fileURLToPath(new URL('../../server/dist/main.js', import.meta.url))],
+} as const;
+
+/** Which `monitor` the stack runs: `dist` needs `npm run build` first. */
+export type MonitorBuild = keyof typeof monitorArgs;
+
+/** How to run `monitor <args…>` from `build`: a process spec's command, arguments and cwd. */
+export function monitorCommand(
+  build: MonitorBuild,
+  args: readonly string[],
+): { command: string; args: string[]; cwd: string } {
+  return { command: process.execPath, args: [...monitorArgs[build], ...args], cwd: repoRoot };
+}
 
 /**
  * Settings of the monitor processes that may be tuned from the benchmark's own environment
@@ -45,7 +61,7 @@ export type MonitorStack = {
     roles: R,
     started: BenchProcess[],
   ): Promise<{ -readonly [I in keyof R]: BenchProcess }>;
-  /** Starts any node script under the watchdog (for ceilings such as a bare server). */
+  /** Starts a TypeScript script under tsx and the watchdog (for ceilings such as a bare server). */
   startNodeProcess(spec: {
     name: string;
     args: string[];
@@ -63,6 +79,7 @@ export async function startPipelineStack(options: {
   cleanup: Cleanup;
   logDir: string;
   databasePrefix: string;
+  build?: MonitorBuild;
 }): Promise<{ stack: MonitorStack; headers: Record<string, string> }> {
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
   const stack = await startMonitorStack({
@@ -92,8 +109,11 @@ export async function startMonitorStack(options: {
   databasePrefix: string;
   /** Added to every monitor process's environment. */
   env: Record<string, string>;
+  /** The sources through tsx (default), or the built service. */
+  build?: MonitorBuild;
 }): Promise<MonitorStack> {
   const { cleanup, logDir } = options;
+  const build = options.build ?? 'source';
   const started = await startServices(options.services, { log: (m) => logProgress(m) });
   cleanup.add('services', () => started.stop());
   const serviceOrigins: Record<string, string> = {};
@@ -113,19 +133,10 @@ export async function startMonitorStack(options: {
     ...options.env,
   };
 
-  const processSpec = (name: string, args: string[], processEnv: Record<string, string>) =>
-    ({
-      name,
-      command: process.execPath,
-      args: [...nodeArgs, ...args],
-      cwd: repoRoot,
-      env: processEnv,
-      logDir,
-    }) satisfies ProcessSpec;
-
   logProgress('migrating');
-  await runToCompletion(processSpec('migrate', [monitorMain, 'migrate'], env), (running) =>
-    cleanup.add('migrate', () => running.stop()),
+  await runToCompletion(
+    { name: 'migrate', ...monitorCommand(build, ['migrate']), env, logDir },
+    (running) => cleanup.add('migrate', () => running.stop()),
   );
 
   const db = createDatabase({
@@ -135,23 +146,27 @@ export async function startMonitorStack(options: {
   });
   cleanup.add('database pool', () => db.close());
 
-  const startNodeProcess: MonitorStack['startNodeProcess'] = async (spec) => {
+  /** `spec` under the watchdog on a free port (its PORT), once GET `readyPath` answers. */
+  const startOnFreePort = async (
+    spec: Omit<ProcessSpec, 'logDir'>,
+    readyPath: string,
+  ): Promise<BenchProcess> => {
     const port = await getFreePort();
     const proc = await startHttpProcess({
-      ...processSpec(spec.name, spec.args, { ...spec.env, PORT: String(port) }),
+      ...spec,
+      env: { ...spec.env, PORT: String(port) },
+      logDir,
       port,
-      readyPath: spec.readyPath,
+      readyPath,
     });
     cleanup.add(spec.name, () => proc.stop());
     return proc;
   };
   const startRole: MonitorStack['startRole'] = (role, { extraEnv = {}, name = role } = {}) =>
-    startNodeProcess({
-      name,
-      args: [monitorMain, role],
-      env: { ...env, ...extraEnv },
-      readyPath: '/healthz',
-    });
+    startOnFreePort(
+      { name, ...monitorCommand(build, [role]), env: { ...env, ...extraEnv } },
+      '/healthz',
+    );
   return {
     serviceOrigins,
     databaseUrl: database.url,
@@ -171,6 +186,16 @@ export async function startMonitorStack(options: {
         return result.value;
       }) as { -readonly [I in keyof typeof roles]: BenchProcess };
     },
-    startNodeProcess,
+    startNodeProcess: (spec) =>
+      startOnFreePort(
+        {
+          name: spec.name,
+          command: process.execPath,
+          args: [...tsxArgs, ...spec.args],
+          cwd: repoRoot,
+          env: spec.env,
+        },
+        spec.readyPath,
+      ),
   };
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 
 type LandedResult = {
-  /** Rows `samples` had to reach. */
+  /** Rows (samples) the store had to reach. */
   expected: number;
   /** Rows it held once it reached `expected` (or at the timeout), and again after settling. */
   stored: number;
@@ -26,21 +26,29 @@ export async function countSamples(db: Database): Promise<number> {
  * Polls `select count(*) from samples` until it reaches `expected` or `timeoutMs` passed, then
  * counts once more after `settleMs` so rows arriving late (more than were acknowledged) show up.
  */
-export async function waitForLanded(
+export function waitForLanded(
   db: Database,
+  options: { expected: number; timeoutMs: number; pollIntervalMs: number; settleMs: number },
+): Promise<LandedResult> {
+  return waitForCount(() => countSamples(db), options);
+}
+
+/** `waitForLanded` for any store: `count` says how many samples it holds right now. */
+export async function waitForCount(
+  count: () => Promise<number>,
   options: { expected: number; timeoutMs: number; pollIntervalMs: number; settleMs: number },
 ): Promise<LandedResult> {
   const deadline = performance.now() + options.timeoutMs;
   let previousPollAtMs = performance.now();
   for (;;) {
     const pollAtMs = performance.now();
-    const count = await countSamples(db);
-    const drained = count >= options.expected;
+    const counted = await count();
+    const drained = counted >= options.expected;
     if (drained || performance.now() > deadline) {
       await sleep(options.settleMs);
       return {
         expected: options.expected,
-        stored: await countSamples(db),
+        stored: await count(),
         drained,
         landedAtMs: pollAtMs,
         previousPollAtMs,

@@ -1,0 +1,285 @@
+import type { BacklogFigures } from './backlog-drain.js';
+import type { ReportBase } from './bench-run.js';
+import type { WireFormat } from './compare-fleet.js';
+import type { TargetName } from './compare-target.js';
+import { targetNames } from './compare-target.js';
+import type { CopyCeilingResult } from './copy-ceiling.js';
+import { formatMachine, formatNotes, int, ms } from './report-text.js';
+import type { ProcessUsage, ResourceUsage } from './resource-sampler.js';
+import type { WrkFigures } from './wrk-result.js';
+
+export const workloadNames = ['single', 'batched'] as const;
+export type WorkloadName = (typeof workloadNames)[number];
+
+/** Samples a target acknowledged, could have stored and did store over some span. */
+export type StoredCheck = {
+  /** Samples of the 2xx answers. */
+  acknowledged: number;
+  /** Samples of every request sent, in flight at the end included: the most it may store. */
+  sent: number;
+  /** Samples stored over the span. */
+  stored: number;
+  /** Acknowledged but not stored. */
+  missing: number;
+  /** Stored beyond what was sent: duplicates (nothing was sent twice). */
+  duplicates: number;
+  /** Whether the store had reached the acknowledged count before the wait ended. */
+  drained: boolean;
+};
+
+type ProcessFigures = ProcessUsage & {
+  cpuUsPerRequest: number | undefined;
+  cpuUsPerSample: number | undefined;
+};
+
+export type WorkloadReport = {
+  payloadsPerRequest: number;
+  connections: number;
+  load: WrkFigures;
+  /** The target's processes, by name, and the load generator's (`wrk`). */
+  processes: Record<string, ProcessFigures>;
+  /** CPU of every process of the target (not the load generator) per acknowledged request. */
+  serverCpuUsPerRequest: number | undefined;
+  machineBusyPercent: number | undefined;
+  stored: StoredCheck;
+};
+
+export type TargetReport = {
+  format: WireFormat;
+  /** Why the target did not run, when it did not. */
+  skipped?: string;
+  workloads: Partial<Record<WorkloadName, WorkloadReport>>;
+  /** Over everything the run sent the target: smoke request, warm-ups, loads, backlog. */
+  total?: StoredCheck;
+};
+
+type CompareRatios = {
+  /** Embedded requests/s over VictoriaMetrics', one host per request. */
+  embeddedVsVmRequestsSingle?: number;
+  /** Embedded samples/s over VictoriaMetrics', batched. */
+  embeddedVsVmSamplesBatched?: number;
+  kafkaVsVmRequestsSingle?: number;
+  kafkaVsVmSamplesBatched?: number;
+  /** The gateway's CPU per request over VictoriaMetrics' CPU per request, one host per request. */
+  gatewayVsVmCpuPerRequestSingle?: number;
+  /** Every Kafka-mode process's CPU per request over VictoriaMetrics', one host per request. */
+  kafkaServersVsVmCpuPerRequestSingle?: number;
+  /** The writer draining a backlog, rows/s, over raw COPY into the same table. */
+  writerDrainVsCopy?: number;
+};
+
+export type CompareBenchReport = ReportBase & {
+  settings: {
+    hosts: number;
+    valueVariants: number;
+    durationSeconds: number;
+    warmUpSeconds: number;
+    threads: number;
+    workloads: Record<WorkloadName, { payloadsPerRequest: number; connections: number }>;
+    backlogSeconds: number;
+    victoriaMetrics: { binary: string; version?: string };
+    /** Where the Kafka mode's servers came from, e.g. `{ kafka: 'native' }`. */
+    kafkaServices: Record<string, string>;
+  };
+  targets: Partial<Record<TargetName, TargetReport>>;
+  /** Kafka mode: the writer draining what the gateway put in Kafka while it was stopped. */
+  backlog?: BacklogFigures;
+  /** Raw COPY into the Kafka mode's `samples` table, on one connection. */
+  copy?: CopyCeilingResult;
+  ratios: CompareRatios;
+};
+
+/** What was stored over a span compared with what was acknowledged and sent in it. */
+export function checkStored(args: {
+  acknowledged: number;
+  sent: number;
+  storedBefore: number;
+  storedAfter: number;
+  drained: boolean;
+}): StoredCheck {
+  const stored = args.storedAfter - args.storedBefore;
+  return {
+    acknowledged: args.acknowledged,
+    sent: args.sent,
+    stored,
+    missing: Math.max(0, args.acknowledged - stored),
+    duplicates: Math.max(0, stored - args.sent),
+    drained: args.drained,
+  };
+}
+
+/** Per-process figures of a load: CPU per acknowledged request and sample, peak memory. */
+export function chargeLoad(
+  usage: ResourceUsage,
+  load: WrkFigures,
+  serverProcesses: readonly string[],
+): Pick<WorkloadReport, 'processes' | 'serverCpuUsPerRequest' | 'machineBusyPercent'> {
+  const per = (seconds: number | undefined, n: number): number | undefined =>
+    seconds === undefined || n === 0 ? undefined : (seconds * 1e6) / n;
+  const processes: Record<string, ProcessFigures> = {};
+  for (const [name, used] of Object.entries(usage.byProcess)) {
+    processes[name] = {
+      ...used,
+      cpuUsPerRequest: per(used.cpuSeconds, load.acknowledged),
+      cpuUsPerSample: per(used.cpuSeconds, load.samplesAcknowledged),
+    };
+  }
+  const serverSeconds = serverProcesses.map((name) => usage.byProcess[name]?.cpuSeconds);
+  const measuredAll = serverSeconds.every((seconds) => seconds !== undefined);
+  return {
+    processes,
+    serverCpuUsPerRequest: measuredAll
+      ? per(
+          serverSeconds.reduce<number>((sum, seconds) => sum + (seconds ?? 0), 0),
+          load.acknowledged,
+        )
+      : undefined,
+    machineBusyPercent: usage.machineBusyPercent,
+  };
+}
+
+/** The issue's ratios, from whatever the run measured. */
+export function compareRatios(
+  report: Pick<CompareBenchReport, 'targets' | 'backlog' | 'copy'>,
+): CompareRatios {
+  const vm = report.targets['victoria-metrics']?.workloads;
+  const embedded = report.targets.embedded?.workloads;
+  const kafka = report.targets.kafka?.workloads;
+  const ratio = (a: number | undefined, b: number | undefined): number | undefined =>
+    a === undefined || b === undefined || b === 0 ? undefined : a / b;
+  const vmCpu = vm?.single?.processes['victoria-metrics']?.cpuUsPerRequest;
+  // A ratio that could not be computed stays undefined, which JSON leaves out.
+  return {
+    embeddedVsVmRequestsSingle: ratio(
+      embedded?.single?.load.requestsPerSecond,
+      vm?.single?.load.requestsPerSecond,
+    ),
+    embeddedVsVmSamplesBatched: ratio(
+      embedded?.batched?.load.samplesPerSecond,
+      vm?.batched?.load.samplesPerSecond,
+    ),
+    kafkaVsVmRequestsSingle: ratio(
+      kafka?.single?.load.requestsPerSecond,
+      vm?.single?.load.requestsPerSecond,
+    ),
+    kafkaVsVmSamplesBatched: ratio(
+      kafka?.batched?.load.samplesPerSecond,
+      vm?.batched?.load.samplesPerSecond,
+    ),
+    gatewayVsVmCpuPerRequestSingle: ratio(
+      kafka?.single?.processes['gateway']?.cpuUsPerRequest,
+      vmCpu,
+    ),
+    kafkaServersVsVmCpuPerRequestSingle: ratio(kafka?.single?.serverCpuUsPerRequest, vmCpu),
+    writerDrainVsCopy: ratio(report.backlog?.rowsPerSecond, report.copy?.rowsPerSecond),
+  };
+}
+
+/** Wide enough for `14,130,000 / 14,134,200` with a gap. */
+const columnWidth = 24;
+
+const ratioLabels: Record<keyof CompareRatios, string> = {
+  embeddedVsVmRequestsSingle: 'embedded / VM requests/s, 1 host per request',
+  embeddedVsVmSamplesBatched: 'embedded / VM samples/s, batched',
+  kafkaVsVmRequestsSingle: 'Kafka mode / VM requests/s, 1 host per request',
+  kafkaVsVmSamplesBatched: 'Kafka mode / VM samples/s, batched',
+  gatewayVsVmCpuPerRequestSingle: 'gateway / VM CPU per request, 1 host per request',
+  kafkaServersVsVmCpuPerRequestSingle: 'all Kafka-mode servers / VM CPU per request, single',
+  writerDrainVsCopy: 'writer backlog drain / raw COPY rows/s',
+};
+
+/** The report as plain-text tables for the terminal. */
+export function formatCompareReport(report: CompareBenchReport): string {
+  const { settings } = report;
+  const lines = [
+    `Ingest comparison, ${report.date}`,
+    formatMachine(report.machine),
+    `${int(settings.hosts)} hosts, 3 metrics and 3 tags per host payload, the same to every target; ` +
+      `wrk ${settings.threads} threads, ${settings.durationSeconds} s per load after ${settings.warmUpSeconds} s warm-up; ` +
+      `VictoriaMetrics ${settings.victoriaMetrics.version ?? '(not installed)'}`,
+  ];
+  const ran = targetNames.filter((name) => report.targets[name]?.skipped === undefined);
+  for (const workload of workloadNames) {
+    const shape = settings.workloads[workload];
+    lines.push(
+      '',
+      `${workload}: ${shape.payloadsPerRequest} host(s) per request, ${shape.connections} connections`,
+      `${''.padEnd(30)}${ran.map((name) => name.padStart(columnWidth)).join('')}`,
+    );
+    const row = (label: string, cell: (w: WorkloadReport) => string): void => {
+      const cells = ran.map((name) => {
+        const figures = report.targets[name]?.workloads[workload];
+        return (figures ? cell(figures) : '-').padStart(columnWidth);
+      });
+      lines.push(`${label.padEnd(30)}${cells.join('')}`);
+    };
+    row('requests/s (2xx)', (w) => int(w.load.requestsPerSecond));
+    row('samples/s acknowledged', (w) => int(w.load.samplesPerSecond));
+    row(
+      'latency p50 / p99 (ms)',
+      (w) => `${ms(w.load.latency.p50Ms)} / ${ms(w.load.latency.p99Ms)}`,
+    );
+    row('server CPU µs per request', (w) => optional(w.serverCpuUsPerRequest, int));
+    row('acknowledged / stored', (w) => `${int(w.stored.acknowledged)} / ${int(w.stored.stored)}`);
+    row('missing / duplicates', (w) => `${int(w.stored.missing)} / ${int(w.stored.duplicates)}`);
+    row('unanswered at stop / failed', (w) => `${int(w.load.unanswered)} / ${int(w.load.failed)}`);
+    row('machine CPU busy', (w) => optional(w.machineBusyPercent, (p) => `${p.toFixed(0)} %`));
+    lines.push('  per process: CPU s, µs per request, µs per sample, peak memory');
+    for (const name of ran) {
+      const figures = report.targets[name]?.workloads[workload];
+      for (const [processName, p] of Object.entries(figures?.processes ?? {})) {
+        lines.push(
+          `    ${`${name}: ${processName}`.padEnd(36)}${optional(p.cpuSeconds, (s) => s.toFixed(1)).padStart(8)} s` +
+            `${optional(p.cpuUsPerRequest, int).padStart(10)} µs/req${optional(p.cpuUsPerSample, (us) => us.toFixed(1)).padStart(10)} µs/sample` +
+            `${optional(p.peakMemoryBytes, mib).padStart(11)} ${p.memory.toUpperCase()}`,
+        );
+      }
+    }
+  }
+
+  lines.push('', 'Kafka mode backlog');
+  lines.push(
+    report.backlog
+      ? `  writer drained ${int(report.backlog.rowsTimed)} of ${int(report.backlog.rows)} waiting rows in ${report.backlog.seconds.toFixed(1)} s: ` +
+          `${int(report.backlog.rowsPerSecond)} rows/s (writer CPU ${optional(report.backlog.writerCpuSeconds, (s) => s.toFixed(1))} s)` +
+          `${report.backlog.drained ? '' : ', NOT drained before the timeout'}`
+      : '  not measured',
+    report.copy
+      ? `  raw COPY into the same samples table: ${int(report.copy.rowsPerSecond)} rows/s (${int(report.copy.rows)} rows, one connection)`
+      : '  raw COPY: not measured',
+  );
+
+  lines.push('', 'Ratios (same run)');
+  for (const [key, label] of Object.entries(ratioLabels) as [keyof CompareRatios, string][]) {
+    const value = report.ratios[key];
+    lines.push(
+      `  ${label.padEnd(54)}${value === undefined ? '-' : `${(value * 100).toFixed(1)} %`}`,
+    );
+  }
+
+  lines.push('', 'Every sample sent to each target over the run (acknowledged ≤ stored ≤ sent)');
+  for (const name of targetNames) {
+    const target = report.targets[name];
+    if (target?.skipped !== undefined) lines.push(`  ${name.padEnd(18)}skipped: ${target.skipped}`);
+    else if (target?.total) {
+      const t = target.total;
+      lines.push(
+        `  ${name.padEnd(18)}${int(t.acknowledged)} acknowledged, ${int(t.stored)} stored, ${int(t.sent)} sent: ` +
+          `${int(t.missing)} missing, ${int(t.duplicates)} duplicates`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    'Spec-shaped payloads (5 containers, 10 processes each) through the pipeline: npm run bench:ingest',
+  );
+  return [...lines, ...formatNotes(report)].join('\n');
+}
+
+function optional<T>(value: T | undefined, format: (value: T) => string): string {
+  return value === undefined ? '?' : format(value);
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+}

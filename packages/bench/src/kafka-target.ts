@@ -1,0 +1,79 @@
+import { ingestPath } from '@monitor/schemas';
+import type { BenchProcess } from './bench-process.js';
+import type { Cleanup } from './bench-run.js';
+import type { CompareTarget } from './compare-target.js';
+import { measuredProcess } from './compare-target.js';
+import type { MonitorStack } from './monitor-stack.js';
+import { startPipelineStack } from './monitor-stack.js';
+import { findDescendantPid, parentPid } from './proc-stats.js';
+import type { MeasuredProcess } from './resource-sampler.js';
+import { waitForLanded } from './wait-for-landed.js';
+
+const pollIntervalMs = 100;
+
+/** The Kafka mode target, with what its backlog phase needs to stop and restart the writer. */
+export type KafkaTarget = CompareTarget & {
+  readonly stack: MonitorStack;
+  stopWriter(): Promise<void>;
+  /** Starts a fresh writer (`name` names its log); `stop()` stops it instead of the first. */
+  startWriter(name: string): Promise<BenchProcess>;
+};
+
+/**
+ * The distributed service from the build: `monitor gateway` and `monitor writer` as separate
+ * processes over Kafka, PostgreSQL and Redis (testkit's, or the environment's). Besides the two
+ * roles it measures the servers testkit started here: PostgreSQL (its postmaster, found as the
+ * parent of one of our backends, and the backends), the Kafka broker's JVM and redis-server.
+ */
+export async function startKafkaMonitor(options: {
+  logDir: string;
+  cleanup: Cleanup;
+}): Promise<KafkaTarget> {
+  const { stack, headers } = await startPipelineStack({
+    ...options,
+    databasePrefix: 'bench_compare',
+    build: 'dist',
+  });
+  const started: BenchProcess[] = [];
+  const [gateway, firstWriter] = await stack.startRoles(['gateway', 'writer'], started);
+  let writer = firstWriter;
+  const measured: MeasuredProcess[] = [
+    measuredProcess('gateway', gateway),
+    { name: 'writer', pid: () => writer.pid },
+  ];
+  // A server the environment named may be another machine's: its pids would mean nothing here.
+  if (stack.serviceOrigins['postgres'] === 'native') {
+    const [row] = await stack.db.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const postmaster = row === undefined ? undefined : parentPid(row.pid);
+    measured.push({ name: 'postgres', pid: () => postmaster, tree: true });
+  }
+  if (stack.serviceOrigins['kafka'] === 'native') {
+    const broker = findDescendantPid(process.pid, 'java');
+    measured.push({ name: 'kafka', pid: () => broker });
+  }
+  if (stack.serviceOrigins['redis'] === 'native') {
+    const redis = findDescendantPid(process.pid, 'redis-server');
+    measured.push({ name: 'redis', pid: () => redis });
+  }
+  return {
+    name: 'kafka',
+    format: 'json',
+    baseUrl: gateway.baseUrl,
+    path: ingestPath,
+    headers,
+    measured,
+    logged: started,
+    stack,
+    stopWriter: () => writer.stop(),
+    async startWriter(name) {
+      writer = await stack.startRole('writer', { name });
+      return writer;
+    },
+    waitForStored: async (args) => {
+      const landed = await waitForLanded(stack.db, { ...args, pollIntervalMs });
+      return { stored: landed.stored, drained: landed.drained };
+    },
+    // The stack's servers stop with the run's cleanup: the Kafka target runs last.
+    stop: () => Promise.all([gateway.stop(), writer.stop()]).then(() => undefined),
+  };
+}

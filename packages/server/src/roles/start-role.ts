@@ -115,8 +115,13 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   await ensureBootstrapKey(ctx, config, db);
 
   const bus = await openBus(ctx, db, config);
+  const inProcessBus = config.KAFKA_BROKERS === undefined;
   await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
-    partitions: config.SAMPLES_TOPIC_PARTITIONS,
+    // Group commit: in one log, the requests that arrive while the writer's (and the
+    // evaluator's) transaction commits all go into its next one. Partitions would only split
+    // them into more, smaller transactions on the same database (6 partitions: 1,092 requests/s
+    // against 2,649 for one, at 3.4 times the transactions).
+    partitions: inProcessBus ? 1 : config.SAMPLES_TOPIC_PARTITIONS,
   });
   const readiness = readinessChecks(db, bus);
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
@@ -133,9 +138,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     readiness,
     // Without Kafka nothing durable stands between the gateway and the consumers: a 200 then
     // means the writer has stored the samples and the evaluator has checkpointed their effect.
-    ...(config.KAFKA_BROKERS === undefined
-      ? { ackAfterConsumedBy: [writerGroupId, evaluatorGroupId] }
-      : {}),
+    ...(inProcessBus ? { ackAfterConsumedBy: [writerGroupId, evaluatorGroupId] } : {}),
     // Role `all` serves the query API on the same port.
     mount: createApiMount(sliceOf(apiFields, config), db),
   });

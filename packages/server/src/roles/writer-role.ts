@@ -65,7 +65,8 @@ export async function startSampleWriter(
       },
       {
         maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
-        maxBatchWaitMs: config.WRITER_BATCH_MAX_WAIT_MS,
+        maxBatchWaitMs:
+          config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 1 : 10),
         retryInitialMs: 100,
         retryMaxMs: 10_000,
       },

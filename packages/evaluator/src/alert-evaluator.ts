@@ -9,8 +9,8 @@ import type {
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
-import type { SampleMessage } from '@monitor/schemas';
-import { conditionHolds, decodeSampleMessage } from '@monitor/schemas';
+import type { DecodedSample } from '@monitor/schemas';
+import { conditionHolds, decodeSampleRecord } from '@monitor/schemas';
 import type { RuleGroup, RuleSet } from './rule-set.js';
 import { markKeyOf } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
@@ -142,7 +142,7 @@ type BatchWork = {
   evaluations: number;
 };
 
-type DecodedRecord = { message: SampleMessage; hostKey: string };
+type DecodedRecord = { message: DecodedSample; hostKey: string };
 
 function hostKey(orgId: string, host: string): string {
   return `${orgId}\u0000${host}`;
@@ -220,10 +220,10 @@ function evaluateBehind(
 function evaluateMessage(
   work: BatchWork,
   host: HostWindows,
-  message: SampleMessage,
+  message: DecodedSample,
   groupsByMetric: ReadonlyMap<string, readonly RuleGroup[]>,
 ): void {
-  const timeMs = message.time_ms;
+  const timeMs = message.timeMs;
   for (const metric in message.metrics) {
     const groups = groupsByMetric.get(metric);
     const value = message.metrics[metric];
@@ -291,12 +291,12 @@ export function createAlertEvaluator(
     const decoded: DecodedRecord[] = [];
     let undecodable = 0;
     for (const record of records) {
-      const result = decodeSampleMessage(record.value);
+      const result = decodeSampleRecord(record.value);
       if (!result.ok) undecodable++;
       else
         decoded.push({
           message: result.value,
-          hostKey: hostKey(result.value.org_id, result.value.host),
+          hostKey: hostKey(result.value.orgId, result.value.host),
         });
     }
     return { decoded, undecodable };
@@ -316,10 +316,10 @@ export function createAlertEvaluator(
   ): Promise<{ loaded: number; newestEpoch: number }> {
     const missing: HostWindows[] = [];
     for (const { message, hostKey: key } of decoded) {
-      if (work.hosts.has(key) || rules.groupsByMetric(message.org_id) === undefined) continue;
+      if (work.hosts.has(key) || rules.groupsByMetric(message.orgId) === undefined) continue;
       const cached = cache?.hosts.get(key);
       const host: HostWindows = {
-        orgId: message.org_id,
+        orgId: message.orgId,
         host: message.host,
         marks: new Map(cached?.marks),
         windows: new Map(cached?.windows),
@@ -445,7 +445,7 @@ export function createAlertEvaluator(
     }
     for (const { message, hostKey: key } of decoded) {
       const host = work.hosts.get(key);
-      const groupsByMetric = rules.groupsByMetric(message.org_id);
+      const groupsByMetric = rules.groupsByMetric(message.orgId);
       if (host !== undefined && groupsByMetric !== undefined) {
         evaluateMessage(work, host, message, groupsByMetric);
       }

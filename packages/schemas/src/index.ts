@@ -16,8 +16,10 @@ export {
   rateLimitPolicyName,
   rateLimitWindowSeconds,
 } from './rate-limit-headers.js';
-export type { DecodeResult, SampleMessage } from './sample-message.js';
-export { decodeSampleMessage, encodeSampleMessage, sampleMessageKey } from './sample-message.js';
+export type { SampleMessage } from './sample-message.js';
+export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
+export type { DecodedSample } from './decode-sample-record.js';
+export { decodeSampleRecord } from './decode-sample-record.js';
 export type {
   AlertCondition,
   AlertResponse,

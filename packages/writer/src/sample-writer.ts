@@ -2,8 +2,8 @@ import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
-import type { DecodedSample } from './decode-sample-record.js';
-import { decodeSampleRecord } from './decode-sample-record.js';
+import type { DecodedSample } from '@monitor/schemas';
+import { decodeSampleRecord } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
 export type PendingSample = {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SampleMessage } from '@monitor/schemas';
-import { decodeSampleMessage, encodeSampleMessage } from '@monitor/schemas';
+import type { SampleMessage } from './sample-message.js';
+import { decodeSampleMessage, encodeSampleMessage } from './sample-message.js';
 import { decodeSampleRecord } from './decode-sample-record.js';
 
 const message: SampleMessage = {

@@ -1,10 +1,10 @@
-import type { DecodeResult } from '@monitor/schemas';
-import { decodeSampleMessage } from '@monitor/schemas';
+import type { DecodeResult } from './sample-message.js';
+import { decodeSampleMessage } from './sample-message.js';
 
 /** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
 type SnapshotJson = readonly unknown[] | { readonly json: string };
 
-/** A host sample as the writer stores it. */
+/** A host sample as the writer stores it and the evaluator reads it. */
 export type DecodedSample = {
   orgId: string;
   host: string;
@@ -16,10 +16,11 @@ export type DecodedSample = {
 };
 
 /**
- * Decodes a `metrics.samples.v1` record. The containers and processes (about nine tenths of a
- * message) are neither parsed nor validated again: the gateway validated them against the same
- * schema before publishing, so their JSON text is passed on to storage as it is. The rest is
- * checked by hand against the rules of `sampleMessageSchema`.
+ * Decodes a `metrics.samples.v1` record: the one decoder of the writer and the evaluator. The
+ * containers and processes (about nine tenths of a spec-shaped message) are neither parsed nor
+ * validated again: the gateway validated them against the same schema before publishing, so
+ * their JSON text is passed on to storage as it is, and the evaluator never reads them. The rest
+ * is checked by hand against the rules of `sampleMessageSchema`.
  *
  * Anything unusual (not one flat JSON object, escaped or repeated keys, a field the hand checks
  * reject) goes the slow way, `decodeSampleMessage` (JSON.parse + zod), so an undecodable record

@@ -165,6 +165,12 @@ async function runBenchmark(
       const tally = await measureTarget(target, targetReport, context, report.settings);
       if (kafka) {
         report.settings.kafkaServices = kafka.stack.serviceOrigins;
+        if (process.env['DATABASE_URL'] === undefined) {
+          report.notes.push(
+            "kafka: PostgreSQL is testkit's throwaway server (fsync, synchronous_commit and " +
+              'full_page_writes off), embedded runs a durable one: set DATABASE_URL to compare like with like',
+          );
+        }
         const backlog = await measureBacklog(kafka, context, tally);
         processes.push(backlog.writer);
         report.backlog = backlog.figures;

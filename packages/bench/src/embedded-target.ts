@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase } from '@monitor/db';
+import { embeddedPostgresDir, findRunningPostgres, stopPostmaster } from '@monitor/platform';
 import { ingestPath } from '@monitor/schemas';
 import { getFreePort } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
@@ -49,12 +49,16 @@ export async function startEmbeddedMonitor(options: {
     readyPath: '/healthz',
   });
   options.cleanup.add('embedded', () => proc.stop());
-  const postgres = readPostmaster(join(dataDir, 'postgres'));
+  // Healthy means its PostgreSQL is up: the server's own files say where.
+  const postgres = await findRunningPostgres(embeddedPostgresDir(dataDir));
+  if (postgres === undefined) throw new Error(`no running PostgreSQL under ${dataDir}`);
   let stopping: Promise<void> | undefined;
   const stopServer = (): Promise<void> =>
     (stopping ??= (async () => {
       await proc.stop();
-      await stopOrphanedPostmaster(postgres.pid);
+      // `monitor all` stops its PostgreSQL on the way out; if it was killed before it could,
+      // the postmaster is left on a data dir about to be removed.
+      await stopPostmaster(postgres.pid, orphanStopTimeoutMs);
     })());
   options.cleanup.add('embedded and its PostgreSQL', stopServer);
   const db = createDatabase({ url: postgres.url, maxConnections: 1, applicationName: 'bench' });
@@ -82,42 +86,4 @@ export async function startEmbeddedMonitor(options: {
       await stopServer();
     },
   };
-}
-
-/**
- * The embedded server's postmaster pid and URL from the files PostgreSQL and `monitor all`
- * keep beside its data: `postmaster.pid` (lines 1 and 4: pid and port) and the password file.
- */
-function readPostmaster(root: string): { pid: number; url: string } {
-  const lines = readFileSync(join(root, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
-  const password = readFileSync(join(root, 'postgres.password'), 'utf8').trim();
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || !Number.isInteger(port))
-    throw new Error(`no pid and port in ${root}/pgdata/postmaster.pid`);
-  return {
-    pid,
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
-  };
-}
-
-/**
- * `monitor all` stops its PostgreSQL on the way out; if it was killed before it could, the
- * postmaster is left behind on a data dir about to be removed: stop it by its pid (fast
- * shutdown), and wait for it to go.
- */
-async function stopOrphanedPostmaster(pid: number): Promise<void> {
-  if (!signal(pid, 'SIGINT')) return;
-  const deadline = Date.now() + orphanStopTimeoutMs;
-  while (signal(pid, 0) && Date.now() < deadline) await sleep(100);
-}
-
-/** Sends `sig` (0: only checks that the process exists); false when there is no such process. */
-function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(pid, sig);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -49,4 +49,12 @@ export type { TargetAddressPolicy } from './target-address-policy.js';
 export type { Shutdown } from './shutdown.js';
 
 export { findPostgresServerBinaries, postgresServerUser } from './postgres-server.js';
+export {
+  embeddedPostgresDir,
+  findRunningPostgres,
+  isProcessAlive,
+  postgresPasswordFile,
+  readPostmasterPid,
+  stopPostmaster,
+} from './running-postgres.js';
 export { createPollLoop } from './poll-loop.js';

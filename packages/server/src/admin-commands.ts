@@ -2,9 +2,10 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
+import { embeddedPostgresDir } from '@monitor/platform';
 import type { AdminConfig } from './config.js';
 import { migrationOptions } from './config.js';
-import { embeddedPostgresDir, useEmbeddedPostgres } from './embedded-postgres.js';
+import { useEmbeddedPostgres } from './embedded-postgres.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 

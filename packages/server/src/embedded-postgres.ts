@@ -10,11 +10,19 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '@monitor/platform';
-import { findPostgresServerBinaries, postgresServerUser } from '@monitor/platform';
+import {
+  findPostgresServerBinaries,
+  findRunningPostgres,
+  isProcessAlive,
+  postgresPasswordFile,
+  postgresServerUser,
+  readPostmasterPid,
+  stopPostmaster,
+} from '@monitor/platform';
 
 const execFileAsync = promisify(execFile);
 
@@ -23,11 +31,6 @@ export type EmbeddedPostgres = {
   /** Fast shutdown (SIGINT): sessions end, a checkpoint is written, the server exits. */
   stop(): Promise<void>;
 };
-
-/** Where role `all` keeps its embedded PostgreSQL under MONITOR_DATA_DIR. */
-export function embeddedPostgresDir(monitorDataDir: string): string {
-  return join(monitorDataDir, 'postgres');
-}
 
 /**
  * The single-machine default when DATABASE_URL is unset: the machine's PostgreSQL server
@@ -44,7 +47,7 @@ export async function startEmbeddedPostgres(options: {
   const owner = postgresServerUser();
   const root = resolve(options.dataDir);
   const dataDir = join(root, 'pgdata');
-  const passwordFile = join(root, 'postgres.password');
+  const passwordFile = postgresPasswordFile(root);
   // Parents stay traversable (the server may run as another user); the data itself is private.
   mkdirSync(dirname(root), { recursive: true });
   mkdirSync(root, { recursive: true, mode: 0o700 });
@@ -109,51 +112,6 @@ export async function startEmbeddedPostgres(options: {
 }
 
 /**
- * The embedded PostgreSQL already running on `dataDir` (role `all`, or another CLI command), or
- * undefined. PostgreSQL itself keeps the file this reads: `postmaster.pid` holds the server's pid,
- * port and status, is written at start and removed on a clean stop. A file left by a crash is
- * stale: its pid is gone, or nothing accepts connections on its port.
- */
-async function findRunningEmbeddedPostgres(
-  dataDir: string,
-): Promise<{ url: string; port: number } | undefined> {
-  const root = resolve(dataDir);
-  const server = readPostmasterPid(root);
-  if (server?.status !== 'ready' || !isAlive(server.pid) || !(await accepts(server.port))) {
-    return undefined;
-  }
-  let password: string;
-  try {
-    password = readFileSync(join(root, 'postgres.password'), 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-  return {
-    port: server.port,
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/postgres`,
-  };
-}
-
-/**
- * The pid, port and status PostgreSQL keeps in `postmaster.pid` (lines 1, 4 and 8:
- * LOCK_FILE_LINE_PID, _PORT and _PM_STATUS); the status is `ready` once it accepts connections.
- */
-function readPostmasterPid(
-  root: string,
-): { pid: number; port: number; status: string } | undefined {
-  let lines: string[];
-  try {
-    lines = readFileSync(join(root, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
-  } catch {
-    return undefined;
-  }
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return undefined;
-  return { pid, port, status: lines[7]?.trim() ?? '' };
-}
-
-/**
  * The embedded PostgreSQL of `dataDir` for a one-shot command: the running one when there is
  * one (`stop` leaves it running), else one started for the command (`stop` stops it).
  */
@@ -161,7 +119,7 @@ export async function useEmbeddedPostgres(options: {
   dataDir: string;
   logger: Logger;
 }): Promise<EmbeddedPostgres & { startedHere: boolean }> {
-  const running = await findRunningEmbeddedPostgres(options.dataDir);
+  const running = await findRunningPostgres(options.dataDir);
   if (running !== undefined) {
     options.logger.info(
       { port: running.port, dataDir: options.dataDir },
@@ -183,7 +141,7 @@ const ownerFileName = 'monitor.pid';
  */
 async function stopServerLeftByCrash(root: string, logger: Logger): Promise<void> {
   const server = readPostmasterPid(root);
-  if (server === undefined || !isAlive(server.pid)) return;
+  if (server === undefined || !isProcessAlive(server.pid)) return;
   const owner = Number(readText(join(root, ownerFileName)));
   if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isMonitorProcess(owner)) {
     throw new Error(
@@ -195,13 +153,8 @@ async function stopServerLeftByCrash(root: string, logger: Logger): Promise<void
     { pid: server.pid, dataDir: root },
     'an embedded PostgreSQL was left running by a monitor process that is gone; stopping it first',
   );
-  process.kill(server.pid, 'SIGINT');
-  const deadline = Date.now() + 60_000;
-  while (isAlive(server.pid)) {
-    if (Date.now() > deadline) {
-      throw new Error(`the embedded PostgreSQL left running (pid ${server.pid}) did not stop`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  if (!(await stopPostmaster(server.pid, 60_000))) {
+    throw new Error(`the embedded PostgreSQL left running (pid ${server.pid}) did not stop`);
   }
 }
 
@@ -215,32 +168,9 @@ function readText(path: string): string {
 
 /** Alive and a Node.js process (not a reused pid of something else). */
 function isMonitorProcess(pid: number): boolean {
-  if (!isAlive(pid)) return false;
+  if (!isProcessAlive(pid)) return false;
   const cmdline = readText(`/proc/${pid}/cmdline`);
   return cmdline === '' || cmdline.includes('node');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, but another user's (as the server runs as `postgres` when we are root).
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolveAccepts) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolveAccepts(ok);
-    };
-    socket.setTimeout(2_000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 async function waitUntilAccepting(

@@ -3,7 +3,6 @@ import { deadLetterTopic } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { migrate } from '@monitor/db';
 import type { Redis } from 'ioredis';
-import { join } from 'node:path';
 import type { AllConfig, DatabaseConfig, RoleConfig } from '../config.js';
 import {
   apiFields,
@@ -15,6 +14,7 @@ import {
   sliceOf,
   writerSliceFields,
 } from '../config.js';
+import { embeddedPostgresDir } from '@monitor/platform';
 import { startEmbeddedPostgres } from '../embedded-postgres.js';
 import { listenHttp } from '../http-listen.js';
 import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../dependencies.js';
@@ -181,7 +181,7 @@ async function startEmbeddedDatabase(
   ctx: RoleContext,
   config: Pick<AllConfig, 'MONITOR_DATA_DIR'>,
 ): Promise<string> {
-  const dataDir = join(config.MONITOR_DATA_DIR, 'postgres');
+  const dataDir = embeddedPostgresDir(config.MONITOR_DATA_DIR);
   const embedded = await startEmbeddedPostgres({
     dataDir,
     logger: ctx.logger.child({ component: 'embedded-postgres' }),

@@ -14,6 +14,8 @@ import type { RoleContext } from '../role-context.js';
  * batches waiting for it), so a change answered by any api replica applies to every sample
  * accepted after it; between batches the rules are polled every EVALUATOR_RULE_POLL_MS.
  */
+const maxCachedHostsPerEvaluator = 300_000;
+
 export async function startAlertEvaluator(
   ctx: RoleContext,
   config: EvaluatorConfig &
@@ -49,8 +51,13 @@ export async function startAlertEvaluator(
       logger,
       clock: { nowMs: Date.now },
     },
-    // A few hundred bytes per host (its metric watermarks and its few windows that are not ok).
-    { maxCachedHostsPerPartition: 50_000 },
+    // A few hundred bytes per host (its metric watermarks and its few windows that are not ok):
+    // 300,000 hosts in all, split over the topic's partitions (50,000 each of Kafka's default 6).
+    {
+      maxCachedHostsPerPartition: Math.ceil(
+        maxCachedHostsPerEvaluator / config.SAMPLES_TOPIC_PARTITIONS,
+      ),
+    },
   );
   await poller.start();
   ctx.shutdown.onShutdown('rule poller', () => poller.stop());

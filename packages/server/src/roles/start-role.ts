@@ -116,19 +116,20 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
 
   const bus = await openBus(ctx, db, config);
   const inProcessBus = config.KAFKA_BROKERS === undefined;
+  // Group commit: in one log, the requests that arrive while the writer's (and the
+  // evaluator's) transaction commits all go into its next one. Partitions would only split
+  // them into more, smaller transactions on the same database (6 partitions: 1,092 requests/s
+  // against 2,649 for one, at 3.4 times the transactions).
+  const samples = inProcessBus ? { ...config, SAMPLES_TOPIC_PARTITIONS: 1 } : config;
   await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
-    // Group commit: in one log, the requests that arrive while the writer's (and the
-    // evaluator's) transaction commits all go into its next one. Partitions would only split
-    // them into more, smaller transactions on the same database (6 partitions: 1,092 requests/s
-    // against 2,649 for one, at 3.4 times the transactions).
-    partitions: inProcessBus ? 1 : config.SAMPLES_TOPIC_PARTITIONS,
+    partitions: samples.SAMPLES_TOPIC_PARTITIONS,
   });
   const readiness = readinessChecks(db, bus);
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
 
   const redis = await openOptionalRedis(ctx, config.REDIS_URL, readiness);
-  await startSampleWriter(ctx, sliceOf(writerSliceFields, config), { db, bus });
-  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, config), { db, bus });
+  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { db, bus });
+  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), { db, bus });
   startNotifier(ctx, sliceOf(notifierFields, config), db);
   startInvestigator(ctx, sliceOf(investigatorFields, config), db);
   const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, config), {

@@ -6,9 +6,11 @@ export {
   ingestPath,
   ingestPayloadSchema,
   ingestResponseSchema,
+  metricNamePattern,
   parseIngestBody,
   processSchema,
 } from './ingest.js';
+export { isStorableText, maxMetricMagnitude } from './input-policy.js';
 export {
   formatRateLimit,
   formatRateLimitPolicy,

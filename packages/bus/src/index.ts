@@ -5,6 +5,7 @@ export type {
   ConsumedRecord,
   DeadLetterSink,
   Publisher,
+  PublisherOptions,
   RecordBatch,
   Subscription,
 } from './bus.js';
@@ -13,3 +14,4 @@ export { deadLetterTopic } from './dead-letter-sink.js';
 export { createInProcessBus } from './in-process-bus.js';
 export { createKafkaBus } from './kafka-bus.js';
 export { partitionForKey } from './murmur2.js';
+export { createPortPublisher, servePublisher } from './port-publisher.js';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { register as globalRegistry } from 'prom-client';
+import { Counter, register as globalRegistry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notFound } from './app-error.js';
 import { createLogger } from './logger.js';
@@ -38,7 +38,7 @@ async function serve(handler: RequestListener): Promise<string> {
 function buildApp(metrics: Metrics) {
   const app = express();
   app.use(httpMetrics(metrics));
-  app.get('/metrics', metricsHandler(metrics.registry));
+  app.get('/metrics', metricsHandler(metrics));
   const api = express.Router();
   api.get('/alerts/rules/:id', (req, res, next) => {
     if (req.params.id === 'rul_missing') {
@@ -120,6 +120,27 @@ describe('metricsHandler', () => {
 });
 
 describe('createMetrics', () => {
+  it("exposes another thread's metrics with its own, summing those both have", async () => {
+    const main = createMetrics({ defaultMetrics: false, defaultLabels: { role: 'all' } });
+    const other = createMetrics({ defaultMetrics: false, defaultLabels: { role: 'all' } });
+    const written = new Counter({
+      name: 'samples_written_total',
+      help: 'Rows written.',
+      registers: [other.registry],
+    });
+    written.inc(5);
+    main.httpRequestsTotal.inc({ method: 'GET', route: '/x', status: '200' });
+    other.httpRequestsTotal.inc({ method: 'GET', route: '/x', status: '200' }, 2);
+    main.exposeAlso(() => other.registry.getMetricsAsJSON());
+
+    const text = await main.exposition();
+    expect(text).toContain('samples_written_total{role="all"} 5');
+    expect(text).toContain(
+      'http_requests_total{method="GET",route="/x",status="200",role="all"} 3',
+    );
+    expect(text.match(/# TYPE http_requests_total counter/g)).toHaveLength(1);
+  });
+
   it('keeps its metrics in its own registry', async () => {
     const first = createMetrics({ defaultMetrics: false });
     const second = createMetrics({ defaultMetrics: false });

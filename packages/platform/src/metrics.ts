@@ -1,5 +1,13 @@
 import type { RequestHandler } from 'express';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+} from 'prom-client';
 
 export type HttpLabel = 'method' | 'route' | 'status';
 
@@ -10,7 +18,17 @@ export interface Metrics {
   readonly httpRequestsTotal: Counter<HttpLabel>;
   /** `http_request_duration_seconds{method,route,status}`: time to the end of the response. */
   readonly httpRequestDurationSeconds: Histogram<HttpLabel>;
+  /**
+   * Adds the metrics of another thread of this process (its registry's `getMetricsAsJSON()`,
+   * fetched through a port) to what `/metrics` exposes: role `all` stores on a second thread.
+   */
+  exposeAlso(source: MetricsSource): void;
+  /** The Prometheus text of this registry and of every source added, merged (summed). */
+  exposition(): Promise<string>;
 }
+
+/** Another registry's metrics, as JSON. */
+export type MetricsSource = () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 
 export interface CreateMetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC); default true. One per process is enough. */
@@ -43,7 +61,18 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
     buckets: [...httpDurationBuckets],
     registers: [registry],
   });
-  return { registry, httpRequestsTotal, httpRequestDurationSeconds };
+  const sources: MetricsSource[] = [];
+  return {
+    registry,
+    httpRequestsTotal,
+    httpRequestDurationSeconds,
+    exposeAlso: (source) => void sources.push(source),
+    async exposition() {
+      if (sources.length === 0) return registry.metrics();
+      const all = await Promise.all([registry.getMetricsAsJSON(), ...sources.map((s) => s())]);
+      return AggregatorRegistry.aggregate(all).metrics();
+    },
+  };
 }
 
 /** The `route` label of requests no route matched (404s, probes of random URLs). */
@@ -103,10 +132,10 @@ export function httpMetrics(metrics: Metrics): RequestHandler {
 }
 
 /** `GET /metrics`: the registry in Prometheus text format. */
-export function metricsHandler(registry: Registry): RequestHandler {
+export function metricsHandler(metrics: Metrics): RequestHandler {
   return async (_req, res) => {
-    const text = await registry.metrics();
-    res.setHeader('Content-Type', registry.contentType);
+    const text = await metrics.exposition();
+    res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(text);
   };
 }

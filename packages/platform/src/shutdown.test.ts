@@ -118,6 +118,23 @@ describe('createShutdown', () => {
     await done;
   });
 
+  it('gives a listener of its signal that calls shutdown() the run already begun', async () => {
+    const { logger } = memoryLogger();
+    const shutdown = createShutdown({ logger, timeoutMs: 1000 });
+    let runs = 0;
+    shutdown.onShutdown('counted', () => {
+      runs++;
+    });
+    let fromListener: Promise<unknown> | undefined;
+    shutdown.signal.addEventListener('abort', () => {
+      fromListener = shutdown.shutdown('listener');
+    });
+    const first = shutdown.shutdown('component failed');
+    expect(fromListener).toBe(first);
+    await first;
+    expect(runs).toBe(1);
+  });
+
   it('skips a hook that was unregistered', async () => {
     const { logger } = memoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });

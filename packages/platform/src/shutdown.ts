@@ -117,8 +117,9 @@ export function createShutdown(options: CreateShutdownOptions): Shutdown {
     },
     shutdown(reason) {
       if (running === undefined) {
-        controller.abort();
         running = run(reason);
+        // After `running` is set: a listener of the signal that calls shutdown() gets this run.
+        controller.abort();
       }
       return running;
     },

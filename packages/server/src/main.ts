@@ -38,12 +38,19 @@ async function runRole(role: Role): Promise<void> {
     metrics: createMetrics({ defaultLabels: { role } }),
     shutdown,
   };
+  // A signal stops the process with 0 when every hook finished; a shutdown that a component
+  // began (the consumers thread of role `all` died) ends it with 1.
+  let exitCode = 1;
+  shutdown.signal.addEventListener('abort', () => {
+    void shutdown.shutdown().then((result) => {
+      logger.info({ ok: result.ok, failed: result.failed, pending: result.pending }, 'stopped');
+      process.exit(result.ok ? exitCode : 1);
+    });
+  });
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
-    void shutdown.shutdown(signal).then((result) => {
-      logger.info({ ok: result.ok, failed: result.failed, pending: result.pending }, 'stopped');
-      process.exit(result.ok ? 0 : 1);
-    });
+    exitCode = 0;
+    void shutdown.shutdown(signal);
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -51,7 +51,7 @@ export function createRoleApp(deps: {
       });
     })
     .all(getOnly);
-  app.route('/metrics').get(metricsHandler(deps.metrics.registry)).all(getOnly);
+  app.route('/metrics').get(metricsHandler(deps.metrics)).all(getOnly);
   deps.mount?.(app);
   app.use(notFoundHandler);
   app.use(problemHandler(deps.logger));

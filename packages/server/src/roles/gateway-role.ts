@@ -1,4 +1,4 @@
-import type { Bus } from '@monitor/bus';
+import type { Publisher, PublisherOptions } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import {
   createGatewayListener,
@@ -19,8 +19,16 @@ import type { RoleContext } from '../role-context.js';
 
 const maxIngestBodyBytes = 1024 * 1024;
 
+/** How the gateway publishes: the broker's acknowledgement within the ingest deadline. */
+export function ingestPublisherOptions(config: IngestConfig): PublisherOptions {
+  return {
+    publishTimeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS,
+    lingerMs: config.INGEST_PRODUCE_LINGER_MS,
+  };
+}
+
 /**
- * The gateway's request listener over the given bus: POST /api/v1/ingest on the fast path, the
+ * The gateway's request listener over the given publisher: POST /api/v1/ingest on the fast path, the
  * rest on an express app with the health and metrics routes (and `mount`, for role `all`).
  */
 export function createGatewayRequestListener(
@@ -28,23 +36,15 @@ export function createGatewayRequestListener(
   config: IngestConfig & Pick<BusConfig, 'SAMPLES_TOPIC'>,
   deps: {
     db: Database;
-    bus: Bus;
+    /** Answers an ingest once it resolved: see `ingestPublisherOptions`. */
+    publisher: Publisher;
     redis: Redis | undefined;
     readiness: ReadinessCheck[];
-    /** In-process bus: answer only once these consumer groups have processed the samples. */
-    ackAfterConsumedBy?: string[];
     mount?: (app: Express) => void;
   },
 ): RequestListener {
   const { logger } = ctx;
   const gatewayMetrics = createGatewayMetrics(ctx.metrics.registry);
-  const publisher = deps.bus.publisher({
-    publishTimeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS,
-    lingerMs: config.INGEST_PRODUCE_LINGER_MS,
-    ...(deps.ackAfterConsumedBy ? { ackAfterConsumedBy: deps.ackAfterConsumedBy } : {}),
-  });
-  ctx.shutdown.onShutdown('ingest publisher', () => publisher.close());
-
   const ingest = createIngestHandler({
     authenticator: createKeyAuthenticator(config, deps.db),
     rateLimiter: createIngestRateLimiter({
@@ -53,7 +53,7 @@ export function createGatewayRequestListener(
       logger,
       onStoreError: () => gatewayMetrics.rateLimitStoreError(),
     }),
-    publisher,
+    publisher: deps.publisher,
     topic: config.SAMPLES_TOPIC,
     maxBodyBytes: maxIngestBodyBytes,
     rawRetentionMs: config.RAW_RETENTION_DAYS * 86_400_000,

@@ -1,9 +1,9 @@
-import type { Bus } from '@monitor/bus';
+import type { Bus, Publisher } from '@monitor/bus';
 import { deadLetterTopic } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { migrate } from '@monitor/db';
 import type { Redis } from 'ioredis';
-import type { AllConfig, DatabaseConfig, RoleConfig } from '../config.js';
+import type { AllConfig, DatabaseConfig, IngestConfig, RoleConfig } from '../config.js';
 import {
   apiFields,
   evaluatorSliceFields,
@@ -22,12 +22,12 @@ import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
 import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
-import { createGatewayRequestListener } from './gateway-role.js';
+import { createGatewayRequestListener, ingestPublisherOptions } from './gateway-role.js';
+import { startConsumersThread } from './consumers-thread.js';
 import { startAlertEvaluator } from './evaluator-role.js';
 import { startInvestigator } from './investigator-role.js';
 import { startNotifier } from './notifier-role.js';
 import { startSampleWriter } from './writer-role.js';
-import { evaluatorGroupId, writerGroupId } from '../consumer-groups.js';
 
 /**
  * Starts a role with the configuration it parsed (`parseRoleConfig`, before any I/O) and returns
@@ -86,7 +86,7 @@ async function startBusRole(
     const redis = await openOptionalRedis(ctx, start.config.REDIS_URL, readiness);
     const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, start.config), {
       db,
-      bus,
+      publisher: openIngestPublisher(ctx, bus, start.config),
       redis,
       readiness,
     });
@@ -106,7 +106,11 @@ async function startBusRole(
   );
 }
 
-/** Every role in one process; without DATABASE_URL an embedded PostgreSQL, without Kafka an in-process bus. */
+/**
+ * Every role in one process; without DATABASE_URL an embedded PostgreSQL, without Kafka an
+ * in-process bus. The main thread answers HTTP (gateway and API); the consumers run on a second
+ * thread (`consumers-thread`), so both cores work.
+ */
 async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   const databaseUrl = config.DATABASE_URL ?? (await startEmbeddedDatabase(ctx, config));
   const db = openDatabase(ctx, config, databaseUrl, 'monitor-all');
@@ -114,36 +118,41 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   await migrate(db, migrationOptions(config));
   await ensureBootstrapKey(ctx, config, db);
 
-  const bus = await openBus(ctx, db, config);
-  const inProcessBus = config.KAFKA_BROKERS === undefined;
-  // Group commit: in one log, the requests that arrive while the writer's (and the
-  // evaluator's) transaction commits all go into its next one. Partitions would only split
-  // them into more, smaller transactions on the same database (6 partitions: 1,092 requests/s
-  // against 2,649 for one, at 3.4 times the transactions).
-  const samples = inProcessBus ? { ...config, SAMPLES_TOPIC_PARTITIONS: 1 } : config;
-  await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
-    partitions: samples.SAMPLES_TOPIC_PARTITIONS,
-  });
-  const readiness = readinessChecks(db, bus);
-  await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
-
+  const consumers = await startConsumersThread(ctx, config, databaseUrl);
+  const readiness: ReadinessCheck[] = [
+    databaseReadiness(db),
+    { name: 'consumers', check: () => consumers.check() },
+  ];
+  const publisher = consumers.publisher ?? (await openKafkaPublisher(ctx, db, config, readiness));
   const redis = await openOptionalRedis(ctx, config.REDIS_URL, readiness);
-  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { db, bus });
-  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), { db, bus });
-  startNotifier(ctx, sliceOf(notifierFields, config), db);
-  startInvestigator(ctx, sliceOf(investigatorFields, config), db);
   const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, config), {
     db,
-    bus,
+    publisher,
     redis,
     readiness,
-    // Without Kafka nothing durable stands between the gateway and the consumers: a 200 then
-    // means the writer has stored the samples and the evaluator has checkpointed their effect.
-    ...(inProcessBus ? { ackAfterConsumedBy: [writerGroupId, evaluatorGroupId] } : {}),
     // Role `all` serves the query API on the same port.
     mount: createApiMount(sliceOf(apiFields, config), db),
   });
   await listenHttp(ctx, listener, config.PORT);
+}
+
+/** Role `all` on Kafka: the gateway publishes with a client of its own (the consumers have theirs). */
+async function openKafkaPublisher(
+  ctx: RoleContext,
+  db: Database,
+  config: AllConfig,
+  readiness: ReadinessCheck[],
+): Promise<Publisher> {
+  const bus = await openBus(ctx, db, config);
+  readiness.push({ name: 'bus', check: () => bus.admin.ping() });
+  return openIngestPublisher(ctx, bus, config);
+}
+
+/** The gateway's publisher, flushed on shutdown after the HTTP server stopped taking requests. */
+function openIngestPublisher(ctx: RoleContext, bus: Bus, config: IngestConfig): Publisher {
+  const publisher = bus.publisher(ingestPublisherOptions(config));
+  ctx.shutdown.onShutdown('ingest publisher', () => publisher.close());
+  return publisher;
 }
 
 /** The database of a distributed role, and the bootstrap key in it. */

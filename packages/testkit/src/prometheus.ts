@@ -1,0 +1,135 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentProcess } from './agent-process.js';
+import { startAgentProcess } from './agent-process.js';
+import { findExecutable } from './find-executable.js';
+import { getFreePort } from './free-port.js';
+import { createServiceDir } from './service-dir.js';
+
+/** One scrape target; targets that share a `job` share a scrape config. */
+export type PrometheusScrapeTarget = {
+  /** The `job` label. */
+  job: string;
+  /** `host:port`; Prometheus makes it the `instance` label. */
+  address: string;
+  /** `/metrics` when omitted. */
+  metricsPath?: string;
+  /** Extra target labels, on every sample scraped from it. */
+  labels?: Record<string, string>;
+};
+
+/** At most one of the two: Prometheus refuses a remote_write with both. */
+type RemoteWriteAuth =
+  | { bearerToken: string; basicAuth?: never }
+  | { basicAuth: { username: string; password: string }; bearerToken?: never }
+  | { bearerToken?: never; basicAuth?: never };
+
+export type PrometheusRemoteWrite = RemoteWriteAuth & {
+  url: string;
+  /**
+   * Prometheus 2.42 speaks remote-write 1.0 only: `prometheus.WriteRequest`, snappy-compressed,
+   * `X-Prometheus-Remote-Write-Version: 0.1.0`. `protobuf_message` (remote-write 2.0) came with
+   * Prometheus 3.0, and 2.42 rejects a config that has it, so the launcher never writes it.
+   */
+  protobufMessage?: 'prometheus.WriteRequest';
+};
+
+export type PrometheusOptions = {
+  scrapeTargets: PrometheusScrapeTarget[];
+  remoteWrite: PrometheusRemoteWrite;
+  /** Also the scrape timeout; 1 when omitted. */
+  scrapeIntervalSeconds?: number;
+};
+
+export type RunningPrometheus = AgentProcess & {
+  /** `http://127.0.0.1:<port>`: its UI and HTTP API. */
+  readonly url: string;
+};
+
+/**
+ * Prometheus (Debian's 2.42) on a free 127.0.0.1 port with a throwaway TSDB, scraping
+ * `scrapeTargets` and sending everything to `remoteWrite.url`. Resolves once /-/ready answers,
+ * which is about 5 s before the first scrape: 2.42's scrape manager applies new targets on a
+ * fixed 5 s tick, so the first remote write arrives some 6 s after the start.
+ */
+export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
+  const command = findExecutable({
+    name: 'prometheus',
+    envName: 'PROMETHEUS_BIN',
+    debianPath: '/usr/bin/prometheus',
+    probeArgs: ['--version'],
+    installHint: 'apt-get install prometheus',
+  });
+  const dir = createServiceDir('prometheus');
+  const configFile = join(dir, 'prometheus.yml');
+  // JSON is YAML, and needs no quoting rules of its own.
+  writeFileSync(configFile, JSON.stringify(prometheusConfig(options), null, 2));
+  const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
+  const agent = await startAgentProcess({
+    what: 'prometheus',
+    command,
+    args: [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      // On SIGTERM it keeps sending what it queued for this long (1 min by default): a test
+      // whose receiver is already gone should not wait for that.
+      '--storage.remote.flush-deadline=2s',
+    ],
+    dir,
+    probe: async () => {
+      const response = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2_000) });
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`GET /-/ready answered ${response.status}`);
+    },
+  });
+  return { ...agent, url };
+}
+
+/** The prometheus.yml for `options`; exported for its unit test. */
+export function prometheusConfig(options: PrometheusOptions): Record<string, unknown> {
+  const { remoteWrite } = options;
+  if (
+    remoteWrite.protobufMessage !== undefined &&
+    remoteWrite.protobufMessage !== 'prometheus.WriteRequest'
+  ) {
+    throw new Error(`Prometheus 2.42 cannot send ${String(remoteWrite.protobufMessage)}`);
+  }
+  const interval = duration(options.scrapeIntervalSeconds ?? 1);
+  const jobs = [...new Set(options.scrapeTargets.map((target) => target.job))];
+  return {
+    global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+    scrape_configs: jobs.map((job) => {
+      const targets = options.scrapeTargets.filter((target) => target.job === job);
+      const paths = new Set(targets.map((target) => target.metricsPath ?? '/metrics'));
+      if (paths.size > 1) throw new Error(`the targets of job ${job} differ in metricsPath`);
+      return {
+        job_name: job,
+        metrics_path: [...paths][0],
+        static_configs: targets.map((target) => ({
+          targets: [target.address],
+          labels: target.labels ?? {},
+        })),
+      };
+    }),
+    remote_write: [
+      {
+        url: remoteWrite.url,
+        name: 'testkit',
+        ...(remoteWrite.bearerToken === undefined
+          ? {}
+          : { authorization: { type: 'Bearer', credentials: remoteWrite.bearerToken } }),
+        ...(remoteWrite.basicAuth === undefined ? {} : { basic_auth: remoteWrite.basicAuth }),
+        // Tests wait for data: send every second, retry a failed request within a second.
+        queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
+      },
+    ],
+  };
+}
+
+/** Prometheus' duration format has no fractions: `1.5` seconds is `1500ms`. */
+function duration(seconds: number): string {
+  if (!(seconds > 0)) throw new Error(`not a positive duration: ${seconds} s`);
+  return `${Math.round(seconds * 1_000)}ms`;
+}

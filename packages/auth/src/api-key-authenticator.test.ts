@@ -72,11 +72,25 @@ describe('createApiKeyAuthenticator', () => {
 });
 
 describe('apiKeyFromHeaders', () => {
-  it('reads X-API-Key first, then a Bearer token', () => {
+  const basic = (credentials: string) =>
+    `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
+
+  it('reads X-API-Key first, then a Bearer or Token credential', () => {
     expect(apiKeyFromHeaders({ 'x-api-key': 'a', authorization: 'Bearer b' })).toBe('a');
     expect(apiKeyFromHeaders({ authorization: 'Bearer b' })).toBe('b');
     expect(apiKeyFromHeaders({ authorization: 'bearer  c ' })).toBe('c');
-    expect(apiKeyFromHeaders({ authorization: 'Basic abc' })).toBeUndefined();
+    expect(apiKeyFromHeaders({ authorization: 'Token d' })).toBe('d');
+    expect(apiKeyFromHeaders({ authorization: 'Digest e' })).toBeUndefined();
     expect(apiKeyFromHeaders({})).toBeUndefined();
+  });
+
+  it('takes the password of basic auth as the key, whatever the user name', () => {
+    expect(apiKeyFromHeaders({ authorization: basic('collectd:mon_key:with:colons') })).toBe(
+      'mon_key:with:colons',
+    );
+    expect(apiKeyFromHeaders({ authorization: basic(':mon_key') })).toBe('mon_key');
+    expect(apiKeyFromHeaders({ authorization: basic('user-only') })).toBeUndefined();
+    expect(apiKeyFromHeaders({ authorization: basic('user:') })).toBeUndefined();
+    expect(apiKeyFromHeaders({ authorization: 'Basic abc' })).toBeUndefined();
   });
 });

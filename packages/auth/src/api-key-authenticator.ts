@@ -69,16 +69,24 @@ export function createApiKeyAuthenticator(deps: {
   };
 }
 
-/** The key from `X-API-Key` or `Authorization: Bearer <key>`. */
+/**
+ * The key from `X-API-Key`, else from `Authorization`: `Bearer <key>`, `Token <key>` (what
+ * Influx v2 clients send) or `Basic` with the key as the password and any user name (what
+ * collectd, Telegraf and Prometheus can be configured to send).
+ */
 export function apiKeyFromHeaders(
   headers: Record<string, string | string[] | undefined>,
 ): string | undefined {
   const direct = headers['x-api-key'];
   if (typeof direct === 'string' && direct !== '') return direct.trim();
   const authorization = headers['authorization'];
-  if (typeof authorization === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (match) return match[1];
-  }
-  return undefined;
+  if (typeof authorization !== 'string') return undefined;
+  const match = /^(Bearer|Token|Basic)\s+(\S+)\s*$/i.exec(authorization);
+  if (match === null) return undefined;
+  const [, scheme, credentials] = match;
+  if (scheme?.toLowerCase() !== 'basic') return credentials;
+  const decoded = Buffer.from(credentials ?? '', 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const password = colon === -1 ? '' : decoded.slice(colon + 1);
+  return password === '' ? undefined : password;
 }

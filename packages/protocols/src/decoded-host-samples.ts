@@ -1,0 +1,109 @@
+/**
+ * One host sample, shaped like an /ingest payload after validation: every name, value and tag
+ * already satisfies the /ingest limits and input policy, so the gateway can publish it as is.
+ */
+export type HostSample = {
+  host: string;
+  /** Sample time, epoch milliseconds (an integer). */
+  timeMs: number;
+  /** 1 to `ingestLimits.maxMetricsPerPayload` entries. */
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+};
+
+/**
+ * Why a point (one value for one metric name) was not taken. Counted, never thrown: a body
+ * whose points are all rejected decodes to no samples, and the gateway decides the answer.
+ */
+export const rejectReasons = [
+  /** No host could be derived (no `host` label or tag, no `instance`, no resource attribute). */
+  'no_host',
+  'host_too_long',
+  /** A remote-write series without `__name__`, or an empty name. */
+  'no_metric_name',
+  /** A name that rewriting cannot make valid (`__proto__`). */
+  'invalid_metric_name',
+  'metric_name_too_long',
+  /** An empty tag key, or `__proto__`. */
+  'invalid_tag_key',
+  'tag_key_too_long',
+  'tag_value_too_long',
+  'too_many_tags',
+  /** NUL or an unpaired UTF-16 surrogate in the host, a tag key or a tag value. */
+  'unstorable_text',
+  /** NaN (other than a staleness marker) or ±Infinity. */
+  'non_finite_value',
+  /** Beyond ±`maxMetricMagnitude` (1e100). */
+  'value_out_of_range',
+  /** Not an integer number of milliseconds within the range of a date (±8.64e15). */
+  'invalid_timestamp',
+  /** Only with `rawRetentionMs`: the /ingest sample-time window (`checkSampleTime`). */
+  'timestamp_in_future',
+  'timestamp_too_old',
+  /**
+   * Storage keeps one value per (host, metric, time); tags belong to the host sample, not to a
+   * series. A second point for the same (host, metric, time) — another tag set, such as
+   * node_cpu_seconds_total{cpu="1"} after {cpu="0"}, or a plain duplicate — loses to the first.
+   */
+  'duplicate_host_metric_time',
+] as const;
+export type RejectReason = (typeof rejectReasons)[number];
+
+/** Input that carries no value to store, skipped by design (not an error of the sender). */
+export const skipReasons = [
+  /** Prometheus staleness marker: the special NaN 0x7ff0000000000002. */
+  'stale_marker',
+  /** OTLP data point flagged NO_RECORDED_VALUE. */
+  'no_recorded_value',
+  /** An OTLP number point with neither value set; a collectd `null` (its NaN). */
+  'no_value',
+  /** A native histogram sample of remote-write (not stored). */
+  'histogram',
+  /** An exemplar of remote-write (not stored). */
+  'exemplar',
+  /** A string field of line protocol. */
+  'string_field',
+] as const;
+export type SkipReason = (typeof skipReasons)[number];
+
+/** What every decoder returns, whatever the protocol. */
+export type DecodedHostSamples = {
+  /** Points of the same (host, time, tag set), in first-seen order. */
+  samples: HostSample[];
+  /** Points taken: the number of metric entries across `samples`. */
+  accepted: number;
+  /** Points not taken, by reason; only reasons that occurred are present. */
+  rejected: Partial<Record<RejectReason, number>>;
+  /** Input skipped by design, by reason; only reasons that occurred are present. */
+  skipped: Partial<Record<SkipReason, number>>;
+};
+
+/** Options every decoder takes. */
+export type DecodeOptions = {
+  /** Receipt time, epoch ms: the time of line-protocol points without one, and the window's now. */
+  nowMs: number;
+  /**
+   * When given, points outside /ingest's sample-time window (more than 10 minutes ahead of
+   * `nowMs`, or older than this) are rejected, as /ingest refuses them.
+   */
+  rawRetentionMs?: number;
+};
+
+/** The sum of a count record (`rejected` or `skipped`). */
+export function totalCount(counts: Partial<Record<string, number>>): number {
+  let total = 0;
+  for (const count of Object.values(counts)) total += count ?? 0;
+  return total;
+}
+
+/**
+ * A count record as text for an operator, largest first: `3 non_finite_value, 1 no_host`; an
+ * empty string when nothing was counted. Meant for an OTLP `error_message` or a 400 detail.
+ */
+export function describeCounts(counts: Partial<Record<string, number>>): string {
+  return Object.entries(counts)
+    .filter((entry): entry is [string, number] => (entry[1] ?? 0) > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([reason, count]) => `${count} ${reason}`)
+    .join(', ');
+}

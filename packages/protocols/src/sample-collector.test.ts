@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { describeCounts, totalCount } from './decoded-host-samples.js';
+import type { TagPairs } from './sample-collector.js';
+import { createSampleCollector, tagsKeyOf } from './sample-collector.js';
+
+const nowMs = 1_750_000_000_000;
+
+function addAll(
+  points: { host?: string; timeMs?: number; tags?: TagPairs; metric: string; value: number }[],
+  options: { rawRetentionMs?: number } = {},
+) {
+  const collector = createSampleCollector({ nowMs, ...options });
+  for (const point of points) {
+    const tags = point.tags ?? [];
+    collector.add(
+      'host' in point ? point.host : 'h',
+      point.timeMs ?? nowMs,
+      tagsKeyOf(tags),
+      () => tags,
+      point.metric,
+      point.value,
+    );
+  }
+  return collector.result();
+}
+
+describe('createSampleCollector', () => {
+  it('groups points by host, time and tag set, in first-seen order', () => {
+    const result = addAll([
+      { metric: 'a', value: 1, tags: [['env', 'prod']] },
+      { metric: 'b', value: 2, host: 'other' },
+      { metric: 'b', value: 3, tags: [['env', 'prod']] },
+      { metric: 'c', value: 4, timeMs: nowMs + 1, tags: [['env', 'prod']] },
+    ]);
+    expect(result.samples).toEqual([
+      { host: 'h', timeMs: nowMs, metrics: { a: 1, b: 3 }, tags: { env: 'prod' } },
+      { host: 'other', timeMs: nowMs, metrics: { b: 2 }, tags: {} },
+      { host: 'h', timeMs: nowMs + 1, metrics: { c: 4 }, tags: { env: 'prod' } },
+    ]);
+    expect(result.accepted).toBe(4);
+  });
+
+  it('keeps the first point of a (host, metric, time) and counts later ones, whatever their tags', () => {
+    const result = addAll([
+      { metric: 'cpu', value: 1, tags: [['cpu', '0']] },
+      { metric: 'cpu', value: 2, tags: [['cpu', '1']] },
+      { metric: 'cpu', value: 3, tags: [['cpu', '0']] },
+      { metric: 'mem', value: 4, tags: [['cpu', '1']] },
+    ]);
+    expect(result.samples).toEqual([
+      { host: 'h', timeMs: nowMs, metrics: { cpu: 1 }, tags: { cpu: '0' } },
+      { host: 'h', timeMs: nowMs, metrics: { mem: 4 }, tags: { cpu: '1' } },
+    ]);
+    expect(result.rejected).toEqual({ duplicate_host_metric_time: 2 });
+  });
+
+  it('lists no sample for a tag set whose every point collided', () => {
+    const result = addAll([
+      { metric: 'cpu', value: 1, tags: [['cpu', '0']] },
+      { metric: 'cpu', value: 2, tags: [['cpu', '1']] },
+    ]);
+    expect(result.samples).toHaveLength(1);
+  });
+
+  it('splits a sample at the /ingest limit of 500 metrics', () => {
+    const points = Array.from({ length: 1201 }, (_, i) => ({ metric: `m${i}`, value: i }));
+    const result = addAll(points);
+    expect(result.samples.map((sample) => Object.keys(sample.metrics).length)).toEqual([
+      500, 500, 201,
+    ]);
+    expect(result.accepted).toBe(1201);
+    expect(new Set(result.samples.map((sample) => sample.timeMs))).toEqual(new Set([nowMs]));
+  });
+
+  it('counts values that are not finite or beyond ±1e100', () => {
+    const result = addAll([
+      { metric: 'a', value: Number.NaN },
+      { metric: 'b', value: Number.NEGATIVE_INFINITY },
+      { metric: 'c', value: -1.0000001e100 },
+      { metric: 'd', value: 1e100 },
+      { metric: 'e', value: -1e100 },
+    ]);
+    expect(result.rejected).toEqual({ non_finite_value: 2, value_out_of_range: 1 });
+    expect(result.samples[0]?.metrics).toEqual({ d: 1e100, e: -1e100 });
+  });
+
+  it('counts times that are not whole milliseconds within the range of a date', () => {
+    const result = addAll([
+      { metric: 'a', value: 1, timeMs: 1.5 },
+      { metric: 'b', value: 1, timeMs: 8.64e15 + 1 },
+      { metric: 'c', value: 1, timeMs: Number.NaN },
+      { metric: 'd', value: 1, timeMs: -8.64e15 },
+    ]);
+    expect(result.rejected).toEqual({ invalid_timestamp: 3 });
+    expect(result.accepted).toBe(1);
+  });
+
+  it('applies the /ingest sample-time window only when a retention is given', () => {
+    const points = [
+      { metric: 'future', value: 1, timeMs: nowMs + 10 * 60_000 + 1 },
+      { metric: 'edge', value: 1, timeMs: nowMs + 10 * 60_000 },
+      { metric: 'old', value: 1, timeMs: nowMs - 86_400_001 },
+    ];
+    expect(addAll(points).accepted).toBe(3);
+    const windowed = addAll(points, { rawRetentionMs: 86_400_000 });
+    expect(windowed.rejected).toEqual({ timestamp_in_future: 1, timestamp_too_old: 1 });
+    expect(windowed.accepted).toBe(1);
+  });
+
+  it('counts a missing, too long or unstorable host', () => {
+    const result = addAll([
+      { metric: 'a', value: 1, host: undefined },
+      { metric: 'a', value: 1, host: '' },
+      { metric: 'a', value: 1, host: 'x'.repeat(256) },
+      { metric: 'a', value: 1, host: 'lone\ud800' },
+      { metric: 'a', value: 1, host: 'x'.repeat(255) },
+    ]);
+    expect(result.rejected).toEqual({ no_host: 2, host_too_long: 1, unstorable_text: 1 });
+    expect(result.accepted).toBe(1);
+  });
+
+  it('counts tag sets /ingest would refuse, every point of them', () => {
+    const many = Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'] as const);
+    const result = addAll([
+      { metric: 'a', value: 1, tags: [['', 'v']] },
+      { metric: 'a', value: 1, tags: [['__proto__', 'v']] },
+      { metric: 'a', value: 1, tags: [['k'.repeat(65), 'v']] },
+      { metric: 'a', value: 1, tags: [['k', 'v'.repeat(257)]] },
+      { metric: 'a', value: 1, tags: [['k', 'nul\u0000']] },
+      { metric: 'a', value: 1, tags: many },
+      { metric: 'b', value: 1, tags: many },
+    ]);
+    expect(result.rejected).toEqual({
+      invalid_tag_key: 2,
+      tag_key_too_long: 1,
+      tag_value_too_long: 1,
+      unstorable_text: 1,
+      too_many_tags: 2,
+    });
+    expect(result.samples).toEqual([]);
+  });
+
+  it('takes tag sets at the /ingest limits', () => {
+    const tags = Array.from(
+      { length: 64 },
+      (_, i) => [`k${i}`.padEnd(64, 'k'), 'v'.repeat(256)] as const,
+    );
+    expect(addAll([{ metric: 'a', value: 1, tags }]).accepted).toBe(1);
+  });
+
+  it('rewrites metric names and counts what cannot be rewritten', () => {
+    const result = addAll([
+      { metric: 'disk used/%', value: 1 },
+      { metric: '__proto__', value: 2 },
+      { metric: 'x'.repeat(129), value: 3 },
+      { metric: '', value: 4 },
+    ]);
+    expect(result.samples[0]?.metrics).toEqual({ disk_used__: 1 });
+    expect(result.rejected).toEqual({
+      invalid_metric_name: 1,
+      metric_name_too_long: 1,
+      no_metric_name: 1,
+    });
+  });
+
+  it('counts two raw names that rewrite to the same name as a collision', () => {
+    const result = addAll([
+      { metric: 'a/b', value: 1 },
+      { metric: 'a b', value: 2 },
+    ]);
+    expect(result.samples[0]?.metrics).toEqual({ a_b: 1 });
+    expect(result.rejected).toEqual({ duplicate_host_metric_time: 1 });
+  });
+
+  it('takes metric names that are Object.prototype members as plain keys', () => {
+    const result = addAll([
+      { metric: 'constructor', value: 1 },
+      { metric: 'toString', value: 2 },
+    ]);
+    expect(Object.entries(result.samples[0]!.metrics)).toEqual([
+      ['constructor', 1],
+      ['toString', 2],
+    ]);
+  });
+});
+
+describe('tagsKeyOf', () => {
+  it('tells apart tag sets whose concatenations would be equal', () => {
+    expect(tagsKeyOf([['a', 'b\u0000c']])).not.toBe(
+      tagsKeyOf([
+        ['a', 'b'],
+        ['c', ''],
+      ]),
+    );
+    expect(tagsKeyOf([['ab', 'c']])).not.toBe(tagsKeyOf([['a', 'bc']]));
+  });
+});
+
+describe('totalCount and describeCounts', () => {
+  it('sum and describe a count record, largest first', () => {
+    const counts = { no_host: 1, non_finite_value: 3, histogram: 1 };
+    expect(totalCount(counts)).toBe(5);
+    expect(describeCounts(counts)).toBe('3 non_finite_value, 1 histogram, 1 no_host');
+    expect(describeCounts({})).toBe('');
+  });
+});

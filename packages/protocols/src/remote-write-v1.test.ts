@@ -1,0 +1,274 @@
+import { compressSync as compress } from 'snappy';
+import { describe, expect, it } from 'vitest';
+import { ProtocolDecodeError } from './protocol-decode-error.js';
+import { remoteWriteTypes } from './proto-types.js';
+import { decodeRemoteWriteV1 } from './remote-write-v1.js';
+
+type Labels = Record<string, string>;
+type Series = {
+  labels: Labels;
+  samples: { value: number; timestamp: number }[];
+  histograms?: object[];
+  exemplars?: object[];
+};
+
+const options = { nowMs: 1_750_000_000_000, maxDecodedBytes: 10_000_000 };
+const t0 = 1_750_000_000_000;
+
+/** A body as Prometheus sends it: prompb.WriteRequest, encoded by the same types, snappy. */
+function writeRequestBody(series: Series[]): Uint8Array {
+  const type = remoteWriteTypes().writeRequest;
+  const message = type.fromObject({
+    timeseries: series.map((s) => ({
+      labels: Object.entries(s.labels).map(([name, value]) => ({ name, value })),
+      samples: s.samples,
+      histograms: s.histograms ?? [],
+      exemplars: s.exemplars ?? [],
+    })),
+  });
+  return compress(type.encode(message).finish());
+}
+
+/** The bytes of Prometheus' staleness marker, written where no float conversion can touch it. */
+function staleMarker(): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setUint32(0, 2, true);
+  view.setUint32(4, 0x7ff00000, true);
+  return view.getFloat64(0, true);
+}
+
+describe('decodeRemoteWriteV1', () => {
+  it('maps __name__ to the metric, instance without port to the host, other labels to tags', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'node_load1', instance: 'node-1:9100', job: 'node' },
+        samples: [{ value: 0.5, timestamp: t0 }],
+      },
+    ]);
+    expect(decodeRemoteWriteV1(body, options)).toEqual({
+      samples: [
+        {
+          host: 'node-1',
+          timeMs: t0,
+          metrics: { node_load1: 0.5 },
+          tags: { instance: 'node-1:9100', job: 'node' },
+        },
+      ],
+      accepted: 1,
+      rejected: {},
+      skipped: {},
+    });
+  });
+
+  it('prefers the host label over instance', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'up', host: 'db-1', instance: '10.0.0.5:9100' },
+        samples: [{ value: 1, timestamp: t0 }],
+      },
+    ]);
+    const [sample] = decodeRemoteWriteV1(body, options).samples;
+    expect(sample?.host).toBe('db-1');
+    expect(sample?.tags).toEqual({ host: 'db-1', instance: '10.0.0.5:9100' });
+  });
+
+  it('strips the port of a bracketed IPv6 instance and keeps an instance without port', () => {
+    const body = writeRequestBody([
+      { labels: { __name__: 'a', instance: '[::1]:9100' }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'b', instance: 'plain-host' }, samples: [{ value: 1, timestamp: t0 }] },
+    ]);
+    expect(decodeRemoteWriteV1(body, options).samples.map((s) => s.host)).toEqual([
+      '::1',
+      'plain-host',
+    ]);
+  });
+
+  it('groups series of the same host, time and tags into one sample', () => {
+    const labels = { instance: 'h:1', job: 'node' };
+    const body = writeRequestBody([
+      { labels: { __name__: 'a', ...labels }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'b', ...labels }, samples: [{ value: 2, timestamp: t0 }] },
+      { labels: { __name__: 'a', ...labels }, samples: [{ value: 3, timestamp: t0 + 15_000 }] },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded.samples).toEqual([
+      { host: 'h', timeMs: t0, metrics: { a: 1, b: 2 }, tags: { instance: 'h:1', job: 'node' } },
+      { host: 'h', timeMs: t0 + 15_000, metrics: { a: 3 }, tags: { instance: 'h:1', job: 'node' } },
+    ]);
+    expect(decoded.accepted).toBe(3);
+  });
+
+  it('keeps the first of two series that differ only in tags and counts the other', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'node_cpu_seconds_total', cpu: '0', instance: 'h:9100' },
+        samples: [{ value: 10, timestamp: t0 }],
+      },
+      {
+        labels: { __name__: 'node_cpu_seconds_total', cpu: '1', instance: 'h:9100' },
+        samples: [{ value: 20, timestamp: t0 }],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded.samples).toEqual([
+      {
+        host: 'h',
+        timeMs: t0,
+        metrics: { node_cpu_seconds_total: 10 },
+        tags: { cpu: '0', instance: 'h:9100' },
+      },
+    ]);
+    expect(decoded.rejected).toEqual({ duplicate_host_metric_time: 1 });
+  });
+
+  it('skips staleness markers and rejects any other NaN and infinities', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'up', instance: 'h:1' },
+        samples: [
+          { value: staleMarker(), timestamp: t0 },
+          { value: Number.NaN, timestamp: t0 + 1 },
+          { value: Number.POSITIVE_INFINITY, timestamp: t0 + 2 },
+          { value: 1e101, timestamp: t0 + 3 },
+          { value: 7, timestamp: t0 + 4 },
+        ],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded.skipped).toEqual({ stale_marker: 1 });
+    expect(decoded.rejected).toEqual({ non_finite_value: 2, value_out_of_range: 1 });
+    expect(decoded.samples.map((s) => s.metrics)).toEqual([{ up: 7 }]);
+  });
+
+  it('recognises the staleness marker in bytes as Prometheus writes them', () => {
+    // Sample { value: 0x7ff0000000000002 (fixed64 LE), timestamp: 1 } in a series without labels.
+    const sample = [0x09, 0x02, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0x10, 0x01];
+    const series = [0x12, sample.length, ...sample];
+    const request = new Uint8Array([0x0a, series.length, ...series]);
+    expect(decodeRemoteWriteV1(compress(request), options).skipped).toEqual({ stale_marker: 1 });
+  });
+
+  it('rewrites characters the /ingest name pattern refuses', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'http/requests total', host: 'h' },
+        samples: [{ value: 1, timestamp: t0 }],
+      },
+      { labels: { __name__: '9lives', host: 'h' }, samples: [{ value: 2, timestamp: t0 }] },
+    ]);
+    expect(decodeRemoteWriteV1(body, options).samples[0]?.metrics).toEqual({
+      http_requests_total: 1,
+      _9lives: 2,
+    });
+  });
+
+  it('counts series without a name, without a host, or with tags /ingest refuses', () => {
+    const body = writeRequestBody([
+      { labels: { job: 'x', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'up', job: 'x' }, samples: [{ value: 1, timestamp: t0 }] },
+      {
+        labels: { __name__: 'up', host: 'h', long: 'v'.repeat(257) },
+        samples: [{ value: 1, timestamp: t0 }],
+      },
+      { labels: { __name__: 'up', host: 'h'.repeat(256) }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'up', host: 'nul\u0000' }, samples: [{ value: 1, timestamp: t0 }] },
+    ]);
+    expect(decodeRemoteWriteV1(body, options)).toEqual({
+      samples: [],
+      accepted: 0,
+      rejected: {
+        no_metric_name: 1,
+        no_host: 1,
+        tag_value_too_long: 1,
+        host_too_long: 1,
+        unstorable_text: 1,
+      },
+      skipped: {},
+    });
+  });
+
+  it('drops labels with an empty value, as Prometheus does', () => {
+    const body = writeRequestBody([
+      { labels: { __name__: 'up', host: 'h', empty: '' }, samples: [{ value: 1, timestamp: t0 }] },
+    ]);
+    expect(decodeRemoteWriteV1(body, options).samples[0]?.tags).toEqual({ host: 'h' });
+  });
+
+  it('groups unsorted labels like sorted ones', () => {
+    const type = remoteWriteTypes().writeRequest;
+    const series = (name: string, labels: [string, string][]) => ({
+      labels: [['__name__', name], ...labels].map(([n, value]) => ({ name: n, value })),
+      samples: [{ value: 1, timestamp: t0 }],
+    });
+    const message = type.fromObject({
+      timeseries: [
+        series('a', [
+          ['host', 'h'],
+          ['z', '1'],
+          ['b', '2'],
+        ]),
+        series('b', [
+          ['b', '2'],
+          ['host', 'h'],
+          ['z', '1'],
+        ]),
+      ],
+    });
+    const decoded = decodeRemoteWriteV1(compress(type.encode(message).finish()), options);
+    expect(decoded.samples).toHaveLength(1);
+    expect(decoded.samples[0]?.metrics).toEqual({ a: 1, b: 1 });
+  });
+
+  it('skips and counts native histograms and exemplars', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'latency', host: 'h' },
+        samples: [],
+        histograms: [{ countInt: 3, sum: 1.5, timestamp: t0 }],
+        exemplars: [{ value: 1, timestamp: t0 }],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded.skipped).toEqual({ histogram: 1, exemplar: 1 });
+    expect(decoded.samples).toEqual([]);
+  });
+
+  it('rejects points outside the sample-time window when a retention is given', () => {
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'up', host: 'h' },
+        samples: [
+          { value: 1, timestamp: t0 + 11 * 60_000 },
+          { value: 1, timestamp: t0 - 8 * 86_400_000 },
+          { value: 1, timestamp: t0 },
+        ],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, { ...options, rawRetentionMs: 7 * 86_400_000 });
+    expect(decoded.rejected).toEqual({ timestamp_in_future: 1, timestamp_too_old: 1 });
+    expect(decoded.accepted).toBe(1);
+  });
+
+  it('refuses a body that is not snappy or not a WriteRequest with a malformed_body error', () => {
+    expect(() =>
+      decodeRemoteWriteV1(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), options),
+    ).toThrow(ProtocolDecodeError);
+    const notProtobuf = compress(new Uint8Array([0x0a, 0xff, 0x01]));
+    expect(() => decodeRemoteWriteV1(notProtobuf, options)).toThrow(
+      expect.objectContaining({
+        code: 'malformed_body',
+        protocol: 'prometheus_remote_write_v1',
+        message: expect.stringContaining('WriteRequest'),
+      }),
+    );
+  });
+
+  it('refuses a body that declares more than maxDecodedBytes before decompressing it', () => {
+    const body = writeRequestBody([
+      { labels: { __name__: 'up', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
+    ]);
+    expect(() => decodeRemoteWriteV1(body, { ...options, maxDecodedBytes: 4 })).toThrow(
+      expect.objectContaining({ code: 'body_too_large' }),
+    );
+  });
+});

@@ -1,0 +1,47 @@
+import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
+import type { PrometheusSample } from './prometheus-series.js';
+import { collectPrometheusSeries } from './prometheus-series.js';
+import { decodeMessage, remoteWriteTypes } from './proto-types.js';
+import { createSampleCollector } from './sample-collector.js';
+import { decompressSnappyBlock } from './snappy-block.js';
+
+/** Options of the snappy-compressed protocols. */
+export type SnappyDecodeOptions = DecodeOptions & {
+  /** Refuse a body that declares more decompressed bytes than this (`body_too_large`). */
+  maxDecodedBytes: number;
+};
+
+/** The fields of prompb's WriteRequest this decoder reads (repeated fields may be absent). */
+type WriteRequest = {
+  timeseries?: {
+    labels?: { name?: string | null; value?: string | null }[];
+    samples?: PrometheusSample[];
+    exemplars?: unknown[];
+    histograms?: unknown[];
+  }[];
+};
+
+/**
+ * Prometheus remote-write 1.0: a snappy-compressed (block format) `prometheus.WriteRequest`
+ * body, as received (after any HTTP Content-Encoding was undone). Native histograms and
+ * exemplars, which Prometheus may add to a 1.0 request, are skipped and counted. Throws
+ * `ProtocolDecodeError` when the body is not such a message or decompresses too large.
+ */
+export function decodeRemoteWriteV1(
+  body: Uint8Array,
+  options: SnappyDecodeOptions,
+): DecodedHostSamples {
+  const protocol = 'prometheus_remote_write_v1';
+  const bytes = decompressSnappyBlock(body, options.maxDecodedBytes, protocol);
+  const request = decodeMessage<WriteRequest>(remoteWriteTypes().writeRequest, bytes, protocol);
+  const collector = createSampleCollector(options);
+  const labels: string[] = [];
+  for (const series of request.timeseries ?? []) {
+    labels.length = 0;
+    for (const label of series.labels ?? []) labels.push(label.name ?? '', label.value ?? '');
+    collectPrometheusSeries(collector, labels, series.samples ?? []);
+    if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
+    if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
+  }
+  return collector.result();
+}

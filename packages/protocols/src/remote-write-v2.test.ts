@@ -1,0 +1,127 @@
+import { compressSync as compress } from 'snappy';
+import { describe, expect, it } from 'vitest';
+import { remoteWriteTypes } from './proto-types.js';
+import { decodeRemoteWriteV2 } from './remote-write-v2.js';
+
+const options = { nowMs: 1_750_000_000_000, maxDecodedBytes: 10_000_000 };
+const t0 = 1_750_000_000_000;
+
+type Series = {
+  labels: Record<string, string>;
+  samples?: { value: number; timestamp: number }[];
+  histograms?: object[];
+  exemplars?: object[];
+};
+
+/** An io.prometheus.write.v2.Request with its symbols table built as a sender would. */
+function requestBody(series: Series[]): Uint8Array {
+  const symbols = [''];
+  const refOf = (text: string): number => {
+    const index = symbols.indexOf(text);
+    if (index !== -1) return index;
+    symbols.push(text);
+    return symbols.length - 1;
+  };
+  const timeseries = series.map((s) => ({
+    labelsRefs: Object.entries(s.labels)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .flatMap(([name, value]) => [refOf(name), refOf(value)]),
+    samples: s.samples ?? [],
+    histograms: s.histograms ?? [],
+    exemplars: s.exemplars ?? [],
+  }));
+  return rawBody({ symbols, timeseries });
+}
+
+function rawBody(request: object): Uint8Array {
+  const type = remoteWriteTypes().writeV2Request;
+  return compress(type.encode(type.fromObject(request)).finish());
+}
+
+describe('decodeRemoteWriteV2', () => {
+  it('resolves labels through the symbols table and maps them like 1.0', () => {
+    const body = requestBody([
+      {
+        labels: { __name__: 'node_load1', instance: 'node-1:9100', job: 'node' },
+        samples: [{ value: 0.25, timestamp: t0 }],
+      },
+      {
+        labels: { __name__: 'node_load5', instance: 'node-1:9100', job: 'node' },
+        samples: [{ value: 0.5, timestamp: t0 }],
+      },
+    ]);
+    expect(decodeRemoteWriteV2(body, options)).toEqual({
+      samples: [
+        {
+          host: 'node-1',
+          timeMs: t0,
+          metrics: { node_load1: 0.25, node_load5: 0.5 },
+          tags: { instance: 'node-1:9100', job: 'node' },
+        },
+      ],
+      accepted: 2,
+      rejected: {},
+      skipped: {},
+    });
+  });
+
+  it('skips and counts histograms and exemplars, keeping the float samples', () => {
+    const body = requestBody([
+      {
+        labels: { __name__: 'http_request_duration_seconds', host: 'h' },
+        histograms: [
+          { countInt: 4, sum: 2, timestamp: t0 },
+          { countFloat: 1, sum: 1, timestamp: t0 + 1 },
+        ],
+      },
+      {
+        labels: { __name__: 'http_requests_total', host: 'h' },
+        samples: [{ value: 12, timestamp: t0 }],
+        exemplars: [{ labelsRefs: [], value: 1, timestamp: t0 }],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV2(body, options);
+    expect(decoded.skipped).toEqual({ histogram: 2, exemplar: 1 });
+    expect(decoded.accepted).toBe(1);
+    expect(decoded.samples[0]?.metrics).toEqual({ http_requests_total: 12 });
+  });
+
+  it('counts same-name series that differ only in tags as collisions', () => {
+    const body = requestBody([
+      { labels: { __name__: 'cpu', cpu: '0', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'cpu', cpu: '1', host: 'h' }, samples: [{ value: 2, timestamp: t0 }] },
+    ]);
+    expect(decodeRemoteWriteV2(body, options).rejected).toEqual({ duplicate_host_metric_time: 1 });
+  });
+
+  it('refuses a label reference outside the symbols table', () => {
+    const body = rawBody({
+      symbols: ['', '__name__', 'up'],
+      timeseries: [{ labelsRefs: [1, 7], samples: [{ value: 1, timestamp: t0 }] }],
+    });
+    expect(() => decodeRemoteWriteV2(body, options)).toThrow(
+      expect.objectContaining({
+        code: 'malformed_body',
+        protocol: 'prometheus_remote_write_v2',
+        message: 'timeseries[0] refers to symbol 7, but the symbols table has 3.',
+      }),
+    );
+  });
+
+  it('refuses an odd number of label references', () => {
+    const body = rawBody({
+      symbols: ['', '__name__', 'up'],
+      timeseries: [{ labelsRefs: [1, 2, 1], samples: [{ value: 1, timestamp: t0 }] }],
+    });
+    expect(() => decodeRemoteWriteV2(body, options)).toThrow(
+      expect.objectContaining({ code: 'malformed_body' }),
+    );
+  });
+
+  it('refuses a bomb before decompressing', () => {
+    const bomb = new Uint8Array([0xff, 0xff, 0xff, 0x7f, 0x00]);
+    expect(() => decodeRemoteWriteV2(bomb, options)).toThrow(
+      expect.objectContaining({ code: 'body_too_large', protocol: 'prometheus_remote_write_v2' }),
+    );
+  });
+});

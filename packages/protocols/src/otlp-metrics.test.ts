@@ -1,0 +1,267 @@
+import { describe, expect, it } from 'vitest';
+import { decodeOtlpMetricsJson, decodeOtlpMetricsProtobuf } from './otlp-metrics.js';
+import { otlpMetricsTypes } from './proto-types.js';
+
+const options = { nowMs: 1_750_000_000_000 };
+/** 1750000000.123456789 s: beyond 2^53 ns, and not on a millisecond. */
+const timeUnixNano = '1750000000123456789';
+const timeMs = 1_750_000_000_123;
+
+const attribute = (key: string, value: string) => ({ key, value: { stringValue: value } });
+
+/** An ExportMetricsServiceRequest in ProtoJSON form (the form OTLP/JSON sends). */
+function requestJson(resourceAttributes: object[], metrics: object[]): Record<string, unknown> {
+  return {
+    resourceMetrics: [
+      {
+        resource: { attributes: resourceAttributes },
+        scopeMetrics: [{ scope: { name: 'test' }, metrics }],
+      },
+    ],
+  };
+}
+
+function protobufBody(json: Record<string, unknown>): Uint8Array {
+  const type = otlpMetricsTypes().request;
+  return type.encode(type.fromObject(json)).finish();
+}
+
+function jsonBody(json: Record<string, unknown>): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(json));
+}
+
+/** Every case runs through both encodings: they must map the same. */
+const encodings = [
+  [
+    'protobuf',
+    (json: Record<string, unknown>) => decodeOtlpMetricsProtobuf(protobufBody(json), options),
+  ],
+  ['json', (json: Record<string, unknown>) => decodeOtlpMetricsJson(jsonBody(json), options)],
+] as const;
+
+describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
+  it('maps gauge and sum points, with host.name as host and string attributes as tags', () => {
+    const json = requestJson(
+      [
+        attribute('host.name', 'web-1'),
+        attribute('service.name', 'api'),
+        { key: 'pid', value: { intValue: '42' } },
+      ],
+      [
+        {
+          name: 'system.memory.usage',
+          gauge: { dataPoints: [{ timeUnixNano, asInt: '1048576' }] },
+        },
+        {
+          name: 'http.server.requests',
+          sum: {
+            aggregationTemporality: 2,
+            isMonotonic: true,
+            dataPoints: [{ timeUnixNano, asDouble: 12.5 }],
+          },
+        },
+      ],
+    );
+    expect(decode(json)).toEqual({
+      samples: [
+        {
+          host: 'web-1',
+          timeMs,
+          metrics: { 'system.memory.usage': 1_048_576, 'http.server.requests': 12.5 },
+          tags: { 'host.name': 'web-1', 'service.name': 'api' },
+        },
+      ],
+      accepted: 2,
+      rejected: {},
+      skipped: {},
+    });
+  });
+
+  it('falls back to service.instance.id, then service.name, for the host', () => {
+    const gauge = [{ name: 'g', gauge: { dataPoints: [{ timeUnixNano, asDouble: 1 }] } }];
+    const byInstance = decode(
+      requestJson(
+        [attribute('service.name', 'api'), attribute('service.instance.id', 'i-1')],
+        gauge,
+      ),
+    );
+    expect(byInstance.samples[0]?.host).toBe('i-1');
+    expect(decode(requestJson([attribute('service.name', 'api')], gauge)).samples[0]?.host).toBe(
+      'api',
+    );
+    expect(decode(requestJson([], gauge)).rejected).toEqual({ no_host: 1 });
+  });
+
+  it('lets point attributes win over resource attributes and groups by the merged tags', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h'), attribute('env', 'prod')],
+      [
+        {
+          name: 'cpu',
+          gauge: {
+            dataPoints: [
+              {
+                timeUnixNano,
+                asDouble: 0.5,
+                attributes: [attribute('env', 'canary'), attribute('cpu', '0')],
+              },
+            ],
+          },
+        },
+        { name: 'mem', gauge: { dataPoints: [{ timeUnixNano, asDouble: 7 }] } },
+      ],
+    );
+    expect(decode(json).samples).toEqual([
+      {
+        host: 'h',
+        timeMs,
+        metrics: { cpu: 0.5 },
+        tags: { 'host.name': 'h', env: 'canary', cpu: '0' },
+      },
+      { host: 'h', timeMs, metrics: { mem: 7 }, tags: { 'host.name': 'h', env: 'prod' } },
+    ]);
+  });
+
+  it('maps histogram, exponential histogram and summary points to _count and _sum', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [
+        {
+          name: 'http.duration',
+          histogram: {
+            aggregationTemporality: 2,
+            dataPoints: [
+              {
+                timeUnixNano,
+                count: '10',
+                sum: 2.5,
+                bucketCounts: ['4', '6'],
+                explicitBounds: [0.1],
+              },
+            ],
+          },
+        },
+        {
+          name: 'queue.wait',
+          exponentialHistogram: {
+            aggregationTemporality: 2,
+            dataPoints: [{ timeUnixNano, count: '3', scale: 2, zeroCount: '1' }],
+          },
+        },
+        {
+          name: 'rpc.latency',
+          summary: {
+            dataPoints: [
+              { timeUnixNano, count: '5', sum: 0, quantileValues: [{ quantile: 0.5, value: 1 }] },
+            ],
+          },
+        },
+      ],
+    );
+    expect(decode(json).samples[0]?.metrics).toEqual({
+      'http.duration_count': 10,
+      'http.duration_sum': 2.5,
+      // No sum: the exponential histogram had none (it is optional).
+      'queue.wait_count': 3,
+      'rpc.latency_count': 5,
+      'rpc.latency_sum': 0,
+    });
+  });
+
+  it('skips points flagged no-recorded-value and points without a value', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [
+        {
+          name: 'g',
+          gauge: {
+            dataPoints: [{ timeUnixNano, asDouble: 1, flags: 1 }, { timeUnixNano }],
+          },
+        },
+        { name: 'h', histogram: { dataPoints: [{ timeUnixNano, count: '1', flags: 1 }] } },
+      ],
+    );
+    const decoded = decode(json);
+    expect(decoded.skipped).toEqual({ no_recorded_value: 2, no_value: 1 });
+    expect(decoded.samples).toEqual([]);
+  });
+
+  it('counts NaN values, missing times and collisions of points with different attributes', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [
+        {
+          name: 'cpu',
+          gauge: {
+            dataPoints: [
+              { timeUnixNano, asDouble: 1, attributes: [attribute('cpu', '0')] },
+              { timeUnixNano, asDouble: 2, attributes: [attribute('cpu', '1')] },
+              { timeUnixNano: '0', asDouble: 3 },
+            ],
+          },
+        },
+        { name: 'bad', gauge: { dataPoints: [{ timeUnixNano, asDouble: 'NaN' }] } },
+      ],
+    );
+    const decoded = decode(json);
+    expect(decoded.rejected).toEqual({
+      duplicate_host_metric_time: 1,
+      invalid_timestamp: 1,
+      non_finite_value: 1,
+    });
+    expect(decoded.accepted).toBe(1);
+  });
+
+  it('rewrites names /ingest refuses', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [{ name: 'process/open fds', gauge: { dataPoints: [{ timeUnixNano, asInt: '3' }] } }],
+    );
+    expect(decode(json).samples[0]?.metrics).toEqual({ process_open_fds: 3 });
+  });
+});
+
+describe('decodeOtlpMetricsProtobuf', () => {
+  it('throws a malformed_body error for bytes that are not a request', () => {
+    expect(() => decodeOtlpMetricsProtobuf(new Uint8Array([0x0a, 0xff, 0x01]), options)).toThrow(
+      expect.objectContaining({
+        code: 'malformed_body',
+        protocol: 'otlp_metrics_protobuf',
+        message: expect.stringContaining('ExportMetricsServiceRequest'),
+      }),
+    );
+  });
+
+  it('decodes an empty body as an empty request', () => {
+    expect(decodeOtlpMetricsProtobuf(new Uint8Array(0), options)).toEqual({
+      samples: [],
+      accepted: 0,
+      rejected: {},
+      skipped: {},
+    });
+  });
+});
+
+describe('decodeOtlpMetricsJson', () => {
+  it('ignores unknown fields, as OTLP asks of receivers', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [{ name: 'g', futureField: true, gauge: { dataPoints: [{ timeUnixNano, asDouble: 1 }] } }],
+    );
+    expect(decodeOtlpMetricsJson(jsonBody(json), options).accepted).toBe(1);
+  });
+
+  it.each([
+    ['not JSON', '{"resourceMetrics": ['],
+    ['not an object', '[1, 2]'],
+    ['a wrong type', '{"resourceMetrics": 5}'],
+    [
+      'a wrong nested type',
+      '{"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": 1}]}]}]}',
+    ],
+  ])('throws a malformed_body error for %s', (_case, text) => {
+    expect(() => decodeOtlpMetricsJson(new TextEncoder().encode(text), options)).toThrow(
+      expect.objectContaining({ code: 'malformed_body', protocol: 'otlp_metrics_json' }),
+    );
+  });
+});

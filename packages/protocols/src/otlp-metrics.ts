@@ -1,0 +1,207 @@
+import protojson from 'protobufjs/ext/protojson.js';
+import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
+import type { Int64 } from './int64.js';
+import { int64ToNumber, unixNanosToMs } from './int64.js';
+import type { AgentProtocol } from './protocol-decode-error.js';
+import { ProtocolDecodeError } from './protocol-decode-error.js';
+import { decodeMessage, otlpMetricsTypes } from './proto-types.js';
+import type { SampleCollector, TagPairs } from './sample-collector.js';
+import { createSampleCollector, sortTagPairs, tagsKeyOf } from './sample-collector.js';
+
+/*
+ * The fields of ExportMetricsServiceRequest this decoder reads. Decoded protobuf puts defaults
+ * on the prototype and present fields on the message itself; ProtoJSON leaves absent fields
+ * undefined. Presence is therefore read with `Object.hasOwn`, and every field may be missing.
+ */
+type KeyValue = { key?: string | null; value?: { stringValue?: string | null } | null };
+type PointBase = {
+  attributes?: KeyValue[] | null;
+  timeUnixNano?: Int64 | null;
+  flags?: number | null;
+};
+type NumberDataPoint = PointBase & { asDouble?: number | null; asInt?: Int64 | null };
+type CountAndSumPoint = PointBase & { count?: Int64 | null; sum?: number | null };
+type Points<P> = { dataPoints?: P[] | null } | null | undefined;
+type Metric = {
+  name?: string | null;
+  gauge?: Points<NumberDataPoint>;
+  sum?: Points<NumberDataPoint>;
+  histogram?: Points<CountAndSumPoint>;
+  exponentialHistogram?: Points<CountAndSumPoint>;
+  summary?: Points<CountAndSumPoint>;
+};
+type ExportMetricsServiceRequest = {
+  resourceMetrics?:
+    | {
+        resource?: { attributes?: KeyValue[] | null } | null;
+        scopeMetrics?: { metrics?: Metric[] | null }[] | null;
+      }[]
+    | null;
+};
+
+/** DataPointFlags.DATA_POINT_FLAGS_NO_RECORDED_VALUE_MASK: the series went stale. */
+const noRecordedValue = 1;
+
+/** Resource attributes that name the host, in order of preference (the contract's). */
+const hostAttributes = ['host.name', 'service.instance.id', 'service.name'];
+
+/**
+ * OTLP/HTTP metrics, protobuf encoding: an `ExportMetricsServiceRequest` (any HTTP
+ * Content-Encoding already undone). Throws `ProtocolDecodeError` when it is not one.
+ */
+export function decodeOtlpMetricsProtobuf(
+  body: Uint8Array,
+  options: DecodeOptions,
+): DecodedHostSamples {
+  const protocol = 'otlp_metrics_protobuf';
+  const input = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  const request = decodeMessage<ExportMetricsServiceRequest>(
+    otlpMetricsTypes().request,
+    input,
+    protocol,
+  );
+  return collectRequest(request, options);
+}
+
+/**
+ * OTLP/HTTP metrics, JSON encoding (ProtoJSON with OTLP's rules: lowerCamelCase keys, 64-bit
+ * integers as strings or numbers, enums as integers; unknown fields are ignored, as the OTLP
+ * spec asks of receivers). Throws `ProtocolDecodeError` when it is not such a document.
+ */
+export function decodeOtlpMetricsJson(
+  body: Uint8Array,
+  options: DecodeOptions,
+): DecodedHostSamples {
+  const protocol = 'otlp_metrics_json';
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch (err) {
+    throw malformed(protocol, 'The body is not valid JSON.', err);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw malformed(protocol, 'The body must be a JSON object (an ExportMetricsServiceRequest).');
+  }
+  let request: ExportMetricsServiceRequest;
+  try {
+    request = protojson.fromJson(otlpMetricsTypes().request, json, {
+      ignoreUnknownFields: true,
+    }) as unknown as ExportMetricsServiceRequest;
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw malformed(
+      protocol,
+      `The body is not a valid ExportMetricsServiceRequest: ${detail}.`,
+      err,
+    );
+  }
+  return collectRequest(request, options);
+}
+
+function malformed(protocol: AgentProtocol, message: string, cause?: unknown): ProtocolDecodeError {
+  return new ProtocolDecodeError('malformed_body', protocol, message, { cause });
+}
+
+function stringAttributes(attributes: KeyValue[] | null | undefined): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const attribute of attributes ?? []) {
+    const value = attribute.value;
+    if (
+      value != null &&
+      Object.hasOwn(value, 'stringValue') &&
+      typeof value.stringValue === 'string'
+    ) {
+      pairs.push([attribute.key ?? '', value.stringValue]);
+    }
+  }
+  return pairs;
+}
+
+/** Point attributes win over resource attributes of the same key. */
+function mergeTags(resource: TagPairs, point: [string, string][]): [string, string][] {
+  const merged = new Map<string, string>(resource);
+  for (const [key, value] of point) merged.set(key, value);
+  return sortTagPairs([...merged]);
+}
+
+/**
+ * Mapping (CONTRACT "Agent protocols"): host = resource attribute `host.name`, else
+ * `service.instance.id`, else `service.name`; metric = the OTLP name (rewritten only where
+ * /ingest's pattern refuses it); gauge and sum points → one value; histogram, exponential
+ * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; resource and
+ * point attributes of string type → tags. Exemplars and buckets are not stored.
+ */
+function collectRequest(
+  request: ExportMetricsServiceRequest,
+  options: DecodeOptions,
+): DecodedHostSamples {
+  const collector = createSampleCollector(options);
+  for (const resourceMetrics of request.resourceMetrics ?? []) {
+    const resourcePairs = stringAttributes(resourceMetrics.resource?.attributes);
+    const resourceTags = new Map(resourcePairs);
+    const host = hostAttributes.map((key) => resourceTags.get(key)).find((value) => !!value);
+    const resource = sortTagPairs([...resourceTags]);
+    const resourceKey = tagsKeyOf(resource);
+    const target: PointTarget = { collector, host, resource, resourceKey };
+    for (const scopeMetrics of resourceMetrics.scopeMetrics ?? []) {
+      for (const metric of scopeMetrics.metrics ?? []) collectMetric(target, metric);
+    }
+  }
+  return collector.result();
+}
+
+type PointTarget = {
+  collector: SampleCollector;
+  host: string | undefined;
+  resource: TagPairs;
+  resourceKey: string;
+};
+
+function collectMetric(target: PointTarget, metric: Metric): void {
+  const name = metric.name ?? '';
+  for (const points of [metric.gauge, metric.sum]) {
+    for (const point of points?.dataPoints ?? []) {
+      if (((point.flags ?? 0) & noRecordedValue) !== 0) {
+        target.collector.skip('no_recorded_value');
+      } else if (Object.hasOwn(point, 'asDouble') && typeof point.asDouble === 'number') {
+        addPoint(target, point, name, point.asDouble);
+      } else if (Object.hasOwn(point, 'asInt')) {
+        addPoint(target, point, name, int64ToNumber(point.asInt));
+      } else {
+        target.collector.skip('no_value');
+      }
+    }
+  }
+  for (const points of [metric.histogram, metric.exponentialHistogram, metric.summary]) {
+    for (const point of points?.dataPoints ?? []) {
+      if (((point.flags ?? 0) & noRecordedValue) !== 0) {
+        target.collector.skip('no_recorded_value');
+        continue;
+      }
+      addPoint(target, point, `${name}_count`, int64ToNumber(point.count));
+      // Optional in histograms (absent when observations can be negative); always in summaries.
+      const sum = point.sum ?? (points === metric.summary ? 0 : undefined);
+      if (typeof sum === 'number') addPoint(target, point, `${name}_sum`, sum);
+    }
+  }
+}
+
+function addPoint(target: PointTarget, point: PointBase, metric: string, value: number): void {
+  const pointPairs = stringAttributes(point.attributes);
+  let tags = target.resource;
+  let tagsKey = target.resourceKey;
+  if (pointPairs.length > 0) {
+    tags = mergeTags(target.resource, pointPairs);
+    tagsKey = tagsKeyOf(tags);
+  }
+  // time_unix_nano is required; 0 is "not set", not 1970.
+  const timeMs = unixNanosToMs(point.timeUnixNano);
+  target.collector.add(
+    target.host,
+    timeMs === 0 ? Number.NaN : timeMs,
+    tagsKey,
+    () => tags,
+    metric,
+    value,
+  );
+}

@@ -128,9 +128,10 @@ describe('parseLineProtocol', () => {
         'm',
         [],
         [
-          ['a', { type: 'integer', value: 9223372036854775807 }],
-          ['b', { type: 'integer', value: -9223372036854775808 }],
-          ['c', { type: 'unsigned', value: 18446744073709551615 }],
+          // Numbers: the nearest doubles, 2^63 and 2^64.
+          ['a', { type: 'integer', value: 2 ** 63 }],
+          ['b', { type: 'integer', value: -(2 ** 63) }],
+          ['c', { type: 'unsigned', value: 2 ** 64 }],
         ],
         '9223372036854775807',
       ),

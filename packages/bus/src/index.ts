@@ -15,3 +15,4 @@ export { createInProcessBus } from './in-process-bus.js';
 export { createKafkaBus } from './kafka-bus.js';
 export { partitionForKey } from './murmur2.js';
 export { createPortPublisher, servePublisher } from './port-publisher.js';
+export { BusUnavailableError } from './bus-unavailable-error.js';

@@ -27,6 +27,8 @@ const noMetrics: GatewayMetrics = {
   accepted: () => undefined,
   rejected: () => undefined,
   observeRequest: () => undefined,
+  observeAgentWrite: () => undefined,
+  points: () => undefined,
   rateLimitStoreError: () => undefined,
 };
 
@@ -56,6 +58,7 @@ describe('createGatewayListener', () => {
   it('logs one line per ingest request with its org, status and duration, never the key', async () => {
     const { logger, lines, text } = collectingLogger();
     const listener = createGatewayListener({
+      agentWrites: new Map(),
       ingest: (_req, res) => {
         noteRequestOrg(res, 'org_42');
         res.statusCode = 200;
@@ -90,6 +93,7 @@ describe('createGatewayListener', () => {
   it('logs a rejected key at info without an org', async () => {
     const { logger, lines } = collectingLogger();
     const listener = createGatewayListener({
+      agentWrites: new Map(),
       ingest: (_req, res) => {
         res.statusCode = 401;
         res.end();
@@ -110,6 +114,7 @@ describe('createGatewayListener', () => {
     const { logger, lines } = collectingLogger();
     let appCalls = 0;
     const listener = createGatewayListener({
+      agentWrites: new Map(),
       ingest: () => Promise.reject(new Error('not ingest')),
       app: () => {
         appCalls++;

@@ -4,13 +4,18 @@ import { AppError, logRequest, sendProblem } from '@monitor/platform';
 import { ingestPath } from '@monitor/schemas';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
+type WriteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /**
- * The gateway's request listener: `POST /api/v1/ingest` goes straight to the ingest handler on
- * node:http; everything else (health, metrics, 404/405 problems, and in role `all` the REST API)
- * goes to the express app, where express costs nothing that matters.
+ * The gateway's request listener: `POST /api/v1/ingest` and the agent protocols' writes go
+ * straight to their handlers on node:http; everything else (health, metrics, 404/405 problems,
+ * and in role `all` the REST API) goes to the express app, where express costs nothing that
+ * matters.
  */
 export function createGatewayListener(deps: {
-  ingest: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  ingest: WriteHandler;
+  /** The agent protocols' handlers by path. */
+  agentWrites: ReadonlyMap<string, { protocol: string; handle: WriteHandler }>;
   app: RequestListener;
   metrics: GatewayMetrics;
   logger: Logger;
@@ -18,26 +23,46 @@ export function createGatewayListener(deps: {
   // The express app logs every other request itself, with the same fields and component.
   const requestLog = deps.logger.child({ component: 'http' });
   return (req, res) => {
-    if (req.method !== 'POST' || pathOf(req.url) !== ingestPath) {
+    const path = req.method === 'POST' ? pathOf(req.url) : undefined;
+    if (path === ingestPath) {
+      serve(req, res, path, deps.ingest, (status, seconds) =>
+        deps.metrics.observeRequest(status, seconds),
+      );
+      return;
+    }
+    const agentWrite = path === undefined ? undefined : deps.agentWrites.get(path);
+    if (path === undefined || agentWrite === undefined) {
       deps.app(req, res);
       return;
     }
+    serve(req, res, path, agentWrite.handle, (status, seconds) =>
+      deps.metrics.observeAgentWrite(agentWrite.protocol, status, seconds),
+    );
+  };
+
+  function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    handle: WriteHandler,
+    observe: (status: number, seconds: number) => void,
+  ): void {
     const startedAt = performance.now();
     res.once('close', () => {
       const durationMs = performance.now() - startedAt;
-      deps.metrics.observeRequest(res.writableFinished ? res.statusCode : 499, durationMs / 1000);
+      observe(res.writableFinished ? res.statusCode : 499, durationMs / 1000);
       // One line per request, never per payload or sample (its org, once the key is known).
-      logRequest(requestLog, req, res, durationMs, ingestPath);
+      logRequest(requestLog, req, res, durationMs, path);
     });
-    deps.ingest(req, res).catch((err: unknown) => {
+    handle(req, res).catch((err: unknown) => {
       // A dependency that is away heals itself (WARN); anything else is a bug (ERROR).
       if (err instanceof AppError && err.code === 'dependency_unavailable') {
-        deps.logger.warn({ err }, 'ingest request failed: a dependency is unavailable');
-      } else deps.logger.error({ err }, 'ingest request failed unexpectedly');
+        deps.logger.warn({ err }, 'write request failed: a dependency is unavailable');
+      } else deps.logger.error({ err }, 'write request failed unexpectedly');
       if (!res.headersSent) sendProblem(res, err);
       else res.destroy();
     });
-  };
+  }
 }
 
 function pathOf(url: string | undefined): string {

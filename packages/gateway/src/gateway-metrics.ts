@@ -1,11 +1,14 @@
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { AgentWriteMetrics } from './agent-write-handler.js';
 import type { IngestMetrics } from './ingest-handler.js';
 
-export type GatewayMetrics = IngestMetrics & {
-  observeRequest(status: number, seconds: number): void;
-  rateLimitStoreError(): void;
-};
+export type GatewayMetrics = IngestMetrics &
+  AgentWriteMetrics & {
+    observeRequest(status: number, seconds: number): void;
+    observeAgentWrite(protocol: string, status: number, seconds: number): void;
+    rateLimitStoreError(): void;
+  };
 
 /** The ingest figures of the contract (requests, latency, samples accepted), in `registry`. */
 export function createGatewayMetrics(registry: Registry): GatewayMetrics {
@@ -37,7 +40,33 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     help: 'Ingest requests admitted without a rate-limit check because Redis failed (fail open).',
     registers: [registry],
   });
+  const agentRequests = new Counter({
+    name: 'agent_write_requests_total',
+    help: 'Writes of the agent protocols (remote_write, otlp, influx, collectd) answered, by status.',
+    labelNames: ['protocol', 'status'],
+    registers: [registry],
+  });
+  const agentDuration = new Histogram({
+    name: 'agent_write_request_duration_seconds',
+    help: 'Time to answer a write of an agent protocol, including the bus acknowledgement.',
+    labelNames: ['protocol'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const agentPoints = new Counter({
+    name: 'agent_write_points_total',
+    help: 'Points of agent-protocol writes: accepted, rejected (by reason: the sender gets a 400 when none is taken) or skipped by design (staleness markers, histograms, string fields).',
+    labelNames: ['protocol', 'outcome', 'reason'],
+    registers: [registry],
+  });
   return {
+    points(protocol, outcome, reason, count) {
+      agentPoints.inc({ protocol, outcome, reason }, count);
+    },
+    observeAgentWrite(protocol, status, seconds) {
+      agentRequests.inc({ protocol, status: String(status) });
+      agentDuration.observe({ protocol }, seconds);
+    },
     accepted(payloadCount, sampleCount) {
       payloads.inc(payloadCount);
       samples.inc(sampleCount);

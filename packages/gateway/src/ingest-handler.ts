@@ -1,17 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
-import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Publisher } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import {
   AppError,
   dependencyUnavailable,
-  forbidden,
   fromZodError,
-  noteRequestOrg,
   payloadTooLarge,
   sendProblem,
-  unauthorized,
   unsupportedMediaType,
   validationError,
 } from '@monitor/platform';
@@ -23,13 +19,8 @@ import {
   sampleMessageKey,
 } from '@monitor/schemas';
 import { readBody } from './read-body.js';
-
-/** Decides whether a key may send one more request now; answers the 429 itself when not. */
-export type IngestRateLimiter = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  key: AuthenticatedKey,
-) => Promise<'allowed' | 'answered'>;
+import type { IngestRateLimiter } from './write-admission.js';
+import { createWriteAdmission } from './write-admission.js';
 
 export type IngestMetrics = {
   /** Called once per accepted request. */
@@ -59,6 +50,11 @@ export type IngestHandlerDeps = {
  */
 export function createIngestHandler(deps: IngestHandlerDeps) {
   const log = deps.logger;
+  const admit = createWriteAdmission({
+    authenticator: deps.authenticator,
+    rateLimiter: deps.rateLimiter,
+    rejected: (status) => deps.metrics.rejected(status),
+  });
 
   function fail(res: ServerResponse, err: AppError, closeConnection = false): void {
     if (closeConnection) res.setHeader('Connection', 'close');
@@ -67,14 +63,8 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
   }
 
   return async function handleIngest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = await deps.authenticator.authenticate(apiKeyFromHeaders(req.headers));
-    if (key === undefined) return fail(res, unauthorized(), true);
-    noteRequestOrg(res, key.orgId);
-    if (!hasScope(key, 'ingest')) return fail(res, forbidden(), true);
-    if ((await deps.rateLimiter(req, res, key)) === 'answered') {
-      deps.metrics.rejected(429);
-      return;
-    }
+    const key = await admit(req, res);
+    if (key === undefined) return;
     if (!isJson(req.headers['content-type'])) return fail(res, unsupportedMediaType(), true);
 
     const body = await readBody(req, deps.maxBodyBytes);

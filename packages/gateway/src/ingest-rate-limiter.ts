@@ -14,7 +14,7 @@ import {
   rateLimitPolicyName,
   rateLimitWindowSeconds,
 } from '@monitor/schemas';
-import type { IngestRateLimiter } from './ingest-handler.js';
+import type { IngestRateLimiter } from './write-admission.js';
 
 const windowMs = rateLimitWindowSeconds * 1000;
 

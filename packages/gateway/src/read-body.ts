@@ -7,14 +7,21 @@ export type ReadBodyResult =
 /**
  * Reads a request body of at most `maxBytes`, counted after decompression, while it streams: a
  * body is never buffered past the limit, so a gzip bomb costs at most `maxBytes` of memory.
+ * `rawEncodings` are Content-Encodings read as received, for the caller to undo (remote-write's
+ * snappy block format, whose decoder checks the declared size before it decompresses).
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<ReadBodyResult> {
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  options: { rawEncodings?: readonly string[] } = {},
+): Promise<ReadBodyResult> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-  if (encoding !== 'identity' && encoding !== 'gzip') {
+  const raw = encoding === 'identity' || (options.rawEncodings ?? []).includes(encoding);
+  if (!raw && encoding !== 'gzip') {
     return Promise.resolve({ ok: false, reason: 'bad_encoding' });
   }
   const declared = Number(req.headers['content-length']);
-  if (encoding === 'identity' && Number.isFinite(declared) && declared > maxBytes) {
+  if (raw && Number.isFinite(declared) && declared > maxBytes) {
     return Promise.resolve({ ok: false, reason: 'too_large' });
   }
 
@@ -22,7 +29,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<ReadBo
     const chunks: Buffer[] = [];
     let total = 0;
     let settled = false;
-    const source = encoding === 'gzip' ? req.pipe(createGunzip()) : req;
+    const source = raw ? req : req.pipe(createGunzip());
     const finish = (result: ReadBodyResult): void => {
       if (settled) return;
       settled = true;

@@ -5,6 +5,8 @@ import type { z } from 'zod';
  * the problem handler owns the (exhaustive) mapping from code to HTTP status.
  */
 export const errorCodes = [
+  /** A body that is not a message of its protocol at all (agent protocols: "do not retry"). */
+  'bad_request',
   'validation',
   'not_found',
   'unauthorized',
@@ -157,6 +159,11 @@ export function fromZodError(error: z.core.$ZodError, options: FromZodErrorOptio
 /** `what` names the missing resource for the client, e.g. `rule rul_01H…`. */
 export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} was not found.`);
+}
+
+/** 400: the body is not a message of its protocol (remote-write senders do not retry a 400). */
+export function badRequest(message: string): AppError {
+  return new AppError('bad_request', message);
 }
 
 export function unauthorized(message = 'A valid API key is required.'): AppError {

@@ -1,5 +1,6 @@
 export {
   AppError,
+  badRequest,
   dependencyUnavailable,
   forbidden,
   formatIssuePath,

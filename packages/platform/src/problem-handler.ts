@@ -17,6 +17,8 @@ export function sendProblem(res: ServerResponse, err: unknown): Problem {
   }
   res.statusCode = problem.status;
   for (const [name, value] of Object.entries(problem.headers)) {
+    // A challenge the caller set already (an endpoint whose clients speak basic auth) stays.
+    if (name === 'WWW-Authenticate' && res.hasHeader(name)) continue;
     res.setHeader(name, value);
   }
   res.end(JSON.stringify(problem.body));

@@ -17,6 +17,7 @@ import {
 } from './problem.js';
 
 const expectedStatus: Record<ErrorCode, number> = {
+  bad_request: 400,
   validation: 422,
   not_found: 404,
   unauthorized: 401,

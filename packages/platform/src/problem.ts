@@ -51,6 +51,8 @@ function assertNever(value: never): never {
 /** The exhaustive mapping from error code to HTTP status and problem title. */
 export function describeErrorCode(code: ErrorCode): { status: number; title: string } {
   switch (code) {
+    case 'bad_request':
+      return { status: 400, title: 'Bad request' };
     case 'validation':
       return { status: 422, title: 'Invalid request' };
     case 'not_found':

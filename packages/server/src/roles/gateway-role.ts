@@ -1,6 +1,8 @@
 import type { Publisher, PublisherOptions } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import {
+  agentWriteRoutes,
+  createAgentWriteHandler,
   createGatewayListener,
   createGatewayMetrics,
   createIngestHandler,
@@ -45,7 +47,9 @@ export function createGatewayRequestListener(
 ): RequestListener {
   const { logger } = ctx;
   const gatewayMetrics = createGatewayMetrics(ctx.metrics.registry);
-  const ingest = createIngestHandler({
+  // One authenticator and one rate limit for /ingest and every agent protocol: a key's
+  // requests count against the same budget whichever way its agents send.
+  const writeDeps = {
     authenticator: createKeyAuthenticator(config, deps.db),
     rateLimiter: createIngestRateLimiter({
       limitPerMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
@@ -60,16 +64,33 @@ export function createGatewayRequestListener(
     retryAfterSeconds: 2,
     nowMs: Date.now,
     metrics: gatewayMetrics,
+  };
+  const ingest = createIngestHandler({
+    ...writeDeps,
     logger: logger.child({ component: 'ingest' }),
   });
+  const agentWrites = new Map(
+    [...agentWriteRoutes].map(([path, route]) => [
+      path,
+      {
+        protocol: route.protocol,
+        handle: createAgentWriteHandler(route, {
+          ...writeDeps,
+          logger: logger.child({ component: 'agent-write' }),
+        }),
+      },
+    ]),
+  );
   const app = createRoleApp({
     logger,
     metrics: ctx.metrics,
     readiness: deps.readiness,
     mount: (express) => {
-      express.all(ingestPath, methodNotAllowedHandler(['POST']));
+      for (const path of [ingestPath, ...agentWriteRoutes.keys()]) {
+        express.all(path, methodNotAllowedHandler(['POST']));
+      }
       deps.mount?.(express);
     },
   });
-  return createGatewayListener({ ingest, app, metrics: gatewayMetrics, logger });
+  return createGatewayListener({ ingest, agentWrites, app, metrics: gatewayMetrics, logger });
 }

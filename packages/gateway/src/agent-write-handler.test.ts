@@ -1,0 +1,180 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BusMessage, Publisher } from '@monitor/bus';
+import { BusUnavailableError } from '@monitor/bus';
+import { createLogger, sendProblem } from '@monitor/platform';
+import { agentWritePaths, agentWriteRoutes } from './agent-routes.js';
+import type { AgentWriteMetrics } from './agent-write-handler.js';
+import { createAgentWriteHandler } from './agent-write-handler.js';
+
+const nowMs = Date.parse('2026-11-22T10:00:00Z');
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((r) => server.close(r))));
+});
+
+/** The handlers of every agent route on a real HTTP server, publishing to `publish`. */
+async function serve(publish: Publisher['publish'] = () => Promise.resolve()) {
+  const published: BusMessage[] = [];
+  const points: Parameters<AgentWriteMetrics['points']>[] = [];
+  const deps = {
+    authenticator: {
+      authenticate: (key: string | undefined) =>
+        Promise.resolve(
+          key === 'good'
+            ? { keyId: 'key_1', orgId: 'org_1', scopes: ['ingest' as const] }
+            : undefined,
+        ),
+    },
+    rateLimiter: () => Promise.resolve('allowed' as const),
+    publisher: {
+      publish: async (topic: string, messages: BusMessage[]) => {
+        await publish(topic, messages);
+        published.push(...messages);
+      },
+      close: () => Promise.resolve(),
+    },
+    topic: 'samples',
+    maxBodyBytes: 64 * 1024,
+    rawRetentionMs: 30 * 86_400_000,
+    retryAfterSeconds: 2,
+    nowMs: () => nowMs,
+    metrics: {
+      points: (...args: Parameters<AgentWriteMetrics['points']>) => void points.push(args),
+    },
+    logger: createLogger({ level: 'silent' }),
+  };
+  const handlers = new Map(
+    [...agentWriteRoutes].map(([path, route]) => [path, createAgentWriteHandler(route, deps)]),
+  );
+  const server = createServer((req, res) => {
+    const handle = handlers.get((req.url ?? '').split('?')[0] ?? '');
+    if (handle === undefined) throw new Error(`no route for ${req.url}`);
+    handle(req, res).catch((err: unknown) => sendProblem(res, err));
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    published,
+    points,
+    post: (path: string, init: RequestInit) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        ...init,
+        headers: { Authorization: 'Token good', ...init.headers },
+      }),
+  };
+}
+
+const messagesOf = (published: BusMessage[]) =>
+  published.map((message) => JSON.parse(message.value.toString()) as Record<string, unknown>);
+
+describe('createAgentWriteHandler', () => {
+  it('publishes the decoded samples as /ingest messages of the key’s org, then answers', async () => {
+    const gateway = await serve();
+    const response = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
+      body: 'cpu,host=a,env=prod usage=1.5,up=true 1795341600000\nmem,host=a used=2i 1795341600000\n',
+    });
+    expect(response.status).toBe(204);
+    expect(messagesOf(gateway.published)).toEqual([
+      {
+        v: 1,
+        org_id: 'org_1',
+        host: 'a',
+        time_ms: 1795341600000,
+        received_ms: nowMs,
+        metrics: { cpu_usage: 1.5, cpu_up: 1 },
+        tags: { env: 'prod' },
+        containers: [],
+        processes: [],
+      },
+      expect.objectContaining({ metrics: { mem_used: 2 }, tags: {} }),
+    ]);
+    expect(gateway.points).toContainEqual(['influx', 'accepted', '', 3]);
+  });
+
+  it('reads a gzip body, and counts the limit after decompression', async () => {
+    const gateway = await serve();
+    const line = 'cpu,host=a usage=1 1795341600000\n';
+    const ok = await gateway.post(`${agentWritePaths.influxV1}?precision=ms`, {
+      headers: { 'Content-Encoding': 'gzip' },
+      body: gzipSync(line),
+    });
+    expect(ok.status).toBe(204);
+    const bomb = await gateway.post(`${agentWritePaths.influxV1}?precision=ms`, {
+      headers: { 'Content-Encoding': 'gzip' },
+      body: gzipSync(line.repeat(5000)),
+    });
+    expect(bomb.status).toBe(413);
+  });
+
+  it('refuses a snappy body declaring more than the limit unopened (413), and garbage (400)', async () => {
+    const gateway = await serve();
+    const headers = { 'Content-Type': 'application/x-protobuf', 'Content-Encoding': 'snappy' };
+    // A snappy block starts with its decompressed length as a varint: here 2^32 - 1.
+    const bomb = await gateway.post(agentWritePaths.remoteWrite, {
+      headers,
+      body: new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f, 0x00]),
+    });
+    expect(bomb.status).toBe(413);
+    const garbage = await gateway.post(agentWritePaths.remoteWrite, {
+      headers,
+      body: new Uint8Array([0x05, 0x10, 0xff, 0xff, 0xff, 0xff]),
+    });
+    expect(garbage.status).toBe(400);
+    expect(garbage.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(gateway.published).toEqual([]);
+  });
+
+  it('answers 400 naming the counts when no point can be taken, and publishes nothing', async () => {
+    const gateway = await serve();
+    const response = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
+      body: 'cpu usage=1 1795341600000\n',
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { detail: string }).detail).toMatch(/1 no_host/);
+    expect(gateway.published).toEqual([]);
+    expect(gateway.points).toContainEqual(['influx', 'rejected', 'no_host', 1]);
+  });
+
+  it('answers 503 and never 2xx when the bus does not take the samples', async () => {
+    const gateway = await serve(() => Promise.reject(new BusUnavailableError('timeout')));
+    const response = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
+      body: 'cpu,host=a usage=1 1795341600000\n',
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('2');
+  });
+
+  it('challenges a request without a key, and refuses unknown precisions and media types', async () => {
+    const gateway = await serve();
+    const noKey = await fetch(
+      (await gateway.post(agentWritePaths.collectd, { headers: { Authorization: 'Basic eDp4' } }))
+        .url,
+      { method: 'POST' },
+    );
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+
+    const precision = await gateway.post(`${agentWritePaths.influxV2}?precision=n`, { body: '' });
+    expect(precision.status).toBe(400);
+    expect(((await precision.json()) as { detail: string }).detail).toMatch(/precision/);
+
+    const otlpXml = await gateway.post(agentWritePaths.otlpMetrics, {
+      headers: { 'Content-Type': 'application/xml' },
+      body: '<x/>',
+    });
+    expect(otlpXml.status).toBe(415);
+    const collectdText = await gateway.post(agentWritePaths.collectd, {
+      headers: { 'Content-Type': 'text/plain' },
+      body: '[]',
+    });
+    expect(collectdText.status).toBe(415);
+  });
+});

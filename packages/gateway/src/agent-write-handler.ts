@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
+import type { Publisher } from '@monitor/bus';
+import type { Logger } from '@monitor/platform';
+import {
+  AppError,
+  badRequest,
+  dependencyUnavailable,
+  payloadTooLarge,
+  sendProblem,
+} from '@monitor/platform';
+import type { DecodedHostSamples, DecodeOptions } from '@monitor/protocols';
+import { ProtocolDecodeError, describeCounts, totalCount } from '@monitor/protocols';
+import type { SampleMessage } from '@monitor/schemas';
+import { encodeSampleMessage, sampleMessageKey } from '@monitor/schemas';
+import { readBody } from './read-body.js';
+import type { IngestRateLimiter } from './write-admission.js';
+import { createWriteAdmission } from './write-admission.js';
+
+/** How one request of an agent protocol is decoded and answered. */
+export type AgentWriteDecoder = {
+  /** Decodes the body as read (any Content-Encoding in `rawEncodings` still applied). */
+  decode(body: Buffer, options: DecodeOptions & { maxDecodedBytes: number }): DecodedHostSamples;
+  /** The success answer, once every sample is on the bus. */
+  answer(result: DecodedHostSamples): {
+    status: number;
+    headers?: Record<string, string>;
+    body?: Uint8Array;
+  };
+};
+
+/** One agent protocol's endpoint. */
+export type AgentWriteRoute = {
+  /** For metrics and logs: `remote_write`, `otlp`, `influx`, `collectd`. */
+  protocol: string;
+  /** Content-Encodings the decoder undoes itself (read as received), besides identity and gzip. */
+  rawEncodings?: readonly string[];
+  /** The decoder for this request (content type, query), or the refusal to answer. */
+  select(req: IncomingMessage, query: URLSearchParams): AgentWriteDecoder | AppError;
+};
+
+export type AgentWriteMetrics = {
+  points(
+    protocol: string,
+    outcome: 'accepted' | 'rejected' | 'skipped',
+    reason: string,
+    count: number,
+  ): void;
+};
+
+export type AgentWriteHandlerDeps = {
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: IngestRateLimiter;
+  publisher: Publisher;
+  topic: string;
+  /** After decompression, as for /ingest. */
+  maxBodyBytes: number;
+  rawRetentionMs: number;
+  retryAfterSeconds: number;
+  nowMs: () => number;
+  metrics: AgentWriteMetrics;
+  logger: Logger;
+};
+
+/**
+ * A write of an agent protocol (remote-write, OTLP, Influx line protocol, collectd): the same
+ * key, scope and rate limit as /ingest, the same body limit after decompression, the same
+ * durability (answered only once the bus has every sample), and samples published exactly as
+ * /ingest publishes them. Points that cannot be taken are counted per reason and logged; a body
+ * none of whose points can be taken is a 400, which these senders do not retry.
+ */
+export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWriteHandlerDeps) {
+  const log = deps.logger.child({ protocol: route.protocol });
+  const admit = createWriteAdmission({
+    authenticator: deps.authenticator,
+    rateLimiter: deps.rateLimiter,
+    rejected: () => undefined,
+  });
+  const readOptions = { rawEncodings: route.rawEncodings ?? [] };
+
+  function fail(res: ServerResponse, err: AppError, closeConnection = false): void {
+    if (closeConnection) res.setHeader('Connection', 'close');
+    sendProblem(res, err);
+  }
+
+  return async function handleAgentWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const key = await admit(req, res, { challenge: true });
+    if (key === undefined) return;
+    const decoder = route.select(req, queryOf(req.url));
+    if (decoder instanceof AppError) return fail(res, decoder, true);
+
+    const body = await readBody(req, deps.maxBodyBytes, readOptions);
+    if (!body.ok) {
+      if (body.reason === 'too_large') return fail(res, payloadTooLarge(deps.maxBodyBytes), true);
+      if (body.reason === 'bad_encoding') {
+        const accepted = ['gzip', ...readOptions.rawEncodings].join(' or ');
+        return fail(
+          res,
+          new AppError(
+            'unsupported_media_type',
+            `Content-Encoding must be ${accepted} or absent, and the body must decode.`,
+          ),
+          true,
+        );
+      }
+      return; // the client went away: nobody to answer
+    }
+
+    const receivedMs = deps.nowMs();
+    let decoded: DecodedHostSamples;
+    try {
+      decoded = decoder.decode(body.body, {
+        nowMs: receivedMs,
+        rawRetentionMs: deps.rawRetentionMs,
+        maxDecodedBytes: deps.maxBodyBytes,
+      });
+    } catch (err) {
+      if (!(err instanceof ProtocolDecodeError)) throw err;
+      if (err.code === 'body_too_large') return fail(res, payloadTooLarge(deps.maxBodyBytes), true);
+      return fail(res, badRequest(err.message));
+    }
+    count(decoded);
+    const rejected = totalCount(decoded.rejected);
+    if (rejected > 0) {
+      log.warn(
+        { orgId: key.orgId, accepted: decoded.accepted, rejected: decoded.rejected },
+        'points of an agent write could not be taken',
+      );
+    }
+    if (decoded.samples.length === 0 && rejected > 0) {
+      return fail(
+        res,
+        badRequest(`No point of the body could be taken: ${describeCounts(decoded.rejected)}.`),
+      );
+    }
+
+    const messages = decoded.samples.map((sample): SampleMessage => ({
+      v: 1,
+      org_id: key.orgId,
+      host: sample.host,
+      time_ms: sample.timeMs,
+      received_ms: receivedMs,
+      metrics: sample.metrics,
+      tags: sample.tags,
+      containers: [],
+      processes: [],
+    }));
+    if (messages.length > 0) {
+      try {
+        await deps.publisher.publish(
+          deps.topic,
+          messages.map((message) => ({
+            key: sampleMessageKey(message),
+            value: encodeSampleMessage(message),
+          })),
+        );
+      } catch (err) {
+        log.warn(
+          { err, orgId: key.orgId, samples: messages.length },
+          'agent write not acknowledged by the bus',
+        );
+        return fail(res, dependencyUnavailable('The message bus', deps.retryAfterSeconds, err));
+      }
+    }
+    const answer = decoder.answer(decoded);
+    const headers: Record<string, string | number> = { ...answer.headers };
+    if (answer.body !== undefined) headers['Content-Length'] = answer.body.byteLength;
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  };
+
+  function count(decoded: DecodedHostSamples): void {
+    const { protocol } = route;
+    if (decoded.accepted > 0) deps.metrics.points(protocol, 'accepted', '', decoded.accepted);
+    for (const [reason, n] of Object.entries(decoded.rejected)) {
+      if (n !== undefined && n > 0) deps.metrics.points(protocol, 'rejected', reason, n);
+    }
+    for (const [reason, n] of Object.entries(decoded.skipped)) {
+      if (n !== undefined && n > 0) deps.metrics.points(protocol, 'skipped', reason, n);
+    }
+  }
+}
+
+function queryOf(url: string | undefined): URLSearchParams {
+  const start = url?.indexOf('?') ?? -1;
+  return new URLSearchParams(start === -1 || url === undefined ? '' : url.slice(start + 1));
+}

@@ -1,0 +1,256 @@
+// @services postgres
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OTLPMetricExporter as OtlpHttpExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OtlpProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { InfluxDB as InfluxV2, Point } from '@influxdata/influxdb-client';
+import { InfluxDB as InfluxV1 } from 'influx';
+import type { AgentProcess, TestDatabase } from '@monitor/testkit';
+import {
+  createTestDatabase,
+  startCollectd,
+  startNodeExporter,
+  startPrometheus,
+} from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+/**
+ * The agent protocols with the real senders: Prometheus 2.42 scraping the node exporter and
+ * remote-writing, collectd's write_http, the OpenTelemetry metrics SDK's OTLP exporters and the
+ * Influx clients. Their samples must land as /ingest's do: a service per host, listed with its
+ * metrics, evaluated by the rules.
+ */
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+let database: TestDatabase;
+let monitor: RoleProcess;
+const agents: AgentProcess[] = [];
+
+type ServiceSummary = {
+  id: string;
+  name: string;
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+};
+
+async function api<T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${monitor.baseUrl}${path}`, {
+    ...init,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+/** The service of `host` once it has a metric `has` accepts, else undefined. */
+async function serviceWith(
+  host: string,
+  has: (metrics: Record<string, number>) => boolean,
+): Promise<ServiceSummary | undefined> {
+  const { body } = await api<{ services: ServiceSummary[] }>('/api/v1/services?limit=100');
+  const service = body.services.find((each) => each.name === host);
+  return service !== undefined && has(service.metrics) ? service : undefined;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase(serviceUrl('postgres'), 'agents');
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: key,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(agents.map((agent) => agent.stop()));
+  await monitor?.stop();
+  await database?.drop();
+});
+
+describe('agent protocols, with the real senders', () => {
+  it('Prometheus remote-writes what it scrapes from the node exporter, and a rule on node_load1 fires', async () => {
+    const rule = await api<{ id: string }>('/api/v1/alerts/rules', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'node load seen',
+        metric: 'node_load1',
+        condition: 'greater_than',
+        threshold: -1,
+        duration_minutes: 0,
+        severity: 'warning',
+      }),
+    });
+    expect(rule.status).toBe(201);
+
+    const exporter = await startNodeExporter();
+    agents.push(exporter);
+    const prometheus = await startPrometheus({
+      scrapeTargets: [{ job: 'node', address: exporter.address }],
+      remoteWrite: { url: `${monitor.baseUrl}/api/v1/write`, bearerToken: key },
+    });
+    agents.push(prometheus);
+
+    // The host is the `instance` label without its port.
+    const service = await waitFor(
+      () => serviceWith('127.0.0.1', (metrics) => 'node_load1' in metrics),
+      60_000,
+      'the node exporter host with node_load1',
+    );
+    const nodeMetrics = Object.keys(service.metrics).filter((name) => name.startsWith('node_'));
+    expect(nodeMetrics.length).toBeGreaterThan(20);
+    expect(service.metrics).toHaveProperty('up', 1);
+    expect(service.tags).toMatchObject({ job: 'node' });
+
+    const alert = await waitFor(
+      async () => {
+        const { body } = await api<{
+          alerts: { rule_name: string; host: string; status: string }[];
+        }>('/api/v1/alerts?limit=100');
+        return body.alerts.find(
+          (each) => each.rule_name === 'node load seen' && each.host === '127.0.0.1',
+        );
+      },
+      30_000,
+      'the node_load1 alert',
+    );
+    expect(alert.status).toBe('active');
+  });
+
+  it('collectd write_http (JSON) authenticates with the key as its password', async () => {
+    const collectd = await startCollectd({
+      writeHttpUrl: `${monitor.baseUrl}/api/v1/collectd`,
+      user: 'collectd',
+      password: key,
+      hostname: 'collectd-host',
+      intervalSeconds: 1,
+    });
+    agents.push(collectd);
+    const service = await waitFor(
+      () => serviceWith('collectd-host', (metrics) => 'collectd_load_load_shortterm' in metrics),
+      30_000,
+      'the collectd host with its load',
+    );
+    expect(Object.keys(service.metrics)).toEqual(
+      expect.arrayContaining(['collectd_load_load_midterm', 'collectd_load_load_longterm']),
+    );
+    expect(Object.keys(service.metrics).some((name) => name.startsWith('collectd_memory_'))).toBe(
+      true,
+    );
+  });
+
+  it.each([
+    [
+      'protobuf',
+      (url: string) => new OtlpProtoExporter({ url, headers: { Authorization: `Bearer ${key}` } }),
+    ],
+    [
+      'json',
+      (url: string) => new OtlpHttpExporter({ url, headers: { Authorization: `Bearer ${key}` } }),
+    ],
+  ] as const)(
+    'the OpenTelemetry metrics SDK exports over OTLP/HTTP (%s)',
+    async (encoding, createExporter: (url: string) => PushMetricExporter) => {
+      const host = `otel-${encoding}`;
+      const provider = new MeterProvider({
+        resource: resourceFromAttributes({ 'host.name': host, 'service.name': 'checkout' }),
+        readers: [
+          new PeriodicExportingMetricReader({
+            exporter: createExporter(`${monitor.baseUrl}/api/v1/otlp/v1/metrics`),
+            exportIntervalMillis: 60_000,
+          }),
+        ],
+      });
+      const meter = provider.getMeter('agent-protocols-test');
+      meter.createGauge('queue.depth').record(7, { queue: 'jobs' });
+      meter.createCounter('requests').add(3, { route: '/pay' });
+      meter.createHistogram('latency.ms').record(12);
+      meter.createHistogram('latency.ms').record(30);
+      await provider.forceFlush();
+      await provider.shutdown();
+
+      const service = await waitFor(
+        () => serviceWith(host, (metrics) => 'latency.ms_count' in metrics),
+        20_000,
+        `the ${host} host`,
+      );
+      expect(service.metrics).toMatchObject({
+        'queue.depth': 7,
+        requests: 3,
+        'latency.ms_count': 2,
+        'latency.ms_sum': 42,
+      });
+    },
+  );
+
+  it('Influx clients write through the v2 and the v1 API', async () => {
+    const v2 = new InfluxV2({ url: `${monitor.baseUrl}/api/v1/influx`, token: key });
+    const writer = v2.getWriteApi('any-org', 'any-bucket', 'ms');
+    writer.writePoint(
+      new Point('cpu')
+        .tag('host', 'influx-v2')
+        .tag('region', 'eu')
+        .floatField('usage', 12.5)
+        .intField('procs', 3)
+        .booleanField('up', true)
+        .stringField('note', 'skipped'),
+    );
+    await writer.close();
+
+    const url = new URL(monitor.baseUrl);
+    const v1 = new InfluxV1({
+      host: url.hostname,
+      port: Number(url.port),
+      path: '/api/v1/influx',
+      database: 'telegraf',
+      username: 'influx',
+      password: key,
+    });
+    await v1.writePoints([
+      { measurement: 'mem', tags: { host: 'influx-v1' }, fields: { used_percent: 40.5 } },
+    ]);
+
+    const fromV2 = await waitFor(
+      () => serviceWith('influx-v2', (metrics) => 'cpu_usage' in metrics),
+      10_000,
+      'the v2 host',
+    );
+    expect(fromV2.metrics).toEqual({ cpu_usage: 12.5, cpu_procs: 3, cpu_up: 1 });
+    expect(fromV2.tags).toEqual({ region: 'eu' });
+    const fromV1 = await waitFor(
+      () => serviceWith('influx-v1', (metrics) => 'mem_used_percent' in metrics),
+      10_000,
+      'the v1 host',
+    );
+    expect(fromV1.metrics).toEqual({ mem_used_percent: 40.5 });
+  });
+
+  it('answers the protocols’ errors as they expect: 401 with a challenge, 400 naming the line, 415', async () => {
+    const noKey = await fetch(`${monitor.baseUrl}/api/v1/collectd`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '[]',
+    });
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get('www-authenticate')).toMatch(/^Basic /);
+    expect(noKey.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+
+    const badLine = await fetch(`${monitor.baseUrl}/api/v1/influx/write?precision=ms`, {
+      method: 'POST',
+      headers: { Authorization: `Token ${key}` },
+      body: 'cpu,host=a usage=1 1700000000000\ncpu,host=a usage= 1700000000001\n',
+    });
+    expect(badLine.status).toBe(400);
+    expect(((await badLine.json()) as { detail: string }).detail).toMatch(/line 2/);
+
+    const notSnappy = await fetch(`${monitor.baseUrl}/api/v1/write`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/x-protobuf' },
+      body: new Uint8Array([1, 2, 3]),
+    });
+    expect(notSnappy.status).toBe(415);
+  });
+});

@@ -10,6 +10,8 @@ import { createLogger, sendProblem } from '@monitor/platform';
 import { agentWritePaths, agentWriteRoutes } from './agent-routes.js';
 import type { AgentWriteMetrics } from './agent-write-handler.js';
 import { createAgentWriteHandler } from './agent-write-handler.js';
+import type { SeriesLimits } from './series-policy.js';
+import { createSeriesPolicy } from './series-policy.js';
 
 const nowMs = Date.parse('2026-11-22T10:00:00Z');
 const servers: Server[] = [];
@@ -18,9 +20,13 @@ afterEach(async () => {
 });
 
 /** The handlers of every agent route on a real HTTP server, publishing to `publish`. */
-async function serve(publish: Publisher['publish'] = () => Promise.resolve()) {
+async function serve(
+  publish: Publisher['publish'] = () => Promise.resolve(),
+  limits: Partial<SeriesLimits> = {},
+) {
   const published: BusMessage[] = [];
   const points: Parameters<AgentWriteMetrics['points']>[] = [];
+  const refused: [string, number][] = [];
   const deps = {
     authenticator: {
       authenticate: (key: string | undefined) =>
@@ -38,12 +44,24 @@ async function serve(publish: Publisher['publish'] = () => Promise.resolve()) {
       },
       close: () => Promise.resolve(),
     },
+    seriesPolicy: createSeriesPolicy(
+      {
+        maxLabels: 64,
+        maxLabelNameLength: 64,
+        maxLabelValueLength: 256,
+        maxNewSeriesPerMinute: 0,
+        maxTrackedSeries: 1000,
+        ...limits,
+      },
+      () => nowMs,
+    ),
     topic: 'samples',
     maxBodyBytes: 64 * 1024,
     rawRetentionMs: 30 * 86_400_000,
     retryAfterSeconds: 2,
     nowMs: () => nowMs,
     metrics: {
+      seriesRefused: (reason: string, count: number) => void refused.push([reason, count]),
       points: (...args: Parameters<AgentWriteMetrics['points']>) => void points.push(args),
     },
     logger: createLogger({ level: 'silent' }),
@@ -63,6 +81,7 @@ async function serve(publish: Publisher['publish'] = () => Promise.resolve()) {
   return {
     published,
     points,
+    refused,
     post: (path: string, init: RequestInit) =>
       fetch(`${base}${path}`, {
         method: 'POST',
@@ -141,6 +160,31 @@ describe('createAgentWriteHandler', () => {
     expect(((await response.json()) as { detail: string }).detail).toMatch(/1 no_host/);
     expect(gateway.published).toEqual([]);
     expect(gateway.points).toContainEqual(['influx', 'rejected', 'no_host', 1]);
+  });
+
+  it('applies the series limits: too many labels is a 400, a spent new-series budget a 429', async () => {
+    const gateway = await serve(undefined, { maxLabels: 1, maxNewSeriesPerMinute: 2 });
+    const labels = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
+      body: 'cpu,host=a,env=prod,dc=x usage=1 1795341600000\n',
+    });
+    expect(labels.status).toBe(400);
+    expect(((await labels.json()) as { detail: string }).detail).toMatch(/1 too_many_labels/);
+
+    const three = 'cpu,host=a,env=prod usage=1,idle=2,steal=3 1795341600000\n';
+    expect(
+      (await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, { body: three })).status,
+    ).toBe(204);
+    expect(messagesOf(gateway.published).at(-1)?.metrics).toEqual({ cpu_usage: 1, cpu_idle: 2 });
+    const spent = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
+      body: 'cpu,host=b usage=1 1795341600000\n',
+    });
+    expect(spent.status).toBe(429);
+    expect(spent.headers.get('retry-after')).toBe('60');
+    expect(gateway.refused).toEqual([
+      ['too_many_labels', 1],
+      ['new_series_limit', 1],
+      ['new_series_limit', 1],
+    ]);
   });
 
   it('answers 503 and never 2xx when the bus does not take the samples', async () => {

@@ -7,6 +7,7 @@ import {
   badRequest,
   dependencyUnavailable,
   payloadTooLarge,
+  rateLimited,
   sendProblem,
 } from '@monitor/platform';
 import type { DecodedHostSamples, DecodeOptions } from '@monitor/protocols';
@@ -14,6 +15,8 @@ import { ProtocolDecodeError, describeCounts, totalCount } from '@monitor/protoc
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage, sampleMessageKey } from '@monitor/schemas';
 import { readBody } from './read-body.js';
+import type { SeriesPolicy, SeriesRefusalReason } from './series-policy.js';
+import { policeSeries } from './series-policy.js';
 import type { IngestRateLimiter } from './write-admission.js';
 import { createWriteAdmission } from './write-admission.js';
 
@@ -40,6 +43,7 @@ export type AgentWriteRoute = {
 };
 
 export type AgentWriteMetrics = {
+  seriesRefused(reason: SeriesRefusalReason, count: number): void;
   points(
     protocol: string,
     outcome: 'accepted' | 'rejected' | 'skipped',
@@ -52,6 +56,7 @@ export type AgentWriteHandlerDeps = {
   authenticator: ApiKeyAuthenticator;
   rateLimiter: IngestRateLimiter;
   publisher: Publisher;
+  seriesPolicy: SeriesPolicy;
   topic: string;
   /** After decompression, as for /ingest. */
   maxBodyBytes: number;
@@ -134,7 +139,7 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       );
     }
 
-    const messages = decoded.samples.map((sample): SampleMessage => ({
+    const decodedMessages = decoded.samples.map((sample): SampleMessage => ({
       v: 1,
       org_id: key.orgId,
       host: sample.host,
@@ -145,6 +150,14 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       containers: [],
       processes: [],
     }));
+    const policed = policeSeries(deps.seriesPolicy, deps, key.orgId, decodedMessages);
+    if (policed.refusal !== undefined) {
+      if (policed.refusal.reason === 'new_series_limit') {
+        return fail(res, rateLimited(policed.retryAfterSeconds, policed.refusal.detail));
+      }
+      return fail(res, badRequest(policed.refusal.detail));
+    }
+    const messages = policed.kept;
     if (messages.length > 0) {
       try {
         await deps.publisher.publish(

@@ -29,6 +29,7 @@ const noMetrics: GatewayMetrics = {
   observeRequest: () => undefined,
   observeAgentWrite: () => undefined,
   points: () => undefined,
+  seriesRefused: () => undefined,
   rateLimitStoreError: () => undefined,
 };
 

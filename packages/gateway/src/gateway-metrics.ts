@@ -59,7 +59,16 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     labelNames: ['protocol', 'outcome', 'reason'],
     registers: [registry],
   });
+  const seriesRefused = new Counter({
+    name: 'series_refused_points_total',
+    help: 'Points refused by the series limits (SERIES_MAX_*), by reason: too_many_labels, label_name_too_long, label_value_too_long, new_series_limit.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   return {
+    seriesRefused(reason, count) {
+      seriesRefused.inc({ reason }, count);
+    },
     points(protocol, outcome, reason, count) {
       agentPoints.inc({ protocol, outcome, reason }, count);
     },

@@ -4,3 +4,4 @@ export { createIngestHandler } from './ingest-handler.js';
 export { createIngestRateLimiter } from './ingest-rate-limiter.js';
 export { agentWritePaths, agentWriteRoutes } from './agent-routes.js';
 export { createAgentWriteHandler } from './agent-write-handler.js';
+export { createSeriesPolicy } from './series-policy.js';

@@ -4,6 +4,15 @@ import { describe, expect, it } from 'vitest';
 import type { BusMessage, Publisher } from '@monitor/bus';
 import { createLogger } from '@monitor/platform';
 import { createIngestHandler } from './ingest-handler.js';
+import { createSeriesPolicy } from './series-policy.js';
+
+const unlimitedSeries = {
+  maxLabels: 64,
+  maxLabelNameLength: 64,
+  maxLabelValueLength: 256,
+  maxNewSeriesPerMinute: 0,
+  maxTrackedSeries: 10,
+};
 
 const nowMs = Date.parse('2026-11-22T10:00:00Z');
 
@@ -68,7 +77,12 @@ function handler() {
     rawRetentionMs: 30 * 86_400_000,
     retryAfterSeconds: 2,
     nowMs: () => nowMs,
-    metrics: { accepted: () => undefined, rejected: () => undefined },
+    metrics: {
+      accepted: () => undefined,
+      rejected: () => undefined,
+      seriesRefused: () => undefined,
+    },
+    seriesPolicy: createSeriesPolicy(unlimitedSeries, () => nowMs),
     logger: createLogger({ level: 'silent' }),
   });
   return {

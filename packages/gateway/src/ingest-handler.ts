@@ -7,6 +7,7 @@ import {
   dependencyUnavailable,
   fromZodError,
   payloadTooLarge,
+  rateLimited,
   sendProblem,
   unsupportedMediaType,
   validationError,
@@ -19,6 +20,8 @@ import {
   sampleMessageKey,
 } from '@monitor/schemas';
 import { readBody } from './read-body.js';
+import type { SeriesPolicy, SeriesRefusalReason } from './series-policy.js';
+import { policeSeries } from './series-policy.js';
 import type { IngestRateLimiter } from './write-admission.js';
 import { createWriteAdmission } from './write-admission.js';
 
@@ -26,12 +29,14 @@ export type IngestMetrics = {
   /** Called once per accepted request. */
   accepted(payloads: number, samples: number): void;
   rejected(status: number): void;
+  seriesRefused(reason: SeriesRefusalReason, count: number): void;
 };
 
 export type IngestHandlerDeps = {
   authenticator: ApiKeyAuthenticator;
   rateLimiter: IngestRateLimiter;
   publisher: Publisher;
+  seriesPolicy: SeriesPolicy;
   topic: string;
   maxBodyBytes: number;
   rawRetentionMs: number;
@@ -111,10 +116,19 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
     });
     if (timeIssues.length > 0) return fail(res, validationError(timeIssues));
 
+    const policed = policeSeries(deps.seriesPolicy, deps, key.orgId, messages);
+    if (policed.refusal !== undefined) {
+      if (policed.refusal.reason === 'new_series_limit') {
+        return fail(res, rateLimited(policed.retryAfterSeconds, policed.refusal.detail));
+      }
+      return fail(res, validationError([{ path: 'tags', message: policed.refusal.detail }]));
+    }
+    if (policed.kept !== messages) samples = countMetrics(policed.kept);
+
     try {
       await deps.publisher.publish(
         deps.topic,
-        messages.map((message) => ({
+        policed.kept.map((message) => ({
           key: sampleMessageKey(message),
           value: encodeSampleMessage(message),
         })),
@@ -126,7 +140,7 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
       );
       return fail(res, dependencyUnavailable('The message bus', deps.retryAfterSeconds, err));
     }
-    deps.metrics.accepted(messages.length, samples);
+    deps.metrics.accepted(policed.kept.length, samples);
     const response = JSON.stringify({ status: 'ok', events_accepted: samples });
     res.writeHead(200, {
       'Content-Type': 'application/json; charset=utf-8',
@@ -134,6 +148,12 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
     });
     res.end(response);
   };
+}
+
+function countMetrics(messages: readonly SampleMessage[]): number {
+  let count = 0;
+  for (const message of messages) count += Object.keys(message.metrics).length;
+  return count;
 }
 
 function isJson(contentType: string | undefined): boolean {

@@ -182,10 +182,11 @@ export function unsupportedMediaType(expected = 'application/json'): AppError {
   return new AppError('unsupported_media_type', `The request body must be ${expected}.`);
 }
 
-export function rateLimited(retryAfterSeconds: number): AppError {
-  return new AppError('rate_limited', 'Too many requests for this API key.', {
-    retryAfterSeconds,
-  });
+export function rateLimited(
+  retryAfterSeconds: number,
+  message = 'Too many requests for this API key.',
+): AppError {
+  return new AppError('rate_limited', message, { retryAfterSeconds });
 }
 
 /**

@@ -18,6 +18,7 @@ export {
   ConfigError,
   baseConfigFields,
   envList,
+  envNonNegativeInt,
   envPositiveInt,
   envString,
   envUrl,

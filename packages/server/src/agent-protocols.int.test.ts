@@ -251,5 +251,14 @@ describe('agent protocols, with the real senders', () => {
       body: new Uint8Array([1, 2, 3]),
     });
     expect(notSnappy.status).toBe(415);
+
+    // What was taken and refused is visible in /metrics, per protocol and reason.
+    const exposition = await (await fetch(`${monitor.baseUrl}/metrics`)).text();
+    expect(exposition).toMatch(
+      /agent_write_points_total\{protocol="remote_write",outcome="accepted",reason="",role="all"\} [1-9]/,
+    );
+    expect(exposition).toMatch(
+      /agent_write_requests_total\{protocol="influx",status="400",role="all"\} 1/,
+    );
   });
 });

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { ingestLimits } from '@monitor/schemas';
 import type { ConfigOf, Env } from '@monitor/platform';
 import {
   baseConfigFields,
   envList,
+  envNonNegativeInt,
   envPositiveInt,
   envString,
   envUrl,
@@ -117,6 +119,18 @@ const ingestFields = {
   /** Samples older than this are refused at ingest. */
   RAW_RETENTION_DAYS: rawRetentionDays,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
+  /** Cardinality limits of every write (see `SeriesLimits`); the defaults are /ingest's bounds. */
+  SERIES_MAX_LABELS: envPositiveInt().max(ingestLimits.maxTags).default(ingestLimits.maxTags),
+  SERIES_MAX_LABEL_NAME_LENGTH: envPositiveInt()
+    .max(ingestLimits.maxTagKeyLength)
+    .default(ingestLimits.maxTagKeyLength),
+  SERIES_MAX_LABEL_VALUE_LENGTH: envPositiveInt()
+    .max(ingestLimits.maxTagValueLength)
+    .default(ingestLimits.maxTagValueLength),
+  /** New series (org, host, metric) per organization per minute and gateway; 0 = no limit. */
+  SERIES_MAX_NEW_PER_MINUTE: envNonNegativeInt().default(0),
+  /** Series a gateway remembers for that limit (≈ 150 bytes each). */
+  SERIES_MAX_TRACKED: envPositiveInt().default(500_000),
 };
 
 const writerFields = {

@@ -7,6 +7,7 @@ import {
   createGatewayMetrics,
   createIngestHandler,
   createIngestRateLimiter,
+  createSeriesPolicy,
 } from '@monitor/gateway';
 import { ingestPath } from '@monitor/schemas';
 import type { Express } from 'express';
@@ -58,6 +59,16 @@ export function createGatewayRequestListener(
       onStoreError: () => gatewayMetrics.rateLimitStoreError(),
     }),
     publisher: deps.publisher,
+    seriesPolicy: createSeriesPolicy(
+      {
+        maxLabels: config.SERIES_MAX_LABELS,
+        maxLabelNameLength: config.SERIES_MAX_LABEL_NAME_LENGTH,
+        maxLabelValueLength: config.SERIES_MAX_LABEL_VALUE_LENGTH,
+        maxNewSeriesPerMinute: config.SERIES_MAX_NEW_PER_MINUTE,
+        maxTrackedSeries: config.SERIES_MAX_TRACKED,
+      },
+      Date.now,
+    ),
     topic: config.SAMPLES_TOPIC,
     maxBodyBytes: maxIngestBodyBytes,
     rawRetentionMs: config.RAW_RETENTION_DAYS * 86_400_000,

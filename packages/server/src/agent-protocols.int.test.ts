@@ -143,8 +143,18 @@ describe('agent protocols, with the real senders', () => {
 
   it.each([
     [
+      // Configured as the README says, through the SDK's environment variables.
       'protobuf',
-      (url: string) => new OtlpProtoExporter({ url, headers: { Authorization: `Bearer ${key}` } }),
+      (url: string) => {
+        process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = url;
+        process.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS = `Authorization=Bearer ${key}`;
+        try {
+          return new OtlpProtoExporter();
+        } finally {
+          delete process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+          delete process.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS;
+        }
+      },
     ],
     [
       'json',

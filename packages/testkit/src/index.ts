@@ -19,24 +19,8 @@ export { createTestDatabase } from './test-database.js';
 export { createSeededRandom } from './seeded-random.js';
 export type { SeededRandom } from './seeded-random.js';
 
-// The real agents for the protocol endpoints' integration tests. `@public` until those tests,
-// in the role packages, import them (knip reports entry exports nothing imports).
-/** @public */
+// The real agents for the protocol endpoints' integration tests.
 export type { AgentProcess } from './agent-process.js';
-/** @public */
-export type { CollectdOptions } from './collectd.js';
-/** @public */
 export { startCollectd } from './collectd.js';
-/** @public */
-export type { RunningNodeExporter } from './node-exporter.js';
-/** @public */
 export { startNodeExporter } from './node-exporter.js';
-/** @public */
-export type {
-  PrometheusOptions,
-  PrometheusRemoteWrite,
-  PrometheusScrapeTarget,
-  RunningPrometheus,
-} from './prometheus.js';
-/** @public */
 export { startPrometheus } from './prometheus.js';

@@ -75,7 +75,7 @@ export function decodeCollectdJson(body: Uint8Array, options: DecodeOptions): De
     );
   }
   const collector = createSampleCollector(options);
-  const noTags = () => [];
+  const noTags: string[] = [];
   for (const list of parsed.data) {
     const timeMs = Math.round(list.time * 1000);
     list.values.forEach((value, index) => {
@@ -84,7 +84,7 @@ export function decodeCollectdJson(body: Uint8Array, options: DecodeOptions): De
         return;
       }
       const metric = collectdMetricName(list, list.dsnames[index] ?? '');
-      collector.add(list.host, timeMs, '', noTags, metric, value);
+      collector.add(list.host, timeMs, noTags, metric, value);
     });
   }
   return collector.result();

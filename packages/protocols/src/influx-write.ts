@@ -1,6 +1,6 @@
 import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
 import { parseLineProtocol } from './line-protocol.js';
-import { createSampleCollector, sortTagPairs, tagsKeyOf } from './sample-collector.js';
+import { createSampleCollector, flattenTags } from './sample-collector.js';
 
 /** A timestamp unit of line protocol: nanoseconds … hours. */
 export type InfluxPrecision = 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
@@ -68,17 +68,17 @@ export function decodeInfluxLineProtocol(
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   const points = parseLineProtocol(text);
   const collector = createSampleCollector(options);
+  const tags: string[] = [];
   let lastTimestamp: string | undefined;
   let lastTimeMs = options.nowMs;
   for (const point of points) {
     let host: string | undefined;
-    const tags: [string, string][] = [];
+    const pairs: [string, string][] = [];
     for (const pair of point.tags) {
       if (pair[0] === 'host') host = pair[1];
-      else tags.push(pair);
+      else pairs.push(pair);
     }
-    sortTagPairs(tags);
-    const tagsKey = tagsKeyOf(tags);
+    flattenTags(pairs, tags);
     if (point.timestamp !== lastTimestamp) {
       lastTimestamp = point.timestamp;
       lastTimeMs =
@@ -92,7 +92,7 @@ export function decodeInfluxLineProtocol(
         continue;
       }
       const number = value.type === 'boolean' ? (value.value ? 1 : 0) : value.value;
-      collector.add(host, lastTimeMs, tagsKey, () => tags, `${point.measurement}_${field}`, number);
+      collector.add(host, lastTimeMs, tags, `${point.measurement}_${field}`, number);
     }
   }
   return collector.result();

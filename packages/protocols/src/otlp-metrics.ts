@@ -5,8 +5,8 @@ import { int64ToNumber, unixNanosToMs } from './int64.js';
 import type { AgentProtocol } from './protocol-decode-error.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, otlpMetricsTypes } from './proto-types.js';
-import type { SampleCollector, TagPairs } from './sample-collector.js';
-import { createSampleCollector, sortTagPairs, tagsKeyOf } from './sample-collector.js';
+import type { FlatTags, SampleCollector } from './sample-collector.js';
+import { createSampleCollector, flattenTags } from './sample-collector.js';
 
 /*
  * The fields of ExportMetricsServiceRequest this decoder reads. Decoded protobuf puts defaults
@@ -118,10 +118,10 @@ function stringAttributes(attributes: KeyValue[] | null | undefined): [string, s
 }
 
 /** Point attributes win over resource attributes of the same key. */
-function mergeTags(resource: TagPairs, point: [string, string][]): [string, string][] {
+function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string][]): string[] {
   const merged = new Map<string, string>(resource);
   for (const [key, value] of point) merged.set(key, value);
-  return sortTagPairs([...merged]);
+  return flattenTags([...merged]);
 }
 
 /**
@@ -140,9 +140,8 @@ function collectRequest(
     const resourcePairs = stringAttributes(resourceMetrics.resource?.attributes);
     const resourceTags = new Map(resourcePairs);
     const host = hostAttributes.map((key) => resourceTags.get(key)).find((value) => !!value);
-    const resource = sortTagPairs([...resourceTags]);
-    const resourceKey = tagsKeyOf(resource);
-    const target: PointTarget = { collector, host, resource, resourceKey };
+    const resource = flattenTags([...resourceTags]);
+    const target: PointTarget = { collector, host, resourceTags, resource };
     for (const scopeMetrics of resourceMetrics.scopeMetrics ?? []) {
       for (const metric of scopeMetrics.metrics ?? []) collectMetric(target, metric);
     }
@@ -153,8 +152,9 @@ function collectRequest(
 type PointTarget = {
   collector: SampleCollector;
   host: string | undefined;
-  resource: TagPairs;
-  resourceKey: string;
+  resourceTags: ReadonlyMap<string, string>;
+  /** The resource's tags, flat and sorted: the tags of points without string attributes. */
+  resource: FlatTags;
 };
 
 function collectMetric(target: PointTarget, metric: Metric): void {
@@ -188,20 +188,8 @@ function collectMetric(target: PointTarget, metric: Metric): void {
 
 function addPoint(target: PointTarget, point: PointBase, metric: string, value: number): void {
   const pointPairs = stringAttributes(point.attributes);
-  let tags = target.resource;
-  let tagsKey = target.resourceKey;
-  if (pointPairs.length > 0) {
-    tags = mergeTags(target.resource, pointPairs);
-    tagsKey = tagsKeyOf(tags);
-  }
+  const tags = pointPairs.length > 0 ? mergeTags(target.resourceTags, pointPairs) : target.resource;
   // time_unix_nano is required; 0 is "not set", not 1970.
   const timeMs = unixNanosToMs(point.timeUnixNano);
-  target.collector.add(
-    target.host,
-    timeMs === 0 ? Number.NaN : timeMs,
-    tagsKey,
-    () => tags,
-    metric,
-    value,
-  );
+  target.collector.add(target.host, timeMs === 0 ? Number.NaN : timeMs, tags, metric, value);
 }

@@ -1,7 +1,7 @@
 import type { Int64 } from './int64.js';
 import { int64ToNumber } from './int64.js';
 import type { SampleCollector } from './sample-collector.js';
-import { sortTagPairs, tagsKeyOf } from './sample-collector.js';
+import { flattenTags } from './sample-collector.js';
 
 /** A remote-write sample as protobufjs decodes it (1.0 and 2.0 agree on these two fields). */
 export type PrometheusSample = { value?: number | null; timestamp?: Int64 | null };
@@ -19,62 +19,101 @@ export function isStaleMarker(value: number): boolean {
   return scratch.getUint32(0, true) === 2 && scratch.getUint32(4, true) === 0x7ff00000;
 }
 
-const bracketed = /^\[([^\]]*)\](?::\d+)?$/;
-const hostAndPort = /^([^:]*):\d+$/;
-
-/**
- * `instance` without its `:port`: `node-1:9100` → `node-1`, `[::1]:9100` → `::1`. Anything else
- * (no port, a bare IPv6 address, a URL) is kept as is.
- */
-export function hostOfInstance(instance: string): string {
-  const match = bracketed.exec(instance) ?? hostAndPort.exec(instance);
-  return match?.[1] ?? instance;
+/** Whether `text` from `start` on is a non-empty run of decimal digits. */
+function isPort(text: string, start: number): boolean {
+  if (start >= text.length) return false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 /**
- * Feeds one remote-write series to the collector. `labels` is flat: name, value, name, value…
+ * `instance` without its `:port`: `node-1:9100` → `node-1`, `[::1]:9100` → `::1`. Anything else
+ * (no port, a bare IPv6 address, a URL) is kept as is. Hand-written rather than a regular
+ * expression: it runs once per series of every batch.
+ */
+export function hostOfInstance(instance: string): string {
+  if (instance.startsWith('[')) {
+    const close = instance.indexOf(']');
+    if (close === -1) return instance;
+    const rest = close + 1;
+    if (rest === instance.length) return instance.slice(1, close);
+    if (instance.charCodeAt(rest) === 0x3a /* : */ && isPort(instance, rest + 1)) {
+      return instance.slice(1, close);
+    }
+    return instance;
+  }
+  const colon = instance.indexOf(':');
+  if (colon !== -1 && colon === instance.lastIndexOf(':') && isPort(instance, colon + 1)) {
+    return instance.slice(0, colon);
+  }
+  return instance;
+}
+
+/** Feeds one remote-write series (labels flat: name, value, name, value…) to a collector. */
+export type PrometheusSeriesCollector = (
+  labels: readonly string[],
+  samples: readonly PrometheusSample[],
+) => void;
+
+/**
  * Mapping (CONTRACT "Agent protocols"): metric = `__name__`; host = label `host`, else label
  * `instance` without its port; every label but `__name__` is a tag (`job`, `instance` and
  * `host` included). A label with an empty value is no label, as in Prometheus. Staleness
- * markers are skipped; every other sample goes to the collector's checks.
+ * markers are skipped; every other sample goes to the collector's checks. One per body: it
+ * keeps the hosts of the instances it has seen.
  */
-export function collectPrometheusSeries(
+export function createPrometheusSeriesCollector(
   collector: SampleCollector,
-  labels: readonly string[],
-  samples: readonly PrometheusSample[],
-): void {
-  let metric: string | undefined;
-  let hostLabel: string | undefined;
-  let instance: string | undefined;
-  const tags: [string, string][] = [];
-  let sorted = true;
-  for (let i = 0; i + 1 < labels.length; i += 2) {
-    const name = labels[i]!;
-    const value = labels[i + 1]!;
-    if (name === '__name__') {
-      metric = value;
-      continue;
+): PrometheusSeriesCollector {
+  const hostsOfInstances = new Map<string, string>();
+  const tags: string[] = [];
+  return (labels, samples) => {
+    let metric: string | undefined;
+    let hostLabel: string | undefined;
+    let instance: string | undefined;
+    let previous: string | undefined;
+    let sorted = true;
+    tags.length = 0;
+    for (let i = 0; i + 1 < labels.length; i += 2) {
+      const name = labels[i]!;
+      const value = labels[i + 1]!;
+      if (name === '__name__') {
+        metric = value;
+        continue;
+      }
+      if (value === '') continue;
+      if (name === 'host') hostLabel = value;
+      else if (name === 'instance') instance = value;
+      if (previous !== undefined && previous > name) sorted = false;
+      previous = name;
+      tags.push(name, value);
     }
-    if (value === '') continue;
-    if (name === 'host') hostLabel = value;
-    else if (name === 'instance') instance = value;
-    const previous = tags[tags.length - 1];
-    if (previous !== undefined && previous[0] > name) sorted = false;
-    tags.push([name, value]);
-  }
-  // Senders must sort labels; the grouping key needs them sorted whatever the sender did.
-  if (!sorted) sortTagPairs(tags);
-  const host = hostLabel ?? (instance === undefined ? undefined : hostOfInstance(instance));
-  const tagsKey = tagsKeyOf(tags);
-  const tagPairs = () => tags;
-  for (const sample of samples) {
-    const value = sample.value ?? 0;
-    if (isStaleMarker(value)) {
-      collector.skip('stale_marker');
-    } else if (metric === undefined || metric === '') {
-      collector.reject('no_metric_name');
-    } else {
-      collector.add(host, int64ToNumber(sample.timestamp), tagsKey, tagPairs, metric, value);
+    // Senders must sort labels; the collector needs them sorted whatever the sender did.
+    if (!sorted) {
+      const pairs: [string, string][] = [];
+      for (let i = 0; i < tags.length; i += 2) pairs.push([tags[i]!, tags[i + 1]!]);
+      flattenTags(pairs, tags);
     }
-  }
+    let host = hostLabel;
+    if (host === undefined && instance !== undefined) {
+      host = hostsOfInstances.get(instance);
+      if (host === undefined) {
+        host = hostOfInstance(instance);
+        hostsOfInstances.set(instance, host);
+      }
+    }
+    for (const sample of samples) {
+      const value = sample.value ?? 0;
+      if (isStaleMarker(value)) {
+        collector.skip('stale_marker');
+      } else if (metric === undefined || metric === '') {
+        collector.reject('no_metric_name');
+      } else {
+        collector.add(host, int64ToNumber(sample.timestamp), tags, metric, value);
+      }
+    }
+  };
 }

@@ -1,6 +1,6 @@
 import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
 import type { PrometheusSample } from './prometheus-series.js';
-import { collectPrometheusSeries } from './prometheus-series.js';
+import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
@@ -35,11 +35,12 @@ export function decodeRemoteWriteV1(
   const bytes = decompressSnappyBlock(body, options.maxDecodedBytes, protocol);
   const request = decodeMessage<WriteRequest>(remoteWriteTypes().writeRequest, bytes, protocol);
   const collector = createSampleCollector(options);
+  const collectSeries = createPrometheusSeriesCollector(collector);
   const labels: string[] = [];
   for (const series of request.timeseries ?? []) {
     labels.length = 0;
     for (const label of series.labels ?? []) labels.push(label.name ?? '', label.value ?? '');
-    collectPrometheusSeries(collector, labels, series.samples ?? []);
+    collectSeries(labels, series.samples ?? []);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
     if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
   }

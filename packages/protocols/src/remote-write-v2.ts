@@ -1,6 +1,6 @@
 import type { DecodedHostSamples } from './decoded-host-samples.js';
 import type { PrometheusSample } from './prometheus-series.js';
-import { collectPrometheusSeries } from './prometheus-series.js';
+import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import type { SnappyDecodeOptions } from './remote-write-v1.js';
@@ -35,6 +35,7 @@ export function decodeRemoteWriteV2(
   const request = decodeMessage<WriteV2Request>(remoteWriteTypes().writeV2Request, bytes, protocol);
   const symbols = request.symbols ?? [];
   const collector = createSampleCollector(options);
+  const collectSeries = createPrometheusSeriesCollector(collector);
   const labels: string[] = [];
   (request.timeseries ?? []).forEach((series, index) => {
     const refs = series.labelsRefs ?? [];
@@ -57,7 +58,7 @@ export function decodeRemoteWriteV2(
       }
       labels.push(symbol);
     }
-    collectPrometheusSeries(collector, labels, series.samples ?? []);
+    collectSeries(labels, series.samples ?? []);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
     if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeCounts, totalCount } from './decoded-host-samples.js';
 import type { TagPairs } from './sample-collector.js';
-import { createSampleCollector, tagsKeyOf } from './sample-collector.js';
+import { createSampleCollector, flattenTags } from './sample-collector.js';
 
 const nowMs = 1_750_000_000_000;
 
@@ -11,12 +11,11 @@ function addAll(
 ) {
   const collector = createSampleCollector({ nowMs, ...options });
   for (const point of points) {
-    const tags = point.tags ?? [];
+    const tags = flattenTags((point.tags ?? []).map(([key, value]) => [key, value]));
     collector.add(
       'host' in point ? point.host : 'h',
       point.timeMs ?? nowMs,
-      tagsKeyOf(tags),
-      () => tags,
+      tags,
       point.metric,
       point.value,
     );
@@ -184,15 +183,45 @@ describe('createSampleCollector', () => {
   });
 });
 
-describe('tagsKeyOf', () => {
-  it('tells apart tag sets whose concatenations would be equal', () => {
-    expect(tagsKeyOf([['a', 'b\u0000c']])).not.toBe(
-      tagsKeyOf([
-        ['a', 'b'],
-        ['c', ''],
-      ]),
-    );
-    expect(tagsKeyOf([['ab', 'c']])).not.toBe(tagsKeyOf([['a', 'bc']]));
+describe('tag sets', () => {
+  it('are told apart even when their strings concatenate alike', () => {
+    const result = addAll([
+      { metric: 'a', value: 1, tags: [['a', 'bc']] },
+      { metric: 'b', value: 2, tags: [['ab', 'c']] },
+      {
+        metric: 'c',
+        value: 3,
+        tags: [
+          ['a', 'b'],
+          ['c', ''],
+        ],
+      },
+      { metric: 'd', value: 4, tags: [['a', 'b']] },
+    ]);
+    expect(result.samples.map((sample) => sample.tags)).toEqual([
+      { a: 'bc' },
+      { ab: 'c' },
+      { a: 'b', c: '' },
+      { a: 'b' },
+    ]);
+  });
+
+  it('are refused or taken whatever the order of the sets sharing a prefix', () => {
+    const result = addAll([
+      {
+        metric: 'a',
+        value: 1,
+        tags: [
+          ['k', 'v'],
+          ['z', 'nul\u0000'],
+        ],
+      },
+      { metric: 'b', value: 2, tags: [['k', 'v']] },
+    ]);
+    expect(result.rejected).toEqual({ unstorable_text: 1 });
+    expect(result.samples).toEqual([
+      { host: 'h', timeMs: nowMs, metrics: { b: 2 }, tags: { k: 'v' } },
+    ]);
   });
 });
 

@@ -17,8 +17,14 @@ import { toMetricName } from './metric-name.js';
 /** A JavaScript date holds ±8.64e15 ms; PostgreSQL's timestamptz holds less still. */
 const maxTimeMs = 8.64e15;
 
-/** A tag set as the protocols hand it over: pairs sorted by key. */
+/** A tag set as pairs. */
 export type TagPairs = readonly (readonly [key: string, value: string])[];
+
+/**
+ * A tag set as the collector takes it: flat (key, value, key, value…), sorted by key. Flat
+ * strings straight from the decoded message, so that finding a point's group allocates nothing.
+ */
+export type FlatTags = readonly string[];
 
 /**
  * The one place where points become host samples: every protocol's decoder feeds it
@@ -26,14 +32,13 @@ export type TagPairs = readonly (readonly [key: string, value: string])[];
  */
 export type SampleCollector = {
   /**
-   * Takes one point, or counts why not. `tagsKey` identifies the tag set (see `tagsKeyOf`);
-   * `tags` builds it, called only for the first point of a (host, time, tag set).
+   * Takes one point, or counts why not. `tags` is read during this call only (the caller may
+   * reuse the array for its next point).
    */
   add(
     host: string | undefined,
     timeMs: number,
-    tagsKey: string,
-    tags: () => TagPairs,
+    tags: FlatTags,
     metric: string,
     value: number,
   ): void;
@@ -45,33 +50,57 @@ export type SampleCollector = {
 type Group = { sample: HostSample; size: number; tags: Record<string, string> };
 
 /**
- * An unambiguous key of a sorted tag set: each string is length-prefixed, so no key or value
- * (NUL included, checked only later) can make two different sets collide.
+ * The tag sets of one (host, time) as a trie over their flat strings: a lookup compares the
+ * strings the decoder already has, where a composite string key would have to be built,
+ * flattened and hashed for every point (that cost more than decoding the protobuf).
  */
-export function tagsKeyOf(tags: TagPairs): string {
-  let key = '';
-  for (const [name, value] of tags) key += `${name.length}:${name}${value.length}:${value}`;
-  return key;
-}
+type TagNode = { next: Map<string, TagNode> | undefined; group: Group | RejectReason | undefined };
 
-/** Sorted by key, as `tagsKeyOf` wants them (stable, so a repeated key keeps its order). */
-export function sortTagPairs<T extends readonly [string, string]>(pairs: T[]): T[] {
+/** The groups of one (host, time) and the metric names they already hold. */
+type TimeEntry = { tags: TagNode; taken: Set<string> };
+type HostEntry = { problem: RejectReason | undefined; times: Map<number, TimeEntry> };
+
+/** Sorted by key (stable, so a repeated key keeps its order). */
+function sortTagPairs<T extends readonly [string, string]>(pairs: T[]): T[] {
   return pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
-function checkTags(pairs: TagPairs): RejectReason | Record<string, string> {
-  const tags: Record<string, string> = {};
+/** Pairs sorted by key, flattened into `into` (emptied first), as `SampleCollector.add` takes. */
+export function flattenTags(pairs: [string, string][], into: string[] = []): string[] {
+  into.length = 0;
+  for (const [key, value] of sortTagPairs(pairs)) into.push(key, value);
+  return into;
+}
+
+function checkTags(tags: FlatTags): RejectReason | Record<string, string> {
+  const record: Record<string, string> = {};
   let count = 0;
-  for (const [key, value] of pairs) {
+  for (let i = 0; i + 1 < tags.length; i += 2) {
+    const key = tags[i]!;
+    const value = tags[i + 1]!;
     if (key === '' || key === '__proto__') return 'invalid_tag_key';
     if (key.length > ingestLimits.maxTagKeyLength) return 'tag_key_too_long';
     if (value.length > ingestLimits.maxTagValueLength) return 'tag_value_too_long';
     if (!isStorableText(key) || !isStorableText(value)) return 'unstorable_text';
-    if (!Object.hasOwn(tags, key)) count += 1;
-    tags[key] = value;
+    if (!Object.hasOwn(record, key)) count += 1;
+    record[key] = value;
   }
   if (count > ingestLimits.maxTags) return 'too_many_tags';
-  return tags;
+  return record;
+}
+
+function tagNode(root: TagNode, tags: FlatTags): TagNode {
+  let node = root;
+  for (const text of tags) {
+    node.next ??= new Map();
+    let child = node.next.get(text);
+    if (child === undefined) {
+      child = { next: undefined, group: undefined };
+      node.next.set(text, child);
+    }
+    node = child;
+  }
+  return node;
 }
 
 function checkHost(host: string): RejectReason | undefined {
@@ -89,10 +118,10 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   const rejected: Partial<Record<RejectReason, number>> = {};
   const skipped: Partial<Record<SkipReason, number>> = {};
   let accepted = 0;
-  const hosts = new Map<string, RejectReason | undefined>();
+  // Nested maps rather than composite string keys: no number-to-string conversion and no
+  // hashing of long concatenations per point (they cost more than the protobuf decode did).
+  const hosts = new Map<string, HostEntry>();
   const names = new Map<string, MetricNameResult>();
-  const groups = new Map<string, Group | RejectReason>();
-  const taken = new Set<string>();
   let lastTimeMs = Number.NaN;
   let lastTimeProblem: RejectReason | undefined;
 
@@ -119,8 +148,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   function add(
     host: string | undefined,
     timeMs: number,
-    tagsKey: string,
-    tags: () => TagPairs,
+    tags: FlatTags,
     metric: string,
     value: number,
   ): void {
@@ -131,12 +159,12 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     const badTime = timeProblem(timeMs);
     if (badTime !== undefined) return reject(badTime);
     if (host === undefined || host === '') return reject('no_host');
-    let badHost = hosts.get(host);
-    if (badHost === undefined && !hosts.has(host)) {
-      badHost = checkHost(host);
-      hosts.set(host, badHost);
+    let entry = hosts.get(host);
+    if (entry === undefined) {
+      entry = { problem: checkHost(host), times: new Map() };
+      hosts.set(host, entry);
     }
-    if (badHost !== undefined) return reject(badHost);
+    if (entry.problem !== undefined) return reject(entry.problem);
     let name = names.get(metric);
     if (name === undefined) {
       name = toMetricName(metric);
@@ -144,22 +172,25 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     }
     if (!name.ok) return reject(name.reason);
 
-    // Neither the host (checked above) nor a metric name contains NUL: the keys are unambiguous.
-    const groupKey = `${host}\u0000${timeMs}\u0000${tagsKey}`;
-    let group = groups.get(groupKey);
+    let at = entry.times.get(timeMs);
+    if (at === undefined) {
+      at = { tags: { next: undefined, group: undefined }, taken: new Set() };
+      entry.times.set(timeMs, at);
+    }
+    const node = tagNode(at.tags, tags);
+    let group = node.group;
     if (group === undefined) {
-      const checked = checkTags(tags());
+      const checked = checkTags(tags);
       group =
         typeof checked === 'string'
           ? checked
           : { sample: { host, timeMs, metrics: {}, tags: checked }, size: 0, tags: checked };
-      groups.set(groupKey, group);
+      node.group = group;
     }
     if (typeof group === 'string') return reject(group);
 
-    const takenKey = `${host}\u0000${timeMs}\u0000${name.name}`;
-    if (taken.has(takenKey)) return reject('duplicate_host_metric_time');
-    taken.add(takenKey);
+    if (at.taken.has(name.name)) return reject('duplicate_host_metric_time');
+    at.taken.add(name.name);
     if (group.size === ingestLimits.maxMetricsPerPayload) {
       // /ingest takes at most this many metrics per payload: the rest go in another sample of
       // the same (host, time, tags), which storage keys the same way.

@@ -265,3 +265,67 @@ describe('decodeOtlpMetricsJson', () => {
     );
   });
 });
+
+describe("opentelemetry-proto's example request", () => {
+  it('decodes as JSON and, re-encoded, as protobuf to the same samples', async () => {
+    const { default: example } = (await import('../proto/opentelemetry/examples/metrics.json', {
+      with: { type: 'json' },
+    })) as { default: Record<string, unknown> };
+    const timeMs = 1_544_712_660_300;
+    const tags = (attribute: string) => ({
+      'service.name': 'my.service',
+      [attribute]: 'some value',
+    });
+    const expected = {
+      samples: [
+        { host: 'my.service', timeMs, metrics: { 'my.counter': 5 }, tags: tags('my.counter.attr') },
+        { host: 'my.service', timeMs, metrics: { 'my.gauge': 10 }, tags: tags('my.gauge.attr') },
+        {
+          host: 'my.service',
+          timeMs,
+          metrics: { 'my.histogram_count': 2, 'my.histogram_sum': 2 },
+          tags: tags('my.histogram.attr'),
+        },
+        {
+          host: 'my.service',
+          timeMs,
+          metrics: { 'my.exponential.histogram_count': 3, 'my.exponential.histogram_sum': 10 },
+          tags: tags('my.exponential.histogram.attr'),
+        },
+      ],
+      accepted: 6,
+      rejected: {},
+      skipped: {},
+    };
+    expect(decodeOtlpMetricsJson(jsonBody(example), options)).toEqual(expected);
+    expect(decodeOtlpMetricsProtobuf(protobufBody(example), options)).toEqual(expected);
+  });
+
+  it('ignores exemplars, their hex trace and span ids included', () => {
+    const json = requestJson(
+      [attribute('host.name', 'h')],
+      [
+        {
+          name: 'g',
+          gauge: {
+            dataPoints: [
+              {
+                timeUnixNano,
+                asDouble: 1,
+                exemplars: [
+                  {
+                    timeUnixNano,
+                    asDouble: 0.5,
+                    traceId: '5b8efff798038103d269b633813fc60c',
+                    spanId: 'eee19b7ec3c1b174',
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    );
+    expect(decodeOtlpMetricsJson(jsonBody(json), options).accepted).toBe(1);
+  });
+});

@@ -39,7 +39,19 @@ const migrationLockKey = 7_171_302_001;
  * Brings the schema up to date and applies the retention settings. Safe to run concurrently
  * and repeatedly: each migration runs once, in its own transaction, under an advisory lock.
  */
-export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrateResult> {
+export function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrateResult> {
+  return migrateWith(db, allMigrations, options);
+}
+
+/**
+ * `migrate` with the given migrations only, for tests that need a database at an earlier
+ * version (say, to migrate stored data from it).
+ */
+export async function migrateWith(
+  db: Database,
+  migrations: readonly Migration[],
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
   const retention = retentionOf(options);
   const notes: string[] = [];
   const mode = await db.sql.begin(async (sql) => {
@@ -75,7 +87,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
       (row) => row.version,
     ),
   );
-  for (const migration of allMigrations) {
+  for (const migration of migrations) {
     if (done.has(migration.version)) continue;
     if (await applyOnce(db, migration, mode)) {
       applied.push({ version: migration.version, name: migration.name });

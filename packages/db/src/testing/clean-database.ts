@@ -10,7 +10,8 @@ export type StorageEngine = 'postgres' | 'timescale';
  * - PostgreSQL (and a TimescaleDB server): a fresh database, dropped by `dispose`.
  * - The PGlite TimescaleDB engine has one database and serves one connection at a time; it
  *   cannot drop and re-create the timescaledb extension in its single session. So every table,
- *   sequence and continuous aggregate in `public` is dropped instead (keeping the extension). Integration
+ *   sequence, function and continuous aggregate in `public` is dropped instead (keeping the
+ *   extension's). Integration
  *   files run one at a time, so nothing else uses the engine meanwhile.
  */
 export async function cleanDatabase(
@@ -40,6 +41,15 @@ export async function cleanDatabase(
     `;
     for (const { name } of sequences)
       await admin.sql`drop sequence if exists ${admin.sql(name)} cascade`;
+    // Our trigger functions; not the extension's, some of which live in public too.
+    const functions = await admin.sql<{ signature: string }[]>`
+      select p.oid::regprocedure::text as signature
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+      where n.nspname = 'public'
+        and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
+    `;
+    for (const { signature } of functions)
+      await admin.sql.unsafe(`drop function if exists ${signature} cascade`);
     return { db: admin, dispose: () => admin.close() };
   }
   const name = `${prefix}_${engine}_${randomBytes(4).toString('hex')}`;

@@ -15,7 +15,7 @@ import type postgres from 'postgres';
  */
 export async function copyIn(
   query: postgres.PendingQuery<postgres.Row[]>,
-  chunks: Iterable<string>,
+  chunks: Iterable<string | Uint8Array>,
 ): Promise<void> {
   const internals = query as unknown as { reject?: unknown };
   const originalReject = internals.reject;

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { binarySampleChunks } from './copy-binary.js';
+
+const signature = '5047434f50590aff0d0a00' + '00000000' + '00000000';
+const trailer = 'ffff';
+
+/** One row as COPY's binary format spells it: 3 fields, each an 8-byte value. */
+function row(timeMicros: string, id: string, value: string): string {
+  return `0003` + `00000008${timeMicros}` + `00000008${id}` + `00000008${value}`;
+}
+
+describe('binarySampleChunks', () => {
+  it('writes microseconds since 2000, the id and the double, big-endian', () => {
+    const chunks = [...binarySampleChunks([Date.UTC(2000, 0, 1) + 1], [258], [1.5], 10)].map(
+      (chunk) => chunk.toString('hex'),
+    );
+    expect(chunks).toEqual([
+      signature + row('00000000000003e8', '0000000000000102', '3ff8000000000000') + trailer,
+    ]);
+  });
+
+  it('writes times before 2000 and ids beyond 32 bits as two’s complement int64', () => {
+    const [chunk] = [
+      ...binarySampleChunks([Date.UTC(1999, 11, 31, 23, 59, 59, 999)], [2 ** 40 + 5], [-0], 10),
+    ];
+    expect(chunk?.toString('hex')).toBe(
+      signature + row('fffffffffffffc18', '0000010000000005', '8000000000000000') + trailer,
+    );
+  });
+
+  it('is exact for every time a Date holds, though its microseconds pass 2^53', () => {
+    for (const timeMs of [8.64e15, -8.64e15, Date.UTC(2262, 3, 11, 23, 47, 16, 855), 1, -1]) {
+      const [chunk] = [...binarySampleChunks([timeMs], [1], [0], 10)];
+      const micros = chunk!.readBigInt64BE(signature.length / 2 + 2 + 4);
+      expect(micros).toBe(BigInt(timeMs - Date.UTC(2000, 0, 1)) * 1000n);
+    }
+  });
+
+  it('splits rows into chunks, the header in the first and the trailer in the last', () => {
+    const times = [0, 1, 2, 3, 4].map((i) => Date.UTC(2026, 0, 1) + i);
+    const chunks = [...binarySampleChunks(times, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5], 2)];
+    const rowBytes = 2 + 3 * 12;
+    expect(chunks.map((chunk) => chunk.length)).toEqual([
+      signature.length / 2 + 2 * rowBytes,
+      2 * rowBytes,
+      rowBytes + trailer.length / 2,
+    ]);
+    expect(chunks[0]!.subarray(0, signature.length / 2).toString('hex')).toBe(signature);
+    expect(chunks[2]!.subarray(-2).toString('hex')).toBe(trailer);
+  });
+
+  it('writes a header and trailer alone for no rows', () => {
+    expect([...binarySampleChunks([], [], [], 10)].map((chunk) => chunk.toString('hex'))).toEqual([
+      signature + trailer,
+    ]);
+  });
+});

@@ -43,6 +43,8 @@ export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw)
 export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);
 export type { HostSample } from './samples/sample-batch.js';
 export const createSampleStore = translatingStoreFactory(sampleStore);
+/** The rows the sample store COPYs into `samples`, for the benchmark's raw COPY ceiling. */
+export { binarySampleChunks } from './samples/copy-binary.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';

@@ -513,19 +513,29 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
     // Each metric's value is the minute's index (plus an offset per metric), so a bucket's
     // mean is checkable from its first time and its width.
     await db.sql`
-      insert into samples (time, service_id, metric, value)
-      select ${new Date(t0)}::timestamptz + m * interval '1 minute', s.id, k.metric,
-        m + k.offset_value
-      from generate_series(0, ${days * 24 * 60}) as m,
-        unnest(${hosts.map(idOf)}::text[]) as s(id),
-        (values ('cpu_percent', 0), ('memory_percent', 1000), ('disk_used_percent', 2000))
-          as k(metric, offset_value)
+      insert into series (service_id, metric)
+      select s.id, k.metric
+      from unnest(${hosts.map(idOf)}::text[]) as s(id),
+        (values ('cpu_percent'), ('memory_percent'), ('disk_used_percent')) as k(metric)
+      union all
+      select ${idOf('long-peer-1')}, 'peer_only'
+      on conflict do nothing
     `;
     await db.sql`
-      insert into samples (time, service_id, metric, value)
-      select ${new Date(t0)}::timestamptz + m * interval '1 minute', ${idOf('long-peer-1')},
-        'peer_only', m
-      from generate_series(0, ${days * 24 * 60}) as m
+      insert into samples (time, series_id, value)
+      select ${new Date(t0)}::timestamptz + m * interval '1 minute', r.id, m + k.offset_value
+      from generate_series(0, ${days * 24 * 60}) as m,
+        (values ('cpu_percent', 0), ('memory_percent', 1000), ('disk_used_percent', 2000))
+          as k(metric, offset_value)
+        join series r on r.metric = k.metric
+      where r.service_id = any(${hosts.map(idOf)}::text[])
+    `;
+    await db.sql`
+      insert into samples (time, series_id, value)
+      select ${new Date(t0)}::timestamptz + m * interval '1 minute', r.id, m
+      from generate_series(0, ${days * 24 * 60}) as m,
+        series r
+      where r.service_id = ${idOf('long-peer-1')} and r.metric = 'peer_only'
     `;
     await db.sql`
       insert into snapshots (time, service_id, containers, processes)
@@ -594,10 +604,10 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
       request(fromMs, toMs - 15 * minuteMs, toMs, ['cpu_percent']),
     );
     const raw = await db.sql<{ time: Date; metric: string; value: number }[]>`
-      select time, metric, value from samples
-      where service_id = ${idOf('long-1')} and time >= ${new Date(fromMs)}
-        and time <= ${new Date(toMs)}
-      order by time, metric
+      select s.time, r.metric, s.value from samples s join series r on r.id = s.series_id
+      where r.service_id = ${idOf('long-1')} and s.time >= ${new Date(fromMs)}
+        and s.time <= ${new Date(toMs)}
+      order by s.time, r.metric
     `;
     expect(raw).toHaveLength(76 * 3);
     expect(evidence.samples).toEqual(

@@ -368,10 +368,11 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         end`;
       // avg and the first time: a bucket holding a single sample is that sample, unchanged.
       const samples = await sql<EvidenceSample[]>`
-        select min(time) as time, metric, avg(value) as value from samples
-        where service_id = ${service.id} and time >= ${request.from} and time <= ${request.to}
-        group by metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
-        order by time, metric
+        select min(s.time) as time, r.metric, avg(s.value) as value
+        from series r join samples s on s.series_id = r.id
+        where r.service_id = ${service.id} and s.time >= ${request.from} and s.time <= ${request.to}
+        group by r.metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
+        order by time, r.metric
       `;
       // The last snapshot of each bucket, so the newest (the state at firing) is always kept.
       // Times first, over the (service_id, time) index: only the chosen rows' JSON is read.
@@ -410,12 +411,13 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         peerMetrics.length === 0
           ? []
           : await sql<(EvidenceSample & { service_id: string })[]>`
-              select service_id, min(time) as time, metric, avg(value) as value from samples
-              where service_id = any(${peerIds}::text[]) and metric = any(${peerMetrics}::text[])
-                and time >= ${request.from} and time <= ${request.to}
-              group by service_id, metric,
+              select r.service_id, min(s.time) as time, r.metric, avg(s.value) as value
+              from series r join samples s on s.series_id = r.id
+              where r.service_id = any(${peerIds}::text[]) and r.metric = any(${peerMetrics}::text[])
+                and s.time >= ${request.from} and s.time <= ${request.to}
+              group by r.service_id, r.metric,
                 ${bucketOf(evidenceBuckets(window, limits.peerPointsPerSeries))}
-              order by service_id, time, metric
+              order by r.service_id, time, r.metric
             `;
       const peerAlerts =
         peerIds.length === 0

@@ -198,16 +198,18 @@ async function refreshIsolated(
   return setAside;
 }
 
-/** `and service_id in (the organization's services)`, or nothing for every organization. */
+/** `and series_id in (the organization's series)`, or nothing for every organization. */
 function ofOrganization(sql: TransactionSql, orgId: string | undefined) {
   return orgId === undefined
     ? sql``
-    : sql`and service_id in (select id from services where org_id = ${orgId})`;
+    : sql`and series_id in (
+        select r.id from series r join services s on s.id = r.service_id where s.org_id = ${orgId}
+      )`;
 }
 
 /** A bucket computed again replaces the stored one, written only when it changed. */
 const replaceChangedBuckets = (sql: TransactionSql) => sql`
-  on conflict (service_id, metric, bucket) do update set
+  on conflict (series_id, bucket) do update set
     avg = excluded.avg, min = excluded.min, max = excluded.max,
     count = excluded.count, sum = excluded.sum
   where (r.count, r.sum, r.min, r.max)
@@ -215,17 +217,17 @@ const replaceChangedBuckets = (sql: TransactionSql) => sql`
 `;
 
 const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1m as r (bucket, service_id, metric, avg, min, max, count, sum)
-  select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), service_id,
-    metric, sum(v) / count(*), min(v), max(v), count(*), sum(v)
+  insert into samples_1m as r (bucket, series_id, avg, min, max, count, sum)
+  select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), series_id,
+    sum(v) / count(*), min(v), max(v), count(*), sum(v)
   from (
-    select time, service_id, metric,
+    select time, series_id,
       least(greatest(value, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as v
     from samples
     where time >= ${lowerBound(window)}::text::timestamptz and time < ${window.to}
       ${ofOrganization(sql, orgId)}
   ) clamped
-  group by 1, 2, 3
+  group by 1, 2
   ${replaceChangedBuckets(sql)}
 `;
 
@@ -234,11 +236,11 @@ const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
  * ±1.8e308: clamped to ±count · 1e100 (and min, max to ±1e100) here too, so 60 of them add up.
  */
 const hourStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1h as r (bucket, service_id, metric, avg, min, max, count, sum)
-  select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), service_id,
-    metric, sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
+  insert into samples_1h as r (bucket, series_id, avg, min, max, count, sum)
+  select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), series_id,
+    sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
   from (
-    select bucket, service_id, metric, count,
+    select bucket, series_id, count,
       least(greatest(sum, -${rollupValueBound}::float8 * count), ${rollupValueBound}::float8 * count) as s,
       least(greatest(min, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mn,
       least(greatest(max, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mx
@@ -246,7 +248,7 @@ const hourStatement: RollupStatement = (sql, window, orgId) => sql`
     where bucket >= ${lowerBound(window)}::text::timestamptz and bucket < ${window.to}
       ${ofOrganization(sql, orgId)}
   ) clamped
-  group by 1, 2, 3
+  group by 1, 2
   ${replaceChangedBuckets(sql)}
 `;
 

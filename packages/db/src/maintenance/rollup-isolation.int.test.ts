@@ -50,8 +50,9 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
 
   const rollupRows = (table: 'samples_1m' | 'samples_1h', serviceId: string) =>
     db.sql<{ bucket: Date; avg: number; min: number; max: number; count: string; sum: number }[]>`
-      select bucket, avg, min, max, count, sum from ${db.sql(table)}
-      where service_id = ${serviceId} and metric = 'load' order by bucket
+      select o.bucket, o.avg, o.min, o.max, o.count, o.sum
+      from ${db.sql(table)} o join series r on r.id = o.series_id
+      where r.service_id = ${serviceId} and r.metric = 'load' order by o.bucket
     `;
 
   it('rolls up samples of ±1.8e308 clamped to ±1e100, and every other organization as usual', async () => {
@@ -120,9 +121,10 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
     const earlier = hourStart - 24 * hourMs;
     // Two such minutes in one hour overflowed the hourly sum on every run, for everyone.
     await db.sql`
-      insert into samples_1m (bucket, service_id, metric, avg, min, max, count, sum) values
-        (${new Date(earlier)}, ${serviceId}, 'load', ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax}),
-        (${new Date(earlier + minuteMs)}, ${serviceId}, 'load', ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax})
+      insert into samples_1m (bucket, series_id, avg, min, max, count, sum)
+      select b, r.id, ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax}
+      from series r, unnest(${[new Date(earlier).toISOString(), new Date(earlier + minuteMs).toISOString()]}::timestamptz[]) as b
+      where r.service_id = ${serviceId} and r.metric = 'load'
     `;
     await db.sql`update rollup_watermarks set watermark = ${new Date(earlier)}`;
     const result = await refreshRollups(db, { now });
@@ -151,8 +153,8 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
       await db.sql.unsafe(`
         create function refuse_broken_rollup() returns trigger language plpgsql as $$
         begin
-          if new.service_id = '${brokenService}' then
-            raise exception 'refusing % for the test', new.service_id;
+          if new.series_id in (select id from series where service_id = '${brokenService}') then
+            raise exception 'refusing series % for the test', new.series_id;
           end if;
           return new;
         end $$;

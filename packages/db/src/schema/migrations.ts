@@ -494,6 +494,253 @@ const clampHugeSampleValues: Migration = {
     ]),
 };
 
+/** Column list of samples_1m and samples_1h keyed by series (version 16 on). */
+const seriesRollupColumns = `
+  bucket timestamptz not null,
+  series_id bigint not null,
+  avg double precision not null,
+  min double precision not null,
+  max double precision not null,
+  count bigint not null,
+  sum double precision not null`;
+
+/** A name as a quoted SQL identifier. */
+function identifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** What the layout of version 15 is renamed to while its rows are copied into the new one. */
+const previous = '_v15';
+
+const seriesIds: Migration = {
+  version: 16,
+  name: 'series_ids',
+  async up(sql, { mode }) {
+    await run(sql, [
+      // One row per (service, metric): samples and rollups carry its id instead of the two
+      // texts, which halves their rows and their dedup index and costs the server half as much
+      // per stored row (docs/benchmarks.md, storage layouts). bigint, not int: alignment pads
+      // an int to 8 bytes before the float8 value and the timestamptz in samples rows and
+      // (series_id, time) index entries alike, so int would save nothing, and ids burnt by
+      // concurrent inserts of the same new series can never run out.
+      `create table series (
+        id bigint generated always as identity primary key,
+        service_id text not null,
+        metric text not null,
+        constraint series_service_id_metric_key unique (service_id, metric)
+      )`,
+      // Writers cache series ids per (service, series_generation, metric) and hold the rows of
+      // the services they write locked (their upsert) until they commit. Deleting a series
+      // moves its service's generation first, waiting for those writers: a writer either sees
+      // the new generation (and looks the id up again) or committed before the delete.
+      `alter table services add column series_generation bigint not null default 0`,
+      `create function series_deleted() returns trigger language plpgsql as $$
+       begin
+         update services set series_generation = series_generation + 1
+         where id = old.service_id;
+         return old;
+       end $$`,
+      `create trigger series_deleted before delete on series
+        for each row execute function series_deleted()`,
+      `create function series_truncated() returns trigger language plpgsql as $$
+       begin
+         update services set series_generation = series_generation + 1;
+         return null;
+       end $$`,
+      `create trigger series_truncated before truncate on series
+        for each statement execute function series_truncated()`,
+      // Every key stored anywhere, the rollups' too: their history outlives raw samples.
+      `insert into series (service_id, metric)
+        select service_id, metric from samples
+        union select service_id, metric from samples_1m
+        union select service_id, metric from samples_1h
+        order by 1, 2`,
+      // A deleted service takes its series along; its samples, unreachable from then on, go
+      // with retention (no service is deleted by the service itself today). NOT VALID: keys of
+      // services deleted by hand before this version keep their series, and so their samples.
+      `alter table series add constraint series_service_id_fkey
+        foreign key (service_id) references services (id) on delete cascade not valid`,
+    ]);
+    if (mode === 'postgres') {
+      await samplesBySeriesOnPostgres(sql);
+      for (const rollup of ['samples_1m', 'samples_1h'])
+        await rollupBySeriesOnPostgres(sql, rollup);
+    } else {
+      await samplesBySeriesOnTimescale(sql);
+    }
+  },
+};
+
+/**
+ * Plain PostgreSQL: a new partitioned samples with the old one's partitions (same names and
+ * bounds, the default one included), filled from the old rows, then the old table dropped.
+ * Indexes are built once the rows are in, which is faster than maintaining them row by row.
+ */
+async function samplesBySeriesOnPostgres(sql: TransactionSql): Promise<void> {
+  const partitions = await sql<{ name: string; bound: string }[]>`
+    select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+    from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'samples'::regclass
+    order by 1
+  `;
+  // The old names are freed for the new objects (index names are unique per schema too).
+  await run(sql, [
+    `alter table samples rename to samples${previous}`,
+    `alter index samples_time_idx rename to samples${previous}_time_idx`,
+    ...partitions.map(
+      (partition, i) =>
+        `alter table ${identifier(partition.name)} rename to samples${previous}_part_${i}`,
+    ),
+    `create table samples (
+      time timestamptz not null,
+      series_id bigint not null,
+      value double precision not null
+    ) partition by range (time)`,
+    ...partitions.map(
+      (partition) =>
+        `create table ${identifier(partition.name)} partition of samples ${partition.bound}`,
+    ),
+    `insert into samples (time, series_id, value)
+      select s.time, r.id, s.value
+      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
+    `drop table samples${previous}`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_series_id_time_key on samples (series_id, time)`,
+    `create index samples_time_idx on samples using brin (time)`,
+  ]);
+}
+
+async function rollupBySeriesOnPostgres(sql: TransactionSql, rollup: string): Promise<void> {
+  await run(sql, [
+    `alter table ${rollup} rename to ${rollup}${previous}`,
+    `create table ${rollup} (${seriesRollupColumns})`,
+    `insert into ${rollup} (bucket, series_id, avg, min, max, count, sum)
+      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
+      from ${rollup}${previous} o join series r on r.service_id = o.service_id and r.metric = o.metric`,
+    `drop table ${rollup}${previous}`,
+    `alter table ${rollup} add constraint ${rollup}_series_id_bucket_key unique (series_id, bucket)`,
+  ]);
+}
+
+/**
+ * TimescaleDB: a new samples hypertable (the old one's chunk interval, compression segmented by
+ * series) filled from the old rows, compressed chunks included, then new continuous aggregates
+ * over it. Their materialized rows are copied from the old ones, so rollup history older than
+ * the raw samples kept (retention) survives; the first refresh (the policy, or maintenance's
+ * refreshRollups, within a minute) recomputes the recent buckets and makes the copied ones the
+ * aggregates' materialized part. Until then reads aggregate the raw samples.
+ */
+async function samplesBySeriesOnTimescale(sql: TransactionSql): Promise<void> {
+  const [dimension] = await sql<{ interval: string }[]>`
+    select time_interval::text as interval from timescaledb_information.dimensions
+    where hypertable_schema = current_schema() and hypertable_name = 'samples'
+      and column_name = 'time'
+  `;
+  const chunkInterval = dimension?.interval ?? '1 day';
+  await run(sql, [
+    `alter table samples rename to samples${previous}`,
+    `alter index samples_time_idx rename to samples${previous}_time_idx`,
+    `alter index samples_service_id_metric_time_key
+      rename to samples${previous}_service_id_metric_time_key`,
+    `alter materialized view samples_1h rename to samples_1h${previous}`,
+    `alter materialized view samples_1m rename to samples_1m${previous}`,
+    `create table samples (
+      time timestamptz not null,
+      series_id bigint not null,
+      value double precision not null
+    )`,
+  ]);
+  await sql`select create_hypertable('samples', by_range('time', ${chunkInterval}::interval))`;
+  await run(sql, [
+    `insert into samples (time, series_id, value)
+      select s.time, r.id, s.value
+      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_series_id_time_key on samples (series_id, time)`,
+    `alter table samples set (
+      timescaledb.compress,
+      timescaledb.compress_segmentby = 'series_id',
+      timescaledb.compress_orderby = 'time desc'
+    )`,
+    // As in the rollups migration (version 4), keyed by series.
+    `create materialized view samples_1m
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 minute', time) as bucket, series_id,
+        avg(value) as avg, min(value) as min, max(value) as max,
+        count(*) as count, sum(value) as sum
+      from samples
+      group by 1, 2
+      with no data`,
+    `create materialized view samples_1h
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
+        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      group by 1, 2
+      with no data`,
+  ]);
+  // Materialized rows only: what the old aggregates computed from raw samples on the fly is
+  // computed the same way from the new ones, and a copied bucket past the newest materialized
+  // one would move the new aggregate's watermark (the newest materialized bucket) past samples
+  // it has not materialized, hiding them.
+  const materialized = async (view: string): Promise<string> => {
+    const [table] = await sql<{ schema: string; name: string }[]>`
+      select materialization_hypertable_schema as schema,
+        materialization_hypertable_name as name
+      from timescaledb_information.continuous_aggregates
+      where view_schema = current_schema() and view_name = ${view}
+    `;
+    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
+    return `${identifier(table.schema)}.${identifier(table.name)}`;
+  };
+  for (const rollup of ['samples_1m', 'samples_1h']) {
+    await sql.unsafe(
+      `insert into ${await materialized(rollup)} (bucket, series_id, avg, min, max, count, sum)
+      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
+      from ${await materialized(`${rollup}${previous}`)} o
+      join series r on r.service_id = o.service_id and r.metric = o.metric`,
+    );
+  }
+  await run(sql, [
+    `drop materialized view samples_1h${previous}`,
+    `drop materialized view samples_1m${previous}`,
+    // Its retention and compression jobs go with it; they are added again below.
+    `drop table samples${previous}`,
+    `select add_continuous_aggregate_policy('samples_1m',
+      start_offset => interval '2 hours', end_offset => interval '1 minute',
+      schedule_interval => interval '1 minute')`,
+    `select add_continuous_aggregate_policy('samples_1h',
+      start_offset => interval '2 days', end_offset => interval '1 hour',
+      schedule_interval => interval '30 minutes')`,
+  ]);
+  // The policies migrate() applies follow the stored settings, and it adds them only when the
+  // settings change: the new table gets them here (a database migrated from scratch has no
+  // settings yet and gets them from migrate() afterwards).
+  const [settings] = await sql<
+    { raw_retention_days: number | null; compress_after_days: number | null }[]
+  >`select raw_retention_days, compress_after_days from storage_settings`;
+  if (settings?.raw_retention_days != null) {
+    await sql`
+      select add_retention_policy('samples',
+        drop_after => make_interval(days => ${settings.raw_retention_days}::int))
+    `;
+  }
+  if (settings?.compress_after_days != null) {
+    await sql`
+      select add_compression_policy('samples',
+        compress_after => make_interval(days => ${settings.compress_after_days}::int))
+    `;
+    // The old chunks were compressed: so are their copies, instead of taking the disk twice
+    // over until the policy's first run.
+    await sql`
+      select compress_chunk(c, if_not_compressed => true)
+      from show_chunks('samples',
+        older_than => make_interval(days => ${settings.compress_after_days}::int)) c
+    `;
+  }
+}
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -511,4 +758,5 @@ export const migrations: readonly Migration[] = [
   alertHistoryRetention,
   deadLetters,
   clampHugeSampleValues,
+  seriesIds,
 ];

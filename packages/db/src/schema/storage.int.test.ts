@@ -191,7 +191,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((web1['last_seen'] as Date).getTime()).toBe(t0);
 
       const samples = await db.sql`
-        select metric, value, time from samples where service_id = ${web1['id'] as string} order by metric
+        select r.metric, s.value, s.time from samples s join series r on r.id = s.series_id
+        where r.service_id = ${web1['id'] as string} order by r.metric
       `;
       expect(
         samples.map((s) => [
@@ -312,7 +313,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         snapshotsWritten: 0,
       });
       const [count] = await db.sql`
-        select count(*)::int as n from samples s join services v on v.id = s.service_id
+        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
         where v.org_id = ${orgId}
       `;
       expect(count!['n']).toBe(2);
@@ -349,7 +350,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(refused).toBeInstanceOf(published.DatabaseRefusedError);
       expect(refused).toMatchObject({ retriable: false, sqlState: '22P02' });
       const [count] = await db.sql`
-        select count(*)::int as n from samples s join services v on v.id = s.service_id
+        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
         where v.org_id = ${orgId}
       `;
       expect(count!['n']).toBe(2);
@@ -478,7 +479,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
       const minutes = await db.sql`
         select bucket, avg, min, max, count, sum from samples_1m
-        where service_id = ${serviceId} and metric = 'load' order by bucket
+        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
+        order by bucket
       `;
       expect(
         minutes.map((m) => [
@@ -495,7 +497,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       ]);
       const hours = await db.sql`
         select bucket, avg, min, max, count, sum from samples_1h
-        where service_id = ${serviceId} and metric = 'load' order by bucket
+        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
+        order by bucket
       `;
       expect(
         hours.map((h) => [
@@ -514,7 +517,9 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       });
       await refreshRollups(db, { now: new Date(now.getTime() + minuteMs) });
       const [minute0] = await db.sql`
-        select avg, count from samples_1m where service_id = ${serviceId} and metric = 'load' and bucket = ${new Date(hourStart)}
+        select avg, count from samples_1m
+        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
+          and bucket = ${new Date(hourStart)}
       `;
       expect([minute0!['avg'], Number(minute0!['count'])]).toEqual([2.5, 4]);
     });
@@ -554,7 +559,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       const where = async (): Promise<string[]> =>
         (
           await db.sql`
-            select s.tableoid::regclass::text as part from samples s join services v on v.id = s.service_id
+            select s.tableoid::regclass::text as part
+            from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
             where v.org_id = ${orgId}
           `
         ).map((r) => r['part'] as string);

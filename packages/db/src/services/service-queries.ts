@@ -195,14 +195,19 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
     },
 
     async readMetricSeries(query) {
-      const [owner] = await sql<{ id: string }[]>`
-        select id from services where id = ${query.serviceId} and org_id = ${query.orgId}
+      // The service must be the organization's; a metric it never sent has no series.
+      const [owner] = await sql<{ series_id: string | null }[]>`
+        select r.id as series_id
+        from services s
+        left join series r on r.service_id = s.id and r.metric = ${query.metric}
+        where s.id = ${query.serviceId} and s.org_id = ${query.orgId}
       `;
       if (owner === undefined) return undefined;
+      if (owner.series_id === null) return [];
       const rows =
         (await storageMode()) === 'timescale'
-          ? await readContinuousAggregate(sql, query)
-          : await readRollupsWithTail(sql, query);
+          ? await readContinuousAggregate(sql, query, owner.series_id)
+          : await readRollupsWithTail(sql, query, owner.series_id);
       return rows.map((row) => ({
         time: row.time,
         avg: row.avg,
@@ -291,12 +296,16 @@ function statusExpression(sql: Sql, staleBefore: Date) {
  * TimescaleDB: the continuous aggregates use real-time aggregation (see the rollups
  * migration), so they include the buckets their policy has not materialized yet.
  */
-function readContinuousAggregate(sql: Sql, query: MetricSeriesQuery): Promise<BucketDbRow[]> {
+function readContinuousAggregate(
+  sql: Sql,
+  query: MetricSeriesQuery,
+  seriesId: string,
+): Promise<BucketDbRow[]> {
   const view = query.step === '1m' ? sql`samples_1m` : sql`samples_1h`;
   return sql<BucketDbRow[]>`
     select bucket as time, avg, min, max, count
     from ${view}
-    where service_id = ${query.serviceId} and metric = ${query.metric}
+    where series_id = ${seriesId}
       and bucket >= ${query.from} and bucket < ${query.to}
     order by bucket
   `;
@@ -309,8 +318,12 @@ function readContinuousAggregate(sql: Sql, query: MetricSeriesQuery): Promise<Bu
  * part yields (bucket, sum, min, max, count), merged per bucket: averages stay weighted. Values
  * are clamped to ±rollupValueBound like the rollups do, so stored data never makes it fail.
  */
-function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<BucketDbRow[]> {
-  const { serviceId, metric, from, to } = query;
+function readRollupsWithTail(
+  sql: Sql,
+  query: MetricSeriesQuery,
+  seriesId: string,
+): Promise<BucketDbRow[]> {
+  const { from, to } = query;
   const nowMs = query.now.getTime();
   const rawFrom = new Date(Math.floor((nowMs - rawTailMaxMs) / 60_000) * 60_000);
   const minuteFillFrom = new Date(Math.floor((nowMs - minuteFillMaxMs) / 3_600_000) * 3_600_000);
@@ -328,7 +341,7 @@ function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<Bucket
     select time as bucket, ${clampValue(sql`value`)} as sum, ${clampValue(sql`value`)} as min,
       ${clampValue(sql`value`)} as max, 1::bigint as count
     from samples
-    where service_id = ${serviceId} and metric = ${metric}
+    where series_id = ${seriesId}
       and time >= greatest(${from}::timestamptz, ${rawFrom}::timestamptz, ${minuteWatermark})
       and time < ${to}
   `;
@@ -336,7 +349,7 @@ function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<Bucket
     select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min, ${clampValue(sql`max`)} as max,
       count
     from samples_1m
-    where service_id = ${serviceId} and metric = ${metric}
+    where series_id = ${seriesId}
       and bucket >= ${lowerBound} and bucket < ${to} and bucket < ${minuteWatermark}
   `;
   const parts =
@@ -346,7 +359,7 @@ function readRollupsWithTail(sql: Sql, query: MetricSeriesQuery): Promise<Bucket
           select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min,
             ${clampValue(sql`max`)} as max, count
           from samples_1h
-          where service_id = ${serviceId} and metric = ${metric}
+          where series_id = ${seriesId}
             and bucket >= ${from} and bucket < ${to} and bucket < ${hourWatermark}
           union all
           ${minutes(sql`greatest(${from}::timestamptz, ${minuteFillFrom}::timestamptz, ${hourWatermark})`)}

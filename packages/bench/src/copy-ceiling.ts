@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Database } from '@monitor/db';
+import { binarySampleChunks } from '@monitor/db';
 import { fleetMetricNames } from './fleet.js';
 
 type CopyCeilingOptions = {
@@ -28,9 +29,11 @@ export type CopyCeilingResult = {
 const rowsPerChunk = 2000;
 
 /**
- * The writer's ceiling: raw `COPY samples (time, service_id, metric, value) FROM STDIN` of rows
- * shaped like the pipeline's, into the same table with its dedup index, one batch per
- * statement, on the one connection of `db` (open it with `maxConnections: 1`).
+ * The writer's ceiling: raw `COPY samples (time, series_id, value) FROM STDIN` of rows shaped
+ * like the pipeline's, in the binary format the writer sends, into the same table with its
+ * dedup index, one batch per statement, on the one connection of `db` (open it with
+ * `maxConnections: 1`). The series of the services' metrics are created (or found) first,
+ * untimed, as the writer's cache would know them.
  */
 export async function measureCopyCeiling(
   db: Database,
@@ -40,29 +43,27 @@ export async function measureCopyCeiling(
   if (serviceIds.length === 0) throw new Error('the COPY ceiling needs at least one service id');
   const timeoutMs = options.copyTimeoutMs ?? 60_000;
   const metricCount = fleetMetricNames.length;
+  const seriesIds = await seriesOf(db, serviceIds);
   let row = 0;
   let copyMs = 0;
   for (let batch = 0; batch < batches; batch++) {
-    const chunks: string[] = [];
-    let chunk = '';
+    const timesMs: number[] = [];
+    const ids: number[] = [];
+    const values: number[] = [];
     for (let i = 0; i < rowsPerBatch; i++, row++) {
       // Row r is metric r % 3 of payload ⌊r / 3⌋; payloads cycle through the services and
       // advance one millisecond per cycle, so (service, metric, time) never repeats.
       const payload = Math.floor(row / metricCount);
-      const serviceId = serviceIds[payload % serviceIds.length] ?? '';
-      const timeMs = options.baseTimeMs + Math.floor(payload / serviceIds.length);
-      const metric = fleetMetricNames[row % metricCount] ?? '';
-      chunk += `${new Date(timeMs).toISOString()}\t${serviceId}\t${metric}\t${(row % 1000) / 10}\n`;
-      if ((i + 1) % rowsPerChunk === 0) {
-        chunks.push(chunk);
-        chunk = '';
-      }
+      const service = payload % serviceIds.length;
+      timesMs.push(options.baseTimeMs + Math.floor(payload / serviceIds.length));
+      ids.push(seriesIds[service * metricCount + (row % metricCount)] ?? 0);
+      values.push((row % 1000) / 10);
     }
-    if (chunk !== '') chunks.push(chunk);
+    const chunks = [...binarySampleChunks(timesMs, ids, values, rowsPerChunk)];
 
     const startedAt = performance.now();
     const writable =
-      await db.sql`copy samples (time, service_id, metric, value) from stdin`.writable();
+      await db.sql`copy samples (time, series_id, value) from stdin (format binary)`.writable();
     await withTimeout(pipeline(Readable.from(chunks), writable), timeoutMs, 'COPY batch');
     copyMs += performance.now() - startedAt;
   }
@@ -74,6 +75,27 @@ export async function measureCopyCeiling(
     copySeconds: copyMs / 1000,
     rowsPerSecond: copyMs > 0 ? rows / (copyMs / 1000) : 0,
   };
+}
+
+/** The series id of each (service, metric), service by service in `fleetMetricNames` order. */
+async function seriesOf(db: Database, serviceIds: readonly string[]): Promise<number[]> {
+  const metrics = [...fleetMetricNames];
+  await db.sql`
+    insert into series (service_id, metric)
+    select s, m from unnest(${serviceIds}::text[]) as s, unnest(${metrics}::text[]) as m
+    on conflict (service_id, metric) do nothing
+  `;
+  const rows = await db.sql<{ id: string; service_id: string; metric: string }[]>`
+    select id, service_id, metric from series where service_id = any(${serviceIds}::text[])
+  `;
+  const byName = new Map(rows.map((r) => [`${r.service_id}\u0000${r.metric}`, Number(r.id)]));
+  return serviceIds.flatMap((serviceId) =>
+    metrics.map((metric) => {
+      const id = byName.get(`${serviceId}\u0000${metric}`);
+      if (id === undefined) throw new Error(`no series for ${metric} of ${serviceId}`);
+      return id;
+    }),
+  );
 }
 
 /**

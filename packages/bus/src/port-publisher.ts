@@ -35,6 +35,33 @@ type PublishFailure =
 
 type PublishReply = { id: number; failure?: PublishFailure };
 
+/**
+ * Posts what is queued in one turn of the event loop as one message: under load many requests
+ * publish in the same turn, and every message wakes the other thread (measured: one message per
+ * publish cost about a quarter more CPU per request than the single-threaded process).
+ */
+function createBatchPoster<T>(port: MessagePort, transfersOf: (item: T) => ArrayBuffer[]) {
+  let queue: T[] = [];
+  let transfers: ArrayBuffer[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    const batch = queue;
+    const list = transfers;
+    queue = [];
+    transfers = [];
+    port.postMessage(batch, list);
+  };
+  return (item: T): void => {
+    queue.push(item);
+    transfers.push(...transfersOf(item));
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+}
+
 /** The publishing side. Rejects like the served publisher does, and with `closed` once the port is gone. */
 export function createPortPublisher(port: MessagePort): Publisher {
   const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
@@ -47,14 +74,17 @@ export function createPortPublisher(port: MessagePort): Publisher {
     for (const { reject } of pending.values()) reject(new BusUnavailableError('closed'));
     pending.clear();
   };
-  port.on('message', (reply: PublishReply) => {
-    const waiter = pending.get(reply.id);
-    if (waiter === undefined) return;
-    pending.delete(reply.id);
-    if (reply.failure === undefined) waiter.resolve();
-    else waiter.reject(errorOf(reply.failure));
+  port.on('message', (replies: PublishReply[]) => {
+    for (const reply of replies) {
+      const waiter = pending.get(reply.id);
+      if (waiter === undefined) continue;
+      pending.delete(reply.id);
+      if (reply.failure === undefined) waiter.resolve();
+      else waiter.reject(errorOf(reply.failure));
+    }
   });
   port.on('close', failAll);
+  const post = createBatchPoster<PublishRequest>(port, (request) => [request.values]);
 
   const inFlight = new Set<Promise<void>>();
   return {
@@ -65,7 +95,7 @@ export function createPortPublisher(port: MessagePort): Publisher {
       const published = new Promise<void>((resolve, reject) => {
         pending.set(request.id, { resolve, reject });
       });
-      port.postMessage(request, [request.values]);
+      post(request);
       inFlight.add(published);
       const forget = (): void => void inFlight.delete(published);
       published.then(forget, forget);
@@ -89,24 +119,28 @@ export function servePublisher(
 ): { close(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
   let closing = false;
-  port.on('message', (request: PublishRequest) => {
-    const answer = (failure?: PublishFailure): void =>
-      port.postMessage(failure === undefined ? { id: request.id } : { id: request.id, failure });
-    if (closing) {
-      answer(failureOf(new BusUnavailableError('closed')));
-      return;
+  const post = createBatchPoster<PublishReply>(port, () => []);
+  port.on('message', (requests: PublishRequest[]) => {
+    for (const request of requests) {
+      const answer = (failure?: PublishFailure): void =>
+        post(failure === undefined ? { id: request.id } : { id: request.id, failure });
+      if (closing) {
+        answer(failureOf(new BusUnavailableError('closed')));
+        continue;
+      }
+      const done = publisher.publish(request.topic, unpackMessages(request)).then(
+        () => answer(),
+        (err: unknown) => answer(failureOf(err)),
+      );
+      inFlight.add(done);
+      void done.finally(() => inFlight.delete(done));
     }
-    const done = publisher.publish(request.topic, unpackMessages(request)).then(
-      () => answer(),
-      (err: unknown) => answer(failureOf(err)),
-    );
-    inFlight.add(done);
-    void done.finally(() => inFlight.delete(done));
   });
   return {
     async close() {
       closing = true;
       await Promise.allSettled([...inFlight]);
+      await new Promise((resolve) => setImmediate(resolve)); // the last answers go out first
       port.close();
     },
   };

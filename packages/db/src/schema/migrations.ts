@@ -556,7 +556,7 @@ const seriesIds: Migration = {
         union select service_id, metric from samples_1h
         order by 1, 2`,
       // A deleted service takes its series along; its samples, unreachable from then on, go
-      // with retention (no service is deleted by the service itself today). NOT VALID: keys of
+      // with retention (no code of ours deletes a service today). NOT VALID: keys of
       // services deleted by hand before this version keep their series, and so their samples.
       `alter table series add constraint series_service_id_fkey
         foreign key (service_id) references services (id) on delete cascade not valid`,

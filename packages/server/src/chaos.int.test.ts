@@ -429,8 +429,8 @@ describe('chaos in Kafka mode', () => {
     // What was stored, fired and delivered.
     const stored = await db.sql<{ host: string; time: Date; value: number; copies: number }[]>`
       select v.name as host, s.time, min(s.value) as value, count(*)::int as copies
-      from samples s join services v on v.id = s.service_id
-      where s.metric = ${metric}
+      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+      where r.metric = ${metric}
       group by v.name, s.time`;
     type AlertRow = {
       id: string;

@@ -42,7 +42,7 @@ async function storedSampleCount(host?: string): Promise<number> {
   const rows = host
     ? await db.sql<
         { n: string }[]
-      >`select count(*) as n from samples s join services v on v.id = s.service_id where v.name = ${host}`
+      >`select count(*) as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id where v.name = ${host}`
     : await db.sql<{ n: string }[]>`select count(*) as n from samples`;
   return Number(rows[0]!.n);
 }
@@ -96,8 +96,9 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
       'samples',
     );
     const samples = await db.sql<{ metric: string; value: number; time: Date }[]>`
-      select s.metric, s.value, s.time from samples s join services v on v.id = s.service_id
-      where v.name = 'web-1' order by s.metric`;
+      select r.metric, s.value, s.time
+      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+      where v.name = 'web-1' order by r.metric`;
     expect(samples.map((s) => [s.metric, s.value, s.time.toISOString()])).toEqual([
       ['cpu_percent', 42.5, timestamp],
       ['memory_percent', 61, timestamp],

@@ -170,9 +170,14 @@ describe('the service under hostile input', () => {
     const at = Date.now() - 5 * 60_000;
     // Written past the edge, as a sample stored before the input policy would be.
     await stack.db.sql`
-      insert into samples (time, service_id, metric, value) values
-        (${new Date(at)}, ${serviceId}, 'legacy', ${1.7976931348623157e308}),
-        (${new Date(at + 1)}, ${serviceId}, 'legacy', ${1.7976931348623157e308})
+      with series_row as (
+        insert into series (service_id, metric) values (${serviceId}, 'legacy')
+        on conflict (service_id, metric) do update set metric = excluded.metric
+        returning id
+      )
+      insert into samples (time, series_id, value)
+      select t, id, ${1.7976931348623157e308} from series_row,
+        unnest(${[new Date(at).toISOString(), new Date(at + 1).toISOString()]}::timestamptz[]) as t
     `;
     const path = `/api/v1/services/${serviceId}/metrics?metric=legacy`;
     // Read from raw samples or the rollups, depending on where maintenance got to: 200 either way.

@@ -19,7 +19,7 @@ export type SeriesLimits = {
   maxTrackedSeries: number;
 };
 
-export const seriesRefusalReasons = [
+const seriesRefusalReasons = [
   'too_many_labels',
   'label_name_too_long',
   'label_value_too_long',

@@ -36,7 +36,7 @@ export type { LogLevel, Logger } from './logger.js';
 export { logRequest, noteRequestOrg, requestLogger } from './request-log.js';
 
 export { createConsumerLagGauge, createMetrics, httpMetrics, metricsHandler } from './metrics.js';
-export type { Metrics, MetricsSource } from './metrics.js';
+export type { Metrics } from './metrics.js';
 
 export {
   methodNotAllowedHandler,

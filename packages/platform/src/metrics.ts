@@ -28,7 +28,7 @@ export interface Metrics {
 }
 
 /** Another registry's metrics, as JSON. */
-export type MetricsSource = () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+type MetricsSource = () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 
 export interface CreateMetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC); default true. One per process is enough. */

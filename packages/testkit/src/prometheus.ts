@@ -7,7 +7,7 @@ import { getFreePort } from './free-port.js';
 import { createServiceDir } from './service-dir.js';
 
 /** One scrape target; targets that share a `job` share a scrape config. */
-export type PrometheusScrapeTarget = {
+type PrometheusScrapeTarget = {
   /** The `job` label. */
   job: string;
   /** `host:port`; Prometheus makes it the `instance` label. */

@@ -19,13 +19,11 @@ export type SeriesLimits = {
   maxTrackedSeries: number;
 };
 
-const seriesRefusalReasons = [
-  'too_many_labels',
-  'label_name_too_long',
-  'label_value_too_long',
-  'new_series_limit',
-] as const;
-export type SeriesRefusalReason = (typeof seriesRefusalReasons)[number];
+export type SeriesRefusalReason =
+  | 'too_many_labels'
+  | 'label_name_too_long'
+  | 'label_value_too_long'
+  | 'new_series_limit';
 
 export type SeriesPolicyResult = {
   /** The samples to publish, without the points refused. */

@@ -20,10 +20,7 @@ export type SeriesLimits = {
 };
 
 export type SeriesRefusalReason =
-  | 'too_many_labels'
-  | 'label_name_too_long'
-  | 'label_value_too_long'
-  | 'new_series_limit';
+  'too_many_labels' | 'label_name_too_long' | 'label_value_too_long' | 'new_series_limit';
 
 export type SeriesPolicyResult = {
   /** The samples to publish, without the points refused. */

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import type { ServiceName } from './service.js';
 import { ensureKafkaJars } from './kafka.js';
 import { addSchemathesisCommand } from './schemathesis.js';
+import { addTelegrafCommand } from './telegraf.js';
 import { serviceNames } from './service.js';
 import { startServices } from './start-services.js';
 
@@ -60,6 +61,7 @@ program
     process.stdout.write(`kafka jars in ${await ensureKafkaJars()}\n`);
   });
 
+addTelegrafCommand(program);
 addSchemathesisCommand(program);
 
 program

@@ -24,3 +24,4 @@ export type { AgentProcess } from './agent-process.js';
 export { startCollectd } from './collectd.js';
 export { startNodeExporter } from './node-exporter.js';
 export { startPrometheus } from './prometheus.js';
+export { startTelegraf } from './telegraf.js';

@@ -19,7 +19,7 @@ import { createServiceDir } from './service-dir.js';
 const run = promisify(execFile);
 
 /** Pinned: the agent our README's Telegraf configuration was tried with. */
-export const telegrafVersion = 'v1.37.2';
+const telegrafVersion = 'v1.37.2';
 const buildTags = 'custom,inputs.mem,outputs.influxdb,outputs.influxdb_v2';
 const buildTimeoutMs = 20 * 60_000;
 
@@ -87,7 +87,7 @@ export type TelegrafOptions = {
 };
 
 /** The telegraf.conf of `options`: the README's output block, reading memory every second. */
-export function telegrafConfig(options: TelegrafOptions): string {
+function telegrafConfig(options: TelegrafOptions): string {
   const quote = (value: string): string => JSON.stringify(value);
   const output =
     options.output === 'v2'

@@ -1,24 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKeyAuthenticator } from '@monitor/auth';
-import type { Publisher } from '@monitor/bus';
-import type { Logger } from '@monitor/platform';
-import {
-  AppError,
-  badRequest,
-  dependencyUnavailable,
-  payloadTooLarge,
-  rateLimited,
-  sendProblem,
-} from '@monitor/platform';
+import { AppError, badRequest, payloadTooLarge, rateLimited, sendProblem } from '@monitor/platform';
 import type { DecodedHostSamples, DecodeOptions } from '@monitor/protocols';
 import { ProtocolDecodeError, describeCounts, totalCount } from '@monitor/protocols';
 import type { SampleMessage } from '@monitor/schemas';
-import { encodeSampleMessage, sampleMessageKey } from '@monitor/schemas';
 import { readBody } from './read-body.js';
-import type { SeriesPolicy, SeriesRefusalReason } from './series-policy.js';
+import type { SeriesRefusalReason } from './series-policy.js';
 import { policeSeries } from './series-policy.js';
-import type { IngestRateLimiter } from './write-admission.js';
 import { createWriteAdmission } from './write-admission.js';
+import type { WriteDeps } from './write-steps.js';
+import { bodyReadError, publishSamples } from './write-steps.js';
 
 /** How one request of an agent protocol is decoded and answered. */
 export type AgentWriteDecoder = {
@@ -52,20 +42,7 @@ export type AgentWriteMetrics = {
   ): void;
 };
 
-export type AgentWriteHandlerDeps = {
-  authenticator: ApiKeyAuthenticator;
-  rateLimiter: IngestRateLimiter;
-  publisher: Publisher;
-  seriesPolicy: SeriesPolicy;
-  topic: string;
-  /** After decompression, as for /ingest. */
-  maxBodyBytes: number;
-  rawRetentionMs: number;
-  retryAfterSeconds: number;
-  nowMs: () => number;
-  metrics: AgentWriteMetrics;
-  logger: Logger;
-};
+export type AgentWriteHandlerDeps = WriteDeps & { metrics: AgentWriteMetrics };
 
 /**
  * A write of an agent protocol (remote-write, OTLP, Influx line protocol, collectd): the same
@@ -96,19 +73,8 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
 
     const body = await readBody(req, deps.maxBodyBytes, readOptions);
     if (!body.ok) {
-      if (body.reason === 'too_large') return fail(res, payloadTooLarge(deps.maxBodyBytes), true);
-      if (body.reason === 'bad_encoding') {
-        const accepted = ['gzip', ...readOptions.rawEncodings].join(' or ');
-        return fail(
-          res,
-          new AppError(
-            'unsupported_media_type',
-            `Content-Encoding must be ${accepted} or absent, and the body must decode.`,
-          ),
-          true,
-        );
-      }
-      return; // the client went away: nobody to answer
+      const err = bodyReadError(body, deps.maxBodyBytes, ['gzip', ...readOptions.rawEncodings]);
+      return err === undefined ? undefined : fail(res, err, true);
     }
 
     const receivedMs = deps.nowMs();
@@ -157,24 +123,8 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       }
       return fail(res, badRequest(policed.refusal.detail));
     }
-    const messages = policed.kept;
-    if (messages.length > 0) {
-      try {
-        await deps.publisher.publish(
-          deps.topic,
-          messages.map((message) => ({
-            key: sampleMessageKey(message),
-            value: encodeSampleMessage(message),
-          })),
-        );
-      } catch (err) {
-        log.warn(
-          { err, orgId: key.orgId, samples: messages.length },
-          'agent write not acknowledged by the bus',
-        );
-        return fail(res, dependencyUnavailable('The message bus', deps.retryAfterSeconds, err));
-      }
-    }
+    const unpublished = await publishSamples(deps, log, key.orgId, policed.kept);
+    if (unpublished !== undefined) return fail(res, unpublished);
     const answer = decoder.answer(decoded);
     const headers: Record<string, string | number> = { ...answer.headers };
     if (answer.body !== undefined) headers['Content-Length'] = answer.body.byteLength;

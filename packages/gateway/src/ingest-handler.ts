@@ -1,29 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKeyAuthenticator } from '@monitor/auth';
-import type { Publisher } from '@monitor/bus';
-import type { Logger } from '@monitor/platform';
+import type { AppError } from '@monitor/platform';
 import {
-  AppError,
-  dependencyUnavailable,
   fromZodError,
-  payloadTooLarge,
   rateLimited,
   sendProblem,
   unsupportedMediaType,
   validationError,
 } from '@monitor/platform';
 import type { IngestPayload, SampleMessage } from '@monitor/schemas';
-import {
-  checkSampleTime,
-  encodeSampleMessage,
-  parseIngestBody,
-  sampleMessageKey,
-} from '@monitor/schemas';
+import { checkSampleTime, parseIngestBody } from '@monitor/schemas';
 import { readBody } from './read-body.js';
-import type { SeriesPolicy, SeriesRefusalReason } from './series-policy.js';
+import type { SeriesRefusalReason } from './series-policy.js';
 import { policeSeries } from './series-policy.js';
-import type { IngestRateLimiter } from './write-admission.js';
 import { createWriteAdmission } from './write-admission.js';
+import type { WriteDeps } from './write-steps.js';
+import { bodyReadError, publishSamples } from './write-steps.js';
 
 export type IngestMetrics = {
   /** Called once per accepted request. */
@@ -32,20 +23,7 @@ export type IngestMetrics = {
   seriesRefused(reason: SeriesRefusalReason, count: number): void;
 };
 
-export type IngestHandlerDeps = {
-  authenticator: ApiKeyAuthenticator;
-  rateLimiter: IngestRateLimiter;
-  publisher: Publisher;
-  seriesPolicy: SeriesPolicy;
-  topic: string;
-  maxBodyBytes: number;
-  rawRetentionMs: number;
-  /** Seconds a client should wait after a 503 (the bus was unavailable). */
-  retryAfterSeconds: number;
-  nowMs: () => number;
-  metrics: IngestMetrics;
-  logger: Logger;
-};
+export type IngestHandlerDeps = WriteDeps & { metrics: IngestMetrics };
 
 /**
  * POST /api/v1/ingest on plain node:http: this is the hot path, and express's per-request cost
@@ -74,18 +52,8 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
 
     const body = await readBody(req, deps.maxBodyBytes);
     if (!body.ok) {
-      if (body.reason === 'too_large') return fail(res, payloadTooLarge(deps.maxBodyBytes), true);
-      if (body.reason === 'bad_encoding') {
-        return fail(
-          res,
-          new AppError(
-            'unsupported_media_type',
-            'Content-Encoding must be gzip or absent, and a gzip body must be valid.',
-          ),
-          true,
-        );
-      }
-      return; // the client went away: nobody to answer
+      const err = bodyReadError(body, deps.maxBodyBytes, ['gzip']);
+      return err === undefined ? undefined : fail(res, err, true);
     }
 
     let json: unknown;
@@ -125,21 +93,8 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
     }
     if (policed.kept !== messages) samples = countMetrics(policed.kept);
 
-    try {
-      await deps.publisher.publish(
-        deps.topic,
-        policed.kept.map((message) => ({
-          key: sampleMessageKey(message),
-          value: encodeSampleMessage(message),
-        })),
-      );
-    } catch (err) {
-      log.warn(
-        { err, orgId: key.orgId, payloads: messages.length },
-        'ingest not acknowledged by the bus',
-      );
-      return fail(res, dependencyUnavailable('The message bus', deps.retryAfterSeconds, err));
-    }
+    const unpublished = await publishSamples(deps, log, key.orgId, policed.kept);
+    if (unpublished !== undefined) return fail(res, unpublished);
     deps.metrics.accepted(policed.kept.length, samples);
     const response = JSON.stringify({ status: 'ok', events_accepted: samples });
     res.writeHead(200, {

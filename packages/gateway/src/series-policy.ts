@@ -23,8 +23,8 @@ export type SeriesRefusalReason =
   'too_many_labels' | 'label_name_too_long' | 'label_value_too_long' | 'new_series_limit';
 
 export type SeriesPolicyResult = {
-  /** The samples to publish, without the points refused. */
-  kept: SampleMessage[];
+  /** The samples to publish, without the points refused: the input itself when none was. */
+  kept: readonly SampleMessage[];
   /** Points (metric values) refused, by reason. */
   refused: Partial<Record<SeriesRefusalReason, number>>;
   /** When a new-series refusal will be lifted: the end of the organization's minute. */
@@ -103,7 +103,8 @@ export function createSeriesPolicy(limits: SeriesLimits, nowMs: () => number) {
         else if (Object.keys(metrics).length > 0) kept.push({ ...sample, metrics });
       }
       const retryAfterSeconds = Math.max(1, Math.ceil((window.startMs + windowMs - now) / 1000));
-      return { kept, refused, retryAfterSeconds };
+      const anyRefused = Object.keys(refused).length > 0;
+      return { kept: anyRefused ? kept : samples, refused, retryAfterSeconds };
     },
   };
 }

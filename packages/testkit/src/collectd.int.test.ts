@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { collectdReadPlugins, startCollectd } from './collectd.js';
+import { isProcessAlive } from '@monitor/platform';
+import { waitForAgent } from './wait-for-agent.js';
 
 /** One element of write_http's JSON array. */
 type ValueList = {
@@ -33,7 +35,7 @@ describe('startCollectd', () => {
       let valueLists: ValueList[];
       try {
         // Every plugin, and a rate for the idle CPU counter: its second reading at the earliest.
-        valueLists = await waitFor(
+        valueLists = await waitForAgent(
           () => {
             const lists = receiver.accepted.flatMap((request) => request.valueLists);
             const plugins = new Set(lists.map((list) => list.plugin));
@@ -52,7 +54,7 @@ describe('startCollectd', () => {
       } finally {
         await collectd.stop();
       }
-      expect(isAlive(collectd.pid)).toBe(false);
+      expect(isProcessAlive(collectd.pid)).toBe(false);
 
       // libcurl sends the credentials only once challenged (CURLAUTH_ANY), then on every request.
       expect(receiver.challenged).toBeGreaterThanOrEqual(1);
@@ -145,28 +147,4 @@ async function startReceiver(credentials: string): Promise<{
         server.close(() => resolve());
       }),
   };
-}
-
-async function waitFor<T>(
-  find: () => T | undefined,
-  options: { timeoutMs: number; what: string; log: (lines?: number) => string },
-): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) {
-      throw new Error(`no ${options.what} within ${options.timeoutMs} ms; log:\n${options.log()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startNodeExporter } from './node-exporter.js';
+import { isProcessAlive } from '@monitor/platform';
 
 describe('startNodeExporter', () => {
   it('serves node metrics on 127.0.0.1 until stopped, then leaves no process behind', async () => {
@@ -15,16 +16,7 @@ describe('startNodeExporter', () => {
     } finally {
       await exporter.stop();
     }
-    expect(isAlive(exporter.pid)).toBe(false);
+    expect(isProcessAlive(exporter.pid)).toBe(false);
     await expect(fetch(exporter.metricsUrl)).rejects.toThrow();
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -6,6 +6,8 @@ import type { RunningNodeExporter } from './node-exporter.js';
 import { startNodeExporter } from './node-exporter.js';
 import type { PrometheusRemoteWrite } from './prometheus.js';
 import { startPrometheus } from './prometheus.js';
+import { isProcessAlive } from '@monitor/platform';
+import { waitForAgent } from './wait-for-agent.js';
 
 describe('startPrometheus', () => {
   let exporter: RunningNodeExporter;
@@ -37,7 +39,7 @@ describe('startPrometheus', () => {
     for (const { timestampMs } of load?.samples ?? []) {
       expect(Math.abs(timestampMs - Date.now())).toBeLessThan(60_000);
     }
-    expect(isAlive(pid)).toBe(false);
+    expect(isProcessAlive(pid)).toBe(false);
   });
 
   it('remote-writes with basic auth when given a user and password', async () => {
@@ -47,7 +49,7 @@ describe('startPrometheus', () => {
     expect(request.headers['authorization']).toBe(
       `Basic ${Buffer.from('prometheus:api-key').toString('base64')}`,
     );
-    expect(isAlive(pid)).toBe(false);
+    expect(isProcessAlive(pid)).toBe(false);
   });
 
   /** Runs Prometheus against a receiver until a request carries node_load1; stops both. */
@@ -62,7 +64,7 @@ describe('startPrometheus', () => {
         scrapeIntervalSeconds: 1,
       });
       try {
-        const request = await waitFor(
+        const request = await waitForAgent(
           () =>
             receiver.requests.find((r) =>
               seriesOf(r.body).some((s) => s.labels['__name__'] === 'node_load1'),
@@ -220,28 +222,4 @@ function snappyUncompress(input: Buffer): Buffer {
   }
   if (out !== length) throw new Error(`snappy: ${out} bytes out, the header said ${length}`);
   return output;
-}
-
-async function waitFor<T>(
-  find: () => T | undefined,
-  options: { timeoutMs: number; what: string; log: (lines?: number) => string },
-): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) {
-      throw new Error(`no ${options.what} within ${options.timeoutMs} ms; log:\n${options.log()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -76,7 +76,12 @@ export type {
 } from './evaluator-state/evaluator-store.js';
 export const loadLiveRules = translatingDbErrors(loadLiveRulesRaw);
 export const ruleSetFingerprint = translatingDbErrors(ruleSetFingerprintRaw);
-export type { LiveRule, LiveRuleSnapshot } from './rules/rule-snapshot.js';
+export type {
+  LiveRule,
+  LiveRuleSnapshot,
+  NoDataState,
+  RuleFlapping,
+} from './rules/rule-snapshot.js';
 
 export const createInvestigationStore = translatingStoreFactory(investigationStore);
 export type {

@@ -38,6 +38,13 @@ function rule(overrides: Partial<LiveRule> & Pick<LiveRule, 'id'>): LiveRule {
     channels: [],
     scope: {},
     generation: 0,
+    recoveryThreshold: null,
+    keepFiringForMinutes: 0,
+    noDataMinutes: null,
+    noDataState: 'alerting',
+    renotifyMinutes: null,
+    messageTemplate: null,
+    flapping: null,
     ...overrides,
   };
 }

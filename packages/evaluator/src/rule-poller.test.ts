@@ -16,6 +16,13 @@ function rule(id: string, orgId = 'org_1', metric = 'cpu_percent'): LiveRule {
     channels: [],
     scope: {},
     generation: 0,
+    recoveryThreshold: null,
+    keepFiringForMinutes: 0,
+    noDataMinutes: null,
+    noDataState: 'alerting',
+    renotifyMinutes: null,
+    messageTemplate: null,
+    flapping: null,
   };
 }
 

@@ -161,7 +161,7 @@ async function enqueueNotifications(
       id text, org_id text, alert_id text, transition text, channel text, idempotency_key text,
       payload jsonb
     )
-    on conflict (alert_id, transition, channel) do nothing
+    on conflict (alert_id, transition, sequence, channel) do nothing
   `;
 }
 

@@ -51,9 +51,38 @@ describe('rule snapshot', () => {
         channels: ['slack', 'webhook'],
         scope: { env: 'prod' },
         generation: 0,
+        recoveryThreshold: null,
+        keepFiringForMinutes: 0,
+        noDataMinutes: null,
+        noDataState: 'alerting',
+        renotifyMinutes: null,
+        messageTemplate: null,
+        flapping: null,
       },
       expect.objectContaining({ id: 'rul_2', orgId: orgB }),
     ]);
+  });
+
+  it('reads the fields of migration 17 in the domain shape', async () => {
+    await insertRule('rul_0', orgA);
+    await db.sql`
+      update alert_rules set recovery_threshold = 70.25, keep_firing_for_minutes = 10,
+        no_data_minutes = 15, no_data_state = 'keep', renotify_minutes = 60,
+        message_template = '{{host}} is {{status}}',
+        flapping = '{"window_minutes": 30, "max_transitions": 4}'::jsonb
+      where id = 'rul_0'
+    `;
+    const [rule] = (await loadLiveRules(db)).rules.filter((live) => live.id === 'rul_0');
+    expect(rule).toMatchObject({
+      recoveryThreshold: 70.25,
+      keepFiringForMinutes: 10,
+      noDataMinutes: 15,
+      noDataState: 'keep',
+      renotifyMinutes: 60,
+      messageTemplate: '{{host}} is {{status}}',
+      flapping: { windowMinutes: 30, maxTransitions: 4 },
+    });
+    await db.sql`delete from alert_rules where id = 'rul_0'`;
   });
 
   it('reads the epoch with the rules', async () => {

@@ -18,7 +18,34 @@ export type LiveRule = Pick<
   orgId: string;
   /** Windows of an older generation are void: the rule's evaluation restarted since. */
   generation: number;
+  /**
+   * A firing alert resolves only on a sample for which the condition evaluated against this
+   * value does not hold; null: against `threshold`. Never on the breaching side (the API and
+   * the rule store refuse that), never set with `equal` / `not_equal`.
+   */
+  recoveryThreshold: number | null;
+  /** Minutes (sample time) the resolve condition must keep holding before the alert resolves. */
+  keepFiringForMinutes: number;
+  /** Wall-clock minutes without a sample of the metric that make no data; null: off. */
+  noDataMinutes: number | null;
+  /** What no data does: fire a `no_data` alert, resolve the active alert, or nothing. */
+  noDataState: NoDataState;
+  /** Minutes between notifications of an active, unacknowledged, unsilenced alert; null: off. */
+  renotifyMinutes: number | null;
+  /** The text of notifications with `{{…}}` placeholders; null: the default message. */
+  messageTemplate: string | null;
+  /** Flap detection; null: off. */
+  flapping: RuleFlapping | null;
 };
+
+/** What a rule's no-data policy does when a service stops sending the rule's metric. */
+export type NoDataState = 'alerting' | 'ok' | 'keep';
+
+/**
+ * More than `maxTransitions` state changes of a (rule, service) within `windowMinutes` make
+ * its alert flapping.
+ */
+export type RuleFlapping = { windowMinutes: number; maxTransitions: number };
 
 /** The live rules and the epoch they were read at, from one snapshot. */
 export type LiveRuleSnapshot = {
@@ -39,7 +66,14 @@ export async function loadLiveRules(db: Database): Promise<LiveRuleSnapshot> {
     `;
     const rows = await tx<(Omit<LiveRule, 'generation'> & { generation: string })[]>`
       select id, org_id as "orgId", name, metric, condition, threshold,
-        duration_minutes as "durationMinutes", severity, channels, scope, generation
+        duration_minutes as "durationMinutes", severity, channels, scope, generation,
+        recovery_threshold as "recoveryThreshold",
+        keep_firing_for_minutes as "keepFiringForMinutes", no_data_minutes as "noDataMinutes",
+        no_data_state as "noDataState", renotify_minutes as "renotifyMinutes",
+        message_template as "messageTemplate",
+        case when flapping is null then null else jsonb_build_object(
+          'windowMinutes', (flapping->>'window_minutes')::int,
+          'maxTransitions', (flapping->>'max_transitions')::int) end as flapping
       from alert_rules
       where enabled and deleted_at is null
       order by id

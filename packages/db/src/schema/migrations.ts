@@ -741,6 +741,75 @@ async function samplesBySeriesOnTimescale(sql: TransactionSql): Promise<void> {
   }
 }
 
+const alertingDepth: Migration = {
+  version: 17,
+  name: 'alerting_depth',
+  up: (sql) =>
+    run(sql, [
+      // The rule fields of the next wave (CONTRACT.md, "Alerting, next wave"). The API validates
+      // them (422 naming the field); the checks hold the bounds for anything else that writes.
+      // flapping is `{ "window_minutes", "max_transitions" }` or null (off).
+      `alter table alert_rules
+        add column recovery_threshold double precision,
+        add column keep_firing_for_minutes int not null default 0
+          check (keep_firing_for_minutes between 0 and 1440),
+        add column no_data_minutes int check (no_data_minutes between 1 and 1440),
+        add column no_data_state text not null default 'alerting'
+          check (no_data_state in ('alerting', 'ok', 'keep')),
+        add column renotify_minutes int check (renotify_minutes between 1 and 10080),
+        add column message_template text check (char_length(message_template) <= 2000),
+        add column flapping jsonb check (flapping is null or jsonb_typeof(flapping) = 'object')`,
+      // A no-data alert has no sample that fired it: value null. Acknowledgement only acts on
+      // renotification; acknowledged_by is the API key's id.
+      `alter table alerts
+        add column reason text not null default 'threshold'
+          check (reason in ('threshold', 'no_data')),
+        alter column value drop not null,
+        add column acknowledged_at timestamptz,
+        add column acknowledged_by text,
+        add column acknowledgement_comment text,
+        add column flapping boolean not null default false`,
+      // The acknowledged / silenced filters and the renotify scan read active alerts of an org.
+      `create index alerts_org_id_active_acknowledged_idx on alerts (org_id, acknowledged_at)
+        where status = 'active'`,
+      // Silences act on notifications only. Whether one is in force at an instant is computed
+      // from starts_at, ends_at and recurrence ({ rrule, duration_minutes, timezone }); deleting
+      // one moves ends_at to now (starts_at too when it had not started), so it stays listed
+      // as expired.
+      `create table silences (
+        id text primary key,
+        org_id text not null references organizations (id) on delete cascade,
+        matchers jsonb not null check (jsonb_typeof(matchers) = 'object'),
+        starts_at timestamptz not null,
+        ends_at timestamptz not null,
+        comment text not null,
+        recurrence jsonb check (recurrence is null or jsonb_typeof(recurrence) = 'object'),
+        created_at timestamptz not null default now(),
+        created_by text not null,
+        check (ends_at >= starts_at)
+      )`,
+      `create index silences_org_id_id_idx on silences (org_id, id desc)`,
+      `create index silences_org_id_ends_at_idx on silences (org_id, ends_at)`,
+      // Notifications beyond fired/resolved: `renotified` (renotify_minutes), `unsilenced` (a
+      // silence ended on a still-active alert), `settled` (a flapping alert became stable).
+      // Those can happen more than once per alert: `sequence` numbers them (0 for fired and
+      // resolved), so the unique key still makes replays harmless and the idempotency key
+      // (alert_id:transition, then :sequence when above 0) stays one per message.
+      // `suppressed`: a silence matched the alert when the message was due; it is not sent.
+      `alter table notifications
+        drop constraint notifications_transition_check,
+        add constraint notifications_transition_check check (transition in
+          ('fired', 'resolved', 'renotified', 'unsilenced', 'settled')),
+        drop constraint notifications_status_check,
+        add constraint notifications_status_check check (status in
+          ('pending', 'delivered', 'failed', 'suppressed')),
+        add column sequence int not null default 0 check (sequence >= 0),
+        drop constraint notifications_alert_id_transition_channel_key,
+        add constraint notifications_alert_id_transition_sequence_channel_key
+          unique (alert_id, transition, sequence, channel)`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -759,4 +828,5 @@ export const migrations: readonly Migration[] = [
   deadLetters,
   clampHugeSampleValues,
   seriesIds,
+  alertingDepth,
 ];

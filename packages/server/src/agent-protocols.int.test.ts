@@ -14,6 +14,7 @@ import {
   startCollectd,
   startNodeExporter,
   startPrometheus,
+  startCollector,
   startTelegraf,
 } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
@@ -205,6 +206,31 @@ describe('agent protocols, with the real senders', () => {
       });
     },
   );
+
+  it('the OpenTelemetry Collector relays an SDK’s metrics with the README’s otlphttp exporter', async () => {
+    const collector = await startCollector({ endpoint: `${monitor.baseUrl}/api/v1/otlp`, key });
+    agents.push(collector);
+    const host = 'otel-collector-relayed';
+    const provider = new MeterProvider({
+      resource: resourceFromAttributes({ 'host.name': host, 'service.name': 'billing' }),
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter: new OtlpProtoExporter({ url: `${collector.otlpHttpUrl}/v1/metrics` }),
+          exportIntervalMillis: 60_000,
+        }),
+      ],
+    });
+    provider.getMeter('collector-test').createGauge('jobs.waiting').record(11, { queue: 'mail' });
+    await provider.forceFlush();
+    await provider.shutdown();
+
+    const service = await waitFor(
+      () => serviceWith(host, (metrics) => 'jobs.waiting' in metrics),
+      30_000,
+      'the host relayed by the collector',
+    );
+    expect(service.metrics['jobs.waiting']).toBe(11);
+  });
 
   it('Influx clients write through the v2 and the v1 API', async () => {
     const v2 = new InfluxV2({ url: `${monitor.baseUrl}/api/v1/influx`, token: key });

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ServiceName } from './service.js';
 import { ensureKafkaJars } from './kafka.js';
+import { addCollectorCommand } from './otelcol.js';
 import { addSchemathesisCommand } from './schemathesis.js';
 import { addTelegrafCommand } from './telegraf.js';
 import { serviceNames } from './service.js';
@@ -62,6 +63,7 @@ program
   });
 
 addTelegrafCommand(program);
+addCollectorCommand(program);
 addSchemathesisCommand(program);
 
 program

@@ -25,3 +25,4 @@ export { startCollectd } from './collectd.js';
 export { startNodeExporter } from './node-exporter.js';
 export { startPrometheus } from './prometheus.js';
 export { startTelegraf } from './telegraf.js';
+export { startCollector } from './otelcol.js';

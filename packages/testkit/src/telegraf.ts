@@ -4,63 +4,40 @@
  * (Telegraf's `custom` build tags: about a minute on 2 cores instead of the full agent), into the
  * testkit cache outside the work tree: `npm run services -- prepare-telegraf` builds it once.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { AgentProcess } from './agent-process.js';
 import { startAgentProcess } from './agent-process.js';
+import { cachedAgentPath, ensureBuilt, runGo, writableCopy } from './go-build.js';
 import { createServiceDir } from './service-dir.js';
-
-const run = promisify(execFile);
 
 /** Pinned: the agent our README's Telegraf configuration was tried with. */
 const telegrafVersion = 'v1.37.2';
 const buildTags = 'custom,inputs.mem,outputs.influxdb,outputs.influxdb_v2';
-const buildTimeoutMs = 20 * 60_000;
 
 function binaryPath(): string {
-  const cache =
-    process.env['MONITOR_TESTKIT_CACHE'] ?? join(homedir(), '.cache', 'monitor-testkit');
-  return join(cache, `telegraf-${telegrafVersion}`, 'telegraf');
+  return cachedAgentPath('telegraf', telegrafVersion);
 }
 
-/**
- * Builds the pinned Telegraf unless it is there already. Needs `go` (1.24 or newer) and the Go
- * module proxy. Each run builds in a directory of its own and moves the binary into place.
- */
+/** Builds the pinned Telegraf unless it is there already. Needs `go` (1.24 or newer). */
 async function ensureTelegraf(log: (line: string) => void): Promise<string> {
-  const target = binaryPath();
-  if (existsSync(target)) return target;
-  const module = `github.com/influxdata/telegraf@${telegrafVersion}`;
-  log(`downloading ${module} through the Go module proxy`);
-  const { stdout } = await run('go', ['mod', 'download', '-json', module], {
-    timeout: buildTimeoutMs,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const { Dir: moduleDir } = JSON.parse(stdout) as { Dir: string };
-  const work = await mkdtemp(join(homedir(), '.cache', 'telegraf-build-'));
-  try {
+  return ensureBuilt(binaryPath(), async (work) => {
+    const module = `github.com/influxdata/telegraf@${telegrafVersion}`;
+    log(`downloading ${module} through the Go module proxy`);
+    const { Dir: moduleDir } = JSON.parse(await runGo(['mod', 'download', '-json', module])) as {
+      Dir: string;
+    };
     // The module cache is read-only and `go build` writes go.sum entries: build in a copy.
-    await cp(moduleDir, join(work, 'src'), { recursive: true });
-    await run('chmod', ['-R', 'u+w', join(work, 'src')]);
+    const src = await writableCopy(moduleDir, join(work, 'src'));
     log(`building telegraf ${telegrafVersion} with ${buildTags}`);
-    await run('go', ['build', '-tags', buildTags, '-o', join(work, 'telegraf'), './cmd/telegraf'], {
-      cwd: join(work, 'src'),
-      timeout: buildTimeoutMs,
-      env: { ...process.env, GOFLAGS: '-mod=mod' },
-      maxBuffer: 16 * 1024 * 1024,
+    await runGo(['build', '-tags', buildTags, '-o', join(work, 'telegraf'), './cmd/telegraf'], {
+      cwd: src,
+      env: { GOFLAGS: '-mod=mod' },
     });
-    await mkdir(join(target, '..'), { recursive: true });
-    if (!existsSync(target)) await rename(join(work, 'telegraf'), target);
-    return target;
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+    return join(work, 'telegraf');
+  });
 }
 
 /** The CLI's `prepare-telegraf` command. */

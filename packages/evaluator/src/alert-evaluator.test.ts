@@ -682,7 +682,7 @@ describe('createAlertEvaluator', () => {
       ctx,
     );
     expect(h.calls.commits.map((c) => [c.states.map((s) => s.state), c.cleared])).toEqual([
-      [[{ v: 1, status: 'pending', lastSampleMs: at(0), startedMs: at(0) }], []],
+      [[{ v: 2, status: 'pending', lastSampleMs: at(0), startedMs: at(0) }], []],
       [[], [{ orgId: 'org_1', host: 'web-1', ruleId: 'rul_cpu' }]],
       [[], []],
     ]);
@@ -694,7 +694,7 @@ describe('createAlertEvaluator', () => {
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 2, cpu: 96 }), ctx);
     expect(JSON.parse(h.states.get('org_1/web-1/rul_cpu')!)).toEqual({
-      v: 1,
+      v: 2,
       status: 'pending',
       lastSampleMs: at(2),
       startedMs: at(0),
@@ -745,7 +745,7 @@ describe('createAlertEvaluator', () => {
     // Older than what rul_old evaluated, but rul_new has evaluated nothing on web-1 yet.
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 3, cpu: 40 }), ctx);
     expect(JSON.parse(h.states.get('org_1/web-1/rul_new')!)).toEqual({
-      v: 1,
+      v: 2,
       status: 'ok',
       lastSampleMs: at(3),
     });

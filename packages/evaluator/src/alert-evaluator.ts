@@ -166,6 +166,8 @@ function applyResult(
   else host.windows.set(rule.id, result.state);
   markChanged(work, host, rule.id);
   for (const event of result.events) {
+    // Settles (flapping) reach the store once it writes them; rules cannot ask for them yet.
+    if (event.type === 'settle') continue;
     work.events.push({ orgId: host.orgId, host: host.host, ruleId: rule.id, ...event });
   }
 }

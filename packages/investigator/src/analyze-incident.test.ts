@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { analyzeIncident } from './analyze-incident.js';
 import type { AlertFacts, HostSnapshot, IncidentInput, MetricSeries } from './incident-input.js';
 import { incidentWindows } from './incident-input.js';
+import { snapshotConfidenceCap, snapshotThinness } from './current-hypotheses.js';
 
 const minuteMs = 60_000;
 const startedAtMs = Date.parse('2025-06-01T12:00:00Z');
@@ -105,9 +106,15 @@ describe('analyzeIncident', () => {
   });
 
   it('is inconclusive with confidence 0 when nothing was stored', () => {
-    const { verdict, report } = analyzeIncident({ ...hogInput(), series: [], snapshots: [] });
+    const { verdict, report, hypotheses } = analyzeIncident({
+      ...hogInput(),
+      series: [],
+      snapshots: [],
+    });
     expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
-    expect(report.findings[1]?.title).toBe('No samples of cpu_percent to compare');
+    expect(hypotheses).toEqual([]);
+    expect(report.findings[0]?.evidence).toMatchObject({ cause: null, basis: 'none' });
+    expect(report.findings[1]?.title).toBe('No baseline for cpu_percent on web-1');
   });
 
   it('calls it fleet-wide when the peers of the service move at the same time', () => {
@@ -196,6 +203,116 @@ describe('analyzeIncident', () => {
             expect(typeof f.evidence).toBe('object');
           }
           expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+/** The hog host as first seen `minutes` before firing: nothing stored before that. */
+function firstSeen(input: IncidentInput, minutes: number): IncidentInput {
+  const fromMs = firedAtMs - minutes * minuteMs;
+  return {
+    ...input,
+    series: input.series.map((s) => ({ ...s, points: s.points.filter((p) => p.timeMs >= fromMs) })),
+    snapshots: input.snapshots.filter((s) => s.timeMs >= fromMs),
+  };
+}
+
+describe('analyzeIncident without a baseline', () => {
+  it('ranks the process burning the CPU from the current snapshots, with a lower confidence', () => {
+    const withBaseline = analyzeIncident(hogInput());
+    const { verdict, report, hypotheses } = analyzeIncident(firstSeen(hogInput(), 8));
+    expect(verdict).toMatchObject({ kind: 'process', subject: 'burner' });
+    expect(verdict.confidence).toBeGreaterThanOrEqual(0.4);
+    expect(verdict.confidence).toBeLessThanOrEqual(snapshotThinness(9));
+    expect(verdict.confidence).toBeLessThan(withBaseline.verdict.confidence);
+    expect(hypotheses.map((h) => h.subject)).toEqual(['burner', 'nginx']);
+    const [cause, missing, consumers] = report.findings;
+    expect(cause?.evidence).toMatchObject({
+      cause: { kind: 'process', subject: 'burner' },
+      basis: 'current_snapshots',
+      snapshots: 9,
+      pids: [42],
+      firing: expect.closeTo(75, 0),
+    });
+    expect(missing?.evidence).toMatchObject({
+      basis: 'current_snapshots',
+      baseline_points: 0,
+      first_seen: new Date(firedAtMs - 8 * minuteMs).toISOString(),
+      confidence_cap: snapshotConfidenceCap,
+    });
+    expect(consumers?.title).toBe('Top CPU consumers at firing (no baseline)');
+    expect(report.analysis.summary).toContain('No baseline');
+    expect(report.analysis.summary).toContain('not what changed');
+    expect(report.timeline[0]?.type).toBe('host_first_seen');
+  });
+
+  it('is less confident the fewer snapshots confirm it', () => {
+    const confidence = (minutes: number) =>
+      analyzeIncident(firstSeen(hogInput(), minutes)).verdict.confidence;
+    expect(confidence(1)).toBeLessThan(confidence(4));
+    expect(confidence(4)).toBeLessThan(confidence(8));
+  });
+
+  it('does not name a process that uses little of the CPU', () => {
+    const input = firstSeen(hogInput(), 8);
+    input.snapshots = input.snapshots.map((s) => ({
+      ...s,
+      processes: s.processes.map((p) => ({ ...p, cpu_percent: Math.min(5, p.cpu_percent ?? 0) })),
+    }));
+    const { verdict } = analyzeIncident(input);
+    expect(verdict.kind).toBe('inconclusive');
+  });
+
+  it('abstains on a host with neither a baseline nor a snapshot', () => {
+    const input = { ...firstSeen(hogInput(), 8), snapshots: [] };
+    const { verdict, report, hypotheses } = analyzeIncident(input);
+    expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
+    expect(hypotheses).toEqual([]);
+    expect(report.findings[0]).toMatchObject({
+      title: 'Abstained: no baseline, no snapshot',
+      evidence: { cause: null, basis: 'none' },
+    });
+    expect(report.analysis.summary).toContain('abstains');
+    expect(report.recommendations[0]?.title).toBe('Collect processes and containers from web-1');
+  });
+
+  it('never claims more than the thinness of the current snapshots allows', () => {
+    const value = fc.double({ min: 0, max: 100, noNaN: true });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 14 }),
+        fc.array(
+          fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c'), cpu: value }), {
+            maxLength: 3,
+          }),
+          { minLength: times.length, maxLength: times.length },
+        ),
+        (minutes, processes) => {
+          const input = firstSeen(
+            {
+              ...hogInput(),
+              snapshots: times.map((timeMs, i) => ({
+                timeMs,
+                containers: [{ name: 'c', cpu_percent: processes[i]?.[0]?.cpu ?? 0 }],
+                processes: (processes[i] ?? []).map((p, pid) => ({
+                  name: p.name,
+                  pid,
+                  cpu_percent: p.cpu,
+                })),
+              })),
+            },
+            minutes,
+          );
+          const snapshots = input.snapshots.length;
+          const { verdict, hypotheses, report } = analyzeIncident(input);
+          expect(verdict.confidence).toBeLessThanOrEqual(snapshotThinness(snapshots) + 1e-9);
+          for (const h of hypotheses) {
+            expect(h.score).toBeLessThanOrEqual(snapshotThinness(snapshots) + 1e-9);
+          }
+          expect(report.findings[0]?.evidence).toMatchObject({ basis: 'current_snapshots' });
         },
       ),
       { numRuns: 60 },

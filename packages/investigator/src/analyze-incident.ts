@@ -7,12 +7,16 @@ import type {
 import type { ConsumerChange, Resource } from './consumer-changes.js';
 import { consumerChanges } from './consumer-changes.js';
 import { containerEvents } from './container-events.js';
+import type { ConsumerLevel } from './current-consumers.js';
+import { currentConsumers } from './current-consumers.js';
+import { snapshotConfidenceCap, snapshotThinness } from './current-hypotheses.js';
 import { clockTime, formatResource, iso, resourceWord } from './format.js';
 import type {
   CauseKind,
   FocusMetric,
   Hypothesis,
   IncidentEvidence,
+  Observation,
   PeerGroup,
   PeerStatus,
   RuleHistorySummary,
@@ -22,7 +26,7 @@ import type { IncidentInput, TimeRange } from './incident-input.js';
 import type { MetricDeviation } from './metric-deviation.js';
 import { deviationSigmas, effectiveSpread, measureDeviation } from './metric-deviation.js';
 import { rankHypotheses } from './rank-hypotheses.js';
-import { clamp01, round } from './statistics.js';
+import { clamp01, mean, round } from './statistics.js';
 
 export type AnalyzeOptions = {
   /** Tags whose shared value makes another service a peer (default service, region, environment, env). */
@@ -231,18 +235,65 @@ function ruleHistory(input: IncidentInput, focus: FocusMetric): RuleHistorySumma
   };
 }
 
+/** Fewer baseline points than this is no baseline: a z-score over 1..4 points means little. */
+const minBaselinePoints = 5;
+
+/** What the analysis can compare, and how much a ranking without a baseline is worth. */
+function observe(input: IncidentInput, focus: FocusMetric): Observation {
+  const { windows } = input;
+  const inSpan = (timeMs: number) =>
+    timeMs >= windows.baseline.fromMs && timeMs <= windows.incident.toMs;
+  const snapshots = input.snapshots.filter((s) => inSpan(s.timeMs)).length;
+  const focusPoints = pointsOf(input, focus.metric);
+  const baselinePoints = focusPoints.filter(
+    (p) => p.timeMs >= windows.baseline.fromMs && p.timeMs <= windows.baseline.toMs,
+  ).length;
+  const incidentValues = focusPoints
+    .filter((p) => p.timeMs >= windows.incident.fromMs && p.timeMs <= windows.incident.toMs)
+    .map((p) => p.value);
+  const seen = [
+    ...input.series.flatMap((s) => s.points.map((p) => p.timeMs)),
+    ...input.snapshots.map((s) => s.timeMs),
+  ].filter(inSpan);
+  const basis =
+    baselinePoints >= minBaselinePoints
+      ? 'baseline'
+      : input.alert !== undefined && snapshots > 0
+        ? 'current_snapshots'
+        : 'none';
+  return {
+    basis,
+    baselinePoints,
+    snapshots,
+    firstSeenMs: seen.length === 0 ? undefined : Math.min(...seen),
+    firingLevel: incidentValues.length === 0 ? input.alert?.value : mean(incidentValues.slice(-3)),
+    thinness:
+      basis === 'current_snapshots' ? snapshotThinness(snapshots) : basis === 'baseline' ? 1 : 0,
+  };
+}
+
 function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): IncidentEvidence {
   const { windows } = input;
   const focus = chooseFocus(input);
   const focusPoints = pointsOf(input, focus.metric);
+  const observation = observe(input, focus);
   const consumers: ConsumerChange[] = [];
+  const current: ConsumerLevel[] = [];
+  const span = input.snapshots.filter(
+    (s) => s.timeMs >= windows.baseline.fromMs && s.timeMs <= windows.incident.toMs,
+  );
   for (const resource of Object.keys(focus.resourceWeights) as Resource[]) {
     for (const kind of ['process', 'container'] as const) {
-      consumers.push(...consumerChanges(input.snapshots, windows, kind, resource, focusPoints));
+      if (observation.basis === 'baseline') {
+        consumers.push(...consumerChanges(input.snapshots, windows, kind, resource, focusPoints));
+      } else if (observation.basis === 'current_snapshots') {
+        current.push(...currentConsumers(span, kind, resource, focusPoints));
+      }
     }
   }
+  // Without a baseline of their own, other metrics' z-scores mean nothing.
   const movedMetrics = input.series
-    .filter((s) => s.metric !== focus.metric)
+    .filter((s) => observation.basis === 'baseline' && s.metric !== focus.metric)
     .map((s) => deviationEitherWay(s.metric, input, windows))
     .filter((d): d is MetricDeviation => d !== undefined && Math.abs(d.z) >= deviationSigmas)
     .sort((a, b) => Math.abs(b.z) - Math.abs(a.z) || a.metric.localeCompare(b.metric))
@@ -252,7 +303,9 @@ function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): I
     alert: input.alert,
     windows,
     focus,
+    observation,
     consumers: consumers.sort((a, b) => b.growth - a.growth || a.name.localeCompare(b.name)),
+    current: current.sort((a, b) => b.level - a.level || a.name.localeCompare(b.name)),
     containerEvents: containerEvents(input.snapshots, {
       fromMs: windows.baseline.fromMs,
       toMs: windows.incident.toMs,
@@ -260,7 +313,11 @@ function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): I
     movedMetrics,
     peerGroups: peerGroups(input, focus, peerTagKeys),
     history: ruleHistory(input, focus),
-    referenceMs: focus.deviation?.onsetMs ?? input.alert?.startedAtMs ?? windows.incident.fromMs,
+    // Without a baseline the deviation's onset is measured against a handful of points at best.
+    referenceMs:
+      (observation.basis === 'baseline' ? focus.deviation?.onsetMs : undefined) ??
+      input.alert?.startedAtMs ??
+      windows.incident.fromMs,
   };
 }
 
@@ -302,17 +359,51 @@ function describeDeviation(d: MetricDeviation, host: string): string {
   );
 }
 
+/** Why there is no baseline, with the numbers. */
+function describeMissingBaseline(evidence: IncidentEvidence): string {
+  const { observation, focus, host, alert } = evidence;
+  const level =
+    observation.firingLevel === undefined
+      ? ''
+      : `${focus.metric} on ${host} was ${round(observation.firingLevel)} at firing` +
+        `${alert === undefined ? '' : ` (threshold ${alert.threshold})`}. `;
+  const seen =
+    observation.firstSeenMs === undefined
+      ? `${host} has no samples or snapshots in the windows read`
+      : `${host} was first seen at ${clockTime(observation.firstSeenMs)} in the windows read`;
+  return (
+    `${level}No baseline: ${observation.baselinePoints} sample${observation.baselinePoints === 1 ? '' : 's'} ` +
+    `of ${focus.metric} before the incident window (${minBaselinePoints} needed); ${seen}.`
+  );
+}
+
 function buildSummary(
   evidence: IncidentEvidence,
   hypotheses: Hypothesis[],
   verdict: Verdict,
 ): string {
   const { deviation, metric } = evidence.focus;
-  const what =
-    deviation === undefined
-      ? `No samples of ${metric} on ${evidence.host} cover both the baseline and the incident window.`
-      : `${describeDeviation(deviation, evidence.host)}.`;
+  const { observation } = evidence;
   const top = hypotheses[0];
+  if (observation.basis === 'none') {
+    return (
+      `${describeMissingBaseline(evidence)} With no baseline and ` +
+      (evidence.alert === undefined
+        ? 'no alert, nothing says what went wrong'
+        : `no process or container snapshot of ${evidence.host}, nothing shows what uses the resource`) +
+      `: the analysis abstains (inconclusive, confidence ${verdict.confidence}) rather than guess.`
+    );
+  }
+  const what =
+    observation.basis === 'current_snapshots'
+      ? `${describeMissingBaseline(evidence)} Ranked from the ${observation.snapshots} current ` +
+        `snapshot${observation.snapshots === 1 ? '' : 's'} alone (what uses the resource now, ` +
+        `restarts, image changes), every score scaled by ${round(observation.thinness)} ` +
+        `(${snapshotConfidenceCap} × ${observation.snapshots}/${observation.snapshots + 1}): ` +
+        `current use says who consumes, not what changed.`
+      : deviation === undefined
+        ? `No samples of ${metric} on ${evidence.host} cover both the baseline and the incident window.`
+        : `${describeDeviation(deviation, evidence.host)}.`;
   if (verdict.kind !== 'inconclusive' && top !== undefined) {
     return `${what} Most likely cause: ${top.statement} (confidence ${verdict.confidence}).`;
   }
@@ -336,6 +427,54 @@ function consumerEvidence(c: ConsumerChange): Record<string, unknown> {
     correlation: round(c.correlation),
     appeared: c.appeared,
     onset: c.onsetMs === undefined ? null : iso(c.onsetMs),
+  };
+}
+
+function levelEvidence(c: ConsumerLevel): Record<string, unknown> {
+  return {
+    [c.kind]: c.name,
+    ...(c.kind === 'process' ? { pids: c.pids } : { image: c.image ?? null }),
+    firing: round(c.level),
+    first: round(c.first),
+    share_of_listed: round(c.share),
+    correlation: round(c.correlation),
+    appeared: c.appeared,
+    first_seen: iso(c.firstSeenMs),
+  };
+}
+
+/** What the verdict stands on, in the first finding. */
+function basisEvidence(evidence: IncidentEvidence): Record<string, unknown> {
+  const { observation } = evidence;
+  return observation.basis === 'baseline'
+    ? { basis: 'baseline' }
+    : {
+        basis: observation.basis,
+        baseline_points: observation.baselinePoints,
+        snapshots: observation.snapshots,
+        thinness: round(observation.thinness),
+      };
+}
+
+function missingBaselineFinding(evidence: IncidentEvidence): InvestigationFinding {
+  const { observation, focus, windows, alert } = evidence;
+  return {
+    title: `No baseline for ${focus.metric} on ${evidence.host}`,
+    detail: describeMissingBaseline(evidence),
+    evidence: {
+      metric: focus.metric,
+      basis: observation.basis,
+      baseline: windowOf(windows.baseline),
+      incident: windowOf(windows.incident),
+      baseline_points: observation.baselinePoints,
+      minimum_baseline_points: minBaselinePoints,
+      first_seen: observation.firstSeenMs === undefined ? null : iso(observation.firstSeenMs),
+      firing_level: observation.firingLevel === undefined ? null : round(observation.firingLevel),
+      threshold: alert?.threshold ?? null,
+      snapshots: observation.snapshots,
+      thinness: round(observation.thinness),
+      confidence_cap: observation.basis === 'current_snapshots' ? snapshotConfidenceCap : 0,
+    },
   };
 }
 
@@ -367,36 +506,44 @@ function buildFindings(
         cause: { kind: top.kind, subject: top.subject },
         confidence: verdict.confidence,
         ranked,
+        ...basisEvidence(evidence),
         ...top.evidence,
       },
     });
   } else {
     findings.push({
-      title: 'No conclusive cause',
+      title:
+        evidence.observation.basis === 'none'
+          ? 'Abstained: no baseline, no snapshot'
+          : 'No conclusive cause',
       detail:
-        top === undefined
-          ? 'No process, container, deploy, restart, peer or rule history points to a cause.'
-          : `The strongest candidate, ${top.statement}, scores ${round(top.score)}: too weak to name.`,
-      evidence: { cause: null, confidence: verdict.confidence, ranked },
+        evidence.observation.basis === 'none'
+          ? `${evidence.host} has neither a baseline nor a process or container snapshot to reason from.`
+          : top === undefined
+            ? 'No process, container, deploy, restart, peer or rule history points to a cause.'
+            : `The strongest candidate, ${top.statement}, scores ${round(top.score)}: too weak to name.`,
+      evidence: { cause: null, confidence: verdict.confidence, ranked, ...basisEvidence(evidence) },
     });
   }
   const { deviation, metric } = evidence.focus;
   findings.push(
-    deviation === undefined
-      ? {
-          title: `No samples of ${metric} to compare`,
-          detail: `${evidence.host} has no ${metric} samples in the baseline or the incident window.`,
-          evidence: {
-            metric,
-            baseline: windowOf(evidence.windows.baseline),
-            incident: windowOf(evidence.windows.incident),
+    evidence.observation.basis !== 'baseline'
+      ? missingBaselineFinding(evidence)
+      : deviation === undefined
+        ? {
+            title: `No samples of ${metric} to compare`,
+            detail: `${evidence.host} has no ${metric} samples in the baseline or the incident window.`,
+            evidence: {
+              metric,
+              baseline: windowOf(evidence.windows.baseline),
+              incident: windowOf(evidence.windows.incident),
+            },
+          }
+        : {
+            title: `${metric} ${deviation.firingLevel >= deviation.baseline.mean ? 'rose' : 'fell'} from ${round(deviation.baseline.mean)} to ${round(deviation.firingLevel)}`,
+            detail: `${describeDeviation(deviation, evidence.host)}; slope in the incident window ${round(deviation.incidentSlopePerMinute)} per minute.`,
+            evidence: deviationEvidence(deviation),
           },
-        }
-      : {
-          title: `${metric} ${deviation.firingLevel >= deviation.baseline.mean ? 'rose' : 'fell'} from ${round(deviation.baseline.mean)} to ${round(deviation.firingLevel)}`,
-          detail: `${describeDeviation(deviation, evidence.host)}; slope in the incident window ${round(deviation.incidentSlopePerMinute)} per minute.`,
-          evidence: deviationEvidence(deviation),
-        },
   );
   for (const resource of Object.keys(evidence.focus.resourceWeights) as Resource[]) {
     const of = (kind: 'process' | 'container') =>
@@ -436,6 +583,26 @@ function buildFindings(
         baseline: windowOf(evidence.windows.baseline),
         incident: windowOf(evidence.windows.incident),
         consumers: grown.map(consumerEvidence),
+      },
+    });
+  }
+  for (const resource of Object.keys(evidence.focus.resourceWeights) as Resource[]) {
+    const top5 = evidence.current.filter((c) => c.resource === resource).slice(0, 5);
+    if (top5.length === 0) continue;
+    findings.push({
+      title: `Top ${resourceWord(resource)} consumers at firing (no baseline)`,
+      detail: top5
+        .map((c) => `${c.kind} ${c.name} ${formatResource(resource, c.level)}`)
+        .join(', '),
+      evidence: {
+        resource,
+        basis: 'current_snapshots',
+        window: {
+          from: iso(evidence.observation.firstSeenMs ?? evidence.windows.incident.fromMs),
+          to: iso(evidence.windows.incident.toMs),
+        },
+        snapshots: evidence.observation.snapshots,
+        consumers: top5.map(levelEvidence),
       },
     });
   }
@@ -528,6 +695,7 @@ function buildFindings(
 
 /** Event kinds in the order they are listed when they share a timestamp. */
 const timelineOrder = [
+  'host_first_seen',
   'rule_fired_before',
   'container_image_changed',
   'container_appeared',
@@ -592,7 +760,27 @@ function buildTimeline(
       consumerEvidence(c),
     );
   }
-  if (focus.deviation?.onsetMs !== undefined) {
+  if (evidence.observation.basis !== 'baseline' && evidence.observation.firstSeenMs !== undefined) {
+    add(
+      evidence.observation.firstSeenMs,
+      'host_first_seen',
+      `${evidence.host} first seen (no earlier sample in the windows read)`,
+      {
+        baseline_points: evidence.observation.baselinePoints,
+        snapshots: evidence.observation.snapshots,
+      },
+    );
+  }
+  for (const c of evidence.current) {
+    if (!c.appeared || !named.has(`${c.kind}:${c.name}`)) continue;
+    add(
+      c.firstSeenMs,
+      'process_started',
+      `${c.kind} ${c.name} appeared: ${resourceWord(c.resource)} ${formatResource(c.resource, c.level)} at firing`,
+      levelEvidence(c),
+    );
+  }
+  if (evidence.observation.basis === 'baseline' && focus.deviation?.onsetMs !== undefined) {
     add(
       focus.deviation.onsetMs,
       'metric_deviation_began',
@@ -673,6 +861,17 @@ function buildRecommendations(
   }
   const from = iso(evidence.windows.incident.fromMs);
   const to = iso(evidence.windows.incident.toMs);
+  if (evidence.observation.basis === 'none') {
+    recommendations.push({
+      title: `Collect processes and containers from ${evidence.host}`,
+      detail:
+        `${evidence.host} sent no process or container snapshot and has no baseline, so nothing ` +
+        `stored says what uses the resource. Have its agent report processes and docker ` +
+        `containers with every sample, and read its logs from ${from} to ${to} meanwhile.`,
+      priority: 'high',
+    });
+    return recommendations;
+  }
   recommendations.push({
     title: `Look beyond host metrics on ${evidence.host}`,
     detail:

@@ -35,11 +35,11 @@ export type ConsumerChange = {
 };
 
 /** Floors of the relative growth: 5 CPU points, 100 MiB. */
-const growthFloor: Record<Resource, number> = { cpu: 5, memory: 100 * 1024 * 1024 };
+export const growthFloor: Record<Resource, number> = { cpu: 5, memory: 100 * 1024 * 1024 };
 
 type Reading = { value: number; pids: number[]; image: string | undefined };
 
-function readingsOf(
+export function readingsOf(
   snapshot: HostSnapshot,
   kind: ConsumerKind,
   resource: Resource,
@@ -66,7 +66,7 @@ function readingsOf(
 }
 
 /** The value of `series` nearest to `timeMs`, if one lies within `toleranceMs`. */
-function valueNear(
+export function valueNear(
   series: readonly TimedValue[],
   timeMs: number,
   toleranceMs: number,
@@ -156,7 +156,7 @@ export function consumerChanges(
 }
 
 /** The typical interval between points (60 s when unknown). */
-function medianGapMs(points: readonly TimedValue[]): number {
+export function medianGapMs(points: readonly TimedValue[]): number {
   const gaps: number[] = [];
   for (let i = 1; i < points.length; i++) {
     gaps.push((points[i]?.timeMs ?? 0) - (points[i - 1]?.timeMs ?? 0));

@@ -1,6 +1,7 @@
 import type { InvestigationRecommendation } from '@monitor/db';
 import type { ConsumerChange, Resource } from './consumer-changes.js';
 import type { ContainerEvent } from './container-events.js';
+import type { ConsumerLevel } from './current-consumers.js';
 import type { AlertFacts, IncidentWindows, PeerAlert, RuleFiring } from './incident-input.js';
 import type { MetricDeviation } from './metric-deviation.js';
 
@@ -43,14 +44,39 @@ export type RuleHistorySummary = {
   thresholdGapSpreads: number | undefined;
 };
 
+/**
+ * What the analysis can compare: `baseline` (the usual case: the focus metric has a baseline),
+ * `current_snapshots` (an alert on a host without a usable baseline, e.g. seen for the first
+ * time, that has process or container snapshots: hypotheses come from what consumes now, scaled
+ * down by `thinness`), `none` (neither: the analysis abstains).
+ */
+export type EvidenceBasis = 'baseline' | 'current_snapshots' | 'none';
+
+export type Observation = {
+  basis: EvidenceBasis;
+  /** Points of the focus metric in the baseline window. */
+  baselinePoints: number;
+  /** The host's snapshots over baseline + incident. */
+  snapshots: number;
+  /** The host's earliest sample or snapshot in the windows read. */
+  firstSeenMs: number | undefined;
+  /** The focus metric at firing: the mean of the incident window's last three points. */
+  firingLevel: number | undefined;
+  /** 0..1, multiplies every score that stands on current snapshots alone; 1 with a baseline. */
+  thinness: number;
+};
+
 /** What the engine measured, before any interpretation. */
 export type IncidentEvidence = {
   host: string;
   alert: AlertFacts | undefined;
   windows: IncidentWindows;
   focus: FocusMetric;
-  /** Processes and containers on the focus resources, by growth. */
+  observation: Observation;
+  /** Processes and containers on the focus resources, by growth (with a baseline). */
   consumers: ConsumerChange[];
+  /** Processes and containers on the focus resources at firing (basis `current_snapshots`). */
+  current: ConsumerLevel[];
   containerEvents: ContainerEvent[];
   /** Other metrics of the host that deviated 3σ or more. */
   movedMetrics: MetricDeviation[];

@@ -3,6 +3,7 @@ import type { ContainerEvent } from './container-events.js';
 import { clockTime, formatDuration, formatResource, iso, resourceWord } from './format.js';
 import type { Hypothesis, IncidentEvidence, PeerGroup } from './incident-evidence.js';
 import { causeKinds } from './incident-evidence.js';
+import { currentConsumerHypotheses, mergeLevelsIntoContainers } from './current-hypotheses.js';
 import { clamp01, round } from './statistics.js';
 
 const minuteMs = 60_000;
@@ -220,8 +221,19 @@ function deployHypotheses(
   });
 }
 
+/**
+ * How clearly something is wrong, for the causes that do not measure it themselves: the focus
+ * metric's deviation from its baseline, or, without a baseline, the alert's breach weighed by
+ * how thin the current snapshots are.
+ */
+function significanceOf(evidence: IncidentEvidence): number {
+  return evidence.observation.basis === 'current_snapshots'
+    ? evidence.observation.thinness
+    : (evidence.focus.deviation?.significance ?? 0);
+}
+
 function restartHypotheses(evidence: IncidentEvidence, localWeight: number): Hypothesis[] {
-  const significance = evidence.focus.deviation?.significance ?? 0;
+  const significance = significanceOf(evidence);
   const restarts = new Map<string, ContainerEvent[]>();
   for (const event of evidence.containerEvents) {
     if (event.type !== 'container_restarted') continue;
@@ -262,7 +274,7 @@ function restartHypotheses(evidence: IncidentEvidence, localWeight: number): Hyp
 }
 
 function fleetHypothesis(evidence: IncidentEvidence, group: PeerGroup): Hypothesis {
-  const significance = evidence.focus.deviation?.significance ?? 0;
+  const significance = significanceOf(evidence);
   const deviating = group.members.filter((m) => m.deviating);
   const subject = `${group.key}=${group.value}`;
   return {
@@ -402,10 +414,31 @@ function trendHypothesis(evidence: IncidentEvidence, localWeight: number): Hypot
  * shared cause, not the cause.
  */
 export function rankHypotheses(evidence: IncidentEvidence): Hypothesis[] {
+  const { basis } = evidence.observation;
+  // No baseline and nothing on the host to look at: abstain rather than guess.
+  if (basis === 'none') return [];
   const strongestGroup = [...evidence.peerGroups].sort(
     (a, b) => b.strength - a.strength || b.members.length - a.members.length,
   )[0];
   const localWeight = 1 - 0.7 * (strongestGroup?.strength ?? 0);
+  const hypotheses: Hypothesis[] =
+    basis === 'current_snapshots'
+      ? fromCurrentSnapshots(evidence, localWeight)
+      : fromBaseline(evidence, localWeight);
+  if (strongestGroup !== undefined && strongestGroup.deviatingCount > 0) {
+    hypotheses.push(fleetHypothesis(evidence, strongestGroup));
+  }
+  return hypotheses
+    .filter((h) => h.score > 0)
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        causeKinds.indexOf(a.kind) - causeKinds.indexOf(b.kind) ||
+        a.subject.localeCompare(b.subject),
+    );
+}
+
+function fromBaseline(evidence: IncidentEvidence, localWeight: number): Hypothesis[] {
   const consumers = mergeProcessesIntoContainers(consumerHypotheses(evidence, localWeight));
   const containerScores = new Map(
     consumers.filter((h) => h.kind === 'container').map((h) => [h.subject, h] as const),
@@ -419,19 +452,34 @@ export function rankHypotheses(evidence: IncidentEvidence): Hypothesis[] {
     ...deploys,
     ...restartHypotheses(evidence, localWeight),
   ];
-  if (strongestGroup !== undefined && strongestGroup.deviatingCount > 0) {
-    hypotheses.push(fleetHypothesis(evidence, strongestGroup));
-  }
   const flapping = flappingHypothesis(evidence);
   if (flapping !== undefined) hypotheses.push(flapping);
   const trend = trendHypothesis(evidence, localWeight);
   if (trend !== undefined) hypotheses.push(trend);
-  return hypotheses
-    .filter((h) => h.score > 0)
-    .sort(
-      (a, b) =>
-        b.score - a.score ||
-        causeKinds.indexOf(a.kind) - causeKinds.indexOf(b.kind) ||
-        a.subject.localeCompare(b.subject),
-    );
+  return hypotheses;
+}
+
+/**
+ * Without a baseline: what consumes the alert's resource now, the image changes and restarts
+ * the snapshots show, every score scaled by the thinness of the evidence. No flapping (it needs
+ * the normal level) and no trend (it needs the baseline's fit).
+ */
+function fromCurrentSnapshots(evidence: IncidentEvidence, localWeight: number): Hypothesis[] {
+  const consumers = mergeLevelsIntoContainers(currentConsumerHypotheses(evidence, localWeight));
+  const containerScores = new Map(
+    consumers.filter((h) => h.kind === 'container').map((h) => [h.subject, h] as const),
+  );
+  const deploys = deployHypotheses(
+    evidence,
+    containerScores,
+    localWeight * evidence.observation.thinness,
+  );
+  const deployed = new Set(deploys.map((d) => d.subject));
+  return [
+    ...consumers
+      .filter((h) => !(h.kind === 'container' && deployed.has(h.subject)))
+      .map(({ level: _level, coverage: _coverage, ...h }) => h),
+    ...deploys,
+    ...restartHypotheses(evidence, localWeight),
+  ];
 }

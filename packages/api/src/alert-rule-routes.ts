@@ -1,6 +1,6 @@
 import type { RuleStore } from '@monitor/db';
-import { isId, notFound } from '@monitor/platform';
-import type { AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
+import { isId, notFound, validationError } from '@monitor/platform';
+import type { AlertRuleFields, AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
 import {
   alertRuleCreateSchema,
   alertRuleListResponseSchema,
@@ -9,6 +9,7 @@ import {
   paginationQuerySchema,
   parseBody,
   parseQuery,
+  recoveryThresholdProblem,
   toAlertRuleResponse,
 } from '@monitor/schemas';
 import { toAlertRuleChanges, toAlertRuleFields } from './alert-rule-requests.js';
@@ -63,7 +64,10 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
     summary: 'Create an alert rule',
     description:
       'Required: `name`, `metric`, `condition`, `threshold`, `severity`. Defaults: ' +
-      '`duration_minutes` 0, `channels` [], `scope` {}, `enabled` true. An unknown or ' +
+      '`duration_minutes` 0, `channels` [], `scope` {}, `enabled` true, ' +
+      '`keep_firing_for_minutes` 0, `no_data_state` `alerting`, and null (off) for ' +
+      '`recovery_threshold`, `no_data_minutes`, `renotify_minutes`, `message_template` and ' +
+      '`flapping`. An unknown or ' +
       'read-only field (`id`, `created_at`…) is 422. Evaluators apply the rule within seconds.',
     tags: ['alert rules'],
     scope: 'write',
@@ -109,7 +113,11 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
       '`condition`, `threshold`, `duration_minutes`, `scope`) or `enabled` restarts its ' +
       'evaluation: its active alerts resolve (their channels are notified) and pending windows ' +
       'start afresh, in the same transaction; evaluators pick the change up within a second or ' +
-      'two. `name`, `severity` and `channels` apply to alerts fired from then on.',
+      'two. `name`, `severity` and `channels` apply to alerts fired from then on; ' +
+      '`recovery_threshold`, `keep_firing_for_minutes`, `no_data_minutes`, `no_data_state`, ' +
+      '`renotify_minutes`, `message_template` and `flapping` to the evaluation under way. The ' +
+      'rule as it would be stored is validated: a `recovery_threshold` on the breaching side ' +
+      'of the new `condition` or `threshold` is 422 and changes nothing.',
     tags: ['alert rules'],
     scope: 'write',
     request: {
@@ -128,6 +136,7 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
         id,
         toAlertRuleChanges(request),
         new Date(deps.nowMs()),
+        refuseInvalidRule,
       );
       if (rule === undefined) throw ruleNotFound();
       const response: AlertRuleResponse = toAlertRuleResponse(rule);
@@ -157,6 +166,13 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
     },
   },
 ];
+
+/** The rule a PATCH would store, checked across fields: 422 (and nothing changes) when invalid. */
+function refuseInvalidRule(rule: AlertRuleFields): void {
+  const problem = recoveryThresholdProblem(rule);
+  if (problem !== undefined)
+    throw validationError([{ path: 'recovery_threshold', message: problem }]);
+}
 
 function ruleNotFound() {
   return notFound('The alert rule');

@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert, AlertRule } from '@monitor/schemas';
+import { alertRuleOptionDefaults } from '@monitor/schemas';
 import type {
   AlertQueries,
   InvestigationDetailRow,
@@ -139,6 +140,7 @@ function fakeRuleStore() {
       const at = new Date(nowMs);
       const row: AlertRule = {
         id: newId('rul'),
+        ...alertRuleOptionDefaults,
         ...fields,
         channels: [...fields.channels],
         scope: { ...fields.scope },

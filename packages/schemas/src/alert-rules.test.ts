@@ -1,6 +1,12 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alertRuleCreateSchema, alertRuleSchema, alertRuleUpdateSchema } from './alert-rules.js';
-import { parseBody } from './api.js';
+import {
+  alertRuleCreateSchema,
+  alertRuleSchema,
+  alertRuleUpdateSchema,
+  recoveryThresholdProblem,
+} from './alert-rules.js';
+import { alertConditions, conditionHolds, parseBody } from './api.js';
 
 const minimal = {
   name: 'cpu high',
@@ -8,6 +14,17 @@ const minimal = {
   condition: 'greater_than',
   threshold: 90,
   severity: 'critical',
+};
+
+/** The fields of the next wave as a rule that does not set them has them. */
+const optionDefaults = {
+  recovery_threshold: null,
+  keep_firing_for_minutes: 0,
+  no_data_minutes: null,
+  no_data_state: 'alerting',
+  renotify_minutes: null,
+  message_template: null,
+  flapping: null,
 };
 
 /** The issues of a create body, as `{ path, message }` with dotted paths. */
@@ -33,6 +50,7 @@ describe('alertRuleCreateSchema', () => {
       channels: [],
       scope: {},
       enabled: true,
+      ...optionDefaults,
     });
   });
 
@@ -43,6 +61,13 @@ describe('alertRuleCreateSchema', () => {
       channels: ['slack', 'email', 'webhook'],
       scope: { environment: 'prod' },
       enabled: false,
+      recovery_threshold: 80,
+      keep_firing_for_minutes: 1440,
+      no_data_minutes: 1440,
+      no_data_state: 'keep',
+      renotify_minutes: 10080,
+      message_template: '{{ host }}: {{metric}} {{value}} {{tags.env}}',
+      flapping: { window_minutes: 1440, max_transitions: 100 },
     };
     expect(alertRuleCreateSchema.parse(full)).toEqual(full);
   });
@@ -211,10 +236,149 @@ describe('alertRuleSchema', () => {
       channels: ['slack'],
       scope: {},
       enabled: true,
+      ...optionDefaults,
       created_at: '2026-11-22T10:00:00.000Z',
       updated_at: '2026-11-22T10:00:00.000Z',
     };
     expect(alertRuleSchema.parse(rule)).toEqual(rule);
     expect(alertRuleSchema.safeParse({ ...rule, updated_at: undefined }).success).toBe(false);
+  });
+});
+
+describe('the next wave of rule fields', () => {
+  it.each([
+    ['keep_firing_for_minutes', -1, 'must be an integer from 0 to 1440'],
+    ['keep_firing_for_minutes', 1441, 'must be an integer from 0 to 1440'],
+    ['keep_firing_for_minutes', null, 'must be an integer'],
+    ['no_data_minutes', 0, 'must be an integer from 1 to 1440'],
+    ['no_data_minutes', 1441, 'must be an integer from 1 to 1440'],
+    ['no_data_minutes', 1.5, 'must be an integer from 1 to 1440'],
+    ['no_data_state', 'silent', 'must be one of alerting, ok, keep'],
+    ['renotify_minutes', 0, 'must be an integer from 1 to 10080'],
+    ['renotify_minutes', 10081, 'must be an integer from 1 to 10080'],
+    ['renotify_minutes', '60', 'must be an integer'],
+    ['message_template', 'x'.repeat(2001), 'must be at most 2000 characters'],
+    ['message_template', 42, 'must be a string or null'],
+    ['recovery_threshold', '80', 'must be a finite number or null'],
+    ['flapping', 5, 'must be an object or null'],
+  ])('refuses %s %j, naming it', (field, value, message) => {
+    expect(createIssues({ ...minimal, [field]: value })).toEqual([{ path: field, message }]);
+    expect(updateIssues({ [field]: value })).toEqual([{ path: field, message }]);
+  });
+
+  it('refuses flapping bounds at their own path, and unknown flapping fields', () => {
+    expect(
+      createIssues({ ...minimal, flapping: { window_minutes: 0, max_transitions: 1 } }),
+    ).toEqual([
+      { path: 'flapping.window_minutes', message: 'must be an integer from 1 to 1440' },
+      { path: 'flapping.max_transitions', message: 'must be an integer from 2 to 100' },
+    ]);
+    expect(
+      createIssues({
+        ...minimal,
+        flapping: { window_minutes: 1441, max_transitions: 101, every: 1 },
+      }),
+    ).toEqual([
+      { path: 'flapping.window_minutes', message: 'must be an integer from 1 to 1440' },
+      { path: 'flapping.max_transitions', message: 'must be an integer from 2 to 100' },
+      { path: 'flapping.every', message: 'is not a field of flapping' },
+    ]);
+    expect(createIssues({ ...minimal, flapping: { window_minutes: 10 } })).toEqual([
+      { path: 'flapping.max_transitions', message: 'is required' },
+    ]);
+  });
+
+  it('refuses an unknown placeholder at save, naming message_template', () => {
+    const [issue, ...rest] = createIssues({ ...minimal, message_template: '{{hostname}} down' });
+    expect(rest).toEqual([]);
+    expect(issue?.path).toBe('message_template');
+    expect(issue?.message).toMatch(/^has an unknown placeholder \{\{hostname\}\}/);
+    expect(updateIssues({ message_template: 'a {{ host ' })).toEqual([
+      { path: 'message_template', message: 'has an unclosed placeholder at character 3' },
+    ]);
+  });
+
+  it('takes null to switch an option off in a PATCH', () => {
+    expect(
+      alertRuleUpdateSchema.parse({
+        recovery_threshold: null,
+        no_data_minutes: null,
+        renotify_minutes: null,
+        message_template: null,
+        flapping: null,
+      }),
+    ).toEqual({
+      recovery_threshold: null,
+      no_data_minutes: null,
+      renotify_minutes: null,
+      message_template: null,
+      flapping: null,
+    });
+  });
+
+  it.each([
+    ['greater_than', 80, []],
+    ['greater_than', 90, []],
+    ['greater_than_or_equal', 90, []],
+    ['less_than', 95, []],
+    ['less_than_or_equal', 90, []],
+    ['greater_than', 95, ['must be at most threshold (90) with condition greater_than']],
+    [
+      'greater_than_or_equal',
+      90.5,
+      ['must be at most threshold (90) with condition greater_than_or_equal'],
+    ],
+    ['less_than', 85, ['must be at least threshold (90) with condition less_than']],
+    [
+      'less_than_or_equal',
+      89,
+      ['must be at least threshold (90) with condition less_than_or_equal'],
+    ],
+    ['equal', 90, ['is not allowed with condition equal']],
+    ['not_equal', 1, ['is not allowed with condition not_equal']],
+  ] as const)('with %s 90, recovery_threshold %j: %j', (condition, recovery, messages) => {
+    expect(createIssues({ ...minimal, condition, recovery_threshold: recovery })).toEqual(
+      messages.map((message) => ({ path: 'recovery_threshold', message })),
+    );
+  });
+
+  it('allows recovery_threshold null with every condition', () => {
+    for (const condition of alertConditions) {
+      expect(createIssues({ ...minimal, condition, recovery_threshold: null })).toEqual([]);
+    }
+  });
+
+  it('accepts exactly the recovery thresholds that leave a band where an alert stays up', () => {
+    // Property: an accepted recovery threshold never resolves a sample that still breaches,
+    // i.e. whatever breaches the threshold also "holds" against the recovery threshold.
+    const ordered = [
+      'greater_than',
+      'greater_than_or_equal',
+      'less_than',
+      'less_than_or_equal',
+    ] as const;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ordered),
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -2e6, max: 2e6 }),
+        (condition, threshold, recovery, sample) => {
+          const accepted =
+            recoveryThresholdProblem({ condition, threshold, recoveryThreshold: recovery }) ===
+            undefined;
+          if (accepted && conditionHolds(condition, sample, threshold)) {
+            expect(conditionHolds(condition, sample, recovery)).toBe(true);
+          }
+          // Refused only when some sample would breach yet count as recovered: the recovery
+          // threshold itself, or for the inclusive conditions the threshold.
+          if (!accepted) {
+            const witness = condition.endsWith('or_equal') ? threshold : recovery;
+            expect(conditionHolds(condition, witness, threshold)).toBe(true);
+            expect(conditionHolds(condition, witness, recovery)).toBe(false);
+          }
+        },
+      ),
+    );
   });
 });

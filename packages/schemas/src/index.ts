@@ -114,5 +114,26 @@ export {
 } from './notification-channels.js';
 export type { Alert, AlertNotification, AlertTransition } from './alerts.js';
 export { opensInvestigation, toAlertResponse } from './alerts.js';
-export type { AlertRule, AlertRuleFields } from './alert-rules.js';
-export { toAlertRuleResponse } from './alert-rules.js';
+export type {
+  AlertRule,
+  AlertRuleDraft,
+  AlertRuleFields,
+  NoDataState,
+  RuleFlapping,
+} from './alert-rules.js';
+export {
+  alertRuleOptionDefaults,
+  noDataStates,
+  recoveryThresholdProblem,
+  toAlertRuleResponse,
+} from './alert-rules.js';
+export type {
+  MessageTemplatePart,
+  MessageTemplatePlaceholder,
+  MessageTemplateValues,
+} from './message-template.js';
+export {
+  messageTemplatePlaceholders,
+  parseMessageTemplate,
+  renderMessageTemplate,
+} from './message-template.js';

@@ -6,12 +6,12 @@ import { fireAlert, resolveAlerts } from './alert-transitions.js';
 import type { Database } from '../core/database.js';
 import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
-import type { AlertRuleFields, AlertSeverity } from '@monitor/schemas';
+import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from '../rules/rule-store.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 import type { Alert } from '@monitor/schemas';
 
-const rule = (name: string, severity: AlertSeverity): AlertRuleFields => ({
+const rule = (name: string, severity: AlertSeverity): AlertRuleDraft => ({
   name,
   metric: 'cpu_percent',
   condition: 'greater_than',

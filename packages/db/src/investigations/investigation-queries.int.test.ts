@@ -7,12 +7,12 @@ import type { InvestigationQueries } from './investigation-queries.js';
 import { createInvestigationQueries } from './investigation-queries.js';
 import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
-import type { AlertRuleFields, AlertSeverity } from '@monitor/schemas';
+import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from '../rules/rule-store.js';
 import type { Alert } from '@monitor/schemas';
 import { cleanDatabase } from '../testing/clean-database.js';
 
-const rule = (severity: AlertSeverity): AlertRuleFields => ({
+const rule = (severity: AlertSeverity): AlertRuleDraft => ({
   name: `cpu ${severity}`,
   metric: 'cpu_percent',
   condition: 'greater_than',

@@ -1,4 +1,4 @@
-import type { AlertRule } from '@monitor/schemas';
+import type { AlertRule, NoDataState, RuleFlapping } from '@monitor/schemas';
 import type { Database } from '../core/database.js';
 import { expectRow } from '../core/expect-row.js';
 
@@ -14,38 +14,28 @@ export type LiveRule = Pick<
   | 'severity'
   | 'channels'
   | 'scope'
+  /* A firing alert resolves only when the condition no longer holds against this (null: the
+     threshold); never on the breaching side, never with equal / not_equal. */
+  | 'recoveryThreshold'
+  /* Minutes (sample time) the resolve condition must keep holding before the alert resolves. */
+  | 'keepFiringForMinutes'
+  /* Wall-clock minutes without a sample of the metric that make no data; null: off. */
+  | 'noDataMinutes'
+  /* What no data does: fire a `no_data` alert, resolve the active alert, or nothing. */
+  | 'noDataState'
+  /* Minutes between notifications of an active, unacknowledged, unsilenced alert; null: off. */
+  | 'renotifyMinutes'
+  /* The text of notifications with `{{…}}` placeholders; null: the default message. */
+  | 'messageTemplate'
+  /* Flap detection; null: off. */
+  | 'flapping'
 > & {
   orgId: string;
   /** Windows of an older generation are void: the rule's evaluation restarted since. */
   generation: number;
-  /**
-   * A firing alert resolves only on a sample for which the condition evaluated against this
-   * value does not hold; null: against `threshold`. Never on the breaching side (the API and
-   * the rule store refuse that), never set with `equal` / `not_equal`.
-   */
-  recoveryThreshold: number | null;
-  /** Minutes (sample time) the resolve condition must keep holding before the alert resolves. */
-  keepFiringForMinutes: number;
-  /** Wall-clock minutes without a sample of the metric that make no data; null: off. */
-  noDataMinutes: number | null;
-  /** What no data does: fire a `no_data` alert, resolve the active alert, or nothing. */
-  noDataState: NoDataState;
-  /** Minutes between notifications of an active, unacknowledged, unsilenced alert; null: off. */
-  renotifyMinutes: number | null;
-  /** The text of notifications with `{{…}}` placeholders; null: the default message. */
-  messageTemplate: string | null;
-  /** Flap detection; null: off. */
-  flapping: RuleFlapping | null;
 };
 
-/** What a rule's no-data policy does when a service stops sending the rule's metric. */
-export type NoDataState = 'alerting' | 'ok' | 'keep';
-
-/**
- * More than `maxTransitions` state changes of a (rule, service) within `windowMinutes` make
- * its alert flapping.
- */
-export type RuleFlapping = { windowMinutes: number; maxTransitions: number };
+export type { NoDataState, RuleFlapping };
 
 /** The live rules and the epoch they were read at, from one snapshot. */
 export type LiveRuleSnapshot = {

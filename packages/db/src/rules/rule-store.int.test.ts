@@ -4,12 +4,12 @@ import { fireAlert } from '../alerts/alert-transitions.js';
 import type { Database } from '../core/database.js';
 import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
-import type { AlertRuleFields } from '@monitor/schemas';
+import type { AlertRuleDraft } from '@monitor/schemas';
 import type { RuleStore } from './rule-store.js';
 import { createRuleStore } from './rule-store.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 
-const cpuHigh: AlertRuleFields = {
+const cpuHigh: AlertRuleDraft = {
   name: 'cpu high',
   metric: 'cpu_percent',
   condition: 'greater_than',
@@ -86,10 +86,107 @@ describe('rule store on postgres', () => {
       channels: ['slack', 'email'],
       scope: { environment: 'prod' },
       enabled: true,
+      recoveryThreshold: null,
+      keepFiringForMinutes: 0,
+      noDataMinutes: null,
+      noDataState: 'alerting',
+      renotifyMinutes: null,
+      messageTemplate: null,
+      flapping: null,
       createdAt: expect.any(Date),
       updatedAt: created.createdAt,
     });
     expect(await store.getRule(orgId, created.id)).toEqual(created);
+  });
+
+  const options = {
+    recoveryThreshold: 80.5,
+    keepFiringForMinutes: 10,
+    noDataMinutes: 15,
+    noDataState: 'ok',
+    renotifyMinutes: 120,
+    messageTemplate: '{{host}}: {{metric}} at {{value}}',
+    flapping: { windowMinutes: 30, maxTransitions: 4 },
+  } as const;
+
+  it('stores and reads back the fields of the next wave, and sets them back to null', async () => {
+    const created = await store.createRule(orgId, { ...cpuHigh, ...options });
+    expect(created).toMatchObject(options);
+    expect(await store.getRule(orgId, created.id)).toEqual(created);
+    const cleared = await store.updateRule(
+      orgId,
+      created.id,
+      {
+        recoveryThreshold: null,
+        noDataMinutes: null,
+        renotifyMinutes: null,
+        messageTemplate: null,
+        flapping: null,
+      },
+      now,
+    );
+    expect(cleared).toEqual({
+      ...created,
+      recoveryThreshold: null,
+      noDataMinutes: null,
+      renotifyMinutes: null,
+      messageTemplate: null,
+      flapping: null,
+      updatedAt: expect.any(Date),
+    });
+    const changed = await store.updateRule(
+      orgId,
+      created.id,
+      {
+        keepFiringForMinutes: 0,
+        noDataState: 'keep',
+        flapping: { windowMinutes: 5, maxTransitions: 2 },
+      },
+      now,
+    );
+    expect(changed).toMatchObject({
+      keepFiringForMinutes: 0,
+      noDataState: 'keep',
+      flapping: { windowMinutes: 5, maxTransitions: 2 },
+      threshold: 90,
+    });
+  });
+
+  it('validates the rule as it would be stored, and a refused change changes nothing', async () => {
+    const created = await store.createRule(orgId, { ...cpuHigh, recoveryThreshold: 80 });
+    const alertId = await fire(created.id, 'web-validate');
+    const revision = await revisionOf(created.id);
+    const seen: unknown[] = [];
+    const refuse = (rule: unknown) => {
+      seen.push(rule);
+      throw new Error('refused');
+    };
+    // A threshold below the recovery threshold would put it on the breaching side.
+    await expect(
+      store.updateRule(orgId, created.id, { threshold: 70 }, now, refuse),
+    ).rejects.toThrow('refused');
+    expect(seen).toEqual([
+      expect.objectContaining({ threshold: 70, recoveryThreshold: 80, condition: 'greater_than' }),
+    ]);
+    expect(await store.getRule(orgId, created.id)).toEqual(created);
+    expect(await revisionOf(created.id)).toBe(revision);
+    // The threshold change would have restarted evaluation: the alert is still active.
+    expect((await alertsOf(created.id)).map((alert) => [alert.id, alert.status])).toEqual([
+      [alertId, 'active'],
+    ]);
+    const accepted = await store.updateRule(orgId, created.id, { threshold: 85 }, now, () => {});
+    expect(accepted).toMatchObject({ threshold: 85, recoveryThreshold: 80 });
+  });
+
+  it('keeps evaluation going when only how alerts resolve, repeat, read or flap changes', async () => {
+    const created = await store.createRule(orgId, cpuHigh);
+    await fire(created.id, 'web-options');
+    await addWindow(created.id, 'web-options');
+    const first = await generationOf(created.id);
+    await store.updateRule(orgId, created.id, options, now);
+    expect((await alertsOf(created.id)).map((alert) => alert.status)).toEqual(['active']);
+    expect(await windowsOf(created.id)).toBe(1);
+    expect((await generationOf(created.id)).generation).toBe(first.generation);
   });
 
   it('does not show a rule to another organization', async () => {

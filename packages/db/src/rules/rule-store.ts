@@ -1,13 +1,14 @@
 import { newId } from '@monitor/platform';
-import type { AlertRule, AlertRuleFields } from '@monitor/schemas';
+import type { AlertRule, AlertRuleDraft, AlertRuleFields } from '@monitor/schemas';
+import { alertRuleOptionDefaults } from '@monitor/schemas';
 import { resolveAlerts } from '../alerts/alert-transitions.js';
 import type { Database, TransactionSql } from '../core/database.js';
 import { expectRow } from '../core/expect-row.js';
 import { pageNewestFirst } from '../core/page-newest-first.js';
 
 export type RuleStore = {
-  /** Stores a new rule of the org with a fresh id. */
-  createRule(orgId: string, fields: AlertRuleFields): Promise<AlertRule>;
+  /** Stores a new rule of the org with a fresh id (absent options take their defaults). */
+  createRule(orgId: string, draft: AlertRuleDraft): Promise<AlertRule>;
   /** One page of the org's live rules, newest first (id descending), with their number. */
   listRules(query: {
     orgId: string;
@@ -19,13 +20,15 @@ export type RuleStore = {
   /**
    * Changes the given fields of the org's live rule (renewing its revision, so evaluators pick
    * the change up); undefined if there is none. Disabling it resolves its active alerts at
-   * `now` in the same transaction, after the rule row is updated.
+   * `now` in the same transaction, after the rule row is updated. `validate` sees the rule as
+   * it would be stored (the row locked, the changes applied) and throws to change nothing.
    */
   updateRule(
     orgId: string,
     id: string,
     changes: Partial<AlertRuleFields>,
     now: Date,
+    validate?: (rule: AlertRuleFields) => void,
   ): Promise<AlertRule | undefined>;
   /**
    * Soft-deletes the org's live rule and resolves its active alerts at `now`, in one
@@ -37,7 +40,23 @@ export type RuleStore = {
 /** The select list that reads an `alert_rules` row as an `AlertRule` (checks hold the enums). */
 const ruleColumns = `id, name, metric, condition, threshold,
   duration_minutes as "durationMinutes", severity, channels, scope, enabled,
+  recovery_threshold as "recoveryThreshold", keep_firing_for_minutes as "keepFiringForMinutes",
+  no_data_minutes as "noDataMinutes", no_data_state as "noDataState",
+  renotify_minutes as "renotifyMinutes", message_template as "messageTemplate",
+  case when flapping is null then null else jsonb_build_object(
+    'windowMinutes', (flapping->>'window_minutes')::int,
+    'maxTransitions', (flapping->>'max_transitions')::int) end as flapping,
   created_at as "createdAt", updated_at as "updatedAt"`;
+
+/** A rule's flapping as stored: the API's snake_case object. */
+function storedFlapping(flapping: AlertRuleFields['flapping']): string | null {
+  return flapping === null
+    ? null
+    : JSON.stringify({
+        window_minutes: flapping.windowMinutes,
+        max_transitions: flapping.maxTransitions,
+      });
+}
 
 /**
  * Rules in table `alert_rules`. Every change (create, update, delete) takes a new `revision`
@@ -51,16 +70,22 @@ export function createRuleStore(db: Database): RuleStore {
   const jsonb = (tx: TransactionSql, value: object) => tx`${JSON.stringify(value)}::text::jsonb`;
 
   return {
-    async createRule(orgId, fields) {
+    async createRule(orgId, draft) {
+      const fields = { ...alertRuleOptionDefaults, ...definedOnly(draft) } as AlertRuleFields;
       return sql.begin(async (tx) => {
         const generation = await startGeneration(tx);
         const rows = await tx<AlertRule[]>`
           insert into alert_rules (id, org_id, name, metric, condition, threshold,
-            duration_minutes, severity, channels, scope, enabled, revision, generation)
+            duration_minutes, severity, channels, scope, enabled, revision, generation,
+            recovery_threshold, keep_firing_for_minutes, no_data_minutes, no_data_state,
+            renotify_minutes, message_template, flapping)
           values (${newId('rul')}, ${orgId}, ${fields.name}, ${fields.metric}, ${fields.condition},
             ${fields.threshold}, ${fields.durationMinutes}, ${fields.severity},
             ${tx.array([...fields.channels])}, ${jsonb(tx, fields.scope)}, ${fields.enabled},
-            ${generation}, ${generation})
+            ${generation}, ${generation}, ${fields.recoveryThreshold},
+            ${fields.keepFiringForMinutes}, ${fields.noDataMinutes}, ${fields.noDataState},
+            ${fields.renotifyMinutes}, ${fields.messageTemplate},
+            ${storedFlapping(fields.flapping)}::text::jsonb)
           returning ${tx.unsafe(ruleColumns)}
         `;
         return expectRow(rows, 'insert into alert_rules');
@@ -86,10 +111,11 @@ export function createRuleStore(db: Database): RuleStore {
       return row;
     },
 
-    async updateRule(orgId, id, changes, now) {
-      const optional = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+    async updateRule(orgId, id, changes, now, validate) {
       return sql.begin(async (tx) => {
-        // A change of what the rule evaluates restarts its evaluation (see migration 11).
+        // A change of what the rule evaluates restarts its evaluation (see migration 11). The
+        // fields of how an alert resolves, goes quiet, repeats, reads or flaps take effect on
+        // the evaluation under way.
         const restarts =
           changes.metric !== undefined ||
           changes.condition !== undefined ||
@@ -99,31 +125,36 @@ export function createRuleStore(db: Database): RuleStore {
           changes.enabled !== undefined;
         // The rule row first: an unknown rule changes nothing (no generation taken), and an
         // evaluator firing it (which reads it `for share`) has committed or waits for us.
-        const [locked] = await tx<{ id: string }[]>`
-          select id from alert_rules
+        const [current] = await tx<AlertRule[]>`
+          select ${tx.unsafe(ruleColumns)} from alert_rules
           where id = ${id} and org_id = ${orgId} and deleted_at is null
           for update
         `;
-        if (locked === undefined) return undefined;
+        if (current === undefined) return undefined;
+        const next: AlertRuleFields = { ...fieldsOf(current), ...definedOnly(changes) };
+        // Before anything is written: a refused change leaves the rule and its alerts as they were.
+        validate?.(next);
         if (restarts) await restartEvaluation(tx, orgId, id, now);
         // The epoch last, so rule changes of other organizations wait for it only briefly.
         const generation = restarts ? await startGeneration(tx) : null;
-        // One statement for any subset: an absent field is a null parameter that keeps the column.
         const rows = await tx<AlertRule[]>`
           update alert_rules set
-            name = coalesce(${optional(changes.name)}::text, name),
-            metric = coalesce(${optional(changes.metric)}::text, metric),
-            condition = coalesce(${optional(changes.condition)}::text, condition),
-            threshold = coalesce(${optional(changes.threshold)}::float8, threshold),
-            duration_minutes = coalesce(${optional(changes.durationMinutes)}::int, duration_minutes),
-            severity = coalesce(${optional(changes.severity)}::text, severity),
-            channels = coalesce(${
-              changes.channels === undefined ? null : tx.array([...changes.channels])
-            }::text[], channels),
-            scope = coalesce(${
-              changes.scope === undefined ? null : JSON.stringify(changes.scope)
-            }::text::jsonb, scope),
-            enabled = coalesce(${optional(changes.enabled)}::boolean, enabled),
+            name = ${next.name},
+            metric = ${next.metric},
+            condition = ${next.condition},
+            threshold = ${next.threshold},
+            duration_minutes = ${next.durationMinutes},
+            severity = ${next.severity},
+            channels = ${tx.array([...next.channels])}::text[],
+            scope = ${JSON.stringify(next.scope)}::text::jsonb,
+            enabled = ${next.enabled},
+            recovery_threshold = ${next.recoveryThreshold}::float8,
+            keep_firing_for_minutes = ${next.keepFiringForMinutes},
+            no_data_minutes = ${next.noDataMinutes}::int,
+            no_data_state = ${next.noDataState},
+            renotify_minutes = ${next.renotifyMinutes}::int,
+            message_template = ${next.messageTemplate}::text,
+            flapping = ${storedFlapping(next.flapping)}::text::jsonb,
             revision = coalesce(${generation}::bigint, nextval('alert_rule_revisions')),
             generation = coalesce(${generation}::bigint, generation),
             updated_at = now()
@@ -148,6 +179,22 @@ export function createRuleStore(db: Database): RuleStore {
       });
     },
   };
+}
+
+/** The rule without what the store assigns. */
+function fieldsOf(rule: AlertRule): AlertRuleFields {
+  const fields: Partial<AlertRule> = { ...rule };
+  delete fields.id;
+  delete fields.createdAt;
+  delete fields.updatedAt;
+  return fields as AlertRuleFields;
+}
+
+/** The changes a PATCH sets (an absent field is `undefined` and keeps the stored value). */
+function definedOnly<T extends object>(changes: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(changes).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 /**

@@ -103,6 +103,10 @@ type StoredAlert = EvaluatorStateKey & {
   startedMs: number;
   firedMs: number;
   resolvedMs: number | null;
+  /** Marked flapping (its fire or resolve came while the (rule, host) was flapping). */
+  flapping: boolean;
+  /** `settled` messages queued for it. */
+  settled: number;
 };
 
 const keyOf = (key: EvaluatorStateKey): string => `${key.orgId}/${key.host}/${key.ruleId}`;
@@ -126,7 +130,7 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
   function apply(
     event: AlertEvent,
     reset: Map<string, EvaluatorStateKey>,
-    result: { fired: number; alreadyActive: number; resolved: number },
+    result: { fired: number; alreadyActive: number; resolved: number; settled: number },
     current: (ruleId: string) => boolean,
   ) {
     const { orgId, host, ruleId } = event;
@@ -139,7 +143,20 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
       if (active !== undefined) {
         active.status = 'resolved';
         active.resolvedMs = event.resolvedMs;
+        active.flapping ||= event.flapping === true;
         result.resolved++;
+      }
+      return;
+    }
+    if (event.type === 'settle') {
+      // The active alert when it settled firing, else the latest one (settleAlert).
+      const target = event.firing
+        ? active
+        : alerts.filter((a) => keyOf(a) === keyOf(event)).sort((a, b) => b.firedMs - a.firedMs)[0];
+      if (target !== undefined) {
+        target.flapping = false;
+        target.settled++;
+        result.settled++;
       }
       return;
     }
@@ -155,6 +172,8 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
         startedMs,
         firedMs,
         resolvedMs: null,
+        flapping: event.flapping === true,
+        settled: 0,
       });
       result.fired++;
     }
@@ -191,7 +210,7 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
       if (storedOffset !== commit.fromOffset) {
         return Promise.resolve({ outcome: 'offset-moved', storedOffset });
       }
-      const result = { fired: 0, alreadyActive: 0, resolved: 0 };
+      const result = { fired: 0, alreadyActive: 0, resolved: 0, settled: 0 };
       const reset = new Map<string, EvaluatorStateKey>();
       const live = liveGenerations();
       const current = (ruleId: string) =>
@@ -831,6 +850,43 @@ describe('createAlertEvaluator', () => {
     });
   });
 
+  it('keeps a flapping window across batches and a restart, then stores where it settled', async () => {
+    const h = harness([
+      rule({ id: 'rul_flap', flapping: { windowMinutes: 10, maxTransitions: 2 } }),
+    ]);
+    const samples: Sample[] = [
+      { host: 'web-1', minutes: 0, cpu: 95 },
+      { host: 'web-1', minutes: 1, cpu: 50 },
+      { host: 'web-1', minutes: 2, cpu: 95 },
+      { host: 'web-1', minutes: 3, cpu: 50 },
+    ];
+    for (const [offset, sample] of samples.entries()) {
+      await h.evaluator.handleBatch(batch(offset, sample), ctx);
+    }
+    // The ok window keeps its flap data (stored), though the group's mark is at the same time.
+    expect(JSON.parse(h.states.get('org_1/web-1/rul_flap')!)).toEqual({
+      v: 2,
+      status: 'ok',
+      lastSampleMs: at(3),
+      flap: { changesMs: [at(1), at(2), at(3)], flapping: true },
+    });
+    expect(h.alerts.map((a) => [a.firedMs, a.resolvedMs, a.flapping])).toEqual([
+      [at(0), at(1), false],
+      [at(2), at(3), true],
+    ]);
+    const restarted = h.newEvaluator();
+    await restarted.handleBatch(batch(4, { host: 'web-1', minutes: 12.5, cpu: 50 }), ctx);
+    expect(h.alerts.every((a) => a.settled === 0)).toBe(true);
+    await restarted.handleBatch(batch(5, { host: 'web-1', minutes: 13, cpu: 50 }), ctx);
+    expect(h.alerts.map((a) => [a.firedMs, a.flapping, a.settled])).toEqual([
+      [at(0), false, 0],
+      [at(2), false, 1],
+    ]);
+    // Settled and nothing left to remember: the row goes.
+    await restarted.handleBatch(batch(6, { host: 'web-1', minutes: 14, cpu: 50 }), ctx);
+    expect(h.states.has('org_1/web-1/rul_flap')).toBe(false);
+  });
+
   it('loads nothing for an organization without rules', async () => {
     const h = harness([rule({ id: 'rul_cpu' })]);
     await h.evaluator.handleBatch(
@@ -872,8 +928,11 @@ function alertsOf(events: ReturnType<typeof straightEvents>) {
     startedMs: number;
     firedMs: number;
     resolvedMs: number | null;
+    flapping: boolean;
+    settled: number;
   }[] = [];
   for (const event of events) {
+    const open = alerts.find((a) => a.key === event.key && a.resolvedMs === null);
     if (event.type === 'fire') {
       alerts.push({
         key: event.key,
@@ -881,10 +940,22 @@ function alertsOf(events: ReturnType<typeof straightEvents>) {
         startedMs: event.startedMs,
         firedMs: event.firedMs,
         resolvedMs: null,
+        flapping: event.flapping === true,
+        settled: 0,
       });
+    } else if (event.type === 'resolve') {
+      if (open !== undefined) {
+        open.resolvedMs = event.resolvedMs;
+        open.flapping ||= event.flapping === true;
+      }
     } else {
-      const open = alerts.find((a) => a.key === event.key && a.resolvedMs === null);
-      if (open !== undefined) open.resolvedMs = event.resolvedMs;
+      const target = event.firing
+        ? open
+        : alerts.filter((a) => a.key === event.key).sort((a, b) => b.firedMs - a.firedMs)[0];
+      if (target !== undefined) {
+        target.flapping = false;
+        target.settled++;
+      }
     }
   }
   return alerts;
@@ -893,6 +964,23 @@ function alertsOf(events: ReturnType<typeof straightEvents>) {
 describe('createAlertEvaluator over random streams', () => {
   const rules = [
     rule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }),
+    // The next wave: hysteresis and keep-firing-for, and flap detection (ok windows with flap
+    // data are kept as windows of their own beside the group's mark).
+    rule({
+      id: 'rul_deep',
+      durationMinutes: 0,
+      threshold: 50,
+      recoveryThreshold: 49.5,
+      keepFiringForMinutes: 1,
+      flapping: { windowMinutes: 8, maxTransitions: 2 },
+    }),
+    rule({
+      id: 'rul_flap',
+      durationMinutes: 0,
+      threshold: 50,
+      condition: 'greater_than_or_equal',
+      flapping: { windowMinutes: 6, maxTransitions: 2 },
+    }),
     rule({
       id: 'rul_slow',
       durationMinutes: 2,
@@ -918,6 +1006,8 @@ describe('createAlertEvaluator over random streams', () => {
       startedMs: a.startedMs,
       firedMs: a.firedMs,
       resolvedMs: a.resolvedMs,
+      flapping: a.flapping,
+      settled: a.settled,
     }));
 
   it('makes the alerts of a straight evaluation in one process, whatever the order, batches, failed commits and replays', async () => {
@@ -969,6 +1059,18 @@ describe('createAlertEvaluator over random streams', () => {
       },
       {
         rule: rule({
+          id: 'rul_flap_prod',
+          durationMinutes: 0,
+          threshold: 50,
+          scope: { env: 'prod' },
+          recoveryThreshold: 49.5,
+          keepFiringForMinutes: 1,
+          flapping: { windowMinutes: 6, maxTransitions: 2 },
+        }),
+        scoped: true,
+      },
+      {
+        rule: rule({
           id: 'rul_late_prod',
           durationMinutes: 0,
           threshold: 50,
@@ -996,6 +1098,7 @@ describe('createAlertEvaluator over random streams', () => {
           const addedAt = new Map([
             ['rul_now', 0],
             ['rul_prod', 0],
+            ['rul_flap_prod', 0],
             ['rul_late', lateAt],
             ['rul_late_prod', lateProdAt],
           ]);

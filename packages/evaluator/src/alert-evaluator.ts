@@ -14,7 +14,7 @@ import { conditionHolds, decodeSampleRecord } from '@monitor/schemas';
 import type { RuleGroup, RuleSet } from './rule-set.js';
 import { markKeyOf } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
-import { evaluateSample, parseWindowState, scopeMatches } from './rule-window.js';
+import { evaluateSample, isPlainOk, parseWindowState, scopeMatches } from './rule-window.js';
 
 /** Where the evaluator reads the current rules (the rule poller). */
 export type RuleSource = {
@@ -154,7 +154,10 @@ function markChanged(work: BatchWork, host: HostWindows, ruleId: string): void {
   ruleIds.add(ruleId);
 }
 
-/** Records a window's new state and its events; an ok state is kept only when `keepOk`. */
+/**
+ * Records a window's new state and its events; a plain ok state (nothing but its last sample,
+ * see isPlainOk) is kept only when `keepOk`. An ok state carrying flap data is always kept.
+ */
 function applyResult(
   work: BatchWork,
   host: HostWindows,
@@ -162,12 +165,10 @@ function applyResult(
   result: { state: WindowState; events: WindowEvent[] },
   keepOk: boolean,
 ): void {
-  if (result.state.status === 'ok' && !keepOk) host.windows.delete(rule.id);
+  if (isPlainOk(result.state) && !keepOk) host.windows.delete(rule.id);
   else host.windows.set(rule.id, result.state);
   markChanged(work, host, rule.id);
   for (const event of result.events) {
-    // Settles (flapping) reach the store once it writes them; rules cannot ask for them yet.
-    if (event.type === 'settle') continue;
     work.events.push({ orgId: host.orgId, host: host.host, ruleId: rule.id, ...event });
   }
 }

@@ -8,8 +8,15 @@ export type FireAlertInput = {
   orgId: string;
   ruleId: string;
   host: string;
-  /** The sample value that completed the window. */
-  value: number;
+  /** The sample value that completed the window; null for a no-data alert. */
+  value: number | null;
+  /** Why it fires (default `threshold`). */
+  reason?: AlertReason;
+  /**
+   * The (rule, host) is flapping: the alert is marked so, and its `fired` notification is held
+   * (a `settled` message follows once it is stable, see settleAlert).
+   */
+  flapping?: boolean;
   /** The time of the first breaching sample of the window. */
   startedAt: Date;
   /** The time of the sample that fired. */
@@ -20,6 +27,15 @@ export type FireAlertInput = {
    */
   evidencePositions?: readonly StreamPosition[];
 };
+
+/** Why an alert fires: its rule's condition held, or its host stopped sending the metric. */
+export type AlertReason = 'threshold' | 'no_data';
+
+/**
+ * The transitions this module notifies: `settled` says where a flapping (rule, host) settled.
+ * (Widens the schemas' AlertTransition until it names `settled` itself.)
+ */
+type NotifiedTransition = AlertTransition | 'settled';
 
 /** A consumer position: every record of `partition` below `nextOffset` has been read. */
 export type StreamPosition = { topic: string; partition: number; nextOffset: number };
@@ -61,10 +77,11 @@ export async function fireAlert(
   const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt);
   const [created] = await tx<AlertWithChannels[]>`
     insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
-      threshold, severity, status, value, started_at, fired_at, channels)
+      threshold, severity, status, value, started_at, fired_at, channels, reason, flapping)
     values (${newId('alr')}, ${input.orgId}, ${input.ruleId}, ${rule.name}, ${serviceId},
       ${input.host}, ${rule.metric}, ${rule.condition}, ${rule.threshold}, ${rule.severity},
-      'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)})
+      'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)},
+      ${input.reason ?? 'threshold'}, ${input.flapping === true})
     on conflict (rule_id, service_id) where status = 'active' do nothing
     returning ${tx.unsafe(alertColumns)}, channels
   `;
@@ -97,39 +114,98 @@ export async function fireAlert(
     alert = { ...alert, investigationId };
   }
   const { channels, ...fired } = alert;
-  await enqueueNotifications(tx, input.orgId, fired, channels, 'fired');
+  if (input.flapping !== true) {
+    await enqueueNotifications(tx, input.orgId, fired, channels, 'fired');
+  }
   return { outcome: 'fired', alert: fired };
 }
 
 export type ResolveAlertsFilter =
-  /** The active alert of one (rule, host), resolved by a good sample at `resolvedAt`. */
-  | { orgId: string; ruleId: string; host: string }
+  /**
+   * The active alert of one (rule, host), resolved by a good sample at `resolvedAt`; with
+   * `reason`, only an alert of that reason (a sample resolves a no-data alert, nothing else).
+   */
+  | { orgId: string; ruleId: string; host: string; reason?: AlertReason }
   /** Every active alert of a rule (deleted or disabled). */
   | { orgId: string; ruleId: string };
 
+export type ResolveAlertsOptions = {
+  /**
+   * The (rule, host) is flapping at this change: the alert is marked flapping and its
+   * `resolved` notification is held (see settleAlert).
+   */
+  flapping?: boolean;
+};
+
 /**
  * Resolves the matching active alerts at `resolvedAt` inside the caller's transaction and queues
- * one `resolved` notification per channel each alert fired with. Returns the resolved alerts
- * (none when nothing was active: idempotent).
+ * one `resolved` notification per channel each alert fired with (none while flapping). Returns
+ * the resolved alerts (none when nothing was active: idempotent).
  */
 export async function resolveAlerts(
   tx: TransactionSql,
   filter: ResolveAlertsFilter,
   resolvedAt: Date,
+  options: ResolveAlertsOptions = {},
 ): Promise<Alert[]> {
   const host = 'host' in filter ? filter.host : null;
+  const reason = 'reason' in filter ? (filter.reason ?? null) : null;
+  const flapping = options.flapping === true;
   const rows = await tx<AlertWithChannels[]>`
-    update alerts set status = 'resolved', resolved_at = greatest(${resolvedAt}, fired_at)
+    update alerts set status = 'resolved', resolved_at = greatest(${resolvedAt}, fired_at),
+      flapping = flapping or ${flapping}
     where org_id = ${filter.orgId} and rule_id = ${filter.ruleId} and status = 'active'
       and (${host}::text is null or host = ${host}::text)
+      and (${reason}::text is null or reason = ${reason}::text)
     returning ${tx.unsafe(alertColumns)}, channels
   `;
   const resolved: Alert[] = [];
   for (const { channels, ...alert } of rows) {
-    await enqueueNotifications(tx, filter.orgId, alert, channels, 'resolved');
+    if (!flapping) await enqueueNotifications(tx, filter.orgId, alert, channels, 'resolved');
     resolved.push(alert);
   }
   return resolved;
+}
+
+export type SettleAlertInput = {
+  orgId: string;
+  ruleId: string;
+  host: string;
+  /** Where it settled: firing (its active alert) or not (its latest threshold alert). */
+  firing: boolean;
+};
+
+/**
+ * A flapping (rule, host) was stable for its flapping window: unmarks its alert (the active one
+ * when it settled firing, else the latest threshold alert) and queues one `settled` message per
+ * channel, numbered after any earlier `settled` message of the same alert. Returns the alert,
+ * or undefined when there is none (nothing to say).
+ */
+export async function settleAlert(
+  tx: TransactionSql,
+  input: SettleAlertInput,
+): Promise<Alert | undefined> {
+  const [row] = await tx<AlertWithChannels[]>`
+    update alerts set flapping = false
+    where id = (
+      select id from alerts
+      where org_id = ${input.orgId} and rule_id = ${input.ruleId} and host = ${input.host}
+        and reason = 'threshold' and (status = 'active' or not ${input.firing})
+      order by fired_at desc, id desc
+      limit 1
+    )
+    returning ${tx.unsafe(alertColumns)}, channels
+  `;
+  if (row === undefined) return undefined;
+  const { channels, ...alert } = row;
+  const [previous] = await tx<{ sequence: number | null }[]>`
+    select max(sequence) as sequence from notifications
+    where alert_id = ${alert.id} and transition = 'settled'
+  `;
+  const sequence =
+    previous?.sequence === null || previous === undefined ? 0 : previous.sequence + 1;
+  await enqueueNotifications(tx, input.orgId, alert, channels, 'settled', sequence);
+  return alert;
 }
 
 /** The channels the rule had when the alert fired: its notifications go to those. */
@@ -140,26 +216,34 @@ async function enqueueNotifications(
   orgId: string,
   alert: Alert,
   channels: readonly string[],
-  transition: AlertTransition,
+  transition: NotifiedTransition,
+  sequence = 0,
 ): Promise<void> {
   if (channels.length === 0) return;
-  const payload: AlertNotification = { transition, alert: toAlertResponse(alert) };
+  const payload: Omit<AlertNotification, 'transition'> & { transition: NotifiedTransition } = {
+    transition,
+    alert: toAlertResponse(alert),
+  };
   const rows = channels.map((channel) => ({
     id: newId('ntf'),
     org_id: orgId,
     alert_id: alert.id,
     transition,
+    sequence,
     channel,
-    idempotency_key: `${alert.id}:${transition}`,
+    // Migration 17: `:sequence` is appended above 0 only, so fired/resolved keys are unchanged.
+    idempotency_key:
+      sequence === 0 ? `${alert.id}:${transition}` : `${alert.id}:${transition}:${sequence}`,
     payload,
   }));
   // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
   await tx`
-    insert into notifications (id, org_id, alert_id, transition, channel, idempotency_key, payload)
-    select id, org_id, alert_id, transition, channel, idempotency_key, payload
+    insert into notifications (id, org_id, alert_id, transition, sequence, channel,
+      idempotency_key, payload)
+    select id, org_id, alert_id, transition, sequence, channel, idempotency_key, payload
     from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as n(
-      id text, org_id text, alert_id text, transition text, channel text, idempotency_key text,
-      payload jsonb
+      id text, org_id text, alert_id text, transition text, sequence int, channel text,
+      idempotency_key text, payload jsonb
     )
     on conflict (alert_id, transition, sequence, channel) do nothing
   `;

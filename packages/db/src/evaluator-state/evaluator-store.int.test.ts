@@ -47,11 +47,19 @@ describe('createEvaluatorStore', () => {
     type: 'resolve',
     resolvedMs: at(minutes),
   });
+  const flappingFire = (host: string, minutes: number): AlertEvent => ({
+    ...(fire(host, 'rul_crit', minutes) as Extract<AlertEvent, { type: 'fire' }>),
+    flapping: true,
+  });
+  const flappingResolve = (host: string, minutes: number): AlertEvent => ({
+    ...(resolve(host, 'rul_crit', minutes) as Extract<AlertEvent, { type: 'resolve' }>),
+    flapping: true,
+  });
   const state = (host: string, ruleId: string, status: string, minutes: number) => ({
     orgId,
     host,
     ruleId,
-    state: { v: 1, status, lastSampleMs: at(minutes), startedMs: at(minutes) },
+    state: { v: 2, status, lastSampleMs: at(minutes), startedMs: at(minutes) },
   });
   /** Every rule of the test rows is at generation 0 (the column's default): nothing restarted. */
   const generations = (fields: Partial<Pick<EvaluatorCommit, 'states' | 'events' | 'cleared'>>) =>
@@ -116,6 +124,7 @@ describe('createEvaluatorStore', () => {
       fired: 1,
       alreadyActive: 0,
       resolved: 0,
+      settled: 0,
       reset: [],
     });
     const [alert] = await db.sql<
@@ -295,6 +304,7 @@ describe('createEvaluatorStore', () => {
         fired: 0,
         alreadyActive: 0,
         resolved: 0,
+        settled: 0,
         reset: [{ orgId, host: 'gone-1', ruleId: 'rul_gone' }],
       });
       const [row] = await db.sql<
@@ -471,5 +481,85 @@ describe('createEvaluatorStore', () => {
       { orgId, host: 'wm-1', marks: marks(5) },
       { orgId, host: 'wm-2', marks: marks(2) },
     ]);
+  });
+  it('holds the notifications of a flapping (rule, host), marks its alerts, then sends one settled message', async () => {
+    const notifications = async (host: string) =>
+      await db.sql<{ transition: string; channel: string; sequence: number; key: string }[]>`
+        select n.transition, n.channel, n.sequence, n.idempotency_key as key
+        from notifications n join alerts a on a.id = n.alert_id
+        where a.org_id = ${orgId} and a.host = ${host}
+        order by a.fired_at, n.transition, n.channel
+      `;
+    const alertsOf = async (host: string) =>
+      await db.sql<{ id: string; status: string; flapping: boolean; reason: string }[]>`
+        select id, status, flapping, reason from alerts
+        where org_id = ${orgId} and host = ${host} order by fired_at
+      `;
+    await commit({
+      fromOffset: 0,
+      nextOffset: 1,
+      events: [
+        fire('flap-1', 'rul_crit', 0),
+        resolve('flap-1', 'rul_crit', 1),
+        flappingFire('flap-1', 2),
+        flappingResolve('flap-1', 3),
+        flappingFire('flap-1', 4),
+      ],
+    });
+    const [first, second, third] = await alertsOf('flap-1');
+    expect([first, second, third].map((a) => [a?.status, a?.flapping, a?.reason])).toEqual([
+      ['resolved', false, 'threshold'],
+      ['resolved', true, 'threshold'],
+      ['active', true, 'threshold'],
+    ]);
+    // Only the changes before it was flapping were notified.
+    expect((await notifications('flap-1')).map((n) => [n.transition, n.channel])).toEqual([
+      ['fired', 'email'],
+      ['fired', 'slack'],
+      ['resolved', 'email'],
+      ['resolved', 'slack'],
+    ]);
+    const settled = await commit({
+      fromOffset: 1,
+      nextOffset: 2,
+      events: [
+        {
+          orgId,
+          host: 'flap-1',
+          ruleId: 'rul_crit',
+          type: 'settle',
+          settledMs: at(20),
+          firing: true,
+        },
+      ],
+    });
+    expect(settled).toMatchObject({ outcome: 'committed', settled: 1 });
+    expect((await alertsOf('flap-1'))[2]).toMatchObject({ status: 'active', flapping: false });
+    const afterSettle = (await notifications('flap-1')).filter((n) => n.transition === 'settled');
+    expect(afterSettle).toEqual([
+      { transition: 'settled', channel: 'email', sequence: 0, key: `${third!.id}:settled` },
+      { transition: 'settled', channel: 'slack', sequence: 0, key: `${third!.id}:settled` },
+    ]);
+    // Settled while not firing: the latest alert says so; a second settle of it is numbered.
+    await commit({
+      fromOffset: 2,
+      nextOffset: 3,
+      events: [
+        resolve('flap-1', 'rul_crit', 21),
+        {
+          orgId,
+          host: 'flap-1',
+          ruleId: 'rul_crit',
+          type: 'settle',
+          settledMs: at(40),
+          firing: false,
+        },
+      ],
+    });
+    expect(
+      (await notifications('flap-1'))
+        .filter((n) => n.transition === 'settled' && n.channel === 'slack')
+        .map((n) => n.key),
+    ).toEqual([`${third!.id}:settled`, `${third!.id}:settled:1`]);
   });
 });

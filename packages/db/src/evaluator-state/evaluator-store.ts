@@ -1,5 +1,5 @@
 import type { StreamPosition } from '../alerts/alert-transitions.js';
-import { fireAlert, resolveAlerts } from '../alerts/alert-transitions.js';
+import { fireAlert, resolveAlerts, settleAlert } from '../alerts/alert-transitions.js';
 import type { Database, TransactionSql } from '../core/database.js';
 import type { OffsetOwner } from '../samples/sample-store.js';
 
@@ -21,10 +21,22 @@ export type StoredHosts = {
   watermarks: HostWatermarkRecord[];
 };
 
-/** A transition the evaluator decided; times are sample times, epoch milliseconds. */
+/**
+ * A transition the evaluator decided; times are sample times, epoch milliseconds. `flapping`:
+ * the (rule, host) is flapping at that change, so the alert is marked flapping and the change is
+ * not notified (held). `settle`: a flapping (rule, host) became stable; its alert (the active
+ * one when `firing`, else the latest) is unmarked and one `settled` message goes out.
+ */
 export type AlertEvent =
-  | (EvaluatorStateKey & { type: 'fire'; value: number; startedMs: number; firedMs: number })
-  | (EvaluatorStateKey & { type: 'resolve'; resolvedMs: number });
+  | (EvaluatorStateKey & {
+      type: 'fire';
+      value: number;
+      startedMs: number;
+      firedMs: number;
+      flapping?: true;
+    })
+  | (EvaluatorStateKey & { type: 'resolve'; resolvedMs: number; flapping?: true })
+  | (EvaluatorStateKey & { type: 'settle'; settledMs: number; firing: boolean });
 
 export type EvaluatorCommit = {
   partition: number;
@@ -58,6 +70,8 @@ export type EvaluatorCommitResult =
       /** Fires that found the (rule, host) alert active already (a replay after a lost checkpoint). */
       alreadyActive: number;
       resolved: number;
+      /** Flapping (rule, host)s that settled, each with its one `settled` message queued. */
+      settled: number;
       /** Keys whose rule was deleted or disabled meanwhile: their state was deleted, start them afresh. */
       reset: EvaluatorStateKey[];
     }
@@ -129,7 +143,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         if (storedOffset !== commit.fromOffset) {
           return { outcome: 'offset-moved' as const, storedOffset };
         }
-        const result = { fired: 0, alreadyActive: 0, resolved: 0 };
+        const result = { fired: 0, alreadyActive: 0, resolved: 0, settled: 0 };
         const reset = new Map<string, EvaluatorStateKey>();
         // Rules first, then alerts: the rules API locks in the same order, so the two never
         // deadlock. A rule changed since the batch was evaluated holds the rule-change's result.
@@ -155,8 +169,16 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
               tx,
               { orgId: event.orgId, ruleId: event.ruleId, host: event.host },
               new Date(event.resolvedMs),
+              { flapping: event.flapping === true },
             );
             result.resolved += resolved.length;
+            continue;
+          }
+          if (event.type === 'settle') {
+            const { orgId, ruleId, host, firing } = event;
+            if ((await settleAlert(tx, { orgId, ruleId, host, firing })) !== undefined) {
+              result.settled++;
+            }
             continue;
           }
           const fired = await fireAlert(tx, {
@@ -166,6 +188,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
             value: event.value,
             startedAt: new Date(event.startedMs),
             firedAt: new Date(event.firedMs),
+            flapping: event.flapping === true,
             evidencePositions,
           });
           if (fired.outcome === 'fired') result.fired++;

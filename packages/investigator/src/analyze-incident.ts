@@ -243,7 +243,9 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
   const { windows } = input;
   const inSpan = (timeMs: number) =>
     timeMs >= windows.baseline.fromMs && timeMs <= windows.incident.toMs;
-  const snapshots = input.snapshots.filter((s) => inSpan(s.timeMs)).length;
+  const snapshots = input.snapshots.filter(
+    (s) => inSpan(s.timeMs) && s.processes.length + s.containers.length > 0,
+  ).length;
   const focusPoints = pointsOf(input, focus.metric);
   const baselinePoints = focusPoints.filter(
     (p) => p.timeMs >= windows.baseline.fromMs && p.timeMs <= windows.baseline.toMs,

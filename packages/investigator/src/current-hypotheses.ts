@@ -43,9 +43,10 @@ function coverageOf(
 
 /**
  * Processes and containers ranked by what they use of the alert's resource at firing, for an
- * alert without a baseline. Score: coverage × level/(level + floor) × (0.8 + 0.2 × how well it
- * moved with the metric over the snapshots seen) × the resource's weight × the peers' discount
- * × thinness.
+ * alert without a baseline. Score: coverage × level/(level + floor) × support × the resource's
+ * weight × the peers' discount × thinness, where support is 0.8 + 0.2 × how well it moved with
+ * the metric over the snapshots seen (5 or more) when the metric is of its resource (CPU, load;
+ * memory), and only that movement otherwise (an error rate, a disk).
  */
 export function currentConsumerHypotheses(
   evidence: IncidentEvidence,
@@ -59,8 +60,11 @@ export function currentConsumerHypotheses(
     const magnitude = level.level / (level.level + growthFloor[level.resource]);
     const movement = observation.snapshots >= 5 ? clamp01(focus.direction * level.correlation) : 0;
     const weight = focus.resourceWeights[level.resource] ?? 0;
+    // Using most of the CPU explains a CPU alert; using most of the memory says nothing about an
+    // error rate unless it moved with it.
+    const support = weight >= 1 ? 0.8 + 0.2 * movement : movement;
     const score = clamp01(
-      coverage * magnitude * (0.8 + 0.2 * movement) * weight * localWeight * observation.thinness,
+      coverage * magnitude * support * weight * localWeight * observation.thinness,
     );
     const key = `${level.kind}:${level.name}`;
     if ((best.get(key)?.score ?? -1) >= score) continue;
@@ -144,12 +148,19 @@ function levelHypothesis(
 }
 
 /**
- * A process whose level matches a container's (within 60%..160%) runs in it, seen twice: the
- * container stays, naming the process, since it is what one limits or moves.
+ * A process whose level matches a container's (within 60%..160%, both present from the first
+ * snapshot or both not) runs in it, seen twice: the container stays, naming the process, since
+ * it is what one limits or moves. Each container absorbs only its best-matching process, so a
+ * second busy process stays a cause of its own.
  */
 export function mergeLevelsIntoContainers(hypotheses: LevelHypothesis[]): LevelHypothesis[] {
   const absorbed = new Set<LevelHypothesis>();
-  for (const container of hypotheses.filter((h) => h.kind === 'container')) {
+  const containers = hypotheses
+    .filter((h) => h.kind === 'container')
+    .sort((a, b) => b.score - a.score || a.subject.localeCompare(b.subject));
+  for (const container of containers) {
+    let best: LevelHypothesis | undefined;
+    let bestDistance = Number.POSITIVE_INFINITY;
     for (const process of hypotheses) {
       if (process.kind !== 'process' || absorbed.has(process)) continue;
       if (process.level.resource !== container.level.resource) continue;
@@ -157,18 +168,20 @@ export function mergeLevelsIntoContainers(hypotheses: LevelHypothesis[]): LevelH
       if (ratio < 0.6 || ratio > 1.6 || process.level.appeared !== container.level.appeared) {
         continue;
       }
-      absorbed.add(process);
-      container.score = Math.max(container.score, process.score);
-      container.statement += `; its process ${process.level.name} (pid ${process.level.pids.join(', ')}) uses alike`;
-      container.evidence = {
-        ...container.evidence,
-        process: {
-          name: process.level.name,
-          pids: process.level.pids,
-          firing: round(process.level.level),
-        },
-      };
+      const distance = Math.abs(Math.log(ratio));
+      if (distance < bestDistance) {
+        best = process;
+        bestDistance = distance;
+      }
     }
+    if (best === undefined) continue;
+    absorbed.add(best);
+    container.score = Math.max(container.score, best.score);
+    container.statement += `; its process ${best.level.name} (pid ${best.level.pids.join(', ')}) uses alike`;
+    container.evidence = {
+      ...container.evidence,
+      process: { name: best.level.name, pids: best.level.pids, firing: round(best.level.level) },
+    };
   }
   return hypotheses.filter((h) => !absorbed.has(h));
 }

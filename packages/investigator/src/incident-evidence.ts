@@ -50,7 +50,7 @@ export type RuleHistorySummary = {
  * time, that has process or container snapshots: hypotheses come from what consumes now, scaled
  * down by `thinness`), `none` (neither: the analysis abstains).
  */
-export type EvidenceBasis = 'baseline' | 'current_snapshots' | 'none';
+type EvidenceBasis = 'baseline' | 'current_snapshots' | 'none';
 
 export type Observation = {
   basis: EvidenceBasis;

@@ -19,7 +19,8 @@ import { analyzeIncident } from './analyze-incident.js';
 import type { Investigator } from './investigator.js';
 import { createInvestigator } from './investigator.js';
 import { buildScenarios } from './scenarios/incident-scenarios.js';
-import type { Scenario } from './scenarios/scenario.js';
+import type { Cause, Scenario } from './scenarios/scenario.js';
+import { scenarioHit } from './scenarios/scenario-hit.js';
 import { scenarioIncident } from './scenarios/scenario-incident.js';
 import { simulateRule } from './scenarios/simulate-rule.js';
 
@@ -147,14 +148,20 @@ describe('the investigator on PostgreSQL', () => {
     for (const scenario of scenarios) {
       const stored = await lastInvestigation(scenario);
       expect(stored?.status, scenario.name).toBe('completed');
-      const cause = stored?.findings[0]?.evidence.cause;
+      const evidence = stored?.findings[0]?.evidence ?? {};
+      const cause = (evidence.cause ?? null) as Cause | null;
+      const ranked = (evidence.ranked ?? []) as Cause[];
+      expect(scenarioHit(scenario, { cause, ranked }), scenario.name).toBe(true);
       const { expected } = scenario;
       if (expected.kind === 'inconclusive') {
         expect(cause, scenario.name).toBeNull();
         expect(stored?.analysis?.root_cause).toBe('inconclusive');
-      } else {
+      } else if ((expected.topK ?? 1) === 1) {
         expect(cause, scenario.name).toEqual({ kind: expected.kind, subject: expected.subject });
         expect(stored?.analysis?.root_cause).toContain(expected.subject);
+      }
+      if (scenario.traits?.includes('no_snapshot')) {
+        expect(evidence, scenario.name).toMatchObject({ basis: 'none', confidence: 0 });
       }
       // The stored evidence matches what the payloads themselves say.
       const inMemory = analyzeIncident(scenarioIncident(scenario).input);

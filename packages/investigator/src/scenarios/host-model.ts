@@ -23,6 +23,10 @@ export type HostSpec = {
   tags: Record<string, string>;
   /** Changes the state `agoMinutes` before the end (0 is the last sample). */
   shape?: (state: HostState, agoMinutes: number, random: SeededRandom) => void;
+  /** The host's first sample is this many minutes before the end (default: the plan's start). */
+  firstSeenMinutesAgo?: number;
+  /** false: the agent reports metrics only, no processes or containers (default true). */
+  reportsSnapshots?: boolean;
 };
 
 export type SamplingPlan = { startMs: number; endMs: number; stepMs: number };
@@ -77,7 +81,11 @@ export function hostPayloads(
   random: SeededRandom,
 ): IngestPayload[] {
   const payloads: IngestPayload[] = [];
-  for (let timeMs = plan.startMs; timeMs <= plan.endMs; timeMs += plan.stepMs) {
+  const firstMs =
+    spec.firstSeenMinutesAgo === undefined
+      ? plan.startMs
+      : Math.max(plan.startMs, plan.endMs - spec.firstSeenMinutesAgo * 60_000);
+  for (let timeMs = firstMs; timeMs <= plan.endMs; timeMs += plan.stepMs) {
     const state = baseState(random);
     spec.shape?.(state, Math.round((plan.endMs - timeMs) / 60_000), random);
     const processCpu = state.processes.reduce((sum, p) => sum + (p.cpu_percent ?? 0), 0);
@@ -102,7 +110,7 @@ export function hostPayloads(
         Math.min(metric.endsWith('_percent') ? 100 : Infinity, Math.max(0, value)),
       );
     }
-    payloads.push({
+    const payload: IngestPayload = {
       host: spec.host,
       timestamp: new Date(timeMs).toISOString(),
       metrics,
@@ -121,7 +129,12 @@ export function hostPayloads(
           ? {}
           : { memory_rss: Math.max(0, Math.round(p.memory_rss)) }),
       })),
-    });
+    };
+    if (spec.reportsSnapshots === false) {
+      delete payload.docker_containers;
+      delete payload.processes;
+    }
+    payloads.push(payload);
   }
   return payloads;
 }

@@ -173,6 +173,7 @@ function noisyNeighbour(options: ScenarioOptions, random: SeededRandom): Scenari
       random,
     ),
     expected: { kind: 'container', subject: 'batch-report' },
+    traits: ['noisy_neighbour'],
   };
 }
 
@@ -262,6 +263,7 @@ function fleetWideSpike(options: ScenarioOptions, random: SeededRandom): Scenari
       random,
     ),
     expected: { kind: 'fleet_wide', subject: 'service=checkout' },
+    traits: ['peers'],
   };
 }
 
@@ -462,6 +464,409 @@ function localHogBusyPeer(options: ScenarioOptions, random: SeededRandom): Scena
       random,
     ),
     expected: { kind: 'process', subject: 'gzip' },
+    traits: ['peers'],
+  };
+}
+
+function cpuRule(threshold: number, durationMinutes: number): Scenario['rule'] {
+  return {
+    name: 'cpu high',
+    metric: 'cpu_percent',
+    condition: 'greater_than',
+    threshold,
+    duration_minutes: durationMinutes,
+    severity: 'critical',
+  };
+}
+
+/** One host, alone in its service. */
+function oneHost(
+  options: ScenarioOptions,
+  random: SeededRandom,
+  spec: Omit<HostSpec, 'tags'> & { service: string },
+): IngestPayload[] {
+  const { service, ...rest } = spec;
+  return payloadsOf([{ ...rest, tags: { service, ...prodEu } }], plan(options.endMs), random);
+}
+
+function firstSeenCpuHog(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-new-1';
+  return {
+    name: 'first-seen-cpu-hog',
+    title: 'First-seen host with a CPU hog from its first sample',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      firstSeenMinutesAgo: 20,
+      shape(state, _ago, r) {
+        setProcess(state, 'report-worker', 3120, r.gaussian(80, 2), 310 * mib);
+      },
+    }),
+    expected: { kind: 'process', subject: 'report-worker' },
+    traits: ['first_seen'],
+  };
+}
+
+function firstSeenMemoryLeak(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'app-new-1';
+  return {
+    name: 'first-seen-memory-leak',
+    title: 'First-seen host whose java process keeps growing',
+    host,
+    rule: {
+      name: 'memory high',
+      metric: 'memory_percent',
+      condition: 'greater_than',
+      threshold: 35,
+      duration_minutes: 2,
+      severity: 'warning',
+    },
+    payloads: oneHost(options, random, {
+      host,
+      service: 'app',
+      firstSeenMinutesAgo: 20,
+      shape(state, ago, r) {
+        setProcess(state, 'java', 2201, r.gaussian(12, 1.5), 3.5 * gib + (20 - ago) * 100 * mib);
+      },
+    }),
+    expected: { kind: 'process', subject: 'java' },
+    traits: ['first_seen'],
+  };
+}
+
+function firstSeenNoisyNeighbour(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-new-3';
+  return {
+    name: 'first-seen-noisy-neighbour',
+    title: 'First-seen host shared with a busy batch container',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      firstSeenMinutesAgo: 25,
+      shape(state, _ago, r) {
+        const cpu = r.gaussian(80, 2);
+        setProcess(state, 'python3', 5100, cpu, 420 * mib);
+        state.containers.push({
+          name: 'batch-report',
+          image: 'acme/report:2.3',
+          status: 'running',
+          cpu_percent: cpu,
+          memory_usage: 450 * mib,
+        });
+      },
+    }),
+    expected: { kind: 'container', subject: 'batch-report' },
+    traits: ['first_seen', 'noisy_neighbour'],
+  };
+}
+
+function firstSeenRestartLoop(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'pay-new-1';
+  return {
+    name: 'first-seen-restart-loop',
+    title: 'First-seen host whose payments container crash-loops',
+    host,
+    rule: {
+      name: 'errors high',
+      metric: 'error_rate',
+      condition: 'greater_than',
+      threshold: 5,
+      duration_minutes: 8,
+      severity: 'critical',
+    },
+    payloads: oneHost(options, random, {
+      host,
+      service: 'payments',
+      firstSeenMinutesAgo: 20,
+      shape(state, ago, r) {
+        const down = ago % 2 === 0;
+        state.containers.push({
+          name: 'payments',
+          image: 'acme/payments:3.1.4',
+          status: down ? 'Restarting (137) 4 seconds ago' : 'Up 40 seconds',
+          cpu_percent: down ? 0 : r.gaussian(6, 1),
+          memory_usage: down ? 0 : 300 * mib,
+        });
+        if (!down) setProcess(state, 'payments-svc', 8000 + ago, r.gaussian(6, 1), 280 * mib);
+        state.metricSet.error_rate = r.gaussian(14, 2);
+      },
+    }),
+    expected: { kind: 'container_restart', subject: 'payments' },
+    traits: ['first_seen'],
+  };
+}
+
+function firstSeenDeploy(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'api-new-9';
+  return {
+    name: 'first-seen-deploy',
+    title: 'Deploy on a host seen for half an hour',
+    host,
+    rule: cpuRule(75, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'api',
+      firstSeenMinutesAgo: 30,
+      shape(state, ago, r) {
+        const deployed = ago <= 18;
+        const cpu = ago <= 16 ? r.gaussian(76, 2) : r.gaussian(8, 1);
+        setProcess(state, 'node', deployed ? 7001 : 3300, cpu, 380 * mib);
+        state.containers.push({
+          name: 'api',
+          image: deployed ? 'acme/api:1.9.0' : 'acme/api:1.8.0',
+          status: deployed ? 'Up 2 minutes' : 'Up 3 days',
+          cpu_percent: cpu,
+          memory_usage: 400 * mib,
+        });
+      },
+    }),
+    expected: { kind: 'deploy', subject: 'api' },
+    traits: ['first_seen'],
+  };
+}
+
+function firstSeenUnexplained(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-new-2';
+  return {
+    name: 'first-seen-unexplained',
+    title: 'First-seen host busy with CPU no process accounts for',
+    host,
+    rule: cpuRule(75, 2),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      firstSeenMinutesAgo: 20,
+      shape(state, _ago, r) {
+        state.metricAdd.cpu_percent = r.gaussian(75, 2);
+      },
+    }),
+    expected: { kind: 'inconclusive' },
+    traits: ['first_seen'],
+  };
+}
+
+function noSnapshotFirstSeen(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'edge-new-1';
+  return {
+    name: 'no-snapshot-first-seen',
+    title: 'First-seen host that reports no processes or containers (abstain)',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'edge',
+      firstSeenMinutesAgo: 20,
+      reportsSnapshots: false,
+      shape(state, _ago, r) {
+        // Burns CPU, but the agent lists no processes: nothing stored says who.
+        setProcess(state, 'report-worker', 3120, r.gaussian(80, 2), 310 * mib);
+      },
+    }),
+    expected: { kind: 'inconclusive' },
+    traits: ['first_seen', 'no_snapshot'],
+  };
+}
+
+function firstSeenBusyFleet(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const checkout = (host: string, firstSeenMinutesAgo?: number): HostSpec => ({
+    host,
+    tags: { service: 'checkout', ...prodEu },
+    ...(firstSeenMinutesAgo === undefined ? {} : { firstSeenMinutesAgo }),
+    shape(state, ago, r) {
+      const surge = ago <= 30;
+      setProcess(
+        state,
+        'checkout-api',
+        4100,
+        surge ? r.gaussian(80, 2) : r.gaussian(10, 1.5),
+        520 * mib,
+      );
+    },
+  });
+  return {
+    name: 'first-seen-busy-fleet',
+    title: 'A host scaled out into a service whose hosts all spike',
+    host: 'checkout-5',
+    rule: cpuRule(80, 5),
+    payloads: payloadsOf(
+      [
+        checkout('checkout-1'),
+        checkout('checkout-2'),
+        checkout('checkout-3'),
+        checkout('checkout-5', 18),
+      ],
+      plan(options.endMs),
+      random,
+    ),
+    expected: { kind: 'fleet_wide', subject: 'service=checkout' },
+    traits: ['first_seen', 'peers'],
+  };
+}
+
+function memoryNoisyNeighbour(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'app-7';
+  return {
+    name: 'memory-noisy-neighbour',
+    title: 'A search container next door takes the memory',
+    host,
+    rule: {
+      name: 'memory high',
+      metric: 'memory_percent',
+      condition: 'greater_than',
+      threshold: 45,
+      duration_minutes: 3,
+      severity: 'warning',
+    },
+    payloads: oneHost(options, random, {
+      host,
+      service: 'app',
+      shape(state, ago, r) {
+        const rss = 2 * gib + Math.min(5, Math.max(0, 15 - ago)) * gib + r.gaussian(0, 20) * mib;
+        setProcess(state, 'java', 4100, r.gaussian(20, 2), rss);
+        state.containers.push({
+          name: 'elasticsearch',
+          image: 'elasticsearch:8.14.1',
+          status: 'running',
+          cpu_percent: r.gaussian(20, 2),
+          memory_usage: rss + 40 * mib,
+        });
+      },
+    }),
+    expected: { kind: 'container', subject: 'elasticsearch' },
+    traits: ['noisy_neighbour'],
+  };
+}
+
+function loadNoisyNeighbour(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-5';
+  return {
+    name: 'load-noisy-neighbour',
+    title: 'A transcoding container raises the load of a web host',
+    host,
+    rule: {
+      name: 'load high',
+      metric: 'load_1m',
+      condition: 'greater_than',
+      threshold: 3,
+      duration_minutes: 5,
+      severity: 'warning',
+    },
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      shape(state, ago, r) {
+        const cpu = ago <= 14 ? r.gaussian(82, 2) : r.gaussian(2, 0.5);
+        setProcess(state, 'ffmpeg', 7300, cpu, 600 * mib);
+        state.containers.push({
+          name: 'video-transcode',
+          image: 'acme/transcode:5.0',
+          status: 'running',
+          cpu_percent: cpu,
+          memory_usage: 650 * mib,
+        });
+      },
+    }),
+    expected: { kind: 'container', subject: 'video-transcode' },
+    traits: ['noisy_neighbour'],
+  };
+}
+
+function deployAndCronHog(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'api-12';
+  return {
+    name: 'deploy-and-cron-hog',
+    title: 'A deploy and a cron job raise the CPU together',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'api',
+      shape(state, ago, r) {
+        const deployed = ago <= 18;
+        const cpu = ago <= 16 ? r.gaussian(42, 2) : r.gaussian(8, 1);
+        setProcess(state, 'node', deployed ? 7001 : 3300, cpu, 380 * mib);
+        state.containers.push({
+          name: 'api',
+          image: deployed ? 'acme/api:2.1.0' : 'acme/api:2.0.3',
+          status: deployed ? 'Up 2 minutes' : 'Up 3 days',
+          cpu_percent: cpu,
+          memory_usage: 400 * mib,
+        });
+        if (ago <= 15) setProcess(state, 'backup.sh', 9400, r.gaussian(38, 2), 40 * mib);
+      },
+    }),
+    expected: {
+      kind: 'deploy',
+      subject: 'api',
+      topK: 2,
+      also: [{ kind: 'process', subject: 'backup.sh' }],
+    },
+    traits: ['several_causes'],
+  };
+}
+
+function twoProcessesShareCpu(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'media-1';
+  return {
+    name: 'two-processes-share-cpu',
+    title: 'Two jobs start together and share the CPU',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'media',
+      shape(state, ago, r) {
+        if (ago <= 15) {
+          setProcess(state, 'ffmpeg', 7100, r.gaussian(42, 2), 500 * mib);
+          setProcess(state, 'gzip', 7200, r.gaussian(38, 2), 12 * mib);
+        }
+      },
+    }),
+    expected: {
+      kind: 'process',
+      subject: 'ffmpeg',
+      topK: 2,
+      also: [{ kind: 'process', subject: 'gzip' }],
+    },
+    traits: ['several_causes'],
+  };
+}
+
+function neighbourAndLocalHog(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-8';
+  return {
+    name: 'neighbour-and-local-hog',
+    title: 'A training container and a local report job at once',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      shape(state, ago, r) {
+        if (ago > 15) return;
+        const train = r.gaussian(45, 2);
+        setProcess(state, 'python3', 5100, train, 2 * gib);
+        state.containers.push({
+          name: 'ml-train',
+          image: 'acme/train:0.9',
+          status: 'running',
+          cpu_percent: train,
+          memory_usage: 2.1 * gib,
+        });
+        setProcess(state, 'report-worker', 3120, r.gaussian(34, 2), 310 * mib);
+      },
+    }),
+    expected: {
+      kind: 'container',
+      subject: 'ml-train',
+      topK: 2,
+      also: [{ kind: 'process', subject: 'report-worker' }],
+    },
+    traits: ['several_causes', 'noisy_neighbour'],
   };
 }
 
@@ -477,6 +882,19 @@ const builders = [
   unexplainedSpike,
   backupJobMemory,
   localHogBusyPeer,
+  firstSeenCpuHog,
+  firstSeenMemoryLeak,
+  firstSeenNoisyNeighbour,
+  firstSeenRestartLoop,
+  firstSeenDeploy,
+  firstSeenUnexplained,
+  noSnapshotFirstSeen,
+  firstSeenBusyFleet,
+  memoryNoisyNeighbour,
+  loadNoisyNeighbour,
+  deployAndCronHog,
+  twoProcessesShareCpu,
+  neighbourAndLocalHog,
 ];
 
 /**

@@ -5,3 +5,4 @@
  */
 export { buildScenarios } from './incident-scenarios.js';
 export type { Scenario } from './scenario.js';
+export { scenarioHit } from './scenario-hit.js';

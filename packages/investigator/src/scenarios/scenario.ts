@@ -12,8 +12,19 @@ type ScenarioRule = {
   severity: 'critical' | 'warning';
 };
 
-/** What the engine must name: a cause kind and its subject, or inconclusive. */
-type ExpectedCause = { kind: CauseKind; subject: string } | { kind: 'inconclusive' };
+export type Cause = { kind: CauseKind; subject: string };
+
+/**
+ * What the engine must find. A cause with `topK` 1 (the default): the verdict names it. With
+ * `topK` k > 1 (several causes at once): it and every cause in `also` rank among the first k
+ * hypotheses, whether or not the verdict names one. `inconclusive`: the verdict names nothing
+ * (abstains).
+ */
+type ExpectedCause = (Cause & { topK?: number; also?: Cause[] }) | { kind: 'inconclusive' };
+
+/** What a scenario stands for, so the suite can show it covers each situation. */
+export type ScenarioTrait =
+  'first_seen' | 'noisy_neighbour' | 'no_snapshot' | 'several_causes' | 'peers';
 
 /** One incident, as agents would report it over HTTP. */
 export type Scenario = {
@@ -26,6 +37,7 @@ export type Scenario = {
   /** Every host's payloads, in time order, in the ingest wire format. */
   payloads: IngestPayload[];
   expected: ExpectedCause;
+  traits?: ScenarioTrait[];
 };
 
 export type ScenarioOptions = {

@@ -1,8 +1,8 @@
 // @services postgres kafka
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
-import type { Scenario } from '@monitor/investigator/scenarios';
-import { buildScenarios } from '@monitor/investigator/scenarios';
+import type { Cause, Scenario } from '@monitor/investigator/scenarios';
+import { buildScenarios, scenarioHit } from '@monitor/investigator/scenarios';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
@@ -16,7 +16,7 @@ type AlertItem = { id: string; host: string; fired_at: string; investigation_id:
 type InvestigationDetail = {
   id: string;
   status: string;
-  findings: { title: string; evidence: { cause?: { kind: string; subject: string } | null } }[];
+  findings: { title: string; evidence: { cause?: Cause | null; ranked?: Cause[] } }[];
   analysis: { root_cause: string; confidence: number; method: string } | null;
   timeline: { at: string }[];
   recommendations: unknown[];
@@ -113,11 +113,14 @@ describe('investigations of incident scenarios through the real ingest path', ()
       );
       expect(investigation.status, scenario.name).toBe('completed');
       const cause = investigation.findings[0]?.evidence.cause ?? null;
+      const ranked = investigation.findings[0]?.evidence.ranked ?? [];
       const named = cause === null ? 'inconclusive' : `${cause.kind} ${cause.subject}`;
       const { expected } = scenario;
       const wanted =
         expected.kind === 'inconclusive' ? 'inconclusive' : `${expected.kind} ${expected.subject}`;
-      if (named === wanted) right += 1;
+      // A hit as docs/investigations.md defines it: the named cause, every cause of a
+      // several-causes scenario among the first k ranked, or nothing named where expected.
+      if (scenarioHit(scenario, { cause, ranked })) right += 1;
       if (expected.kind === 'inconclusive') {
         expect(investigation.analysis?.root_cause, scenario.name).toBe('inconclusive');
       }
@@ -129,7 +132,7 @@ describe('investigations of incident scenarios through the real ingest path', ()
       );
     }
     console.log(`scenario / expected / named / confidence\n${rows.join('\n')}`);
-    // The bar of issue 6: the right cause first in at least 9 of 10.
+    // The bar of issue 6: at least 9 of 10 hits.
     expect(right / scenarios.length).toBeGreaterThanOrEqual(0.9);
   });
 });

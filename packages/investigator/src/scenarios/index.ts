@@ -4,5 +4,5 @@
  * out of the build.
  */
 export { buildScenarios } from './incident-scenarios.js';
-export type { Scenario } from './scenario.js';
+export type { Cause, Scenario } from './scenario.js';
 export { scenarioHit } from './scenario-hit.js';

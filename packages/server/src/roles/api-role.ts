@@ -11,11 +11,12 @@ import {
 } from '@monitor/db';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
+import { createConsoleMount } from '../console-static.js';
 import { createKeyAuthenticator } from '../key-authenticator.js';
 
 /**
- * The REST API (everything under `/api/v1` but ingest) as a `mount` for an express
- * app: the app of role `api`, or the gateway's app in role `all`, on the same port.
+ * The REST API (everything under `/api/v1` but ingest) and the web console as a `mount` for
+ * an express app: the app of role `api`, or the gateway's app in role `all`, on the same port.
  */
 export function createApiMount(config: ApiConfig, db: Database): (app: Express) => void {
   const router = createApiRouter({
@@ -30,7 +31,10 @@ export function createApiMount(config: ApiConfig, db: Database): (app: Express) 
     authenticator: createKeyAuthenticator(config, db),
     targetPolicy: createTargetAddressPolicy(config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
+  const mountConsole = createConsoleMount();
   return (app) => {
+    // The web console (`/` and its client routes, `/console/assets/`): no path under /api/v1.
+    mountConsole(app);
     app.use(router);
   };
 }

@@ -7,6 +7,7 @@
 // AppError's `retriable`, instead of classifying PostgreSQL errors themselves.
 import { translatingDbErrors, translatingStoreFactory } from './core/database-errors.js';
 import { createAlertQueries as alertQueries } from './alerts/alert-queries.js';
+import { createSilenceStore as silenceStore } from './silences/silence-store.js';
 import {
   fireAlert as fireAlertRaw,
   resolveAlerts as resolveAlertsRaw,
@@ -72,6 +73,9 @@ export type {
   EvaluatorStateRecord,
   EvaluatorStore,
   HostWatermarkRecord,
+  NoDataRule,
+  NoDataSweepResult,
+  SeenMetric,
   StoredHosts,
 } from './evaluator-state/evaluator-store.js';
 export const loadLiveRules = translatingDbErrors(loadLiveRulesRaw);
@@ -101,7 +105,16 @@ export type {
 export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
-export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
+export type { AcknowledgeInput, AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
+export const createSilenceStore = translatingStoreFactory(silenceStore);
+export type { NewSilence, SilenceStore } from './silences/silence-store.js';
+export {
+  recurrenceProblem,
+  silenceActiveAt,
+  silenceMatches,
+  silenceStateAt,
+} from './silences/silence-schedule.js';
+export type { SilenceSchedule, SilenceTarget } from './silences/silence-schedule.js';
 export const createInvestigationQueries = translatingStoreFactory(investigationQueries);
 export type {
   InvestigationDetailRow,

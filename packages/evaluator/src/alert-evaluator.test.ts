@@ -181,6 +181,10 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
 
   const store: EvaluatorStore = {
     appliedOffset: (partition) => Promise.resolve(offsets.get(partition) ?? 0),
+    // No-data sweeps (the only writers of a revision) are tested against PostgreSQL.
+    appliedPosition: (partition) =>
+      Promise.resolve({ nextOffset: offsets.get(partition) ?? 0, revision: 0 }),
+    sweepNoData: () => Promise.resolve({ fired: 0, resolved: 0 }),
     loadHosts(hosts) {
       calls.loadHosts.push(hosts.map((h) => h.host));
       const wanted = new Set(hosts.map((h) => `${h.orgId}/${h.host}`));
@@ -450,16 +454,16 @@ describe('createAlertEvaluator', () => {
     const h = harness([rule({ id: 'rul_cpu' })]);
     const loser = h.newEvaluator();
     const contested = batch(0, { host: 'web-1', minutes: 0, cpu: 95 });
-    const offsetRead = h.store.appliedOffset.bind(h.store);
+    const positionRead = h.store.appliedPosition.bind(h.store);
     let raced = false;
-    h.store.appliedOffset = async (partition) => {
-      const offset = await offsetRead(partition);
+    h.store.appliedPosition = async (partition) => {
+      const position = await positionRead(partition);
       if (!raced) {
         raced = true;
         // The winner commits the same records between the loser's read and its commit.
         await h.evaluator.handleBatch(contested, ctx);
       }
-      return offset;
+      return position;
     };
     await expect(loser.handleBatch(contested, ctx)).rejects.toBeInstanceOf(PartitionMovedError);
     await loser.handleBatch(contested, ctx);

@@ -6,6 +6,8 @@ import type {
   EvaluatorStore,
   HostWatermarkRecord,
   LiveRule,
+  NoDataSweepResult,
+  SeenMetric,
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
@@ -47,7 +49,15 @@ type Clock = { nowMs(): number };
 
 export type AlertEvaluatorDeps = {
   rules: RuleSource;
-  store: Pick<EvaluatorStore, 'appliedOffset' | 'loadHosts' | 'commit' | 'dropOrphanStates'>;
+  store: Pick<
+    EvaluatorStore,
+    | 'appliedOffset'
+    | 'appliedPosition'
+    | 'loadHosts'
+    | 'commit'
+    | 'dropOrphanStates'
+    | 'sweepNoData'
+  >;
   /** Where a record whose evaluation fails for good goes, with the reason. */
   deadLetters: DeadLetterSink;
   metrics: EvaluatorMetrics;
@@ -75,6 +85,13 @@ export type AlertEvaluator = {
    * and deletes the stored windows of rules that are no longer live. Returns how many.
    */
   rulesRemoved(): Promise<number>;
+  /**
+   * No data (wall clock, the evaluator's clock): acts once on each silence of a (rule, host)
+   * whose host sent the rule's metric before and none for the rule's no_data_minutes, whether
+   * or not its partition receives anything (see EvaluatorStore.sweepNoData). Call it
+   * periodically; safe on every replica at once.
+   */
+  sweepNoData(): Promise<NoDataSweepResult>;
 };
 
 /** The batch was not committed because its partition moved to another consumer. */
@@ -124,6 +141,8 @@ type HostWindows = {
 type PartitionCache = {
   /** The next offset this process last committed for the partition. */
   nextOffset: number;
+  /** The partition's windows' revision then (a no-data sweep that resets a window raises it). */
+  revision: number;
   rules: RuleSet;
   /** org and host (see hostKey) → its windows; in order of last use, least recent first. */
   hosts: Map<string, HostWindows>;
@@ -140,6 +159,8 @@ type BatchWork = {
   marked: Set<HostWindows>;
   events: AlertEvent[];
   evaluations: number;
+  /** Metrics watched for silence that the batch took, by org, host and metric. */
+  seen: Map<string, SeenMetric>;
 };
 
 type DecodedRecord = { message: DecodedSample; hostKey: string };
@@ -216,6 +237,31 @@ function evaluateBehind(
     if (lastSampleMs !== undefined && sample.timeMs <= lastSampleMs) continue;
     const result = evaluateSample(rule, window, sample);
     applyResult(work, host, rule, result, !(atMark && sample.timeMs === mark.lastSampleMs));
+  }
+}
+
+/** Notes the metrics of a sample that rules with no-data on (whose scope it matches) watch. */
+function noteSeen(work: BatchWork, rules: RuleSet, message: DecodedSample): void {
+  const watched = rules.noDataMetrics(message.orgId);
+  if (watched === undefined) return;
+  for (const metric of watched) {
+    if (!Object.hasOwn(message.metrics, metric)) continue;
+    const ruleIds = rules
+      .noDataRulesFor(message.orgId, metric)
+      .filter((rule) => scopeMatches(rule.scope, message.tags))
+      .map((rule) => rule.id);
+    if (ruleIds.length === 0) continue;
+    const key = `${hostKey(message.orgId, message.host)}\u0000${metric}`;
+    const earlier = work.seen.get(key);
+    if (earlier !== undefined && earlier.sampleMs > message.timeMs) continue;
+    work.seen.set(key, {
+      orgId: message.orgId,
+      host: message.host,
+      metric,
+      tags: message.tags,
+      sampleMs: message.timeMs,
+      ruleIds,
+    });
   }
 }
 
@@ -403,6 +449,7 @@ export function createAlertEvaluator(
       marked: new Set(),
       events: [],
       evaluations: 0,
+      seen: new Map(),
     };
   }
 
@@ -410,16 +457,20 @@ export function createAlertEvaluator(
   async function evaluateBatch(batch: RecordBatch, ctx: BatchContext): Promise<void> {
     const startedMs = clock.nowMs();
     const { partition } = batch;
-    const storedOffset = await store.appliedOffset(partition);
+    const { nextOffset: storedOffset, revision } = await store.appliedPosition(partition);
     // A stored offset past the log's end belongs to an earlier log of the topic (created
     // again): nothing of this log was applied, so nothing is skipped as a replay.
     const logRestarted = storedOffset > batch.logEndOffset;
     const appliedOffset = logRestarted ? 0 : storedOffset;
     let rules = deps.rules.current();
     let cache = caches.get(partition);
-    if (cache !== undefined && (cache.nextOffset !== storedOffset || cache.rules !== rules)) {
-      // Another replica owned the partition meanwhile (its windows moved on without us), or
-      // the rules changed (a replica that knew first may have written windows of theirs).
+    if (
+      cache !== undefined &&
+      (cache.nextOffset !== storedOffset || cache.revision !== revision || cache.rules !== rules)
+    ) {
+      // Another replica owned the partition meanwhile (its windows moved on without us), a
+      // no-data sweep reset a window, or the rules changed (a replica that knew first may have
+      // written windows of theirs).
       caches.delete(partition);
       cache = undefined;
     }
@@ -452,6 +503,7 @@ export function createAlertEvaluator(
       if (host !== undefined && groupsByMetric !== undefined) {
         evaluateMessage(work, host, message, groupsByMetric);
       }
+      if (rules.noDataRules.length > 0) noteSeen(work, rules, message);
     }
 
     if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
@@ -465,6 +517,8 @@ export function createAlertEvaluator(
     const result = await store.commit({
       partition,
       fromOffset: storedOffset,
+      fromRevision: revision,
+      ...(work.seen.size > 0 ? { seen: [...work.seen.values()], seenAtMs: clock.nowMs() } : {}),
       nextOffset,
       states,
       cleared,
@@ -480,7 +534,7 @@ export function createAlertEvaluator(
     }
 
     if (deps.rules.current() === rules) {
-      cache ??= { nextOffset, rules, hosts: new Map() };
+      cache ??= { nextOffset, revision, rules, hosts: new Map() };
       cache.nextOffset = nextOffset;
       remember(cache, work, result.reset);
       caches.set(partition, cache);
@@ -595,6 +649,26 @@ export function createAlertEvaluator(
       // were accepted before they reached this process, so a check that starts now sees them.
       await deps.rules.refresh();
       await evaluateIsolating(batch, ctx);
+    },
+
+    async sweepNoData() {
+      const rules = deps.rules.current();
+      const result = await store.sweepNoData({
+        nowMs: clock.nowMs(),
+        rules: rules.noDataRules.map((rule) => ({
+          orgId: rule.orgId,
+          ruleId: rule.id,
+          metric: rule.metric,
+          scope: rule.scope,
+          noDataMinutes: rule.noDataMinutes ?? 0,
+          noDataState: rule.noDataState,
+          generation: rule.generation,
+        })),
+      });
+      if (result.fired > 0) metrics.alertsFired(result.fired);
+      if (result.resolved > 0) metrics.alertsResolved(result.resolved);
+      if (result.fired + result.resolved > 0) log.info(result, 'no data swept');
+      return result;
     },
 
     async rulesRemoved() {

@@ -29,6 +29,12 @@ export type RuleSet = {
   has(ruleId: string): boolean;
   /** The rule's generation (see LiveRule); undefined when it is not live. */
   generationOf(ruleId: string): number | undefined;
+  /** The rules of `orgId` on `metric` with no-data on (scope not checked). */
+  noDataRulesFor(orgId: string, metric: string): readonly LiveRule[];
+  /** The metrics of `orgId` some rule with no-data on watches; undefined when none. */
+  noDataMetrics(orgId: string): ReadonlySet<string> | undefined;
+  /** Every rule with no-data on. */
+  readonly noDataRules: readonly LiveRule[];
   /** The epoch the rules were read at (see LiveRuleSnapshot). */
   readonly epoch: number;
   readonly ruleIds: ReadonlySet<string>;
@@ -85,6 +91,18 @@ export function createRuleSet({ rules, epoch }: LiveRuleSnapshot): RuleSet {
     groups.set(orgId, orgGroups);
     markKeys.set(orgId, orgMarkKeys);
   }
+  const noDataRules = rules.filter((rule) => rule.noDataMinutes !== null);
+  const noData = new Map<string, Map<string, LiveRule[]>>();
+  for (const rule of noDataRules) {
+    let byMetric = noData.get(rule.orgId);
+    if (byMetric === undefined) noData.set(rule.orgId, (byMetric = new Map<string, LiveRule[]>()));
+    let list = byMetric.get(rule.metric);
+    if (list === undefined) byMetric.set(rule.metric, (list = []));
+    list.push(rule);
+  }
+  const noDataMetrics = new Map(
+    [...noData].map(([orgId, byMetric]) => [orgId, new Set(byMetric.keys())]),
+  );
   const generations = new Map(rules.map((rule) => [rule.id, rule.generation]));
   const ruleIds = new Set(generations.keys());
   return {
@@ -93,6 +111,9 @@ export function createRuleSet({ rules, epoch }: LiveRuleSnapshot): RuleSet {
     hasGroup: (orgId, markKey) => markKeys.get(orgId)?.has(markKey) === true,
     has: (ruleId) => ruleIds.has(ruleId),
     generationOf: (ruleId) => generations.get(ruleId),
+    noDataRulesFor: (orgId, metric) => noData.get(orgId)?.get(metric) ?? none,
+    noDataMetrics: (orgId) => noDataMetrics.get(orgId),
+    noDataRules,
     epoch,
     ruleIds,
   };

@@ -562,4 +562,149 @@ describe('createEvaluatorStore', () => {
         .map((n) => n.key),
     ).toEqual([`${third!.id}:settled`, `${third!.id}:settled:1`]);
   });
+  describe('no data', () => {
+    const seenAt = at(100);
+    const noDataRule = (ruleId: string, state: 'alerting' | 'ok' | 'keep') => ({
+      orgId,
+      ruleId,
+      metric: 'cpu_percent',
+      scope: { env: 'prod' },
+      noDataMinutes: 2,
+      noDataState: state,
+      generation: 0,
+    });
+    const seen = (host: string, ruleIds: string[], minutes = 100, env = 'prod') => ({
+      orgId,
+      host,
+      metric: 'cpu_percent',
+      tags: { env },
+      sampleMs: at(minutes),
+      ruleIds,
+    });
+    const alertsOf = async (host: string) =>
+      await db.sql<
+        {
+          rule_id: string;
+          status: string;
+          reason: string;
+          value: number | null;
+          started_at: Date;
+          fired_at: Date;
+          resolved_at: Date | null;
+        }[]
+      >`
+        select rule_id, status, reason, value, started_at, fired_at, resolved_at from alerts
+        where org_id = ${orgId} and host = ${host} order by fired_at, rule_id
+      `;
+
+    beforeAll(async () => {
+      for (const [id, state] of [
+        ['rul_nd_alerting', 'alerting'],
+        ['rul_nd_ok', 'ok'],
+        ['rul_nd_keep', 'keep'],
+      ] as const) {
+        await db.sql`
+          insert into alert_rules (id, org_id, name, metric, condition, threshold,
+            duration_minutes, severity, channels, scope, no_data_minutes, no_data_state)
+          values (${id}, ${orgId}, ${id}, 'cpu_percent', 'greater_than', 90, 0, 'info',
+            ${db.sql.array(['slack'])}, ${JSON.stringify({ env: 'prod' })}::text::jsonb, 2,
+            ${state})
+        `;
+      }
+    });
+
+    it('fires one no-data alert per silence, however many sweeps and replicas, and a sample resolves it', async () => {
+      const rules = [noDataRule('rul_nd_alerting', 'alerting'), noDataRule('rul_nd_keep', 'keep')];
+      await commit({
+        fromOffset: 0,
+        nextOffset: 1,
+        seen: [seen('quiet-1', ['rul_nd_alerting', 'rul_nd_keep'])],
+        seenAtMs: seenAt,
+      });
+      expect(await store.sweepNoData({ nowMs: seenAt + 119_999, rules })).toEqual({
+        fired: 0,
+        resolved: 0,
+      });
+      // Two replicas sweeping at once, then again later: one alert.
+      const other = createEvaluatorStore(db, { groupId: 'evaluator', topic });
+      const swept = await Promise.all([
+        store.sweepNoData({ nowMs: seenAt + 120_000, rules }),
+        other.sweepNoData({ nowMs: seenAt + 120_000, rules }),
+      ]);
+      expect(swept.map((r) => r.fired).sort()).toEqual([0, 1]);
+      expect(await store.sweepNoData({ nowMs: seenAt + 600_000, rules })).toEqual({
+        fired: 0,
+        resolved: 0,
+      });
+      expect(await alertsOf('quiet-1')).toEqual([
+        {
+          rule_id: 'rul_nd_alerting',
+          status: 'active',
+          reason: 'no_data',
+          value: null,
+          started_at: new Date(seenAt),
+          fired_at: new Date(seenAt + 120_000),
+          resolved_at: null,
+        },
+      ]);
+      // A sample of the metric ends the silence: resolved at the sample's time (not before it fired).
+      const result = await commit({
+        fromOffset: 1,
+        nextOffset: 2,
+        seen: [seen('quiet-1', ['rul_nd_alerting', 'rul_nd_keep'], 103)],
+        seenAtMs: seenAt + 660_000,
+      });
+      expect(result).toMatchObject({ outcome: 'committed', resolved: 1 });
+      expect((await alertsOf('quiet-1')).map((a) => [a.status, a.resolved_at])).toEqual([
+        ['resolved', new Date(at(103))],
+      ]);
+      // A new silence is a new episode.
+      expect(await store.sweepNoData({ nowMs: seenAt + 780_000, rules })).toEqual({
+        fired: 1,
+        resolved: 0,
+      });
+    });
+
+    it('leaves hosts out of the rule’s scope alone', async () => {
+      const rules = [noDataRule('rul_nd_alerting', 'alerting')];
+      await commit({
+        fromOffset: 0,
+        nextOffset: 1,
+        seen: [seen('staging-1', ['rul_nd_alerting'], 100, 'staging')],
+        seenAtMs: seenAt,
+      });
+      expect(await store.sweepNoData({ nowMs: seenAt + 600_000, rules })).toEqual({
+        fired: 0,
+        resolved: 0,
+      });
+      expect(await alertsOf('staging-1')).toEqual([]);
+    });
+
+    it('resolves the active alert with state ok, resets its window, and fences the batch evaluated before', async () => {
+      const rules = [noDataRule('rul_nd_ok', 'ok')];
+      await commit({
+        fromOffset: 0,
+        nextOffset: 1,
+        states: [state('quiet-ok', 'rul_nd_ok', 'firing', 99)],
+        events: [fire('quiet-ok', 'rul_nd_ok', 99)],
+        seen: [seen('quiet-ok', ['rul_nd_ok'])],
+        seenAtMs: seenAt,
+      });
+      const before = await store.appliedPosition(0);
+      expect(await store.sweepNoData({ nowMs: seenAt + 120_000, rules })).toEqual({
+        fired: 0,
+        resolved: 1,
+      });
+      expect((await alertsOf('quiet-ok')).map((a) => [a.status, a.resolved_at])).toEqual([
+        ['resolved', new Date(seenAt + 120_000)],
+      ]);
+      expect(await loadStates(store, [{ orgId, host: 'quiet-ok' }])).toEqual([]);
+      const after = await store.appliedPosition(0);
+      expect(after).toEqual({ nextOffset: before.nextOffset, revision: before.revision + 1 });
+      // A batch evaluated against the window before the reset does not commit.
+      expect(await commit({ fromOffset: 1, fromRevision: before.revision, nextOffset: 2 })).toEqual(
+        { outcome: 'offset-moved', storedOffset: 1 },
+      );
+    });
+  });
 });

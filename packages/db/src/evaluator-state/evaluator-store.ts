@@ -38,8 +38,63 @@ export type AlertEvent =
   | (EvaluatorStateKey & { type: 'resolve'; resolvedMs: number; flapping?: true })
   | (EvaluatorStateKey & { type: 'settle'; settledMs: number; firing: boolean });
 
+/**
+ * A metric of a host that some live rule watches for silence (no_data_minutes), as one batch
+ * took it: its last-seen time becomes the commit's `seenAtMs`, and the host's active no-data
+ * alerts of `ruleIds` resolve (a sample of the metric ends the silence).
+ */
+export type SeenMetric = {
+  orgId: string;
+  host: string;
+  metric: string;
+  /** The host's tags on its newest sample of the batch (rule scopes are checked against them). */
+  tags: Readonly<Record<string, string>>;
+  /** The newest sample time of the metric in the batch: when a no-data alert resolves. */
+  sampleMs: number;
+  /** The live rules of the metric with no-data on. */
+  ruleIds: readonly string[];
+};
+
+/** A rule with no-data on, as the sweep applies it. */
+export type NoDataRule = {
+  orgId: string;
+  ruleId: string;
+  metric: string;
+  scope: Readonly<Record<string, string>>;
+  noDataMinutes: number;
+  noDataState: 'alerting' | 'ok' | 'keep';
+  /** The generation evaluated (see LiveRule): a rule changed meanwhile is left alone. */
+  generation: number;
+};
+
+export type NoDataSweep = {
+  /** The evaluator's clock now (wall clock), epoch milliseconds. */
+  nowMs: number;
+  rules: readonly NoDataRule[];
+};
+
+export type NoDataSweepResult = {
+  /** No-data alerts created. */
+  fired: number;
+  /** Active alerts resolved by `no_data_state` ok. */
+  resolved: number;
+};
+
+/** Where a partition stands: the next offset, and the revision of its windows (migration 18). */
+export type AppliedPosition = { nextOffset: number; revision: number };
+
 export type EvaluatorCommit = {
   partition: number;
+  /**
+   * The windows' revision `appliedPosition` reported when the batch began: the commit applies
+   * only while it is still the stored one (a no-data sweep reset a window meanwhile otherwise).
+   * Unchecked when absent.
+   */
+  fromRevision?: number;
+  /** Metrics watched for silence that the batch took, last seen at `seenAtMs`. */
+  seen?: readonly SeenMetric[];
+  /** The evaluator's clock when it evaluated the batch (wall clock), epoch milliseconds. */
+  seenAtMs?: number;
   /** The next offset `appliedOffset` reported when the batch began: the commit applies only while it is still the stored one. */
   fromOffset: number;
   /** One past the batch's last record. */
@@ -81,6 +136,18 @@ export type EvaluatorCommitResult =
 export type EvaluatorStore = {
   /** The partition's stored next offset (0 when none): records below it are already applied. */
   appliedOffset(partition: number): Promise<number>;
+  /** The partition's stored next offset and windows' revision (0 and 0 when none). */
+  appliedPosition(partition: number): Promise<AppliedPosition>;
+  /**
+   * For every partition with hosts silent long enough for some rule: in one transaction per
+   * partition, under the partition's offset-row lock (serialized with its batch commits and
+   * with other replicas' sweeps), acts once per silence of each (rule, host) whose host has sent
+   * the rule's metric before and none for `noDataMinutes`: `alerting` fires a `no_data` alert
+   * (value null; none when an alert is active already), `ok` resolves the active alert and
+   * resets the window, `keep` changes nothing. The silence acted on is stored, so replicas,
+   * restarts and rebalances never act on it twice.
+   */
+  sweepNoData(sweep: NoDataSweep): Promise<NoDataSweepResult>;
   /** Every stored window state and watermark of the (org, host) pairs, whatever their count. */
   loadHosts(hosts: readonly Pick<EvaluatorStateKey, 'orgId' | 'host'>[]): Promise<StoredHosts>;
   /**
@@ -103,6 +170,32 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
       `;
       return row === undefined ? 0 : Number(row.next_offset);
+    },
+
+    async appliedPosition(partition) {
+      const [row] = await sql<{ next_offset: string; state_revision: string }[]>`
+        select next_offset, state_revision from consumer_offsets
+        where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+      `;
+      return row === undefined
+        ? { nextOffset: 0, revision: 0 }
+        : { nextOffset: Number(row.next_offset), revision: Number(row.state_revision) };
+    },
+
+    async sweepNoData(sweep) {
+      const result = { fired: 0, resolved: 0 };
+      if (sweep.rules.length === 0) return result;
+      const shortestMinutes = Math.min(...sweep.rules.map((rule) => rule.noDataMinutes));
+      const before = new Date(sweep.nowMs - shortestMinutes * 60_000);
+      const partitions = await sql<{ partition: number }[]>`
+        select distinct partition from evaluator_last_seen where seen_at <= ${before}
+      `;
+      for (const { partition } of partitions) {
+        const swept = await sql.begin((tx) => sweepPartition(tx, owner, partition, sweep));
+        result.fired += swept.fired;
+        result.resolved += swept.resolved;
+      }
+      return result;
     },
 
     async loadHosts(hosts) {
@@ -139,11 +232,27 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
 
     async commit(commit) {
       return await sql.begin(async (tx) => {
-        const storedOffset = await lockOffset(tx, owner, commit.partition);
-        if (storedOffset !== commit.fromOffset) {
+        const { nextOffset: storedOffset, revision } = await lockOffset(
+          tx,
+          owner,
+          commit.partition,
+        );
+        if (
+          storedOffset !== commit.fromOffset ||
+          (commit.fromRevision !== undefined && revision !== commit.fromRevision)
+        ) {
           return { outcome: 'offset-moved' as const, storedOffset };
         }
         const result = { fired: 0, alreadyActive: 0, resolved: 0, settled: 0 };
+        // Samples end silences first: a no-data alert resolves before the batch's own fires.
+        if (commit.seen !== undefined && commit.seen.length > 0) {
+          result.resolved += await takeSeen(
+            tx,
+            commit.partition,
+            commit.seen,
+            new Date(commit.seenAtMs ?? Date.now()),
+          );
+        }
         const reset = new Map<string, EvaluatorStateKey>();
         // Rules first, then alerts: the rules API locks in the same order, so the two never
         // deadlock. A rule changed since the batch was evaluated holds the rule-change's result.
@@ -280,13 +389,150 @@ async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: num
     values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
     on conflict (group_id, topic, partition) do nothing
   `;
-  const [row] = await tx<{ next_offset: string }[]>`
-    select next_offset from consumer_offsets
+  const [row] = await tx<{ next_offset: string; state_revision: string }[]>`
+    select next_offset, state_revision from consumer_offsets
     where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
     for update
   `;
   if (row === undefined) throw new Error('lockOffset: offset row vanished');
-  return Number(row.next_offset);
+  return { nextOffset: Number(row.next_offset), revision: Number(row.state_revision) };
+}
+
+/**
+ * Stores when the batch's watched metrics were last seen (`seenAt`, the evaluator's clock) and
+ * resolves their hosts' active no-data alerts at the sample's time. Returns how many resolved.
+ */
+async function takeSeen(
+  tx: TransactionSql,
+  partition: number,
+  seen: readonly SeenMetric[],
+  seenAt: Date,
+): Promise<number> {
+  const input = JSON.stringify(
+    seen.map((s) => ({ org_id: s.orgId, host: s.host, metric: s.metric, tags: s.tags })),
+  );
+  await tx`
+    insert into evaluator_last_seen as l (org_id, host, metric, partition, tags, seen_at)
+    select org_id, host, metric, ${partition}, tags, ${seenAt}
+    from jsonb_to_recordset(${input}::text::jsonb) as s(
+      org_id text, host text, metric text, tags jsonb
+    )
+    order by org_id, host, metric
+    on conflict (org_id, host, metric) do update
+      set partition = excluded.partition, tags = excluded.tags,
+        seen_at = greatest(l.seen_at, excluded.seen_at)
+  `;
+  const keys = seen.flatMap((s) =>
+    s.ruleIds.map((ruleId) => ({ orgId: s.orgId, host: s.host, ruleId, sampleMs: s.sampleMs })),
+  );
+  if (keys.length === 0) return 0;
+  const active = await tx<{ org_id: string; host: string; rule_id: string }[]>`
+    select a.org_id, a.host, a.rule_id from alerts a
+    join unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
+      ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
+      on a.org_id = k.org_id and a.host = k.host and a.rule_id = k.rule_id
+    where a.status = 'active' and a.reason = 'no_data'
+  `;
+  let resolved = 0;
+  for (const row of active) {
+    const key = keys.find(
+      (k) => k.orgId === row.org_id && k.host === row.host && k.ruleId === row.rule_id,
+    );
+    if (key === undefined) continue;
+    const done = await resolveAlerts(
+      tx,
+      { orgId: key.orgId, ruleId: key.ruleId, host: key.host, reason: 'no_data' },
+      new Date(key.sampleMs),
+    );
+    resolved += done.length;
+  }
+  return resolved;
+}
+
+/** One partition's sweep (see EvaluatorStore.sweepNoData), inside the caller's transaction. */
+async function sweepPartition(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  partition: number,
+  sweep: NoDataSweep,
+): Promise<NoDataSweepResult> {
+  const result = { fired: 0, resolved: 0 };
+  // Serializes with the partition's batch commits (a sample taken meanwhile is seen below) and
+  // with every other replica's sweep of it.
+  await lockOffset(tx, owner, partition);
+  const shortestMinutes = Math.min(...sweep.rules.map((rule) => rule.noDataMinutes));
+  const rows = await tx<
+    { org_id: string; host: string; metric: string; tags: Record<string, string>; seen_at: Date }[]
+  >`
+    select org_id, host, metric, tags, seen_at from evaluator_last_seen
+    where partition = ${partition} and seen_at <= ${new Date(sweep.nowMs - shortestMinutes * 60_000)}
+    order by org_id, host, metric
+  `;
+  const due: { rule: NoDataRule; host: string; seenAt: Date }[] = [];
+  for (const row of rows) {
+    for (const rule of sweep.rules) {
+      if (rule.orgId !== row.org_id || rule.metric !== row.metric) continue;
+      if (row.seen_at.getTime() > sweep.nowMs - rule.noDataMinutes * 60_000) continue;
+      if (!Object.entries(rule.scope).every(([key, value]) => row.tags[key] === value)) continue;
+      due.push({ rule, host: row.host, seenAt: row.seen_at });
+    }
+  }
+  if (due.length === 0) return result;
+  const acted = await tx<{ org_id: string; rule_id: string; host: string; silent_since: Date }[]>`
+    select n.org_id, n.rule_id, n.host, n.silent_since from evaluator_no_data n
+    join unnest(${due.map((d) => d.rule.orgId)}::text[], ${due.map((d) => d.rule.ruleId)}::text[],
+      ${due.map((d) => d.host)}::text[]) as k(org_id, rule_id, host)
+      on n.org_id = k.org_id and n.rule_id = k.rule_id and n.host = k.host
+  `;
+  const actedOn = new Map(
+    acted.map((row) => [
+      stateKey({ orgId: row.org_id, host: row.host, ruleId: row.rule_id }),
+      row.silent_since.getTime(),
+    ]),
+  );
+  const fresh = due.filter(
+    ({ rule, host, seenAt }) =>
+      (actedOn.get(stateKey({ orgId: rule.orgId, host, ruleId: rule.ruleId })) ?? -Infinity) <
+      seenAt.getTime(),
+  );
+  if (fresh.length === 0) return result;
+  const live = await lockLiveRules(tx, [...new Set(fresh.map(({ rule }) => rule.ruleId))]);
+  const now = new Date(sweep.nowMs);
+  let windowsReset = false;
+  for (const { rule, host, seenAt } of fresh) {
+    if (live.get(rule.ruleId) !== rule.generation) continue;
+    const key = { orgId: rule.orgId, host, ruleId: rule.ruleId };
+    if (rule.noDataState === 'alerting') {
+      const fired = await fireAlert(tx, {
+        ...key,
+        value: null,
+        reason: 'no_data',
+        startedAt: seenAt,
+        firedAt: now,
+      });
+      if (fired.outcome === 'fired') result.fired++;
+    } else if (rule.noDataState === 'ok') {
+      const resolved = await resolveAlerts(tx, key, now);
+      if (resolved.length > 0) {
+        // Its window would still be firing: it starts afresh when samples come back.
+        await deleteStates(tx, [key]);
+        windowsReset = true;
+        result.resolved += resolved.length;
+      }
+    }
+    await tx`
+      insert into evaluator_no_data (org_id, rule_id, host, silent_since)
+      values (${rule.orgId}, ${rule.ruleId}, ${host}, ${seenAt})
+      on conflict (org_id, rule_id, host) do update set silent_since = excluded.silent_since
+    `;
+  }
+  if (windowsReset) {
+    await tx`
+      update consumer_offsets set state_revision = state_revision + 1
+      where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+    `;
+  }
+  return result;
 }
 
 /**

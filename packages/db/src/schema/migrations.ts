@@ -810,6 +810,41 @@ const alertingDepth: Migration = {
     ]),
 };
 
+const noData: Migration = {
+  version: 18,
+  name: 'evaluator_no_data',
+  up: (sql) =>
+    run(sql, [
+      // No data (CONTRACT "Alerting, next wave"): when the evaluator last took a sample of a
+      // metric of a host, by its own clock (wall-clock arrival, not sample time), for the metrics
+      // some rule watches for silence; with the host's tags (rule scopes) and its partition, so
+      // a sweep finds the silent hosts of a partition without samples to look at.
+      `create table evaluator_last_seen (
+        org_id text not null,
+        host text not null,
+        metric text not null,
+        partition int not null,
+        tags jsonb not null,
+        seen_at timestamptz not null,
+        primary key (org_id, host, metric)
+      )`,
+      `create index evaluator_last_seen_partition_seen_at_idx
+        on evaluator_last_seen (partition, seen_at)`,
+      // The silence each (rule, host) was last acted on (its seen_at): one no-data action per
+      // silence, whichever replica sweeps, and however often.
+      `create table evaluator_no_data (
+        org_id text not null,
+        rule_id text not null,
+        host text not null,
+        silent_since timestamptz not null,
+        primary key (org_id, rule_id, host)
+      )`,
+      // Raised by a sweep that changes a partition's windows (no_data_state ok resets one): a
+      // batch evaluated against the windows before it no longer commits, and caches reload.
+      `alter table consumer_offsets add column state_revision bigint not null default 0`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -829,4 +864,5 @@ export const migrations: readonly Migration[] = [
   clampHugeSampleValues,
   seriesIds,
   alertingDepth,
+  noData,
 ];

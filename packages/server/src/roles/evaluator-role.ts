@@ -16,6 +16,14 @@ import type { RoleContext } from '../role-context.js';
  */
 const maxCachedHostsPerEvaluator = 300_000;
 
+/**
+ * How often each replica looks for silent hosts (no_data_minutes is whole minutes, so a few
+ * seconds late is within its precision). Every replica sweeps every partition: the bus does not
+ * tell which partitions are assigned, a partition that receives nothing gets no batch to learn
+ * it from, and the store makes concurrent sweeps safe (offset-row lock, one action per silence).
+ */
+const noDataSweepIntervalMs = 10_000;
+
 export async function startAlertEvaluator(
   ctx: RoleContext,
   config: EvaluatorConfig &
@@ -61,6 +69,19 @@ export async function startAlertEvaluator(
   );
   await poller.start();
   ctx.shutdown.onShutdown('rule poller', () => poller.stop());
+  // One sweep at a time: a slow one makes the next tick skip rather than queue.
+  let sweeping: Promise<unknown> | undefined;
+  const sweepTimer = setInterval(() => {
+    sweeping ??= evaluator
+      .sweepNoData()
+      .catch((err: unknown) => logger.warn({ err }, 'no-data sweep failed; retried next time'))
+      .finally(() => (sweeping = undefined));
+  }, noDataSweepIntervalMs);
+  sweepTimer.unref();
+  ctx.shutdown.onShutdown('no-data sweep', async () => {
+    clearInterval(sweepTimer);
+    await sweeping;
+  });
   const subscription = await deps.bus.subscribe({
     groupId: evaluatorGroupId,
     topics: [config.SAMPLES_TOPIC],

@@ -95,8 +95,8 @@ function levelHypothesis(
   const since = level.appeared ? `, present since ${clockTime(level.firstSeenMs)}` : '';
   const statement =
     `${label} uses ${uses} ${what} at firing, ${covered} on ${evidence.host}${since} ` +
-    `(no baseline: ${observation.snapshots} snapshot${observation.snapshots === 1 ? '' : 's'} ` +
-    `say who uses the ${what}, not what changed)`;
+    `(no baseline: ${observation.snapshots} snapshot${observation.snapshots === 1 ? ' says' : 's say'} ` +
+    `who uses the ${what}, not what changed)`;
   const target =
     level.kind === 'process'
       ? `process ${level.name} (pid ${level.pids.join(', ')})`

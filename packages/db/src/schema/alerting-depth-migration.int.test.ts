@@ -35,7 +35,8 @@ describe.each(['postgres', 'timescale'] as const)(
       values ('ntf_old', 'org_m', 'alr_old', 'fired', 'slack', 'alr_old:fired', '{}')
     `;
       const result = await migrate(db);
-      expect(result.applied.map((migration) => migration.version)).toEqual([17]);
+      // 17 first, then whatever later versions exist (18: the evaluator's no-data storage).
+      expect(result.applied.map((migration) => migration.version)[0]).toBe(17);
     });
 
     afterAll(async () => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../api-client.js';
 import type { Pagination, Rule } from '../api-types.js';
@@ -87,7 +87,10 @@ export function RuleView(props: { api: ApiClient; id: string | undefined }) {
   const [saved, setSaved] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
+  // The rule this view just created: its new URL needs no reload of what the answer holds.
+  const created = useRef<string | undefined>(undefined);
   useEffect(() => {
+    if (id !== undefined && id === created.current) return;
     setErrors({});
     setSaved(undefined);
     if (id === undefined) {
@@ -181,7 +184,10 @@ export function RuleView(props: { api: ApiClient; id: string | undefined }) {
       setOriginal(state);
       setForm(state);
       setSaved(id === undefined ? 'Rule created.' : 'Rule saved.');
-      if (id === undefined) navigate({ view: 'rule', id: rule.id }, true);
+      if (id === undefined) {
+        created.current = rule.id;
+        navigate({ view: 'rule', id: rule.id }, true);
+      }
     } catch (caught) {
       const next: Errors =
         caught instanceof ApiError && caught.status === 422

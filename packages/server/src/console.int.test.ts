@@ -1,0 +1,476 @@
+// @services postgres
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Database } from '@monitor/db';
+import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { buildConsole, launchChromium } from './testing/console-browser.js';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+/**
+ * The web console in a real browser (Debian's Chromium through playwright-core) against the
+ * real service (`monitor all` on PostgreSQL) holding data sent through /api/v1/ingest. The
+ * screenshots of the main views land in docs/screenshots/ for the README.
+ */
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const screenshotsDir = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
+const minuteMs = 60_000;
+const historyMinutes = 110;
+
+let database: TestDatabase;
+let db: Database;
+let monitor: RoleProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Every URL the page requested, and every console message it logged. */
+const requested: string[] = [];
+const logged: string[] = [];
+const ids: Record<string, string> = {};
+
+type Json = Record<string, unknown>;
+
+async function api<T = Json>(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${monitor.baseUrl}/api/v1${path}`, {
+    ...init,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+const hosts = [
+  { host: 'web-1', tags: { env: 'prod', role: 'web' }, lastMinutesAgo: 0 },
+  { host: 'web-2', tags: { env: 'prod', role: 'web' }, lastMinutesAgo: 0 },
+  { host: 'db-1', tags: { env: 'prod', role: 'db' }, lastMinutesAgo: 0 },
+  { host: 'batch-1', tags: { env: 'staging', role: 'batch' }, lastMinutesAgo: 20 },
+];
+
+/** A minute-by-minute history of each host, its newest sample with containers and processes. */
+function history(now: number): Json[] {
+  const payloads: Json[] = [];
+  hosts.forEach(({ host, tags, lastMinutesAgo }, index) => {
+    for (let minute = historyMinutes; minute >= lastMinutesAgo; minute -= 1) {
+      const phase = (minute + index * 17) / 9;
+      payloads.push({
+        host,
+        tags,
+        timestamp: new Date(now - minute * minuteMs).toISOString(),
+        metrics: {
+          cpu_percent: Number((40 + 25 * Math.sin(phase) + index * 3).toFixed(2)),
+          memory_percent: Number((55 + 10 * Math.cos(phase / 2)).toFixed(2)),
+          load_1m: Number((1 + Math.abs(Math.sin(phase / 3)) * 2).toFixed(3)),
+        },
+        ...(minute === lastMinutesAgo
+          ? {
+              docker_containers: [
+                {
+                  name: `${host}-app`,
+                  image: 'example/app:1.4.2',
+                  status: 'running',
+                  cpu_percent: 12.5,
+                  memory_usage: 268_435_456,
+                },
+                {
+                  name: `${host}-sidecar`,
+                  image: 'example/proxy:2.0',
+                  status: 'running',
+                  cpu_percent: 1.2,
+                  memory_usage: 33_554_432,
+                },
+              ],
+              processes: [
+                { name: 'node', pid: 4100 + index, cpu_percent: 31.5, memory_rss: 512_000_000 },
+                { name: 'postgres', pid: 880 + index, cpu_percent: 4.25, memory_rss: 128_000_000 },
+                { name: 'sshd', pid: 612, cpu_percent: 0, memory_rss: 6_000_000 },
+              ],
+            }
+          : {}),
+      });
+    }
+  });
+  return payloads;
+}
+
+async function ingest(body: unknown): Promise<void> {
+  const result = await postIngest(monitor.baseUrl, body, { key });
+  expect(result.status, JSON.stringify(result.body)).toBe(200);
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: `${screenshotsDir}${name}.png`, fullPage: true });
+}
+
+/** The view's heading, once the view drew it. */
+async function heading(): Promise<string> {
+  return (await page.locator('main h1').first().textContent()) ?? '';
+}
+
+beforeAll(async () => {
+  await Promise.all([buildConsole(), mkdir(screenshotsDir, { recursive: true })]);
+  database = await createTestDatabase(serviceUrl('postgres'), 'console');
+  db = createDatabase({ url: database.url, maxConnections: 2 });
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: key,
+  });
+
+  const now = Date.now();
+  const payloads = history(now);
+  for (let at = 0; at < payloads.length; at += 500) await ingest(payloads.slice(at, at + 500));
+  const expectedSamples = payloads.length * 3;
+  await waitFor(
+    async () => {
+      const [row] = await db.sql<{ count: number }[]>`select count(*)::int as count from samples`;
+      return (row?.count ?? 0) >= expectedSamples ? true : undefined;
+    },
+    60_000,
+    'every sample written',
+  );
+  await refreshRollups(db, { now: new Date() });
+
+  // Rules, then the samples that make them fire: web-2 critical, db-1 warning.
+  const cpu = await api<{ id: string }>('/alerts/rules', {
+    method: 'POST',
+    body: JSON.stringify({
+      name: 'CPU saturated',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      severity: 'critical',
+      scope: { env: 'prod' },
+    }),
+  });
+  expect(cpu.status).toBe(201);
+  const memory = await api<{ id: string }>('/alerts/rules', {
+    method: 'POST',
+    body: JSON.stringify({
+      name: 'Memory high',
+      metric: 'memory_percent',
+      condition: 'greater_than',
+      threshold: 80,
+      severity: 'warning',
+    }),
+  });
+  expect(memory.status).toBe(201);
+  await ingest([
+    {
+      host: 'web-2',
+      tags: hosts[1]!.tags,
+      metrics: { cpu_percent: 97.5, memory_percent: 61, load_1m: 3.2 },
+    },
+    {
+      host: 'db-1',
+      tags: hosts[2]!.tags,
+      metrics: { cpu_percent: 35, memory_percent: 86.25, load_1m: 1.4 },
+    },
+  ]);
+  await waitFor(
+    async () => {
+      const { status, body } = await api<{ alerts: { investigation_id: string | null }[] }>(
+        '/alerts',
+      );
+      expect(status, JSON.stringify(body)).toBe(200);
+      return body.alerts.length === 2 &&
+        body.alerts.every((alert) => alert.investigation_id !== null)
+        ? true
+        : undefined;
+    },
+    60_000,
+    'two active alerts with their investigations',
+  );
+  await waitFor(
+    async () => {
+      const { body } = await api<{ investigations: { status: string }[] }>('/investigations');
+      return body.investigations.every((each) => each.status === 'completed') ? true : undefined;
+    },
+    90_000,
+    'the investigations completed',
+  );
+  const { body: services } = await api<{ services: { id: string; name: string }[] }>('/services');
+  for (const service of services.services) ids[service.name] = service.id;
+
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  page = await context.newPage();
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('console', (message) => logged.push(`${message.type()}: ${message.text()}`));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await monitor?.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+describe('the web console in Chromium', () => {
+  it('loads at / without a key, under the strict CSP, and asks for the key in a password field', async () => {
+    const response = await page.goto(`${monitor.baseUrl}/`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'self'");
+    const input = page.locator('form input[name="api_key"]');
+    await expect.poll(() => input.getAttribute('type')).toBe('password');
+    expect(await page.locator('input').count()).toBe(1);
+    expect(await page.getByLabel('API key').count()).toBe(1);
+  });
+
+  it('says so when the key is refused (401), and keeps nothing', async () => {
+    await page.locator('input[name="api_key"]').fill('mon_wrong_key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').first().textContent())
+      .toContain('refused (401)');
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    expect(await page.locator('input[name="api_key"]').count()).toBe(1);
+  });
+
+  it('signs in and shows the host map (one tile per service, coloured by status) and the table', async () => {
+    await page.locator('input[name="api_key"]').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.locator('.tile').count()).toBe(4);
+    const status = async (name: string) =>
+      page.locator(`.tile[aria-label^="${name},"]`).getAttribute('class');
+    expect(await status('web-2')).toContain('status-critical');
+    expect(await status('db-1')).toContain('status-warning');
+    expect(await status('web-1')).toContain('status-healthy');
+    expect(await status('batch-1')).toContain('status-stale');
+    await expect.poll(() => page.locator('.service-table tbody tr:not(.spacer)').count()).toBe(4);
+  });
+
+  it('groups the map by the tag picked, kept in the URL', async () => {
+    await page.getByLabel('Group by tag').selectOption('role');
+    await expect.poll(() => page.locator('.group').count()).toBe(3);
+    expect(new URL(page.url()).searchParams.get('group')).toBe('role');
+    const captions = await page.locator('.group figcaption strong').allTextContents();
+    expect(captions).toEqual(['role=web', 'role=batch', 'role=db']);
+    await screenshot('services');
+  });
+
+  it('sorts and filters the table', async () => {
+    const names = () =>
+      page.locator('.service-table tbody tr:not(.spacer) td:first-child').allTextContents();
+    expect(await names()).toEqual(['batch-1', 'db-1', 'web-1', 'web-2']);
+    await page.getByRole('button', { name: /^Status/ }).click();
+    await expect.poll(names).toEqual(['web-2', 'db-1', 'batch-1', 'web-1']);
+    await page.getByLabel('Filter').fill('role=web');
+    await expect.poll(names).toEqual(['web-2', 'web-1']);
+    await page.getByLabel('Filter').fill('');
+    await expect.poll(names).toHaveLength(4);
+  });
+
+  it('opens a service: latest metrics, a chart per metric drawn by uPlot, containers, processes, alerts', async () => {
+    await page.locator('.tile[aria-label^="web-2,"]').click();
+    await page.waitForURL(`**/services/${ids['web-2']}`);
+    await expect.poll(heading).toContain('web-2');
+    await expect.poll(() => page.locator('.chart canvas').count()).toBe(3);
+    expect(await page.locator('#active-alerts-title + ul li').textContent()).toContain(
+      'CPU saturated',
+    );
+    expect(await page.locator('section[aria-labelledby="containers-title"] tbody tr').count()).toBe(
+      2,
+    );
+    expect(await page.locator('section[aria-labelledby="processes-title"] tbody tr').count()).toBe(
+      3,
+    );
+    await expect.poll(() => bluePixels('cpu_percent')).toBeGreaterThan(50);
+    await screenshot('service');
+  });
+
+  it('changes the range (the right step for it) and keeps it, and the sign-in, across a reload', async () => {
+    await page.getByRole('radio', { name: '6h' }).check();
+    await page.waitForURL(/range=6h/);
+    await expect
+      .poll(() => page.locator('.chart figcaption').first().textContent())
+      .toContain('1m step');
+    await page.getByRole('radio', { name: '7d' }).check();
+    await page.waitForURL(/range=7d/);
+    await expect
+      .poll(() => page.locator('.chart figcaption').first().textContent())
+      .toContain('1h step');
+    await page.reload();
+    await expect.poll(heading).toContain('web-2');
+    expect(await page.getByRole('radio', { name: '7d' }).isChecked()).toBe(true);
+    expect(requested.some((url) => url.includes('/metrics?') && url.includes('step=1h'))).toBe(
+      true,
+    );
+  });
+
+  it('serves every view at its own URL: a deep link reloads into it', async () => {
+    const views: [string, string][] = [
+      ['/alerts', 'Alerts'],
+      ['/rules', 'Rules'],
+      ['/rules/new', 'New rule'],
+      ['/investigations', 'Investigations'],
+      ['/silences', 'Silences'],
+      [`/services/${ids['db-1']}`, 'db-1'],
+      ['/services?group=env', 'Services'],
+    ];
+    for (const [path, title] of views) {
+      await page.goto(`${monitor.baseUrl}${path}`);
+      await expect.poll(heading, { message: path }).toContain(title);
+    }
+    await expect.poll(() => page.locator('.group').count()).toBe(2);
+  });
+
+  it('lists the alerts with filters', async () => {
+    await page.goto(`${monitor.baseUrl}/alerts`);
+    await expect.poll(() => page.locator('main tbody tr').count()).toBe(2);
+    await page.getByLabel('Severity').selectOption('critical');
+    await page.waitForURL(/severity=critical/);
+    await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
+    expect(await page.locator('main tbody tr').textContent()).toContain('CPU saturated');
+    await screenshot('alerts');
+  });
+
+  it('shows an investigation: findings, evidence and the timeline', async () => {
+    await page.locator('main tbody tr a', { hasText: 'open' }).click();
+    await page.waitForURL(/\/investigations\/inv_/);
+    await expect.poll(() => page.locator('.findings > li').count()).toBeGreaterThan(0);
+    expect(await page.locator('.timeline > li').count()).toBeGreaterThan(0);
+    await page.locator('.findings details summary').first().click();
+    expect(await page.locator('.findings details pre').first().textContent()).toMatch(/\S/);
+    await screenshot('investigation');
+  });
+
+  it("shows the API's 422 next to the field it names, then creates the rule", async () => {
+    await page.goto(`${monitor.baseUrl}/rules/new`);
+    await page.getByLabel('Name', { exact: true }).fill('Load too high');
+    await page.getByLabel('Metric').fill('load_1m');
+    await page.getByLabel('Threshold', { exact: true }).fill('4');
+    await page.getByLabel('Duration (minutes)').fill('5000');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    const error = page.locator('#rule-duration_minutes-error');
+    await expect.poll(() => error.textContent()).toContain('1440');
+    expect(await page.locator('#rule-duration_minutes').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#rule-duration_minutes').getAttribute('aria-describedby')).toContain(
+      'rule-duration_minutes-error',
+    );
+    expect(await page.locator('.field-error').count()).toBe(1);
+    await screenshot('rule-422');
+    await page.getByLabel('Duration (minutes)').fill('10');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.waitForURL(/\/rules\/rul_/);
+    await expect
+      .poll(() => page.getByRole('status').first().textContent())
+      .toContain('Rule created');
+    const { body } = await api<{ rules: { name: string; duration_minutes: number }[] }>(
+      '/alerts/rules',
+    );
+    expect(body.rules.find((rule) => rule.name === 'Load too high')?.duration_minutes).toBe(10);
+  });
+
+  it('moves through the sections by keyboard', async () => {
+    await page.goto(`${monitor.baseUrl}/services`);
+    await expect.poll(heading).toContain('Services');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe(
+      'Skip to content',
+    );
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe('Alerts');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/alerts$/);
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.tagName')).toBe('H1');
+  });
+
+  it("passes axe-core's WCAG A/AA checks on every main view", async () => {
+    const axeSource = await readFile(
+      createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+      'utf8',
+    );
+    for (const path of [
+      '/services',
+      `/services/${ids['web-1']}`,
+      '/alerts',
+      '/rules/new',
+      '/investigations',
+      '/silences',
+    ]) {
+      await page.goto(`${monitor.baseUrl}${path}`);
+      await page.waitForSelector('main h1');
+      await page.waitForLoadState('networkidle');
+      await page.evaluate(axeSource);
+      const violations = await page.evaluate<string[]>(`
+        axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }).then((result) =>
+          result.violations.map((each) => each.id + ': ' + JSON.stringify(each.nodes.map((node) => node.target))),
+        )
+      `);
+      expect(violations, path).toEqual([]);
+    }
+  });
+
+  it('never puts the key in a URL, a cookie or localStorage; only sessionStorage holds it', async () => {
+    expect(requested.length).toBeGreaterThan(20);
+    expect(requested.filter((url) => url.includes(key))).toEqual([]);
+    expect(await context.cookies()).toEqual([]);
+    expect(await page.evaluate<string>('JSON.stringify(localStorage)')).not.toContain(key);
+    expect(await page.evaluate<number>('localStorage.length')).toBe(0);
+    expect(await page.evaluate<string[]>('Object.values(sessionStorage)')).toEqual([key]);
+    expect(requested.every((url) => url.startsWith(monitor.baseUrl))).toBe(true);
+  });
+
+  it('draws no CSP violation and logs no error but the answers the tests asked for (401, 422)', () => {
+    const errors = logged.filter((line) => /Content Security Policy|^error/i.test(line));
+    expect(errors).toEqual([
+      'error: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+      'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
+    ]);
+  });
+
+  it('signs out: the key is gone and the sign-in form is back', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.locator('input[name="api_key"]').count()).toBe(1);
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    await page.reload();
+    expect(await page.locator('input[name="api_key"]').count()).toBe(1);
+  });
+
+  it('says a key lacks the write scope (403) when it tries to save a rule', async () => {
+    const org = await createOrgStore(db).createOrganization(
+      `readonly-${randomBytes(4).toString('hex')}`,
+    );
+    const { key: readOnly } = await createApiKeyStore(db).createKey({
+      orgId: org.id,
+      name: 'viewer',
+      scopes: ['read'],
+    });
+    await page.goto(`${monitor.baseUrl}/rules/new`);
+    await page.locator('input[name="api_key"]').fill(readOnly);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('x');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('403');
+  });
+});
+
+/** Pixels of the avg series' colour (#2563eb) on the chart of `metric`: the line uPlot drew. */
+async function bluePixels(metric: string): Promise<number> {
+  return page.evaluate<number>(`(() => {
+    const figure = [...document.querySelectorAll('.chart')].find(
+      (each) => each.querySelector('figcaption strong')?.textContent === ${JSON.stringify(metric)},
+    );
+    const canvas = figure?.querySelector('canvas');
+    if (!canvas) return 0;
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let count = 0;
+    for (let at = 0; at < data.length; at += 4) {
+      const near = (value, target) => Math.abs(value - target) < 24;
+      if (data[at + 3] > 200 && near(data[at], 0x25) && near(data[at + 1], 0x63) && near(data[at + 2], 0xeb)) count += 1;
+    }
+    return count;
+  })()`);
+}

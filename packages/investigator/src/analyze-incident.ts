@@ -6,7 +6,7 @@ import type {
 } from '@monitor/db';
 import type { ConsumerChange, Resource } from './consumer-changes.js';
 import { consumerChanges } from './consumer-changes.js';
-import { containerEvents } from './container-events.js';
+import { containerEvents, recentStarts } from './container-events.js';
 import type { ConsumerLevel } from './current-consumers.js';
 import { currentConsumers } from './current-consumers.js';
 import { snapshotConfidenceCap, snapshotThinness } from './current-hypotheses.js';
@@ -284,6 +284,11 @@ function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): I
   const span = input.snapshots.filter(
     (s) => s.timeMs >= windows.baseline.fromMs && s.timeMs <= windows.incident.toMs,
   );
+  // Without a baseline, the first snapshot's uptimes still date the containers' starts.
+  const firstWithContainers =
+    observation.basis === 'current_snapshots'
+      ? span.find((s) => s.containers.length > 0)
+      : undefined;
   for (const resource of Object.keys(focus.resourceWeights) as Resource[]) {
     for (const kind of ['process', 'container'] as const) {
       if (observation.basis === 'baseline') {
@@ -312,6 +317,10 @@ function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): I
       fromMs: windows.baseline.fromMs,
       toMs: windows.incident.toMs,
     }),
+    recentStarts:
+      firstWithContainers === undefined
+        ? []
+        : recentStarts(firstWithContainers, windows.incident.fromMs - 30 * 60_000, 60 * 60_000),
     movedMetrics,
     peerGroups: peerGroups(input, focus, peerTagKeys),
     history: ruleHistory(input, focus),
@@ -508,8 +517,8 @@ function buildFindings(
         cause: { kind: top.kind, subject: top.subject },
         confidence: verdict.confidence,
         ranked,
-        ...basisEvidence(evidence),
         ...top.evidence,
+        ...basisEvidence(evidence),
       },
     });
   } else {
@@ -608,6 +617,28 @@ function buildFindings(
       },
     });
   }
+  if (evidence.recentStarts.length > 0) {
+    findings.push({
+      title: `${evidence.recentStarts.length} container${evidence.recentStarts.length === 1 ? '' : 's'} started shortly before the first snapshot`,
+      detail: evidence.recentStarts
+        .map(
+          (r) =>
+            `${r.container} '${r.status}' at ${clockTime(r.seenAtMs)} (started about ${clockTime(r.startedAtMs)})`,
+        )
+        .join('; '),
+      evidence: {
+        dated_by: 'uptime',
+        containers: evidence.recentStarts.map((r) => ({
+          container: r.container,
+          image: r.image ?? null,
+          status: r.status,
+          seen_at: iso(r.seenAtMs),
+          started_at_estimate: iso(r.startedAtMs),
+        })),
+        elder: evidence.recentStarts[0]?.elder.container ?? null,
+      },
+    });
+  }
   const changes = evidence.containerEvents.filter(
     (e) => e.atMs >= evidence.windows.incident.fromMs - 30 * 60_000,
   );
@@ -697,6 +728,7 @@ function buildFindings(
 
 /** Event kinds in the order they are listed when they share a timestamp. */
 const timelineOrder = [
+  'container_started',
   'host_first_seen',
   'rule_fired_before',
   'container_image_changed',
@@ -771,6 +803,14 @@ function buildTimeline(
         baseline_points: evidence.observation.baselinePoints,
         snapshots: evidence.observation.snapshots,
       },
+    );
+  }
+  for (const start of evidence.recentStarts) {
+    add(
+      start.startedAtMs,
+      'container_started',
+      `Container ${start.container} started (about: '${start.status}' at ${clockTime(start.seenAtMs)})`,
+      { container: start.container, image: start.image ?? null, status: start.status },
     );
   }
   for (const c of evidence.current) {

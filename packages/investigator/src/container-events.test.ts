@@ -1,6 +1,6 @@
 import type { Container } from '@monitor/schemas';
 import { describe, expect, it } from 'vitest';
-import { containerEvents } from './container-events.js';
+import { containerEvents, recentStarts } from './container-events.js';
 
 const minuteMs = 60_000;
 const snapshots = (...states: Container[][]) =>
@@ -63,5 +63,45 @@ describe('containerEvents', () => {
       ['container_appeared', 'b'],
       ['container_disappeared', 'a'],
     ]);
+  });
+});
+
+describe('recentStarts', () => {
+  const at = 120 * minuteMs;
+  const first = (...containers: Container[]) => ({ timeMs: at, containers, processes: [] });
+
+  it('dates a container started minutes before on a host whose others run for long', () => {
+    const starts = recentStarts(
+      first(
+        { name: 'redis', image: 'redis:7', status: 'Up 3 days' },
+        { name: 'api', image: 'api:2', status: 'Up 6 minutes' },
+        { name: 'web', status: 'running' },
+      ),
+      at - 30 * minuteMs,
+      60 * minuteMs,
+    );
+    expect(starts).toEqual([
+      {
+        container: 'api',
+        image: 'api:2',
+        status: 'Up 6 minutes',
+        seenAtMs: at,
+        startedAtMs: at - 6 * minuteMs,
+        elder: { container: 'redis', status: 'Up 3 days', startedAtMs: at - 3 * 86_400_000 },
+      },
+    ]);
+  });
+
+  it('says nothing on a freshly booted host or about starts before the window', () => {
+    const fresh = first(
+      { name: 'redis', status: 'Up 8 minutes' },
+      { name: 'api', status: 'Up 6 minutes' },
+    );
+    expect(recentStarts(fresh, at - 30 * minuteMs, 60 * minuteMs)).toEqual([]);
+    const old = first(
+      { name: 'redis', status: 'Up 3 days' },
+      { name: 'api', status: 'Up 2 hours' },
+    );
+    expect(recentStarts(old, at - 30 * minuteMs, 60 * minuteMs)).toEqual([]);
   });
 });

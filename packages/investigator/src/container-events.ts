@@ -38,7 +38,7 @@ const unitSeconds: Record<string, number> = {
 };
 
 /** Seconds of uptime in `Up 5 minutes` / `Up About an hour` / `Up Less than a second`. */
-function uptimeSeconds(status: string | undefined): number | undefined {
+export function uptimeSeconds(status: string | undefined): number | undefined {
   const match = /^up\s+(?:(\d+)|about an?|less than an?)\s+(second|minute|hour|day|week)s?/i.exec(
     (status ?? '').trim(),
   );
@@ -130,4 +130,48 @@ function statusChange(before: State, now: State): ContainerEventType | undefined
   // Uptime only grows while a container runs; docker rounds it ("Up 2 hours"), so only a clear
   // drop counts as a restart.
   return upNow + 60 < upBefore * 0.5 ? 'container_restarted' : undefined;
+}
+
+/** A container whose uptime in the first snapshot seen puts its start shortly before it. */
+export type RecentStart = {
+  container: string;
+  image: string | undefined;
+  /** Its status in that snapshot, e.g. `Up 6 minutes`. */
+  status: string;
+  seenAtMs: number;
+  /** `seenAtMs` minus the uptime: docker rounds the uptime, so this is to about a unit. */
+  startedAtMs: number;
+  /** The longest-running other container, which shows the host itself is not new. */
+  elder: { container: string; status: string; startedAtMs: number };
+};
+
+/**
+ * Containers that `first` (the first snapshot seen of a host) shows started at or after
+ * `sinceMs` (`Up 6 minutes`): a deploy or restart just before the host was first seen. Only on a
+ * host where another container had been up for `elderMs` or more by then; on a freshly booted
+ * host every container is recent, which says nothing.
+ */
+export function recentStarts(first: HostSnapshot, sinceMs: number, elderMs: number): RecentStart[] {
+  const started = first.containers
+    .map((c) => ({ c, uptime: uptimeSeconds(c.status) }))
+    .filter(
+      (u): u is { c: (typeof first.containers)[number]; uptime: number } => u.uptime !== undefined,
+    )
+    .map(({ c, uptime }) => ({ c, startedAtMs: first.timeMs - uptime * 1000 }));
+  const elder = [...started].sort((a, b) => a.startedAtMs - b.startedAtMs)[0];
+  if (elder === undefined || first.timeMs - elder.startedAtMs < elderMs) return [];
+  return started
+    .filter(({ c, startedAtMs }) => c !== elder.c && startedAtMs >= sinceMs)
+    .map(({ c, startedAtMs }) => ({
+      container: c.name,
+      image: c.image,
+      status: c.status ?? '',
+      seenAtMs: first.timeMs,
+      startedAtMs,
+      elder: {
+        container: elder.c.name,
+        status: elder.c.status ?? '',
+        startedAtMs: elder.startedAtMs,
+      },
+    }));
 }

@@ -1,6 +1,6 @@
 import type { InvestigationRecommendation } from '@monitor/db';
 import type { ConsumerChange, Resource } from './consumer-changes.js';
-import type { ContainerEvent } from './container-events.js';
+import type { ContainerEvent, RecentStart } from './container-events.js';
 import type { ConsumerLevel } from './current-consumers.js';
 import type { AlertFacts, IncidentWindows, PeerAlert, RuleFiring } from './incident-input.js';
 import type { MetricDeviation } from './metric-deviation.js';
@@ -78,6 +78,8 @@ export type IncidentEvidence = {
   /** Processes and containers on the focus resources at firing (basis `current_snapshots`). */
   current: ConsumerLevel[];
   containerEvents: ContainerEvent[];
+  /** Containers the first snapshot shows started shortly before (basis `current_snapshots`). */
+  recentStarts: RecentStart[];
   /** Other metrics of the host that deviated 3σ or more. */
   movedMetrics: MetricDeviation[];
   peerGroups: PeerGroup[];

@@ -481,17 +481,71 @@ function fromCurrentSnapshots(evidence: IncidentEvidence, localWeight: number): 
   const containerScores = new Map(
     consumers.filter((h) => h.kind === 'container').map((h) => [h.subject, h] as const),
   );
-  const deploys = deployHypotheses(
-    evidence,
-    containerScores,
-    localWeight * evidence.observation.thinness,
+  const weight = localWeight * evidence.observation.thinness;
+  const deploys = deployHypotheses(evidence, containerScores, weight);
+  const restarts = restartHypotheses(evidence, localWeight);
+  const seen = new Set([...deploys, ...restarts].map((h) => h.subject));
+  // An observed image change or restart says more than an uptime.
+  const starts = recentStartHypotheses(evidence, containerScores, weight).filter(
+    (h) => !seen.has(h.subject),
   );
-  const deployed = new Set(deploys.map((d) => d.subject));
+  const explained = new Set([...deploys, ...starts].map((h) => h.subject));
   return [
     ...consumers
-      .filter((h) => !(h.kind === 'container' && deployed.has(h.subject)))
+      .filter((h) => !(h.kind === 'container' && explained.has(h.subject)))
       .map(({ level: _level, coverage: _coverage, ...h }) => h),
     ...deploys,
-    ...restartHypotheses(evidence, localWeight),
+    ...starts,
+    ...restarts,
   ];
+}
+
+/**
+ * Containers the first snapshot shows started shortly before the alert (`Up 6 minutes`) on a
+ * host whose other containers have run for long: a deploy or restart just before the host was
+ * first seen. Scored like a deploy: timing fit × (0.3 × weight + 0.7 × the container's own
+ * consumer score), which it absorbs.
+ */
+function recentStartHypotheses(
+  evidence: IncidentEvidence,
+  containerScores: ReadonlyMap<string, Hypothesis>,
+  weight: number,
+): Hypothesis[] {
+  return evidence.recentStarts.map((start) => {
+    const used = containerScores.get(start.container);
+    const fit = alignment(start.startedAtMs, evidence);
+    const lead = evidence.referenceMs - start.startedAtMs;
+    const timing = `${formatDuration(lead)} ${lead >= 0 ? 'before' : 'after'} the alert started`;
+    const image = start.image === undefined ? '' : ` (${start.image})`;
+    return {
+      kind: 'container_restart' as const,
+      subject: start.container,
+      score: clamp01(fit * (0.3 * weight + 0.7 * (used?.score ?? 0))),
+      statement:
+        `container ${start.container}${image} started at about ${clockTime(start.startedAtMs)}, ` +
+        `${timing}: its first snapshot at ${clockTime(start.seenAtMs)} says '${start.status}' ` +
+        `while ${start.elder.container} says '${start.elder.status}', a deploy or restart just ` +
+        `before ${evidence.host} was first seen${used === undefined ? '' : `; ${used.statement}`}`,
+      evidence: {
+        dated_by: 'uptime',
+        container: start.container,
+        image: start.image ?? null,
+        status: start.status,
+        seen_at: iso(start.seenAtMs),
+        started_at_estimate: iso(start.startedAtMs),
+        elder: { container: start.elder.container, status: start.elder.status },
+        timing_fit: round(fit),
+        ...(used === undefined ? {} : { usage: used.evidence }),
+      },
+      recommendation: {
+        title: `Find why container ${start.container} started at about ${clockTime(start.startedAtMs)} on ${evidence.host}`,
+        detail:
+          `Its first snapshot at ${iso(start.seenAtMs)} says '${start.status}' while ` +
+          `${start.elder.container} has run since about ${iso(start.elder.startedAtMs)}. Check ` +
+          `whether ${start.image ?? 'its image'} was just released (roll back if so), and its ` +
+          `logs and exit code (docker logs ${start.container}; docker inspect ${start.container}).`,
+        priority: 'high' as const,
+      },
+    };
+  });
 }

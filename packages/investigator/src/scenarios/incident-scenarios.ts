@@ -629,6 +629,36 @@ function firstSeenDeploy(options: ScenarioOptions, random: SeededRandom): Scenar
   };
 }
 
+function firstSeenRecentStart(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'api-old-4';
+  return {
+    name: 'first-seen-recent-start',
+    title: 'Agent new on an old host: a container started minutes before burns the CPU',
+    host,
+    rule: cpuRule(75, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'api',
+      firstSeenMinutesAgo: 12,
+      shape(state, ago, r) {
+        // The agent was installed 12 minutes ago; api was started 18 minutes ago, the rest days ago.
+        for (const c of state.containers) c.status = 'Up 3 days';
+        const cpu = r.gaussian(78, 2);
+        setProcess(state, 'node', 7001, cpu, 380 * mib);
+        state.containers.push({
+          name: 'api',
+          image: 'acme/api:1.9.0',
+          status: `Up ${18 - ago} minutes`,
+          cpu_percent: cpu,
+          memory_usage: 400 * mib,
+        });
+      },
+    }),
+    expected: { kind: 'container_restart', subject: 'api' },
+    traits: ['first_seen'],
+  };
+}
+
 function firstSeenUnexplained(options: ScenarioOptions, random: SeededRandom): Scenario {
   const host = 'web-new-2';
   return {
@@ -887,6 +917,7 @@ const builders = [
   firstSeenNoisyNeighbour,
   firstSeenRestartLoop,
   firstSeenDeploy,
+  firstSeenRecentStart,
   firstSeenUnexplained,
   noSnapshotFirstSeen,
   firstSeenBusyFleet,

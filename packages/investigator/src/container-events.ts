@@ -38,7 +38,7 @@ const unitSeconds: Record<string, number> = {
 };
 
 /** Seconds of uptime in `Up 5 minutes` / `Up About an hour` / `Up Less than a second`. */
-export function uptimeSeconds(status: string | undefined): number | undefined {
+function uptimeSeconds(status: string | undefined): number | undefined {
   const match = /^up\s+(?:(\d+)|about an?|less than an?)\s+(second|minute|hour|day|week)s?/i.exec(
     (status ?? '').trim(),
   );

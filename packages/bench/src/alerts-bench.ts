@@ -6,8 +6,9 @@
  * 1. PostgreSQL, Kafka and Redis from testkit (or the environment), a fresh database, then
  *    `monitor gateway`, `writer`, `evaluator` and `api` as separate processes.
  * 2. 1,000 rules through POST /api/v1/alerts/rules: all but a few on the fleet's metrics with
- *    thresholds the fleet never crosses (evaluated on every sample, never firing), and one
- *    rule per probe host, scoped to it by a tag. Waits until the evaluator reports them loaded.
+ *    thresholds the fleet never crosses (evaluated on every sample, never firing), four in ten
+ *    of them with the alerting next wave's features (see withNextWaveFeatures), and one rule
+ *    per probe host, scoped to it by a tag. Waits until the evaluator reports them loaded.
  * 3. The fleet sends single payloads at a fixed concurrency (warm-up, then the measured
  *    window); meanwhile each probe host repeatedly completes a window with event-time samples
  *    and polls the alerts API every ~20 ms, then clears the alert before its next probe.
@@ -91,7 +92,12 @@ async function runBenchmark(
     headers,
     planProbeRules(probeHosts, options.probeDurationMinutes),
   );
-  await createRules(api.baseUrl, headers, planFleetRules(options.rules - options.probeHosts));
+  const fleetRules = withNextWaveFeatures(planFleetRules(options.rules - options.probeHosts));
+  report.notes.push(
+    `alerting next wave on ${fleetRules.filter(usesNextWave).length} of ${fleetRules.length} fleet rules: ` +
+      'recovery_threshold + keep_firing_for_minutes, flapping, no_data_minutes (alerting), or all three',
+  );
+  await createRules(api.baseUrl, headers, fleetRules);
   const rulesCreatedAt = performance.now();
   await waitForRulesLoaded(evaluator.baseUrl, options.rules);
   report.rulesLoadedAfterMs = performance.now() - rulesCreatedAt;
@@ -196,6 +202,54 @@ async function runBenchmark(
   report.fleetRuleAlerts = Number(row?.n ?? 0);
   if (report.fleetRuleAlerts > 0)
     report.notes.push('fleet rules fired: their thresholds are not out of the fleet’s reach');
+}
+
+/** A rule body with the next wave's fields (CONTRACT "Alerting, next wave"). */
+type NextWaveRuleBody = RuleBody & {
+  recovery_threshold?: number;
+  keep_firing_for_minutes?: number;
+  flapping?: { window_minutes: number; max_transitions: number };
+  no_data_minutes?: number;
+  no_data_state?: 'alerting' | 'ok' | 'keep';
+};
+
+const nextWaveFields = [
+  'recovery_threshold',
+  'keep_firing_for_minutes',
+  'flapping',
+  'no_data_minutes',
+] as const;
+
+function usesNextWave(rule: NextWaveRuleBody): boolean {
+  return nextWaveFields.some((field) => rule[field] !== undefined);
+}
+
+/**
+ * Turns the next wave's features on for four fleet rules in ten: hysteresis with keep-firing-for
+ * (on the non-breaching side of the threshold, as the API insists; not on `equal`), flap
+ * detection, no data (the fleet keeps sending, so it watches and never fires: the cost is the
+ * last-seen bookkeeping and the sweeps), and one in ten with all of them.
+ */
+function withNextWaveFeatures(rules: readonly RuleBody[]): NextWaveRuleBody[] {
+  return rules.map((rule, i): NextWaveRuleBody => {
+    const kind = i % 10;
+    const hysteresis: Partial<NextWaveRuleBody> =
+      rule.condition === 'equal' || rule.condition === 'not_equal'
+        ? {}
+        : {
+            recovery_threshold: rule.condition.startsWith('greater')
+              ? rule.threshold - 5
+              : rule.threshold + 5,
+            keep_firing_for_minutes: 5,
+          };
+    const flapping = { flapping: { window_minutes: 10, max_transitions: 3 } };
+    const noData = { no_data_minutes: 10, no_data_state: 'alerting' as const };
+    if (kind === 0) return { ...rule, ...hysteresis };
+    if (kind === 1) return { ...rule, ...flapping };
+    if (kind === 2) return { ...rule, ...noData };
+    if (kind === 3) return { ...rule, ...hysteresis, ...flapping, ...noData };
+    return rule;
+  });
 }
 
 /** Creates the rules through the API; returns their ids in order. */

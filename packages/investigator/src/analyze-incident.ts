@@ -493,7 +493,7 @@ const causeLabel: Record<CauseKind, (subject: string) => string> = {
   process: (subject) => `process ${subject}`,
   container: (subject) => `container ${subject}`,
   deploy: (subject) => `deploy of container ${subject}`,
-  container_restart: (subject) => `restarts of container ${subject}`,
+  container_restart: (subject) => `container ${subject} (re)starting`,
   fleet_wide: (subject) => `fleet-wide across ${subject}`,
   flapping_rule: (subject) => `rule ${subject} flapping`,
   resource_trend: (subject) => `steady growth of ${subject}`,

@@ -279,6 +279,50 @@ describe('analyzeIncident without a baseline', () => {
     expect(report.recommendations[0]?.title).toBe('Collect processes and containers from web-1');
   });
 
+  it('abstains without a baseline and snapshots whatever the metrics and the peers do', () => {
+    const value = fc.double({ min: 0, max: 100, noNaN: true });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 14 }),
+        fc.array(value, { minLength: times.length, maxLength: times.length }),
+        fc.array(fc.array(value, { minLength: times.length, maxLength: times.length }), {
+          maxLength: 3,
+        }),
+        (minutes, cpu, peerCpu) => {
+          const input = firstSeen(
+            {
+              ...hogInput(),
+              series: [
+                {
+                  metric: 'cpu_percent',
+                  points: times.map((timeMs, i) => ({ timeMs, value: cpu[i] ?? 0 })),
+                },
+              ],
+              snapshots: [],
+              peers: peerCpu.map((values, n) => ({
+                id: `peer-${n}`,
+                name: `peer-${n}`,
+                tags: { service: 'web' },
+                series: [
+                  {
+                    metric: 'cpu_percent',
+                    points: times.map((timeMs, i) => ({ timeMs, value: values[i] ?? 0 })),
+                  },
+                ],
+                alerts: [],
+              })),
+            },
+            minutes,
+          );
+          const { verdict, hypotheses } = analyzeIncident(input);
+          expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
+          expect(hypotheses).toEqual([]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it('never claims more than the thinness of the current snapshots allows', () => {
     const value = fc.double({ min: 0, max: 100, noNaN: true });
     fc.assert(

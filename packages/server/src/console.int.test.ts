@@ -271,6 +271,17 @@ describe('the web console in Chromium', () => {
     await expect.poll(names).toHaveLength(4);
   });
 
+  it('refreshes on its own: a new host appears, and the map it joins is updated in place', async () => {
+    // A mark on a DOM node the refresh must keep: re-rendering the whole page would drop it.
+    await page.evaluate(`document.querySelector('.group').dataset.mark = 'kept'`);
+    await ingest({ host: 'web-3', tags: { env: 'prod', role: 'web' }, metrics: { cpu_percent: 12 } });
+    await expect
+      .poll(() => page.locator('.tile[aria-label^="web-3,"]').count(), { timeout: 30_000 })
+      .toBe(1);
+    expect(await page.evaluate<string>(`document.querySelector('.group').dataset.mark`)).toBe('kept');
+    expect(await page.locator('.group').first().locator('.tile').count()).toBe(3);
+  });
+
   it('opens a service: latest metrics, a chart per metric drawn by uPlot, containers, processes, alerts', async () => {
     await page.locator('.tile[aria-label^="web-2,"]').click();
     await page.waitForURL(`**/services/${ids['web-2']}`);

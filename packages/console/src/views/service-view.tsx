@@ -9,7 +9,7 @@ import { usePolling } from '../use-polling.js';
 import { ErrorNotice, Loading, StatusBadge, Time, formatBytes, formatNumber } from './common.js';
 import { MetricChart } from './metric-chart.js';
 
-const refreshMs = 15_000;
+const refreshMs = 10_000;
 
 export function ServiceView(props: { api: ApiClient; id: string; search: URLSearchParams }) {
   const { api, id, search } = props;

@@ -422,27 +422,25 @@ async function takeSeen(
       set partition = excluded.partition, tags = excluded.tags,
         seen_at = greatest(l.seen_at, excluded.seen_at)
   `;
-  const keys = seen.flatMap((s) =>
-    s.ruleIds.map((ruleId) => ({ orgId: s.orgId, host: s.host, ruleId, sampleMs: s.sampleMs })),
-  );
-  if (keys.length === 0) return 0;
+  // The active no-data alerts of the batch's hosts (a partial index holds only those), then
+  // those of a rule whose metric the host sent.
+  const hosts = [...new Map(seen.map((s) => [stateKey({ ...s, ruleId: '' }), s])).values()];
   const active = await tx<{ org_id: string; host: string; rule_id: string }[]>`
     select a.org_id, a.host, a.rule_id from alerts a
-    join unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.host)}::text[],
-      ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
-      on a.org_id = k.org_id and a.host = k.host and a.rule_id = k.rule_id
+    join unnest(${hosts.map((h) => h.orgId)}::text[], ${hosts.map((h) => h.host)}::text[])
+      as k(org_id, host) on a.org_id = k.org_id and a.host = k.host
     where a.status = 'active' and a.reason = 'no_data'
   `;
   let resolved = 0;
   for (const row of active) {
-    const key = keys.find(
-      (k) => k.orgId === row.org_id && k.host === row.host && k.ruleId === row.rule_id,
+    const sample = seen.find(
+      (s) => s.orgId === row.org_id && s.host === row.host && s.ruleIds.includes(row.rule_id),
     );
-    if (key === undefined) continue;
+    if (sample === undefined) continue;
     const done = await resolveAlerts(
       tx,
-      { orgId: key.orgId, ruleId: key.ruleId, host: key.host, reason: 'no_data' },
-      new Date(key.sampleMs),
+      { orgId: sample.orgId, ruleId: row.rule_id, host: sample.host, reason: 'no_data' },
+      new Date(sample.sampleMs),
     );
     resolved += done.length;
   }

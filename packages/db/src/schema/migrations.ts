@@ -828,8 +828,12 @@ const noData: Migration = {
         seen_at timestamptz not null,
         primary key (org_id, host, metric)
       )`,
-      `create index evaluator_last_seen_partition_seen_at_idx
-        on evaluator_last_seen (partition, seen_at)`,
+      // The sweep reads the rows silent since before some time (and their partitions).
+      `create index evaluator_last_seen_seen_at_partition_idx
+        on evaluator_last_seen (seen_at, partition)`,
+      // A batch's samples resolve their hosts' active no-data alerts: few, found without a scan.
+      `create index alerts_org_id_host_active_no_data_idx on alerts (org_id, host)
+        where status = 'active' and reason = 'no_data'`,
       // The silence each (rule, host) was last acted on (its seen_at): one no-data action per
       // silence, whichever replica sweeps, and however often.
       `create table evaluator_no_data (

@@ -891,6 +891,47 @@ describe('createAlertEvaluator', () => {
     expect(h.states.has('org_1/web-1/rul_flap')).toBe(false);
   });
 
+  it('tells the store which watched metrics each host sent, for the rules with no data on whose scope matches', async () => {
+    const h = harness([
+      rule({ id: 'rul_plain' }),
+      rule({ id: 'rul_nd', noDataMinutes: 5 }),
+      rule({ id: 'rul_nd_prod', noDataMinutes: 5, scope: { env: 'prod' } }),
+    ]);
+    await h.evaluator.handleBatch(
+      batch(
+        0,
+        { host: 'web-1', minutes: 1, cpu: 10, tags: { env: 'prod' } },
+        { host: 'web-1', minutes: 2, cpu: 20, tags: { env: 'prod' } },
+        { host: 'web-2', minutes: 1, cpu: 10, tags: { env: 'dev' } },
+        { host: 'web-3', minutes: 1 },
+      ),
+      ctx,
+    );
+    expect(h.calls.commits[0]?.seen).toEqual([
+      {
+        orgId: 'org_1',
+        host: 'web-1',
+        metric: 'cpu_percent',
+        tags: { env: 'prod' },
+        sampleMs: at(2),
+        ruleIds: ['rul_nd', 'rul_nd_prod'],
+      },
+      {
+        orgId: 'org_1',
+        host: 'web-2',
+        metric: 'cpu_percent',
+        tags: { env: 'dev' },
+        sampleMs: at(1),
+        ruleIds: ['rul_nd'],
+      },
+    ]);
+    // The evaluator's clock, not the samples' time.
+    expect(h.calls.commits[0]?.seenAtMs).toBe(0);
+    const quiet = harness([rule({ id: 'rul_plain' })]);
+    await quiet.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 1, cpu: 10 }), ctx);
+    expect(quiet.calls.commits[0]?.seen).toBeUndefined();
+  });
+
   it('loads nothing for an organization without rules', async () => {
     const h = harness([rule({ id: 'rul_cpu' })]);
     await h.evaluator.handleBatch(

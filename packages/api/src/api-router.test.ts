@@ -84,6 +84,12 @@ const detailRow: ServiceDetailRow = {
       firedAt: new Date('2026-11-22T10:25:00.000Z'),
       resolvedAt: null,
       investigationId: null,
+      reason: 'threshold',
+      acknowledgedAt: null,
+      acknowledgedBy: null,
+      acknowledgementComment: null,
+      silenced: false,
+      flapping: false,
     },
   ],
 };
@@ -95,6 +101,12 @@ const resolvedAlertRow: Alert = {
   status: 'resolved',
   resolvedAt: new Date('2026-11-22T10:28:00.000Z'),
   investigationId: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+  reason: 'threshold',
+  acknowledgedAt: null,
+  acknowledgedBy: null,
+  acknowledgementComment: null,
+  silenced: false,
+  flapping: false,
 };
 
 /** A fake of the database reads that records what it was asked. */
@@ -195,6 +207,9 @@ function fakeAlertQueries() {
       const row = [alertRow, resolvedAlertRow].find((alert) => alert.id === id);
       return Promise.resolve(orgId === 'org_a' ? row : undefined);
     },
+    // Acknowledgement has its HTTP tests against PostgreSQL (server's alerting-api tests).
+    acknowledgeAlert: () => Promise.reject(new Error('not used here')),
+    unacknowledgeAlert: () => Promise.reject(new Error('not used here')),
   };
   return { queries, calls };
 }
@@ -300,6 +315,13 @@ const routerDeps = {
     deleteChannel: () => Promise.resolve(false),
   },
   notifications: { listForAlert: () => Promise.resolve(undefined) },
+  // The silence routes have their HTTP tests against PostgreSQL (server's alerting-api tests).
+  silences: {
+    createSilence: () => Promise.reject(new Error('not used here')),
+    listSilences: () => Promise.resolve({ silences: [], total: 0 }),
+    getSilence: () => Promise.resolve(undefined),
+    expireSilence: () => Promise.resolve(false),
+  },
   authenticator,
   targetPolicy: createTargetAddressPolicy([]),
 };
@@ -769,6 +791,12 @@ describe('createApiRouter', () => {
               status: 'resolved',
               resolved_at: '2026-11-22T10:28:00.000Z',
               investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+              reason: 'threshold',
+              acknowledged_at: null,
+              acknowledged_by: null,
+              acknowledgement_comment: null,
+              silenced: false,
+              flapping: false,
             },
             {
               id: alertRow.id,
@@ -786,6 +814,12 @@ describe('createApiRouter', () => {
               fired_at: '2026-11-22T10:25:00.000Z',
               resolved_at: null,
               investigation_id: null,
+              reason: 'threshold',
+              acknowledged_at: null,
+              acknowledged_by: null,
+              acknowledgement_comment: null,
+              silenced: false,
+              flapping: false,
             },
           ],
           pagination: { limit: 50, offset: 0, total: 12, has_more: true },
@@ -797,6 +831,10 @@ describe('createApiRouter', () => {
         severity: undefined,
         serviceId: undefined,
         ruleId: undefined,
+        acknowledged: undefined,
+        silenced: undefined,
+        reason: undefined,
+        now: new Date(nowMs),
         limit: 50,
         offset: 0,
       });
@@ -804,7 +842,7 @@ describe('createApiRouter', () => {
 
     it('passes every filter on', async () => {
       await call(
-        `/api/v1/alerts?status=all&severity=warning&service_id=${serviceId}&rule_id=${alertRow.ruleId}&limit=5&offset=10`,
+        `/api/v1/alerts?status=all&severity=warning&service_id=${serviceId}&rule_id=${alertRow.ruleId}&limit=5&offset=10&acknowledged=false&silenced=true&reason=no_data`,
         { key: 'read-key' },
       );
       expect(fakeAlerts.calls.at(-1)).toEqual({
@@ -813,6 +851,10 @@ describe('createApiRouter', () => {
         severity: 'warning',
         serviceId,
         ruleId: alertRow.ruleId,
+        acknowledged: false,
+        silenced: true,
+        reason: 'no_data',
+        now: new Date(nowMs),
         limit: 5,
         offset: 10,
       });
@@ -820,7 +862,8 @@ describe('createApiRouter', () => {
 
     it('answers 422 naming each unknown filter value', async () => {
       const result = await call(
-        '/api/v1/alerts?status=open&severity=fatal&service_id=web-1&rule_id=rul_1',
+        '/api/v1/alerts?status=open&severity=fatal&service_id=web-1&rule_id=rul_1' +
+          '&acknowledged=yes&silenced=1&reason=quiet',
         { key: 'read-key' },
       );
       expect(result).toMatchObject({
@@ -831,6 +874,9 @@ describe('createApiRouter', () => {
             { path: 'severity', message: 'must be one of critical, warning, info' },
             { path: 'service_id', message: 'must be an id of the form svc_<ULID>' },
             { path: 'rule_id', message: 'must be an id of the form rul_<ULID>' },
+            { path: 'acknowledged', message: 'must be true or false' },
+            { path: 'silenced', message: 'must be true or false' },
+            { path: 'reason', message: 'must be one of threshold, no_data' },
           ],
         },
       });

@@ -23,6 +23,8 @@ import type { NotificationRouteDeps } from './notification-routes.js';
 import { notificationRoutes } from './notification-routes.js';
 import type { ServiceRouteDeps } from './service-routes.js';
 import { serviceRoutes } from './service-routes.js';
+import type { SilenceRouteDeps } from './silence-routes.js';
+import { silenceRoutes } from './silence-routes.js';
 
 const openApiPath = `${apiBasePath}/openapi.json`;
 
@@ -69,7 +71,8 @@ export type ApiRouteDeps = ServiceRouteDeps &
   AlertRuleRouteDeps &
   AlertRouteDeps &
   InvestigationRouteDeps &
-  NotificationRouteDeps & {
+  NotificationRouteDeps &
+  SilenceRouteDeps & {
     /** The OpenAPI document, serialized once: the schemas do not change while running. */
     openApiJson: string;
   };
@@ -82,6 +85,7 @@ export const apiRoutes: readonly ApiRoute<ApiRouteDeps>[] = [
   ...serviceRoutes,
   ...alertRuleRoutes,
   ...alertRoutes,
+  ...silenceRoutes,
   ...investigationRoutes,
   ...notificationRoutes,
   {

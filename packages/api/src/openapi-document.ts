@@ -130,6 +130,11 @@ export function createOpenApiDocument(): OpenApiDocument {
       { name: 'alert rules', description: 'What fires an alert, and where it is notified.' },
       { name: 'alerts', description: 'Alerts fired by the rules, active and resolved.' },
       {
+        name: 'silences',
+        description:
+          'Silences and recurring maintenance windows: they act on notifications, not on alerts.',
+      },
+      {
         name: 'investigations',
         description: 'Automated analyses of an alert or of a service over a time range.',
       },

@@ -63,6 +63,12 @@ function evidence(): InvestigationEvidence {
       firedAt,
       resolvedAt: null,
       investigationId: 'inv_1',
+      reason: 'threshold',
+      acknowledgedAt: null,
+      acknowledgedBy: null,
+      acknowledgementComment: null,
+      silenced: false,
+      flapping: false,
     },
     samples,
     snapshots,
@@ -132,6 +138,12 @@ describe('createInvestigator', () => {
     expect(outcome).toMatchObject({
       status: 'completed',
       investigationId: 'inv_1',
+      reason: 'threshold',
+      acknowledgedAt: null,
+      acknowledgedBy: null,
+      acknowledgementComment: null,
+      silenced: false,
+      flapping: false,
       verdict: { kind: 'process', subject: 'burner' },
     });
     expect(store.requests[0]).toMatchObject({

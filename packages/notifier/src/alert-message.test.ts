@@ -20,6 +20,12 @@ const fired: AlertNotification = {
     fired_at: '2026-11-22T10:25:00.000Z',
     resolved_at: null,
     investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D',
+    reason: 'threshold',
+    acknowledged_at: null,
+    acknowledged_by: null,
+    acknowledgement_comment: null,
+    silenced: false,
+    flapping: false,
   },
 };
 
@@ -30,6 +36,12 @@ const resolved: AlertNotification = {
     status: 'resolved',
     resolved_at: '2026-11-22T10:40:00.000Z',
     investigation_id: null,
+    reason: 'threshold',
+    acknowledged_at: null,
+    acknowledged_by: null,
+    acknowledgement_comment: null,
+    silenced: false,
+    flapping: false,
   },
 };
 

@@ -27,6 +27,12 @@ const payload: AlertNotification = {
     fired_at: '2026-11-22T10:25:00.000Z',
     resolved_at: null,
     investigation_id: null,
+    reason: 'threshold',
+    acknowledged_at: null,
+    acknowledged_by: null,
+    acknowledgement_comment: null,
+    silenced: false,
+    flapping: false,
   },
 };
 const notification: OutgoingNotification = {

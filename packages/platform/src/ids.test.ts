@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createIdGenerator, idPrefixes, idSchema, isId, newId, type Id } from './ids.js';
 
-const idShape = /^(svc|rul|alr|inv|org|key|ntf)_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+const idShape = /^(svc|rul|alr|inv|org|key|ntf|sil)_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 describe('newId', () => {
   it.each(idPrefixes)('makes a %s_ id followed by a ULID', (prefix) => {

@@ -1,8 +1,8 @@
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 
-/** Type prefixes of CONTRACT "Identifiers", plus `ntf` for notification outbox entries. */
-export const idPrefixes = ['svc', 'rul', 'alr', 'inv', 'org', 'key', 'ntf'] as const;
+/** Type prefixes of CONTRACT "Identifiers", plus `ntf` for notification outbox entries and `sil` for silences. */
+export const idPrefixes = ['svc', 'rul', 'alr', 'inv', 'org', 'key', 'ntf', 'sil'] as const;
 
 export type IdPrefix = (typeof idPrefixes)[number];
 

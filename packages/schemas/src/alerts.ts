@@ -1,7 +1,15 @@
 import { z } from 'zod';
+import { storableText } from './input-policy.js';
 import type { QueryInput, QueryParseResult } from './api.js';
-import type { AlertCondition, AlertResponse, AlertSeverity, AlertStatus } from './api.js';
+import type {
+  AlertCondition,
+  AlertReason,
+  AlertResponse,
+  AlertSeverity,
+  AlertStatus,
+} from './api.js';
 import {
+  alertReasons,
   alertSchema,
   alertSeverities,
   paginationQuerySchema,
@@ -25,8 +33,22 @@ export const alertListQuerySchema = paginationQuerySchema.extend({
   rule_id: queryId('rul')
     .optional()
     .meta({ description: 'Only alerts of this rule (a deleted rule’s alerts included).' }),
+  acknowledged: queryBoolean()
+    .optional()
+    .meta({ description: '`true`: only acknowledged alerts; `false`: only unacknowledged ones.' }),
+  silenced: queryBoolean()
+    .optional()
+    .meta({ description: '`true`: only alerts a silence matches now; `false`: only the others.' }),
+  reason: queryEnum(alertReasons).optional().meta({ description: 'Only alerts of this reason.' }),
 });
 export type AlertListQuery = z.output<typeof alertListQuerySchema>;
+
+/** `true` or `false`, nothing else (`1`, `yes`, an empty value are 422). */
+function queryBoolean() {
+  return z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .transform((value) => value === 'true');
+}
 
 /** Query parameters of `GET /api/v1/alerts`; unknown parameters are ignored. */
 export function parseAlertListQuery(query: QueryInput): QueryParseResult<AlertListQuery> {
@@ -54,13 +76,22 @@ export type Alert = {
   threshold: number;
   severity: AlertSeverity;
   status: AlertStatus;
-  /** The sample value that fired the alert. */
-  value: number;
+  /** The sample value that fired the alert; null for a `no_data` alert. */
+  value: number | null;
   /** Time of the first breaching sample. */
   startedAt: Date;
   firedAt: Date;
   resolvedAt: Date | null;
   investigationId: string | null;
+  reason: AlertReason;
+  /** When it was first acknowledged (acknowledging again keeps it); null until then. */
+  acknowledgedAt: Date | null;
+  /** The API key id that acknowledged it. */
+  acknowledgedBy: string | null;
+  acknowledgementComment: string | null;
+  /** Whether a silence matched it at the time it was read (storage computes it then). */
+  silenced: boolean;
+  flapping: boolean;
 };
 
 /** Alert → wire: snake_case fields, instants as ISO 8601 UTC with `Z`. */
@@ -81,6 +112,12 @@ export function toAlertResponse(alert: Alert): AlertResponse {
     fired_at: alert.firedAt.toISOString(),
     resolved_at: alert.resolvedAt === null ? null : alert.resolvedAt.toISOString(),
     investigation_id: alert.investigationId,
+    reason: alert.reason,
+    acknowledged_at: alert.acknowledgedAt === null ? null : alert.acknowledgedAt.toISOString(),
+    acknowledged_by: alert.acknowledgedBy,
+    acknowledgement_comment: alert.acknowledgementComment,
+    silenced: alert.silenced,
+    flapping: alert.flapping,
   };
 }
 
@@ -89,8 +126,37 @@ export function opensInvestigation(severity: AlertSeverity): boolean {
   return severity === 'critical' || severity === 'warning';
 }
 
-/** The two moments of an alert's life that are notified. */
-export type AlertTransition = 'fired' | 'resolved';
+/**
+ * The moments of an alert's life that are notified: it fired, it resolved, it is still active
+ * (`renotified`, the rule's `renotify_minutes`), a silence over it ended while it is still
+ * active (`unsilenced`), it stopped flapping (`settled`). All but fired and resolved can
+ * happen more than once per alert.
+ */
+export type AlertTransition = 'fired' | 'resolved' | 'renotified' | 'unsilenced' | 'settled';
+
+/** POST /api/v1/alerts/:id/acknowledge. */
+export const alertAcknowledgeSchema = z
+  .strictObject(
+    {
+      comment: storableText(
+        z
+          .string({ error: 'must be a string' })
+          .max(2000, { error: 'must be at most 2000 characters' }),
+      )
+        .optional()
+        .meta({ description: 'Why, or who is on it; kept with the first acknowledgement.' }),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? 'is not a field of an acknowledgement'
+          : issue.code === 'invalid_type'
+            ? 'must be a JSON object'
+            : undefined,
+    },
+  )
+  .meta({ id: 'AlertAcknowledge' });
+export type AlertAcknowledgeRequest = z.infer<typeof alertAcknowledgeSchema>;
 
 /**
  * The message of every notification channel: the API's alert item plus the transition (the

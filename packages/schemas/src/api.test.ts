@@ -180,6 +180,12 @@ describe('response schemas', () => {
     fired_at: '2026-11-22T10:05:00.000Z',
     resolved_at: null,
     investigation_id: null,
+    reason: 'threshold',
+    acknowledged_at: null,
+    acknowledged_by: null,
+    acknowledgement_comment: null,
+    silenced: false,
+    flapping: false,
   };
   const service = {
     id: 'svc_1',

@@ -159,6 +159,9 @@ export type AlertSeverity = (typeof alertSeverities)[number];
 const alertStatuses = ['active', 'resolved'] as const;
 export type AlertStatus = (typeof alertStatuses)[number];
 
+export const alertReasons = ['threshold', 'no_data'] as const;
+export type AlertReason = (typeof alertReasons)[number];
+
 export const alertSchema = z
   .object({
     id: z.string().meta({ example: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A' }),
@@ -171,11 +174,36 @@ export const alertSchema = z
     threshold: z.number(),
     severity: z.enum(alertSeverities),
     status: z.enum(alertStatuses),
-    value: z.number().meta({ description: 'The sample value that fired the alert.' }),
+    value: z.number().nullable().meta({
+      description: 'The sample value that fired the alert; null for a `no_data` alert.',
+    }),
     started_at: utcDateTime.meta({ description: 'Time of the first breaching sample.' }),
     fired_at: utcDateTime,
     resolved_at: utcDateTime.nullable(),
     investigation_id: z.string().nullable(),
+    reason: z.enum(alertReasons).meta({
+      description:
+        '`threshold`: samples met the condition; `no_data`: the service stopped sending the ' +
+        'metric (the rule’s `no_data_minutes`).',
+    }),
+    acknowledged_at: utcDateTime
+      .nullable()
+      .meta({ description: 'When it was first acknowledged; null until then.' }),
+    acknowledged_by: z
+      .string()
+      .nullable()
+      .meta({ description: 'The id of the API key that acknowledged it.' }),
+    acknowledgement_comment: z.string().nullable(),
+    silenced: z.boolean().meta({
+      description:
+        'Whether a silence matches it now: its notifications are recorded `suppressed` and ' +
+        'not sent (it still fires, resolves and opens investigations).',
+    }),
+    flapping: z.boolean().meta({
+      description:
+        'Its (rule, service) changed state more than the rule’s `flapping.max_transitions` ' +
+        'times within `flapping.window_minutes`: notifications are held until it settles.',
+    }),
   })
   .meta({ id: 'Alert' });
 export type AlertResponse = z.infer<typeof alertSchema>;

@@ -24,6 +24,7 @@ export type { DecodedSample } from './decode-sample-record.js';
 export { decodeSampleRecord } from './decode-sample-record.js';
 export type {
   AlertCondition,
+  AlertReason,
   AlertResponse,
   BodyParseResult,
   AlertSeverity,
@@ -38,6 +39,7 @@ export type {
   ServiceResponse,
 } from './api.js';
 export {
+  alertReasons,
   alertSchema,
   apiLimits,
   conditionHolds,
@@ -68,8 +70,33 @@ export {
   alertRuleSchema,
   alertRuleUpdateSchema,
 } from './alert-rules.js';
-export type { AlertListResponse } from './alerts.js';
-export { alertListQuerySchema, alertListResponseSchema, parseAlertListQuery } from './alerts.js';
+export type { AlertAcknowledgeRequest, AlertListResponse } from './alerts.js';
+export {
+  alertAcknowledgeSchema,
+  alertListQuerySchema,
+  alertListResponseSchema,
+  parseAlertListQuery,
+} from './alerts.js';
+export type {
+  Silence,
+  SilenceCreateRequest,
+  SilenceListQuery,
+  SilenceListResponse,
+  SilenceMatchers,
+  SilenceRecurrence,
+  SilenceResponse,
+  SilenceState,
+} from './silences.js';
+export {
+  silenceCreateSchema,
+  silenceLimits,
+  silenceListQuerySchema,
+  silenceListResponseSchema,
+  silenceSchema,
+  silenceStates,
+  toSilenceMatchers,
+  toSilenceResponse,
+} from './silences.js';
 export type {
   AnalysisResponse,
   FindingResponse,

@@ -160,9 +160,15 @@ export type NotificationChannelListResponse = z.infer<typeof notificationChannel
 
 // ---- deliveries ----------------------------------------------------------------------------
 
-const notificationStatuses = ['pending', 'delivered', 'failed'] as const;
+const notificationStatuses = ['pending', 'delivered', 'failed', 'suppressed'] as const;
 
-const notificationTransitions = ['fired', 'resolved'] as const;
+const notificationTransitions = [
+  'fired',
+  'resolved',
+  'renotified',
+  'unsilenced',
+  'settled',
+] as const;
 
 const notificationAttemptSchema = z
   .object({
@@ -186,13 +192,15 @@ export const notificationSchema = z
     transition: z.enum(notificationTransitions),
     idempotency_key: z.string().meta({
       description:
-        '`alert_id:transition`, sent with every message (`Idempotency-Key` header) so a ' +
+        '`alert_id:transition` (then `:<n>` for the repeatable ones), sent with every ' +
+        'message (`Idempotency-Key` header) so a ' +
         'receiver can drop the duplicates at-least-once delivery may cause.',
     }),
     status: z.enum(notificationStatuses).meta({
       description:
         '`pending` until delivered; `failed` once the attempts are exhausted or no target is ' +
-        'configured for the channel.',
+        'configured for the channel; `suppressed` when a silence matched the alert when it ' +
+        'was due (not sent).',
     }),
     attempts: z.number().int().min(0).meta({ description: 'Attempts made so far.' }),
     next_attempt_at: utcDateTime.nullable().meta({

@@ -2,7 +2,7 @@ import type { AlertNotification, AlertTransition } from '@monitor/schemas';
 import type { Database } from '../core/database.js';
 import type { ChannelType } from './notification-channel-store.js';
 
-type NotificationStatus = 'pending' | 'delivered' | 'failed';
+type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'suppressed';
 
 export type ClaimNotificationsOptions = {
   /** Claims at most this many rows. */

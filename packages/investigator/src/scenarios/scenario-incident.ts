@@ -62,6 +62,12 @@ function alertRow(scenario: Scenario, host: string, firing: SimulatedFiring, n: 
     firedAt: new Date(firing.firedAtMs),
     resolvedAt: firing.resolvedAtMs === null ? null : new Date(firing.resolvedAtMs),
     investigationId: null,
+    reason: 'threshold',
+    acknowledgedAt: null,
+    acknowledgedBy: null,
+    acknowledgementComment: null,
+    silenced: false,
+    flapping: false,
   };
 }
 
@@ -128,7 +134,8 @@ export function scenarioIncident(
     startedAtMs: alert.startedAt.getTime(),
     firedAtMs: alert.firedAt.getTime(),
     resolvedAtMs: alert.resolvedAt?.getTime() ?? null,
-    value: alert.value,
+    // Scenario alerts are threshold alerts (alertRow): never null here.
+    value: alert.value ?? alert.threshold,
   };
   return { firing, windows, evidence, input: toIncidentInput(evidence, windows) };
 }

@@ -8,6 +8,7 @@ import {
   createNotificationStore,
   createRuleStore,
   createServiceQueries,
+  createSilenceStore,
 } from '@monitor/db';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
@@ -25,6 +26,7 @@ export function createApiMount(config: ApiConfig, db: Database): (app: Express) 
     }),
     rules: createRuleStore(db),
     alerts: createAlertQueries(db),
+    silences: createSilenceStore(db),
     investigations: createInvestigationQueries(db),
     channels: createNotificationChannelStore(db),
     notifications: createNotificationStore(db),

@@ -283,6 +283,7 @@ function formatReport(report: ReportBase & ConsoleBenchReport): string {
       column(
         'long tasks (count)',
         loads.map((each) => each.longTasks),
+        int,
       ),
       column(
         'long tasks (total ms)',

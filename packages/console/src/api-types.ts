@@ -23,7 +23,7 @@ export type Service = {
   tags: Record<string, string>;
 };
 
-export type Container = {
+type Container = {
   name: string;
   image?: string;
   status?: string;
@@ -31,7 +31,7 @@ export type Container = {
   memory_usage?: number;
 };
 
-export type Process = { name: string; pid: number; cpu_percent?: number; memory_rss?: number };
+type Process = { name: string; pid: number; cpu_percent?: number; memory_rss?: number };
 
 export type ServiceDetail = Service & {
   snapshot_at: string | null;
@@ -42,7 +42,7 @@ export type ServiceDetail = Service & {
 
 export type MetricStep = '1m' | '1h';
 
-export type MetricPoint = { time: string; avg: number; min: number; max: number; count: number };
+type MetricPoint = { time: string; avg: number; min: number; max: number; count: number };
 
 export type MetricSeries = { metric: string; step: MetricStep; points: MetricPoint[] };
 
@@ -110,7 +110,7 @@ export type Rule = {
   flapping?: { window_minutes: number; max_transitions: number } | null;
 };
 
-export type Finding = { title: string; detail: string; evidence: unknown };
+type Finding = { title: string; detail: string; evidence: unknown };
 
 export type Investigation = {
   id: string;
@@ -130,7 +130,7 @@ export type InvestigationDetail = Investigation & {
   recommendations?: { title: string; detail: string; priority: 'high' | 'medium' | 'low' }[];
 };
 
-export type SilenceMatchers = {
+type SilenceMatchers = {
   host?: string;
   service_id?: string;
   rule_id?: string;
@@ -150,7 +150,7 @@ export type Silence = {
   created_by: string;
 };
 
-export type ProblemIssue = { path: string; message: string };
+type ProblemIssue = { path: string; message: string };
 
 /** RFC 9457 problem+json, as every 4xx/5xx of the API. */
 export type Problem = {

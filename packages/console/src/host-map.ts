@@ -1,7 +1,7 @@
 import type { Service, ServiceStatus } from './api-types.js';
 import { serviceStatuses } from './api-types.js';
 
-export type StatusCounts = Record<ServiceStatus, number>;
+type StatusCounts = Record<ServiceStatus, number>;
 
 export type HostGroup = {
   /** The tag value shared by the group, or undefined for services without the tag. */

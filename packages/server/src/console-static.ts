@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import type { Express, Response } from 'express';
 import { methodNotAllowedHandler, notFound } from '@monitor/platform';
@@ -10,7 +10,7 @@ import { methodNotAllowedHandler, notFound } from '@monitor/platform';
  * a reload), the built assets under `/console/assets/`. Kept in step with the console's
  * `routes.ts`; anything else stays the API's 404.
  */
-export const consoleRoutes = [
+const consoleRoutes = [
   '/',
   '/services',
   '/services/:id',
@@ -51,7 +51,7 @@ function setSecurityHeaders(res: Response): void {
 
 /** The console package's build output (`packages/console/dist`), wherever it is installed. */
 export function defaultConsoleDir(): string {
-  const manifest = createRequire(import.meta.url).resolve('@monitor/console/package.json');
+  const manifest = fileURLToPath(import.meta.resolve('@monitor/console/package.json'));
   return path.join(path.dirname(manifest), 'dist');
 }
 

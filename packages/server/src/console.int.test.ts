@@ -1,9 +1,9 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
@@ -274,11 +274,17 @@ describe('the web console in Chromium', () => {
   it('refreshes on its own: a new host appears, and the map it joins is updated in place', async () => {
     // A mark on a DOM node the refresh must keep: re-rendering the whole page would drop it.
     await page.evaluate(`document.querySelector('.group').dataset.mark = 'kept'`);
-    await ingest({ host: 'web-3', tags: { env: 'prod', role: 'web' }, metrics: { cpu_percent: 12 } });
+    await ingest({
+      host: 'web-3',
+      tags: { env: 'prod', role: 'web' },
+      metrics: { cpu_percent: 12 },
+    });
     await expect
       .poll(() => page.locator('.tile[aria-label^="web-3,"]').count(), { timeout: 30_000 })
       .toBe(1);
-    expect(await page.evaluate<string>(`document.querySelector('.group').dataset.mark`)).toBe('kept');
+    expect(await page.evaluate<string>(`document.querySelector('.group').dataset.mark`)).toBe(
+      'kept',
+    );
     expect(await page.locator('.group').first().locator('.tile').count()).toBe(3);
   });
 
@@ -399,10 +405,7 @@ describe('the web console in Chromium', () => {
   });
 
   it("passes axe-core's WCAG A/AA checks on every main view", async () => {
-    const axeSource = await readFile(
-      createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
-      'utf8',
-    );
+    const axeSource = axe.source;
     for (const path of [
       '/services',
       `/services/${ids['web-1']}`,

@@ -24,7 +24,7 @@ export async function buildConsole(): Promise<void> {
  * The system's Chromium (Debian's `chromium`, installed by .ci/run) driven by playwright-core:
  * Playwright's own browser download cannot work on these machines. `CHROMIUM_BIN` overrides.
  */
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const candidates = [
     process.env['CHROMIUM_BIN'],
     '/usr/bin/chromium',

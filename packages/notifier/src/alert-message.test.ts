@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertNotification } from '@monitor/schemas';
-import { escapeSlackText, formatAlertMessage, formatSlackText } from './alert-message.js';
+import {
+  escapeSlackText,
+  formatAlertMessage,
+  formatSlackText,
+  renderAlertTemplate,
+} from './alert-message.js';
 
 const fired: AlertNotification = {
   transition: 'fired',
@@ -85,5 +90,65 @@ describe('formatSlackText', () => {
 
   it('escapes only &, < and >', () => {
     expect(escapeSlackText('a < b && c > d *bold*')).toBe('a &lt; b &amp;&amp; c &gt; d *bold*');
+  });
+});
+
+describe('the message of the next wave', () => {
+  it('labels every transition, and says where a settled alert settled', () => {
+    const subjects = (['renotified', 'unsilenced'] as const).map(
+      (transition) => formatAlertMessage({ ...fired, transition }).subject,
+    );
+    expect(subjects).toEqual([
+      '[STILL FIRING] critical: cpu high on web-1',
+      '[FIRING, SILENCE ENDED] critical: cpu high on web-1',
+    ]);
+    expect(formatAlertMessage({ ...fired, transition: 'settled' }).subject).toBe(
+      '[SETTLED FIRING] critical: cpu high on web-1',
+    );
+    const settled = formatAlertMessage({ ...resolved, transition: 'settled' });
+    expect(settled.subject).toBe('[SETTLED RESOLVED] critical: cpu high on web-1');
+    expect(settled.text).toContain('It stopped flapping and settled resolved.');
+    expect(formatAlertMessage({ ...fired, transition: 'unsilenced' }).text).toContain(
+      'The silence over it has ended.',
+    );
+  });
+
+  it('says no data for a no-data alert instead of a value', () => {
+    const noData = formatAlertMessage({
+      ...fired,
+      alert: { ...fired.alert, reason: 'no_data', value: null },
+    });
+    expect(noData.text.split('\n')[0]).toBe(
+      'No cpu_percent samples arrived: no data since 2026-11-22T10:20:00.000Z.',
+    );
+  });
+
+  it('uses the rule’s template as the text, with the service’s tags', () => {
+    const message = formatAlertMessage(fired, {
+      messageTemplate: '{{host}} {{metric}}={{value}} > {{threshold}} ({{status}}) {{tags.env}}',
+      tags: { env: 'prod' },
+    });
+    expect(message).toEqual({
+      subject: '[FIRING] critical: cpu high on web-1',
+      text: 'web-1 cpu_percent=97.5 > 90 (active) prod',
+    });
+    expect(
+      renderAlertTemplate(
+        { ...fired, alert: { ...fired.alert, value: null } },
+        { messageTemplate: '{{value}}' },
+      ),
+    ).toBe('no data');
+  });
+
+  it('escapes a rendered template for Slack too', () => {
+    expect(formatSlackText(fired, { messageTemplate: '<!channel> {{host}}' })).toBe(
+      '*[FIRING] critical: cpu high on web-1*\n&lt;!channel&gt; web-1',
+    );
+  });
+
+  it('falls back to the default text without a template or with one that no longer parses', () => {
+    const plain = formatAlertMessage(fired);
+    expect(formatAlertMessage(fired, { messageTemplate: null })).toEqual(plain);
+    expect(formatAlertMessage(fired, { messageTemplate: '{{nope}}' })).toEqual(plain);
   });
 });

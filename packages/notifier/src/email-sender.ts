@@ -55,7 +55,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
 export function createEmailSender(transport: MailTransport): NotificationSender<EmailTarget> {
   return {
     async send(notification, target) {
-      const message = formatAlertMessage(notification.payload);
+      const message = formatAlertMessage(notification.payload, notification);
       try {
         const info = await transport.sendMail({
           from: target.from,

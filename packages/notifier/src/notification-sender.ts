@@ -4,8 +4,11 @@ import type { NotificationChannelType, NotificationTargets } from '@monitor/sche
 /**
  * What every channel sends of a claimed outbox row: its message, and its idempotency key
  * (`alert_id:transition`), by which receivers drop duplicates (delivery is at-least-once).
+ * With the rule's `messageTemplate`, the text of the message is that template rendered with the
+ * alert and its service's `tags`.
  */
-export type OutgoingNotification = Pick<ClaimedNotification, 'idempotencyKey' | 'payload'>;
+export type OutgoingNotification = Pick<ClaimedNotification, 'idempotencyKey' | 'payload'> &
+  Partial<Pick<ClaimedNotification, 'messageTemplate' | 'tags'>>;
 
 /** The outcome of one delivery attempt. */
 export type DeliveryResult = {

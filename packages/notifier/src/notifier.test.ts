@@ -63,6 +63,8 @@ function claim(overrides: Partial<ClaimedNotification> = {}): ClaimedNotificatio
     attempt: 1,
     leaseUntil: new Date('2026-11-22T10:26:00.000Z'),
     target: targets[channel],
+    messageTemplate: null,
+    tags: {},
     ...overrides,
   };
 }
@@ -154,9 +156,18 @@ describe('createNotifier', () => {
       retrying: 0,
       failed: 0,
       unrecorded: 0,
+      suppressed: 0,
+      followUps: 0,
     });
     expect(fake.claims).toEqual([
-      { limit: 5, leaseMs: 30_000, maxAttempts: 4, onAbandonedFailed: expect.any(Function) },
+      {
+        limit: 5,
+        leaseMs: 30_000,
+        maxAttempts: 4,
+        onAbandonedFailed: expect.any(Function),
+        now: expect.any(Date),
+        onSuppressed: expect.any(Function),
+      },
     ]);
     expect(senders.sent.map((s) => [s.channel, s.target])).toEqual([
       ['slack', targets.slack],
@@ -166,6 +177,8 @@ describe('createNotifier', () => {
     expect(senders.sent[0]!.notification).toEqual({
       idempotencyKey: `${payload.alert.id}:fired`,
       payload,
+      messageTemplate: null,
+      tags: {},
     });
     expect(fake.records[0]).toEqual({
       notification: rows[0],
@@ -218,7 +231,8 @@ describe('createNotifier', () => {
     expect(fake.records[0]).toMatchObject({
       outcome: 'failed',
       retryInMs: undefined,
-      attemptedAt: new Date('2026-11-22T10:25:30.000Z'),
+      // The round's own reading (silences, renotify) came first.
+      attemptedAt: new Date('2026-11-22T10:25:30.007Z'),
       durationMs: 7,
     });
     expect(metrics.events).toEqual(['failed webhook final']);

@@ -11,8 +11,9 @@ import type {
 import type { RetryPolicy } from './retry-policy.js';
 import { defaultRetryPolicy, retryDelayMs } from './retry-policy.js';
 
-/** The part of the outbox store the notifier uses. */
-export type NotifierStore = Pick<NotificationStore, 'claimDue' | 'recordAttempt'>;
+/** The part of the outbox store the notifier uses (follow-ups: renotify, ends of silences). */
+export type NotifierStore = Pick<NotificationStore, 'claimDue' | 'recordAttempt'> &
+  Partial<Pick<NotificationStore, 'enqueueFollowUps'>>;
 
 /** Counters of deliveries; the server maps them to Prometheus counters. */
 export interface NotifierMetrics {
@@ -58,6 +59,10 @@ type NotifierRound = {
   retrying: number;
   /** Messages that ended `failed` in this round. */
   failed: number;
+  /** Messages recorded `suppressed` (a silence matched their alert) instead of being sent. */
+  suppressed: number;
+  /** Messages queued this round because time made them due (renotify, a silence's end). */
+  followUps: number;
   /** Outcomes not recorded: the lease was lost, or the database failed (the lease then ends). */
   unrecorded: number;
 };
@@ -130,10 +135,27 @@ export function createNotifier(
   }
 
   async function runOnce(): Promise<NotifierRound> {
+    // One clock reading per round: silences and renotify intervals are judged at that instant.
+    const now = new Date(nowMs());
+    const followUps = (await deps.store.enqueueFollowUps?.(now)) ?? {
+      renotified: 0,
+      unsilenced: 0,
+    };
+    let suppressed = 0;
     const claims = await deps.store.claimDue({
       limit: options.batchSize,
       leaseMs: options.leaseMs,
       maxAttempts: options.retry.maxAttempts,
+      now,
+      onSuppressed(rows) {
+        suppressed += rows.length;
+        for (const row of rows) {
+          logger.info(
+            { notificationId: row.id, alertId: row.alertId, channel: row.channel },
+            'notification suppressed: a silence matches its alert',
+          );
+        }
+      },
       onAbandonedFailed(failed) {
         for (const message of failed) {
           logger.warn(
@@ -152,8 +174,12 @@ export function createNotifier(
       retrying: count('retrying'),
       failed: count('failed'),
       unrecorded: count('unrecorded'),
+      suppressed,
+      followUps: followUps.renotified + followUps.unsilenced,
     };
-    if (round.claimed > 0) logger.info(round, 'notification round');
+    if (round.claimed > 0 || round.suppressed > 0 || round.followUps > 0) {
+      logger.info(round, 'notification round');
+    }
     return round;
   }
 
@@ -188,6 +214,8 @@ async function deliver(
   const notification: OutgoingNotification = {
     idempotencyKey: claim.idempotencyKey,
     payload: claim.payload,
+    messageTemplate: claim.messageTemplate,
+    tags: claim.tags,
   };
   const invalid = (): { result: DeliveryResult; final: boolean } => ({
     result: { delivered: false, detail: `the stored ${channel} target is invalid` },

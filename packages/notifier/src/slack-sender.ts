@@ -9,7 +9,9 @@ import { idempotencyKeyHeader } from './notification-sender.js';
 export function createSlackSender(options: HttpSenderOptions): NotificationSender<SlackTarget> {
   return {
     send(notification, target) {
-      const body = Buffer.from(JSON.stringify({ text: formatSlackText(notification.payload) }));
+      const body = Buffer.from(
+        JSON.stringify({ text: formatSlackText(notification.payload, notification) }),
+      );
       return httpPost({
         url: target.webhook_url,
         body,

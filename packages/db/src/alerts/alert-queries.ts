@@ -46,16 +46,23 @@ export type AlertQueries = {
 
 /**
  * `silenced` of an alert row aliased `a`: whether any of `matchers` (the silences in force)
- * matches it, every given matcher, tags against its service's tags.
+ * matches it, every given matcher, tags against its service's tags. A matcher with `orgId`
+ * applies to that organization's alerts only (queries across organizations).
  */
-export function silencedExpression(sql: Queryable, matchers: readonly SilenceMatchers[]): Fragment {
+export function silencedExpression(
+  sql: Queryable,
+  matchers: readonly (SilenceMatchers & { orgId?: string })[],
+): Fragment {
   if (matchers.length === 0) return sql`false`;
   // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
-  const json = JSON.stringify(matchers.map(storedMatchers));
+  const json = JSON.stringify(
+    matchers.map((matcher) => ({ ...storedMatchers(matcher), org_id: matcher.orgId ?? null })),
+  );
   return sql`exists (
     select 1 from jsonb_to_recordset(${json}::text::jsonb)
-      as m(host text, service_id text, rule_id text, severity text, tags jsonb)
-    where (m.host is null or m.host = a.host)
+      as m(org_id text, host text, service_id text, rule_id text, severity text, tags jsonb)
+    where (m.org_id is null or m.org_id = a.org_id)
+      and (m.host is null or m.host = a.host)
       and (m.service_id is null or m.service_id = a.service_id)
       and (m.rule_id is null or m.rule_id = a.rule_id)
       and (m.severity is null or m.severity = a.severity)

@@ -1,5 +1,10 @@
-import type { AlertNotification, AlertTransition } from '@monitor/schemas';
-import type { Database } from '../core/database.js';
+import { newId } from '@monitor/platform';
+import type { Alert, AlertNotification, AlertTransition } from '@monitor/schemas';
+import { toAlertResponse } from '@monitor/schemas';
+import { alertColumns } from '../alerts/alert-columns.js';
+import { silencedExpression } from '../alerts/alert-queries.js';
+import type { Database, Queryable } from '../core/database.js';
+import { silencesInForce } from '../silences/silence-store.js';
 import type { ChannelType } from './notification-channel-store.js';
 
 type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'suppressed';
@@ -19,6 +24,21 @@ export type ClaimNotificationsOptions = {
    * outcome (a notifier died on each attempt): they are not returned, so report them here.
    */
   onAbandonedFailed?: (failed: { id: string; alertId: string; channel: string }[]) => void;
+  /**
+   * The instant silences are judged at (default: now): due messages of an alert a silence in
+   * force then matches are recorded `suppressed` instead of being claimed, never sent.
+   */
+  now?: Date;
+  /** Told of the messages this claim recorded `suppressed`. */
+  onSuppressed?: (suppressed: { id: string; alertId: string; channel: string }[]) => void;
+};
+
+/** What `enqueueFollowUps` queued. */
+export type FollowUps = {
+  /** Alerts notified again (`renotified`): active, unacknowledged, unsilenced, rule's renotify_minutes past. */
+  renotified: number;
+  /** Alerts notified because the silence over them ended while they are still active. */
+  unsilenced: number;
 };
 
 /** An outbox row claimed for one delivery attempt. */
@@ -37,6 +57,10 @@ export type ClaimedNotification = {
   leaseUntil: Date;
   /** The organization's target of the channel at claim time; undefined when none is set. */
   target: Readonly<Record<string, unknown>> | undefined;
+  /** The rule's `message_template` at claim time; null: the default message. */
+  messageTemplate: string | null;
+  /** The tags of the alert's service at claim time (`{{tags.<key>}}`). */
+  tags: Readonly<Record<string, string>>;
 };
 
 export type RecordAttemptInput = {
@@ -92,6 +116,14 @@ export type NotificationStore = {
   recordAttempt(input: RecordAttemptInput): Promise<boolean>;
   /** Every outbox row of the alert, oldest first; undefined when the org has no such alert. */
   listForAlert(orgId: string, alertId: string): Promise<NotificationRecord[] | undefined>;
+  /**
+   * Queues what time alone makes due at `now`: `unsilenced` messages of active alerts whose
+   * latest message was suppressed and that no silence matches any more, and `renotified`
+   * messages of active, unacknowledged, unsilenced, not flapping alerts whose rule has
+   * `renotify_minutes` and whose last message is that old. Safe across replicas and replays:
+   * each repeat takes the next `sequence`, and the unique key drops a second writer's copy.
+   */
+  enqueueFollowUps(now: Date): Promise<FollowUps>;
 };
 
 /** The detail of the failed attempt a lease that ended without an outcome stands for. */
@@ -111,6 +143,8 @@ type ClaimedRow = {
   lease_until: Date | null;
   abandoned: boolean;
   config: Record<string, unknown> | null;
+  message_template: string | null;
+  tags: Record<string, string> | null;
 };
 
 type NotificationRow = {
@@ -139,20 +173,49 @@ type AttemptRow = {
 export function createNotificationStore(db: Database): NotificationStore {
   const { sql } = db;
   return {
-    async claimDue({ limit, leaseMs, maxAttempts, onAbandonedFailed }) {
+    async claimDue({ limit, leaseMs, maxAttempts, onAbandonedFailed, now, onSuppressed }) {
+      const at = now ?? new Date();
+      const silences = await silencesInForce(sql, at);
+      const matchers = silences.map((silence) => ({ ...silence.matchers, orgId: silence.orgId }));
+      const suppressedRows = await sql.begin(async (tx) => {
+        const silenced = silencedExpression(tx, matchers);
+        // Silences act on notifications: what is due for a silenced alert is recorded, not sent.
+        return tx<{ id: string; alert_id: string; channel: string }[]>`
+          with silenced as (
+            select n.id from notifications n join alerts a on a.id = n.alert_id
+            where n.status = 'pending' and n.next_attempt_at <= now() and ${silenced}
+            for update of n skip locked
+          )
+          update notifications n set status = 'suppressed', lease_until = null
+          from silenced where n.id = silenced.id
+          returning n.id, n.alert_id, n.channel
+        `;
+      });
+      if (suppressedRows.length > 0) {
+        onSuppressed?.(
+          suppressedRows.map((row) => ({
+            id: row.id,
+            alertId: row.alert_id,
+            channel: row.channel,
+          })),
+        );
+      }
       const rows = await sql.begin(async (tx) => {
+        const silenced = silencedExpression(tx, matchers);
         // The database clock decides due-ness and leases, so replicas' clocks need not agree.
         // A claim moves next_attempt_at to the lease's end: the due index alone then finds both
         // never-claimed rows and rows whose lease ended. Leases are whole milliseconds so the
         // value survives the round trip through a JS Date as a fencing token.
         const claimed = await tx<ClaimedRow[]>`
           with due as (
-            select id, org_id, channel, lease_until is not null as abandoned
-            from notifications
-            where status = 'pending' and next_attempt_at <= now()
-            order by next_attempt_at, id
+            select n.id, n.org_id, n.channel, n.alert_id, n.lease_until is not null as abandoned
+            from notifications n join alerts a on a.id = n.alert_id
+            -- A row that became due for an alert silenced meanwhile waits for the next round's
+            -- suppression instead of going out.
+            where n.status = 'pending' and n.next_attempt_at <= now() and not ${silenced}
+            order by n.next_attempt_at, n.id
             limit ${limit}
-            for update skip locked
+            for update of n skip locked
           ), leased as (
             select *, date_trunc('milliseconds', now() + ${leaseMs}::double precision * interval '1 millisecond')
               as lease_until
@@ -169,9 +232,13 @@ export function createNotificationStore(db: Database): NotificationStore {
               else n.last_error end
           from leased left join notification_channels c
             on c.org_id = leased.org_id and c.type = leased.channel
+          left join alerts al on al.id = leased.alert_id
+          left join alert_rules r on r.id = al.rule_id
+          left join services sv on sv.id = al.service_id
           where n.id = leased.id
           returning n.id, n.org_id, n.alert_id, n.transition, n.channel, n.idempotency_key,
-            n.payload, n.status, n.attempts, n.lease_until, leased.abandoned, c.config
+            n.payload, n.status, n.attempts, n.lease_until, leased.abandoned, c.config,
+            r.message_template, sv.tags
         `;
         const abandoned = claimed.filter((row) => row.abandoned);
         if (abandoned.length > 0) {
@@ -205,6 +272,8 @@ export function createNotificationStore(db: Database): NotificationStore {
                 attempt: row.attempts + 1,
                 leaseUntil: row.lease_until,
                 target: row.config ?? undefined,
+                messageTemplate: row.message_template,
+                tags: row.tags ?? {},
               },
             ]
           : [],
@@ -246,6 +315,42 @@ export function createNotificationStore(db: Database): NotificationStore {
         `;
         return true;
       });
+    },
+
+    async enqueueFollowUps(now) {
+      const silences = await silencesInForce(sql, now);
+      const silenced = silencedExpression(
+        sql,
+        silences.map((silence) => ({ ...silence.matchers, orgId: silence.orgId })),
+      );
+      // First the ends of silences: an unsilenced message is also the latest one renotify
+      // counts from.
+      const unsilenced = await sql<{ id: string; sequence: number }[]>`
+        select a.id, coalesce((select max(x.sequence) from notifications x
+          where x.alert_id = a.id and x.transition = 'unsilenced'), 0) + 1 as sequence
+        from alerts a
+        where a.status = 'active' and not a.flapping and not ${silenced}
+          and exists (
+            select 1 from notifications x
+            where x.alert_id = a.id and x.status = 'suppressed'
+              and not exists (select 1 from notifications y
+                where y.alert_id = a.id and y.channel = x.channel and y.id > x.id))
+      `;
+      const unsilencedCount = await enqueueRepeats(sql, unsilenced, 'unsilenced', now);
+      const renotify = await sql<{ id: string; sequence: number }[]>`
+        select a.id, coalesce((select max(x.sequence) from notifications x
+          where x.alert_id = a.id and x.transition = 'renotified'), 0) + 1 as sequence
+        from alerts a join alert_rules r on r.id = a.rule_id
+        where a.status = 'active' and a.acknowledged_at is null and not a.flapping
+          and r.renotify_minutes is not null and cardinality(a.channels) > 0
+          and not ${silenced}
+          and coalesce((select max(x.created_at) from notifications x
+              where x.alert_id = a.id
+                and x.transition in ('fired', 'renotified', 'unsilenced', 'settled')),
+            a.fired_at) + r.renotify_minutes * interval '1 minute' <= ${now}::timestamptz
+      `;
+      const renotifiedCount = await enqueueRepeats(sql, renotify, 'renotified', now);
+      return { renotified: renotifiedCount, unsilenced: unsilencedCount };
     },
 
     async listForAlert(orgId, alertId) {
@@ -295,4 +400,53 @@ export function createNotificationStore(db: Database): NotificationStore {
       }));
     },
   };
+}
+
+/**
+ * Queues one message per channel each alert fired with, as repeat number `sequence` of
+ * `transition`, created at `now`; a copy another notifier queued first is dropped by the unique
+ * key. Returns how many alerts got new messages.
+ */
+async function enqueueRepeats(
+  sql: Queryable,
+  alerts: readonly { id: string; sequence: number }[],
+  transition: 'renotified' | 'unsilenced',
+  now: Date,
+): Promise<number> {
+  if (alerts.length === 0) return 0;
+  const sequences = new Map(alerts.map((alert) => [alert.id, alert.sequence]));
+  const rows = await sql<(Alert & { orgId: string; channels: string[] })[]>`
+    select ${sql.unsafe(alertColumns)}, org_id as "orgId", channels from alerts
+    where id = any(${sql.array(alerts.map((alert) => alert.id))}::text[])
+  `;
+  const outbox = rows.flatMap(({ orgId, channels, ...alert }) => {
+    const sequence = sequences.get(alert.id) ?? 1;
+    const payload: AlertNotification = { transition, alert: toAlertResponse(alert) };
+    return channels.map((channel) => ({
+      id: newId('ntf'),
+      org_id: orgId,
+      alert_id: alert.id,
+      transition,
+      channel,
+      idempotency_key: `${alert.id}:${transition}:${sequence}`,
+      payload,
+      sequence,
+      created_at: now.toISOString(),
+    }));
+  });
+  if (outbox.length === 0) return 0;
+  // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+  const inserted = await sql<{ alert_id: string }[]>`
+    insert into notifications (id, org_id, alert_id, transition, channel, idempotency_key,
+      payload, sequence, created_at, next_attempt_at)
+    select id, org_id, alert_id, transition, channel, idempotency_key, payload, sequence,
+      created_at, now()
+    from jsonb_to_recordset(${JSON.stringify(outbox)}::text::jsonb) as n(
+      id text, org_id text, alert_id text, transition text, channel text, idempotency_key text,
+      payload jsonb, sequence int, created_at timestamptz
+    )
+    on conflict (alert_id, transition, sequence, channel) do nothing
+    returning alert_id
+  `;
+  return new Set(inserted.map((row) => row.alert_id)).size;
 }

@@ -362,6 +362,49 @@ describe('the web console in Chromium', () => {
     await screenshot('investigation');
   });
 
+  it('acknowledges one alert and silences another from the alerts view', async () => {
+    await page.goto(`${monitor.baseUrl}/alerts`);
+    const cpuRow = page.locator('main tbody tr', { hasText: 'CPU saturated' });
+    await cpuRow.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.getByLabel('Comment').fill('looking into it');
+    await page.getByRole('button', { name: 'Confirm acknowledgement' }).click();
+    await expect.poll(() => cpuRow.textContent()).toContain('acknowledged');
+    const memoryRow = page.locator('main tbody tr', { hasText: 'Memory high' });
+    await memoryRow.getByRole('button', { name: 'Silence' }).click();
+    await page.getByLabel('For').selectOption('4');
+    await page.getByRole('button', { name: 'Create silence' }).click();
+    await expect.poll(() => memoryRow.textContent()).toContain('silenced');
+
+    const { body } = await api<{
+      alerts: { rule_name: string; acknowledgement_comment: string | null; silenced: boolean }[];
+    }>('/alerts');
+    const byRule = Object.fromEntries(body.alerts.map((alert) => [alert.rule_name, alert]));
+    expect(byRule['CPU saturated']).toMatchObject({ acknowledgement_comment: 'looking into it' });
+    expect(byRule['Memory high']).toMatchObject({ silenced: true });
+
+    await page.getByLabel('Acknowledged').selectOption('true');
+    await page.waitForURL(/acknowledged=true/);
+    await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
+  });
+
+  it('lists the silence, refuses one without matchers on its form, and expires it', async () => {
+    await page.goto(`${monitor.baseUrl}/silences`);
+    const rows = page.locator('main table tbody tr');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain(`service_id=${ids['db-1']}`);
+    await page.getByLabel('Comment').fill('nothing matched');
+    await page.getByRole('button', { name: 'Create silence' }).click();
+    await expect.poll(() => page.locator('main [role=alert]').count()).toBeGreaterThan(0);
+    await screenshot('silences');
+    await rows
+      .first()
+      .getByRole('button', { name: /^Expire silence/ })
+      .click();
+    await expect.poll(() => page.locator('main').textContent()).toContain('No silences.');
+    const { body } = await api<{ silences: { state: string }[] }>('/silences?state=expired');
+    expect(body.silences.map((silence) => silence.state)).toEqual(['expired']);
+  });
+
   it("shows the API's 422 next to the field it names, then creates the rule", async () => {
     await page.goto(`${monitor.baseUrl}/rules/new`);
     await page.getByLabel('Name', { exact: true }).fill('Load too high');
@@ -437,10 +480,11 @@ describe('the web console in Chromium', () => {
     expect(requested.every((url) => url.startsWith(monitor.baseUrl))).toBe(true);
   });
 
-  it('draws no CSP violation and logs no error but the answers the tests asked for (401, 422)', () => {
+  it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, two 422s)', () => {
     const errors = logged.filter((line) => /Content Security Policy|^error/i.test(line));
     expect(errors).toEqual([
       'error: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+      'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
     ]);
   });

@@ -85,33 +85,35 @@ export function AlertsView(props: { api: ApiClient; search: URLSearchParams }) {
       ) : alerts.length === 0 ? (
         <p class="muted">No alerts match.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Severity</th>
-              <th scope="col">Rule</th>
-              <th scope="col">Host</th>
-              <th scope="col">Condition</th>
-              <th scope="col">Value</th>
-              <th scope="col">Status</th>
-              <th scope="col">Fired</th>
-              <th scope="col">Investigation</th>
-              {capabilities?.acknowledge === true && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {alerts.map((alert) => (
-              <AlertRow
-                key={alert.id}
-                api={api}
-                alert={alert}
-                actions={capabilities?.acknowledge === true}
-                silences={capabilities?.silences === true}
-                onChanged={() => setReload((value) => value + 1)}
-              />
-            ))}
-          </tbody>
-        </table>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Severity</th>
+                <th scope="col">Rule</th>
+                <th scope="col">Host</th>
+                <th scope="col">Condition</th>
+                <th scope="col">Value</th>
+                <th scope="col">Status</th>
+                <th scope="col">Fired</th>
+                <th scope="col">Investigation</th>
+                {capabilities?.acknowledge === true && <th scope="col">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {alerts.map((alert) => (
+                <AlertRow
+                  key={alert.id}
+                  api={api}
+                  alert={alert}
+                  actions={capabilities?.acknowledge === true}
+                  silences={capabilities?.silences === true}
+                  onChanged={() => setReload((value) => value + 1)}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager pagination={pagination} label="Alerts" />
     </section>
@@ -196,6 +198,7 @@ function AlertRow(props: {
               <button
                 type="button"
                 onClick={() => setOpen(open === 'acknowledge' ? undefined : 'acknowledge')}
+                aria-label={`Acknowledge ${alert.rule_name} on ${alert.host}`}
               >
                 Acknowledge
               </button>
@@ -215,6 +218,7 @@ function AlertRow(props: {
               <button
                 type="button"
                 onClick={() => setOpen(open === 'silence' ? undefined : 'silence')}
+                aria-label={`Silence ${alert.rule_name} on ${alert.host}`}
               >
                 Silence
               </button>

@@ -77,54 +77,56 @@ function SilenceList(props: { api: ApiClient; search: URLSearchParams }) {
       ) : items.length === 0 ? (
         <p class="muted">No silences.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Matchers</th>
-              <th scope="col">State</th>
-              <th scope="col">Starts</th>
-              <th scope="col">Ends</th>
-              <th scope="col">Recurrence</th>
-              <th scope="col">Comment</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((silence) => (
-              <tr key={silence.id}>
-                <td class="tags">{describeMatchers(silence)}</td>
-                <td>{silence.state}</td>
-                <td>
-                  <Time at={silence.starts_at} />
-                </td>
-                <td>
-                  <Time at={silence.ends_at} />
-                </td>
-                <td>
-                  {silence.recurrence === null
-                    ? '—'
-                    : `${silence.recurrence.rrule} (${silence.recurrence.duration_minutes} min, ${silence.recurrence.timezone})`}
-                </td>
-                <td>{silence.comment}</td>
-                <td>
-                  {silence.state !== 'expired' && (
-                    <button
-                      type="button"
-                      aria-label={`Expire silence ${silence.id}`}
-                      onClick={() => {
-                        api
-                          .send('DELETE', `/silences/${encodeURIComponent(silence.id)}`)
-                          .then(() => setReload((value) => value + 1), setError);
-                      }}
-                    >
-                      Expire
-                    </button>
-                  )}
-                </td>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Matchers</th>
+                <th scope="col">State</th>
+                <th scope="col">Starts</th>
+                <th scope="col">Ends</th>
+                <th scope="col">Recurrence</th>
+                <th scope="col">Comment</th>
+                <th scope="col">Actions</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {items.map((silence) => (
+                <tr key={silence.id}>
+                  <td class="tags">{describeMatchers(silence)}</td>
+                  <td>{silence.state}</td>
+                  <td>
+                    <Time at={silence.starts_at} />
+                  </td>
+                  <td>
+                    <Time at={silence.ends_at} />
+                  </td>
+                  <td>
+                    {silence.recurrence === null
+                      ? '—'
+                      : `${silence.recurrence.rrule} (${silence.recurrence.duration_minutes} min, ${silence.recurrence.timezone})`}
+                  </td>
+                  <td>{silence.comment}</td>
+                  <td>
+                    {silence.state !== 'expired' && (
+                      <button
+                        type="button"
+                        aria-label={`Expire silence ${silence.id}`}
+                        onClick={() => {
+                          api
+                            .send('DELETE', `/silences/${encodeURIComponent(silence.id)}`)
+                            .then(() => setReload((value) => value + 1), setError);
+                        }}
+                      >
+                        Expire
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager pagination={pagination} label="Silences" />
       <NewSilence api={api} onCreated={() => setReload((value) => value + 1)} />

@@ -296,6 +296,12 @@ describe('alerts: acknowledgement, silenced and the new filters', () => {
     expect(silenced.body.alerts.map((alert) => [alert.id, alert.silenced])).toEqual([[web2, true]]);
     const others = await call<{ alerts: AlertItem[] }>('/api/v1/alerts?silenced=false');
     expect(others.body.alerts.map((alert) => alert.id)).toEqual([web1]);
+    // The service's active alerts say so too.
+    const serviceId = silenced.body.alerts[0]!['service_id'] as string;
+    const service = await call<{ active_alerts: AlertItem[] }>(`/api/v1/services/${serviceId}`);
+    expect(service.body.active_alerts.map((alert) => [alert.id, alert.silenced])).toEqual([
+      [web2, true],
+    ]);
 
     const expired = await call(`/api/v1/silences/${created.body.id}`, { method: 'DELETE' });
     expect(expired.status).toBe(204);

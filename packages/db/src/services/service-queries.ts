@@ -1,6 +1,8 @@
 import type postgres from 'postgres';
 import type { Alert } from '@monitor/schemas';
-import { alertColumns } from '../alerts/alert-columns.js';
+import { alertStoredColumns } from '../alerts/alert-columns.js';
+import { silencedExpression } from '../alerts/alert-queries.js';
+import { silencesInForce } from '../silences/silence-store.js';
 import type { Database, Sql } from '../core/database.js';
 import { rollupValueBound } from '../maintenance/refresh-rollups.js';
 import type { StorageMode } from '../schema/storage-settings.js';
@@ -157,6 +159,12 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
     },
 
     async getService(query) {
+      // An active alert's `silenced` is judged against the silences in force at `now`.
+      const silences = await silencesInForce(sql, query.now, query.orgId);
+      const silenced = silencedExpression(
+        sql,
+        silences.map((silence) => silence.matchers),
+      );
       const [rows, alerts] = await Promise.all([
         sql<(ServiceDbRow & SnapshotColumns)[]>`
           select s.id, s.name, s.last_seen, s.metrics, s.tags,
@@ -173,9 +181,9 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
           where s.id = ${query.id} and s.org_id = ${query.orgId}
         `,
         sql<Alert[]>`
-          select ${sql.unsafe(alertColumns)} from alerts
-          where service_id = ${query.id} and org_id = ${query.orgId} and status = 'active'
-          order by fired_at desc, id desc
+          select ${sql.unsafe(alertStoredColumns)}, ${silenced} as silenced from alerts a
+          where a.service_id = ${query.id} and a.org_id = ${query.orgId} and a.status = 'active'
+          order by a.fired_at desc, a.id desc
         `,
       ]);
       const row = rows[0];

@@ -395,7 +395,6 @@ describe('the web console in Chromium', () => {
     await page.getByLabel('Comment').fill('nothing matched');
     await page.getByRole('button', { name: 'Create silence' }).click();
     await expect.poll(() => page.locator('main [role=alert]').count()).toBeGreaterThan(0);
-    await screenshot('silences');
     await rows
       .first()
       .getByRole('button', { name: /^Expire silence/ })
@@ -403,6 +402,23 @@ describe('the web console in Chromium', () => {
     await expect.poll(() => page.locator('main').textContent()).toContain('No silences.');
     const { body } = await api<{ silences: { state: string }[] }>('/silences?state=expired');
     expect(body.silences.map((silence) => silence.state)).toEqual(['expired']);
+  });
+
+  it('creates a recurring maintenance window, the bad time zone shown on its field first', async () => {
+    await page.getByLabel('Host').fill('web-1');
+    await page.getByLabel(/^RRULE/).fill('FREQ=DAILY;BYHOUR=2;BYMINUTE=0');
+    await page.getByLabel('Window (minutes)').fill('60');
+    await page.getByLabel('Time zone (IANA)').fill('Mars/Olympus_Mons');
+    await page.getByLabel('Comment').fill('nightly backup');
+    await page.getByRole('button', { name: 'Create silence' }).click();
+    await expect.poll(() => page.locator('#silence-timezone-error').count()).toBe(1);
+    expect(await page.locator('#silence-timezone').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Time zone (IANA)').fill('Europe/Paris');
+    await page.getByRole('button', { name: 'Create silence' }).click();
+    await expect
+      .poll(() => page.locator('main table tbody tr').first().textContent())
+      .toContain('FREQ=DAILY;BYHOUR=2;BYMINUTE=0 (60 min, Europe/Paris)');
+    await screenshot('silences');
   });
 
   it("shows the API's 422 next to the field it names, then creates the rule", async () => {
@@ -480,10 +496,11 @@ describe('the web console in Chromium', () => {
     expect(requested.every((url) => url.startsWith(monitor.baseUrl))).toBe(true);
   });
 
-  it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, two 422s)', () => {
+  it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, three 422s)', () => {
     const errors = logged.filter((line) => /Content Security Policy|^error/i.test(line));
     expect(errors).toEqual([
       'error: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+      'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
     ]);

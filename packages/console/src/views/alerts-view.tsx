@@ -18,6 +18,7 @@ const filters: Filter[] = [
   { name: 'severity', label: 'Severity', values: severities },
   { name: 'acknowledged', label: 'Acknowledged', values: ['true', 'false'], needs: 'acknowledge' },
   { name: 'silenced', label: 'Silenced', values: ['true', 'false'], needs: 'acknowledge' },
+  { name: 'reason', label: 'Reason', values: ['threshold', 'no_data'], needs: 'acknowledge' },
 ];
 
 export function AlertsView(props: { api: ApiClient; search: URLSearchParams }) {

@@ -10,6 +10,8 @@ import { ErrorNotice, Loading, StatusBadge, Time, formatBytes, formatNumber } fr
 import { MetricChart } from './metric-chart.js';
 
 const refreshMs = 10_000;
+/** A host with hundreds of metrics (a node exporter's) gets this many charts at once. */
+const maxCharts = 24;
 
 export function ServiceView(props: { api: ApiClient; id: string; search: URLSearchParams }) {
   const { api, id, search } = props;
@@ -54,6 +56,8 @@ export function ServiceView(props: { api: ApiClient; id: string; search: URLSear
     );
   }
   const metrics = Object.entries(service.metrics).sort(([a], [b]) => (a < b ? -1 : 1));
+  const chartFilter = (search.get('charts') ?? '').toLowerCase();
+  const charted = metrics.filter(([name]) => name.toLowerCase().includes(chartFilter));
   return (
     <section class="service">
       <div class="view-head">
@@ -132,8 +136,23 @@ export function ServiceView(props: { api: ApiClient; id: string; search: URLSear
             </label>
           ))}
         </fieldset>
+        <label>
+          Charts of metrics containing{' '}
+          <input
+            type="search"
+            name="charts"
+            value={search.get('charts') ?? ''}
+            onInput={(event) => setSearchParam('charts', event.currentTarget.value)}
+          />
+        </label>
+        {charted.length > maxCharts && (
+          <p class="muted" role="status">
+            The first {maxCharts} of {charted.length} metrics are charted: narrow the filter to see
+            the others.
+          </p>
+        )}
         <div class="charts">
-          {metrics.map(([name]) => (
+          {charted.slice(0, maxCharts).map(([name]) => (
             <MetricChart
               key={`${name}:${range}`}
               api={api}

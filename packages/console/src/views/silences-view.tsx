@@ -158,6 +158,9 @@ function NewSilence(props: { api: ApiClient; onCreated: () => void }) {
     starts_at: localInput(now),
     ends_at: localInput(new Date(now.getTime() + 3_600_000)),
     comment: '',
+    rrule: '',
+    duration_minutes: '',
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
   });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [message, setMessage] = useState<string | undefined>();
@@ -175,6 +178,15 @@ function NewSilence(props: { api: ApiClient; onCreated: () => void }) {
         starts_at: new Date(form.starts_at).toISOString(),
         ends_at: new Date(form.ends_at).toISOString(),
         comment: form.comment,
+        ...(form.rrule.trim() === ''
+          ? {}
+          : {
+              recurrence: {
+                rrule: form.rrule.trim(),
+                duration_minutes: Number(form.duration_minutes),
+                timezone: form.timezone,
+              },
+            }),
       });
       setErrors({});
       setMessage('Silence created.');
@@ -184,7 +196,8 @@ function NewSilence(props: { api: ApiClient; onCreated: () => void }) {
       if (caught instanceof ApiError && caught.status === 422) {
         const next: Record<string, string> = {};
         for (const issue of caught.problem.errors ?? []) {
-          const field = issue.path.replace(/^matchers\.?/, '').split(/[.[]/)[0] || 'matchers';
+          const field =
+            issue.path.replace(/^(matchers|recurrence)\.?/, '').split(/[.[]/)[0] || 'matchers';
           next[field] = issue.message;
         }
         setErrors(next);
@@ -192,6 +205,7 @@ function NewSilence(props: { api: ApiClient; onCreated: () => void }) {
     }
   };
   const common = (field: keyof typeof form) => ({
+    ...(field === 'rrule' ? { placeholder: 'FREQ=WEEKLY;BYDAY=SU;BYHOUR=2' } : {}),
     id: `silence-${field}`,
     name: field,
     value: form[field],
@@ -259,6 +273,12 @@ function NewSilence(props: { api: ApiClient; onCreated: () => void }) {
         {input('starts_at', 'Starts', 'datetime-local')}
         {input('ends_at', 'Ends', 'datetime-local')}
         {input('comment', 'Comment')}
+      </fieldset>
+      <fieldset>
+        <legend>Recurrence (a maintenance window; empty rule: none)</legend>
+        {input('rrule', 'RRULE (RFC 5545)')}
+        {input('duration_minutes', 'Window (minutes)')}
+        {input('timezone', 'Time zone (IANA)')}
       </fieldset>
       <div class="form-actions">
         <button type="submit">Create silence</button>

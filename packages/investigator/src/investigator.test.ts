@@ -138,12 +138,6 @@ describe('createInvestigator', () => {
     expect(outcome).toMatchObject({
       status: 'completed',
       investigationId: 'inv_1',
-      reason: 'threshold',
-      acknowledgedAt: null,
-      acknowledgedBy: null,
-      acknowledgementComment: null,
-      silenced: false,
-      flapping: false,
       verdict: { kind: 'process', subject: 'burner' },
     });
     expect(store.requests[0]).toMatchObject({

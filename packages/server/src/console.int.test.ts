@@ -39,6 +39,14 @@ const ids: Record<string, string> = {};
 
 type Json = Record<string, unknown>;
 
+/** expect.poll with room for a busy 2-core machine (its default gives up after 1 s). */
+const poll: typeof expect.poll = (probe, options) =>
+  expect.poll(probe, {
+    timeout: 15_000,
+    interval: 100,
+    ...(typeof options === 'string' ? { message: options } : options),
+  });
+
 async function api<T = Json>(
   path: string,
   init: RequestInit = {},
@@ -222,7 +230,7 @@ describe('the web console in Chromium', () => {
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-security-policy']).toContain("default-src 'self'");
     const input = page.locator('form input[name="api_key"]');
-    await expect.poll(() => input.getAttribute('type')).toBe('password');
+    await poll(() => input.getAttribute('type')).toBe('password');
     expect(await page.locator('input').count()).toBe(1);
     expect(await page.getByLabel('API key').count()).toBe(1);
   });
@@ -230,9 +238,7 @@ describe('the web console in Chromium', () => {
   it('says so when the key is refused (401), and keeps nothing', async () => {
     await page.locator('input[name="api_key"]').fill('mon_wrong_key');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect
-      .poll(() => page.getByRole('alert').first().textContent())
-      .toContain('refused (401)');
+    await poll(() => page.getByRole('alert').first().textContent()).toContain('refused (401)');
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
     expect(await page.locator('input[name="api_key"]').count()).toBe(1);
   });
@@ -240,19 +246,19 @@ describe('the web console in Chromium', () => {
   it('signs in and shows the host map (one tile per service, coloured by status) and the table', async () => {
     await page.locator('input[name="api_key"]').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.locator('.tile').count()).toBe(4);
+    await poll(() => page.locator('.tile').count()).toBe(4);
     const status = async (name: string) =>
       page.locator(`.tile[aria-label^="${name},"]`).getAttribute('class');
     expect(await status('web-2')).toContain('status-critical');
     expect(await status('db-1')).toContain('status-warning');
     expect(await status('web-1')).toContain('status-healthy');
     expect(await status('batch-1')).toContain('status-stale');
-    await expect.poll(() => page.locator('.service-table tbody tr:not(.spacer)').count()).toBe(4);
+    await poll(() => page.locator('.service-table tbody tr:not(.spacer)').count()).toBe(4);
   });
 
   it('groups the map by the tag picked, kept in the URL', async () => {
     await page.getByLabel('Group by tag').selectOption('role');
-    await expect.poll(() => page.locator('.group').count()).toBe(3);
+    await poll(() => page.locator('.group').count()).toBe(3);
     expect(new URL(page.url()).searchParams.get('group')).toBe('role');
     const captions = await page.locator('.group figcaption strong').allTextContents();
     expect(captions).toEqual(['role=web', 'role=batch', 'role=db']);
@@ -264,11 +270,11 @@ describe('the web console in Chromium', () => {
       page.locator('.service-table tbody tr:not(.spacer) td:first-child').allTextContents();
     expect(await names()).toEqual(['batch-1', 'db-1', 'web-1', 'web-2']);
     await page.getByRole('button', { name: /^Status/ }).click();
-    await expect.poll(names).toEqual(['web-2', 'db-1', 'batch-1', 'web-1']);
+    await poll(names).toEqual(['web-2', 'db-1', 'batch-1', 'web-1']);
     await page.getByLabel('Filter').fill('role=web');
-    await expect.poll(names).toEqual(['web-2', 'web-1']);
+    await poll(names).toEqual(['web-2', 'web-1']);
     await page.getByLabel('Filter').fill('');
-    await expect.poll(names).toHaveLength(4);
+    await poll(names).toHaveLength(4);
   });
 
   it('refreshes on its own: a new host appears, and the map it joins is updated in place', async () => {
@@ -279,9 +285,9 @@ describe('the web console in Chromium', () => {
       tags: { env: 'prod', role: 'web' },
       metrics: { cpu_percent: 12 },
     });
-    await expect
-      .poll(() => page.locator('.tile[aria-label^="web-3,"]').count(), { timeout: 30_000 })
-      .toBe(1);
+    await poll(() => page.locator('.tile[aria-label^="web-3,"]').count(), { timeout: 30_000 }).toBe(
+      1,
+    );
     expect(await page.evaluate<string>(`document.querySelector('.group').dataset.mark`)).toBe(
       'kept',
     );
@@ -291,8 +297,8 @@ describe('the web console in Chromium', () => {
   it('opens a service: latest metrics, a chart per metric drawn by uPlot, containers, processes, alerts', async () => {
     await page.locator('.tile[aria-label^="web-2,"]').click();
     await page.waitForURL(`**/services/${ids['web-2']}`);
-    await expect.poll(heading).toContain('web-2');
-    await expect.poll(() => page.locator('.chart canvas').count()).toBe(3);
+    await poll(heading).toContain('web-2');
+    await poll(() => page.locator('.chart canvas').count()).toBe(3);
     expect(await page.locator('#active-alerts-title + ul li').textContent()).toContain(
       'CPU saturated',
     );
@@ -302,23 +308,19 @@ describe('the web console in Chromium', () => {
     expect(await page.locator('section[aria-labelledby="processes-title"] tbody tr').count()).toBe(
       3,
     );
-    await expect.poll(() => bluePixels('cpu_percent')).toBeGreaterThan(50);
+    await poll(() => bluePixels('cpu_percent')).toBeGreaterThan(50);
     await screenshot('service');
   });
 
   it('changes the range (the right step for it) and keeps it, and the sign-in, across a reload', async () => {
     await page.getByRole('radio', { name: '6h' }).check();
     await page.waitForURL(/range=6h/);
-    await expect
-      .poll(() => page.locator('.chart figcaption').first().textContent())
-      .toContain('1m step');
+    await poll(() => page.locator('.chart figcaption').first().textContent()).toContain('1m step');
     await page.getByRole('radio', { name: '7d' }).check();
     await page.waitForURL(/range=7d/);
-    await expect
-      .poll(() => page.locator('.chart figcaption').first().textContent())
-      .toContain('1h step');
+    await poll(() => page.locator('.chart figcaption').first().textContent()).toContain('1h step');
     await page.reload();
-    await expect.poll(heading).toContain('web-2');
+    await poll(heading).toContain('web-2');
     expect(await page.getByRole('radio', { name: '7d' }).isChecked()).toBe(true);
     expect(requested.some((url) => url.includes('/metrics?') && url.includes('step=1h'))).toBe(
       true,
@@ -337,17 +339,17 @@ describe('the web console in Chromium', () => {
     ];
     for (const [path, title] of views) {
       await page.goto(`${monitor.baseUrl}${path}`);
-      await expect.poll(heading, { message: path }).toContain(title);
+      await poll(heading, { message: path }).toContain(title);
     }
-    await expect.poll(() => page.locator('.group').count()).toBe(2);
+    await poll(() => page.locator('.group').count()).toBe(2);
   });
 
   it('lists the alerts with filters', async () => {
     await page.goto(`${monitor.baseUrl}/alerts`);
-    await expect.poll(() => page.locator('main tbody tr').count()).toBe(2);
+    await poll(() => page.locator('main tbody tr').count()).toBe(2);
     await page.getByLabel('Severity').selectOption('critical');
     await page.waitForURL(/severity=critical/);
-    await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
+    await poll(() => page.locator('main tbody tr').count()).toBe(1);
     expect(await page.locator('main tbody tr').textContent()).toContain('CPU saturated');
     await screenshot('alerts');
   });
@@ -355,7 +357,7 @@ describe('the web console in Chromium', () => {
   it('shows an investigation: findings, evidence and the timeline', async () => {
     await page.locator('main tbody tr a', { hasText: 'open' }).click();
     await page.waitForURL(/\/investigations\/inv_/);
-    await expect.poll(() => page.locator('.findings > li').count()).toBeGreaterThan(0);
+    await poll(() => page.locator('.findings > li').count()).toBeGreaterThan(0);
     expect(await page.locator('.timeline > li').count()).toBeGreaterThan(0);
     await page.locator('.findings details summary').first().click();
     expect(await page.locator('.findings details pre').first().textContent()).toMatch(/\S/);
@@ -368,12 +370,12 @@ describe('the web console in Chromium', () => {
     await cpuRow.getByRole('button', { name: 'Acknowledge' }).click();
     await page.getByLabel('Comment').fill('looking into it');
     await page.getByRole('button', { name: 'Confirm acknowledgement' }).click();
-    await expect.poll(() => cpuRow.textContent()).toContain('acknowledged');
+    await poll(() => cpuRow.textContent()).toContain('acknowledged');
     const memoryRow = page.locator('main tbody tr', { hasText: 'Memory high' });
     await memoryRow.getByRole('button', { name: 'Silence' }).click();
     await page.getByLabel('For').selectOption('4');
     await page.getByRole('button', { name: 'Create silence' }).click();
-    await expect.poll(() => memoryRow.textContent()).toContain('silenced');
+    await poll(() => memoryRow.textContent()).toContain('silenced');
 
     const { body } = await api<{
       alerts: { rule_name: string; acknowledgement_comment: string | null; silenced: boolean }[];
@@ -384,22 +386,22 @@ describe('the web console in Chromium', () => {
 
     await page.getByLabel('Acknowledged').selectOption('true');
     await page.waitForURL(/acknowledged=true/);
-    await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
+    await poll(() => page.locator('main tbody tr').count()).toBe(1);
   });
 
   it('lists the silence, refuses one without matchers on its form, and expires it', async () => {
     await page.goto(`${monitor.baseUrl}/silences`);
     const rows = page.locator('main table tbody tr');
-    await expect.poll(() => rows.count()).toBe(1);
+    await poll(() => rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain(`service_id=${ids['db-1']}`);
     await page.getByLabel('Comment').fill('nothing matched');
     await page.getByRole('button', { name: 'Create silence' }).click();
-    await expect.poll(() => page.locator('main [role=alert]').count()).toBeGreaterThan(0);
+    await poll(() => page.locator('main [role=alert]').count()).toBeGreaterThan(0);
     await rows
       .first()
       .getByRole('button', { name: /^Expire silence/ })
       .click();
-    await expect.poll(() => page.locator('main').textContent()).toContain('No silences.');
+    await poll(() => page.locator('main').textContent()).toContain('No silences.');
     const { body } = await api<{ silences: { state: string }[] }>('/silences?state=expired');
     expect(body.silences.map((silence) => silence.state)).toEqual(['expired']);
   });
@@ -411,13 +413,13 @@ describe('the web console in Chromium', () => {
     await page.getByLabel('Time zone (IANA)').fill('Mars/Olympus_Mons');
     await page.getByLabel('Comment').fill('nightly backup');
     await page.getByRole('button', { name: 'Create silence' }).click();
-    await expect.poll(() => page.locator('#silence-timezone-error').count()).toBe(1);
+    await poll(() => page.locator('#silence-timezone-error').count()).toBe(1);
     expect(await page.locator('#silence-timezone').getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Time zone (IANA)').fill('Europe/Paris');
     await page.getByRole('button', { name: 'Create silence' }).click();
-    await expect
-      .poll(() => page.locator('main table tbody tr').first().textContent())
-      .toContain('FREQ=DAILY;BYHOUR=2;BYMINUTE=0 (60 min, Europe/Paris)');
+    await poll(() => page.locator('main table tbody tr').first().textContent()).toContain(
+      'FREQ=DAILY;BYHOUR=2;BYMINUTE=0 (60 min, Europe/Paris)',
+    );
     await screenshot('silences');
   });
 
@@ -429,7 +431,7 @@ describe('the web console in Chromium', () => {
     await page.getByLabel('Duration (minutes)').fill('5000');
     await page.getByRole('button', { name: 'Create rule' }).click();
     const error = page.locator('#rule-duration_minutes-error');
-    await expect.poll(() => error.textContent()).toContain('1440');
+    await poll(() => error.textContent()).toContain('1440');
     expect(await page.locator('#rule-duration_minutes').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#rule-duration_minutes').getAttribute('aria-describedby')).toContain(
       'rule-duration_minutes-error',
@@ -439,9 +441,7 @@ describe('the web console in Chromium', () => {
     await page.getByLabel('Duration (minutes)').fill('10');
     await page.getByRole('button', { name: 'Create rule' }).click();
     await page.waitForURL(/\/rules\/rul_/);
-    await expect
-      .poll(() => page.getByRole('status').first().textContent())
-      .toContain('Rule created');
+    await poll(() => page.getByRole('status').first().textContent()).toContain('Rule created');
     const { body } = await api<{ rules: { name: string; duration_minutes: number }[] }>(
       '/alerts/rules',
     );
@@ -450,7 +450,7 @@ describe('the web console in Chromium', () => {
 
   it('moves through the sections by keyboard', async () => {
     await page.goto(`${monitor.baseUrl}/services`);
-    await expect.poll(heading).toContain('Services');
+    await poll(heading).toContain('Services');
     await page.keyboard.press('Tab');
     expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe(
       'Skip to content',
@@ -460,7 +460,7 @@ describe('the web console in Chromium', () => {
     expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe('Alerts');
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/alerts$/);
-    await expect.poll(() => page.evaluate<string>('document.activeElement?.tagName')).toBe('H1');
+    await poll(() => page.evaluate<string>('document.activeElement?.tagName')).toBe('H1');
   });
 
   it("passes axe-core's WCAG A/AA checks on every main view", async () => {
@@ -508,7 +508,7 @@ describe('the web console in Chromium', () => {
 
   it('signs out: the key is gone and the sign-in form is back', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await expect.poll(() => page.locator('input[name="api_key"]').count()).toBe(1);
+    await poll(() => page.locator('input[name="api_key"]').count()).toBe(1);
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
     await page.reload();
     expect(await page.locator('input[name="api_key"]').count()).toBe(1);
@@ -528,7 +528,7 @@ describe('the web console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByLabel('Name', { exact: true }).fill('x');
     await page.getByRole('button', { name: 'Create rule' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('403');
+    await poll(() => page.getByRole('alert').first().textContent()).toContain('403');
   });
 });
 

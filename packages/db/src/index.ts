@@ -80,12 +80,7 @@ export type {
 } from './evaluator-state/evaluator-store.js';
 export const loadLiveRules = translatingDbErrors(loadLiveRulesRaw);
 export const ruleSetFingerprint = translatingDbErrors(ruleSetFingerprintRaw);
-export type {
-  LiveRule,
-  LiveRuleSnapshot,
-  NoDataState,
-  RuleFlapping,
-} from './rules/rule-snapshot.js';
+export type { LiveRule, LiveRuleSnapshot } from './rules/rule-snapshot.js';
 
 export const createInvestigationStore = translatingStoreFactory(investigationStore);
 export type {
@@ -105,16 +100,10 @@ export type {
 export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
-export type { AcknowledgeInput, AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
+export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
 export const createSilenceStore = translatingStoreFactory(silenceStore);
-export type { NewSilence, SilenceStore } from './silences/silence-store.js';
-export {
-  recurrenceProblem,
-  silenceActiveAt,
-  silenceMatches,
-  silenceStateAt,
-} from './silences/silence-schedule.js';
-export type { SilenceSchedule, SilenceTarget } from './silences/silence-schedule.js';
+export type { SilenceStore } from './silences/silence-store.js';
+export { recurrenceProblem, silenceStateAt } from './silences/silence-schedule.js';
 export const createInvestigationQueries = translatingStoreFactory(investigationQueries);
 export type {
   InvestigationDetailRow,

@@ -27,8 +27,8 @@ const alertRuleLimits = {
   maxFlappingTransitions: 100,
 } as const;
 
-export const noDataStates = ['alerting', 'ok', 'keep'] as const;
-export type NoDataState = (typeof noDataStates)[number];
+const noDataStates = ['alerting', 'ok', 'keep'] as const;
+type NoDataState = (typeof noDataStates)[number];
 
 /**
  * More than `maxTransitions` state changes of a (rule, service) within `windowMinutes` make

@@ -156,7 +156,7 @@ export const alertAcknowledgeSchema = z
     },
   )
   .meta({ id: 'AlertAcknowledge' });
-export type AlertAcknowledgeRequest = z.infer<typeof alertAcknowledgeSchema>;
+type AlertAcknowledgeRequest = z.infer<typeof alertAcknowledgeSchema>;
 
 /**
  * The message of every notification channel: the API's alert item plus the transition (the

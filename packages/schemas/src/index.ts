@@ -39,7 +39,6 @@ export type {
   ServiceResponse,
 } from './api.js';
 export {
-  alertReasons,
   alertSchema,
   apiLimits,
   conditionHolds,
@@ -70,7 +69,7 @@ export {
   alertRuleSchema,
   alertRuleUpdateSchema,
 } from './alert-rules.js';
-export type { AlertAcknowledgeRequest, AlertListResponse } from './alerts.js';
+export type { AlertListResponse } from './alerts.js';
 export {
   alertAcknowledgeSchema,
   alertListQuerySchema,
@@ -79,8 +78,6 @@ export {
 } from './alerts.js';
 export type {
   Silence,
-  SilenceCreateRequest,
-  SilenceListQuery,
   SilenceListResponse,
   SilenceMatchers,
   SilenceRecurrence,
@@ -89,11 +86,9 @@ export type {
 } from './silences.js';
 export {
   silenceCreateSchema,
-  silenceLimits,
   silenceListQuerySchema,
   silenceListResponseSchema,
   silenceSchema,
-  silenceStates,
   toSilenceMatchers,
   toSilenceResponse,
 } from './silences.js';
@@ -141,26 +136,10 @@ export {
 } from './notification-channels.js';
 export type { Alert, AlertNotification, AlertTransition } from './alerts.js';
 export { opensInvestigation, toAlertResponse } from './alerts.js';
-export type {
-  AlertRule,
-  AlertRuleDraft,
-  AlertRuleFields,
-  NoDataState,
-  RuleFlapping,
-} from './alert-rules.js';
+export type { AlertRule, AlertRuleDraft, AlertRuleFields, RuleFlapping } from './alert-rules.js';
 export {
   alertRuleOptionDefaults,
-  noDataStates,
   recoveryThresholdProblem,
   toAlertRuleResponse,
 } from './alert-rules.js';
-export type {
-  MessageTemplatePart,
-  MessageTemplatePlaceholder,
-  MessageTemplateValues,
-} from './message-template.js';
-export {
-  messageTemplatePlaceholders,
-  parseMessageTemplate,
-  renderMessageTemplate,
-} from './message-template.js';
+export { parseMessageTemplate, renderMessageTemplate } from './message-template.js';

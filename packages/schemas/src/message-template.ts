@@ -15,7 +15,7 @@ export const messageTemplatePlaceholders = [
   'status',
   'started_at',
 ] as const;
-export type MessageTemplatePlaceholder = (typeof messageTemplatePlaceholders)[number];
+type MessageTemplatePlaceholder = (typeof messageTemplatePlaceholders)[number];
 
 /** `{{tags.<key>}}`: a tag of the alert's service; the key as a tag key may be. */
 const tagsPrefix = 'tags.';

@@ -15,7 +15,7 @@ import { keyNamesDocument, storableRecord, storableText } from './input-policy.j
  * notifications only: matching alerts still fire, resolve and open investigations.
  */
 
-export const silenceLimits = {
+const silenceLimits = {
   maxCommentLength: 2000,
   maxHostLength: 255,
   maxRruleLength: 1000,
@@ -25,7 +25,7 @@ export const silenceLimits = {
   maxTagPairs: ingestLimits.maxTags,
 } as const;
 
-export const silenceStates = ['active', 'pending', 'expired'] as const;
+const silenceStates = ['active', 'pending', 'expired'] as const;
 export type SilenceState = (typeof silenceStates)[number];
 
 const typeError = (what: string) => (issue: { input?: unknown }) =>
@@ -241,7 +241,7 @@ export const silenceListQuerySchema = paginationQuerySchema.extend({
     .optional()
     .meta({ description: 'Only silences in this state now. Default: active and pending.' }),
 });
-export type SilenceListQuery = z.output<typeof silenceListQuerySchema>;
+type SilenceListQuery = z.output<typeof silenceListQuerySchema>;
 
 export const silenceListResponseSchema = z
   .object({ silences: z.array(silenceSchema), pagination: paginationSchema })

@@ -21,7 +21,7 @@ export type ListAlertsQuery = {
   offset: number;
 };
 
-export type AcknowledgeInput = {
+type AcknowledgeInput = {
   orgId: string;
   alertId: string;
   /** The API key id acknowledging it. */

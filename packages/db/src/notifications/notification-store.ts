@@ -34,7 +34,7 @@ export type ClaimNotificationsOptions = {
 };
 
 /** What `enqueueFollowUps` queued. */
-export type FollowUps = {
+type FollowUps = {
   /** Alerts notified again (`renotified`): active, unacknowledged, unsilenced, rule's renotify_minutes past. */
   renotified: number;
   /** Alerts notified because the silence over them ended while they are still active. */

@@ -1,4 +1,4 @@
-import type { AlertRule, NoDataState, RuleFlapping } from '@monitor/schemas';
+import type { AlertRule } from '@monitor/schemas';
 import type { Database } from '../core/database.js';
 import { expectRow } from '../core/expect-row.js';
 
@@ -34,8 +34,6 @@ export type LiveRule = Pick<
   /** Windows of an older generation are void: the rule's evaluation restarted since. */
   generation: number;
 };
-
-export type { NoDataState, RuleFlapping };
 
 /** The live rules and the epoch they were read at, from one snapshot. */
 export type LiveRuleSnapshot = {

@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../core/database.js';
 import { expectRow } from '../core/expect-row.js';
 import { silenceActiveAt, silenceStateAt } from './silence-schedule.js';
 
-export type NewSilence = {
+type NewSilence = {
   matchers: SilenceMatchers;
   startsAt: Date;
   endsAt: Date;

@@ -156,7 +156,6 @@ export const alertAcknowledgeSchema = z
     },
   )
   .meta({ id: 'AlertAcknowledge' });
-type AlertAcknowledgeRequest = z.infer<typeof alertAcknowledgeSchema>;
 
 /**
  * The message of every notification channel: the API's alert item plus the transition (the

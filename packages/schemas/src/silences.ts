@@ -241,7 +241,6 @@ export const silenceListQuerySchema = paginationQuerySchema.extend({
     .optional()
     .meta({ description: 'Only silences in this state now. Default: active and pending.' }),
 });
-type SilenceListQuery = z.output<typeof silenceListQuerySchema>;
 
 export const silenceListResponseSchema = z
   .object({ silences: z.array(silenceSchema), pagination: paginationSchema })

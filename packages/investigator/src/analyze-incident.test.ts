@@ -279,6 +279,20 @@ describe('analyzeIncident without a baseline', () => {
     expect(report.recommendations[0]?.title).toBe('Collect processes and containers from web-1');
   });
 
+  it('does not rank what consumes now for a no-data alert, and says no data in the timeline', () => {
+    const input = firstSeen(hogInput(), 8);
+    input.alert = { ...cpuAlert, reason: 'no_data', value: null };
+    input.series = [];
+    const { verdict, hypotheses, report } = analyzeIncident(input);
+    expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
+    expect(hypotheses).toEqual([]);
+    expect(report.analysis.summary).toContain('a no-data alert');
+    expect(report.timeline.find((e) => e.type === 'alert_fired')).toMatchObject({
+      description: 'cpu high fired: no data',
+      data: { value: null },
+    });
+  });
+
   it('abstains without a baseline and snapshots whatever the metrics and the peers do', () => {
     const value = fc.double({ min: 0, max: 100, noNaN: true });
     fc.assert(

@@ -257,10 +257,12 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
     ...input.series.flatMap((s) => s.points.map((p) => p.timeMs)),
     ...input.snapshots.map((s) => s.timeMs),
   ].filter(inSpan);
+  // What consumes the host now does not explain a metric that stopped arriving.
+  const noData = input.alert?.reason === 'no_data';
   const basis =
     baselinePoints >= minBaselinePoints
       ? 'baseline'
-      : input.alert !== undefined && snapshots > 0
+      : input.alert !== undefined && !noData && snapshots > 0
         ? 'current_snapshots'
         : 'none';
   return {
@@ -268,7 +270,10 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
     baselinePoints,
     snapshots,
     firstSeenMs: seen.length === 0 ? undefined : Math.min(...seen),
-    firingLevel: incidentValues.length === 0 ? input.alert?.value : mean(incidentValues.slice(-3)),
+    firingLevel:
+      incidentValues.length === 0
+        ? (input.alert?.value ?? undefined)
+        : mean(incidentValues.slice(-3)),
     thinness:
       basis === 'current_snapshots' ? snapshotThinness(snapshots) : basis === 'baseline' ? 1 : 0,
   };
@@ -401,7 +406,9 @@ function buildSummary(
       `${describeMissingBaseline(evidence)} With no baseline and ` +
       (evidence.alert === undefined
         ? 'no alert, nothing says what went wrong'
-        : `no process or container snapshot of ${evidence.host}, nothing shows what uses the resource`) +
+        : evidence.alert.reason === 'no_data'
+          ? `a no-data alert, what uses ${evidence.host}'s resources now cannot explain samples that stopped`
+          : `no process or container snapshot of ${evidence.host}, nothing shows what uses the resource`) +
       `: the analysis abstains (inconclusive, confidence ${verdict.confidence}) rather than guess.`
     );
   }
@@ -865,20 +872,27 @@ function buildTimeline(
     }
   }
   if (alert !== undefined) {
+    const noData = alert.reason === 'no_data';
     add(
       alert.startedAtMs,
       'alert_started',
-      `${alert.metric} breached ${alert.threshold} (${alert.condition})`,
+      noData
+        ? `${alert.metric} stopped arriving (no-data rule)`
+        : `${alert.metric} breached ${alert.threshold} (${alert.condition})`,
       {
         rule: alert.ruleName,
         threshold: alert.threshold,
+        ...(noData ? { reason: 'no_data' } : {}),
       },
     );
-    add(alert.firedAtMs, 'alert_fired', `${alert.ruleName} fired at ${round(alert.value)}`, {
-      alert_id: alert.id,
-      value: alert.value,
-      severity: alert.severity,
-    });
+    add(
+      alert.firedAtMs,
+      'alert_fired',
+      alert.value === null
+        ? `${alert.ruleName} fired: no data`
+        : `${alert.ruleName} fired at ${round(alert.value)}`,
+      { alert_id: alert.id, value: alert.value, severity: alert.severity },
+    );
   }
   return entries
     .sort(

@@ -44,9 +44,9 @@ export function toAlertFacts(alert: Alert): AlertFacts {
     condition: alert.condition,
     threshold: alert.threshold,
     severity: alert.severity,
-    // A no-data alert (value null, migration 17) has no sample that fired it: the threshold it
-    // was judged against stands for its level.
-    value: alert.value ?? alert.threshold,
+    // A no-data alert (value null, migration 17) has no sample that fired it.
+    value: alert.value,
+    reason: alert.reason,
     startedAtMs: alert.startedAt.getTime(),
     firedAtMs: alert.firedAt.getTime(),
   };

@@ -20,8 +20,10 @@ export type AlertFacts = {
   condition: AlertCondition;
   threshold: number;
   severity: string;
-  /** The sample value that fired. */
-  value: number;
+  /** The sample value that fired; null for a no-data alert. */
+  value: number | null;
+  /** `no_data`: fired because the metric stopped arriving (default `threshold`). */
+  reason?: 'threshold' | 'no_data';
   startedAtMs: number;
   firedAtMs: number;
 };

@@ -73,7 +73,6 @@ export type {
   EvaluatorStateRecord,
   EvaluatorStore,
   HostWatermarkRecord,
-  NoDataRule,
   NoDataSweepResult,
   SeenMetric,
   StoredHosts,

@@ -7,7 +7,7 @@ import { conditionHolds } from '@monitor/schemas';
  * `maxTransitions + 1` of them (enough to tell "more than maxTransitions within the window"),
  * and whether it is marked flapping (its notifications held until it is stable for the window).
  */
-export type FlapState = { changesMs: number[]; flapping: boolean };
+type FlapState = { changesMs: number[]; flapping: boolean };
 
 /**
  * The state of one (rule, host) window, checkpointed as jsonb: plain data, versioned so a
@@ -49,7 +49,7 @@ export type WindowEvent =
 export type MetricSample = { timeMs: number; value: number };
 
 /** How a rule detects flapping (CONTRACT "Alerting, next wave", `flapping`). */
-export type FlappingSetting = { windowMinutes: number; maxTransitions: number };
+type FlappingSetting = { windowMinutes: number; maxTransitions: number };
 
 /**
  * What the window logic reads of a rule. The next-wave fields are optional here (absent is

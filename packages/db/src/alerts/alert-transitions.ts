@@ -29,7 +29,7 @@ export type FireAlertInput = {
 };
 
 /** Why an alert fires: its rule's condition held, or its host stopped sending the metric. */
-export type AlertReason = 'threshold' | 'no_data';
+type AlertReason = 'threshold' | 'no_data';
 
 /**
  * The transitions this module notifies: `settled` says where a flapping (rule, host) settled.

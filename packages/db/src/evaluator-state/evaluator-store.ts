@@ -56,7 +56,7 @@ export type SeenMetric = {
 };
 
 /** A rule with no-data on, as the sweep applies it. */
-export type NoDataRule = {
+type NoDataRule = {
   orgId: string;
   ruleId: string;
   metric: string;
@@ -67,7 +67,7 @@ export type NoDataRule = {
   generation: number;
 };
 
-export type NoDataSweep = {
+type NoDataSweep = {
   /** The evaluator's clock now (wall clock), epoch milliseconds. */
   nowMs: number;
   rules: readonly NoDataRule[];
@@ -81,7 +81,7 @@ export type NoDataSweepResult = {
 };
 
 /** Where a partition stands: the next offset, and the revision of its windows (migration 18). */
-export type AppliedPosition = { nextOffset: number; revision: number };
+type AppliedPosition = { nextOffset: number; revision: number };
 
 export type EvaluatorCommit = {
   partition: number;

@@ -112,7 +112,11 @@ export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
     scope: 'write',
     request: {
       params: alertIdParams,
-      body: { schema: alertAcknowledgeSchema, description: 'An optional comment.' },
+      body: {
+        schema: alertAcknowledgeSchema,
+        description: 'An optional comment; the body may be left out.',
+        optional: true,
+      },
     },
     checkPath: (params) => {
       alertIdOf(params['id']);

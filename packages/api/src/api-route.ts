@@ -53,7 +53,8 @@ export type ApiRoute<Deps = never> = {
     params?: z.ZodObject;
     query?: z.ZodObject;
     headers?: z.ZodObject;
-    body?: { schema: ZodType; description: string };
+    /** `optional`: a request without a body is taken as `{}` (documented as not required). */
+    body?: { schema: ZodType; description: string; optional?: boolean };
   };
   responses: Readonly<Record<number, ApiResponseSpec>>;
   /**

@@ -94,7 +94,7 @@ function toRouteConfig(route: ApiRoute): RouteConfig {
         : {
             body: {
               description: request.body.description,
-              required: true,
+              required: request.body.optional !== true,
               content: { 'application/json': { schema: request.body.schema } },
             },
           }),

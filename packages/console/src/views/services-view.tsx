@@ -20,6 +20,8 @@ const refreshMs = (count: number) => (count > 1_000 ? 30_000 : 10_000);
 /** A group with more services than this is drawn as status bars, not one tile per service. */
 const maxTilesPerGroup = 400;
 const rowHeightPx = 34;
+/** While the first load gathers pages, the view is redrawn at most this often. */
+const progressiveDrawMs = 400;
 const tableViewportPx = 480;
 
 export function ServicesView(props: { api: ApiClient; search: URLSearchParams }) {
@@ -34,18 +36,23 @@ export function ServicesView(props: { api: ApiClient; search: URLSearchParams })
 
   usePolling(
     async (first, signal) => {
+      let lastDraw = -Infinity;
       try {
         const all = await fetchAllPages<Service>(
           api,
           '/services',
           'services',
           { status },
-          // The first load draws each page as it comes; later refreshes swap in the whole list.
+          // The first load draws the first page at once, then what has come at most every
+          // `progressiveDrawMs` (a draw regroups and sorts everything so far); later refreshes
+          // swap in the whole list.
           (items, count) => {
-            if (first && !signal.cancelled) {
-              setServices(items);
-              setTotal(count);
-            }
+            if (!first || signal.cancelled) return;
+            const now = performance.now();
+            if (items.length > 100 && now - lastDraw < progressiveDrawMs) return;
+            lastDraw = now;
+            setServices(items);
+            setTotal(count);
           },
         );
         if (signal.cancelled) return;

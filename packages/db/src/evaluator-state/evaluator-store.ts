@@ -1,6 +1,6 @@
 import type { StreamPosition } from '../alerts/alert-transitions.js';
 import { fireAlert, resolveAlerts, settleAlert } from '../alerts/alert-transitions.js';
-import type { Database, TransactionSql } from '../core/database.js';
+import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import type { OffsetOwner } from '../samples/sample-store.js';
 
 /** One (rule, host) window of the evaluator. */
@@ -191,6 +191,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         select distinct partition from evaluator_last_seen where seen_at <= ${before}
       `;
       for (const { partition } of partitions) {
+        if ((await dueSilences(sql, partition, sweep)).length === 0) continue;
         const swept = await sql.begin((tx) => sweepPartition(tx, owner, partition, sweep));
         result.fired += swept.fired;
         result.resolved += swept.resolved;
@@ -447,19 +448,18 @@ async function takeSeen(
   return resolved;
 }
 
-/** One partition's sweep (see EvaluatorStore.sweepNoData), inside the caller's transaction. */
-async function sweepPartition(
-  tx: TransactionSql,
-  owner: OffsetOwner,
+/**
+ * The (rule, host) silences of a partition due now and not acted on yet. Read without a lock
+ * first (a partition with nothing new is not locked at all, however many long-silent hosts it
+ * keeps), then again under the offset-row lock before acting.
+ */
+async function dueSilences(
+  q: Queryable,
   partition: number,
   sweep: NoDataSweep,
-): Promise<NoDataSweepResult> {
-  const result = { fired: 0, resolved: 0 };
-  // Serializes with the partition's batch commits (a sample taken meanwhile is seen below) and
-  // with every other replica's sweep of it.
-  await lockOffset(tx, owner, partition);
+): Promise<{ rule: NoDataRule; host: string; seenAt: Date }[]> {
   const shortestMinutes = Math.min(...sweep.rules.map((rule) => rule.noDataMinutes));
-  const rows = await tx<
+  const rows = await q<
     { org_id: string; host: string; metric: string; tags: Record<string, string>; seen_at: Date }[]
   >`
     select org_id, host, metric, tags, seen_at from evaluator_last_seen
@@ -475,8 +475,8 @@ async function sweepPartition(
       due.push({ rule, host: row.host, seenAt: row.seen_at });
     }
   }
-  if (due.length === 0) return result;
-  const acted = await tx<{ org_id: string; rule_id: string; host: string; silent_since: Date }[]>`
+  if (due.length === 0) return due;
+  const acted = await q<{ org_id: string; rule_id: string; host: string; silent_since: Date }[]>`
     select n.org_id, n.rule_id, n.host, n.silent_since from evaluator_no_data n
     join unnest(${due.map((d) => d.rule.orgId)}::text[], ${due.map((d) => d.rule.ruleId)}::text[],
       ${due.map((d) => d.host)}::text[]) as k(org_id, rule_id, host)
@@ -488,11 +488,25 @@ async function sweepPartition(
       row.silent_since.getTime(),
     ]),
   );
-  const fresh = due.filter(
+  return due.filter(
     ({ rule, host, seenAt }) =>
       (actedOn.get(stateKey({ orgId: rule.orgId, host, ruleId: rule.ruleId })) ?? -Infinity) <
       seenAt.getTime(),
   );
+}
+
+/** One partition's sweep (see EvaluatorStore.sweepNoData), inside the caller's transaction. */
+async function sweepPartition(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  partition: number,
+  sweep: NoDataSweep,
+): Promise<NoDataSweepResult> {
+  const result = { fired: 0, resolved: 0 };
+  // Serializes with the partition's batch commits (a sample taken meanwhile is seen below) and
+  // with every other replica's sweep of it.
+  await lockOffset(tx, owner, partition);
+  const fresh = await dueSilences(tx, partition, sweep);
   if (fresh.length === 0) return result;
   const live = await lockLiveRules(tx, [...new Set(fresh.map(({ rule }) => rule.ruleId))]);
   const now = new Date(sweep.nowMs);

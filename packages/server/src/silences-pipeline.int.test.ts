@@ -126,7 +126,7 @@ it('fires a silenced alert without sending it, and notifies it once the silence 
     204,
   );
   await waitFor(
-    async () => (webhook!.accepted.length > 0 ? true : undefined),
+    () => Promise.resolve(webhook!.accepted.length > 0 ? true : undefined),
     20_000,
     'the alert to be notified once its silence ended',
   );

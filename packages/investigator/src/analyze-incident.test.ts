@@ -249,6 +249,23 @@ describe('analyzeIncident without a baseline', () => {
     expect(report.timeline[0]?.type).toBe('host_first_seen');
   });
 
+  it('ranks by current use when the metric has a baseline but no snapshot falls in it', () => {
+    const input = hogInput();
+    input.snapshots = input.snapshots.filter((s) => s.timeMs >= windows.incident.fromMs);
+    const { verdict, report } = analyzeIncident(input);
+    expect(verdict).toMatchObject({ kind: 'process', subject: 'burner' });
+    expect(verdict.confidence).toBeGreaterThanOrEqual(0.4);
+    expect(verdict.confidence).toBeLessThanOrEqual(snapshotThinness(input.snapshots.length));
+    expect(report.findings[0]?.evidence).toMatchObject({
+      basis: 'baseline',
+      consumer_basis: 'current_snapshots',
+      snapshots: input.snapshots.length,
+    });
+    expect(report.analysis.summary).toContain(
+      'No process or container snapshot falls in the baseline',
+    );
+  });
+
   it('is less confident the fewer snapshots confirm it', () => {
     const confidence = (minutes: number) =>
       analyzeIncident(firstSeen(hogInput(), minutes)).verdict.confidence;

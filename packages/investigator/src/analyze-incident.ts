@@ -243,9 +243,11 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
   const { windows } = input;
   const inSpan = (timeMs: number) =>
     timeMs >= windows.baseline.fromMs && timeMs <= windows.incident.toMs;
-  const snapshots = input.snapshots.filter(
+  const listing = input.snapshots.filter(
     (s) => inSpan(s.timeMs) && s.processes.length + s.containers.length > 0,
-  ).length;
+  );
+  const snapshots = listing.length;
+  const baselineSnapshots = listing.filter((s) => s.timeMs <= windows.baseline.toMs).length;
   const focusPoints = pointsOf(input, focus.metric);
   const baselinePoints = focusPoints.filter(
     (p) => p.timeMs >= windows.baseline.fromMs && p.timeMs <= windows.baseline.toMs,
@@ -265,17 +267,31 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
       : input.alert !== undefined && !noData && snapshots > 0
         ? 'current_snapshots'
         : 'none';
+  const consumerBasis =
+    basis !== 'baseline'
+      ? basis
+      : baselineSnapshots > 0
+        ? 'baseline'
+        : snapshots > 0
+          ? 'current_snapshots'
+          : 'none';
   return {
     basis,
+    consumerBasis,
     baselinePoints,
     snapshots,
     firstSeenMs: seen.length === 0 ? undefined : Math.min(...seen),
+    firstSnapshotMs: listing.length === 0 ? undefined : Math.min(...listing.map((s) => s.timeMs)),
     firingLevel:
       incidentValues.length === 0
         ? (input.alert?.value ?? undefined)
         : mean(incidentValues.slice(-3)),
     thinness:
-      basis === 'current_snapshots' ? snapshotThinness(snapshots) : basis === 'baseline' ? 1 : 0,
+      consumerBasis === 'current_snapshots'
+        ? snapshotThinness(snapshots)
+        : basis === 'baseline'
+          ? 1
+          : 0,
   };
 }
 
@@ -296,9 +312,9 @@ function gatherEvidence(input: IncidentInput, peerTagKeys: readonly string[]): I
       : undefined;
   for (const resource of Object.keys(focus.resourceWeights) as Resource[]) {
     for (const kind of ['process', 'container'] as const) {
-      if (observation.basis === 'baseline') {
+      if (observation.consumerBasis === 'baseline') {
         consumers.push(...consumerChanges(input.snapshots, windows, kind, resource, focusPoints));
-      } else if (observation.basis === 'current_snapshots') {
+      } else if (observation.consumerBasis === 'current_snapshots') {
         current.push(...currentConsumers(span, kind, resource, focusPoints));
       }
     }
@@ -421,7 +437,14 @@ function buildSummary(
         `current use says who consumes, not what changed.`
       : deviation === undefined
         ? `No samples of ${metric} on ${evidence.host} cover both the baseline and the incident window.`
-        : `${describeDeviation(deviation, evidence.host)}.`;
+        : `${describeDeviation(deviation, evidence.host)}.${
+            observation.consumerBasis === 'current_snapshots'
+              ? ` No process or container snapshot falls in the baseline: processes and ` +
+                `containers are ranked by what they use now, their scores scaled by ` +
+                `${round(observation.thinness)} (${snapshotConfidenceCap} × ` +
+                `${observation.snapshots}/${observation.snapshots + 1}).`
+              : ''
+          }`;
   if (verdict.kind !== 'inconclusive' && top !== undefined) {
     return `${what} Most likely cause: ${top.statement} (confidence ${verdict.confidence}).`;
   }
@@ -465,7 +488,14 @@ function levelEvidence(c: ConsumerLevel): Record<string, unknown> {
 function basisEvidence(evidence: IncidentEvidence): Record<string, unknown> {
   const { observation } = evidence;
   return observation.basis === 'baseline'
-    ? { basis: 'baseline' }
+    ? observation.consumerBasis === 'current_snapshots'
+      ? {
+          basis: 'baseline',
+          consumer_basis: 'current_snapshots',
+          snapshots: observation.snapshots,
+          thinness: round(observation.thinness),
+        }
+      : { basis: 'baseline' }
     : {
         basis: observation.basis,
         baseline_points: observation.baselinePoints,
@@ -608,7 +638,7 @@ function buildFindings(
     const top5 = evidence.current.filter((c) => c.resource === resource).slice(0, 5);
     if (top5.length === 0) continue;
     findings.push({
-      title: `Top ${resourceWord(resource)} consumers at firing (no baseline)`,
+      title: `Top ${resourceWord(resource)} consumers at firing (${evidence.observation.basis === 'baseline' ? 'no snapshot in the baseline' : 'no baseline'})`,
       detail: top5
         .map((c) => `${c.kind} ${c.name} ${formatResource(resource, c.level)}`)
         .join(', '),
@@ -616,7 +646,7 @@ function buildFindings(
         resource,
         basis: 'current_snapshots',
         window: {
-          from: iso(evidence.observation.firstSeenMs ?? evidence.windows.incident.fromMs),
+          from: iso(evidence.observation.firstSnapshotMs ?? evidence.windows.incident.fromMs),
           to: iso(evidence.windows.incident.toMs),
         },
         snapshots: evidence.observation.snapshots,

@@ -51,6 +51,8 @@ function coverageOf(
 export function currentConsumerHypotheses(
   evidence: IncidentEvidence,
   localWeight: number,
+  /** How clearly the metric moved, when it has a baseline of its own (1 when not). */
+  significance = 1,
 ): LevelHypothesis[] {
   const { focus, observation } = evidence;
   const best = new Map<string, LevelHypothesis>();
@@ -64,7 +66,7 @@ export function currentConsumerHypotheses(
     // error rate unless it moved with it.
     const support = weight >= 1 ? 0.8 + 0.2 * movement : movement;
     const score = clamp01(
-      coverage * magnitude * support * weight * localWeight * observation.thinness,
+      coverage * magnitude * support * weight * localWeight * observation.thinness * significance,
     );
     const key = `${level.kind}:${level.name}`;
     if ((best.get(key)?.score ?? -1) >= score) continue;
@@ -95,7 +97,8 @@ function levelHypothesis(
   const since = level.appeared ? `, present since ${clockTime(level.firstSeenMs)}` : '';
   const statement =
     `${label} uses ${uses} ${what} at firing, ${covered} on ${evidence.host}${since} ` +
-    `(no baseline: ${observation.snapshots} snapshot${observation.snapshots === 1 ? ' says' : 's say'} ` +
+    `(${observation.basis === 'baseline' ? 'no snapshot in the baseline' : 'no baseline'}: ` +
+    `${observation.snapshots} snapshot${observation.snapshots === 1 ? ' says' : 's say'} ` +
     `who uses the ${what}, not what changed)`;
   const target =
     level.kind === 'process'
@@ -113,7 +116,7 @@ function levelHypothesis(
       ...(level.kind === 'process' ? { pids: level.pids } : { image: level.image ?? null }),
       resource: level.resource,
       window: {
-        from: iso(observation.firstSeenMs ?? windows.incident.fromMs),
+        from: iso(observation.firstSnapshotMs ?? windows.incident.fromMs),
         to: iso(windows.incident.toMs),
       },
       snapshots: observation.snapshots,
@@ -133,7 +136,8 @@ function levelHypothesis(
     recommendation: {
       title: `Check ${target} on ${evidence.host}`,
       detail:
-        `It uses ${uses} ${what} at firing (${covered}). ${evidence.host} has no baseline, so ` +
+        `It uses ${uses} ${what} at firing (${covered}). Nothing shows its use before ` +
+        `${clockTime(observation.firstSnapshotMs ?? windows.incident.fromMs)}, so ` +
         `whether this is its normal load is unknown: confirm it is expected (a job, a warm-up), ` +
         (level.kind === 'process'
           ? level.resource === 'cpu'

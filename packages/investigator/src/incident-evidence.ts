@@ -60,8 +60,15 @@ export type Observation = {
   snapshots: number;
   /** The host's earliest sample or snapshot in the windows read. */
   firstSeenMs: number | undefined;
+  /** The earliest snapshot listing processes or containers in the windows read. */
+  firstSnapshotMs: number | undefined;
   /** The focus metric at firing: the mean of the incident window's last three points. */
   firingLevel: number | undefined;
+  /**
+   * What the process and container hypotheses compare: `current_snapshots` also when the metric
+   * has a baseline but no snapshot falls in it (the agent began listing processes recently).
+   */
+  consumerBasis: EvidenceBasis;
   /** 0..1, multiplies every score that stands on current snapshots alone; 1 with a baseline. */
   thinness: number;
 };

@@ -451,16 +451,27 @@ export function rankHypotheses(evidence: IncidentEvidence): Hypothesis[] {
 }
 
 function fromBaseline(evidence: IncidentEvidence, localWeight: number): Hypothesis[] {
-  const consumers = mergeProcessesIntoContainers(consumerHypotheses(evidence, localWeight));
+  // No snapshot in the baseline (the agent began listing processes recently): the consumers are
+  // judged by what they use now, as without a baseline, and by how clearly the metric moved.
+  const consumers: Hypothesis[] =
+    evidence.observation.consumerBasis === 'current_snapshots'
+      ? mergeLevelsIntoContainers(
+          currentConsumerHypotheses(
+            evidence,
+            localWeight,
+            evidence.focus.deviation?.significance ?? 0,
+          ),
+        ).map(({ level: _level, coverage: _coverage, ...h }) => h)
+      : mergeProcessesIntoContainers(consumerHypotheses(evidence, localWeight)).map(
+          ({ change: _change, share: _share, ...h }) => h,
+        );
   const containerScores = new Map(
     consumers.filter((h) => h.kind === 'container').map((h) => [h.subject, h] as const),
   );
   const deploys = deployHypotheses(evidence, containerScores, localWeight);
   const deployed = new Set(deploys.map((d) => d.subject));
   const hypotheses: Hypothesis[] = [
-    ...consumers
-      .filter((h) => !(h.kind === 'container' && deployed.has(h.subject)))
-      .map(({ change: _change, share: _share, ...h }) => h),
+    ...consumers.filter((h) => !(h.kind === 'container' && deployed.has(h.subject))),
     ...deploys,
     ...restartHypotheses(evidence, localWeight),
   ];

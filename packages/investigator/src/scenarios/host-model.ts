@@ -27,6 +27,8 @@ export type HostSpec = {
   firstSeenMinutesAgo?: number;
   /** false: the agent reports metrics only, no processes or containers (default true). */
   reportsSnapshots?: boolean;
+  /** Processes and containers are reported only this many minutes before the end. */
+  snapshotsSinceMinutesAgo?: number;
 };
 
 export type SamplingPlan = { startMs: number; endMs: number; stepMs: number };
@@ -130,7 +132,11 @@ export function hostPayloads(
           : { memory_rss: Math.max(0, Math.round(p.memory_rss)) }),
       })),
     };
-    if (spec.reportsSnapshots === false) {
+    const ago = Math.round((plan.endMs - timeMs) / 60_000);
+    if (
+      spec.reportsSnapshots === false ||
+      (spec.snapshotsSinceMinutesAgo !== undefined && ago > spec.snapshotsSinceMinutesAgo)
+    ) {
       delete payload.docker_containers;
       delete payload.processes;
     }

@@ -101,7 +101,7 @@ describe('incident scenarios', () => {
         expect(run.basis).toBe('none');
         expect(verdict).toEqual({ kind: 'inconclusive', subject: null, confidence: 0 });
       }
-      if (run.basis === 'current_snapshots') {
+      if (run.basis !== 'baseline') {
         expect(verdict.confidence).toBeLessThanOrEqual(snapshotConfidenceCap);
       }
     },
@@ -121,7 +121,7 @@ describe('incident scenarios', () => {
       if (run.verdict.kind !== 'inconclusive') {
         expect(run.verdict.confidence).toBeGreaterThanOrEqual(0.4);
       }
-      if (run.basis === 'current_snapshots') {
+      if (run.basis !== 'baseline') {
         expect(run.verdict.confidence).toBeLessThanOrEqual(snapshotConfidenceCap);
       }
     }

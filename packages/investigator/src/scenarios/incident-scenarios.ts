@@ -659,6 +659,25 @@ function firstSeenRecentStart(options: ScenarioOptions, random: SeededRandom): S
   };
 }
 
+function processListingBegins(options: ScenarioOptions, random: SeededRandom): Scenario {
+  const host = 'web-6';
+  return {
+    name: 'process-listing-begins',
+    title: 'Metrics for hours, processes listed only since 20 minutes: a CPU hog',
+    host,
+    rule: cpuRule(80, 5),
+    payloads: oneHost(options, random, {
+      host,
+      service: 'web',
+      snapshotsSinceMinutesAgo: 20,
+      shape(state, ago, r) {
+        if (ago <= 15) setProcess(state, 'report-worker', 3120, r.gaussian(80, 2), 310 * mib);
+      },
+    }),
+    expected: { kind: 'process', subject: 'report-worker' },
+  };
+}
+
 function firstSeenUnexplained(options: ScenarioOptions, random: SeededRandom): Scenario {
   const host = 'web-new-2';
   return {
@@ -918,6 +937,7 @@ const builders = [
   firstSeenRestartLoop,
   firstSeenDeploy,
   firstSeenRecentStart,
+  processListingBegins,
   firstSeenUnexplained,
   noSnapshotFirstSeen,
   firstSeenBusyFleet,

@@ -79,7 +79,8 @@ export function scenarioReport(options: ScenarioReportOptions): string {
     '| --- | --- | --- | --- |',
   );
   const bands = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01];
-  for (const basis of ['baseline', 'current_snapshots']) {
+  const bases = [...new Set(runs.flat().map((r) => r.basis))].filter((b) => b !== 'none').sort();
+  for (const basis of bases) {
     for (let b = 0; b < bands.length - 1; b++) {
       const from = bands[b] ?? 0;
       const to = bands[b + 1] ?? 1;
@@ -102,11 +103,11 @@ export function scenarioReport(options: ScenarioReportOptions): string {
   }
   const withoutBaseline = runs
     .flat()
-    .filter((r) => r.basis === 'current_snapshots')
+    .filter((r) => r.basis !== 'baseline')
     .map((r) => r.verdict.confidence);
   lines.push(
     '',
-    `Highest confidence without a baseline: ${Math.max(0, ...withoutBaseline).toFixed(2)} ` +
+    `Highest confidence without a baseline (or without a snapshot in it): ${Math.max(0, ...withoutBaseline).toFixed(2)} ` +
       `(cap ${snapshotConfidenceCap}); misses by abstention (a cause expected, none named): ` +
       `${runs.flat().filter((r) => !r.hit && r.verdict.kind === 'inconclusive').length}.`,
   );

@@ -9,7 +9,10 @@ import { scenarioIncident } from './scenario-incident.js';
 export type ScenarioRun = {
   scenario: Scenario;
   verdict: Verdict;
-  /** What the analysis stood on: `baseline`, `current_snapshots` or `none`. */
+  /**
+   * What the analysis stood on: `baseline`, `current_snapshots` or `none`, and
+   * `baseline, no snapshot in it` when only the metric had a baseline.
+   */
   basis: string;
   /** The first five hypotheses with their scores, as the first finding stores them. */
   ranked: (Cause & { score: number })[];
@@ -26,7 +29,10 @@ export function runScenarios(options: ScenarioOptions): ScenarioRun[] {
     return {
       scenario,
       verdict,
-      basis: String(evidence.basis),
+      basis:
+        evidence.consumer_basis === 'current_snapshots'
+          ? `${String(evidence.basis)}, no snapshot in it`
+          : String(evidence.basis),
       ranked,
       hit: scenarioHit(scenario, { cause, ranked }),
     };

@@ -448,6 +448,32 @@ describe('the web console in Chromium', () => {
     expect(body.rules.find((rule) => rule.name === 'Load too high')?.duration_minutes).toBe(10);
   });
 
+  it('edits the rule: a recovery threshold on the breaching side is refused on its field, then saved', async () => {
+    const ruleUrl = page.url();
+    await page.reload();
+    await poll(() => page.getByLabel('Threshold', { exact: true }).inputValue()).toBe('4');
+    await page.getByLabel('Recovery threshold').fill('10');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await poll(() => page.locator('#rule-recovery_threshold-error').count()).toBe(1);
+    expect(await page.locator('.field-error').count()).toBe(1);
+    await page.getByLabel('Recovery threshold').fill('3');
+    await page.getByLabel('Renotify every (minutes)').fill('30');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await poll(() => page.getByRole('status').first().textContent()).toContain('Rule saved');
+    expect(page.url()).toBe(ruleUrl);
+    const id = new URL(ruleUrl).pathname.split('/').at(-1)!;
+    const { body } = await api<{
+      recovery_threshold: number;
+      renotify_minutes: number;
+      duration_minutes: number;
+    }>(`/alerts/rules/${id}`);
+    expect(body).toMatchObject({
+      recovery_threshold: 3,
+      renotify_minutes: 30,
+      duration_minutes: 10,
+    });
+  });
+
   it('moves through the sections by keyboard', async () => {
     await page.goto(`${monitor.baseUrl}/services`);
     await poll(heading).toContain('Services');
@@ -496,10 +522,11 @@ describe('the web console in Chromium', () => {
     expect(requested.every((url) => url.startsWith(monitor.baseUrl))).toBe(true);
   });
 
-  it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, three 422s)', () => {
+  it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, four 422s)', () => {
     const errors = logged.filter((line) => /Content Security Policy|^error/i.test(line));
     expect(errors).toEqual([
       'error: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+      'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',

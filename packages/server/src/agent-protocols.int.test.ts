@@ -105,7 +105,8 @@ describe('agent protocols, with the real senders', () => {
     const nodeMetrics = Object.keys(service.metrics).filter((name) => name.startsWith('node_'));
     expect(nodeMetrics.length).toBeGreaterThan(20);
     // A service's tags are those of its newest host sample; every series Prometheus sends here
-    // carries `job`. (Once, the listing showed `{}` for a moment: waited for, not yet explained.)
+    // carries `job`. The rule fires on the host's first sample, so the evaluator may create the
+    // service before the writer stores that sample: the writer must still fill in its tags.
     const tagged = await waitFor(
       async () => {
         const latest = await serviceWith('127.0.0.1', () => true);

@@ -200,7 +200,7 @@ type StoredService = {
 
 /**
  * Upserts every service of the batch and returns the id of each (org, host) and how many are
- * new. On conflict: last_seen only moves forward; tags come from a sample newer than
+ * new. On conflict: last_seen only moves forward; tags come from a sample at least as new as
  * last_seen; each metric's latest value is replaced only by a strictly newer sample of that
  * metric (metric_times holds the time of each value).
  *
@@ -269,7 +269,9 @@ async function upsertServiceRows(
     )
     on conflict (org_id, name) do update set
       last_seen = greatest(s.last_seen, excluded.last_seen),
-      tags = case when excluded.last_seen > s.last_seen then excluded.tags else s.tags end,
+      -- At an equal time the later batch wins, as within a batch; it also fills in the row the
+      -- evaluator creates, without tags, when an alert fires before the writer stored its sample.
+      tags = case when excluded.last_seen >= s.last_seen then excluded.tags else s.tags end,
       metrics = case
         when ${fastPath}::boolean and excluded.last_seen > s.last_seen
           then s.metrics || excluded.metrics

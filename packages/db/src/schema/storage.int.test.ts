@@ -290,6 +290,35 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((row!['last_seen'] as Date).getTime()).toBe(t0 + 3 * minuteMs);
     });
 
+    it('fills in the tags of a service the evaluator created at the same instant', async () => {
+      // An alert can fire on a host's first sample before the writer stores it: the evaluator
+      // creates the service row (no tags, no metrics, last_seen = that sample's time). The
+      // writer's batch of that same sample must still give the service its tags and metrics.
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 10 * minuteMs;
+      await db.sql`
+        insert into services (id, org_id, name, last_seen)
+        values (${`svc_first_${orgId}`}, ${orgId}, 'first-seen', ${new Date(t0)})
+      `;
+      await store.writeBatch({
+        samples: [
+          sample({
+            orgId,
+            host: 'first-seen',
+            timeMs: t0,
+            metrics: { cpu: 97 },
+            tags: { role: 'web' },
+          }),
+        ],
+      });
+      const [row] =
+        await db.sql`select tags, metrics, last_seen from services where org_id = ${orgId}`;
+      expect(row!['tags']).toEqual({ role: 'web' });
+      expect(row!['metrics']).toEqual({ cpu: 97 });
+      expect((row!['last_seen'] as Date).getTime()).toBe(t0);
+    });
+
     it('stores a (service, metric, time) once, within a batch and across batches', async () => {
       const store = createSampleStore(db);
       const orgId = uniqueOrg();

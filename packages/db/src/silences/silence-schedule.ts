@@ -84,7 +84,12 @@ export function recurrenceProblem(
   }
   try {
     const options = RRule.parseString(text);
-    if (options.freq === undefined) return ['rrule', 'must set FREQ'];
+    if (options.freq === undefined) {
+      return [
+        'rrule',
+        'must set FREQ to YEARLY, MONTHLY, WEEKLY, DAILY, HOURLY, MINUTELY or SECONDLY',
+      ];
+    }
     // Building the rule and asking for one occurrence checks the values, not just the syntax.
     new RRule({ ...options, dtstart: new Date(0) }).after(new Date(0), true);
   } catch (err) {

@@ -1,4 +1,3 @@
-import { memo } from 'preact/compat';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import type { ApiClient } from '../api-client.js';
 import { fetchAllPages } from '../api-client.js';
@@ -71,6 +70,12 @@ export function ServicesView(props: { api: ApiClient; search: URLSearchParams })
 
   const groupBy = search.get('group') ?? undefined;
   const keys = useMemo(() => tagKeys(services ?? []), [services]);
+  // The same element while the list and the grouping stay: Preact skips an unchanged vnode, so
+  // typing in the table's filter or scrolling it never redraws the map.
+  const hostMap = useMemo(
+    () => (services === undefined ? null : <HostMap services={services} groupBy={groupBy} />),
+    [services, groupBy],
+  );
   return (
     <section class="services">
       <div class="view-head">
@@ -126,7 +131,7 @@ export function ServicesView(props: { api: ApiClient; search: URLSearchParams })
         error === undefined && <Loading what="services" />
       ) : (
         <>
-          <HostMap services={services} groupBy={groupBy} />
+          {hostMap}
           <ServiceTable services={services} search={search} />
         </>
       )}
@@ -134,7 +139,7 @@ export function ServicesView(props: { api: ApiClient; search: URLSearchParams })
   );
 }
 
-const HostMap = memo(function HostMap(props: { services: Service[]; groupBy: string | undefined }) {
+function HostMap(props: { services: Service[]; groupBy: string | undefined }) {
   const groups = useMemo(
     () => groupServices(props.services, props.groupBy),
     [props.services, props.groupBy],
@@ -156,7 +161,7 @@ const HostMap = memo(function HostMap(props: { services: Service[]; groupBy: str
       </div>
     </section>
   );
-});
+}
 
 function Group(props: { group: HostGroup; groupBy: string | undefined }) {
   const { group, groupBy } = props;

@@ -11,7 +11,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/src/**/*.test.ts'],
-          exclude: ['**/*.int.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.int.test.ts', '**/*.container.test.ts', '**/node_modules/**'],
           environment: 'node',
         },
       },
@@ -26,6 +26,19 @@ export default defineConfig({
           hookTimeout: 180_000,
           // Integration files share the servers the global setup started; running them one at
           // a time keeps a 2-core machine from timing out under Kafka + PostgreSQL + the JVM.
+          fileParallelism: false,
+        },
+      },
+      {
+        resolve,
+        test: {
+          // Tests of the project's own images in a Docker engine (deploy/Dockerfile built as
+          // monitor:local, see .ci/run): not part of `npm test`, which needs no engine.
+          name: 'container',
+          include: ['packages/*/src/**/*.container.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
           fileParallelism: false,
         },
       },

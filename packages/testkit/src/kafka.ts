@@ -23,7 +23,6 @@
  * port on 127.0.0.1 only. `localhost` may resolve to ::1 first (Node ≥ 17 keeps the resolver's
  * order), where nothing listens or, worse, another process holds the same port number.
  */
-import { KafkaContainer } from '@testcontainers/kafka';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +31,8 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { GenericContainer, Wait } from 'testcontainers';
+import { containerImage } from './container-images.js';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
 import type { RestartableProcess } from './restartable-process.js';
@@ -41,9 +42,8 @@ import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
 
 /** Confluent Platform 8.1 ships Apache Kafka 4.1, the line the native broker runs. */
-const containerImage = 'confluentinc/cp-kafka:8.1.0';
-/** The port @testcontainers/kafka exposes its host-facing PLAINTEXT listener on. */
-const containerClientPort = 9093;
+/** The container's client listener; it is published on the same port number of the host. */
+const containerClientPort = 9092;
 
 const pomFile = fileURLToPath(new URL('../kafka/pom.xml', import.meta.url));
 /** Written into the libs dir last, so a dir without it is a copy that did not finish. */
@@ -298,11 +298,38 @@ async function fetchGroupOffsets(
   }
 }
 
+/**
+ * A single-node KRaft broker in a container of apache/kafka (or MONITOR_TESTKIT_KAFKA_IMAGE, an
+ * image configured the same way: every KAFKA_FOO_BAR variable is the setting foo.bar). A broker
+ * hands clients its advertised address, which must be the host's: the client listener is
+ * published on a free host port chosen first and advertised as 127.0.0.1:<that port>.
+ */
 async function startKafkaContainer(): Promise<RunningService> {
-  const container = await new KafkaContainer(containerImage).withKraft().start();
-  // The module advertises this same host:port to clients, so bootstrap and reconnects agree. The
-  // host may be `localhost` here: Docker publishes the port on both IPv4 and IPv6.
-  const url = `${container.getHost()}:${container.getMappedPort(containerClientPort)}`;
+  const hostPort = await getFreePort();
+  const container = await new GenericContainer(containerImage('kafka'))
+    .withEnvironment({
+      KAFKA_NODE_ID: '1',
+      KAFKA_PROCESS_ROLES: 'broker,controller',
+      KAFKA_LISTENERS: `PLAINTEXT://:${containerClientPort},CONTROLLER://:9093`,
+      KAFKA_ADVERTISED_LISTENERS: `PLAINTEXT://127.0.0.1:${hostPort}`,
+      KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      KAFKA_CONTROLLER_QUORUM_VOTERS: '1@localhost:9093',
+      KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR: '1',
+      KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS: '3',
+      KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
+      KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: '1',
+      KAFKA_TRANSACTION_STATE_LOG_NUM_PARTITIONS: '3',
+      KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR: '1',
+      KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR: '1',
+      KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+      KAFKA_NUM_PARTITIONS: '1',
+    })
+    .withExposedPorts({ container: containerClientPort, host: hostPort })
+    .withWaitStrategy(Wait.forListeningPorts())
+    .withStartupTimeout(readyTimeoutMs)
+    .start();
+  const url = `127.0.0.1:${hostPort}`;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= container.stop().then(() => undefined);

@@ -4,6 +4,7 @@ import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
+import { containerImage } from './container-images.js';
 import { getFreePort } from './free-port.js';
 import type { RunningService, ServiceLauncher } from './service.js';
 import type { RestartableProcess } from './restartable-process.js';
@@ -27,8 +28,8 @@ const serverSettings = [
 
 /**
  * PostgreSQL 15: the machine's server binaries on a free 127.0.0.1 port with a throwaway data dir
- * (durability off: fsync, synchronous_commit and full_page_writes), or the postgres:15-alpine
- * container. The URL connects as the superuser `postgres` without a password.
+ * (durability off: fsync, synchronous_commit and full_page_writes), or a container of
+ * postgres:15-alpine (or MONITOR_TESTKIT_POSTGRES_IMAGE). The URL connects as the superuser `postgres` without a password.
  */
 export const postgresLauncher: ServiceLauncher = {
   async native() {
@@ -43,7 +44,7 @@ export const postgresLauncher: ServiceLauncher = {
   },
 
   async container() {
-    const container = await new PostgreSqlContainer('postgres:15-alpine').start();
+    const container = await new PostgreSqlContainer(containerImage('postgres')).start();
     return {
       name: 'postgres',
       url: container.getConnectionUri(),

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
+import { containerImage } from './container-images.js';
 import { getFreePort } from './free-port.js';
 import { createLogFile, waitUntilReady } from './postgres.js';
 import type { ServiceLauncher } from './service.js';
@@ -13,8 +14,8 @@ import { startSupervised } from './supervised-process.js';
 const readyTimeoutMs = 15_000;
 
 /**
- * Redis: `redis-server` on a free 127.0.0.1 port with persistence off, or the redis:7-alpine
- * container.
+ * Redis: `redis-server` on a free 127.0.0.1 port with persistence off, or a container of
+ * redis:7-alpine (or MONITOR_TESTKIT_REDIS_IMAGE).
  */
 export const redisLauncher: ServiceLauncher = {
   async native() {
@@ -47,7 +48,7 @@ export const redisLauncher: ServiceLauncher = {
   },
 
   async container() {
-    const container = await new RedisContainer('redis:7-alpine').start();
+    const container = await new RedisContainer(containerImage('redis')).start();
     return {
       name: 'redis',
       url: container.getConnectionUrl(),

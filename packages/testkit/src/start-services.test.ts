@@ -135,4 +135,29 @@ describe('startServices', () => {
     );
     expect(calls.stopped).toEqual(['redis:container']);
   });
+
+  it('with MONITOR_TESTKIT_DOCKER=always, fails on a container that cannot start instead of falling back', async () => {
+    const { launchers, calls } = fakeLaunchers({ postgres: { container: 'fails' } });
+    await expect(
+      startServices(['redis', 'postgres'], {
+        env: { MONITOR_TESTKIT_DOCKER: 'always' },
+        launchers,
+        isDockerAvailable: dockerAnswers,
+      }),
+    ).rejects.toThrow(/postgres: \(HTTP code 500\)/);
+    expect(calls.started).toEqual(['redis:container', 'postgres:container']);
+    expect(calls.stopped).toEqual(['redis:container']);
+  });
+
+  it('with MONITOR_TESTKIT_DOCKER=always, fails when no Docker engine answers', async () => {
+    const { launchers, calls } = fakeLaunchers({});
+    await expect(
+      startServices(['redis'], {
+        env: { MONITOR_TESTKIT_DOCKER: 'always' },
+        launchers,
+        isDockerAvailable: noDocker,
+      }),
+    ).rejects.toThrow(/no Docker engine answered/);
+    expect(calls.started).toEqual([]);
+  });
 });

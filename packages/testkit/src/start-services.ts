@@ -1,4 +1,4 @@
-import { isDockerAvailable } from './docker-probe.js';
+import { dockerPolicy, isDockerAvailable } from './docker-probe.js';
 import { kafkaLauncher } from './kafka.js';
 import { postgresLauncher } from './postgres.js';
 import { redisLauncher } from './redis.js';
@@ -38,10 +38,11 @@ export type StartServicesOptions = {
 /**
  * Brings up each named service, taking each from the first source that has it:
  * 1. its URL in the environment (`DATABASE_URL`, `TIMESCALE_URL`, `KAFKA_BROKERS`, `REDIS_URL`);
- * 2. a container, when a Docker engine answers within 2 s;
- * 3. a native process on a free 127.0.0.1 port, also when its container could not start (an
- *    engine that answers but cannot pull the image, e.g. without a reachable registry): that
- *    service falls back with a warning saying why.
+ * 2. a container, when `MONITOR_TESTKIT_DOCKER` is `auto` or `always` and a Docker engine
+ *    answers within 2 s;
+ * 3. a native process on a free 127.0.0.1 port (the default), also when its container could not
+ *    start (an engine that answers but cannot pull the image, e.g. without a reachable registry):
+ *    that service falls back with a warning saying why, unless the policy is `always`.
  * If any fails, the ones already up are stopped before the error is thrown.
  */
 export async function startServices(
@@ -54,8 +55,12 @@ export async function startServices(
   const wanted = [...new Set(names)];
   const fromEnv = wanted.filter((name) => nonEmpty(env[serviceEnvNames[name]]));
   const toStart = wanted.filter((name) => !fromEnv.includes(name));
+  const policy = dockerPolicy(env);
   const useDocker =
     toStart.length > 0 && (await (options.isDockerAvailable ?? isDockerAvailable)());
+  if (policy === 'always' && toStart.length > 0 && !useDocker) {
+    throw new Error('MONITOR_TESTKIT_DOCKER=always, but no Docker engine answered within 2 s');
+  }
 
   const results = await Promise.allSettled(
     wanted.map(async (name): Promise<RunningService> => {
@@ -66,7 +71,9 @@ export async function startServices(
       }
       const startedAt = Date.now();
       const service = useDocker
-        ? await containerOrNative(name, launchers[name], log)
+        ? policy === 'always'
+          ? await launchers[name].container()
+          : await containerOrNative(name, launchers[name], log)
         : await launchers[name].native();
       log(`${name}: ${service.origin} ready at ${service.url} in ${Date.now() - startedAt} ms`);
       return service;

@@ -2,19 +2,19 @@ import { PostgreSqlContainer } from '@testcontainers/postgresql';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
+import { containerImage } from './container-images.js';
 import { getFreePort } from './free-port.js';
 import { createLogFile, waitForPostgres } from './postgres.js';
 import type { ServiceLauncher } from './service.js';
 import { createServiceDir } from './service-dir.js';
 import { nodeScript, startSupervised } from './supervised-process.js';
 
-const image = 'timescale/timescaledb:2.23.0-pg15';
 const extensionQuery = "select extversion from pg_extension where extname = 'timescaledb'";
 /** PGlite compiles its WASM and loads timescaledb on start: ~5 s idle, over 20 s on a busy machine. */
 const nativeReadyTimeoutMs = 60_000;
 
 /**
- * TimescaleDB for tests: a container of the official image, or natively PGlite with the
+ * TimescaleDB for tests: a container of the official image (or MONITOR_TESTKIT_TIMESCALE_IMAGE), or natively PGlite with the
  * timescaledb extension (2.23) served over the wire protocol by pglite-socket (see
  * pglite-server.ts, which also works around pglite-socket's crashes).
  *
@@ -64,7 +64,7 @@ export const timescaleLauncher: ServiceLauncher = {
   },
 
   async container() {
-    const container = await new PostgreSqlContainer(image).start();
+    const container = await new PostgreSqlContainer(containerImage('timescale')).start();
     const url = container.getConnectionUri();
     // The image preloads the library; the extension still has to exist in the test database.
     const sql = postgres(url, { max: 1, onnotice: () => undefined });

@@ -1,0 +1,1 @@
+export { MonitorContainer, StartedMonitorContainer } from './monitor-container.js';

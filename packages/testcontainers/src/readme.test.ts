@@ -1,0 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
+
+/** The README's vitest example is this package's container test, character for character. */
+it('the README shows exactly the example that CI runs', () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const example = readFileSync(
+    new URL('./readme-example.container.test.ts', import.meta.url),
+    'utf8',
+  );
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+  expect(blocks).toContain(example);
+});

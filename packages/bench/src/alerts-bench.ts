@@ -64,7 +64,8 @@ const usage = `Usage: npm run bench:alerts -- [options]
   --out FILE                  JSON results (default bench-results/alerts-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
 EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
-SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes.`;
+SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes. BENCH_ALERTS_NEXT_WAVE=off
+creates the fleet rules without the alerting next wave's fields (a baseline).`;
 
 async function runBenchmark(
   options: Options,
@@ -92,7 +93,10 @@ async function runBenchmark(
     headers,
     planProbeRules(probeHosts, options.probeDurationMinutes),
   );
-  const fleetRules = withNextWaveFeatures(planFleetRules(options.rules - options.probeHosts));
+  const planned = planFleetRules(options.rules - options.probeHosts);
+  // BENCH_ALERTS_NEXT_WAVE=off: the same rules without the next wave's fields (a baseline).
+  const fleetRules =
+    process.env['BENCH_ALERTS_NEXT_WAVE'] === 'off' ? planned : withNextWaveFeatures(planned);
   report.notes.push(
     `alerting next wave on ${fleetRules.filter(usesNextWave).length} of ${fleetRules.length} fleet rules: ` +
       'recovery_threshold + keep_firing_for_minutes, flapping, no_data_minutes (alerting), or all three',

@@ -108,7 +108,8 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       select service_id, metric, bucket::text, avg, min, max, count, sum from samples_1h
     `;
     const applied = await migrate(db, { now, compressAfterDays: 1 });
-    expect(applied.applied.map((migration) => migration.version)).toEqual([16]);
+    // 16 first, then whatever later versions exist (none of them touches the samples).
+    expect(applied.applied.map((migration) => migration.version)[0]).toBe(16);
   });
 
   afterAll(async () => {

@@ -287,6 +287,7 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
     logRestarted: () => (counters.logRestarts += 1),
   };
   const deadLetters: { offset: string; reason: string }[] = [];
+  let clockMs = 0;
   const newEvaluator = (
     source: RuleSource = {
       current: () => rules,
@@ -306,7 +307,7 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
         },
         metrics,
         logger,
-        clock: { nowMs: () => 0 },
+        clock: { nowMs: () => clockMs },
         sleep: () => Promise.resolve(),
       },
       options,
@@ -324,6 +325,8 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
       live = generationsOf(rules);
     },
     currentRules: () => rules,
+    /** The evaluators' wall clock from now on. */
+    setClock: (ms: number) => (clockMs = ms),
     setLiveInDatabase: (ruleIds: string[]) =>
       (live = new Map(ruleIds.map((id) => [id, rules.generationOf(id) ?? 0]))),
     /** A rule change the evaluators have not polled yet: `rule` live at its generation. */
@@ -927,6 +930,15 @@ describe('createAlertEvaluator', () => {
     ]);
     // The evaluator's clock, not the samples' time.
     expect(h.calls.commits[0]?.seenAtMs).toBe(0);
+    // Written again only once the refresh period passed on the evaluator's clock.
+    await h.evaluator.handleBatch(batch(4, { host: 'web-2', minutes: 3, cpu: 10 }), ctx);
+    expect(h.calls.commits[1]?.seen).toBeUndefined();
+    h.setClock(15_000);
+    await h.evaluator.handleBatch(batch(5, { host: 'web-2', minutes: 4, cpu: 10 }), ctx);
+    expect(h.calls.commits[2]).toMatchObject({
+      seen: [{ host: 'web-2', sampleMs: at(4) }],
+      seenAtMs: 15_000,
+    });
     const quiet = harness([rule({ id: 'rul_plain' })]);
     await quiet.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 1, cpu: 10 }), ctx);
     expect(quiet.calls.commits[0]?.seen).toBeUndefined();

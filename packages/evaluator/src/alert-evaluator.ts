@@ -67,7 +67,16 @@ export type AlertEvaluatorDeps = {
   sleep?: (ms: number) => Promise<void>;
 };
 
+/**
+ * A host's last-seen time of a watched metric is written at most this often per partition (on
+ * the evaluator's clock), not on every batch; silences count from it plus this long, so a
+ * no-data alert comes at most this late and never early.
+ */
+const defaultSeenRefreshMs = 15_000;
+
 export type AlertEvaluatorOptions = {
+  /** See defaultSeenRefreshMs (default 15 s). */
+  noDataSeenRefreshMs?: number;
   /** Hosts remembered per partition; beyond it the least recently seen are forgotten (and reloaded when seen again). */
   maxCachedHostsPerPartition: number;
 };
@@ -146,6 +155,8 @@ type PartitionCache = {
   rules: RuleSet;
   /** org and host (see hostKey) → its windows; in order of last use, least recent first. */
   hosts: Map<string, HostWindows>;
+  /** org, host and watched metric → when this process last wrote its last-seen time. */
+  seenWrittenMs: Map<string, number>;
 };
 
 /** One batch's work: copies of its hosts' windows, changed in place, kept only once committed. */
@@ -334,6 +345,18 @@ export function createAlertEvaluator(
 ): AlertEvaluator {
   const { store, metrics, logger: log, clock } = deps;
   const caches = new Map<number, PartitionCache>();
+  const seenRefreshMs = options.noDataSeenRefreshMs ?? defaultSeenRefreshMs;
+
+  /** The batch's watched metrics whose last-seen time is due a write (see defaultSeenRefreshMs). */
+  function seenToWrite(work: BatchWork, cache: PartitionCache | undefined, nowMs: number) {
+    const due: SeenMetric[] = [];
+    for (const [key, seen] of work.seen) {
+      const writtenMs = cache?.seenWrittenMs.get(key);
+      if (writtenMs === undefined || nowMs - writtenMs >= seenRefreshMs) due.push(seen);
+      else work.seen.delete(key);
+    }
+    return due;
+  }
 
   /** The fresh records decoded, with how many were undecodable. */
   function decode(records: RecordBatch['records']) {
@@ -514,11 +537,13 @@ export function createAlertEvaluator(
       const generation = rules.generationOf(ruleId);
       if (generation !== undefined) ruleGenerations[ruleId] = generation;
     }
+    const seenAtMs = clock.nowMs();
+    const seen = seenToWrite(work, cache, seenAtMs);
     const result = await store.commit({
       partition,
       fromOffset: storedOffset,
       fromRevision: revision,
-      ...(work.seen.size > 0 ? { seen: [...work.seen.values()], seenAtMs: clock.nowMs() } : {}),
+      ...(seen.length > 0 ? { seen, seenAtMs } : {}),
       nextOffset,
       states,
       cleared,
@@ -534,8 +559,13 @@ export function createAlertEvaluator(
     }
 
     if (deps.rules.current() === rules) {
-      cache ??= { nextOffset, revision, rules, hosts: new Map() };
+      cache ??= { nextOffset, revision, rules, hosts: new Map(), seenWrittenMs: new Map() };
       cache.nextOffset = nextOffset;
+      // Bounded like the hosts: forgetting only means the next batch writes again.
+      if (cache.seenWrittenMs.size > 4 * options.maxCachedHostsPerPartition) {
+        cache.seenWrittenMs.clear();
+      }
+      for (const key of work.seen.keys()) cache.seenWrittenMs.set(key, seenAtMs);
       remember(cache, work, result.reset);
       caches.set(partition, cache);
     } else {
@@ -655,6 +685,7 @@ export function createAlertEvaluator(
       const rules = deps.rules.current();
       const result = await store.sweepNoData({
         nowMs: clock.nowMs(),
+        graceMs: seenRefreshMs,
         rules: rules.noDataRules.map((rule) => ({
           orgId: rule.orgId,
           ruleId: rule.id,

@@ -254,8 +254,9 @@ describe('no data on Kafka and PostgreSQL', () => {
     await s.sweptAgain([a]);
     expect(await s.alerts()).toEqual([]);
 
-    // 61 s after its last sample, the quiet host's partition has received nothing since.
-    nowMs += 31_000;
+    // 76 s after its last sample (a minute, plus the 15 s its last-seen time may lag), the
+    // quiet host's partition has received nothing since.
+    nowMs += 46_000;
     await s.send(busy);
     await s.seenNow(busy);
     await s.sweptAgain([a]);
@@ -282,7 +283,8 @@ describe('no data on Kafka and PostgreSQL', () => {
     await s.seenNow([...quietHosts, ...busy]);
 
     // The clock moves 25 s at a time, the busy hosts' samples evaluated at each step: they are
-    // never silent for a minute; the quiet ones become due just as a second evaluator joins.
+    // never silent for long; the quiet ones become due (a minute plus the 15 s a last-seen time
+    // may lag) just as a second evaluator joins.
     for (let step = 0; step < 2; step++) {
       nowMs += 25_000;
       await s.send(busy);

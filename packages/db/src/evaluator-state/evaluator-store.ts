@@ -71,6 +71,11 @@ type NoDataSweep = {
   /** The evaluator's clock now (wall clock), epoch milliseconds. */
   nowMs: number;
   rules: readonly NoDataRule[];
+  /**
+   * How long after a host's last sample its last-seen time may lag (the evaluator refreshes it
+   * at most this often): a silence counts from its stored time plus this. Default 0.
+   */
+  graceMs?: number;
 };
 
 export type NoDataSweepResult = {
@@ -185,8 +190,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
     async sweepNoData(sweep) {
       const result = { fired: 0, resolved: 0 };
       if (sweep.rules.length === 0) return result;
-      const shortestMinutes = Math.min(...sweep.rules.map((rule) => rule.noDataMinutes));
-      const before = new Date(sweep.nowMs - shortestMinutes * 60_000);
+      const before = new Date(sweep.nowMs - silenceMs(sweep, sweep.rules));
       const partitions = await sql<{ partition: number }[]>`
         select distinct partition from evaluator_last_seen where seen_at <= ${before}
       `;
@@ -448,6 +452,11 @@ async function takeSeen(
   return resolved;
 }
 
+/** The shortest silence, stored times lagging included, after which one of `rules` acts. */
+function silenceMs(sweep: NoDataSweep, rules: readonly NoDataRule[]): number {
+  return Math.min(...rules.map((rule) => rule.noDataMinutes)) * 60_000 + (sweep.graceMs ?? 0);
+}
+
 /**
  * The (rule, host) silences of a partition due now and not acted on yet. Read without a lock
  * first (a partition with nothing new is not locked at all, however many long-silent hosts it
@@ -458,19 +467,18 @@ async function dueSilences(
   partition: number,
   sweep: NoDataSweep,
 ): Promise<{ rule: NoDataRule; host: string; seenAt: Date }[]> {
-  const shortestMinutes = Math.min(...sweep.rules.map((rule) => rule.noDataMinutes));
   const rows = await q<
     { org_id: string; host: string; metric: string; tags: Record<string, string>; seen_at: Date }[]
   >`
     select org_id, host, metric, tags, seen_at from evaluator_last_seen
-    where partition = ${partition} and seen_at <= ${new Date(sweep.nowMs - shortestMinutes * 60_000)}
+    where partition = ${partition} and seen_at <= ${new Date(sweep.nowMs - silenceMs(sweep, sweep.rules))}
     order by org_id, host, metric
   `;
   const due: { rule: NoDataRule; host: string; seenAt: Date }[] = [];
   for (const row of rows) {
     for (const rule of sweep.rules) {
       if (rule.orgId !== row.org_id || rule.metric !== row.metric) continue;
-      if (row.seen_at.getTime() > sweep.nowMs - rule.noDataMinutes * 60_000) continue;
+      if (row.seen_at.getTime() > sweep.nowMs - silenceMs(sweep, [rule])) continue;
       if (!Object.entries(rule.scope).every(([key, value]) => row.tags[key] === value)) continue;
       due.push({ rule, host: row.host, seenAt: row.seen_at });
     }

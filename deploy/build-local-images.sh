@@ -90,7 +90,7 @@ kafka_libs=$cache/kafka-$kafka_version/libs
 if [ ! -f "$kafka_libs/kafka_2.13-$kafka_version.jar" ]; then
   say "mvn: the Kafka $kafka_version jars"
   rm -rf "$kafka_libs.partial"
-  mvn -q -B -f "$here/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+  mvn -q -B -Dstyle.color=never -f "$here/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
     "-DoutputDirectory=$kafka_libs.partial"
   mv "$kafka_libs.partial" "$kafka_libs"
 fi

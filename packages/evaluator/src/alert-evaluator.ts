@@ -251,20 +251,30 @@ function evaluateBehind(
   }
 }
 
-/** Notes the metrics of a sample that rules with no-data on (whose scope it matches) watch. */
-function noteSeen(work: BatchWork, rules: RuleSet, message: DecodedSample): void {
+/**
+ * Notes the metrics of a sample that rules with no-data on (whose scope it matches) watch,
+ * unless `fresh` says their last-seen time was written recently enough (then nothing is done
+ * for them, allocations included).
+ */
+function noteSeen(
+  work: BatchWork,
+  rules: RuleSet,
+  message: DecodedSample,
+  fresh: (key: string) => boolean,
+): void {
   const watched = rules.noDataMetrics(message.orgId);
   if (watched === undefined) return;
   for (const metric of watched) {
     if (!Object.hasOwn(message.metrics, metric)) continue;
-    const ruleIds = rules
-      .noDataRulesFor(message.orgId, metric)
-      .filter((rule) => scopeMatches(rule.scope, message.tags))
-      .map((rule) => rule.id);
-    if (ruleIds.length === 0) continue;
     const key = `${hostKey(message.orgId, message.host)}\u0000${metric}`;
+    if (fresh(key)) continue;
     const earlier = work.seen.get(key);
     if (earlier !== undefined && earlier.sampleMs > message.timeMs) continue;
+    const ruleIds: string[] = [];
+    for (const group of rules.noDataGroupsFor(message.orgId, metric)) {
+      if (scopeMatches(group.scope, message.tags)) ruleIds.push(...group.ruleIds);
+    }
+    if (ruleIds.length === 0) continue;
     work.seen.set(key, {
       orgId: message.orgId,
       host: message.host,
@@ -520,13 +530,18 @@ export function createAlertEvaluator(
       work = newWork(rules);
       ({ loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work));
     }
+    const batchStartedMs = clock.nowMs();
+    const seenFresh = (key: string): boolean => {
+      const writtenMs = cache?.seenWrittenMs.get(key);
+      return writtenMs !== undefined && batchStartedMs - writtenMs < seenRefreshMs;
+    };
     for (const { message, hostKey: key } of decoded) {
       const host = work.hosts.get(key);
       const groupsByMetric = rules.groupsByMetric(message.orgId);
       if (host !== undefined && groupsByMetric !== undefined) {
         evaluateMessage(work, host, message, groupsByMetric);
       }
-      if (rules.noDataRules.length > 0) noteSeen(work, rules, message);
+      if (rules.noDataRules.length > 0) noteSeen(work, rules, message, seenFresh);
     }
 
     if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);

@@ -18,6 +18,12 @@ export type RuleGroup = {
   rules: readonly LiveRule[];
 };
 
+/** Rules with no-data on of one metric and scope. */
+export type NoDataGroup = {
+  scope: Readonly<Record<string, string>>;
+  ruleIds: readonly string[];
+};
+
 /** The live rules, indexed for the per-sample lookup. Immutable: a change builds a new one. */
 export type RuleSet = {
   /** The rules of `orgId` on `metric` (scope not checked). */
@@ -29,8 +35,8 @@ export type RuleSet = {
   has(ruleId: string): boolean;
   /** The rule's generation (see LiveRule); undefined when it is not live. */
   generationOf(ruleId: string): number | undefined;
-  /** The rules of `orgId` on `metric` with no-data on (scope not checked). */
-  noDataRulesFor(orgId: string, metric: string): readonly LiveRule[];
+  /** The rules of `orgId` on `metric` with no-data on, by scope (checked once per group). */
+  noDataGroupsFor(orgId: string, metric: string): readonly NoDataGroup[];
   /** The metrics of `orgId` some rule with no-data on watches; undefined when none. */
   noDataMetrics(orgId: string): ReadonlySet<string> | undefined;
   /** Every rule with no-data on. */
@@ -41,6 +47,7 @@ export type RuleSet = {
 };
 
 const none: readonly LiveRule[] = [];
+const noGroups: readonly NoDataGroup[] = [];
 
 /** The canonical form of a scope: its pairs sorted by key, as JSON. */
 function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
@@ -92,13 +99,18 @@ export function createRuleSet({ rules, epoch }: LiveRuleSnapshot): RuleSet {
     markKeys.set(orgId, orgMarkKeys);
   }
   const noDataRules = rules.filter((rule) => rule.noDataMinutes !== null);
-  const noData = new Map<string, Map<string, LiveRule[]>>();
+  const noData = new Map<string, Map<string, NoDataGroup[]>>();
   for (const rule of noDataRules) {
     let byMetric = noData.get(rule.orgId);
-    if (byMetric === undefined) noData.set(rule.orgId, (byMetric = new Map<string, LiveRule[]>()));
+    if (byMetric === undefined) {
+      noData.set(rule.orgId, (byMetric = new Map<string, NoDataGroup[]>()));
+    }
     let list = byMetric.get(rule.metric);
     if (list === undefined) byMetric.set(rule.metric, (list = []));
-    list.push(rule);
+    const scopeKey = scopeKeyOf(rule.scope);
+    const group = list.find((g) => scopeKeyOf(g.scope) === scopeKey);
+    if (group === undefined) list.push({ scope: rule.scope, ruleIds: [rule.id] });
+    else (group.ruleIds as string[]).push(rule.id);
   }
   const noDataMetrics = new Map(
     [...noData].map(([orgId, byMetric]) => [orgId, new Set(byMetric.keys())]),
@@ -111,7 +123,7 @@ export function createRuleSet({ rules, epoch }: LiveRuleSnapshot): RuleSet {
     hasGroup: (orgId, markKey) => markKeys.get(orgId)?.has(markKey) === true,
     has: (ruleId) => ruleIds.has(ruleId),
     generationOf: (ruleId) => generations.get(ruleId),
-    noDataRulesFor: (orgId, metric) => noData.get(orgId)?.get(metric) ?? none,
+    noDataGroupsFor: (orgId, metric) => noData.get(orgId)?.get(metric) ?? noGroups,
     noDataMetrics: (orgId) => noDataMetrics.get(orgId),
     noDataRules,
     epoch,

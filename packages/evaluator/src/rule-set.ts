@@ -19,7 +19,7 @@ export type RuleGroup = {
 };
 
 /** Rules with no-data on of one metric and scope. */
-export type NoDataGroup = {
+type NoDataGroup = {
   scope: Readonly<Record<string, string>>;
   ruleIds: readonly string[];
 };

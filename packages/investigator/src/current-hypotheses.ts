@@ -2,6 +2,7 @@ import { growthFloor } from './consumer-changes.js';
 import type { ConsumerLevel } from './current-consumers.js';
 import { clockTime, formatResource, iso, resourceWord } from './format.js';
 import type { Hypothesis, IncidentEvidence } from './incident-evidence.js';
+import { mergeProcessesIntoContainers } from './merge-into-containers.js';
 import { clamp01, round } from './statistics.js';
 
 /** Without a baseline, at most this much of a score survives: see `snapshotThinness`. */
@@ -152,40 +153,27 @@ function levelHypothesis(
 }
 
 /**
- * A process whose level matches a container's (within 60%..160%, both present from the first
- * snapshot or both not) runs in it, seen twice: the container stays, naming the process, since
- * it is what one limits or moves. Each container absorbs only its best-matching process, so a
- * second busy process stays a cause of its own.
+ * Processes into their containers (see mergeProcessesIntoContainers): level alike, both present
+ * from the first snapshot or both not.
  */
 export function mergeLevelsIntoContainers(hypotheses: LevelHypothesis[]): LevelHypothesis[] {
-  const absorbed = new Set<LevelHypothesis>();
-  const containers = hypotheses
-    .filter((h) => h.kind === 'container')
-    .sort((a, b) => b.score - a.score || a.subject.localeCompare(b.subject));
-  for (const container of containers) {
-    let best: LevelHypothesis | undefined;
-    let bestDistance = Number.POSITIVE_INFINITY;
-    for (const process of hypotheses) {
-      if (process.kind !== 'process' || absorbed.has(process)) continue;
-      if (process.level.resource !== container.level.resource) continue;
-      const ratio = process.level.level / container.level.level;
-      if (ratio < 0.6 || ratio > 1.6 || process.level.appeared !== container.level.appeared) {
-        continue;
-      }
-      const distance = Math.abs(Math.log(ratio));
-      if (distance < bestDistance) {
-        best = process;
-        bestDistance = distance;
-      }
-    }
-    if (best === undefined) continue;
-    absorbed.add(best);
-    container.score = Math.max(container.score, best.score);
-    container.statement += `; its process ${best.level.name} (pid ${best.level.pids.join(', ')}) uses alike`;
-    container.evidence = {
-      ...container.evidence,
-      process: { name: best.level.name, pids: best.level.pids, firing: round(best.level.level) },
-    };
-  }
-  return hypotheses.filter((h) => !absorbed.has(h));
+  return mergeProcessesIntoContainers(
+    hypotheses,
+    (process, container) =>
+      process.level.resource === container.level.resource &&
+      process.level.appeared === container.level.appeared
+        ? process.level.level / container.level.level
+        : undefined,
+    (container, process) => {
+      container.statement += `; its process ${process.level.name} (pid ${process.level.pids.join(', ')}) uses alike`;
+      container.evidence = {
+        ...container.evidence,
+        process: {
+          name: process.level.name,
+          pids: process.level.pids,
+          firing: round(process.level.level),
+        },
+      };
+    },
+  );
 }

@@ -4,6 +4,7 @@ import { clockTime, formatDuration, formatResource, iso, resourceWord } from './
 import type { Hypothesis, IncidentEvidence, PeerGroup } from './incident-evidence.js';
 import { causeKinds } from './incident-evidence.js';
 import { currentConsumerHypotheses, mergeLevelsIntoContainers } from './current-hypotheses.js';
+import { mergeProcessesIntoContainers } from './merge-into-containers.js';
 import { clamp01, round } from './statistics.js';
 
 const minuteMs = 60_000;
@@ -139,50 +140,30 @@ function consumerHypothesis(
   };
 }
 
-/**
- * A container and a process whose growth matches (within 60%..160%, beginning within 3 min) are
- * one cause seen twice: the process runs in the container. The container stays, naming the
- * process, since it is what one limits, rolls back or moves. Each container absorbs only the
- * process that matches it best: a second process growing at the same time is a second cause
- * (a cron job beside a deploy), not part of the container.
- */
-function mergeProcessesIntoContainers(hypotheses: ConsumerHypothesis[]): ConsumerHypothesis[] {
-  const containers = hypotheses
-    .filter((h) => h.kind === 'container')
-    .sort((a, b) => b.score - a.score || a.subject.localeCompare(b.subject));
-  const absorbed = new Set<ConsumerHypothesis>();
-  for (const container of containers) {
-    let best: ConsumerHypothesis | undefined;
-    let bestDistance = Number.POSITIVE_INFINITY;
-    for (const process of hypotheses) {
-      if (process.kind !== 'process' || absorbed.has(process)) continue;
-      if (process.change.resource !== container.change.resource) continue;
-      const ratio = process.change.growth / container.change.growth;
+/** Processes into their containers (see mergeProcessesIntoContainers): growth alike, begun within 3 min. */
+function mergeGrowthIntoContainers(hypotheses: ConsumerHypothesis[]): ConsumerHypothesis[] {
+  return mergeProcessesIntoContainers(
+    hypotheses,
+    (process, container) => {
+      if (process.change.resource !== container.change.resource) return undefined;
       const startsTogether =
         process.change.onsetMs === undefined ||
         container.change.onsetMs === undefined ||
         Math.abs(process.change.onsetMs - container.change.onsetMs) <= 3 * minuteMs;
-      if (ratio < 0.6 || ratio > 1.6 || !startsTogether) continue;
-      const distance = Math.abs(Math.log(ratio));
-      if (distance < bestDistance) {
-        best = process;
-        bestDistance = distance;
-      }
-    }
-    if (best === undefined) continue;
-    absorbed.add(best);
-    container.score = Math.max(container.score, best.score);
-    container.statement += `; its process ${best.change.name} (pid ${best.change.pids.join(', ')}) grew alike`;
-    container.evidence = {
-      ...container.evidence,
-      process: {
-        name: best.change.name,
-        pids: best.change.pids,
-        growth: round(best.change.growth),
-      },
-    };
-  }
-  return hypotheses.filter((h) => !absorbed.has(h));
+      return startsTogether ? process.change.growth / container.change.growth : undefined;
+    },
+    (container, process) => {
+      container.statement += `; its process ${process.change.name} (pid ${process.change.pids.join(', ')}) grew alike`;
+      container.evidence = {
+        ...container.evidence,
+        process: {
+          name: process.change.name,
+          pids: process.change.pids,
+          growth: round(process.change.growth),
+        },
+      };
+    },
+  );
 }
 
 function deployHypotheses(
@@ -462,7 +443,7 @@ function fromBaseline(evidence: IncidentEvidence, localWeight: number): Hypothes
             evidence.focus.deviation?.significance ?? 0,
           ),
         ).map(({ level: _level, coverage: _coverage, ...h }) => h)
-      : mergeProcessesIntoContainers(consumerHypotheses(evidence, localWeight)).map(
+      : mergeGrowthIntoContainers(consumerHypotheses(evidence, localWeight)).map(
           ({ change: _change, share: _share, ...h }) => h,
         );
   const containerScores = new Map(

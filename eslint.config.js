@@ -51,7 +51,8 @@ export default tseslint.config(
   { files: ['packages/bus/**/*.ts'], rules: restrictImports(postgresOnlyInDb) },
   { files: ['packages/db/**/*.ts'], rules: restrictImports(kafkaOnlyInBus) },
   {
-    files: ['**/*.test.ts'],
+    // Test code: the test files and the suites they run (*.suite.ts, declared by several files).
+    files: ['**/*.test.ts', '**/*.suite.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/unbound-method': 'off',

@@ -10,6 +10,7 @@ import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
 import { waitFor } from './testing/wait-for.js';
+import { describeIngestApi } from './testing/http-api/ingest.suite.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 
@@ -19,6 +20,7 @@ let db: Database;
 let env: Record<string, string>;
 let gateway: RoleProcess;
 let writer: RoleProcess;
+let api: RoleProcess;
 const started: RoleProcess[] = [];
 
 async function startRole(
@@ -61,7 +63,11 @@ beforeAll(async () => {
     WRITER_BATCH_MAX_WAIT_MS: '20',
   };
   await runCommand(['migrate'], env);
-  [gateway, writer] = await Promise.all([startRole('gateway'), startRole('writer')]);
+  [gateway, writer, api] = await Promise.all([
+    startRole('gateway'),
+    startRole('writer'),
+    startRole('api'),
+  ]);
 });
 
 afterAll(async () => {
@@ -156,138 +162,10 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
     });
   });
 
-  it('accepts gzip bodies and batches of payloads', async () => {
-    const base = Date.now() - 120_000;
-    const batch = Array.from({ length: 50 }, (_, i) => ({
-      host: `batch-${i % 5}`,
-      timestamp: new Date(base + i).toISOString(),
-      metrics: { cpu_percent: i, memory_percent: i / 2 },
-    }));
-    const result = await postIngest(gateway.baseUrl, batch, { key: bootstrapKey, gzip: true });
-    expect(result).toMatchObject({ status: 200, body: { events_accepted: 100 } });
-  });
-
-  describe('answers each client error with a problem body', () => {
-    const problem = (status: number) =>
-      expect.objectContaining({
-        type: expect.stringMatching(/^https:\/\//),
-        title: expect.any(String),
-        status,
-        detail: expect.any(String),
-      });
-
-    it('401 for a missing or unknown key, before reading the body', async () => {
-      const missing = await postIngest(gateway.baseUrl, { host: 'h', metrics: { a: 1 } });
-      expect(missing).toMatchObject({ status: 401, body: problem(401) });
-      expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      const unknown = await postIngest(
-        gateway.baseUrl,
-        { host: 'h', metrics: { a: 1 } },
-        { key: 'mon_nope' },
-      );
-      expect(unknown.status).toBe(401);
-      const bearer = await fetch(`${gateway.baseUrl}/api/v1/ingest`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${bootstrapKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ host: 'bearer', metrics: { a: 1 } }),
-      });
-      expect(bearer.status).toBe(200);
-    });
-
-    it('403 for a key without the ingest scope', async () => {
-      const { key } = await newKey(['read']);
-      expect(
-        await postIngest(gateway.baseUrl, { host: 'h', metrics: { a: 1 } }, { key }),
-      ).toMatchObject({ status: 403, body: problem(403) });
-    });
-
-    it('415 for a body that is not JSON or an unknown encoding', async () => {
-      const text = await postIngest(gateway.baseUrl, null, {
-        key: bootstrapKey,
-        contentType: 'text/plain',
-        raw: 'x',
-      });
-      expect(text).toMatchObject({ status: 415, body: problem(415) });
-      const res = await fetch(`${gateway.baseUrl}/api/v1/ingest`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': bootstrapKey,
-          'content-type': 'application/json',
-          'content-encoding': 'br',
-        },
-        body: '{}',
-      });
-      expect(res.status).toBe(415);
-    });
-
-    it('413 for a body over 1 MiB, also when it only grows past it after decompression', async () => {
-      const big = JSON.stringify({ host: 'h', metrics: { a: 1 }, pad: 'x'.repeat(1024 * 1024) });
-      expect(
-        await postIngest(gateway.baseUrl, null, { key: bootstrapKey, raw: big }),
-      ).toMatchObject({ status: 413, body: problem(413) });
-      const bomb = await postIngest(gateway.baseUrl, null, {
-        key: bootstrapKey,
-        raw: big,
-        gzip: true,
-      });
-      expect(bomb).toMatchObject({ status: 413, body: problem(413) });
-    });
-
-    it('422 naming every failing path, for malformed JSON, bad values and bad timestamps', async () => {
-      const malformed = await postIngest(gateway.baseUrl, null, {
-        key: bootstrapKey,
-        raw: '{"host":',
-      });
-      expect(malformed).toMatchObject({ status: 422, body: problem(422) });
-      expect(malformed.body).toMatchObject({ errors: [{ path: '', message: expect.any(String) }] });
-      const invalid = await postIngest(
-        gateway.baseUrl,
-        [
-          { host: 'ok', metrics: { a: 1 } },
-          { host: '', metrics: { '9bad': 1, good: 'x' }, processes: [{ name: 'p', pid: -1 }] },
-        ],
-        { key: bootstrapKey },
-      );
-      expect(invalid.status).toBe(422);
-      const paths = (invalid.body as { errors: { path: string }[] }).errors
-        .map((e) => e.path)
-        .sort();
-      expect(paths).toEqual(
-        ['[1].host', '[1].metrics["9bad"]', '[1].metrics.good', '[1].processes[0].pid'].sort(),
-      );
-      const future = await postIngest(
-        gateway.baseUrl,
-        { host: 'h', metrics: { a: 1 }, timestamp: new Date(Date.now() + 3_600_000).toISOString() },
-        { key: bootstrapKey },
-      );
-      expect(future).toMatchObject({
-        status: 422,
-        body: { errors: [{ path: 'timestamp', message: expect.stringMatching(/future/) }] },
-      });
-      const ancient = await postIngest(
-        gateway.baseUrl,
-        { host: 'h', metrics: { a: 1 }, timestamp: '2001-01-01T00:00:00Z' },
-        { key: bootstrapKey },
-      );
-      expect(ancient).toMatchObject({ status: 422, body: { errors: [{ path: 'timestamp' }] } });
-      const tooMany = await postIngest(
-        gateway.baseUrl,
-        Array.from({ length: 1001 }, () => ({ host: 'h', metrics: { a: 1 } })),
-        { key: bootstrapKey },
-      );
-      expect(tooMany.status).toBe(422);
-    });
-
-    it('405 for another method on the ingest path and 404 for unknown routes', async () => {
-      const get = await fetch(`${gateway.baseUrl}/api/v1/ingest`, {
-        headers: { 'x-api-key': bootstrapKey },
-      });
-      expect(get.status).toBe(405);
-      expect(get.headers.get('allow')).toContain('POST');
-      const unknown = await fetch(`${gateway.baseUrl}/api/v1/nothing-here`);
-      expect(unknown.status).toBe(404);
-      expect(await unknown.json()).toMatchObject(problem(404));
-    });
+  // What the endpoint accepts and each client error: the suite that also runs against the
+  // compose stack (compose-stack.container.test.ts).
+  describe('the ingest endpoint', () => {
+    describeIngestApi(() => ({ ingestUrl: gateway.baseUrl, apiUrl: api.baseUrl, db }), []);
   });
 
   it('creates organizations and keys from the CLI, printing a key once and never listing it', async () => {

@@ -5,6 +5,7 @@ import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { receiverNetworks } from './notification-receivers.js';
+import type { ApiTarget } from './api-target.js';
 import type { RoleProcess } from './role-process.js';
 import { runCommand, startRoleProcess } from './role-process.js';
 
@@ -83,5 +84,51 @@ export async function evaluatorRulesLoaded(
     if (match !== null && Number(match[1]) >= count) return;
     if (Date.now() > deadline) throw new Error(`the evaluator did not load ${count} rules in time`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export type LocalApiTarget = ApiTarget & {
+  stack: MonitorStack;
+  /** Stops the role processes and drops the database. */
+  stop(): Promise<void>;
+};
+
+/**
+ * An `ApiTarget` of this checkout's role processes on a fresh stack: `kafka` runs gateway,
+ * writer and api over the suite's Kafka; `embedded` runs the default, role `all` (every role,
+ * the in-process bus) in one process.
+ */
+export async function startLocalApiTarget(
+  name: string,
+  mode: 'kafka' | 'embedded',
+  extraEnv: Record<string, string> = {},
+): Promise<LocalApiTarget> {
+  const stack = await createMonitorStack(`${name}_${mode}`, extraEnv, {
+    bus: mode === 'kafka' ? 'kafka' : 'in-process',
+  });
+  try {
+    if (mode === 'kafka') {
+      const [gateway, , api] = await Promise.all(
+        ['gateway', 'writer', 'api'].map((role) => stack.start(role)),
+      );
+      return {
+        stack,
+        ingestUrl: gateway!.baseUrl,
+        apiUrl: api!.baseUrl,
+        db: stack.db,
+        stop: () => stack.stop(),
+      };
+    }
+    const all = await stack.start('all');
+    return {
+      stack,
+      ingestUrl: all.baseUrl,
+      apiUrl: all.baseUrl,
+      db: stack.db,
+      stop: () => stack.stop(),
+    };
+  } catch (error) {
+    await stack.stop();
+    throw error;
   }
 }

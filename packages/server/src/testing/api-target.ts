@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { ApiKeyScope, Database } from '@monitor/db';
+import { createApiKeyStore, createOrgStore } from '@monitor/db';
+import type { Exchange } from './openapi-conformance.js';
+
+/**
+ * A running monitor that the HTTP API suites (`http-api/*.suite.ts`) test: role processes of this
+ * checkout, or the compose stack behind its edge. The suites talk to it over HTTP only, except
+ * for setup the API has no route for (organizations, keys, alerts fired without an evaluator)
+ * and a few checks of stored rows, which go to its database.
+ */
+export type ApiTarget = {
+  /** Base URL of POST /api/v1/ingest: the gateway, or the edge. */
+  readonly ingestUrl: string;
+  /** Base URL of the rest of /api/v1 and of /healthz, /readyz, /metrics: the api role, or the edge. */
+  readonly apiUrl: string;
+  /** A pool on the target's database. */
+  readonly db: Database;
+};
+
+/**
+ * A new organization of its own with one key of `scopes`: each suite keeps its data in its own
+ * organization, so suites can share one stack (the compose one) without seeing each other.
+ */
+export async function newOrganization(
+  db: Database,
+  scopes: ApiKeyScope[] = ['ingest', 'read', 'write'],
+): Promise<{ orgId: string; key: string; keyId: string }> {
+  const org = await createOrgStore(db).createOrganization(`test-${randomBytes(6).toString('hex')}`);
+  const created = await createApiKeyStore(db).createKey({ orgId: org.id, name: 'test', scopes });
+  return { orgId: org.id, key: created.key, keyId: created.record.id };
+}
+
+export type Reply<T> = { status: number; headers: Headers; body: T };
+
+/**
+ * `fetch` that records the exchange for the OpenAPI conformance check
+ * (`expectExchangesDocumented`) and parses a JSON body (a text body stays text; none is
+ * `undefined`).
+ */
+export async function recordedFetch<T = unknown>(
+  exchanges: Exchange[],
+  baseUrl: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Reply<T>> {
+  const method = init.method ?? 'GET';
+  const response = await fetch(baseUrl + path, init);
+  const contentType = response.headers.get('content-type') ?? '';
+  const text = await response.text();
+  const body: unknown =
+    text === '' ? undefined : contentType.includes('json') ? JSON.parse(text) : text;
+  exchanges.push({ method, path, status: response.status, contentType, body });
+  return { status: response.status, headers: response.headers, body: body as T };
+}

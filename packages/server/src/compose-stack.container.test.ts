@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findApiRoute, toOpenApiPath } from '@monitor/api';
+import {
+  findSchemathesis,
+  schemathesisInstallCommand,
+  schemathesisVersion,
+} from '@monitor/testkit';
+import type { ComposeStack } from './testing/compose-stack.js';
+import { startComposeStack } from './testing/compose-stack.js';
+import type { Exchange } from './testing/openapi-conformance.js';
+import { describeAlertingApi } from './testing/http-api/alerting.suite.js';
+import { describeIngestApi } from './testing/http-api/ingest.suite.js';
+import { describeServicesApi } from './testing/http-api/services.suite.js';
+
+/**
+ * The distributed stack as `docker compose up -d` runs it (docker-compose.yml, plus the
+ * docker-compose.override.yml of deploy/build-local-images.sh when there is one), reached only
+ * through the edge on 127.0.0.1: every role in its container, Kafka, PostgreSQL and Redis in
+ * theirs. The images must be built (`docker compose build`, see .ci/run). It runs the same HTTP
+ * API suites as the local int tests, checks that together they called every operation of the
+ * served document, and runs schemathesis over it; then `docker compose down -v`, whatever happens.
+ */
+
+let stack: ComposeStack;
+
+beforeAll(async () => {
+  stack = await startComposeStack();
+}, 720_000);
+
+afterAll(async () => {
+  await stack?.down();
+}, 200_000);
+
+const suiteExchanges: Record<string, Exchange[]> = {};
+function exchangesOf(suite: string): Exchange[] {
+  return (suiteExchanges[suite] = []);
+}
+
+describe('the compose stack behind its edge', () => {
+  it('serves the web console at /', async () => {
+    const res = await fetch(`${stack.baseUrl}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toMatch(/<script[^>]+src="\/console\/assets\//);
+  });
+
+  it('lists a host sent to the gateway once the writer stored it (gateway, Kafka, writer, PostgreSQL, api)', async () => {
+    const host = `compose-${randomBytes(4).toString('hex')}`;
+    const headers = { 'x-api-key': stack.bootstrapKey, 'content-type': 'application/json' };
+    const ingest = await fetch(`${stack.baseUrl}/api/v1/ingest`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ host, metrics: { cpu_percent: 12.5, memory_percent: 40 } }),
+    });
+    expect(ingest.status).toBe(200);
+    expect(await ingest.json()).toEqual({ status: 'ok', events_accepted: 2 });
+    await vi.waitFor(
+      async () => {
+        const res = await fetch(`${stack.baseUrl}/api/v1/services`, { headers });
+        const body = (await res.json()) as { services: { name: string }[] };
+        expect(body.services.map((service) => service.name)).toContain(host);
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+  });
+});
+
+describe('the ingest API suite through the edge', () => {
+  describeIngestApi(() => stack, exchangesOf('ingest'));
+});
+
+describe('the services API suite through the edge', () => {
+  describeServicesApi(() => stack, exchangesOf('services'));
+});
+
+describe('the alerting API suite through the edge', () => {
+  describeAlertingApi(() => stack, exchangesOf('alerting'));
+});
+
+describe('the HTTP API suites together', () => {
+  it('called every operation of the served OpenAPI document through the edge', async () => {
+    const document = (await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).json()) as {
+      paths: Record<string, object>;
+    };
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method} ${path}`),
+    );
+    const called = new Set(
+      Object.values(suiteExchanges)
+        .flat()
+        .flatMap((exchange) => {
+          const route = findApiRoute(exchange.method, exchange.path);
+          return route === undefined ? [] : [`${route.method} ${toOpenApiPath(route.path)}`];
+        }),
+    );
+    expect(documented.filter((operation) => !called.has(operation))).toEqual([]);
+  });
+
+  it(`passes schemathesis ${schemathesisVersion} over every operation of the served document`, async () => {
+    const schemathesis = findSchemathesis();
+    if (schemathesis === undefined) {
+      throw new Error(
+        `schemathesis ${schemathesisVersion} is not installed: run \`${schemathesisInstallCommand}\``,
+      );
+    }
+    const workDir = await mkdtemp(join(tmpdir(), 'monitor-compose-schemathesis-'));
+    try {
+      const junit = join(workDir, 'junit.xml');
+      const result = await new Promise<{ code: number | null; output: string }>(
+        (resolve, reject) => {
+          const child = spawn(
+            schemathesis.command,
+            [
+              ...schemathesis.args,
+              '--no-color',
+              'run',
+              `${stack.baseUrl}/api/v1/openapi.json`,
+              '--url',
+              stack.baseUrl,
+              '--header',
+              `X-API-Key: ${stack.bootstrapKey}`,
+              '--checks',
+              'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+              '--seed',
+              '20261124',
+              '--max-examples',
+              '10',
+              '--workers',
+              '1',
+              '--no-shrink',
+              '--generation-database',
+              'none',
+              '--request-timeout',
+              '10',
+              '--report',
+              'junit',
+              '--report-junit-path',
+              junit,
+            ],
+            {
+              cwd: workDir,
+              env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
+              stdio: ['ignore', 'pipe', 'pipe'],
+            },
+          );
+          let output = '';
+          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.once('error', reject);
+          child.once('exit', (code) => resolve({ code, output }));
+        },
+      );
+      expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
+      const document = (await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).json()) as {
+        paths: Record<string, object>;
+      };
+      const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
+      const report = await readFile(junit, 'utf8');
+      expect(report.match(/<testcase /g)?.length ?? 0).toBeGreaterThanOrEqual(operations);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }, 400_000);
+});

@@ -1,20 +1,13 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findApiRoute, toOpenApiPath } from '@monitor/api';
-import {
-  findSchemathesis,
-  schemathesisInstallCommand,
-  schemathesisVersion,
-} from '@monitor/testkit';
+import { runSchemathesis, schemathesisVersion } from '@monitor/testkit';
 import type { ComposeStack } from './testing/compose-stack.js';
 import { startComposeStack } from './testing/compose-stack.js';
 import type { Exchange } from './testing/openapi-conformance.js';
 import { describeAlertingApi } from './testing/http-api/alerting.suite.js';
 import { describeIngestApi } from './testing/http-api/ingest.suite.js';
+import { describeResourcesApi } from './testing/http-api/resources.suite.js';
 import { describeServicesApi } from './testing/http-api/services.suite.js';
 
 /**
@@ -82,6 +75,10 @@ describe('the alerting API suite through the edge', () => {
   describeAlertingApi(() => stack, exchangesOf('alerting'));
 });
 
+describe('the resources API suite through the edge', () => {
+  describeResourcesApi(() => stack, exchangesOf('resources'));
+});
+
 describe('the HTTP API suites together', () => {
   it('called every operation of the served OpenAPI document through the edge', async () => {
     const document = (await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).json()) as {
@@ -102,68 +99,23 @@ describe('the HTTP API suites together', () => {
   });
 
   it(`passes schemathesis ${schemathesisVersion} over every operation of the served document`, async () => {
-    const schemathesis = findSchemathesis();
-    if (schemathesis === undefined) {
-      throw new Error(
-        `schemathesis ${schemathesisVersion} is not installed: run \`${schemathesisInstallCommand}\``,
-      );
-    }
-    const workDir = await mkdtemp(join(tmpdir(), 'monitor-compose-schemathesis-'));
-    try {
-      const junit = join(workDir, 'junit.xml');
-      const result = await new Promise<{ code: number | null; output: string }>(
-        (resolve, reject) => {
-          const child = spawn(
-            schemathesis.command,
-            [
-              ...schemathesis.args,
-              '--no-color',
-              'run',
-              `${stack.baseUrl}/api/v1/openapi.json`,
-              '--url',
-              stack.baseUrl,
-              '--header',
-              `X-API-Key: ${stack.bootstrapKey}`,
-              '--checks',
-              'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
-              '--seed',
-              '20261124',
-              '--max-examples',
-              '10',
-              '--workers',
-              '1',
-              '--no-shrink',
-              '--generation-database',
-              'none',
-              '--request-timeout',
-              '10',
-              '--report',
-              'junit',
-              '--report-junit-path',
-              junit,
-            ],
-            {
-              cwd: workDir,
-              env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
-              stdio: ['ignore', 'pipe', 'pipe'],
-            },
-          );
-          let output = '';
-          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-          child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-          child.once('error', reject);
-          child.once('exit', (code) => resolve({ code, output }));
-        },
-      );
-      expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
-      const document = (await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).json()) as {
-        paths: Record<string, object>;
-      };
-      const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
-      const report = await readFile(junit, 'utf8');
-      expect(report.match(/<testcase /g)?.length ?? 0).toBeGreaterThanOrEqual(operations);
-    } finally {
-      await rm(workDir, { recursive: true, force: true });
-    }
+    const result = await runSchemathesis({
+      baseUrl: stack.baseUrl,
+      apiKey: stack.bootstrapKey,
+      checks: [
+        'not_a_server_error',
+        'status_code_conformance',
+        'content_type_conformance',
+        'response_schema_conformance',
+      ],
+      seed: 20261124,
+      maxExamples: 10,
+    });
+    expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
+    const document = (await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).json()) as {
+      paths: Record<string, object>;
+    };
+    const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
+    expect(result.testCases).toBeGreaterThanOrEqual(operations);
   }, 400_000);
 });

@@ -1,21 +1,12 @@
 // @services postgres
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshRollups } from '@monitor/db';
 import type { ServiceListResponse, ServiceMetricsResponse } from '@monitor/schemas';
-import {
-  findSchemathesis,
-  schemathesisInstallCommand,
-  schemathesisVersion,
-} from '@monitor/testkit';
-import type { SchemathesisCommand } from '@monitor/testkit';
+import { runSchemathesis, schemathesisVersion } from '@monitor/testkit';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
@@ -48,7 +39,6 @@ const checks = [
 const seed = 20261123;
 const maxExamples = 25;
 
-let schemathesis: SchemathesisCommand | undefined;
 let stack: MonitorStack;
 let monitor: RoleProcess;
 const exchanges: Exchange[] = [];
@@ -88,7 +78,6 @@ const errorPaths = (reply: Reply) =>
   (reply.body as { errors?: { path: string }[] }).errors?.map((error) => error.path);
 
 beforeAll(async () => {
-  schemathesis = findSchemathesis();
   stack = await createMonitorStack(
     'openapi_fuzz',
     { MONITOR_BOOTSTRAP_API_KEY: key, INGEST_RATE_LIMIT_PER_MINUTE: '1000000' },
@@ -195,82 +184,24 @@ describe('the service under hostile input', () => {
 
 describe(`schemathesis ${schemathesisVersion} over the served OpenAPI document`, () => {
   it('finds no server error and no response that contradicts the document', async () => {
-    if (schemathesis === undefined) {
-      throw new Error(
-        `schemathesis ${schemathesisVersion} is not installed: run \`${schemathesisInstallCommand}\` ` +
-          '(it needs python3 with venv, e.g. apt-get install python3-venv, and PyPI)',
-      );
-    }
-    // Its example database and any report stay out of the work tree.
-    const workDir = await mkdtemp(join(tmpdir(), 'monitor-schemathesis-'));
-    try {
-      const junit = join(workDir, 'junit.xml');
-      const args = [
-        ...schemathesis.args,
-        '--no-color',
-        'run',
-        `${monitor.baseUrl}/api/v1/openapi.json`,
-        '--url',
-        monitor.baseUrl,
-        '--header',
-        `X-API-Key: ${key}`,
-        '--checks',
-        checks.join(','),
-        '--seed',
-        String(seed),
-        '--max-examples',
-        String(maxExamples),
-        // One worker: hypothesis describes its strategies with ast.parse, which CPython 3.11
-        // (Debian 12's) breaks on when two threads parse at once (SystemError in the run).
-        '--workers',
-        '1',
-        '--no-shrink',
-        '--generation-allow-x00',
-        'true',
-        '--generation-database',
-        'none',
-        '--request-timeout',
-        '10',
-        '--report',
-        'junit',
-        '--report-junit-path',
-        junit,
-      ];
-      const startedAt = Date.now();
-      const result = await runSchemathesis(schemathesis.command, args, workDir);
-      const seconds = Math.round((Date.now() - startedAt) / 1000);
-      const summary = /Test cases:\s*\n?\s*(.+)/.exec(result.output)?.[1] ?? 'no summary';
-      process.stdout.write(`schemathesis: ${summary} in ${seconds}s\n`);
-      expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
-      const report = await readFile(junit, 'utf8');
-      const document = (await send('GET', '/api/v1/openapi.json')).body as {
-        paths: Record<string, object>;
-      };
-      const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
-      // Every operation of the document was exercised.
-      expect(report.match(/<testcase /g)?.length ?? 0).toBeGreaterThanOrEqual(operations);
-      expect(monitor.output()).not.toMatch(/"level":"(error|fatal)"/);
-    } finally {
-      await rm(workDir, { recursive: true, force: true });
-    }
+    const startedAt = Date.now();
+    const result = await runSchemathesis({
+      baseUrl: monitor.baseUrl,
+      apiKey: key,
+      checks,
+      seed,
+      maxExamples,
+      extraArgs: ['--generation-allow-x00', 'true'],
+    });
+    const seconds = Math.round((Date.now() - startedAt) / 1000);
+    process.stdout.write(`schemathesis: ${result.summary} in ${seconds}s\n`);
+    expect(result.code, `schemathesis failed:\n${result.output.slice(-20_000)}`).toBe(0);
+    const document = (await send('GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, object>;
+    };
+    const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
+    // Every operation of the document was exercised.
+    expect(result.testCases).toBeGreaterThanOrEqual(operations);
+    expect(monitor.output()).not.toMatch(/"level":"(error|fatal)"/);
   }, 300_000);
 });
-
-function runSchemathesis(
-  command: string,
-  args: string[],
-  cwd: string,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, output }));
-  });
-}

@@ -3,12 +3,8 @@ export type { RestartableKafka } from './kafka.js';
 export { startRestartableKafka } from './kafka.js';
 export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
-export type { SchemathesisCommand } from './schemathesis.js';
-export {
-  findSchemathesis,
-  schemathesisInstallCommand,
-  schemathesisVersion,
-} from './schemathesis.js';
+export type { SchemathesisRun } from './schemathesis.js';
+export { runSchemathesis, schemathesisVersion } from './schemathesis.js';
 export type { ServiceName } from './service.js';
 export { startServices } from './start-services.js';
 export type { SupervisedProcess } from './supervised-process.js';

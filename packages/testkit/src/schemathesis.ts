@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 
@@ -49,6 +49,95 @@ function isComplete(dir: string): boolean {
 export function findSchemathesis(): SchemathesisCommand | undefined {
   const dir = venvDir();
   return isComplete(dir) ? commandIn(dir) : undefined;
+}
+
+export type SchemathesisRun = {
+  code: number | null;
+  /** Everything it printed, for failure messages. */
+  output: string;
+  /** Its "Test cases" line, e.g. `2813 generated, 2813 passed`. */
+  summary: string;
+  /** Test cases in its junit report: one an operation at least when every operation ran. */
+  testCases: number;
+};
+
+/**
+ * Runs the pinned schemathesis over the document served at `${baseUrl}/api/v1/openapi.json`,
+ * sending `apiKey` as X-API-Key, with a fixed seed (a failure reproduces), one worker (hypothesis
+ * describes its strategies with ast.parse, which Debian 12's CPython 3.11 breaks on when two
+ * threads parse at once), no shrinking and no example database. Its report and any files it
+ * writes stay in a temporary directory, removed afterwards. Throws when it is not installed.
+ */
+export async function runSchemathesis(options: {
+  baseUrl: string;
+  apiKey: string;
+  checks: readonly string[];
+  seed: number;
+  maxExamples: number;
+  extraArgs?: readonly string[];
+}): Promise<SchemathesisRun> {
+  const schemathesis = findSchemathesis();
+  if (schemathesis === undefined) {
+    throw new Error(
+      `schemathesis ${schemathesisVersion} is not installed: run \`${schemathesisInstallCommand}\` ` +
+        '(it needs python3 with venv, e.g. apt-get install python3-venv, and PyPI)',
+    );
+  }
+  const workDir = await mkdtemp(join(tmpdir(), 'monitor-schemathesis-'));
+  try {
+    const junit = join(workDir, 'junit.xml');
+    const args = [
+      ...schemathesis.args,
+      '--no-color',
+      'run',
+      `${options.baseUrl}/api/v1/openapi.json`,
+      '--url',
+      options.baseUrl,
+      '--header',
+      `X-API-Key: ${options.apiKey}`,
+      '--checks',
+      options.checks.join(','),
+      '--seed',
+      String(options.seed),
+      '--max-examples',
+      String(options.maxExamples),
+      '--workers',
+      '1',
+      '--no-shrink',
+      '--generation-database',
+      'none',
+      '--request-timeout',
+      '10',
+      '--report',
+      'junit',
+      '--report-junit-path',
+      junit,
+      ...(options.extraArgs ?? []),
+    ];
+    const { code, output } = await new Promise<{ code: number | null; output: string }>(
+      (resolve, reject) => {
+        const child = spawn(schemathesis.command, args, {
+          cwd: workDir,
+          env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        child.once('error', reject);
+        child.once('exit', (exitCode) => resolve({ code: exitCode, output: text }));
+      },
+    );
+    const report = existsSync(junit) ? await readFile(junit, 'utf8') : '';
+    return {
+      code,
+      output,
+      summary: /Test cases:\s*\n?\s*(.+)/.exec(output)?.[1] ?? 'no summary',
+      testCases: report.match(/<testcase /g)?.length ?? 0,
+    };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyScope, Database } from '@monitor/db';
-import { createApiKeyStore, createOrgStore } from '@monitor/db';
+import type { Alert } from '@monitor/schemas';
+import { createApiKeyStore, createOrgStore, fireAlert } from '@monitor/db';
 import type { Exchange } from './openapi-conformance.js';
 
 /**
@@ -29,6 +30,32 @@ export async function newOrganization(
   const org = await createOrgStore(db).createOrganization(`test-${randomBytes(6).toString('hex')}`);
   const created = await createApiKeyStore(db).createKey({ orgId: org.id, name: 'test', scopes });
   return { orgId: org.id, key: created.key, keyId: created.record.id };
+}
+
+/** Another key of an existing organization, with other scopes. */
+export async function addKey(db: Database, orgId: string, scopes: ApiKeyScope[]): Promise<string> {
+  return (await createApiKeyStore(db).createKey({ orgId, name: 'test', scopes })).key;
+}
+
+/**
+ * Fires an alert of the organization's rule on `host` as the evaluator would (the API has no
+ * route for it): started two minutes ago, fired one minute ago, at value 97. For a host that
+ * sends no samples, a running evaluator leaves it alone.
+ */
+export async function fireTestAlert(
+  db: Database,
+  input: { orgId: string; ruleId: string; host: string },
+): Promise<Alert> {
+  const result = await db.sql.begin((tx) =>
+    fireAlert(tx, {
+      ...input,
+      value: 97,
+      startedAt: new Date(Date.now() - 120_000),
+      firedAt: new Date(Date.now() - 60_000),
+    }),
+  );
+  if (result.outcome !== 'fired') throw new Error(`fireAlert: ${result.outcome}`);
+  return result.alert;
 }
 
 export type Reply<T> = { status: number; headers: Headers; body: T };

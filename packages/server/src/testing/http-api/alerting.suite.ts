@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fireAlert } from '@monitor/db';
 import type { ApiTarget, Reply } from '../api-target.js';
-import { newOrganization, recordedFetch } from '../api-target.js';
+import { fireTestAlert, newOrganization, recordedFetch } from '../api-target.js';
 import type { Exchange } from '../openapi-conformance.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 
@@ -163,20 +162,8 @@ export function describeAlertingApi(target: () => ApiTarget, exchanges: Exchange
         method: 'POST',
         body: { ...cpuHigh, name: 'for alerts' },
       });
-      const fire = async (host: string) => {
-        const result = await target().db.sql.begin((tx) =>
-          fireAlert(tx, {
-            orgId,
-            ruleId: created.body.id,
-            host,
-            value: 97,
-            startedAt: new Date(Date.now() - 120_000),
-            firedAt: new Date(Date.now() - 60_000),
-          }),
-        );
-        if (result.outcome !== 'fired') throw new Error(result.outcome);
-        return result.alert.id;
-      };
+      const fire = async (host: string) =>
+        (await fireTestAlert(target().db, { orgId, ruleId: created.body.id, host })).id;
       web1 = await fire('web-1');
       web2 = await fire('web-2');
     });

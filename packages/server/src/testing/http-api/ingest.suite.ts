@@ -3,15 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiTarget, Reply } from '../api-target.js';
 import { newOrganization, recordedFetch } from '../api-target.js';
 import type { Exchange } from '../openapi-conformance.js';
+import { problemBody } from './problem-body.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
-
-const problem = (status: number) =>
-  expect.objectContaining({
-    type: expect.stringMatching(/^https:\/\//),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
 
 /**
  * POST /api/v1/ingest over HTTP: what it accepts (one payload, a batch, gzip, a bearer key) and
@@ -93,40 +86,40 @@ export function describeIngestApi(target: () => ApiTarget, exchanges: Exchange[]
   describe('POST /api/v1/ingest answers each client error with a problem body', () => {
     it('401 for a missing or unknown key, before reading the body', async () => {
       const missing = await send({ host: 'h', metrics: { a: 1 } });
-      expect(missing).toMatchObject({ status: 401, body: problem(401) });
+      expect(missing).toMatchObject({ status: 401, body: problemBody(401) });
       expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const unknown = await send({ host: 'h', metrics: { a: 1 } }, { key: 'mon_nope' });
-      expect(unknown).toMatchObject({ status: 401, body: problem(401) });
+      expect(unknown).toMatchObject({ status: 401, body: problemBody(401) });
     });
 
     it('403 for a key without the ingest scope', async () => {
       const { key: readOnly } = await newOrganization(target().db, ['read']);
       expect(await send({ host: 'h', metrics: { a: 1 } }, { key: readOnly })).toMatchObject({
         status: 403,
-        body: problem(403),
+        body: problemBody(403),
       });
     });
 
     it('415 for a body that is not JSON or an unknown encoding', async () => {
       const text = await send(null, { key, contentType: 'text/plain', raw: 'x' });
-      expect(text).toMatchObject({ status: 415, body: problem(415) });
+      expect(text).toMatchObject({ status: 415, body: problemBody(415) });
       const brotli = await send(null, { key, raw: '{}', headers: { 'content-encoding': 'br' } });
-      expect(brotli).toMatchObject({ status: 415, body: problem(415) });
+      expect(brotli).toMatchObject({ status: 415, body: problemBody(415) });
     });
 
     it('413 for a body over 1 MiB, also when it only grows past it after decompression', async () => {
       const big = JSON.stringify({ host: 'h', metrics: { a: 1 }, pad: 'x'.repeat(1024 * 1024) });
       expect(await send(null, { key, raw: big })).toMatchObject({
         status: 413,
-        body: problem(413),
+        body: problemBody(413),
       });
       const bomb = await send(null, { key, raw: big, gzip: true });
-      expect(bomb).toMatchObject({ status: 413, body: problem(413) });
+      expect(bomb).toMatchObject({ status: 413, body: problemBody(413) });
     });
 
     it('422 naming every failing path, for malformed JSON, bad values and bad timestamps', async () => {
       const malformed = await send(null, { key, raw: '{"host":' });
-      expect(malformed).toMatchObject({ status: 422, body: problem(422) });
+      expect(malformed).toMatchObject({ status: 422, body: problemBody(422) });
       expect(malformed.body).toMatchObject({ errors: [{ path: '', message: expect.any(String) }] });
       const invalid = await send(
         [
@@ -159,18 +152,18 @@ export function describeIngestApi(target: () => ApiTarget, exchanges: Exchange[]
         Array.from({ length: 1001 }, () => ({ host: 'h', metrics: { a: 1 } })),
         { key },
       );
-      expect(tooMany).toMatchObject({ status: 422, body: problem(422) });
+      expect(tooMany).toMatchObject({ status: 422, body: problemBody(422) });
     });
 
     it('405 with Allow for another method on the ingest path, 404 for an unknown route', async () => {
       const get = await recordedFetch(exchanges, target().ingestUrl, '/api/v1/ingest', {
         headers: { 'x-api-key': key },
       });
-      expect(get).toMatchObject({ status: 405, body: problem(405) });
+      expect(get).toMatchObject({ status: 405, body: problemBody(405) });
       expect(get.headers.get('allow')).toContain('POST');
       const unknown = await fetch(`${target().ingestUrl}/api/v1/nothing-here`);
       expect(unknown.status).toBe(404);
-      expect(await unknown.json()).toMatchObject(problem(404));
+      expect(await unknown.json()).toMatchObject(problemBody(404));
     });
   });
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyStore, fireAlert, resolveAlerts } from '@monitor/db';
+import type { Database } from '@monitor/db';
+import { resolveAlerts } from '@monitor/db';
 import type {
   AlertListResponse,
   AlertResponse,
@@ -13,10 +14,11 @@ import type {
   ServiceListResponse,
 } from '@monitor/schemas';
 import type { ApiTarget, Reply } from '../api-target.js';
-import { newOrganization, recordedFetch } from '../api-target.js';
+import { addKey, fireTestAlert, newOrganization, recordedFetch } from '../api-target.js';
 import type { Exchange } from '../openapi-conformance.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 import { waitFor } from '../wait-for.js';
+import { problemBody } from './problem-body.js';
 
 type Problem = {
   type: string;
@@ -35,32 +37,11 @@ const unknownInvestigationId = 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A';
 const isoTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const investigationTimeoutMs = 60_000;
 
-const problem = (status: number) =>
-  expect.objectContaining({ type: expect.any(String), title: expect.any(String), status });
-
-/** A second key of an existing organization, with fewer scopes. */
-async function addKey(
-  target: ApiTarget,
-  orgId: string,
-  scopes: ('ingest' | 'read' | 'write')[],
-): Promise<string> {
-  return (await createApiKeyStore(target.db).createKey({ orgId, name: 'limited', scopes })).key;
-}
-
-/** Fires an alert of the org's rule for `host` as the evaluator would (there is no API for it). */
-async function fire(target: ApiTarget, orgId: string, ruleId: string, host: string) {
-  const result = await target.db.sql.begin((tx) =>
-    fireAlert(tx, {
-      orgId,
-      ruleId,
-      host,
-      value: 97,
-      startedAt: new Date(Date.now() - 120_000),
-      firedAt: new Date(Date.now() - 60_000),
-    }),
-  );
-  if (result.outcome !== 'fired') throw new Error(`fireAlert: ${result.outcome}`);
-  return result.alert;
+/** A new organization's full and read-only keys, and a key of another new organization. */
+async function areaKeys(db: Database) {
+  const org = await newOrganization(db);
+  const readKey = await addKey(db, org.orgId, ['read']);
+  return { ...org, readKey, otherOrgKey: (await newOrganization(db)).key };
 }
 
 /**
@@ -70,17 +51,11 @@ async function fire(target: ApiTarget, orgId: string, ruleId: string, host: stri
  * lists is exactly what it made, even on a stack whose database holds other suites' data and
  * runs every role (the evaluator, notifier and investigator see only what this suite writes).
  * Call it inside a describe whose beforeAll has set `target`; `exchanges` receives every
- * exchange this suite makes.
+ * exchange this suite makes (give each suite an array of its own).
  */
 export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchange[]): void {
-  /** This suite's own exchanges: `exchanges` may hold other suites' too. */
-  const recorded: Exchange[] = [];
-
-  async function record<T>(baseUrl: string, path: string, init: RequestInit): Promise<Reply<T>> {
-    const reply = await recordedFetch<T>(recorded, baseUrl, path, init);
-    exchanges.push(recorded.at(-1)!);
-    return reply;
-  }
+  const record = <T>(baseUrl: string, path: string, init: RequestInit) =>
+    recordedFetch<T>(exchanges, baseUrl, path, init);
 
   /** A request to the API with `key`, the body (if any) sent as JSON. */
   function call<T = unknown>(
@@ -113,10 +88,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
       let otherOrgKey: string;
 
       beforeAll(async () => {
-        const org = await newOrganization(target().db);
-        key = org.key;
-        readKey = await addKey(target(), org.orgId, ['read']);
-        otherOrgKey = (await newOrganization(target().db)).key;
+        ({ key, readKey, otherOrgKey } = await areaKeys(target().db));
       });
 
       const create = async (body: object) => {
@@ -193,7 +165,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         });
 
         const refused = await call<Problem>(key, `${rulesPath}?limit=0&offset=-1`);
-        expect(refused).toMatchObject({ status: 422, body: problem(422) });
+        expect(refused).toMatchObject({ status: 422, body: problemBody(422) });
         expect(refused.body.errors?.map((error) => error.path).sort()).toEqual(['limit', 'offset']);
       });
 
@@ -217,7 +189,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         expect(got).toMatchObject({ status: 200, body: patched.body });
 
         const empty = await call<Problem>(key, path, { method: 'PATCH', body: {} });
-        expect(empty).toMatchObject({ status: 422, body: problem(422) });
+        expect(empty).toMatchObject({ status: 422, body: problemBody(422) });
         const readOnly = await call<Problem>(key, path, {
           method: 'PATCH',
           body: { id: unknownRuleId },
@@ -233,7 +205,10 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         const deleted = await call(key, path, { method: 'DELETE' });
         expect(deleted.status).toBe(204);
         expect(deleted.body).toBeUndefined();
-        expect(await call<Problem>(key, path)).toMatchObject({ status: 404, body: problem(404) });
+        expect(await call<Problem>(key, path)).toMatchObject({
+          status: 404,
+          body: problemBody(404),
+        });
         expect((await call(key, path, { method: 'DELETE' })).status).toBe(404);
         expect((await call(key, path, { method: 'PATCH', body: { threshold: 1 } })).status).toBe(
           404,
@@ -247,7 +222,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         const path = `${rulesPath}/${rule.id}`;
         for (const method of ['GET', 'DELETE']) {
           const reply = await call<Problem>(otherOrgKey, path, { method });
-          expect(reply, method).toMatchObject({ status: 404, body: problem(404) });
+          expect(reply, method).toMatchObject({ status: 404, body: problemBody(404) });
         }
         const patched = await call(otherOrgKey, path, { method: 'PATCH', body: { threshold: 1 } });
         expect(patched.status).toBe(404);
@@ -267,7 +242,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           method: 'POST',
           body: { ...memoryHigh, name: 'read only' },
         });
-        expect(refused).toMatchObject({ status: 403, body: problem(403) });
+        expect(refused).toMatchObject({ status: 403, body: problemBody(403) });
         const after = await call<AlertRuleListResponse>(readKey, rulesPath);
         expect(after.body.pagination.total).toBe(before.body.pagination.total);
         const unauthenticated = await record<Problem>(target().apiUrl, rulesPath, {
@@ -275,7 +250,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(memoryHigh),
         });
-        expect(unauthenticated).toMatchObject({ status: 401, body: problem(401) });
+        expect(unauthenticated).toMatchObject({ status: 401, body: problemBody(401) });
       });
     });
 
@@ -308,8 +283,16 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         };
         notifiedRule = await rule({ name: 'disk full', severity: 'info', channels: ['webhook'] });
         const quietRule = await rule({ name: 'disk quiet', severity: 'info' });
-        const fired = await fire(target(), orgId, notifiedRule.id, 'web-1');
-        const toResolve = await fire(target(), orgId, quietRule.id, 'web-2');
+        const fired = await fireTestAlert(target().db, {
+          orgId: orgId,
+          ruleId: notifiedRule.id,
+          host: 'web-1',
+        });
+        const toResolve = await fireTestAlert(target().db, {
+          orgId: orgId,
+          ruleId: quietRule.id,
+          host: 'web-2',
+        });
         await target().db.sql.begin((tx) =>
           resolveAlerts(tx, { orgId, ruleId: quietRule.id, host: 'web-2' }, new Date()),
         );
@@ -374,7 +357,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         );
         expect(ofRule.body.alerts).toEqual([active]);
         const refused = await call<Problem>(key, '/api/v1/alerts?status=open');
-        expect(refused).toMatchObject({ status: 422, body: problem(422) });
+        expect(refused).toMatchObject({ status: 422, body: problemBody(422) });
         expect(refused.body.errors?.map((error) => error.path)).toEqual(['status']);
       });
 
@@ -446,7 +429,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           for (const path of [`/api/v1/alerts/${id}`, `/api/v1/alerts/${id}/notifications`]) {
             expect(await call<Problem>(who, path), path).toMatchObject({
               status: 404,
-              body: problem(404),
+              body: problemBody(404),
             });
           }
         }
@@ -472,10 +455,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
       let otherOrgKey: string;
 
       beforeAll(async () => {
-        const org = await newOrganization(target().db);
-        key = org.key;
-        readKey = await addKey(target(), org.orgId, ['read']);
-        otherOrgKey = (await newOrganization(target().db)).key;
+        ({ key, readKey, otherOrgKey } = await areaKeys(target().db));
       });
 
       const put = <T = NotificationChannelResponse>(type: string, body: unknown, who = key) =>
@@ -490,7 +470,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         });
         for (const type of ['slack', 'email', 'webhook']) {
           const got = await call<Problem>(key, `${channelsPath}/${type}`);
-          expect(got, type).toMatchObject({ status: 404, body: problem(404) });
+          expect(got, type).toMatchObject({ status: 404, body: problemBody(404) });
         }
       });
 
@@ -598,7 +578,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           const refused = await put<Problem>(type, body);
           expect(refused, `${type} ${JSON.stringify(body)}`).toMatchObject({
             status: 422,
-            body: problem(422),
+            body: problemBody(422),
           });
           const paths = refused.body.errors?.map((error) => error.path);
           expect(paths, `${type} ${JSON.stringify(body)}`).toEqual([path]);
@@ -610,10 +590,10 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         const before = await call<NotificationChannelListResponse>(readKey, channelsPath);
         expect(await put('slack', slackTarget, readKey)).toMatchObject({
           status: 403,
-          body: problem(403),
+          body: problemBody(403),
         });
         const deleted = await call<Problem>(readKey, `${channelsPath}/slack`, { method: 'DELETE' });
-        expect(deleted).toMatchObject({ status: 403, body: problem(403) });
+        expect(deleted).toMatchObject({ status: 403, body: problemBody(403) });
         expect((await call(readKey, channelsPath)).body).toEqual(before.body);
       });
 
@@ -633,7 +613,10 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         const deleted = await call(key, path, { method: 'DELETE' });
         expect(deleted.status).toBe(204);
         expect(deleted.body).toBeUndefined();
-        expect(await call<Problem>(key, path)).toMatchObject({ status: 404, body: problem(404) });
+        expect(await call<Problem>(key, path)).toMatchObject({
+          status: 404,
+          body: problemBody(404),
+        });
         expect((await call(key, path, { method: 'DELETE' })).status).toBe(404);
         const listed = await call<NotificationChannelListResponse>(key, channelsPath);
         expect(listed.body.channels.map((channel) => channel.type)).toEqual(['email', 'webhook']);
@@ -675,7 +658,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
 
       beforeAll(async () => {
         ({ orgId, key } = await newOrganization(target().db));
-        readKey = await addKey(target(), orgId, ['read']);
+        readKey = await addKey(target().db, orgId, ['read']);
         const other = await newOrganization(target().db);
         otherOrgKey = other.key;
         const rule = await call<AlertRuleResponse>(key, '/api/v1/alerts/rules', {
@@ -690,7 +673,11 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           },
         });
         if (rule.status !== 201) throw new Error(`rule not created: ${rule.status}`);
-        const fired = await fire(target(), orgId, rule.body.id, 'web-1');
+        const fired = await fireTestAlert(target().db, {
+          orgId: orgId,
+          ruleId: rule.body.id,
+          host: 'web-1',
+        });
         alert = (await call<AlertResponse>(key, `/api/v1/alerts/${fired.id}`)).body;
 
         // A host known only from what it reported: the writer stores it asynchronously.
@@ -729,8 +716,13 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
             severity: 'info',
           },
         });
-        otherOrgServiceId = (await fire(target(), other.orgId, otherRule.body.id, 'db-1'))
-          .serviceId;
+        otherOrgServiceId = (
+          await fireTestAlert(target().db, {
+            orgId: other.orgId,
+            ruleId: otherRule.body.id,
+            host: 'db-1',
+          })
+        ).serviceId;
       });
 
       it('opens one for an alert: 202 and its Location; asking again answers the same one', async () => {
@@ -903,7 +895,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         );
         expect(queued.body.investigations).toEqual([]);
         const refused = await call<Problem>(key, `${investigationsPath}?status=done`);
-        expect(refused).toMatchObject({ status: 422, body: problem(422) });
+        expect(refused).toMatchObject({ status: 422, body: problemBody(422) });
         expect(refused.body.errors?.map((error) => error.path)).toEqual(['status']);
 
         const one = await call<InvestigationDetailResponse>(
@@ -920,7 +912,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           [alertInvestigation.id, otherOrgKey],
         ] as const) {
           const reply = await call<Problem>(who, `${investigationsPath}/${id}`);
-          expect(reply, id).toMatchObject({ status: 404, body: problem(404) });
+          expect(reply, id).toMatchObject({ status: 404, body: problemBody(404) });
         }
       });
 
@@ -972,12 +964,15 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           [[], [{ path: '', message: 'must be a JSON object' }]],
         ] as const) {
           const refused = await open(body);
-          expect(refused, JSON.stringify(body)).toMatchObject({ status: 422, body: problem(422) });
+          expect(refused, JSON.stringify(body)).toMatchObject({
+            status: 422,
+            body: problemBody(422),
+          });
           expect(refused.body.errors, JSON.stringify(body)).toEqual(errors);
         }
         expect(await open({ alert_id: alert.id }, readKey)).toMatchObject({
           status: 403,
-          body: problem(403),
+          body: problemBody(403),
         });
         const listed = await call<InvestigationListResponse>(key, investigationsPath);
         expect(listed.body.pagination.total).toBe(3);
@@ -987,7 +982,7 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
     it('answers only what the served OpenAPI document says', async () => {
       const served = await record<ServedDocument>(target().apiUrl, '/api/v1/openapi.json', {});
       expect(served.status).toBe(200);
-      const checked = recorded.filter((exchange) => exchange.path !== '/api/v1/openapi.json');
+      const checked = exchanges.filter((exchange) => exchange.path !== '/api/v1/openapi.json');
       expect(checked.length).toBeGreaterThan(50);
       expectExchangesDocumented(checked, served.body);
     });

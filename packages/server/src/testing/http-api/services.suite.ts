@@ -9,19 +9,12 @@ import type { ApiTarget, Reply } from '../api-target.js';
 import { newOrganization, recordedFetch } from '../api-target.js';
 import { postIngest } from '../ingest-client.js';
 import type { Exchange } from '../openapi-conformance.js';
+import { problemBody } from './problem-body.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 import { waitFor } from '../wait-for.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
-
-const problem = (status: number) =>
-  expect.objectContaining({
-    type: expect.stringMatching(/^https:\/\//),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
 
 /**
  * The services API over HTTP (list, detail, metrics, authentication and isolation, the
@@ -365,7 +358,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange
         `/api/v1/services/${serviceIds['web-1']}`,
         `/api/v1/services/${serviceIds['web-1']}/metrics?metric=load`,
       ]) {
-        expect(await request(path)).toMatchObject({ status: 401, body: problem(401) });
+        expect(await request(path)).toMatchObject({ status: 401, body: problemBody(401) });
         expect((await request(path, { key: 'mon_unknown' })).status).toBe(401);
       }
     });
@@ -381,7 +374,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange
       const { key: ingestOnly } = await newOrganization(target().db, ['ingest']);
       expect(await request('/api/v1/services', { key: ingestOnly })).toMatchObject({
         status: 403,
-        body: problem(403),
+        body: problemBody(403),
       });
     });
 
@@ -396,7 +389,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange
       ]) {
         expect(await request(path, { key: otherOrgKey })).toMatchObject({
           status: 404,
-          body: problem(404),
+          body: problemBody(404),
         });
       }
       expect(
@@ -407,7 +400,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange
 
     it('answers 405 with Allow for another method', async () => {
       const result = await request('/api/v1/services', { method: 'DELETE', key });
-      expect(result).toMatchObject({ status: 405, body: problem(405) });
+      expect(result).toMatchObject({ status: 405, body: problemBody(405) });
       expect(result.headers.get('allow')).toBe('GET, HEAD');
     });
   });

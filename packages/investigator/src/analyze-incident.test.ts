@@ -249,6 +249,25 @@ describe('analyzeIncident without a baseline', () => {
     expect(report.timeline[0]?.type).toBe('host_first_seen');
   });
 
+  it('speaks of the end of the range, not of a firing, for a service investigated on demand', () => {
+    const withBaseline = hogInput();
+    delete withBaseline.alert;
+    const withoutBaseline = firstSeen(hogInput(), 8);
+    delete withoutBaseline.alert;
+    const [measured, firstSeenOnly] = [withBaseline, withoutBaseline].map(
+      (input) => analyzeIncident(input).report,
+    );
+    for (const report of [measured, firstSeenOnly]) {
+      expect(JSON.stringify(report)).not.toContain('at firing');
+    }
+    expect(measured!.findings.map((finding) => finding.title)).toContain(
+      'Top CPU consumers at the end of the range',
+    );
+    expect(firstSeenOnly!.analysis.summary).toMatch(
+      /cpu_percent on web-1 was [\d.]+ at the end of the range/,
+    );
+  });
+
   it('ranks by current use when the metric has a baseline but no snapshot falls in it', () => {
     const input = hogInput();
     input.snapshots = input.snapshots.filter((s) => s.timeMs >= windows.incident.fromMs);

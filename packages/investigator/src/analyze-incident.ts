@@ -391,13 +391,21 @@ function describeDeviation(d: MetricDeviation, host: string): string {
   );
 }
 
+/**
+ * The moment the levels are read at: an alert's firing, or, for an investigation of a service and
+ * a time range, the end of that range (no alert fired).
+ */
+function atMoment(evidence: IncidentEvidence): string {
+  return evidence.alert === undefined ? 'at the end of the range' : 'at firing';
+}
+
 /** Why there is no baseline, with the numbers. */
 function describeMissingBaseline(evidence: IncidentEvidence): string {
   const { observation, focus, host, alert } = evidence;
   const level =
     observation.firingLevel === undefined
       ? ''
-      : `${focus.metric} on ${host} was ${round(observation.firingLevel)} at firing` +
+      : `${focus.metric} on ${host} was ${round(observation.firingLevel)} ${atMoment(evidence)}` +
         `${alert === undefined ? '' : ` (threshold ${alert.threshold})`}. `;
   const seen =
     observation.firstSeenMs === undefined
@@ -601,7 +609,7 @@ function buildFindings(
       .slice(0, 5);
     if (topAtFiring.length === 0) continue;
     findings.push({
-      title: `Top ${resourceWord(resource)} consumers at firing`,
+      title: `Top ${resourceWord(resource)} consumers ${atMoment(evidence)}`,
       detail: topAtFiring
         .map((c) => `${c.kind} ${c.name} ${formatResource(resource, c.firing)}`)
         .join(', '),
@@ -638,7 +646,7 @@ function buildFindings(
     const top5 = evidence.current.filter((c) => c.resource === resource).slice(0, 5);
     if (top5.length === 0) continue;
     findings.push({
-      title: `Top ${resourceWord(resource)} consumers at firing (${evidence.observation.basis === 'baseline' ? 'no snapshot in the baseline' : 'no baseline'})`,
+      title: `Top ${resourceWord(resource)} consumers ${atMoment(evidence)} (${evidence.observation.basis === 'baseline' ? 'no snapshot in the baseline' : 'no baseline'})`,
       detail: top5
         .map((c) => `${c.kind} ${c.name} ${formatResource(resource, c.level)}`)
         .join(', '),
@@ -855,7 +863,7 @@ function buildTimeline(
     add(
       c.firstSeenMs,
       'process_started',
-      `${c.kind} ${c.name} appeared: ${resourceWord(c.resource)} ${formatResource(c.resource, c.level)} at firing`,
+      `${c.kind} ${c.name} appeared: ${resourceWord(c.resource)} ${formatResource(c.resource, c.level)} ${atMoment(evidence)}`,
       levelEvidence(c),
     );
   }

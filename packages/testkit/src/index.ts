@@ -3,7 +3,6 @@ export type { RestartableKafka } from './kafka.js';
 export { startRestartableKafka } from './kafka.js';
 export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
-export type { SchemathesisRun } from './schemathesis.js';
 export { runSchemathesis, schemathesisVersion } from './schemathesis.js';
 export type { ServiceName } from './service.js';
 export { startServices } from './start-services.js';

@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 export const schemathesisVersion = '4.32.5';
 
 /** The command that installs it, for messages. */
-export const schemathesisInstallCommand = 'npm run services -- prepare-schemathesis';
+const schemathesisInstallCommand = 'npm run services -- prepare-schemathesis';
 
 const pipTimeoutMs = 10 * 60_000;
 const markerName = 'monitor-schemathesis.version';
@@ -26,7 +26,7 @@ function venvDir(): string {
 }
 
 /** How to run the pinned schemathesis: `command ...args run <schema> …`. */
-export type SchemathesisCommand = { command: string; args: string[] };
+type SchemathesisCommand = { command: string; args: string[] };
 
 function commandIn(dir: string): SchemathesisCommand {
   // The venv's own interpreter, not its `st` script: scripts name the interpreter by absolute
@@ -46,12 +46,12 @@ function isComplete(dir: string): boolean {
 }
 
 /** The pinned schemathesis, or undefined when it is not installed yet. */
-export function findSchemathesis(): SchemathesisCommand | undefined {
+function findSchemathesis(): SchemathesisCommand | undefined {
   const dir = venvDir();
   return isComplete(dir) ? commandIn(dir) : undefined;
 }
 
-export type SchemathesisRun = {
+type SchemathesisRun = {
   code: number | null;
   /** Everything it printed, for failure messages. */
   output: string;

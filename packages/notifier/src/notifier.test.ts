@@ -5,7 +5,7 @@ import type {
   RecordAttemptInput,
 } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
-import type { AlertNotification, NotificationChannelType } from '@monitor/schemas';
+import type { NotificationChannelType } from '@monitor/schemas';
 import type {
   DeliveryResult,
   NotificationSender,
@@ -14,33 +14,9 @@ import type {
 } from './notification-sender.js';
 import type { NotifierOptions, NotifierStore } from './notifier.js';
 import { createNotifier } from './notifier.js';
+import { firedWarning } from './testing/fired-warning.js';
 
-const payload: AlertNotification = {
-  transition: 'fired',
-  alert: {
-    id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',
-    rule_id: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B',
-    rule_name: 'cpu high',
-    service_id: 'svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
-    host: 'web-1',
-    metric: 'cpu_percent',
-    condition: 'greater_than',
-    threshold: 90,
-    severity: 'warning',
-    status: 'active',
-    value: 95,
-    started_at: '2026-11-22T10:20:00.000Z',
-    fired_at: '2026-11-22T10:25:00.000Z',
-    resolved_at: null,
-    investigation_id: null,
-    reason: 'threshold',
-    acknowledged_at: null,
-    acknowledged_by: null,
-    acknowledgement_comment: null,
-    silenced: false,
-    flapping: false,
-  },
-};
+const payload = firedWarning;
 
 const targets: Record<NotificationChannelType, Record<string, unknown>> = {
   slack: { webhook_url: 'https://hooks.example/x' },

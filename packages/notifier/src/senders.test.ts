@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { AlertNotification } from '@monitor/schemas';
 import type { MailMessage, MailTransport } from './email-sender.js';
 import { createEmailSender } from './email-sender.js';
 import type { HttpPostTransport } from './http-post-transport.js';
@@ -8,33 +7,9 @@ import type { OutgoingNotification } from './notification-sender.js';
 import { createSlackSender } from './slack-sender.js';
 import { createWebhookSender } from './webhook-sender.js';
 import { verifyWebhookSignature } from './webhook-signature.js';
+import { firedWarning } from './testing/fired-warning.js';
 
-const payload: AlertNotification = {
-  transition: 'fired',
-  alert: {
-    id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',
-    rule_id: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B',
-    rule_name: 'cpu high',
-    service_id: 'svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
-    host: 'web-1',
-    metric: 'cpu_percent',
-    condition: 'greater_than',
-    threshold: 90,
-    severity: 'warning',
-    status: 'active',
-    value: 95,
-    started_at: '2026-11-22T10:20:00.000Z',
-    fired_at: '2026-11-22T10:25:00.000Z',
-    resolved_at: null,
-    investigation_id: null,
-    reason: 'threshold',
-    acknowledged_at: null,
-    acknowledged_by: null,
-    acknowledgement_comment: null,
-    silenced: false,
-    flapping: false,
-  },
-};
+const payload = firedWarning;
 const notification: OutgoingNotification = {
   idempotencyKey: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A:fired',
   payload,

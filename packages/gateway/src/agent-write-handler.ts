@@ -4,6 +4,7 @@ import type { DecodedHostSamples, DecodeOptions } from '@monitor/protocols';
 import { ProtocolDecodeError, describeCounts, totalCount } from '@monitor/protocols';
 import type { SampleMessage } from '@monitor/schemas';
 import { readBody } from './read-body.js';
+import { refuseAfterDrain } from './refuse-after-drain.js';
 import type { SeriesRefusalReason } from './series-policy.js';
 import { policeSeries } from './series-policy.js';
 import { createWriteAdmission } from './write-admission.js';
@@ -60,21 +61,25 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
   });
   const readOptions = { rawEncodings: route.rawEncodings ?? [] };
 
-  function fail(res: ServerResponse, err: AppError, closeConnection = false): void {
-    if (closeConnection) res.setHeader('Connection', 'close');
+  function fail(res: ServerResponse, err: AppError): void {
     sendProblem(res, err);
+  }
+
+  /** A refusal before the body was read to its end: the rest is dropped, then the connection closed. */
+  async function refuse(req: IncomingMessage, res: ServerResponse, err: AppError): Promise<void> {
+    await refuseAfterDrain(req, res, err);
   }
 
   return async function handleAgentWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const key = await admit(req, res, { challenge: true });
     if (key === undefined) return;
     const decoder = route.select(req, queryOf(req.url));
-    if (decoder instanceof AppError) return fail(res, decoder, true);
+    if (decoder instanceof AppError) return refuse(req, res, decoder);
 
     const body = await readBody(req, deps.maxBodyBytes, readOptions);
     if (!body.ok) {
       const err = bodyReadError(body, deps.maxBodyBytes, ['gzip', ...readOptions.rawEncodings]);
-      return err === undefined ? undefined : fail(res, err, true);
+      return err === undefined ? undefined : refuse(req, res, err);
     }
 
     const receivedMs = deps.nowMs();
@@ -87,7 +92,9 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       });
     } catch (err) {
       if (!(err instanceof ProtocolDecodeError)) throw err;
-      if (err.code === 'body_too_large') return fail(res, payloadTooLarge(deps.maxBodyBytes), true);
+      if (err.code === 'body_too_large') {
+        return refuse(req, res, payloadTooLarge(deps.maxBodyBytes));
+      }
       return fail(res, badRequest(err.message));
     }
     count(decoded);

@@ -10,6 +10,7 @@ import {
 import type { IngestPayload, SampleMessage } from '@monitor/schemas';
 import { checkSampleTime, parseIngestBody } from '@monitor/schemas';
 import { readBody } from './read-body.js';
+import { refuseAfterDrain } from './refuse-after-drain.js';
 import type { SeriesRefusalReason } from './series-policy.js';
 import { policeSeries } from './series-policy.js';
 import { createWriteAdmission } from './write-admission.js';
@@ -39,21 +40,24 @@ export function createIngestHandler(deps: IngestHandlerDeps) {
     rejected: (status) => deps.metrics.rejected(status),
   });
 
-  function fail(res: ServerResponse, err: AppError, closeConnection = false): void {
-    if (closeConnection) res.setHeader('Connection', 'close');
-    const problem = sendProblem(res, err);
-    deps.metrics.rejected(problem.status);
+  function fail(res: ServerResponse, err: AppError): void {
+    deps.metrics.rejected(sendProblem(res, err).status);
+  }
+
+  /** A refusal before the body was read to its end: the rest is dropped, then the connection closed. */
+  async function refuse(req: IncomingMessage, res: ServerResponse, err: AppError): Promise<void> {
+    deps.metrics.rejected(await refuseAfterDrain(req, res, err));
   }
 
   return async function handleIngest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const key = await admit(req, res);
     if (key === undefined) return;
-    if (!isJson(req.headers['content-type'])) return fail(res, unsupportedMediaType(), true);
+    if (!isJson(req.headers['content-type'])) return refuse(req, res, unsupportedMediaType());
 
     const body = await readBody(req, deps.maxBodyBytes);
     if (!body.ok) {
       const err = bodyReadError(body, deps.maxBodyBytes, ['gzip']);
-      return err === undefined ? undefined : fail(res, err, true);
+      return err === undefined ? undefined : refuse(req, res, err);
     }
 
     let json: unknown;

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { AuthenticatedKey } from '@monitor/auth';
 import type { Logger } from '@monitor/platform';
-import { rateLimited, sendProblem } from '@monitor/platform';
+import { rateLimited } from '@monitor/platform';
 import {
   formatRateLimit,
   formatRateLimitPolicy,
@@ -15,6 +15,7 @@ import {
   rateLimitWindowSeconds,
 } from '@monitor/schemas';
 import type { IngestRateLimiter } from './write-admission.js';
+import { refuseAfterDrain } from './refuse-after-drain.js';
 
 const windowMs = rateLimitWindowSeconds * 1000;
 
@@ -79,9 +80,9 @@ export function createIngestRateLimiter(options: {
       const info = rateLimitInfo(req);
       if (info !== undefined) setRateLimitHeaders(res, info);
       const retryAfterSeconds = secondsUntil(info?.resetTime) || rateLimitWindowSeconds;
-      res.setHeader('Connection', 'close');
-      sendProblem(res, rateLimited(retryAfterSeconds));
-      answered.get(req)?.();
+      void refuseAfterDrain(req, res, rateLimited(retryAfterSeconds)).then(() =>
+        answered.get(req)?.(),
+      );
     },
     logger: {
       error(err: unknown) {

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
 import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import type { AppError } from '@monitor/platform';
-import { forbidden, noteRequestOrg, sendProblem, unauthorized } from '@monitor/platform';
+import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
+import { refuseAfterDrain } from './refuse-after-drain.js';
 
 /** Decides whether a key may send one more request now; answers the 429 itself when not. */
 export type IngestRateLimiter = (
@@ -38,12 +39,12 @@ export function createWriteAdmission(deps: WriteAdmissionDeps) {
           'Bearer realm="monitor"',
         ]);
       }
-      refuse(res, unauthorized());
+      await refuse(req, res, unauthorized());
       return undefined;
     }
     noteRequestOrg(res, key.orgId);
     if (!hasScope(key, 'ingest')) {
-      refuse(res, forbidden());
+      await refuse(req, res, forbidden());
       return undefined;
     }
     if ((await deps.rateLimiter(req, res, key)) === 'answered') {
@@ -53,9 +54,8 @@ export function createWriteAdmission(deps: WriteAdmissionDeps) {
     return key;
   };
 
-  function refuse(res: ServerResponse, err: AppError): void {
-    // The body is never read after a refusal: close the connection rather than drain it.
-    res.setHeader('Connection', 'close');
-    deps.rejected(sendProblem(res, err).status);
+  async function refuse(req: IncomingMessage, res: ServerResponse, err: AppError): Promise<void> {
+    // The body is never parsed after a refusal: it is dropped, and the connection closed.
+    deps.rejected(await refuseAfterDrain(req, res, err));
   }
 }

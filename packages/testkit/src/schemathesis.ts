@@ -53,7 +53,7 @@ function findSchemathesis(): SchemathesisCommand | undefined {
 
 type SchemathesisRun = {
   code: number | null;
-  /** Everything it printed, for failure messages. */
+  /** What it printed, lines over 2,000 characters shortened, for failure messages. */
   output: string;
   /** Its "Test cases" line, e.g. `2813 generated, 2813 passed`. */
   summary: string;
@@ -131,7 +131,12 @@ export async function runSchemathesis(options: {
     const report = existsSync(junit) ? await readFile(junit, 'utf8') : '';
     return {
       code,
-      output,
+      // A failing case's curl line carries the whole generated body (hundreds of KB): shortened,
+      // so the status and the check that failed stay within a failure message.
+      output: output
+        .split('\n')
+        .map((line) => (line.length > 2_000 ? `${line.slice(0, 2_000)} …` : line))
+        .join('\n'),
       summary: /Test cases:\s*\n?\s*(.+)/.exec(output)?.[1] ?? 'no summary',
       testCases: report.match(/<testcase /g)?.length ?? 0,
     };

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
 import type { ApiClient } from '../api-client.js';
 import { describeError } from '../api-client.js';
-import type { Alert, Pagination } from '../api-types.js';
+import type { Alert } from '../api-types.js';
 import { severities } from '../api-types.js';
 import { useCapabilities } from '../capabilities.js';
 import { Link, setSearchParam } from '../navigation.js';
-import { usePolling } from '../use-polling.js';
+import { usePagedList } from '../use-paged-list.js';
 import { ErrorNotice, Loading, Time, formatNumber } from './common.js';
 import { Pager } from './pager.js';
 
@@ -24,32 +24,18 @@ const filters: Filter[] = [
 export function AlertsView(props: { api: ApiClient; search: URLSearchParams }) {
   const { api, search } = props;
   const capabilities = useCapabilities();
-  const [alerts, setAlerts] = useState<Alert[] | undefined>();
-  const [pagination, setPagination] = useState<Pagination | undefined>();
-  const [error, setError] = useState<unknown>();
-  const [reload, setReload] = useState(0);
   const query: Record<string, string | undefined> = {};
   for (const filter of filters) query[filter.name] = search.get(filter.name) ?? undefined;
   query['offset'] = search.get('offset') ?? undefined;
   query['service_id'] = search.get('service_id') ?? undefined;
   query['rule_id'] = search.get('rule_id') ?? undefined;
 
-  usePolling(
-    async (_first, signal) => {
-      try {
-        const page = await api.get<{ alerts: Alert[]; pagination: Pagination }>('/alerts', query);
-        if (signal.cancelled) return;
-        setAlerts(page.alerts);
-        setPagination(page.pagination);
-        setError(undefined);
-      } catch (caught) {
-        if (!signal.cancelled) setError(caught);
-        throw caught;
-      }
-    },
-    refreshMs,
-    `alerts:${JSON.stringify(query)}:${reload}`,
-  );
+  const {
+    items: alerts,
+    pagination,
+    error,
+    reload,
+  } = usePagedList<Alert>(api, '/alerts', 'alerts', query, refreshMs);
 
   return (
     <section>
@@ -109,7 +95,7 @@ export function AlertsView(props: { api: ApiClient; search: URLSearchParams }) {
                   alert={alert}
                   actions={capabilities?.acknowledge === true}
                   silences={capabilities?.silences === true}
-                  onChanged={() => setReload((value) => value + 1)}
+                  onChanged={reload}
                 />
               ))}
             </tbody>

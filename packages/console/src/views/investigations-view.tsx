@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { ApiClient } from '../api-client.js';
-import type { Investigation, InvestigationDetail, Pagination } from '../api-types.js';
+import type { Investigation, InvestigationDetail } from '../api-types.js';
 import { Link } from '../navigation.js';
+import { usePagedList } from '../use-paged-list.js';
 import { usePolling } from '../use-polling.js';
 import { ErrorNotice, Loading, StatusBadge, Time } from './common.js';
 import { Pager } from './pager.js';
@@ -10,28 +11,13 @@ const refreshMs = 15_000;
 
 export function InvestigationsView(props: { api: ApiClient; search: URLSearchParams }) {
   const { api, search } = props;
-  const [items, setItems] = useState<Investigation[] | undefined>();
-  const [pagination, setPagination] = useState<Pagination | undefined>();
-  const [error, setError] = useState<unknown>();
   const offset = search.get('offset') ?? undefined;
-  usePolling(
-    async (_first, signal) => {
-      try {
-        const page = await api.get<{ investigations: Investigation[]; pagination: Pagination }>(
-          '/investigations',
-          { offset },
-        );
-        if (signal.cancelled) return;
-        setItems(page.investigations);
-        setPagination(page.pagination);
-        setError(undefined);
-      } catch (caught) {
-        if (!signal.cancelled) setError(caught);
-        throw caught;
-      }
-    },
+  const { items, pagination, error } = usePagedList<Investigation>(
+    api,
+    '/investigations',
+    'investigations',
+    { offset },
     refreshMs,
-    `investigations:${offset ?? ''}`,
   );
   return (
     <section>

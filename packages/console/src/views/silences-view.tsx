@@ -1,14 +1,16 @@
 import { useState } from 'preact/hooks';
 import type { ApiClient } from '../api-client.js';
 import { ApiError, describeError } from '../api-client.js';
-import type { Pagination, Silence } from '../api-types.js';
+import type { Silence } from '../api-types.js';
 import { severities } from '../api-types.js';
 import { useCapabilities } from '../capabilities.js';
 import { setSearchParam } from '../navigation.js';
 import { parseScope } from '../rule-form.js';
-import { usePolling } from '../use-polling.js';
+import { usePagedList } from '../use-paged-list.js';
 import { ErrorNotice, Field, Loading, Time, describedBy } from './common.js';
 import { Pager } from './pager.js';
+
+const refreshMs = 15_000;
 
 export function SilencesView(props: { api: ApiClient; search: URLSearchParams }) {
   const capabilities = useCapabilities();
@@ -26,30 +28,14 @@ export function SilencesView(props: { api: ApiClient; search: URLSearchParams })
 
 function SilenceList(props: { api: ApiClient; search: URLSearchParams }) {
   const { api, search } = props;
-  const [items, setItems] = useState<Silence[] | undefined>();
-  const [pagination, setPagination] = useState<Pagination | undefined>();
-  const [error, setError] = useState<unknown>();
-  const [reload, setReload] = useState(0);
   const state = search.get('state') ?? undefined;
   const offset = search.get('offset') ?? undefined;
-  usePolling(
-    async (_first, signal) => {
-      try {
-        const page = await api.get<{ silences: Silence[]; pagination: Pagination }>('/silences', {
-          state,
-          offset,
-        });
-        if (signal.cancelled) return;
-        setItems(page.silences);
-        setPagination(page.pagination);
-        setError(undefined);
-      } catch (caught) {
-        if (!signal.cancelled) setError(caught);
-        throw caught;
-      }
-    },
-    15_000,
-    `silences:${state ?? ''}:${offset ?? ''}:${reload}`,
+  const { items, pagination, error, setError, reload } = usePagedList<Silence>(
+    api,
+    '/silences',
+    'silences',
+    { state, offset },
+    refreshMs,
   );
   return (
     <section>
@@ -115,7 +101,7 @@ function SilenceList(props: { api: ApiClient; search: URLSearchParams }) {
                         onClick={() => {
                           api
                             .send('DELETE', `/silences/${encodeURIComponent(silence.id)}`)
-                            .then(() => setReload((value) => value + 1), setError);
+                            .then(reload, setError);
                         }}
                       >
                         Expire
@@ -129,7 +115,7 @@ function SilenceList(props: { api: ApiClient; search: URLSearchParams }) {
         </div>
       )}
       <Pager pagination={pagination} label="Silences" />
-      <NewSilence api={api} onCreated={() => setReload((value) => value + 1)} />
+      <NewSilence api={api} onCreated={reload} />
     </section>
   );
 }

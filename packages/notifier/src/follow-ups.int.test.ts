@@ -1,9 +1,4 @@
 // @services postgres
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, NotificationStore } from '@monitor/db';
 import {
@@ -19,8 +14,18 @@ import {
 } from '@monitor/db';
 import { createLogger, newId } from '@monitor/platform';
 import type { Alert, NotificationChannelType } from '@monitor/schemas';
-import type { TestDatabase } from '@monitor/testkit';
-import { createTestDatabase } from '@monitor/testkit';
+import type {
+  HttpReceiver,
+  HttpRequestReceived,
+  SmtpReceiver,
+  TestDatabase,
+} from '@monitor/testkit';
+import {
+  createTestDatabase,
+  receiverNetwork,
+  startHttpReceiver,
+  startSmtpReceiver,
+} from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { createNotificationSenders } from './notification-senders.js';
 import type { NotifierOptions } from './notifier.js';
@@ -41,63 +46,18 @@ const options: NotifierOptions = {
   retry: { baseDelayMs: 50, maxDelayMs: 200, maxAttempts: 4, jitterRatio: 0.2 },
 };
 
-type Received = { headers: Record<string, unknown>; body: Record<string, unknown> };
-
-async function startHttpReceiver() {
-  const requests: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      requests.push({
-        headers: req.headers,
-        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
-      });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function startSmtpReceiver() {
-  const messages: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    secure: false,
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        messages.push(Buffer.concat(chunks).toString('utf8'));
-        callback();
-      });
-    },
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  return {
-    url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
-    messages,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+/** The JSON body of a request the Slack or webhook receiver got. */
+const bodyOf = (request: HttpRequestReceived) =>
+  JSON.parse(request.body.toString('utf8')) as Record<string, unknown>;
 
 describe('silences, renotification and templates in the notifier', () => {
   let testDb: TestDatabase;
   let db: Database;
   let store: NotificationStore;
   let orgId: string;
-  let slack: Awaited<ReturnType<typeof startHttpReceiver>>;
-  let webhook: Awaited<ReturnType<typeof startHttpReceiver>>;
-  let smtp: Awaited<ReturnType<typeof startSmtpReceiver>>;
+  let slack: HttpReceiver;
+  let webhook: HttpReceiver;
+  let smtp: SmtpReceiver;
   let senders: ReturnType<typeof createNotificationSenders>;
   /** The notifier's clock. */
   let clockMs = Date.now();
@@ -137,9 +97,9 @@ describe('silences, renotification and templates in the notifier', () => {
     `;
 
   const sentFor = (alert: Alert) => ({
-    slack: slack.requests.filter((r) => String(r.body['text']).includes(alert.host)).length,
+    slack: slack.requests.filter((r) => String(bodyOf(r)['text']).includes(alert.host)).length,
     webhook: webhook.requests.filter(
-      (r) => (r.body['alert'] as { id: string } | undefined)?.id === alert.id,
+      (r) => (bodyOf(r)['alert'] as { id: string } | undefined)?.id === alert.id,
     ),
   });
 
@@ -158,7 +118,7 @@ describe('silences, renotification and templates in the notifier', () => {
       smtpUrl: smtp.url,
       httpTimeoutMs: 2_000,
       smtpTimeoutMs: 2_000,
-      allowedTargetNetworks: ['127.0.0.1/32'],
+      allowedTargetNetworks: [receiverNetwork],
     });
     const channels = createNotificationChannelStore(db);
     await channels.putChannel(orgId, 'slack', { webhook_url: slack.url });
@@ -203,9 +163,9 @@ describe('silences, renotification and templates in the notifier', () => {
     expect(await notifier().runOnce()).toMatchObject({ followUps: 0, claimed: 0 });
     const sent = sentFor(alert);
     expect(sent.slack).toBe(1);
-    expect(sent.webhook.map((r) => [r.body['transition'], r.headers['idempotency-key']])).toEqual([
-      ['unsilenced', `${alert.id}:unsilenced:1`],
-    ]);
+    expect(
+      sent.webhook.map((r) => [bodyOf(r)['transition'], r.headers['idempotency-key']]),
+    ).toEqual([['unsilenced', `${alert.id}:unsilenced:1`]]);
     // The alert itself never stopped being active.
     expect(await createAlertQueries(db).getAlert(orgId, alert.id)).toMatchObject({
       status: 'active',
@@ -247,7 +207,7 @@ describe('silences, renotification and templates in the notifier', () => {
     // The window closes at +30 minutes: the still-active alert is notified then.
     clockMs = nextHourMs + 30 * minuteMs;
     expect(await notifier().runOnce()).toMatchObject({ followUps: 1, delivered: 1 });
-    expect(sentFor(alert).webhook.map((r) => r.body['transition'])).toEqual([
+    expect(sentFor(alert).webhook.map((r) => bodyOf(r)['transition'])).toEqual([
       'fired',
       'unsilenced',
     ]);
@@ -269,7 +229,7 @@ describe('silences, renotification and templates in the notifier', () => {
     clockMs += 60 * minuteMs;
     expect(await notifier().runOnce()).toMatchObject({ followUps: 1, delivered: 1 });
     expect(
-      sentFor(alert).webhook.map((r) => [r.body['transition'], r.headers['idempotency-key']]),
+      sentFor(alert).webhook.map((r) => [bodyOf(r)['transition'], r.headers['idempotency-key']]),
     ).toEqual([
       ['fired', `${alert.id}:fired`],
       ['renotified', `${alert.id}:renotified:1`],
@@ -321,11 +281,14 @@ describe('silences, renotification and templates in the notifier', () => {
     expect(await notifier().runOnce()).toMatchObject({ delivered: 3 });
     const expected = `critical: cpu high on ${alert.host} (cpu_percent = 97.5) [prod]`;
     const slackText = slack.requests
-      .map((r) => String(r.body['text']))
+      .map((r) => String(bodyOf(r)['text']))
       .find((text) => text.includes(alert.host));
     expect(slackText).toBe(`*[FIRING] critical: cpu high on ${alert.host}*\n${expected}`);
-    const mail = smtp.messages.slice(mailsBefore).join('\n');
+    const mail = smtp.messages
+      .slice(mailsBefore)
+      .map((message) => message.data)
+      .join('\n');
     expect(mail).toContain(expected);
-    expect(sentFor(alert).webhook.map((r) => r.body['message'])).toEqual([expected]);
+    expect(sentFor(alert).webhook.map((r) => bodyOf(r)['message'])).toEqual([expected]);
   });
 });

@@ -1,10 +1,5 @@
 // @services postgres
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, NotificationStore } from '@monitor/db';
 import type { Alert } from '@monitor/schemas';
@@ -21,7 +16,12 @@ import {
 import { createLogger, newId } from '@monitor/platform';
 import type { NotificationChannelType } from '@monitor/schemas';
 import type { TestDatabase } from '@monitor/testkit';
-import { createTestDatabase } from '@monitor/testkit';
+import {
+  createTestDatabase,
+  receiverNetwork,
+  startHttpReceiver,
+  startSmtpReceiver,
+} from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { createNotificationSenders } from './notification-senders.js';
 import type { NotifierOptions } from './notifier.js';
@@ -29,35 +29,6 @@ import { createNotifier } from './notifier.js';
 import { verifyWebhookSignature } from './webhook-signature.js';
 
 const webhookSecret = 'whsec-0123456789abcdef';
-/** The receivers below listen on 127.0.0.1, which the notifier refuses unless allowed. */
-const receiverNetworks = ['127.0.0.1/32'];
-
-type Received = { headers: IncomingHttpHeaders; body: Buffer; status: number };
-
-/** A local HTTP endpoint answering each request with `statusOf` (Slack's webhook, a customer's). */
-async function startHttpReceiver(
-  statusOf: (request: Omit<Received, 'status'>, index: number) => number,
-) {
-  const requests: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const request = { headers: req.headers, body: Buffer.concat(chunks) };
-      const status = statusOf(request, requests.length);
-      requests.push({ ...request, status });
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'nope');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    requests,
-    delivered: () => requests.filter((r) => r.status === 200),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** A webhook receiver that checks every signature; `failFirst` verified requests get a 500. */
 function startWebhookReceiver(failFirst: number) {
@@ -72,39 +43,6 @@ function startWebhookReceiver(failFirst: number) {
     if (!verified) return 401;
     return index < failFirst ? 500 : 200;
   });
-}
-
-type Mail = { from: string; to: string[]; data: string };
-
-/** A real SMTP server on 127.0.0.1 (no auth, no TLS) collecting what it is sent. */
-async function startSmtpReceiver() {
-  const messages: Mail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    secure: false,
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const from = session.envelope.mailFrom;
-        messages.push({
-          from: from === false ? '' : from.address,
-          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-          data: Buffer.concat(chunks).toString('utf8'),
-        });
-        callback();
-      });
-    },
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  return {
-    url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
-    messages,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 const logger = createLogger({ level: 'silent', name: 'notifier-test' });
@@ -189,14 +127,14 @@ describe('the notifier against real receivers', () => {
   });
 
   it('delivers to Slack, SMTP and a signed webhook that fails twice, with every attempt recorded', async () => {
-    const slack = await startHttpReceiver(() => 200);
+    const slack = await startHttpReceiver();
     const webhook = await startWebhookReceiver(2);
     const smtp = await startSmtpReceiver();
     const senders = createNotificationSenders({
       smtpUrl: smtp.url,
       httpTimeoutMs: 2_000,
       smtpTimeoutMs: 2_000,
-      allowedTargetNetworks: receiverNetworks,
+      allowedTargetNetworks: [receiverNetwork],
     });
     closers.push(slack.close, webhook.close, smtp.close, senders.close);
     await channelsFor(orgId, {
@@ -238,11 +176,11 @@ describe('the notifier against real receivers', () => {
 
     // Three signed requests (every one verified, else the receiver answered 401), one delivery.
     expect(webhook.requests.map((r) => r.status)).toEqual([500, 500, 200]);
-    expect(webhook.delivered()).toHaveLength(1);
+    expect(webhook.accepted()).toHaveLength(1);
     expect(new Set(webhook.requests.map((r) => r.headers['idempotency-key']))).toEqual(
       new Set([firedKey]),
     );
-    expect(JSON.parse(webhook.delivered()[0]!.body.toString())).toMatchObject({
+    expect(JSON.parse(webhook.accepted()[0]!.body.toString())).toMatchObject({
       transition: 'fired',
       alert: { id: alert.id, status: 'active', value: 97, severity: 'critical' },
     });
@@ -280,7 +218,7 @@ describe('the notifier against real receivers', () => {
       resolvedKey,
     ]);
     expect(smtp.messages[1]!.data).toContain(`Idempotency-Key: ${resolvedKey}`);
-    expect(webhook.delivered().map((r) => r.headers['idempotency-key'])).toEqual([
+    expect(webhook.accepted().map((r) => r.headers['idempotency-key'])).toEqual([
       firedKey,
       resolvedKey,
     ]);
@@ -288,12 +226,12 @@ describe('the notifier against real receivers', () => {
 
   it('delivers everything after a notifier died holding its claims', async () => {
     const org = (await createOrgStore(db).createOrganization('restart')).id;
-    const slack = await startHttpReceiver(() => 200);
+    const slack = await startHttpReceiver();
     const webhook = await startWebhookReceiver(0);
     const senders = createNotificationSenders({
       smtpUrl: undefined,
       httpTimeoutMs: 2_000,
-      allowedTargetNetworks: receiverNetworks,
+      allowedTargetNetworks: [receiverNetwork],
     });
     closers.push(slack.close, webhook.close, senders.close);
     await channelsFor(org, {
@@ -319,7 +257,7 @@ describe('the notifier against real receivers', () => {
     expect(slack.requests.map((r) => r.headers['idempotency-key']).sort()).toEqual(
       alerts.map((a) => `${a.id}:fired`).sort(),
     );
-    expect(webhook.delivered()).toHaveLength(2);
+    expect(webhook.accepted()).toHaveLength(2);
     for (const alert of alerts) {
       for (const record of (await store.listForAlert(org, alert.id))!) {
         expect(record).toMatchObject({ status: 'delivered', attempts: 2 });
@@ -337,7 +275,7 @@ describe('the notifier against real receivers', () => {
     const senders = createNotificationSenders({
       smtpUrl: undefined,
       httpTimeoutMs: 2_000,
-      allowedTargetNetworks: receiverNetworks,
+      allowedTargetNetworks: [receiverNetwork],
     });
     closers.push(webhook.close, senders.close);
     await channelsFor(org, { webhook: { url: webhook.url, secret: webhookSecret } });
@@ -373,7 +311,7 @@ describe('the notifier against real receivers', () => {
   });
   it('refuses targets on the loopback network unless it is allowed, without retrying', async () => {
     const org = (await createOrgStore(db).createOrganization('guarded')).id;
-    const slack = await startHttpReceiver(() => 200);
+    const slack = await startHttpReceiver();
     const webhook = await startWebhookReceiver(0);
     // By name: the address is checked where the DNS answer is used to connect.
     const webhookByName = webhook.url.replace('127.0.0.1', 'localhost');
@@ -426,8 +364,8 @@ describe('the notifier against real receivers', () => {
     await drain(
       createNotifier({ store, senders: allowing.senders, logger, metrics }, options).runOnce,
     );
-    expect(slack.delivered()).toHaveLength(1);
-    expect(webhook.delivered().map((r) => r.headers['idempotency-key'])).toEqual([
+    expect(slack.accepted()).toHaveLength(1);
+    expect(webhook.accepted().map((r) => r.headers['idempotency-key'])).toEqual([
       `${delivered.id}:fired`,
     ]);
     for (const record of (await store.listForAlert(org, delivered.id))!) {

@@ -2,8 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startRestartableKafka, startRestartablePostgres } from '@monitor/testkit';
-import type { RestartableKafka, RestartablePostgres } from '@monitor/testkit';
+import {
+  startHttpReceiver,
+  startRestartableKafka,
+  startRestartablePostgres,
+} from '@monitor/testkit';
+import type { HttpReceiver, RestartableKafka, RestartablePostgres } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { evaluatorGroupId, writerGroupId } from './consumer-groups.js';
 import type { ExpectedAlert, TimedValue } from './testing/expected-alerts.js';
@@ -12,8 +16,6 @@ import type { IngestAttempt } from './testing/ingest-load.js';
 import { sampleKey, startIngestLoad } from './testing/ingest-load.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
-import type { HttpReceiver } from './testing/notification-receivers.js';
-import { startHttpReceiver } from './testing/notification-receivers.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
 
@@ -447,9 +449,9 @@ describe('chaos in Kafka mode', () => {
       select status, count(*)::int as n from notifications group by status`;
     const investigations = await db.sql<{ status: string; n: number }[]>`
       select status, count(*)::int as n from investigations group by status`;
-    const receivedKeys = webhook.accepted.map((request) =>
-      String(request.headers['idempotency-key']),
-    );
+    const receivedKeys = webhook
+      .accepted()
+      .map((request) => String(request.headers['idempotency-key']));
     const deliveries = countBy(receivedKeys, (k) => k);
 
     const figuresOfRun = {

@@ -1,9 +1,9 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
+import type { HttpReceiver } from '@monitor/testkit';
+import { startHttpReceiver } from '@monitor/testkit';
 import { postIngest } from './testing/ingest-client.js';
-import type { HttpReceiver } from './testing/notification-receivers.js';
-import { startHttpReceiver } from './testing/notification-receivers.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { Exchange } from './testing/openapi-conformance.js';
@@ -119,19 +119,19 @@ it('fires a silenced alert without sending it, and notifies it once the silence 
     'the fired message to be recorded suppressed',
   );
   expect(suppressed).toEqual(['fired:suppressed']);
-  expect(webhook.accepted).toEqual([]);
+  expect(webhook.accepted()).toEqual([]);
 
   // Expired: the still-active alert is notified now, once.
   expect((await call(`/api/v1/silences/${silence.body.id}`, { method: 'DELETE' })).status).toBe(
     204,
   );
   await waitFor(
-    () => Promise.resolve(webhook!.accepted.length > 0 ? true : undefined),
+    () => Promise.resolve(webhook!.accepted().length > 0 ? true : undefined),
     20_000,
     'the alert to be notified once its silence ended',
   );
-  const [message] = webhook.accepted;
-  expect(JSON.parse(message!.body)).toMatchObject({
+  const [message] = webhook.accepted();
+  expect(JSON.parse(message!.body.toString('utf8'))).toMatchObject({
     transition: 'unsilenced',
     alert: { id: alert!.id, status: 'active', silenced: false },
   });

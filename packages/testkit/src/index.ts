@@ -21,3 +21,7 @@ export { startNodeExporter } from './node-exporter.js';
 export { startPrometheus } from './prometheus.js';
 export { startTelegraf } from './telegraf.js';
 export { startCollector } from './otelcol.js';
+
+// Local stand-ins for Slack, customers' webhooks and a mail server, for notification tests.
+export type { HttpReceiver, HttpRequestReceived, SmtpReceiver } from './notification-receivers.js';
+export { receiverNetwork, startHttpReceiver, startSmtpReceiver } from './notification-receivers.js';

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
-import { createTestDatabase } from '@monitor/testkit';
+import { createTestDatabase, receiverNetwork } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
-import { receiverNetworks } from './notification-receivers.js';
 import type { ApiTarget } from './api-target.js';
 import type { RoleProcess } from './role-process.js';
 import { runCommand, startRoleProcess } from './role-process.js';
@@ -23,7 +22,7 @@ export type MonitorStack = {
  * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
  * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
  * keep the tests quick (short polls, retries and session timeouts) and let the notifier reach
- * the local receivers of `notification-receivers.ts`. `postgresUrl` and `kafkaBrokers` put the
+ * the testkit's local notification receivers. `postgresUrl` and `kafkaBrokers` put the
  * stack on servers of the test's own (one it restarts) instead of the suite's.
  */
 export async function createMonitorStack(
@@ -50,7 +49,7 @@ export async function createMonitorStack(
     NOTIFIER_RETRY_BASE_MS: '200',
     INVESTIGATOR_POLL_MS: '100',
     // The tests' Slack and webhook receivers run on this machine.
-    NOTIFIER_ALLOWED_TARGET_NETWORKS: receiverNetworks,
+    NOTIFIER_ALLOWED_TARGET_NETWORKS: receiverNetwork,
     ...extraEnv,
   };
   await runCommand(['migrate'], env);

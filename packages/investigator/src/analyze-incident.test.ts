@@ -150,6 +150,25 @@ describe('analyzeIncident', () => {
     expect(analyzeIncident(hogInput())).toEqual(analyzeIncident(hogInput()));
   });
 
+  it('states no time to the limit for a trend too slow to reach it in any useful time', () => {
+    // Found by the property below: a steady rise of a billionth a minute just under 100 % put
+    // the limit beyond the last date a Date can hold, and the analysis threw.
+    const input: IncidentInput = {
+      ...hogInput(),
+      series: [
+        {
+          metric: 'cpu_percent',
+          points: times.map((timeMs, i) => ({ timeMs, value: 99.99 + i * 1e-9 })),
+        },
+      ],
+    };
+    const { hypotheses } = analyzeIncident(input);
+    const trend = hypotheses.find((h) => h.kind === 'resource_trend');
+    expect(trend).toBeDefined();
+    expect(trend!.evidence).not.toHaveProperty('reaches_limit_at');
+    expect(trend!.statement).not.toContain('reaches');
+  });
+
   it('always yields the contract shapes: confidence 0..1, a sorted timeline, known priorities', () => {
     const value = fc.double({ min: 0, max: 100, noNaN: true });
     fc.assert(

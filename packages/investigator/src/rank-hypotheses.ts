@@ -338,6 +338,12 @@ function flappingHypothesis(evidence: IncidentEvidence): Hypothesis | undefined 
   };
 }
 
+/**
+ * The furthest a trend is projected to its limit: a year. Beyond it the forecast says nothing
+ * useful, and a slow enough slope would put the date past what a Date holds.
+ */
+const maxForecastMs = 365 * 24 * 60 * minuteMs;
+
 function trendHypothesis(evidence: IncidentEvidence, localWeight: number): Hypothesis | undefined {
   const { deviation, direction, metric } = evidence.focus;
   if (deviation === undefined || direction * deviation.spanSlopePerMinute <= 0) return undefined;
@@ -362,10 +368,11 @@ function trendHypothesis(evidence: IncidentEvidence, localWeight: number): Hypot
     direction > 0 && /percent|pct|util/i.test(metric)
       ? 100
       : (evidence.alert?.threshold ?? undefined);
-  const etaMs =
+  const toLimitMs =
     limit === undefined || (limit - deviation.incident.last) * direction <= 0
       ? undefined
       : ((limit - deviation.incident.last) / deviation.spanSlopePerMinute) * minuteMs;
+  const etaMs = toLimitMs !== undefined && toLimitMs <= maxForecastMs ? toLimitMs : undefined;
   const eta =
     etaMs === undefined ? '' : `; at this rate it reaches ${limit} in ${formatDuration(etaMs)}`;
   return {

@@ -50,7 +50,12 @@ export { createTargetAddressPolicy, isNetwork } from './target-address-policy.js
 export type { TargetAddressPolicy } from './target-address-policy.js';
 export type { Shutdown } from './shutdown.js';
 
-export { findPostgresServerBinaries, postgresServerUser } from './postgres-server.js';
+export {
+  findPostgresServerBinaries,
+  findTimescaleExtension,
+  postgresServerUser,
+  timescalePreloadSettings,
+} from './postgres-server.js';
 export {
   embeddedPostgresDir,
   findRunningPostgres,

@@ -36,6 +36,50 @@ export function findPostgresServerBinaries(): string {
 }
 
 /**
+ * The TimescaleDB extension installed for the server binaries in `binDir`, if any: its version
+ * (from the control file) when both the loader library and the control file are present. A
+ * server of those binaries can then preload it (`shared_preload_libraries = 'timescaledb'`).
+ * Looks beside Debian's layout (`<bin>/../lib`, `/usr/share/postgresql/<major>/extension`) and
+ * asks `pg_config` of the same directory otherwise.
+ */
+export function findTimescaleExtension(binDir: string): { version: string } | undefined {
+  const major = /postgresql\/(\d+)\/bin\/?$/.exec(binDir)?.[1];
+  const candidates: { lib: string; share: string }[] = [];
+  if (major !== undefined) {
+    candidates.push({ lib: join(binDir, '..', 'lib'), share: `/usr/share/postgresql/${major}` });
+  }
+  const pgConfig = join(binDir, 'pg_config');
+  if (existsSync(pgConfig)) {
+    try {
+      const ask = (flag: string) =>
+        execFileSync(pgConfig, [flag], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim();
+      candidates.push({ lib: ask('--pkglibdir'), share: ask('--sharedir') });
+    } catch {
+      // A pg_config that cannot answer: the Debian layout above is all there is.
+    }
+  }
+  for (const { lib, share } of candidates) {
+    const control = join(share, 'extension', 'timescaledb.control');
+    if (!existsSync(join(lib, 'timescaledb.so')) || !existsSync(control)) continue;
+    const version = /^default_version\s*=\s*'([^']+)'/m.exec(readFileSync(control, 'utf8'))?.[1];
+    if (version !== undefined) return { version };
+  }
+  return undefined;
+}
+
+/**
+ * The server settings that load TimescaleDB at start, with its telemetry off (it would try to
+ * reach Timescale's servers): for servers whose configuration this project owns.
+ */
+export const timescalePreloadSettings = [
+  'shared_preload_libraries=timescaledb',
+  'timescaledb.telemetry_level=off',
+] as const;
+
+/**
  * The user a PostgreSQL server started by this process runs as: PostgreSQL refuses to run as
  * root, so as root the `postgres` user (or `nobody` when there is none); otherwise undefined
  * (stay who we are).

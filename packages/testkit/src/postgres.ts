@@ -33,8 +33,8 @@ const serverSettings = [
  */
 export const postgresLauncher: ServiceLauncher = {
   async native() {
-    const prepared = await prepareNativePostgres();
-    const server = await launchPostgres(prepared, true);
+    const prepared = await prepareNativePostgres('postgres');
+    const server = await launchPostgres(prepared, { removeOnExit: true });
     return {
       name: 'postgres',
       url: prepared.url,
@@ -56,7 +56,7 @@ export const postgresLauncher: ServiceLauncher = {
   },
 };
 
-type PreparedPostgres = {
+export type PreparedPostgres = {
   binDir: string;
   dir: string;
   dataDir: string;
@@ -66,10 +66,12 @@ type PreparedPostgres = {
 };
 
 /** initdb of a fresh data dir (as the server's user) and a free port to serve it on. */
-async function prepareNativePostgres(): Promise<PreparedPostgres> {
-  const binDir = findPostgresServerBinaries();
+export async function prepareNativePostgres(
+  name: string,
+  binDir = findPostgresServerBinaries(),
+): Promise<PreparedPostgres> {
   const owner = postgresServerUser();
-  const dir = createServiceDir('postgres', owner);
+  const dir = createServiceDir(name, owner);
   const dataDir = join(dir, 'data');
   try {
     await execFileAsync(
@@ -93,17 +95,26 @@ async function prepareNativePostgres(): Promise<PreparedPostgres> {
   };
 }
 
-/** Runs the prepared server until it answers; `removeOnExit` also deletes its dir when it ends. */
-async function launchPostgres(
+/**
+ * Runs the prepared server until `readyQuery` answers a row; `removeOnExit` also deletes its dir
+ * when it ends. `settings` come after the throwaway defaults, so they may override them.
+ */
+export async function launchPostgres(
   prepared: PreparedPostgres,
-  removeOnExit: boolean,
+  options: {
+    removeOnExit: boolean;
+    settings?: readonly string[];
+    what?: string;
+    readyQuery?: string;
+  },
 ): Promise<SupervisedProcess> {
   const { binDir, dir, dataDir, port } = prepared;
+  const { removeOnExit } = options;
   const server = startSupervised({
     command: join(binDir, 'postgres'),
     args: [
       ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
-      ...serverSettings.flatMap((setting) => ['-c', setting]),
+      ...[...serverSettings, ...(options.settings ?? [])].flatMap((setting) => ['-c', setting]),
     ],
     cwd: dir,
     env: { ...stringEnv(), LC_ALL: 'C' },
@@ -114,7 +125,11 @@ async function launchPostgres(
     stopSignal: 'SIGINT',
   });
   if (!removeOnExit) markOwner(dir, server.pid);
-  await waitForPostgres(prepared.url, { server, what: 'PostgreSQL', query: 'select 1' });
+  await waitForPostgres(prepared.url, {
+    server,
+    what: options.what ?? 'PostgreSQL',
+    query: options.readyQuery ?? 'select 1',
+  });
   return server;
 }
 
@@ -125,8 +140,10 @@ export type RestartablePostgres = RestartableProcess & {
 };
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
-  const prepared = await prepareNativePostgres();
-  const server = await startRestartableProcess(prepared.dir, () => launchPostgres(prepared, false));
+  const prepared = await prepareNativePostgres('postgres');
+  const server = await startRestartableProcess(prepared.dir, () =>
+    launchPostgres(prepared, { removeOnExit: false }),
+  );
   return { url: prepared.url, ...server };
 }
 
@@ -134,7 +151,7 @@ function asUser(owner: { uid: number; gid: number } | undefined): { uid?: number
   return owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
 }
 
-/** Resolves once `query` returns a row on `url`; see `waitUntilReady`. Also used for PGlite. */
+/** Resolves once `query` returns a row on `url`; see `waitUntilReady`. */
 export async function waitForPostgres(
   url: string,
   options: { server: SupervisedProcess; what: string; query: string; timeoutMs?: number },

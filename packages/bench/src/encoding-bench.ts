@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import protobuf from 'protobufjs';
 import type { SampleMessage } from '@monitor/schemas';
-import { decodeSampleRecord, encodeSampleMessage, parseIngestBody } from '@monitor/schemas';
+import { decodeHostSample, encodeSampleMessage, parseIngestBody } from '@monitor/schemas';
 import { createCompareFleet } from './compare-fleet.js';
 import { createFleet } from './fleet.js';
 
@@ -55,7 +55,7 @@ const candidates: Candidate[] = [
     name: 'json v1 (today)',
     encode: encodeSampleMessage,
     decode(value) {
-      const decoded = decodeSampleRecord(value);
+      const decoded = decodeHostSample(value);
       if (!decoded.ok) throw new Error(decoded.reason);
       return weigh(decoded.value);
     },

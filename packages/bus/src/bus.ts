@@ -4,11 +4,23 @@
  * without KAFKA_BROKERS).
  */
 
+/**
+ * Packs the values of messages that share a partition into one record value, in publish order
+ * (a topic's own record format: the bus never looks inside). Must return a single value as a
+ * record of its own that every reader takes.
+ */
+export type RecordPacker = (values: readonly Buffer[]) => Buffer;
+
 /** One message to publish. `key` picks the partition (same key, same partition, in order). */
 export type BusMessage = {
   key: string;
   value: Buffer;
   headers?: Record<string, string>;
+  /**
+   * The partition, when the publisher chose it (a record packed from several keys that hash to
+   * it, `packByPartition`); otherwise the key's.
+   */
+  partition?: number;
 };
 
 export interface Publisher {
@@ -141,6 +153,12 @@ export type PublisherOptions = {
    * the Kafka bus, where the broker's acknowledgement is the durable point.
    */
   ackAfterConsumedBy?: string[];
+  /**
+   * Packs the messages of a publish (Kafka: of a produce request, so concurrent publishes share
+   * records) that hash to the same partition into one record, sent to that partition
+   * explicitly. Consumers of the topic must read the packed format. Default: a record per message.
+   */
+  packRecords?: RecordPacker;
 };
 
 export type EnsureTopicOptions = {

@@ -18,6 +18,7 @@ import { silentBusLogger } from './bus-logger.js';
 import { BusUnavailableError, defaultRetryAfterSeconds } from './bus-unavailable-error.js';
 import { createDeadLetterSink } from './dead-letter-sink.js';
 import { partitionForKey } from './murmur2.js';
+import { packByPartition } from './record-packing.js';
 
 export type InProcessBusOptions = {
   /** Partitions of a topic created by its first publish or subscribe. Default 4. */
@@ -160,9 +161,11 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
     const timestampMs = now();
     const touched = new Set<PartitionLog>();
     for (const message of messages) {
-      const partition = partitionForKey(message.key, topic.partitions.length);
+      const partition = message.partition ?? partitionForKey(message.key, topic.partitions.length);
       const log = topic.partitions[partition];
-      if (log === undefined) continue;
+      if (log === undefined) {
+        throw new RangeError(`topic ${topicName} has no partition ${partition}`);
+      }
       const offset = log.end;
       log.records.push({
         offset,
@@ -270,7 +273,13 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
     async function publish(topicName: string, messages: BusMessage[]): Promise<void> {
       if (closed || publisherClosed) throw new BusUnavailableError('closed', { retryAfterSeconds });
       if (messages.length === 0) return;
-      const highest = append(topicName, messages);
+      const { packRecords } = publisherOptions;
+      const highest = append(
+        topicName,
+        packRecords === undefined
+          ? messages
+          : packByPartition(messages, getTopic(topicName).partitions.length, packRecords, Infinity),
+      );
       if (ackGroups.length === 0) return;
       const topic = getTopic(topicName);
       const waits = ackGroups.flatMap((id) =>

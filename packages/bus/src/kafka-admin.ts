@@ -14,6 +14,8 @@ export type KafkaAdminDeps = {
 };
 
 export type KafkaAdmin = BusAdmin & {
+  /** The topic's partition count as the broker reports it; throws a bus error. */
+  partitionCount(name: string): Promise<number>;
   /** Disconnects the admin client. */
   close(): Promise<void>;
 };
@@ -182,5 +184,13 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
     await handle.admin.disconnect().catch(() => undefined);
   }
 
-  return { ensureTopic, ping, close };
+  async function topicPartitions(name: string): Promise<number> {
+    try {
+      return await withAdmin((admin) => partitionCount(admin, name));
+    } catch (err) {
+      throw toBusError(err);
+    }
+  }
+
+  return { ensureTopic, ping, close, partitionCount: topicPartitions };
 }

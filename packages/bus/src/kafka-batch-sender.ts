@@ -1,15 +1,28 @@
 import type { Kafka, Producer } from 'kafkajs';
 import { CompressionTypes, Partitioners } from 'kafkajs';
 import type { BatchSender, TopicMessages } from './batching-publisher.js';
+import type { BusMessage, RecordPacker } from './bus.js';
 import type { BusLogger } from './bus-logger.js';
 import { BusUnavailableError } from './bus-unavailable-error.js';
 import { toBusError } from './kafka-errors.js';
+import { packByPartition } from './record-packing.js';
 
 export type KafkaBatchSenderDeps = {
   kafka: Kafka;
   logger: BusLogger;
   /** A send settles (rejects with `BusUnavailableError` `timeout`) within this long. */
   sendTimeoutMs: number;
+  /**
+   * Packs each topic's messages per partition into one record (see `packByPartition`). Needs
+   * `partitionsOf`; the count is asked once per topic and kept (a topic's partitions change
+   * only by an operator's hand, and a packed record then still goes to a valid partition).
+   */
+  packing?: {
+    pack: RecordPacker;
+    partitionsOf: (topic: string) => Promise<number>;
+    /** Below the topic's `max.message.bytes`. */
+    maxRecordBytes: number;
+  };
 };
 
 type ProducerHandle = {
@@ -49,6 +62,25 @@ export function createKafkaBatchSender(deps: KafkaBatchSenderDeps): BatchSender 
   let producers = 0;
   let closed = false;
   const pending = new Set<Promise<unknown>>();
+  const partitionCounts = new Map<string, Promise<number>>();
+
+  function partitionsOf(topic: string, ask: (topic: string) => Promise<number>): Promise<number> {
+    let count = partitionCounts.get(topic);
+    if (count === undefined) {
+      count = ask(topic);
+      partitionCounts.set(topic, count);
+      // Asked again on the next send when this failed (the broker was down…).
+      count.catch(() => partitionCounts.delete(topic));
+    }
+    return count;
+  }
+
+  async function recordsOf(topic: string, messages: BusMessage[]): Promise<BusMessage[]> {
+    const { packing } = deps;
+    if (packing === undefined) return messages;
+    const partitions = await partitionsOf(topic, packing.partitionsOf);
+    return packByPartition(messages, partitions, packing.pack, packing.maxRecordBytes);
+  }
 
   function track(promise: Promise<unknown>): void {
     const settled = promise.then(
@@ -108,14 +140,21 @@ export function createKafkaBatchSender(deps: KafkaBatchSenderDeps): BatchSender 
     if (closed) throw new BusUnavailableError('closed');
     const handle = acquire();
     const attempt = (async () => {
+      const records = await Promise.all(
+        batch.map(async ({ topic, messages }) => ({
+          topic,
+          records: await recordsOf(topic, messages),
+        })),
+      );
       await handle.connected;
       await handle.producer.sendBatch({
-        topicMessages: batch.map(({ topic, messages }) => ({
+        topicMessages: records.map(({ topic, records: messages }) => ({
           topic,
           messages: messages.map((message) => ({
             key: message.key,
             value: message.value,
             headers: message.headers,
+            ...(message.partition === undefined ? {} : { partition: message.partition }),
           })),
         })),
         acks: -1,

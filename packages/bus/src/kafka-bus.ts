@@ -68,9 +68,24 @@ export function createKafkaBus(deps: KafkaBusDeps): Bus {
       );
     }
     const publishTimeoutMs = options.publishTimeoutMs ?? kafkaBusDefaults.publishTimeoutMs;
+    const { packRecords } = options;
     const inner = createBatchingPublisher(
       {
-        sender: createKafkaBatchSender({ kafka, logger, sendTimeoutMs: publishTimeoutMs }),
+        sender: createKafkaBatchSender({
+          kafka,
+          logger,
+          sendTimeoutMs: publishTimeoutMs,
+          ...(packRecords === undefined
+            ? {}
+            : {
+                packing: {
+                  pack: packRecords,
+                  partitionsOf: (topic) => admin.partitionCount(topic),
+                  // A produce request holds at most maxBatchBytes, so a record never exceeds it either.
+                  maxRecordBytes: options.maxBatchBytes ?? 1_000_000,
+                },
+              }),
+        }),
         logger: logger.child({ bus: 'publisher' }),
       },
       { ...options, publishTimeoutMs },

@@ -121,14 +121,24 @@ export function servePublisher(
   let closing = false;
   const post = createBatchPoster<PublishReply>(port, () => []);
   port.on('message', (requests: PublishRequest[]) => {
+    // The publishes that arrived together go out as one per topic, so a publisher that packs
+    // records (`packRecords`) packs concurrent requests' hosts together; each still gets its own
+    // answer, that of the shared publish.
+    const byTopic = new Map<string, PublishRequest[]>();
     for (const request of requests) {
-      const answer = (failure?: PublishFailure): void =>
-        post(failure === undefined ? { id: request.id } : { id: request.id, failure });
       if (closing) {
-        answer(failureOf(new BusUnavailableError('closed')));
+        post({ id: request.id, failure: failureOf(new BusUnavailableError('closed')) });
         continue;
       }
-      const done = publisher.publish(request.topic, unpackMessages(request)).then(
+      const same = byTopic.get(request.topic);
+      if (same === undefined) byTopic.set(request.topic, [request]);
+      else same.push(request);
+    }
+    for (const [topic, together] of byTopic) {
+      const answer = (failure?: PublishFailure): void => {
+        for (const { id } of together) post(failure === undefined ? { id } : { id, failure });
+      };
+      const done = publisher.publish(topic, together.flatMap(unpackMessages)).then(
         () => answer(),
         (err: unknown) => answer(failureOf(err)),
       );

@@ -374,12 +374,20 @@ export function createAlertEvaluator(
     let undecodable = 0;
     for (const record of records) {
       const result = decodeSampleRecord(record.value);
-      if (!result.ok) undecodable++;
-      else
-        decoded.push({
-          message: result.value,
-          hostKey: hostKey(result.value.orgId, result.value.host),
-        });
+      if (!result.ok) {
+        undecodable++;
+        continue;
+      }
+      // A host that does not decode is passed over alone (the writer dead-letters it); the
+      // record's other hosts are evaluated, in the order the record carries them.
+      for (const { decoded: host } of result.value) {
+        if (!host.ok) undecodable++;
+        else
+          decoded.push({
+            message: host.value,
+            hostKey: hostKey(host.value.orgId, host.value.host),
+          });
+      }
     }
     return { decoded, undecodable };
   }

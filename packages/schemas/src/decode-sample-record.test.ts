@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SampleMessage } from './sample-message.js';
 import { decodeSampleMessage, encodeSampleMessage } from './sample-message.js';
-import { decodeSampleRecord } from './decode-sample-record.js';
+import { decodeHostSample } from './decode-sample-record.js';
 
 const message: SampleMessage = {
   v: 1,
@@ -20,12 +20,12 @@ const message: SampleMessage = {
 };
 
 function decode(text: string) {
-  return decodeSampleRecord(Buffer.from(text));
+  return decodeHostSample(Buffer.from(text));
 }
 
-describe('decodeSampleRecord', () => {
+describe('decodeHostSample', () => {
   it('passes the snapshot arrays on as the message wrote them', () => {
-    const result = decodeSampleRecord(encodeSampleMessage(message));
+    const result = decodeHostSample(encodeSampleMessage(message));
     expect(result).toEqual({
       ok: true,
       value: {
@@ -77,7 +77,7 @@ describe('decodeSampleRecord', () => {
   });
 
   it('rejects an empty record value', () => {
-    expect(decodeSampleRecord(null)).toEqual({ ok: false, reason: 'empty message value' });
+    expect(decodeHostSample(null)).toEqual({ ok: false, reason: 'empty message value' });
   });
 
   it('reads escaped or repeated keys the way JSON.parse does, through the schema', () => {
@@ -91,7 +91,7 @@ describe('decodeSampleRecord', () => {
   });
 });
 
-describe('decodeSampleRecord against the schema', () => {
+describe('decodeHostSample against the schema', () => {
   const text = fc.string({ unit: 'binary', maxLength: 12 });
   const nonEmpty = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 });
   // zod builds records by assignment, which drops a `__proto__` key: the gateway never sends one.
@@ -116,7 +116,7 @@ describe('decodeSampleRecord against the schema', () => {
       fc.property(messages, (message) => {
         const encoded = encodeSampleMessage(message);
         const slow = decodeSampleMessage(encoded);
-        const fast = decodeSampleRecord(encoded);
+        const fast = decodeHostSample(encoded);
         expect(fast.ok).toBe(slow.ok);
         if (!fast.ok || !slow.ok) return;
         const snapshot = (list: unknown) =>

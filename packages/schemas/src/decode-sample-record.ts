@@ -1,5 +1,6 @@
 import type { DecodeResult } from './sample-message.js';
 import { decodeSampleMessage } from './sample-message.js';
+import { sampleRecordMessages } from './sample-record.js';
 
 /** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
 type SnapshotJson = readonly unknown[] | { readonly json: string };
@@ -15,8 +16,36 @@ export type DecodedSample = {
   processes: SnapshotJson;
 };
 
+/** One host of a record: its message as the record carried it, and what it decodes to. */
+export type RecordHostSample = {
+  /** The host's message alone: a format-1 record value (what a dead letter of it carries). */
+  message: Buffer;
+  /** Its place in the record, from 0. */
+  index: number;
+  /** The sample, or why this host's message is not one (its neighbours are unaffected). */
+  decoded: DecodeResult<DecodedSample>;
+};
+
 /**
- * Decodes a `metrics.samples.v1` record: the one decoder of the writer and the evaluator. The
+ * Decodes a record of the samples topic in either format (see sample-record.ts): the one
+ * decoder of the writer and the evaluator. Fails as a whole only when the framing is broken;
+ * a host message that does not decode is reported in its own entry.
+ */
+export function decodeSampleRecord(value: Buffer | null): DecodeResult<RecordHostSample[]> {
+  const messages = sampleRecordMessages(value);
+  if (!messages.ok) return messages;
+  return {
+    ok: true,
+    value: messages.value.map((message, index) => ({
+      message,
+      index,
+      decoded: decodeHostSample(message),
+    })),
+  };
+}
+
+/**
+ * Decodes one host sample message (a format-1 record). The
  * containers and processes (about nine tenths of a spec-shaped message) are neither parsed nor
  * validated again: the gateway validated them against the same schema before publishing, so
  * their JSON text is passed on to storage as it is, and the evaluator never reads them. The rest
@@ -28,7 +57,7 @@ export type DecodedSample = {
  * two arrays: if that is not valid JSON, storage rejects it and the writer dead-letters the
  * record as unstorable.
  */
-export function decodeSampleRecord(value: Buffer | null): DecodeResult<DecodedSample> {
+export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSample> {
   if (value !== null) {
     const fast = decodeCanonical(value.toString('utf8'));
     if (fast !== undefined) return { ok: true, value: fast };

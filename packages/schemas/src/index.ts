@@ -20,8 +20,9 @@ export {
 } from './rate-limit-headers.js';
 export type { SampleMessage } from './sample-message.js';
 export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
-export type { DecodedSample } from './decode-sample-record.js';
-export { decodeSampleRecord } from './decode-sample-record.js';
+export type { DecodedSample, RecordHostSample } from './decode-sample-record.js';
+export { decodeHostSample, decodeSampleRecord } from './decode-sample-record.js';
+export { encodeSampleRecord, sampleRecordBytes } from './sample-record.js';
 export type {
   AlertCondition,
   AlertReason,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConsumedRecord, RecordBatch } from '@monitor/bus';
 import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
-import { encodeSampleMessage } from '@monitor/schemas';
+import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
 import type { PendingSample, SampleSink } from './sample-writer.js';
 import { createSampleWriter } from './sample-writer.js';
 
@@ -48,13 +48,25 @@ const transientError = (why: string) => dependencyUnavailable('The database', 1,
 
 function harness(sinkWrite: (samples: readonly PendingSample[]) => Promise<void>) {
   const written: number[][] = [];
-  const deadLettered: { offset: string; reason: string }[] = [];
+  const writes: { hosts: string[]; positioned: boolean[]; doneOffsets: string[] }[] = [];
+  const deadLettered: {
+    offset: string;
+    reason: string;
+    key?: string | null;
+    value?: string;
+    index?: string;
+  }[] = [];
   const counters = { retried: 0, deadLettered: 0 };
   let stopping = false;
   const sink: SampleSink = {
-    async write(samples) {
+    async write(samples, doneRecords = []) {
       await sinkWrite(samples);
       written.push(samples.map((s) => Number(s.record.offset)));
+      writes.push({
+        hosts: samples.map((s) => s.sample.host),
+        positioned: samples.map((s) => s.positioned),
+        doneOffsets: doneRecords.map((r) => r.offset),
+      });
       return { samplesWritten: samples.length };
     },
   };
@@ -63,7 +75,12 @@ function harness(sinkWrite: (samples: readonly PendingSample[]) => Promise<void>
       sink,
       deadLetters: {
         send(rec, reason) {
-          deadLettered.push({ offset: rec.offset, reason });
+          const index = rec.headers['x-sample-record-index'];
+          deadLettered.push({
+            offset: rec.offset,
+            reason,
+            ...(index === undefined ? {} : { key: rec.key, value: rec.value?.toString(), index }),
+          });
           return Promise.resolve();
         },
       },
@@ -78,7 +95,7 @@ function harness(sinkWrite: (samples: readonly PendingSample[]) => Promise<void>
     },
     { maxBatchMessages: 100, maxBatchWaitMs: 1, retryInitialMs: 1, retryMaxMs: 4 },
   );
-  return { writer, written, deadLettered, counters, stop: () => (stopping = true) };
+  return { writer, written, writes, deadLettered, counters, stop: () => (stopping = true) };
 }
 
 describe('createSampleWriter', () => {
@@ -141,5 +158,82 @@ describe('createSampleWriter', () => {
     ]);
     expect(h.written).toHaveLength(1);
     expect(h.written[0]).toHaveLength(2);
+  });
+
+  describe('with records of many hosts', () => {
+    const hostsRecord = (...hosts: string[]) =>
+      encodeSampleRecord(hosts.map((host, i) => encodeSampleMessage(message(host, i))));
+    const poison = (samples: readonly PendingSample[]) =>
+      samples.some((s) => s.sample.host === 'bad')
+        ? Promise.reject(new Error('out of range'))
+        : Promise.resolve();
+
+    it('writes every host of old single-host and new many-host records of one batch', async () => {
+      const h = harness(() => Promise.resolve());
+      await h.writer.handleBatch(
+        batchOf(encodeSampleMessage(message('a', 1)), hostsRecord('b', 'c', 'd')),
+      );
+      expect(h.writes).toEqual([
+        { hosts: ['a', 'b', 'c', 'd'], positioned: [true, true, true, true], doneOffsets: [] },
+      ]);
+    });
+
+    it('stores the neighbours of a host storage refuses, and dead-letters that host alone', async () => {
+      const h = harness(poison);
+      await h.writer.handleBatch(
+        batchOf(hostsRecord('a', 'b'), hostsRecord('c', 'bad', 'd'), hostsRecord('e', 'f')),
+      );
+      const stored = h.writes.flatMap((w) => w.hosts.filter((host) => host !== 'bad'));
+      // Each host is written once the failing write is out of the way: none is dropped.
+      expect(new Set(stored)).toEqual(new Set(['a', 'b', 'c', 'd', 'e', 'f']));
+      expect(h.deadLettered).toEqual([
+        {
+          offset: '1',
+          reason: 'cannot be stored: out of range',
+          key: 'org_1:bad',
+          value: encodeSampleMessage(message('bad', 1)).toString(),
+          index: '1',
+        },
+      ]);
+      // The split record's hosts are written without their position, so the first one stored
+      // cannot make a replay skip the others; its offset is stored after its last host.
+      const split = h.writes.filter((w) => w.positioned.includes(false));
+      expect(split.map((w) => w.hosts)).toEqual([['c'], ['d']]);
+      const offsetOnly = h.writes.filter((w) => w.doneOffsets.length > 0);
+      expect(offsetOnly).toEqual([{ hosts: [], positioned: [], doneOffsets: ['1'] }]);
+      const splitAt = h.writes.findIndex((w) => w.hosts[0] === 'c');
+      expect(h.writes.indexOf(offsetOnly[0]!)).toBeGreaterThan(splitAt);
+      // Whole records are written with their positions.
+      for (const w of h.writes) {
+        if (w.hosts.includes('a') || w.hosts.includes('e'))
+          expect(w.positioned).not.toContain(false);
+      }
+    });
+
+    it('dead-letters a host that does not decode alone, with its own message', async () => {
+      const h = harness(() => Promise.resolve());
+      const bad = Buffer.from(JSON.stringify({ ...message('x', 1), v: 9 }));
+      const record = encodeSampleRecord([encodeSampleMessage(message('a', 1)), bad]);
+      await h.writer.handleBatch(batchOf(record));
+      expect(h.writes).toEqual([{ hosts: ['a'], positioned: [true], doneOffsets: [] }]);
+      expect(h.deadLettered).toHaveLength(1);
+      expect(h.deadLettered[0]).toMatchObject({ offset: '0', value: bad.toString(), index: '1' });
+    });
+
+    it('stores the offset of a record none of whose hosts decode, so a replay skips it', async () => {
+      const h = harness(() => Promise.resolve());
+      const bad = Buffer.from('{nope');
+      await h.writer.handleBatch(batchOf(encodeSampleRecord([bad, bad])));
+      expect(h.deadLettered).toHaveLength(2);
+      expect(h.writes).toEqual([{ hosts: [], positioned: [], doneOffsets: ['0'] }]);
+    });
+
+    it('dead-letters a record whose framing is broken as a whole', async () => {
+      const h = harness(() => Promise.resolve());
+      await h.writer.handleBatch(batchOf(Buffer.from([0, 2, 0, 0, 0, 9])));
+      expect(h.deadLettered).toEqual([
+        { offset: '0', reason: 'sample record frame 0 is cut short' },
+      ]);
+    });
   });
 });

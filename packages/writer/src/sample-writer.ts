@@ -2,7 +2,7 @@ import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
-import type { DecodedSample } from '@monitor/schemas';
+import type { DecodedSample, RecordHostSample } from '@monitor/schemas';
 import { decodeSampleRecord } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
@@ -11,17 +11,29 @@ export type PendingSample = {
   sample: DecodedSample;
   /** Its partition's log end offset when it was read (see `RecordBatch.logEndOffset`). */
   logEndOffset: number;
+  /**
+   * True when the write holds every storable host of its record: storage records the record's
+   * offset with it, and skips it on a replay. False while a record is written host by host (to
+   * set one bad host aside): it is then written without a position (idempotent by key), and the
+   * record's offset is stored once its last host is done (`SampleSink.write`'s `doneRecords`).
+   */
+  positioned: boolean;
 };
 
 /** Where the writer puts samples. */
 export type SampleSink = {
   /**
-   * Writes every sample in one transaction, together with each partition's next offset.
-   * Idempotent: samples at offsets already written, and duplicate (service, metric, time), are
-   * skipped. Throws a retriable AppError (connection lost, deadlock…) to have the whole batch
-   * retried; anything else isolates and dead-letters the samples that cause it.
+   * Writes every sample in one transaction, together with the next offset of each partition:
+   * past the positioned samples' records and past `doneRecords` (records written host by host,
+   * or whose hosts were all set aside). Idempotent: positioned samples at offsets already
+   * written, and duplicate (service, metric, time), are skipped. Throws a retriable AppError
+   * (connection lost, deadlock…) to have the whole write retried; anything else isolates and
+   * dead-letters the samples that cause it.
    */
-  write(samples: readonly PendingSample[]): Promise<{ samplesWritten: number }>;
+  write(
+    samples: readonly PendingSample[],
+    doneRecords?: readonly ConsumedRecord[],
+  ): Promise<{ samplesWritten: number }>;
 };
 
 export type WriterMetrics = {
@@ -49,25 +61,40 @@ export type SampleWriterDeps = {
   sleep?: (ms: number) => Promise<void>;
 };
 
+/** The header a dead letter of one host of a many-host record carries: its place in the record. */
+export const recordIndexHeader = 'x-sample-record-index';
+
 /**
  * The writer's consumer logic, free of Kafka and SQL. `handleBatch` resolves only once every
- * record of the batch is stored or dead-lettered; it throws (so nothing is committed) when it
- * gives up on a transient failure during shutdown.
+ * host of every record of the batch is stored or dead-lettered; it throws (so nothing is
+ * committed) when it gives up on a transient failure during shutdown.
+ *
+ * The record is the unit stored, retried and skipped: a replay is skipped by record offset, so
+ * a write never holds part of a record with its position (the rest would then be skipped as a
+ * replay). A permanent failure is bisected by record; a record that fails alone is written host
+ * by host without positions, the failing host dead-lettered alone, and its offset stored after.
  */
 export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriterOptions) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const log = deps.logger;
 
-  async function writeWithRetry(samples: PendingSample[]): Promise<void> {
+  /**
+   * Writes until it succeeds or fails for good; resolves with the permanent error then
+   * (undefined when written). Throws a transient error once stopping.
+   */
+  async function writeRetrying(
+    samples: PendingSample[],
+    doneRecords: ConsumedRecord[] = [],
+  ): Promise<Error | undefined> {
     let delayMs = options.retryInitialMs;
     for (;;) {
       const startedMs = performance.now();
       try {
-        const { samplesWritten } = await deps.sink.write(samples);
+        const { samplesWritten } = await deps.sink.write(samples, doneRecords);
         deps.metrics.batchWritten(samples.length, samplesWritten, performance.now() - startedMs);
-        return;
+        return undefined;
       } catch (err) {
-        if (!isRetriable(err)) return isolatePermanentFailure(samples, err);
+        if (!isRetriable(err)) return err instanceof Error ? err : new Error(String(err));
         if (deps.isStopping()) throw err;
         deps.metrics.writeRetried();
         log.warn(
@@ -80,53 +107,150 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     }
   }
 
+  async function write(samples: PendingSample[]): Promise<void> {
+    const err = await writeRetrying(samples);
+    if (err !== undefined) await isolatePermanentFailure(samples, err);
+  }
+
   /**
-   * A permanent error fails the whole transaction; bisect to find the samples that cause it,
-   * store the rest, and dead-letter only those.
+   * A permanent error fails the whole transaction: bisect by record to find the records that
+   * cause it and store the others; then, within such a record, find its bad hosts.
    */
   async function isolatePermanentFailure(samples: PendingSample[], err: unknown): Promise<void> {
-    if (samples.length === 1) {
-      const [sample] = samples as [PendingSample];
-      log.error(
-        { err, partition: sample.record.partition, offset: sample.record.offset },
-        'sample cannot be stored; dead-lettered',
-      );
-      await deps.deadLetters.send(sample.record, `cannot be stored: ${describe(err)}`);
-      deps.metrics.deadLettered('unstorable');
+    const records = byRecord(samples);
+    if (records.length > 1) {
+      const middle = Math.ceil(records.length / 2);
+      await write(records.slice(0, middle).flat());
+      await write(records.slice(middle).flat());
       return;
     }
-    const middle = Math.ceil(samples.length / 2);
-    await writeWithRetry(samples.slice(0, middle));
-    await writeWithRetry(samples.slice(middle));
+    const [first] = samples;
+    if (first === undefined) return;
+    if (samples.length === 1) {
+      await deadLetterUnstorable(first, err);
+      // Its record's offset: without it a replay would write nothing and dead-letter it again.
+      await writeOffsetsOf(first.record);
+      return;
+    }
+    for (const sample of samples) {
+      const hostErr = await writeRetrying([{ ...sample, positioned: false }]);
+      if (hostErr !== undefined) await deadLetterUnstorable(sample, hostErr);
+    }
+    await writeOffsetsOf(first.record);
+  }
+
+  async function writeOffsetsOf(record: ConsumedRecord): Promise<void> {
+    const err = await writeRetrying([], [record]);
+    // Storing an offset alone fails for good only if storage itself is broken: then nothing
+    // is lost (the record is redelivered and its hosts written again), so let it be retried.
+    if (err !== undefined) throw err;
+  }
+
+  async function deadLetterUnstorable(pending: PendingSample, err: unknown): Promise<void> {
+    const { record, sample } = pending;
+    log.error(
+      { err, partition: record.partition, offset: record.offset, host: sample.host },
+      'sample cannot be stored; dead-lettered',
+    );
+    const hostRecord = hostRecordOf(pending);
+    await deps.deadLetters.send(hostRecord, `cannot be stored: ${describe(err)}`);
+    deps.metrics.deadLettered('unstorable');
   }
 
   const accumulator = createBatchAccumulator<PendingSample>({
     maxItems: options.maxBatchMessages,
     maxWaitMs: options.maxBatchWaitMs,
-    flush: writeWithRetry,
+    flush: write,
   });
+
+  /** Host messages of many-host records, kept to dead-letter one host alone. */
+  const hostMessages = new WeakMap<PendingSample, { message: Buffer; index: number }>();
+
+  /** The dead letter of one host: its record itself, or its own message out of a many-host record. */
+  function hostRecordOf(pending: PendingSample): ConsumedRecord {
+    const host = hostMessages.get(pending);
+    if (host === undefined) return pending.record;
+    return {
+      ...pending.record,
+      key: `${pending.sample.orgId}:${pending.sample.host}`,
+      value: host.message,
+      headers: { ...pending.record.headers, [recordIndexHeader]: String(host.index) },
+    };
+  }
 
   return {
     async handleBatch(batch: RecordBatch): Promise<void> {
       const samples: PendingSample[] = [];
+      const whollyBad: ConsumedRecord[] = [];
       for (const record of batch.records) {
         const decoded = decodeSampleRecord(record.value);
-        if (decoded.ok) {
-          samples.push({ record, sample: decoded.value, logEndOffset: batch.logEndOffset });
-        } else {
-          log.warn(
-            { partition: record.partition, offset: record.offset, reason: decoded.reason },
-            'undecodable sample dead-lettered',
-          );
-          await deps.deadLetters.send(record, decoded.reason);
-          deps.metrics.deadLettered('undecodable');
+        if (!decoded.ok) {
+          await deadLetterUndecodable(record, decoded.reason);
+          continue;
         }
+        const hosts = decoded.value;
+        let stored = 0;
+        for (const host of hosts) {
+          if (!host.decoded.ok) {
+            await deadLetterUndecodable(
+              hosts.length === 1 ? record : undecodableHostRecord(record, host),
+              host.decoded.reason,
+            );
+            continue;
+          }
+          const pending: PendingSample = {
+            record,
+            sample: host.decoded.value,
+            logEndOffset: batch.logEndOffset,
+            positioned: true,
+          };
+          if (hosts.length > 1) hostMessages.set(pending, host);
+          samples.push(pending);
+          stored++;
+        }
+        // A many-host record none of whose hosts decoded: its offset, so a replay skips it.
+        if (stored === 0 && hosts.length > 1) whollyBad.push(record);
       }
       await accumulator.add(samples);
+      if (whollyBad.length > 0) {
+        const err = await writeRetrying([], whollyBad);
+        if (err !== undefined) throw err;
+      }
     },
     /** Writes whatever is waiting; call on shutdown before the consumer commits. */
     drain: () => accumulator.drain(),
   };
+
+  async function deadLetterUndecodable(record: ConsumedRecord, reason: string): Promise<void> {
+    log.warn(
+      { partition: record.partition, offset: record.offset, reason },
+      'undecodable sample dead-lettered',
+    );
+    await deps.deadLetters.send(record, reason);
+    deps.metrics.deadLettered('undecodable');
+  }
+}
+
+function undecodableHostRecord(record: ConsumedRecord, host: RecordHostSample): ConsumedRecord {
+  return {
+    ...record,
+    value: host.message,
+    headers: { ...record.headers, [recordIndexHeader]: String(host.index) },
+  };
+}
+
+/** The samples grouped by record, in order (a record's samples are consecutive). */
+function byRecord(samples: readonly PendingSample[]): PendingSample[][] {
+  const groups: PendingSample[][] = [];
+  let last: ConsumedRecord | undefined;
+  for (const sample of samples) {
+    if (sample.record !== last) {
+      groups.push([]);
+      last = sample.record;
+    }
+    groups[groups.length - 1]?.push(sample);
+  }
+  return groups;
 }
 
 function describe(err: unknown): string {

@@ -9,7 +9,7 @@ import {
   createIngestRateLimiter,
   createSeriesPolicy,
 } from '@monitor/gateway';
-import { ingestPath } from '@monitor/schemas';
+import { encodeSampleRecord, ingestPath } from '@monitor/schemas';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { methodNotAllowedHandler } from '@monitor/platform';
@@ -27,6 +27,8 @@ export function ingestPublisherOptions(config: IngestConfig): PublisherOptions {
   return {
     publishTimeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS,
     lingerMs: config.INGEST_PRODUCE_LINGER_MS,
+    // The hosts of a request, and of requests sent together, that share a partition share a record.
+    packRecords: encodeSampleRecord,
   };
 }
 

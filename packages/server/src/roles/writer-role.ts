@@ -34,12 +34,24 @@ export async function startSampleWriter(
   const store = createSampleStore(deps.db);
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const sink: SampleSink = {
-    write: async (samples) => {
+    write: async (samples, doneRecords = []) => {
       const result = await store.writeBatch(
         {
-          samples: samples.map(({ record, sample, logEndOffset }) => ({
-            ...sample,
-            position: { partition: record.partition, offset: Number(record.offset), logEndOffset },
+          samples: samples.map(({ record, sample, logEndOffset, positioned }) =>
+            positioned
+              ? {
+                  ...sample,
+                  position: {
+                    partition: record.partition,
+                    offset: Number(record.offset),
+                    logEndOffset,
+                  },
+                }
+              : sample,
+          ),
+          offsets: doneRecords.map((record) => ({
+            partition: record.partition,
+            nextOffset: Number(record.offset) + 1,
           })),
         },
         { groupId: writerGroupId, topic: config.SAMPLES_TOPIC },

@@ -1,0 +1,154 @@
+import type { LabelMatcher } from './label-matcher.js';
+import type { FunctionDefinition } from './function-definitions.js';
+
+/** The types of PromQL expressions, as Prometheus documents them. */
+export type ValueType = 'scalar' | 'vector' | 'matrix' | 'string';
+
+export type AggregateOp =
+  | 'sum'
+  | 'avg'
+  | 'min'
+  | 'max'
+  | 'count'
+  | 'group'
+  | 'stddev'
+  | 'stdvar'
+  | 'topk'
+  | 'bottomk'
+  | 'quantile'
+  | 'count_values';
+
+export type BinaryOp =
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '^'
+  | 'atan2'
+  | '=='
+  | '!='
+  | '>'
+  | '<'
+  | '>='
+  | '<='
+  | 'and'
+  | 'or'
+  | 'unless';
+
+export type VectorMatching = {
+  card: 'one-to-one' | 'many-to-one' | 'one-to-many' | 'many-to-many';
+  /** `on(...)` when true, `ignoring(...)` (or nothing) when false. */
+  on: boolean;
+  matchingLabels: string[];
+  /** The `group_left(...)`/`group_right(...)` labels. */
+  include: string[];
+};
+
+export type VectorSelector = {
+  kind: 'vector';
+  name: string;
+  matchers: LabelMatcher[];
+  /** The `offset` as written, ms (negative offsets allowed). */
+  originalOffsetMs: number;
+  /** The offset the evaluator uses, adjusted for `@` relative to the query start. */
+  offsetMs: number;
+  /** `@` time in ms, once resolved (start()/end() resolve per query). */
+  atMs: number | null;
+  startOrEnd: 'start' | 'end' | null;
+};
+
+export type Expr =
+  | { kind: 'number'; value: number }
+  | { kind: 'string'; value: string }
+  | VectorSelector
+  | { kind: 'matrix'; selector: VectorSelector; rangeMs: number }
+  | { kind: 'call'; func: FunctionDefinition; args: Expr[] }
+  | {
+      kind: 'aggregate';
+      op: AggregateOp;
+      expr: Expr;
+      param: Expr | null;
+      grouping: string[];
+      without: boolean;
+    }
+  | {
+      kind: 'binary';
+      op: BinaryOp;
+      lhs: Expr;
+      rhs: Expr;
+      returnBool: boolean;
+      matching: VectorMatching | null;
+    }
+  | { kind: 'unary'; op: '+' | '-'; expr: Expr }
+  | { kind: 'paren'; expr: Expr }
+  | { kind: 'step-invariant'; expr: Expr };
+
+export type MatrixSelector = Extract<Expr, { kind: 'matrix' }>;
+
+export function isComparison(op: BinaryOp): boolean {
+  return op === '==' || op === '!=' || op === '>' || op === '<' || op === '>=' || op === '<=';
+}
+
+export function isSetOperator(op: BinaryOp): boolean {
+  return op === 'and' || op === 'or' || op === 'unless';
+}
+
+/** The type an expression evaluates to (Prometheus' `Expr.Type()`). */
+export function typeOf(expr: Expr): ValueType {
+  switch (expr.kind) {
+    case 'number':
+      return 'scalar';
+    case 'string':
+      return 'string';
+    case 'vector':
+      return 'vector';
+    case 'matrix':
+      return 'matrix';
+    case 'call':
+      return expr.func.returnType;
+    case 'aggregate':
+      return 'vector';
+    case 'binary':
+      return typeOf(expr.lhs) === 'scalar' && typeOf(expr.rhs) === 'scalar' ? 'scalar' : 'vector';
+    case 'unary':
+    case 'paren':
+    case 'step-invariant':
+      return typeOf(expr.expr);
+  }
+}
+
+/** Every vector selector of an expression, the ones inside range selectors included. */
+export function vectorSelectorsOf(expr: Expr): VectorSelector[] {
+  const out: VectorSelector[] = [];
+  const visit = (e: Expr): void => {
+    switch (e.kind) {
+      case 'vector':
+        out.push(e);
+        return;
+      case 'matrix':
+        out.push(e.selector);
+        return;
+      case 'call':
+        e.args.forEach(visit);
+        return;
+      case 'aggregate':
+        if (e.param !== null) visit(e.param);
+        visit(e.expr);
+        return;
+      case 'binary':
+        visit(e.lhs);
+        visit(e.rhs);
+        return;
+      case 'unary':
+      case 'paren':
+      case 'step-invariant':
+        visit(e.expr);
+        return;
+      default:
+        return;
+    }
+  };
+  visit(expr);
+  return out;
+}

@@ -1,0 +1,432 @@
+import type { Expr, MatrixSelector, VectorSelector } from './ast.js';
+import { isSetOperator, typeOf } from './ast.js';
+import { aggregate, groupingKey } from './aggregation.js';
+import type { EvalNodeHelper, FunctionArg } from './functions.js';
+import { functionCalls, labelsForAbsent, unwrap } from './functions.js';
+import type { Labels } from './labels.js';
+import { dropMetricName, labelsKey } from './labels.js';
+import { executionError, PromqlError } from './promql-error.js';
+import type { BinopCache } from './vector-binops.js';
+import {
+  matchSignature,
+  scalarBinop,
+  vectorAnd,
+  vectorBinop,
+  vectorOr,
+  vectorScalarBinop,
+  vectorUnless,
+} from './vector-binops.js';
+import type { Matrix, Point, Series, Vector } from './values.js';
+
+/** A selector's series as loaded for one query. */
+export type LoadedSeries = {
+  metric: Labels;
+  timestamps: ArrayLike<number>;
+  values: ArrayLike<number>;
+  /** The samples that are no staleness markers, for range selectors. */
+  points: Point[];
+};
+
+/** What one query's evaluators share: the loaded data and the limits. */
+export type EvalContext = {
+  data: Map<VectorSelector, LoadedSeries[]>;
+  lookbackMs: number;
+  maxSamples: number;
+  /** Epoch ms after which evaluation stops with a timeout. */
+  deadlineMs: number;
+  now: () => number;
+  currentSamples: number;
+};
+
+type EvalValue = Matrix | { string: string };
+
+const tooManySamples =
+  'query processing would load too many samples into memory in query execution';
+
+function isString(value: EvalValue): value is { string: string } {
+  return !Array.isArray(value);
+}
+
+function containsSameLabelset(samples: readonly { metric: Labels }[]): boolean {
+  if (samples.length < 2) return false;
+  const seen = new Set<string>();
+  for (const s of samples) {
+    const key = labelsKey(s.metric);
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
+/**
+ * Prometheus 2.42's evaluator, ported: every node evaluates to a matrix over the steps
+ * start..end (an instant query is one step), with the same selection rules (lookback, inclusive
+ * range bounds, staleness markers), the same per-step semantics and the same errors.
+ */
+export class Evaluator {
+  constructor(
+    private readonly ctx: EvalContext,
+    readonly startMs: number,
+    readonly endMs: number,
+    readonly intervalMs: number,
+  ) {}
+
+  private checkDeadline(): void {
+    if (this.ctx.now() > this.ctx.deadlineMs) {
+      throw new PromqlError('timeout', 'query timed out in expression evaluation');
+    }
+  }
+
+  private addSamples(count: number): void {
+    this.ctx.currentSamples += count;
+    if (this.ctx.currentSamples > this.ctx.maxSamples) throw executionError(tooManySamples);
+  }
+
+  private get numSteps(): number {
+    return Math.floor((this.endMs - this.startMs) / this.intervalMs) + 1;
+  }
+
+  private loaded(selector: VectorSelector): LoadedSeries[] {
+    const series = this.ctx.data.get(selector);
+    if (series === undefined) throw new Error('selector without loaded data');
+    return series;
+  }
+
+  eval(expr: Expr): EvalValue {
+    this.checkDeadline();
+    switch (expr.kind) {
+      case 'aggregate':
+        return this.evalAggregate(expr);
+      case 'call':
+        return this.evalCall(expr);
+      case 'paren':
+        return this.eval(expr.expr);
+      case 'unary': {
+        const mat = this.matrix(expr.expr);
+        if (expr.op === '-') {
+          for (const series of mat) {
+            series.metric = dropMetricName(series.metric);
+            for (const p of series.points) p.v = -p.v;
+          }
+          if (containsSameLabelset(mat)) {
+            throw executionError('vector cannot contain metrics with the same labelset');
+          }
+        }
+        return mat;
+      }
+      case 'binary':
+        return this.evalBinary(expr);
+      case 'number':
+        return this.rangeEval(null, () => [{ metric: [], t: 0, v: expr.value }], []);
+      case 'string':
+        return { string: expr.value };
+      case 'vector':
+        return this.evalVectorSelector(expr);
+      case 'matrix':
+        if (this.startMs !== this.endMs) {
+          throw executionError('cannot do range evaluation of matrix selector');
+        }
+        return this.matrixSelector(expr);
+      case 'step-invariant':
+        return this.evalStepInvariant(expr.expr);
+    }
+  }
+
+  private matrix(expr: Expr): Matrix {
+    const value = this.eval(expr);
+    if (isString(value)) throw executionError('unexpected string');
+    return value;
+  }
+
+  /**
+   * Evaluates `exprs` over every step and calls `fn` with their vectors at each one (string
+   * expressions are not evaluated). `prepSeries` precomputes a key per input series (grouping
+   * key or match signature), handed to `fn` beside the vectors.
+   */
+  private rangeEval(
+    prepSeries: ((metric: Labels) => string) | null,
+    fn: (vectors: Vector[], keys: string[][], ts: number) => Vector,
+    exprs: (Expr | null)[],
+  ): Matrix {
+    const matrixes: (Matrix | null)[] = exprs.map((e) =>
+      e !== null && typeOf(e) !== 'string' ? this.matrix(e) : null,
+    );
+    const cursors = matrixes.map((m) => (m === null ? [] : m.map(() => 0)));
+    const seriesKeys = matrixes.map((m) =>
+      m === null || prepSeries === null ? [] : m.map((s) => prepSeries(s.metric)),
+    );
+    const out = new Map<string, Series>();
+    for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
+      this.checkDeadline();
+      const vectors: Vector[] = [];
+      const keys: string[][] = [];
+      matrixes.forEach((m, i) => {
+        const vector: Vector = [];
+        const stepKeys: string[] = [];
+        if (m !== null) {
+          const cursor = cursors[i]!;
+          m.forEach((series, si) => {
+            const point = series.points[cursor[si]!];
+            if (point !== undefined && point.t === ts) {
+              vector.push({ metric: series.metric, t: point.t, v: point.v });
+              if (prepSeries !== null) stepKeys.push(seriesKeys[i]![si]!);
+              cursor[si]! += 1;
+            }
+          });
+        }
+        vectors.push(vector);
+        keys.push(stepKeys);
+      });
+      const result = fn(vectors, keys, ts);
+      if (containsSameLabelset(result)) {
+        throw executionError('vector cannot contain metrics with the same labelset');
+      }
+      this.addSamples(result.length);
+      if (this.startMs === this.endMs) {
+        return result.map((s) => ({ metric: s.metric, points: [{ t: ts, v: s.v }] }));
+      }
+      for (const sample of result) {
+        const key = labelsKey(sample.metric);
+        let series = out.get(key);
+        if (series === undefined) {
+          series = { metric: sample.metric, points: [] };
+          out.set(key, series);
+        }
+        series.points.push({ t: ts, v: sample.v });
+      }
+    }
+    return [...out.values()];
+  }
+
+  private evalAggregate(expr: Extract<Expr, { kind: 'aggregate' }>): Matrix {
+    const grouping = [...expr.grouping].sort();
+    const prep = (metric: Labels): string => groupingKey(metric, grouping, expr.without);
+    const param = expr.param === null ? null : unwrap(expr.param);
+    if (param !== null && param.kind === 'string') {
+      return this.rangeEval(
+        prep,
+        (v, keys) => aggregate(expr.op, grouping, expr.without, param.value, v[0]!, keys[0]!),
+        [expr.expr],
+      );
+    }
+    return this.rangeEval(
+      prep,
+      (v, keys) => {
+        const p = expr.param === null ? undefined : v[0]![0]!.v;
+        return aggregate(expr.op, grouping, expr.without, p, v[1]!, keys[1]!);
+      },
+      [expr.param, expr.expr],
+    );
+  }
+
+  private evalBinary(expr: Extract<Expr, { kind: 'binary' }>): Matrix {
+    const lt = typeOf(expr.lhs);
+    const rt = typeOf(expr.rhs);
+    if (lt === 'scalar' && rt === 'scalar') {
+      return this.rangeEval(
+        null,
+        (v) => [{ metric: [], t: 0, v: scalarBinop(expr.op, v[0]![0]!.v, v[1]![0]!.v) }],
+        [expr.lhs, expr.rhs],
+      );
+    }
+    if (lt === 'vector' && rt === 'vector') {
+      const matching = expr.matching!;
+      const sig = (metric: Labels): string => matchSignature(metric, matching);
+      if (isSetOperator(expr.op)) {
+        const set = expr.op === 'and' ? vectorAnd : expr.op === 'or' ? vectorOr : vectorUnless;
+        return this.rangeEval(sig, (v, k) => set(v[0]!, v[1]!, k[0]!, k[1]!), [expr.lhs, expr.rhs]);
+      }
+      const cache: BinopCache = { resultMetrics: new Map() };
+      return this.rangeEval(
+        sig,
+        (v, k) =>
+          vectorBinop(expr.op, v[0]!, v[1]!, k[0]!, k[1]!, matching, expr.returnBool, cache),
+        [expr.lhs, expr.rhs],
+      );
+    }
+    if (lt === 'vector') {
+      return this.rangeEval(
+        null,
+        (v) => vectorScalarBinop(expr.op, v[0]!, v[1]![0]!.v, false, expr.returnBool),
+        [expr.lhs, expr.rhs],
+      );
+    }
+    return this.rangeEval(
+      null,
+      (v) => vectorScalarBinop(expr.op, v[1]!, v[0]![0]!.v, true, expr.returnBool),
+      [expr.lhs, expr.rhs],
+    );
+  }
+
+  /** The sample of one series an instant selector sees at `refTime` (lookback, staleness). */
+  private sampleAt(series: LoadedSeries, refTime: number, cursor: { i: number }): Point | null {
+    const { timestamps, values } = series;
+    // cursor.i: index of the first sample after refTime, found by moving forward (steps only grow).
+    while (cursor.i < timestamps.length && timestamps[cursor.i]! <= refTime) cursor.i++;
+    const last = cursor.i - 1;
+    if (last < 0) return null;
+    const t = timestamps[last]!;
+    if (t < refTime - this.ctx.lookbackMs) return null;
+    const v = values[last]!;
+    if (Number.isNaN(v)) return null;
+    return { t, v };
+  }
+
+  private evalVectorSelector(selector: VectorSelector): Matrix {
+    const out: Matrix = [];
+    for (const series of this.loaded(selector)) {
+      this.checkDeadline();
+      const points: Point[] = [];
+      const cursor = { i: 0 };
+      for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
+        const sample = this.sampleAt(series, ts - selector.offsetMs, cursor);
+        if (sample !== null) points.push({ t: ts, v: sample.v });
+      }
+      this.addSamples(points.length);
+      if (points.length > 0) out.push({ metric: series.metric, points });
+    }
+    return out;
+  }
+
+  /** An instant selector at one step, keeping each sample's own time (for timestamp()). */
+  private vectorSelectorAt(selector: VectorSelector, refTime: number): Vector {
+    const out: Vector = [];
+    for (const series of this.loaded(selector)) {
+      const sample = this.sampleAt(series, refTime, { i: 0 });
+      if (sample !== null) out.push({ metric: series.metric, t: sample.t, v: sample.v });
+    }
+    this.addSamples(out.length);
+    return out;
+  }
+
+  private matrixSelector(expr: MatrixSelector): Matrix {
+    const maxt = this.startMs - expr.selector.offsetMs;
+    const mint = maxt - expr.rangeMs;
+    const out: Matrix = [];
+    for (const series of this.loaded(expr.selector)) {
+      this.checkDeadline();
+      const points = series.points.filter((p) => p.t >= mint && p.t <= maxt).map((p) => ({ ...p }));
+      this.addSamples(points.length);
+      if (points.length > 0) out.push({ metric: series.metric, points });
+    }
+    return out;
+  }
+
+  private evalStepInvariant(inner: Expr): EvalValue {
+    if (inner.kind === 'string' || inner.kind === 'number') return this.eval(inner);
+    const once = new Evaluator(this.ctx, this.startMs, this.startMs, this.intervalMs);
+    const value = once.eval(inner);
+    if (isString(value) || inner.kind === 'matrix') return value;
+    for (const series of value) {
+      const first = series.points[0]!;
+      for (let ts = this.startMs + this.intervalMs; ts <= this.endMs; ts += this.intervalMs) {
+        series.points.push({ t: ts, v: first.v });
+      }
+      this.addSamples(series.points.length - 1);
+    }
+    return value;
+  }
+
+  private evalCall(expr: Extract<Expr, { kind: 'call' }>): Matrix {
+    const name = expr.func.name;
+    const call = functionCalls[name];
+    if (call === undefined) throw executionError(`function "${name}" is not implemented`);
+    const enh: EvalNodeHelper = { ts: 0 };
+    if (name === 'timestamp') {
+      const arg = unwrap(expr.args[0]!);
+      if (arg.kind === 'vector') {
+        return this.rangeEval(
+          null,
+          (_v, _k, ts) => {
+            // As Prometheus: with @, the selector is read at the @ time itself.
+            const refTime = arg.atMs !== null ? arg.atMs : ts - arg.offsetMs;
+            enh.ts = ts;
+            return call([this.vectorSelectorAt(arg, refTime)], expr.args, enh);
+          },
+          [],
+        );
+      }
+    }
+    const matrixIndex = expr.args.findIndex((a) => unwrap(a).kind === 'matrix');
+    if (matrixIndex === -1) {
+      return this.rangeEval(
+        null,
+        (v, _k, ts) => {
+          enh.ts = ts;
+          return call(v, expr.args, enh);
+        },
+        expr.args,
+      );
+    }
+    return this.evalRangeFunction(expr, matrixIndex, enh);
+  }
+
+  /** A function over a range selector: one series at a time, each step's window in turn. */
+  private evalRangeFunction(
+    expr: Extract<Expr, { kind: 'call' }>,
+    matrixIndex: number,
+    enh: EvalNodeHelper,
+  ): Matrix {
+    const name = expr.func.name;
+    const call = functionCalls[name]!;
+    const otherArgs: (Matrix | null)[] = expr.args.map((arg, i) =>
+      i === matrixIndex || typeOf(arg) === 'string' ? null : this.matrix(arg),
+    );
+    const sel = unwrap(expr.args[matrixIndex]!) as MatrixSelector;
+    const offset = sel.selector.offsetMs;
+    const range = sel.rangeMs;
+    const inArgs: FunctionArg[] = expr.args.map(() => []);
+    const out: Matrix = [];
+    for (const series of this.loaded(sel.selector)) {
+      this.checkDeadline();
+      const metric = name === 'last_over_time' ? series.metric : dropMetricName(series.metric);
+      const points: Point[] = [];
+      const all = series.points;
+      let lo = 0;
+      let hi = 0;
+      let step = -1;
+      for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
+        step++;
+        otherArgs.forEach((m, j) => {
+          if (m !== null) inArgs[j] = [{ metric: [], t: ts, v: m[0]!.points[step]!.v }];
+        });
+        const maxt = ts - offset;
+        const mint = maxt - range;
+        while (lo < all.length && all[lo]!.t < mint) lo++;
+        if (hi < lo) hi = lo;
+        while (hi < all.length && all[hi]!.t <= maxt) hi++;
+        if (hi <= lo) continue;
+        const window = all.slice(lo, hi);
+        if (this.ctx.currentSamples + window.length > this.ctx.maxSamples) {
+          throw executionError(tooManySamples);
+        }
+        inArgs[matrixIndex] = [{ metric: series.metric, points: window }];
+        enh.ts = ts;
+        const result = call(inArgs, expr.args, enh);
+        if (result.length > 0) points.push({ t: ts, v: result[0]!.v });
+      }
+      if (points.length > 0) {
+        this.addSamples(points.length);
+        out.push({ metric, points });
+      }
+    }
+    if (name === 'absent_over_time') return this.absentOverTime(out, expr.args[0]!);
+    if (containsSameLabelset(out)) {
+      throw executionError('vector cannot contain metrics with the same labelset');
+    }
+    return out;
+  }
+
+  private absentOverTime(mat: Matrix, arg: Expr): Matrix {
+    const steps = this.numSteps;
+    if (mat.some((s) => s.points.length === steps)) return [];
+    const found = new Set<number>();
+    for (const s of mat) for (const p of s.points) found.add(p.t);
+    if (found.size === steps && mat.length > 1) return [];
+    const points: Point[] = [];
+    for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
+      if (!found.has(ts)) points.push({ t: ts, v: 1 });
+    }
+    return [{ metric: labelsForAbsent(arg), points }];
+  }
+}

@@ -1,0 +1,64 @@
+import type { LabelMatcher } from './label-matcher.js';
+import type { Labels } from './labels.js';
+import { compareLabels, getLabel, labelsFrom } from './labels.js';
+import type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
+
+/** A series for the in-memory source: labels and [ms, value] samples in time order. */
+export type MemorySeries = { labels: Record<string, string>; samples: [number, number][] };
+
+function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
+  return matchers.every((m) => m.matches(getLabel(labels, m.name)));
+}
+
+/**
+ * A SeriesSource over series held in memory: the reference the evaluator's tests use, and a
+ * statement of the port's contract in a few lines.
+ */
+export function createMemorySeriesSource(input: readonly MemorySeries[]): SeriesSource {
+  const all = input
+    .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples }))
+    .sort((a, b) => compareLabels(a.labels, b.labels));
+  const inRange = (samples: [number, number][], range: TimeRange): [number, number][] =>
+    samples.filter(([t]) => t >= range.startMs && t <= range.endMs);
+  const matching = (sets: readonly (readonly LabelMatcher[])[], range: TimeRange) =>
+    all.filter(
+      (s) =>
+        (sets.length === 0 || sets.some((set) => matchesAll(s.labels, set))) &&
+        inRange(s.samples, range).length > 0,
+    );
+  return {
+    select(matchers, range) {
+      const out: SourceSeries[] = [];
+      for (const s of all) {
+        if (!matchesAll(s.labels, matchers)) continue;
+        const samples = inRange(s.samples, range);
+        out.push({
+          labels: s.labels,
+          timestampsMs: samples.map(([t]) => t),
+          values: samples.map(([, v]) => v),
+        });
+      }
+      return Promise.resolve(out);
+    },
+    series(sets, range, limit) {
+      return Promise.resolve(
+        matching(sets, range)
+          .slice(0, limit)
+          .map((s) => s.labels),
+      );
+    },
+    labelNames(sets, range) {
+      const names = new Set<string>();
+      for (const s of matching(sets, range)) for (const l of s.labels) names.add(l.name);
+      return Promise.resolve([...names].sort());
+    },
+    labelValues(name, sets, range) {
+      const values = new Set<string>();
+      for (const s of matching(sets, range)) {
+        const value = getLabel(s.labels, name);
+        if (value !== '') values.add(value);
+      }
+      return Promise.resolve([...values].sort());
+    },
+  };
+}

@@ -1,0 +1,255 @@
+import type { Expr, VectorSelector } from './ast.js';
+import { typeOf } from './ast.js';
+import type { EvalContext, LoadedSeries } from './evaluator.js';
+import { Evaluator } from './evaluator.js';
+import { compareLabels } from './labels.js';
+import { parsePromql } from './parse-promql.js';
+import { preprocessExpr, setOffsetForAtModifier } from './preprocess.js';
+import { badData, PromqlError } from './promql-error.js';
+import type { SeriesSource } from './series-source.js';
+import type { Matrix, Point, QueryValue } from './values.js';
+
+export type PromqlEngineOptions = {
+  source: SeriesSource;
+  /** How far back an instant selector looks for a sample (Prometheus: 5 min). */
+  lookbackDeltaMs: number;
+  /** Samples one query may hold at once (Prometheus' --query.max-samples). */
+  maxSamples: number;
+  /** Wall-clock budget of one query, ms: past it the query stops with a `timeout` error. */
+  timeoutMs: number;
+  /** Series one query may select, over all its selectors. */
+  maxSeries: number;
+  /** Points per series of a range query (Prometheus: 11,000). */
+  maxPointsPerSeries: number;
+  now?: () => number;
+};
+
+export type PromqlEngine = {
+  /** Evaluates `query` at `timeMs`. Throws PromqlError. */
+  instantQuery(query: string, timeMs: number, signal?: AbortSignal): Promise<QueryValue>;
+  /** Evaluates `query` at start, start+step, … ≤ end. Throws PromqlError. */
+  rangeQuery(
+    query: string,
+    startMs: number,
+    endMs: number,
+    stepMs: number,
+    signal?: AbortSignal,
+  ): Promise<QueryValue>;
+};
+
+/** The function each selector feeds directly, as a hint to the source. */
+function functionsOfSelectors(expr: Expr): Map<VectorSelector, string> {
+  const out = new Map<VectorSelector, string>();
+  const visit = (e: Expr, func: string | null): void => {
+    switch (e.kind) {
+      case 'vector':
+        if (func !== null) out.set(e, func);
+        return;
+      case 'matrix':
+        visit(e.selector, func);
+        return;
+      case 'call':
+        for (const arg of e.args) visit(arg, e.func.name);
+        return;
+      case 'aggregate':
+        if (e.param !== null) visit(e.param, null);
+        visit(e.expr, null);
+        return;
+      case 'binary':
+        visit(e.lhs, null);
+        visit(e.rhs, null);
+        return;
+      case 'paren':
+      case 'step-invariant':
+        visit(e.expr, func);
+        return;
+      case 'unary':
+        visit(e.expr, null);
+        return;
+      default:
+        return;
+    }
+  };
+  visit(expr, null);
+  return out;
+}
+
+type Selection = { selector: VectorSelector; rangeMs: number };
+
+function selectionsOf(expr: Expr): Selection[] {
+  const out: Selection[] = [];
+  const visit = (e: Expr): void => {
+    switch (e.kind) {
+      case 'vector':
+        out.push({ selector: e, rangeMs: 0 });
+        return;
+      case 'matrix':
+        out.push({ selector: e.selector, rangeMs: e.rangeMs });
+        return;
+      case 'call':
+        e.args.forEach(visit);
+        return;
+      case 'aggregate':
+        if (e.param !== null) visit(e.param);
+        visit(e.expr);
+        return;
+      case 'binary':
+        visit(e.lhs);
+        visit(e.rhs);
+        return;
+      case 'paren':
+      case 'unary':
+      case 'step-invariant':
+        visit(e.expr);
+        return;
+      default:
+        return;
+    }
+  };
+  visit(expr);
+  return out;
+}
+
+function toLoaded(series: {
+  labels: LoadedSeries['metric'];
+  timestampsMs: ArrayLike<number>;
+  values: ArrayLike<number>;
+}): LoadedSeries {
+  const points: Point[] = [];
+  const { timestampsMs, values } = series;
+  for (let i = 0; i < timestampsMs.length; i++) {
+    const v = values[i]!;
+    if (!Number.isNaN(v)) points.push({ t: timestampsMs[i]!, v });
+  }
+  return { metric: series.labels, timestamps: timestampsMs, values, points };
+}
+
+/** Prometheus' order of a range query's result: by label set. */
+function sortMatrix(matrix: Matrix): Matrix {
+  return matrix.sort((a, b) => compareLabels(a.metric, b.metric));
+}
+
+/**
+ * PromQL over a SeriesSource: parses with Prometheus' grammar, reads every selector's series
+ * once (all selections in parallel), then evaluates synchronously, checking the deadline at
+ * every step and series so that a timeout stops the work itself, not only the answer.
+ */
+export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
+  const now = options.now ?? Date.now;
+
+  async function run(
+    query: string,
+    startMs: number,
+    endMs: number,
+    intervalMs: number,
+    stepMs: number,
+    outer: AbortSignal | undefined,
+  ): Promise<{ expr: Expr; evaluator: Evaluator }> {
+    const deadlineMs = now() + options.timeoutMs;
+    const parsed = parsePromql(query);
+    const expr = preprocessExpr(parsed, startMs, endMs);
+    setOffsetForAtModifier(expr, startMs);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    const onOuterAbort = (): void => controller.abort();
+    outer?.addEventListener('abort', onOuterAbort);
+    const functions = functionsOfSelectors(expr);
+    const data = new Map<VectorSelector, LoadedSeries[]>();
+    try {
+      let selected = 0;
+      await Promise.all(
+        selectionsOf(expr).map(async ({ selector, rangeMs }) => {
+          const window = rangeMs > 0 ? rangeMs : options.lookbackDeltaMs;
+          const orig = selector.originalOffsetMs;
+          let refMin = startMs - orig;
+          let refMax = endMs - orig;
+          if (selector.atMs !== null) {
+            refMin = Math.min(selector.atMs - orig, selector.atMs);
+            refMax = Math.max(selector.atMs - orig + (endMs - startMs), selector.atMs);
+          }
+          const series = await options.source.select(
+            selector.matchers,
+            { startMs: refMin - window, endMs: refMax },
+            {
+              stepMs,
+              rangeMs,
+              func: functions.get(selector) ?? null,
+              maxSeries: options.maxSeries,
+            },
+            controller.signal,
+          );
+          selected += series.length;
+          if (selected > options.maxSeries) {
+            throw badData(
+              `the query selects more than ${options.maxSeries} series: narrow its selectors`,
+            );
+          }
+          const loaded = series.map(toLoaded);
+          loaded.sort((a, b) => compareLabels(a.metric, b.metric));
+          data.set(selector, loaded);
+        }),
+      );
+    } catch (err) {
+      if (controller.signal.aborted && !(outer?.aborted ?? false)) {
+        throw new PromqlError('timeout', 'query timed out in query preparation', { cause: err });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+    const ctx: EvalContext = {
+      data,
+      lookbackMs: options.lookbackDeltaMs,
+      maxSamples: options.maxSamples,
+      deadlineMs,
+      now,
+      currentSamples: 0,
+    };
+    return { expr, evaluator: new Evaluator(ctx, startMs, endMs, intervalMs) };
+  }
+
+  return {
+    async instantQuery(query, timeMs, signal) {
+      const { expr, evaluator } = await run(query, timeMs, timeMs, 1, 0, signal);
+      const value = evaluator.eval(expr);
+      if (!Array.isArray(value))
+        return { resultType: 'string', result: { t: timeMs, v: value.string } };
+      switch (typeOf(expr)) {
+        case 'vector':
+          return {
+            resultType: 'vector',
+            result: value.map((s) => ({ metric: s.metric, t: timeMs, v: s.points[0]!.v })),
+          };
+        case 'scalar':
+          return { resultType: 'scalar', result: { t: timeMs, v: value[0]!.points[0]!.v } };
+        default:
+          return { resultType: 'matrix', result: value };
+      }
+    },
+
+    async rangeQuery(query, startMs, endMs, stepMs, signal) {
+      if (endMs < startMs) throw badData('end timestamp must not be before start time');
+      if (stepMs <= 0) {
+        throw badData(
+          'zero or negative query resolution step widths are not accepted. Try a positive integer',
+        );
+      }
+      if ((endMs - startMs) / stepMs > options.maxPointsPerSeries) {
+        throw badData(
+          `exceeded maximum resolution of ${options.maxPointsPerSeries.toLocaleString('en-US')} points per timeseries. Try decreasing the query resolution (?step=XX)`,
+        );
+      }
+      const type = typeOf(parsePromql(query));
+      if (type !== 'scalar' && type !== 'vector') {
+        throw badData(
+          `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`,
+        );
+      }
+      const { expr, evaluator } = await run(query, startMs, endMs, stepMs, stepMs, signal);
+      const value = evaluator.eval(expr);
+      if (!Array.isArray(value)) throw badData('string results are not allowed in range queries');
+      return { resultType: 'matrix', result: sortMatrix(value) };
+    },
+  };
+}

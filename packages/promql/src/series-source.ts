@@ -1,0 +1,69 @@
+import type { LabelMatcher } from './label-matcher.js';
+import type { Labels } from './labels.js';
+
+/** What the evaluator will do with a selection: lets a source choose how to read. */
+export type SelectHints = {
+  /** The evaluation step, ms (0 for an instant query). */
+  stepMs: number;
+  /** The range of a range selector, ms (0 for an instant selector, which uses the lookback). */
+  rangeMs: number;
+  /** The function the selection feeds, when it is a function's argument. */
+  func: string | null;
+  /**
+   * The query's series limit: a source may stop after maxSeries + 1 series (leaving out their
+   * samples), since more than maxSeries fails the query anyway.
+   */
+  maxSeries: number;
+};
+
+/**
+ * One series as a source returns it: samples in ascending time order, at most one per
+ * millisecond. A NaN value is a staleness marker (stores take no other NaN): the series ends
+ * there until its next sample.
+ */
+export type SourceSeries = {
+  labels: Labels;
+  timestampsMs: ArrayLike<number>;
+  values: ArrayLike<number>;
+};
+
+/** A time range, ms, both ends inclusive (Prometheus' selection semantics). */
+export type TimeRange = { startMs: number; endMs: number };
+
+/**
+ * The port PromQL reads through. Implementations scope every call to one tenant. They reject
+ * with a PromqlError (`unavailable` when a retry may help, `canceled` when `signal` aborted);
+ * any other error is a bug of theirs.
+ */
+export type SeriesSource = {
+  /** Every series matching all `matchers` with its samples within `range`. */
+  select(
+    matchers: readonly LabelMatcher[],
+    range: TimeRange,
+    hints: SelectHints,
+    signal: AbortSignal,
+  ): Promise<SourceSeries[]>;
+  /**
+   * Label sets of the series that match any of the matcher lists and have a sample within
+   * `range`, at most `limit` of them (a caller checks for more by asking one more).
+   */
+  series(
+    matcherSets: readonly (readonly LabelMatcher[])[],
+    range: TimeRange,
+    limit: number,
+    signal: AbortSignal,
+  ): Promise<Labels[]>;
+  /** Sorted, distinct label names of those series (of every series when `matcherSets` is empty). */
+  labelNames(
+    matcherSets: readonly (readonly LabelMatcher[])[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<string[]>;
+  /** Sorted, distinct values of one label over those series. */
+  labelValues(
+    name: string,
+    matcherSets: readonly (readonly LabelMatcher[])[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<string[]>;
+};

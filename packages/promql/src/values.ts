@@ -1,0 +1,18 @@
+import type { Labels } from './labels.js';
+
+export type Point = { t: number; v: number };
+
+/** One series over time: points in time order, ms. */
+export type Series = { metric: Labels; points: Point[] };
+export type Matrix = Series[];
+
+/** One series at one instant. */
+export type Sample = { metric: Labels; t: number; v: number };
+export type Vector = Sample[];
+
+/** What a query answers, as Prometheus' API types it. */
+export type QueryValue =
+  | { resultType: 'matrix'; result: Matrix }
+  | { resultType: 'vector'; result: Vector }
+  | { resultType: 'scalar'; result: { t: number; v: number } }
+  | { resultType: 'string'; result: { t: number; v: string } };

@@ -9,6 +9,7 @@ describe('summarizeLatencies', () => {
       meanMs: 50.5,
       p50Ms: 50,
       p90Ms: 90,
+      p95Ms: 95,
       p99Ms: 99,
       maxMs: 100,
     });

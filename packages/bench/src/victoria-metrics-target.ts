@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getFreePort } from '@monitor/testkit';
+import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import { compareMetricNames } from './compare-fleet.js';
@@ -33,30 +34,16 @@ export async function startVictoriaMetrics(options: {
   logDir: string;
   cleanup: Cleanup;
 }): Promise<CompareTarget> {
-  const storageDir = mkdtempSync(join(tmpdir(), 'monitor-bench-victoria-metrics-'));
-  const port = await getFreePort();
-  const proc = await startHttpProcess({
-    name: 'victoria-metrics',
-    command: options.binary,
-    args: [
-      `-storageDataPath=${storageDir}`,
-      `-httpListenAddr=127.0.0.1:${port}`,
-      // JSON lines, so the report's scan of the log sees levels instead of flagging every line.
-      '-loggerFormat=json',
+  const { proc } = await startVictoriaMetricsServer({
+    ...options,
+    extraArgs: [
       // Counting must see what was stored, never an answer cached from the count before.
       '-search.disableCache',
       // The fleet's samples are up to an hour old; under the default (5m) every count logs a
       // warning that it resets the (disabled) rollup cache.
       '-search.cacheTimestampOffset=24h',
     ],
-    cwd: storageDir,
-    env: { PATH: process.env['PATH'] ?? '' },
-    logDir: options.logDir,
-    removeOnExit: storageDir,
-    port,
-    readyPath: '/health',
   });
-  options.cleanup.add('victoria-metrics', () => proc.stop());
 
   /** Makes what was written searchable, then counts it. */
   const countStored = async (): Promise<number> => {
@@ -79,6 +66,39 @@ export async function startVictoriaMetrics(options: {
     waitForStored: (args) => waitForCount(countStored, { ...args, pollIntervalMs }),
     stop: () => proc.stop(),
   };
+}
+
+/**
+ * The VictoriaMetrics server alone, with its storage dir (a temp dir, gone with the process):
+ * for benchmarks that load it their own way or measure its files.
+ */
+export async function startVictoriaMetricsServer(options: {
+  binary: string;
+  logDir: string;
+  cleanup: Cleanup;
+  extraArgs?: string[];
+}): Promise<{ proc: BenchProcess; storageDir: string }> {
+  const storageDir = mkdtempSync(join(tmpdir(), 'monitor-bench-victoria-metrics-'));
+  const port = await getFreePort();
+  const proc = await startHttpProcess({
+    name: 'victoria-metrics',
+    command: options.binary,
+    args: [
+      `-storageDataPath=${storageDir}`,
+      `-httpListenAddr=127.0.0.1:${port}`,
+      // JSON lines, so the report's scan of the log sees levels instead of flagging every line.
+      '-loggerFormat=json',
+      ...(options.extraArgs ?? []),
+    ],
+    cwd: storageDir,
+    env: { PATH: process.env['PATH'] ?? '' },
+    logDir: options.logDir,
+    removeOnExit: storageDir,
+    port,
+    readyPath: '/health',
+  });
+  options.cleanup.add('victoria-metrics', () => proc.stop());
+  return { proc, storageDir };
 }
 
 /** The installed Debian package's version, or undefined when dpkg does not know it. */

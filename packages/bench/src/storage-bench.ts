@@ -1,0 +1,476 @@
+/**
+ * `npm run bench:storage`: bytes on disk per sample, ours against VictoriaMetrics, on the same
+ * samples; then the history endpoint's latency over that history (issue 25, items 6 and 7;
+ * docs/benchmarks.md, "Storage").
+ *
+ * 1. A fleet (storage-fleet.ts): 1,000 hosts × 10 metrics × 24 h at 30 s by default, every
+ *    value generated up front from a seed.
+ * 2. VictoriaMetrics (Debian's package): every series through `/api/v1/import`, a forced merge
+ *    waited out, then the bytes of its storage dir. Stopped before our side loads.
+ * 3. Ours: PostgreSQL 15 with TimescaleDB preloaded (timescale-server.ts), `migrate` in
+ *    TimescaleDB mode, the same samples through the writer's storage path (sample store,
+ *    series ids, binary COPY), a full refresh of both continuous aggregates, and every chunk of
+ *    raw samples compressed but the one holding the newest hour (the history ends one hour
+ *    past a chunk boundary, so that is exactly the newest hour). The policies' jobs are paused:
+ *    this measures sizes, not the scheduler. Every relation is counted: compressed and
+ *    uncompressed chunks, indexes, the aggregates' materialization hypertables, `series` and
+ *    `services`.
+ * 4. `monitor api` over that database: GET /api/v1/services/:id/metrics for the whole 24 h at
+ *    step=1m and step=1h, random services and metrics, p50/p95/p99.
+ * 5. The proposal (storage-proposal.ts) applied to the same database: the aggregates made
+ *    again with their own chunk interval and compression, measured, swapped in for the
+ *    shipped ones, and the queries measured again.
+ */
+import { performance } from 'node:perf_hooks';
+import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
+import type { Database } from '@monitor/db';
+import { createSeededRandom, createTestDatabase, getFreePort } from '@monitor/testkit';
+import type { BenchProcess } from './bench-process.js';
+import { startHttpProcess } from './bench-process.js';
+import type { Cleanup } from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { runLoad, summarizeLoad } from './load-client.js';
+import { monitorCommand } from './monitor-stack.js';
+import type { StorageFleet } from './storage-fleet.js';
+import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
+import { loadFleet } from './storage-load.js';
+import {
+  applyProposal,
+  compressOlderChunks,
+  pauseJobs,
+  proposalChanges,
+  proposedRollups,
+  refreshRollups,
+  swapInProposal,
+} from './storage-proposal.js';
+import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
+import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
+import { measureTimescale } from './storage-sizes.js';
+import { startTimescaleServer } from './timescale-server.js';
+import {
+  forceMerge,
+  importFleet,
+  measureVictoriaMetrics,
+  storedRows,
+} from './victoria-metrics-storage.js';
+import {
+  startVictoriaMetricsServer,
+  victoriaMetricsBinary,
+  victoriaMetricsInstall,
+  victoriaMetricsVersion,
+} from './victoria-metrics-target.js';
+
+const hourMs = 3_600_000;
+const mergeTimeoutMs = 10 * 60_000;
+
+type Options = {
+  hosts: number;
+  hours: number;
+  intervalSeconds: number;
+  seed: number;
+  connections: number;
+  pointsPerBatch: number;
+  queryConcurrency: number;
+  queryDurationSeconds: number;
+  proposal: boolean;
+  victoriaMetrics: string;
+};
+
+const usage = `Usage: npm run bench:storage -- [options]
+  --hosts N                 hosts in the fleet (default 1000), 10 metrics each
+  --hours N                 history per series (default 24)
+  --interval-seconds N      between points (default 30)
+  --seed N                  the fleet's values (default 25)
+  --connections N           our load: sample stores writing side by side (default 2)
+  --points-per-batch N      our load: points of each host per writeBatch (default 2)
+  --query-concurrency N     history queries in flight (default 4)
+  --query-duration-seconds N  measured time per query kind (default 15)
+  --proposal yes|no         also measure the proposed aggregate settings (default yes)
+  --victoria-metrics PATH   the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
+  --out FILE                JSON results (default bench-results/storage-<iso date>.json)
+Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
+
+async function runBenchmark(
+  options: Options,
+  report: StorageBenchReport,
+  cleanup: Cleanup,
+  processes: BenchProcess[],
+): Promise<void> {
+  const { logDir } = report;
+  const server = await startTimescaleServer({ logDir, cleanup });
+  report.settings.timescaledb = server.version;
+  const database = await createTestDatabase(server.url, 'bench_storage');
+  const db = createDatabase({
+    url: database.url,
+    maxConnections: options.connections + 1,
+    applicationName: 'monitor-bench-storage',
+  });
+  cleanup.add('database pool', () => db.close());
+  logProgress('migrating (TimescaleDB mode)');
+  const migrated = await migrate(db, { mode: 'timescale' });
+  if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
+  await pauseJobs(db);
+  const chunkMs = await rawChunkIntervalMs(db);
+
+  const endMs = historyEndMs(Date.now(), chunkMs, hourMs);
+  const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
+  const startMs = endMs - pointsPerSeries * options.intervalSeconds * 1000;
+  report.settings.windowStart = new Date(startMs).toISOString();
+  report.settings.windowEnd = new Date(endMs).toISOString();
+  logProgress(`generating ${options.hosts} hosts × ${pointsPerSeries} points`);
+  const fleet = createStorageFleet({
+    hostCount: options.hosts,
+    pointsPerSeries,
+    intervalMs: options.intervalSeconds * 1000,
+    startMs,
+    seed: options.seed,
+  });
+  report.samples = fleet.sampleCount;
+
+  const victoriaMetricsBytes = await measureVictoriaMetricsSide(options, fleet, report, cleanup);
+
+  // Ours.
+  const orgs = createOrgStore(db);
+  const org = await orgs.createOrganization('bench-storage');
+  const { key } = await createApiKeyStore(db).createKey({
+    orgId: org.id,
+    name: 'bench',
+    scopes: ['read'],
+  });
+  logProgress(`loading ${fleet.sampleCount} samples through the sample store`);
+  let nextProgress = 0;
+  const loaded = await loadFleet(db, fleet, {
+    orgId: org.id,
+    connections: options.connections,
+    pointsPerBatch: options.pointsPerBatch,
+    progress: (written) => {
+      if (written < nextProgress) return;
+      nextProgress += 2_000_000;
+      logProgress(`  ${written} samples stored`);
+    },
+  });
+  if (loaded.samplesWritten !== fleet.sampleCount)
+    throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
+  report.load.ours = {
+    seconds: loaded.seconds,
+    samplesPerSecond: loaded.samplesWritten / loaded.seconds,
+    connections: options.connections,
+    batchSamples: Math.ceil(options.hosts / options.connections) * options.pointsPerBatch * 10,
+  };
+  logProgress(`loaded in ${loaded.seconds.toFixed(1)} s`);
+
+  const newestHour = new Date(endMs - hourMs);
+  const steps: Record<string, number> = {};
+  steps['refresh samples_1m, samples_1h'] = await timed(() =>
+    refreshRollups(db, ['samples_1m', 'samples_1h']),
+  );
+  steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
+  await db.sql`analyze`;
+  const shipped = await measureLayout(db, {
+    name: 'as shipped',
+    changes: [],
+    exclude: proposedRollups,
+    steps,
+    samples: fleet.sampleCount,
+    victoriaMetricsBytes,
+  });
+  report.layouts.push(shipped);
+
+  const api = await startApi(database.url, logDir, cleanup, 'api');
+  processes.push(api);
+  const targets = await queryTargets(db);
+  await measureQueries(options, report, {
+    api,
+    key,
+    targets,
+    startMs,
+    endMs,
+    layout: 'as shipped',
+  });
+  await api.stop();
+
+  if (!options.proposal) return;
+  logProgress('the proposal: aggregates with their own chunk interval, compressed');
+  const proposalSteps: Record<string, number> = {};
+  proposalSteps['create and refresh the proposed aggregates'] = await timed(() =>
+    applyProposal(db),
+  );
+  proposalSteps['compress them'] = await timed(async () => {
+    for (const view of proposedRollups) await compressOlderChunks(db, view, newestHour);
+  });
+  await db.sql`analyze`;
+  report.layouts.push(
+    await measureLayout(db, {
+      name: 'proposed',
+      changes: proposalChanges,
+      exclude: ['samples_1m', 'samples_1h'],
+      steps: proposalSteps,
+      samples: fleet.sampleCount,
+      victoriaMetricsBytes,
+    }),
+  );
+  await swapInProposal(db);
+  // A fresh process: the first one's prepared statements name the aggregates just dropped.
+  const proposedApi = await startApi(database.url, logDir, cleanup, 'api-proposed');
+  processes.push(proposedApi);
+  await measureQueries(options, report, {
+    api: proposedApi,
+    key,
+    targets,
+    startMs,
+    endMs,
+    layout: 'proposed',
+  });
+}
+
+/** Loads, merges and measures VictoriaMetrics, then stops it; returns its bytes. */
+async function measureVictoriaMetricsSide(
+  options: Options,
+  fleet: StorageFleet,
+  report: StorageBenchReport,
+  cleanup: Cleanup,
+): Promise<number> {
+  const { proc, storageDir } = await startVictoriaMetricsServer({
+    binary: options.victoriaMetrics,
+    logDir: report.logDir,
+    cleanup,
+  });
+  logProgress(`importing ${fleet.sampleCount} samples into VictoriaMetrics`);
+  const startedAt = performance.now();
+  await importFleet(proc.baseUrl, fleet);
+  const rows = await storedRows(proc.baseUrl);
+  const seconds = (performance.now() - startedAt) / 1000;
+  report.load.victoriaMetrics = {
+    seconds,
+    samplesPerSecond: fleet.sampleCount / seconds,
+    storedRows: rows,
+  };
+  if (rows !== fleet.sampleCount)
+    report.notes.push(`VictoriaMetrics holds ${rows} rows of ${fleet.sampleCount} samples sent`);
+  logProgress(`imported in ${seconds.toFixed(1)} s; forced merge`);
+  const mergeSeconds = await forceMerge(proc.baseUrl, mergeTimeoutMs);
+  const sizes = await measureVictoriaMetrics(proc.baseUrl, storageDir);
+  report.victoriaMetrics = { ...sizes, mergeSeconds };
+  logProgress(
+    `VictoriaMetrics: ${sizes.totalBytes} bytes after ${mergeSeconds.toFixed(1)} s of merging`,
+  );
+  await proc.stop();
+  return sizes.totalBytes;
+}
+
+async function measureLayout(
+  db: Database,
+  layout: {
+    name: string;
+    changes: string[];
+    /** Aggregates of the other layout, not counted in this one. */
+    exclude: readonly string[];
+    steps: Record<string, number>;
+    samples: number;
+    victoriaMetricsBytes: number;
+  },
+): Promise<LayoutFigures> {
+  const sizes = await measureTimescale(db);
+  sizes.relations = sizes.relations.filter((r) => !layout.exclude.includes(r.name));
+  sizes.compression = sizes.compression.filter((c) => !layout.exclude.includes(c.name));
+  const countedBytes = countBytes(sizes, () => true);
+  const comparison = compareStorage({
+    samples: layout.samples,
+    ourBytes: countedBytes,
+    victoriaMetricsBytes: layout.victoriaMetricsBytes,
+  });
+  logProgress(
+    `${layout.name}: ${comparison.ourBytesPerSample.toFixed(3)} bytes/sample against ` +
+      `${comparison.victoriaMetricsBytesPerSample.toFixed(3)} (${comparison.ratio.toFixed(2)}×)`,
+  );
+  return {
+    name: layout.name,
+    changes: layout.changes,
+    sizes,
+    countedBytes,
+    comparison,
+    steps: layout.steps,
+  };
+}
+
+type QueryTarget = { serviceId: string; metric: string };
+
+async function queryTargets(db: Database): Promise<QueryTarget[]> {
+  const rows = await db.sql<{ service_id: string; metric: string }[]>`
+    select service_id, metric from series order by service_id, metric
+  `;
+  return rows.map((row) => ({ serviceId: row.service_id, metric: row.metric }));
+}
+
+/** The history query at both steps: checked once, then driven for the configured time. */
+async function measureQueries(
+  options: Options,
+  report: StorageBenchReport,
+  run: {
+    api: BenchProcess;
+    key: string;
+    targets: readonly QueryTarget[];
+    startMs: number;
+    endMs: number;
+    layout: string;
+  },
+): Promise<void> {
+  const headers = { 'x-api-key': run.key };
+  const from = new Date(run.startMs).toISOString();
+  const to = new Date(run.endMs).toISOString();
+  for (const step of ['1m', '1h'] as const) {
+    const random = createSeededRandom(options.seed + (step === '1m' ? 1 : 2)).next;
+    const path = (): string => {
+      const target = run.targets[Math.floor(random() * run.targets.length)];
+      if (target === undefined) throw new Error('no series to query');
+      const query = new URLSearchParams({ metric: target.metric, from, to, step });
+      return `/api/v1/services/${target.serviceId}/metrics?${query.toString()}`;
+    };
+    const points = await checkAnswer(run.api.baseUrl, headers, path());
+    const expected = (run.endMs - run.startMs) / (step === '1m' ? 60_000 : hourMs);
+    if (points !== expected)
+      throw new Error(`step=${step}: ${points} points in 24 h, expected ${expected}`);
+    // Warm-up: the api process's pool and prepared statements, the server's caches.
+    await runLoad({
+      baseUrl: run.api.baseUrl,
+      path,
+      headers,
+      concurrency: options.queryConcurrency,
+      durationMs: 3_000,
+    });
+    logProgress(`${run.layout}: step=${step} for ${options.queryDurationSeconds} s`);
+    const load = await runLoad({
+      baseUrl: run.api.baseUrl,
+      path,
+      headers,
+      concurrency: options.queryConcurrency,
+      durationMs: options.queryDurationSeconds * 1000,
+    });
+    const summary = summarizeLoad(load);
+    report.queries.push({
+      layout: run.layout,
+      step,
+      concurrency: options.queryConcurrency,
+      points,
+      ...summary,
+    });
+    logProgress(
+      `${run.layout} step=${step}: p50 ${summary.latency.p50Ms} ms, p95 ${summary.latency.p95Ms} ms, ` +
+        `p99 ${summary.latency.p99Ms} ms, ${Math.round(summary.requestsPerSecond)} requests/s`,
+    );
+  }
+}
+
+async function checkAnswer(
+  baseUrl: string,
+  headers: Record<string, string>,
+  path: string,
+): Promise<number> {
+  const response = await fetch(new URL(path, baseUrl), { headers });
+  const text = await response.text();
+  if (response.status !== 200)
+    throw new Error(`GET ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+  const body = JSON.parse(text) as { points?: unknown[] };
+  return body.points?.length ?? 0;
+}
+
+async function startApi(
+  databaseUrl: string,
+  logDir: string,
+  cleanup: Cleanup,
+  name: string,
+): Promise<BenchProcess> {
+  const port = await getFreePort();
+  const proc = await startHttpProcess({
+    name,
+    ...monitorCommand('source', ['api']),
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+    },
+    logDir,
+    port,
+    readyPath: '/healthz',
+  });
+  cleanup.add(name, () => proc.stop());
+  return proc;
+}
+
+/** The raw samples' chunk interval, as migrate() made it. */
+async function rawChunkIntervalMs(db: Database): Promise<number> {
+  const [row] = await db.sql<{ ms: string }[]>`
+    select extract(epoch from time_interval) * 1000 as ms
+    from timescaledb_information.dimensions
+    where hypertable_name = 'samples' and column_name = 'time'
+  `;
+  const ms = Number(row?.ms);
+  if (!Number.isFinite(ms) || ms <= 0) throw new Error('samples is not a hypertable');
+  return ms;
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const startedAt = performance.now();
+  await work();
+  return (performance.now() - startedAt) / 1000;
+}
+
+await runBenchCommand({
+  name: 'storage',
+  usage,
+  defaults: {
+    hosts: '1000',
+    hours: '24',
+    'interval-seconds': '30',
+    seed: '25',
+    connections: '2',
+    'points-per-batch': '2',
+    'query-concurrency': '4',
+    'query-duration-seconds': '15',
+    proposal: 'yes',
+    'victoria-metrics': victoriaMetricsBinary,
+  },
+  parseOptions: (values): Options => {
+    if (!['yes', 'no'].includes(values.proposal)) throw new Error('--proposal must be yes or no');
+    const options: Options = {
+      hosts: integerOption('hosts', values.hosts),
+      hours: integerOption('hours', values.hours, 2, 24 * 7),
+      intervalSeconds: integerOption('interval-seconds', values['interval-seconds'], 1, 3600),
+      seed: integerOption('seed', values.seed, 0),
+      connections: integerOption('connections', values.connections, 1, 16),
+      pointsPerBatch: integerOption('points-per-batch', values['points-per-batch']),
+      queryConcurrency: integerOption('query-concurrency', values['query-concurrency']),
+      queryDurationSeconds: integerOption(
+        'query-duration-seconds',
+        values['query-duration-seconds'],
+      ),
+      proposal: values.proposal === 'yes',
+      victoriaMetrics: values['victoria-metrics'],
+    };
+    if ((options.hours * 3600) % options.intervalSeconds !== 0)
+      throw new Error('--interval-seconds must divide the history into whole points');
+    return options;
+  },
+  createReport: (options) => ({
+    settings: {
+      hosts: options.hosts,
+      metrics: [...storageMetricNames],
+      pointsPerSeries: (options.hours * 3600) / options.intervalSeconds,
+      intervalSeconds: options.intervalSeconds,
+      seed: options.seed,
+      queryConcurrency: options.queryConcurrency,
+      queryDurationSeconds: options.queryDurationSeconds,
+      victoriaMetrics: {
+        binary: options.victoriaMetrics,
+        version: victoriaMetricsVersion(options.victoriaMetrics),
+      },
+    },
+    load: {},
+    layouts: [],
+    queries: [],
+  }),
+  run: runBenchmark,
+  format: formatStorageReport,
+});

@@ -1,0 +1,90 @@
+import { performance } from 'node:perf_hooks';
+import type { Database, HostSample } from '@monitor/db';
+import { createSampleStore } from '@monitor/db';
+import type { StorageFleet } from './storage-fleet.js';
+
+/**
+ * Loads the fleet through the writer's storage path (`createSampleStore(...).writeBatch`: the
+ * services upsert, series ids, binary COPY into `samples`), in time order as agents send it:
+ * each batch holds `pointsPerBatch` consecutive points of a group of hosts. The hosts are
+ * split into one group per connection, written side by side, as the writer's consumers do.
+ */
+export async function loadFleet(
+  db: Database,
+  fleet: StorageFleet,
+  options: {
+    orgId: string;
+    connections: number;
+    pointsPerBatch: number;
+    progress: (samplesWritten: number) => void;
+  },
+): Promise<{ seconds: number; samplesWritten: number }> {
+  const startedAt = performance.now();
+  let samplesWritten = 0;
+  const groupSize = Math.ceil(fleet.hosts.length / options.connections);
+  const groups = Array.from({ length: options.connections }, (_, g) => ({
+    first: g * groupSize,
+    end: Math.min(fleet.hosts.length, (g + 1) * groupSize),
+  })).filter((group) => group.first < group.end);
+  await Promise.all(
+    groups.map(async (group) => {
+      // A store per group: each keeps its own series cache, like each writer process.
+      const store = createSampleStore(db);
+      for (let point = 0; point < fleet.pointsPerSeries; point += options.pointsPerBatch) {
+        const samples = hostSamples(fleet, {
+          orgId: options.orgId,
+          firstHost: group.first,
+          endHost: group.end,
+          firstPoint: point,
+          endPoint: Math.min(fleet.pointsPerSeries, point + options.pointsPerBatch),
+        });
+        const result = await store.writeBatch({ samples });
+        if (result.duplicatesSkipped > 0)
+          throw new Error(
+            `${result.duplicatesSkipped} samples stored twice: the fleet repeats keys`,
+          );
+        samplesWritten += result.samplesWritten;
+        options.progress(samplesWritten);
+      }
+    }),
+  );
+  return { seconds: (performance.now() - startedAt) / 1000, samplesWritten };
+}
+
+/** The host samples of hosts [firstHost, endHost) at points [firstPoint, endPoint), time first. */
+export function hostSamples(
+  fleet: StorageFleet,
+  range: {
+    orgId: string;
+    firstHost: number;
+    endHost: number;
+    firstPoint: number;
+    endPoint: number;
+  },
+): HostSample[] {
+  const { metrics, pointsPerSeries, values } = fleet;
+  const samples: HostSample[] = [];
+  for (let point = range.firstPoint; point < range.endPoint; point++) {
+    const timeMs = fleet.timeOf(point);
+    for (let host = range.firstHost; host < range.endHost; host++) {
+      const hostInfo = fleet.hosts[host];
+      if (hostInfo === undefined) throw new RangeError(`no host ${host}`);
+      const sampleMetrics: Record<string, number> = {};
+      for (let m = 0; m < metrics.length; m++) {
+        const series = host * metrics.length + m;
+        sampleMetrics[(metrics[m] as { name: string }).name] =
+          values[series * pointsPerSeries + point] ?? 0;
+      }
+      samples.push({
+        orgId: range.orgId,
+        host: hostInfo.name,
+        timeMs,
+        metrics: sampleMetrics,
+        tags: hostInfo.tags,
+        containers: [],
+        processes: [],
+      });
+    }
+  }
+  return samples;
+}

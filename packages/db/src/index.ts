@@ -17,8 +17,10 @@ import { createInvestigationQueries as investigationQueries } from './investigat
 import { createInvestigationStore as investigationStore } from './investigations/investigation-store.js';
 import { loadLogResumeOffsets as loadLogResumeOffsetsRaw } from './log/consumer-offsets.js';
 import { createDeadLetterStore as deadLetterStore } from './log/dead-letter-store.js';
-import { refreshRollups as refreshRollupsRaw } from './maintenance/refresh-rollups.js';
-import { runMaintenance as runMaintenanceRaw } from './maintenance/run-maintenance.js';
+import {
+  refreshRollups as refreshRollupsRaw,
+  runMaintenance as runMaintenanceRaw,
+} from './maintenance/run-maintenance.js';
 import { createNotificationChannelStore as notificationChannelStore } from './notifications/notification-channel-store.js';
 import { createNotificationStore as notificationStore } from './notifications/notification-store.js';
 import { createApiKeyStore as apiKeyStore } from './orgs/api-key-store.js';
@@ -38,7 +40,12 @@ export { DatabaseRefusedError, DatabaseUnavailableError } from './core/database-
 
 export const migrate = translatingDbErrors(migrateRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
-export type { RollupChunkSetAside } from './maintenance/refresh-rollups.js';
+export type { RollupChunkSetAside } from './storage/rollups.js';
+export { StorageModeError } from './schema/migrate.js';
+export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
+export type { StorageMode, StoragePolicies } from './storage/engine.js';
+export { defaultStoragePolicies } from './schema/storage-settings.js';
+export type { ServerCapabilities } from './storage/server-capabilities.js';
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
 export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);
 export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);

@@ -4,11 +4,10 @@ import type { AlertQueries } from './alert-queries.js';
 import { createAlertQueries } from './alert-queries.js';
 import { fireAlert, resolveAlerts } from './alert-transitions.js';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from '../rules/rule-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 import type { Alert } from '@monitor/schemas';
 
 const rule = (name: string, severity: AlertSeverity): AlertRuleDraft => ({
@@ -50,8 +49,7 @@ describe('alert queries on postgres', () => {
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'alert_queries'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'alert_queries'));
     queries = createAlertQueries(db);
     const orgs = createOrgStore(db);
     orgId = (await orgs.createOrganization('a')).id;

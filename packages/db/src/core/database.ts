@@ -1,4 +1,6 @@
 import postgres from 'postgres';
+import type { ServerCapabilities } from '../storage/server-capabilities.js';
+import { probeServerCapabilities } from '../storage/server-capabilities.js';
 import { connectNoDelay } from './connect-no-delay.js';
 
 /** The postgres.js query function of a pool. Only this package builds SQL with it. */
@@ -13,7 +15,7 @@ export type Queryable = postgres.ISql;
 export type DatabaseOptions = {
   /** `postgres://user:pass@host:port/db?sslmode=…` */
   url: string;
-  /** Pool size. 1 for the PGlite (TimescaleDB) test engine, which serves one connection at a time. */
+  /** Pool size. */
   maxConnections: number;
   /** Shown in `pg_stat_activity`, e.g. `monitor-writer`. */
   applicationName?: string;
@@ -28,6 +30,11 @@ export type Database = {
   readonly sql: Sql;
   /** Resolves when the server answers a trivial query (readiness); rejects otherwise. */
   ping(): Promise<void>;
+  /**
+   * What the server can do for storage (TimescaleDB, its job scheduler), asked on the first
+   * call and kept for the pool's life; asked again after a failed probe.
+   */
+  capabilities(): Promise<ServerCapabilities>;
   /** Ends the pool gracefully: running queries get `timeoutSeconds` (default 5) to finish. */
   close(options?: { timeoutSeconds?: number }): Promise<void>;
 };
@@ -46,8 +53,8 @@ export function createDatabase(options: DatabaseOptions): Database {
     max: options.maxConnections,
     prepare: true,
     connect_timeout: connectTimeoutSeconds,
-    // The TimescaleDB test engine sends DEBUG notices with every statement; our SQL raises no
-    // notice anyone needs to read at run time.
+    // TimescaleDB's DDL raises notices (e.g. on adding a policy); our SQL raises none that
+    // anyone needs to read at run time.
     onnotice: () => undefined,
     connection: { application_name: options.applicationName ?? 'monitor' },
     ...(options.idleTimeoutSeconds === undefined
@@ -60,10 +67,18 @@ export function createDatabase(options: DatabaseOptions): Database {
     ...{ socket: connectNoDelay(connectTimeoutSeconds * 1000) },
   });
 
+  let capabilities: Promise<ServerCapabilities> | undefined;
   return {
     sql,
     async ping() {
       await sql`select 1`;
+    },
+    capabilities() {
+      capabilities ??= probeServerCapabilities(sql).catch((err: unknown) => {
+        capabilities = undefined;
+        throw err;
+      });
+      return capabilities;
     },
     async close(closeOptions) {
       await sql.end({ timeout: closeOptions?.timeoutSeconds ?? defaultCloseTimeoutSeconds });

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import type { AlertEvent, EvaluatorCommit, EvaluatorStore } from './evaluator-store.js';
 import { createEvaluatorStore } from './evaluator-store.js';
-import { migrate } from '../schema/migrate.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
 const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -94,8 +93,7 @@ describe('createEvaluatorStore', () => {
   };
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'evaluator_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'evaluator_store'));
     await db.sql`insert into organizations (id, name) values (${orgId}, 'acme')`;
     await insertRule({ id: 'rul_crit', severity: 'critical', channels: ['slack', 'email'] });
     await insertRule({ id: 'rul_info', severity: 'info', channels: [] });

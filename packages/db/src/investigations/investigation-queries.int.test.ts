@@ -5,12 +5,11 @@ import { fireAlert } from '../alerts/alert-transitions.js';
 import type { Database } from '../core/database.js';
 import type { InvestigationQueries } from './investigation-queries.js';
 import { createInvestigationQueries } from './investigation-queries.js';
-import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
 import { createRuleStore } from '../rules/rule-store.js';
 import type { Alert } from '@monitor/schemas';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const rule = (severity: AlertSeverity): AlertRuleDraft => ({
   name: `cpu ${severity}`,
@@ -51,8 +50,7 @@ describe('investigation queries on postgres', () => {
   };
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'investigation_queries'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'investigation_queries'));
     queries = createInvestigationQueries(db);
     const orgs = createOrgStore(db);
     orgId = (await orgs.createOrganization('a')).id;

@@ -9,10 +9,9 @@ import {
   defaultEvidenceLimits,
   evidenceBuckets,
 } from './investigation-store.js';
-import { migrate } from '../schema/migrate.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
 const claimOptions = { leaseMs: 60_000, maxAttempts: 3 };
@@ -80,8 +79,7 @@ describe('createInvestigationStore', () => {
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'investigation_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'investigation_store'));
     store = createInvestigationStore(db);
   });
 
@@ -491,8 +489,7 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase(engine, 'investigation_long'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase(engine, 'investigation_long'));
     store = createInvestigationStore(db);
     // One sample each through the store creates the services; the week goes in by SQL.
     await createSampleStore(db).writeBatch({

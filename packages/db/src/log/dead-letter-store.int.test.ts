@@ -3,16 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLogResumeOffsets } from './consumer-offsets.js';
 import type { Database } from '../core/database.js';
 import { createDeadLetterStore } from './dead-letter-store.js';
-import { migrate } from '../schema/migrate.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 describe('createDeadLetterStore', () => {
   let db: Database;
   let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'dead_letter_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'dead_letter_store'));
   });
 
   afterAll(async () => {
@@ -56,8 +54,7 @@ describe('loadLogResumeOffsets', () => {
   let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'log_resume_offsets'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'log_resume_offsets'));
   });
 
   afterAll(async () => {

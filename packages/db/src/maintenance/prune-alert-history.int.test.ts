@@ -1,9 +1,8 @@
 // @services postgres
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
 const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
@@ -13,8 +12,7 @@ describe('pruneAlertHistory', () => {
   let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'prune_alert_history'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'prune_alert_history'));
   });
 
   afterAll(async () => {

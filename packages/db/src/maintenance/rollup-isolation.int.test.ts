@@ -2,14 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
-import { refreshRollups, rollupValueBound } from './refresh-rollups.js';
-import type { RollupChunkSetAside } from './refresh-rollups.js';
-import { RollupsSetAsideError, runMaintenance } from './run-maintenance.js';
+import { rollupValueBound } from '../storage/rollups.js';
+import type { RollupChunkSetAside } from '../storage/rollups.js';
+import { refreshRollups, RollupsSetAsideError, runMaintenance } from './run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { createServiceQueries } from '../services/service-queries.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -35,8 +34,7 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
   const normal = uniqueOrg();
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'db_rollup_isolation'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'db_rollup_isolation'));
   });
 
   afterAll(async () => {

@@ -1,10 +1,10 @@
 import type { Database } from '../core/database.js';
-import type { EnsurePartitionsResult } from '../schema/ensure-partitions.js';
-import { ensurePartitions } from '../schema/ensure-partitions.js';
+import { requireStorageSettings } from '../schema/storage-settings.js';
+import type { StorageUpkeep } from '../storage/engine.js';
+import { storageEngine } from '../storage/engine.js';
+import type { RefreshRollupsResult, RollupChunkSetAside } from '../storage/rollups.js';
 import type { PruneAlertHistoryResult } from './prune-alert-history.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
-import type { RefreshRollupsResult, RollupChunkSetAside } from './refresh-rollups.js';
-import { refreshRollups } from './refresh-rollups.js';
 
 export type MaintenanceOptions = {
   /** Resolved alerts and finished investigations are kept this many days. */
@@ -35,19 +35,31 @@ export class RollupsSetAsideError extends Error {
   }
 }
 
-export type MaintenanceResult = {
-  partitions: EnsurePartitionsResult;
-  rollups: RefreshRollupsResult;
+export type MaintenanceResult = StorageUpkeep & {
   pruned: PruneAlertHistoryResult & { watermarks: number };
 };
+
+/**
+ * Brings samples_1m and samples_1h up to `now` at once, whatever the storage mode (complete
+ * buckets; TimescaleDB's real-time aggregation also shows the current one). Must not run
+ * inside a transaction (TimescaleDB's refresh refuses to).
+ */
+export async function refreshRollups(
+  db: Database,
+  options: { now: Date },
+): Promise<RefreshRollupsResult> {
+  const { mode, policies } = await requireStorageSettings(db);
+  return await storageEngine(mode).refreshRollups(db, { now: options.now, policies });
+}
 
 /** Alerts deleted per transaction, and transactions per run: a backlog drains over runs. */
 const pruneBatchSize = 5_000;
 const pruneBatchesPerRun = 10;
 
 /**
- * Periodic storage upkeep, for one process to call about every minute: partitions (plain mode;
- * a no-op with TimescaleDB), rollups, then the alert history past retention and the
+ * Periodic upkeep, for one process to call about every minute: the storage upkeep that the
+ * server does not do by itself (plain PostgreSQL: partitions, rollups and their retention;
+ * TimescaleDB: nothing while its job scheduler runs), then the alert history past retention and the
  * evaluator's watermarks of hosts silent for longer than the raw retention. Safe to run from
  * several processes at once; a run that fails (e.g. on a lock timeout) leaves nothing half done
  * and is simply retried next time. One organization's data can never stop the rollups of the
@@ -58,8 +70,9 @@ export async function runMaintenance(
   now: Date,
   options: MaintenanceOptions,
 ): Promise<MaintenanceResult> {
-  const partitions = await ensurePartitions(db, { now });
-  const rollups = await refreshRollups(db, { now });
+  const { mode, policies } = await requireStorageSettings(db);
+  const storage = await storageEngine(mode).maintain(db, { now, policies });
+  const { rollups } = storage;
   const pruned = { alerts: 0, notifications: 0, investigations: 0, watermarks: 0 };
   for (let batch = 0; batch < pruneBatchesPerRun; batch++) {
     const result = await pruneAlertHistory(db, {
@@ -82,5 +95,5 @@ export async function runMaintenance(
   } else {
     for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
   }
-  return { partitions, rollups, pruned };
+  return { ...storage, pruned };
 }

@@ -1,11 +1,10 @@
 // @services postgres
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import type { NotificationChannelStore } from './notification-channel-store.js';
 import { createNotificationChannelStore } from './notification-channel-store.js';
 import { createOrgStore } from '../orgs/org-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 describe('notification channel store', () => {
   let db: Database;
@@ -15,8 +14,7 @@ describe('notification channel store', () => {
   let otherOrgId: string;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'notification_channels'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'notification_channels'));
     store = createNotificationChannelStore(db);
     const orgs = createOrgStore(db);
     orgId = (await orgs.createOrganization('acme')).id;

@@ -4,13 +4,12 @@ import { newId } from '@monitor/platform';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fireAlert, resolveAlerts } from '../alerts/alert-transitions.js';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import { createNotificationChannelStore } from './notification-channel-store.js';
 import type { ClaimedNotification, NotificationStore } from './notification-store.js';
 import { abandonedAttemptDetail, createNotificationStore } from './notification-store.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { Alert } from '@monitor/schemas';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 describe('notification store', () => {
   let db: Database;
@@ -60,8 +59,7 @@ describe('notification store', () => {
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'notification_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'notification_store'));
     store = createNotificationStore(db);
     const orgs = createOrgStore(db);
     orgId = (await orgs.createOrganization('acme')).id;

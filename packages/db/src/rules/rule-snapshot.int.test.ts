@@ -2,9 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 describe('rule snapshot', () => {
   let db: Database;
@@ -13,8 +12,7 @@ describe('rule snapshot', () => {
   const orgB = `org_b_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'rule_snapshot'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'rule_snapshot'));
     await db.sql`insert into organizations (id, name) values (${orgA}, 'a'), (${orgB}, 'b')`;
   });
 

@@ -2,12 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fireAlert } from '../alerts/alert-transitions.js';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { AlertRuleDraft } from '@monitor/schemas';
 import type { RuleStore } from './rule-store.js';
 import { createRuleStore } from './rule-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 const cpuHigh: AlertRuleDraft = {
   name: 'cpu high',
@@ -30,8 +29,7 @@ describe('rule store on postgres', () => {
   const now = new Date('2026-11-22T10:30:00.000Z');
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'rule_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'rule_store'));
     store = createRuleStore(db);
     const orgs = createOrgStore(db);
     orgId = (await orgs.createOrganization('a')).id;

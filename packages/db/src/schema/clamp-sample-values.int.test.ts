@@ -1,10 +1,10 @@
 // @services postgres timescale
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from './migrate.js';
+import { storageEngine } from '../storage/engine.js';
 import { migrations } from './migrations.js';
 import { createSampleStore } from '../samples/sample-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 
 /** The largest double: what an agent could store before values were bounded at the edge. */
 const doubleMax = 1.7976931348623157e308;
@@ -14,8 +14,7 @@ describe.each(['postgres', 'timescale'] as const)('migration 15 on %s', (engine)
   let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase(engine, `clamp_values_${engine}`));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase(engine, `clamp_values_${engine}`));
   });
 
   afterAll(async () => {
@@ -38,7 +37,7 @@ describe.each(['postgres', 'timescale'] as const)('migration 15 on %s', (engine)
       ],
     });
     const clamp = migrations.find((migration) => migration.version === 15);
-    await db.sql.begin((tx) => clamp!.up(tx, { mode: engine }));
+    await db.sql.begin((tx) => clamp!.up(tx, { engine: storageEngine(engine) }));
     const rows = await db.sql<{ metric: string; value: number }[]>`
       select r.metric, s.value from samples s join series r on r.id = s.series_id order by r.metric`;
     expect(rows.map((row) => [row.metric, row.value])).toEqual([

@@ -1,20 +1,19 @@
 import type { Database, TransactionSql } from '../core/database.js';
-import { ensurePartitions } from './ensure-partitions.js';
+import type { StorageEngine, StorageMode, StoragePolicies } from '../storage/engine.js';
+import { storageEngine } from '../storage/engine.js';
+import type { ServerCapabilities } from '../storage/server-capabilities.js';
+import { timescaleNotPreloaded } from '../storage/server-capabilities.js';
 import { migrations as allMigrations } from './migrations.js';
 import type { Migration } from './migrations.js';
-import type { StorageMode, StorageSettings } from './storage-settings.js';
-import { defaultStorageRetention, storageModes } from './storage-settings.js';
+import type { StorageSettingsRow } from './storage-settings.js';
+import { defaultStoragePolicies, parseStorageMode, policiesOf } from './storage-settings.js';
 
-export type MigrateOptions = {
-  /** Raw samples are dropped after this many days (default 30). */
-  rawRetentionDays?: number;
-  /** Container and process snapshots are dropped after this many days (default 7). */
-  snapshotRetentionDays?: number;
-  /** TimescaleDB compresses sample chunks older than this many days (default 7). */
-  compressAfterDays?: number;
+export type MigrateOptions = Partial<StoragePolicies> & {
   /**
-   * `auto` (default): `timescale` when the server offers the timescaledb extension, else
-   * `postgres`. Only the first migration decides; later runs keep the stored mode.
+   * `auto` (default): `timescale` when the server offers the timescaledb extension preloaded,
+   * else `postgres` (with a note saying why). `timescale` insists: without a usable TimescaleDB
+   * it throws a `StorageModeError`. Only the first migration decides; later runs keep the
+   * stored mode.
    */
   mode?: 'auto' | StorageMode;
   /** Clock for the initial partitions of plain mode (default: now). */
@@ -23,11 +22,22 @@ export type MigrateOptions = {
 
 export type MigrateResult = {
   mode: StorageMode;
+  engine: StorageEngine;
+  /** The TimescaleDB version in use (timescale mode). */
+  timescaledbVersion: string | undefined;
   /** Migrations this call applied, in order (empty when the schema was up to date). */
   applied: { version: number; name: string }[];
   /** Things an operator should know, e.g. why TimescaleDB was not used. */
   notes: string[];
 };
+
+/** The storage mode asked for cannot run on this server; the message says what to do. */
+export class StorageModeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageModeError';
+  }
+}
 
 /**
  * Serializes migrators across processes: every migration transaction takes it first, so two
@@ -52,7 +62,9 @@ export async function migrateWith(
   migrations: readonly Migration[],
   options: MigrateOptions = {},
 ): Promise<MigrateResult> {
-  const retention = retentionOf(options);
+  const policies = policiesFrom(options);
+  const requested = options.mode ?? 'auto';
+  const capabilities = await db.capabilities();
   const notes: string[] = [];
   const mode = await db.sql.begin(async (sql) => {
     await lock(sql);
@@ -74,12 +86,19 @@ export async function migrateWith(
         updated_at timestamptz not null default now()
       )
     `;
+    await sql`alter table storage_settings add column if not exists policies jsonb`;
     const [stored] = await sql<{ mode: string }[]>`select mode from storage_settings`;
-    if (stored !== undefined) return toMode(stored.mode);
-    const detected = await detectMode(sql, options.mode ?? 'auto', notes);
+    if (stored !== undefined) {
+      const mode = parseStorageMode(stored.mode);
+      checkStoredMode(mode, requested, capabilities, notes);
+      return mode;
+    }
+    const detected = chooseMode(requested, capabilities, notes);
+    if (detected === 'timescale') await sql`create extension if not exists timescaledb`;
     await sql`insert into storage_settings (mode) values (${detected})`;
     return detected;
   });
+  const engine = storageEngine(mode);
 
   const applied: MigrateResult['applied'] = [];
   const done = new Set(
@@ -89,53 +108,92 @@ export async function migrateWith(
   );
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;
-    if (await applyOnce(db, migration, mode)) {
+    if (await applyOnce(db, migration, engine)) {
       applied.push({ version: migration.version, name: migration.name });
     }
   }
 
-  await applyRetention(db, mode, retention);
-  if (mode === 'postgres') await ensurePartitions(db, { now: options.now ?? new Date() });
-  return { mode, applied, notes };
+  await applyPolicies(db, engine, policies);
+  await engine.prepare(db, { now: options.now ?? new Date(), policies });
+  const [extension] = await db.sql<{ version: string }[]>`
+    select extversion as version from pg_extension where extname = 'timescaledb'
+  `;
+  return {
+    mode,
+    engine,
+    timescaledbVersion: mode === 'timescale' ? extension?.version : undefined,
+    applied,
+    notes,
+  };
 }
 
-/** The mode of a fresh database: as requested, or from what the server offers. */
-async function detectMode(
-  sql: TransactionSql,
+/**
+ * The mode of a fresh database: as requested, or from what the server offers. Never tries
+ * `create extension` on a server that has not preloaded TimescaleDB: its loader answers with
+ * FATAL and the server closes the connection.
+ */
+function chooseMode(
   requested: 'auto' | StorageMode,
+  capabilities: ServerCapabilities,
   notes: string[],
-): Promise<StorageMode> {
+): StorageMode {
   if (requested === 'postgres') return 'postgres';
-  const [row] = await sql<{ available: boolean }[]>`
-    select exists (select 1 from pg_available_extensions where name = 'timescaledb') as available
-  `;
-  if (!row?.available) {
+  const { available, preloaded } = capabilities.timescaledb;
+  if (!available) {
     if (requested === 'timescale') {
-      throw new Error(
-        'storage mode timescale requested, but the server has no timescaledb extension',
+      throw new StorageModeError(
+        'storage mode timescale requested, but the PostgreSQL server has no timescaledb ' +
+          'extension installed',
       );
     }
     return 'postgres';
   }
-  try {
-    await sql.savepoint((sp) => sp`create extension if not exists timescaledb`);
-    return 'timescale';
-  } catch (err) {
-    // Installed but not loadable, typically missing from shared_preload_libraries.
-    if (requested === 'timescale') throw err;
-    notes.push(
-      `timescaledb is installed but cannot be enabled (${(err as Error).message}); using plain PostgreSQL storage`,
-    );
+  if (!preloaded) {
+    if (requested === 'timescale') throw new StorageModeError(timescaleNotPreloaded);
+    notes.push(`${timescaleNotPreloaded}; using plain PostgreSQL storage meanwhile`);
     return 'postgres';
+  }
+  return 'timescale';
+}
+
+/** A database keeps its mode; says what to do when the server or the request disagree. */
+function checkStoredMode(
+  stored: StorageMode,
+  requested: 'auto' | StorageMode,
+  capabilities: ServerCapabilities,
+  notes: string[],
+): void {
+  const { available, preloaded } = capabilities.timescaledb;
+  if (stored === 'timescale' && !preloaded) {
+    throw new StorageModeError(
+      `${timescaleNotPreloaded}: this database keeps its samples in TimescaleDB`,
+    );
+  }
+  if (stored === 'postgres' && requested === 'timescale') {
+    throw new StorageModeError(
+      'storage mode timescale requested, but this database was created with plain PostgreSQL ' +
+        'storage: move it with `monitor storage convert-to-timescaledb` (nothing is lost), or ' +
+        'start with STORAGE_MODE=auto',
+    );
+  }
+  if (stored === 'postgres' && requested === 'auto' && available && preloaded) {
+    notes.push(
+      'TimescaleDB is available, but this database was created with plain PostgreSQL storage ' +
+        'and keeps it: run `monitor storage convert-to-timescaledb` to move it (nothing is lost)',
+    );
   }
 }
 
-async function applyOnce(db: Database, migration: Migration, mode: StorageMode): Promise<boolean> {
+async function applyOnce(
+  db: Database,
+  migration: Migration,
+  engine: StorageEngine,
+): Promise<boolean> {
   return await db.sql.begin(async (sql) => {
     await lock(sql);
     const [row] = await sql`select 1 from schema_migrations where version = ${migration.version}`;
     if (row !== undefined) return false; // another process applied it while we waited
-    await migration.up(sql, { mode });
+    await migration.up(sql, { engine });
     await sql`
       insert into schema_migrations (version, name, applied_at)
       values (${migration.version}, ${migration.name}, now())
@@ -144,64 +202,36 @@ async function applyOnce(db: Database, migration: Migration, mode: StorageMode):
   });
 }
 
-type Retention = Omit<StorageSettings, 'mode'>;
-
-/** Records the retention settings and, in TimescaleDB mode, (re)creates the policies. */
-async function applyRetention(
+/** Records the policies and lets the engine turn them into jobs where it has any. */
+async function applyPolicies(
   db: Database,
-  mode: StorageMode,
-  retention: Retention,
+  engine: StorageEngine,
+  policies: StoragePolicies,
 ): Promise<void> {
   await db.sql.begin(async (sql) => {
     await lock(sql);
-    const [row] = await sql<
-      {
-        raw_retention_days: number | null;
-        snapshot_retention_days: number | null;
-        compress_after_days: number | null;
-      }[]
-    >`
-      select raw_retention_days, snapshot_retention_days, compress_after_days
-      from storage_settings
-    `;
-    if (
-      row?.raw_retention_days === retention.rawRetentionDays &&
-      row.snapshot_retention_days === retention.snapshotRetentionDays &&
-      row.compress_after_days === retention.compressAfterDays
-    ) {
-      return;
-    }
-    if (mode === 'timescale') {
-      await sql`select remove_retention_policy('samples', if_exists => true)`;
-      await sql`
-        select add_retention_policy('samples',
-          drop_after => make_interval(days => ${retention.rawRetentionDays}::int))
-      `;
-      await sql`select remove_retention_policy('snapshots', if_exists => true)`;
-      await sql`
-        select add_retention_policy('snapshots',
-          drop_after => make_interval(days => ${retention.snapshotRetentionDays}::int))
-      `;
-      await sql`select remove_compression_policy('samples', if_exists => true)`;
-      await sql`
-        select add_compression_policy('samples',
-          compress_after => make_interval(days => ${retention.compressAfterDays}::int))
-      `;
-    }
+    const [row] = await sql<StorageSettingsRow[]>`select * from storage_settings`;
+    const applied = row?.policies == null ? undefined : policiesOf(row);
+    await engine.applyPolicies(sql, policies, applied);
     await sql`
       update storage_settings set
-        raw_retention_days = ${retention.rawRetentionDays},
-        snapshot_retention_days = ${retention.snapshotRetentionDays},
-        compress_after_days = ${retention.compressAfterDays},
+        policies = ${sql.json(toJson(policies))},
+        raw_retention_days = ${policies.rawRetentionDays},
+        snapshot_retention_days = ${policies.snapshotRetentionDays},
         updated_at = now()
     `;
   });
 }
 
+function toJson(policies: StoragePolicies): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(policies).filter((entry): entry is [string, number] => entry[1] !== undefined),
+  );
+}
+
 /**
- * Refuses to migrate into a system schema: with search_path = pg_catalog (as the PGlite
- * test engine starts up with) the tables would land in pg_catalog and TimescaleDB's functions,
- * installed in public, would not be found.
+ * Refuses to migrate into a system schema: with search_path = pg_catalog the tables would land
+ * in pg_catalog and TimescaleDB's functions, installed in public, would not be found.
  */
 async function checkSchema(sql: TransactionSql): Promise<void> {
   const [row] = await sql<{ schema: string | null; path: string }[]>`
@@ -219,22 +249,28 @@ async function lock(sql: TransactionSql): Promise<void> {
   await sql.unsafe(`select pg_advisory_xact_lock(${migrationLockKey})`);
 }
 
-function retentionOf(options: MigrateOptions): Retention {
-  const retention = {
-    rawRetentionDays: options.rawRetentionDays ?? defaultStorageRetention.rawRetentionDays,
+function policiesFrom(options: MigrateOptions): StoragePolicies {
+  const policies: StoragePolicies = {
+    rawRetentionDays: options.rawRetentionDays ?? defaultStoragePolicies.rawRetentionDays,
     snapshotRetentionDays:
-      options.snapshotRetentionDays ?? defaultStorageRetention.snapshotRetentionDays,
-    compressAfterDays: options.compressAfterDays ?? defaultStorageRetention.compressAfterDays,
+      options.snapshotRetentionDays ?? defaultStoragePolicies.snapshotRetentionDays,
+    rollup1mRetentionDays:
+      options.rollup1mRetentionDays ?? defaultStoragePolicies.rollup1mRetentionDays,
+    rollup1hRetentionDays:
+      options.rollup1hRetentionDays ?? defaultStoragePolicies.rollup1hRetentionDays,
+    compressAfterHours: options.compressAfterHours ?? defaultStoragePolicies.compressAfterHours,
+    jobIntervalSeconds: options.jobIntervalSeconds,
   };
-  for (const [name, value] of Object.entries(retention)) {
-    if (!Number.isInteger(value) || value < 1) {
+  for (const [name, value] of Object.entries(policies)) {
+    if (value === undefined && name === 'jobIntervalSeconds') continue;
+    if (!Number.isInteger(value) || (value as number) < 1) {
       throw new RangeError(`${name} must be a positive integer, got ${String(value)}`);
     }
   }
-  return retention;
-}
-
-function toMode(value: string): StorageMode {
-  if ((storageModes as readonly string[]).includes(value)) return value as StorageMode;
-  throw new Error(`storage_settings.mode is '${value}'`);
+  // A refresh window of at least a day that stays inside each rollup's retention.
+  for (const name of ['rollup1mRetentionDays', 'rollup1hRetentionDays'] as const) {
+    if (policies[name] < 2)
+      throw new RangeError(`${name} must be at least 2, got ${policies[name]}`);
+  }
+  return policies;
 }

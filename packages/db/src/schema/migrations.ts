@@ -1,7 +1,9 @@
 import type { TransactionSql } from '../core/database.js';
-import type { StorageMode } from './storage-settings.js';
+import type { StorageEngine } from '../storage/engine.js';
+import { identifier, run } from '../storage/ddl.js';
 
-type MigrationContext = { mode: StorageMode };
+/** The storage engine supplies what differs between TimescaleDB and plain PostgreSQL. */
+type MigrationContext = { engine: StorageEngine };
 
 /**
  * One schema change, applied once, in its own transaction, in version order. Never edit a
@@ -12,11 +14,6 @@ export type Migration = {
   name: string;
   up(sql: TransactionSql, context: MigrationContext): Promise<void>;
 };
-
-/** Runs static DDL statements one by one (clearer errors than one multi-statement string). */
-async function run(sql: TransactionSql, statements: readonly string[]): Promise<void> {
-  for (const statement of statements) await sql.unsafe(statement);
-}
 
 const organizationsAndApiKeys: Migration = {
   version: 1,
@@ -73,117 +70,13 @@ const services: Migration = {
 const samplesAndSnapshots: Migration = {
   version: 3,
   name: 'samples_and_snapshots',
-  async up(sql, { mode }) {
-    const partitioned = mode === 'postgres' ? ' partition by range (time)' : '';
-    await run(sql, [
-      `create table samples (
-        time timestamptz not null,
-        service_id text not null,
-        metric text not null,
-        value double precision not null
-      )${partitioned}`,
-      // json, not jsonb: snapshots are written with every host sample and only ever read whole,
-      // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
-      `create table snapshots (
-        time timestamptz not null,
-        service_id text not null,
-        containers json not null,
-        processes json not null
-      )${partitioned}`,
-    ]);
-    if (mode === 'postgres') {
-      await run(sql, [
-        // Rows outside every daily partition land here instead of being rejected;
-        // ensurePartitions moves them out when their day's partition is created.
-        `create table samples_default partition of samples default`,
-        `create table snapshots_default partition of snapshots default`,
-      ]);
-    }
-    await run(sql, [
-      // The dedup key: replays and an agent's own retries store each point once.
-      `create unique index samples_service_id_metric_time_key on samples (service_id, metric, time)`,
-      `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
-    ]);
-    if (mode === 'postgres') {
-      // Rollup refreshes read time ranges. Samples arrive in roughly time order, so a BRIN index
-      // finds them at almost no cost per insert (TimescaleDB makes a B-tree time index itself).
-      await run(sql, [`create index samples_time_idx on samples using brin (time)`]);
-      return;
-    }
-    await run(sql, [
-      `select create_hypertable('samples', by_range('time', interval '1 day'))`,
-      `select create_hypertable('snapshots', by_range('time', interval '1 day'))`,
-      `alter table samples set (
-        timescaledb.compress,
-        timescaledb.compress_segmentby = 'service_id, metric',
-        timescaledb.compress_orderby = 'time desc'
-      )`,
-      // Compression and retention policies follow the configured intervals: migrate() applies
-      // them after the versioned migrations, every time it runs.
-    ]);
-  },
+  up: (sql, { engine }) => engine.createSampleTables(sql),
 };
-
-/** Column list shared by both modes' samples_1m and samples_1h. */
-const rollupColumns = `
-  bucket timestamptz not null,
-  service_id text not null,
-  metric text not null,
-  avg double precision not null,
-  min double precision not null,
-  max double precision not null,
-  count bigint not null,
-  sum double precision not null`;
 
 const rollups: Migration = {
   version: 4,
   name: 'rollups',
-  async up(sql, { mode }) {
-    if (mode === 'postgres') {
-      await run(sql, [
-        `create table samples_1m (${rollupColumns},
-          constraint samples_1m_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
-        `create table samples_1h (${rollupColumns},
-          constraint samples_1h_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
-        // Up to where each rollup is computed (exclusive; null: never refreshed).
-        // refreshRollups recomputes from a lookback before it so late samples are counted.
-        `create table rollup_watermarks (
-          rollup text primary key,
-          watermark timestamptz,
-          refreshed_at timestamptz
-        )`,
-        `insert into rollup_watermarks (rollup) values ('samples_1m'), ('samples_1h')`,
-      ]);
-      return;
-    }
-    await run(sql, [
-      // Real-time aggregation (materialized_only = false) adds what the policy has not
-      // materialized yet, so reads see the newest minute too.
-      `create materialized view samples_1m
-        with (timescaledb.continuous, timescaledb.materialized_only = false) as
-        select time_bucket(interval '1 minute', time) as bucket, service_id, metric,
-          avg(value) as avg, min(value) as min, max(value) as max,
-          count(*) as count, sum(value) as sum
-        from samples
-        group by 1, 2, 3
-        with no data`,
-      // Hierarchical: built on samples_1m, so the average is weighted by each minute's count.
-      `create materialized view samples_1h
-        with (timescaledb.continuous, timescaledb.materialized_only = false) as
-        select time_bucket(interval '1 hour', bucket) as bucket, service_id, metric,
-          sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
-          sum(count)::bigint as count, sum(sum) as sum
-        from samples_1m
-        group by 1, 2, 3
-        with no data`,
-      `select add_continuous_aggregate_policy('samples_1m',
-        start_offset => interval '2 hours', end_offset => interval '1 minute',
-        schedule_interval => interval '1 minute')`,
-      `select add_continuous_aggregate_policy('samples_1h',
-        start_offset => interval '2 days', end_offset => interval '1 hour',
-        schedule_interval => interval '30 minutes')`,
-    ]);
-  },
+  up: (sql, { engine }) => engine.createRollups(sql),
 };
 
 const consumerOffsets: Migration = {
@@ -494,28 +387,10 @@ const clampHugeSampleValues: Migration = {
     ]),
 };
 
-/** Column list of samples_1m and samples_1h keyed by series (version 16 on). */
-const seriesRollupColumns = `
-  bucket timestamptz not null,
-  series_id bigint not null,
-  avg double precision not null,
-  min double precision not null,
-  max double precision not null,
-  count bigint not null,
-  sum double precision not null`;
-
-/** A name as a quoted SQL identifier. */
-function identifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** What the layout of version 15 is renamed to while its rows are copied into the new one. */
-const previous = '_v15';
-
 const seriesIds: Migration = {
   version: 16,
   name: 'series_ids',
-  async up(sql, { mode }) {
+  async up(sql, { engine }) {
     await run(sql, [
       // One row per (service, metric): samples and rollups carry its id instead of the two
       // texts, which halves their rows and their dedup index and costs the server half as much
@@ -561,185 +436,9 @@ const seriesIds: Migration = {
       `alter table series add constraint series_service_id_fkey
         foreign key (service_id) references services (id) on delete cascade not valid`,
     ]);
-    if (mode === 'postgres') {
-      await samplesBySeriesOnPostgres(sql);
-      for (const rollup of ['samples_1m', 'samples_1h'])
-        await rollupBySeriesOnPostgres(sql, rollup);
-    } else {
-      await samplesBySeriesOnTimescale(sql);
-    }
+    await engine.keySamplesBySeries(sql);
   },
 };
-
-/**
- * Plain PostgreSQL: a new partitioned samples with the old one's partitions (same names and
- * bounds, the default one included), filled from the old rows, then the old table dropped.
- * Indexes are built once the rows are in, which is faster than maintaining them row by row.
- */
-async function samplesBySeriesOnPostgres(sql: TransactionSql): Promise<void> {
-  const partitions = await sql<{ name: string; bound: string }[]>`
-    select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
-    from pg_inherits i join pg_class c on c.oid = i.inhrelid
-    where i.inhparent = 'samples'::regclass
-    order by 1
-  `;
-  // The old names are freed for the new objects (index names are unique per schema too).
-  await run(sql, [
-    `alter table samples rename to samples${previous}`,
-    `alter index samples_time_idx rename to samples${previous}_time_idx`,
-    ...partitions.map(
-      (partition, i) =>
-        `alter table ${identifier(partition.name)} rename to samples${previous}_part_${i}`,
-    ),
-    `create table samples (
-      time timestamptz not null,
-      series_id bigint not null,
-      value double precision not null
-    ) partition by range (time)`,
-    ...partitions.map(
-      (partition) =>
-        `create table ${identifier(partition.name)} partition of samples ${partition.bound}`,
-    ),
-    `insert into samples (time, series_id, value)
-      select s.time, r.id, s.value
-      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
-    `drop table samples${previous}`,
-    // The dedup key: replays and an agent's own retries store each point once.
-    `create unique index samples_series_id_time_key on samples (series_id, time)`,
-    `create index samples_time_idx on samples using brin (time)`,
-  ]);
-}
-
-async function rollupBySeriesOnPostgres(sql: TransactionSql, rollup: string): Promise<void> {
-  await run(sql, [
-    `alter table ${rollup} rename to ${rollup}${previous}`,
-    `create table ${rollup} (${seriesRollupColumns})`,
-    `insert into ${rollup} (bucket, series_id, avg, min, max, count, sum)
-      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
-      from ${rollup}${previous} o join series r on r.service_id = o.service_id and r.metric = o.metric`,
-    `drop table ${rollup}${previous}`,
-    `alter table ${rollup} add constraint ${rollup}_series_id_bucket_key unique (series_id, bucket)`,
-  ]);
-}
-
-/**
- * TimescaleDB: a new samples hypertable (the old one's chunk interval, compression segmented by
- * series) filled from the old rows, compressed chunks included, then new continuous aggregates
- * over it. Their materialized rows are copied from the old ones, so rollup history older than
- * the raw samples kept (retention) survives; the first refresh (the policy, or maintenance's
- * refreshRollups, within a minute) recomputes the recent buckets and makes the copied ones the
- * aggregates' materialized part. Until then reads aggregate the raw samples.
- */
-async function samplesBySeriesOnTimescale(sql: TransactionSql): Promise<void> {
-  const [dimension] = await sql<{ interval: string }[]>`
-    select time_interval::text as interval from timescaledb_information.dimensions
-    where hypertable_schema = current_schema() and hypertable_name = 'samples'
-      and column_name = 'time'
-  `;
-  const chunkInterval = dimension?.interval ?? '1 day';
-  await run(sql, [
-    `alter table samples rename to samples${previous}`,
-    `alter index samples_time_idx rename to samples${previous}_time_idx`,
-    `alter index samples_service_id_metric_time_key
-      rename to samples${previous}_service_id_metric_time_key`,
-    `alter materialized view samples_1h rename to samples_1h${previous}`,
-    `alter materialized view samples_1m rename to samples_1m${previous}`,
-    `create table samples (
-      time timestamptz not null,
-      series_id bigint not null,
-      value double precision not null
-    )`,
-  ]);
-  await sql`select create_hypertable('samples', by_range('time', ${chunkInterval}::interval))`;
-  await run(sql, [
-    `insert into samples (time, series_id, value)
-      select s.time, r.id, s.value
-      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
-    // The dedup key: replays and an agent's own retries store each point once.
-    `create unique index samples_series_id_time_key on samples (series_id, time)`,
-    `alter table samples set (
-      timescaledb.compress,
-      timescaledb.compress_segmentby = 'series_id',
-      timescaledb.compress_orderby = 'time desc'
-    )`,
-    // As in the rollups migration (version 4), keyed by series.
-    `create materialized view samples_1m
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 minute', time) as bucket, series_id,
-        avg(value) as avg, min(value) as min, max(value) as max,
-        count(*) as count, sum(value) as sum
-      from samples
-      group by 1, 2
-      with no data`,
-    `create materialized view samples_1h
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
-        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
-        sum(count)::bigint as count, sum(sum) as sum
-      from samples_1m
-      group by 1, 2
-      with no data`,
-  ]);
-  // Materialized rows only: what the old aggregates computed from raw samples on the fly is
-  // computed the same way from the new ones, and a copied bucket past the newest materialized
-  // one would move the new aggregate's watermark (the newest materialized bucket) past samples
-  // it has not materialized, hiding them.
-  const materialized = async (view: string): Promise<string> => {
-    const [table] = await sql<{ schema: string; name: string }[]>`
-      select materialization_hypertable_schema as schema,
-        materialization_hypertable_name as name
-      from timescaledb_information.continuous_aggregates
-      where view_schema = current_schema() and view_name = ${view}
-    `;
-    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
-    return `${identifier(table.schema)}.${identifier(table.name)}`;
-  };
-  for (const rollup of ['samples_1m', 'samples_1h']) {
-    await sql.unsafe(
-      `insert into ${await materialized(rollup)} (bucket, series_id, avg, min, max, count, sum)
-      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
-      from ${await materialized(`${rollup}${previous}`)} o
-      join series r on r.service_id = o.service_id and r.metric = o.metric`,
-    );
-  }
-  await run(sql, [
-    `drop materialized view samples_1h${previous}`,
-    `drop materialized view samples_1m${previous}`,
-    // Its retention and compression jobs go with it; they are added again below.
-    `drop table samples${previous}`,
-    `select add_continuous_aggregate_policy('samples_1m',
-      start_offset => interval '2 hours', end_offset => interval '1 minute',
-      schedule_interval => interval '1 minute')`,
-    `select add_continuous_aggregate_policy('samples_1h',
-      start_offset => interval '2 days', end_offset => interval '1 hour',
-      schedule_interval => interval '30 minutes')`,
-  ]);
-  // The policies migrate() applies follow the stored settings, and it adds them only when the
-  // settings change: the new table gets them here (a database migrated from scratch has no
-  // settings yet and gets them from migrate() afterwards).
-  const [settings] = await sql<
-    { raw_retention_days: number | null; compress_after_days: number | null }[]
-  >`select raw_retention_days, compress_after_days from storage_settings`;
-  if (settings?.raw_retention_days != null) {
-    await sql`
-      select add_retention_policy('samples',
-        drop_after => make_interval(days => ${settings.raw_retention_days}::int))
-    `;
-  }
-  if (settings?.compress_after_days != null) {
-    await sql`
-      select add_compression_policy('samples',
-        compress_after => make_interval(days => ${settings.compress_after_days}::int))
-    `;
-    // The old chunks were compressed: so are their copies, instead of taking the disk twice
-    // over until the policy's first run.
-    await sql`
-      select compress_chunk(c, if_not_compressed => true)
-      from show_chunks('samples',
-        older_than => make_interval(days => ${settings.compress_after_days}::int)) c
-    `;
-  }
-}
 
 const alertingDepth: Migration = {
   version: 17,

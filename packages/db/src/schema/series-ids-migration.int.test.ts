@@ -1,7 +1,7 @@
 // @services postgres timescale
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { refreshRollups } from '../maintenance/refresh-rollups.js';
+import { refreshRollups } from '../maintenance/run-maintenance.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { createServiceQueries } from '../services/service-queries.js';
 import { cleanDatabase } from '../testing/clean-database.js';
@@ -47,7 +47,7 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
     await migrateWith(
       db,
       migrations.filter((migration) => migration.version < 16),
-      { now, compressAfterDays: 1 },
+      { now, compressAfterHours: 24 },
     );
     await db.sql`
       insert into services (id, org_id, name, last_seen) values
@@ -107,7 +107,7 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
     hoursBefore = await db.sql<RollupRow[]>`
       select service_id, metric, bucket::text, avg, min, max, count, sum from samples_1h
     `;
-    const applied = await migrate(db, { now, compressAfterDays: 1 });
+    const applied = await migrate(db, { now, compressAfterHours: 24 });
     // 16 first, then whatever later versions exist (none of them touches the samples).
     expect(applied.applied.map((migration) => migration.version)[0]).toBe(16);
   });

@@ -1,28 +1,27 @@
 import type { Queryable } from '../core/database.js';
+import type { StorageMode, StoragePolicies } from '../storage/engine.js';
+import { storageModes } from '../storage/engine.js';
 
-/**
- * How time series are stored, decided once at the first migration:
- * - `timescale`: hypertables, continuous aggregates, compression and retention policies;
- * - `postgres`: daily range partitions and rollup tables refreshed by `refreshRollups`.
- * Both expose the same tables and views with the same columns: query code never branches on it.
- */
-export type StorageMode = 'timescale' | 'postgres';
-
-export const storageModes = ['timescale', 'postgres'] as const satisfies readonly StorageMode[];
-
-/** The one row of `storage_settings`. */
+/** The one row of `storage_settings`: the mode chosen at the first migration, the policies. */
 export type StorageSettings = {
   mode: StorageMode;
-  /** Raw samples older than this are dropped (retention policy or partition maintenance). */
-  rawRetentionDays: number;
-  /** Container and process snapshots older than this are dropped. */
-  snapshotRetentionDays: number;
-  /** TimescaleDB compresses sample chunks older than this; unused in plain mode. */
-  compressAfterDays: number;
+  /** The policies last applied (by `migrate`). */
+  policies: StoragePolicies;
 };
 
-type SettingsRow = {
+export const defaultStoragePolicies = {
+  rawRetentionDays: 30,
+  snapshotRetentionDays: 7,
+  rollup1mRetentionDays: 90,
+  rollup1hRetentionDays: 730,
+  compressAfterHours: 24,
+  jobIntervalSeconds: undefined,
+} as const satisfies StoragePolicies;
+
+/** A row of `storage_settings` as stored. */
+export type StorageSettingsRow = {
   mode: string;
+  policies: Partial<StoragePolicies> | null;
   raw_retention_days: number | null;
   snapshot_retention_days: number | null;
   compress_after_days: number | null;
@@ -32,23 +31,18 @@ type SettingsRow = {
  * The storage settings, or undefined before the first migration. Not for use inside a
  * transaction that may run before the table exists (the failed read would abort it).
  */
-async function readStorageSettings(db: { sql: Queryable }): Promise<StorageSettings | undefined> {
-  const rows = await db.sql<SettingsRow[]>`
-    select mode, raw_retention_days, snapshot_retention_days, compress_after_days
-    from storage_settings
-  `.catch((err: unknown) => {
-    if ((err as { code?: unknown }).code === '42P01') return [];
-    throw err;
-  });
+export async function readStorageSettings(db: {
+  sql: Queryable;
+}): Promise<StorageSettings | undefined> {
+  const rows = await db.sql<StorageSettingsRow[]>`select * from storage_settings`.catch(
+    (err: unknown) => {
+      if ((err as { code?: unknown }).code === '42P01') return [];
+      throw err;
+    },
+  );
   const row = rows[0];
   if (row === undefined) return undefined;
-  return {
-    mode: toStorageMode(row.mode),
-    rawRetentionDays: row.raw_retention_days ?? defaultStorageRetention.rawRetentionDays,
-    snapshotRetentionDays:
-      row.snapshot_retention_days ?? defaultStorageRetention.snapshotRetentionDays,
-    compressAfterDays: row.compress_after_days ?? defaultStorageRetention.compressAfterDays,
-  };
+  return { mode: parseStorageMode(row.mode), policies: policiesOf(row) };
 }
 
 /** Like `readStorageSettings`, for maintenance code that needs a migrated database. */
@@ -59,13 +53,29 @@ export async function requireStorageSettings(db: { sql: Queryable }): Promise<St
   return settings;
 }
 
-export const defaultStorageRetention = {
-  rawRetentionDays: 30,
-  snapshotRetentionDays: 7,
-  compressAfterDays: 7,
-} as const;
+/** The stored policies; a database last migrated before they were one column has columns. */
+export function policiesOf(row: StorageSettingsRow): StoragePolicies {
+  const stored = row.policies ?? {};
+  return {
+    rawRetentionDays:
+      stored.rawRetentionDays ?? row.raw_retention_days ?? defaultStoragePolicies.rawRetentionDays,
+    snapshotRetentionDays:
+      stored.snapshotRetentionDays ??
+      row.snapshot_retention_days ??
+      defaultStoragePolicies.snapshotRetentionDays,
+    rollup1mRetentionDays:
+      stored.rollup1mRetentionDays ?? defaultStoragePolicies.rollup1mRetentionDays,
+    rollup1hRetentionDays:
+      stored.rollup1hRetentionDays ?? defaultStoragePolicies.rollup1hRetentionDays,
+    compressAfterHours:
+      stored.compressAfterHours ??
+      (row.compress_after_days === null ? undefined : row.compress_after_days * 24) ??
+      defaultStoragePolicies.compressAfterHours,
+    jobIntervalSeconds: stored.jobIntervalSeconds ?? undefined,
+  };
+}
 
-function toStorageMode(value: string): StorageMode {
+export function parseStorageMode(value: string): StorageMode {
   if ((storageModes as readonly string[]).includes(value)) return value as StorageMode;
   throw new Error(
     `storage_settings.mode is '${value}', expected one of ${storageModes.join(', ')}`,

@@ -7,15 +7,15 @@ import { hashApiKey } from '../orgs/api-key.js';
 import { isTransientDbError } from '../core/classify-db-error.js';
 import type { Database } from '../core/database.js';
 import { createDatabase } from '../core/database.js';
-import { ensurePartitions } from './ensure-partitions.js';
+import { ensurePartitions } from '../storage/postgres/partitions.js';
 import type { MigrateResult } from './migrate.js';
 import { migrate } from './migrate.js';
 import { migrations } from './migrations.js';
 
 const allVersions = migrations.map((m) => m.version);
 import { createOrgStore } from '../orgs/org-store.js';
-import { partitionName } from './partition-plan.js';
-import { refreshRollups } from '../maintenance/refresh-rollups.js';
+import { partitionName } from '../storage/postgres/partition-plan.js';
+import { refreshRollups } from '../maintenance/run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import * as published from '../index.js';
@@ -105,31 +105,48 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(migration.mode).toBe(expectedMode);
       expect(migration.applied.map((m) => m.version)).toEqual(allVersions);
       const again = await migrate(db);
-      expect(again).toEqual({ mode: expectedMode, applied: [], notes: [] });
+      expect(again).toMatchObject({ mode: expectedMode, applied: [], notes: [] });
+      expect(again.engine.engineName).toBe(engine === 'timescale' ? 'timescaledb' : 'postgresql');
+      expect(again.timescaledbVersion).toEqual(
+        engine === 'timescale' ? expect.stringMatching(/^2\./) : undefined,
+      );
       const rows = await db.sql`select version from schema_migrations order by version`;
       expect(rows.map((r) => r['version'] as number)).toEqual(allVersions);
       const [settings] = await db.sql`select mode, raw_retention_days from storage_settings`;
       expect(settings).toEqual({ mode: expectedMode, raw_retention_days: 30 });
     });
 
-    onEngine('timescale', it)('keeps the retention policies in line with the options', async () => {
-      await migrate(db, { rawRetentionDays: 10, snapshotRetentionDays: 3, compressAfterDays: 2 });
+    onEngine('timescale', it)('keeps the storage jobs in line with the policies', async () => {
+      await migrate(db, {
+        rawRetentionDays: 10,
+        snapshotRetentionDays: 3,
+        rollup1mRetentionDays: 20,
+        rollup1hRetentionDays: 40,
+        compressAfterHours: 48,
+      });
       const jobs = await db.sql<
-        { proc_name: string; hypertable_name: string; config: Record<string, unknown> }[]
+        { proc_name: string; target: string; config: Record<string, unknown> }[]
       >`
-        select proc_name, hypertable_name, config from timescaledb_information.jobs
-        where proc_name in ('policy_retention', 'policy_compression')
-        order by proc_name, hypertable_name
+        select j.proc_name, coalesce(c.view_name, j.hypertable_name) as target, j.config
+        from timescaledb_information.jobs j
+        left join timescaledb_information.continuous_aggregates c
+          on c.materialization_hypertable_name = j.hypertable_name
+        where j.hypertable_schema = 'public' or c.view_schema = 'public'
+        order by 1, 2
       `;
       expect(
         jobs.map((j) => [
           j.proc_name,
-          j.hypertable_name,
-          j.config['drop_after'] ?? j.config['compress_after'],
+          j.target,
+          j.config['drop_after'] ?? j.config['compress_after'] ?? j.config['start_offset'],
         ]),
       ).toEqual([
-        ['policy_compression', 'samples', '2 days'],
+        ['policy_compression', 'samples', '48:00:00'],
+        ['policy_refresh_continuous_aggregate', 'samples_1h', '10 days'],
+        ['policy_refresh_continuous_aggregate', 'samples_1m', '10 days'],
         ['policy_retention', 'samples', '10 days'],
+        ['policy_retention', 'samples_1h', '40 days'],
+        ['policy_retention', 'samples_1m', '20 days'],
         ['policy_retention', 'snapshots', '3 days'],
       ]);
       await migrate(db); // back to the defaults for the other tests
@@ -630,18 +647,16 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
   });
 
   onEngine('timescale', describe)('hypertables', () => {
-    it('makes samples and snapshots hypertables and ensurePartitions a no-op', async () => {
+    it('makes samples and snapshots hypertables and the rollups continuous aggregates', async () => {
       const rows = await db.sql`
         select hypertable_name from timescaledb_information.hypertables
         where hypertable_schema = 'public' order by 1
       `;
       expect(rows.map((r) => r['hypertable_name'] as string)).toEqual(['samples', 'snapshots']);
-      expect(await ensurePartitions(db, { now: new Date() })).toEqual({
-        created: [],
-        dropped: [],
-        rowsMovedFromDefault: 0,
-        rowsPurgedFromDefault: 0,
-      });
+      const views = await db.sql`
+        select view_name from timescaledb_information.continuous_aggregates order by 1
+      `;
+      expect(views.map((r) => r['view_name'] as string)).toEqual(['samples_1h', 'samples_1m']);
     });
   });
 

@@ -2,11 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import { migrate } from '../schema/migrate.js';
-import { refreshRollups } from '../maintenance/refresh-rollups.js';
+import { refreshRollups } from '../maintenance/run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 import type { MetricBucketRow, ServiceQueries } from './service-queries.js';
 import { createServiceQueries } from './service-queries.js';
 
@@ -66,8 +65,7 @@ describe.each(['postgres', 'timescale'] as const)('service queries on %s', (engi
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase(engine, 'service_queries'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase(engine, 'service_queries'));
     queries = createServiceQueries(db, { staleAfterSeconds: 300 });
     const ago = (ms: number) => now.getTime() - ms;
     await createSampleStore(db).writeBatch({

@@ -4,8 +4,8 @@ import { alertStoredColumns } from '../alerts/alert-columns.js';
 import { silencedExpression } from '../alerts/alert-queries.js';
 import { silencesInForce } from '../silences/silence-store.js';
 import type { Database, Sql } from '../core/database.js';
-import { rollupValueBound } from '../maintenance/refresh-rollups.js';
-import type { StorageMode } from '../schema/storage-settings.js';
+import { rollupValueBound } from '../storage/rollups.js';
+import type { StorageMode } from '../storage/engine.js';
 import { requireStorageSettings } from '../schema/storage-settings.js';
 
 /** Derived per request: see `ServiceQueries`. */

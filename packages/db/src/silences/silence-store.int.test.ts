@@ -7,8 +7,7 @@ import { createAlertQueries } from '../alerts/alert-queries.js';
 import type { Database } from '../core/database.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import { createRuleStore } from '../rules/rule-store.js';
-import { migrate } from '../schema/migrate.js';
-import { cleanDatabase } from '../testing/clean-database.js';
+import { migratedDatabase } from '../testing/clean-database.js';
 import type { SilenceStore } from './silence-store.js';
 import { createSilenceStore, silencesInForce } from './silence-store.js';
 
@@ -54,8 +53,7 @@ describe('silences and what they do to alerts on postgres', () => {
   }
 
   beforeAll(async () => {
-    ({ db, dispose } = await cleanDatabase('postgres', 'silence_store'));
-    await migrate(db);
+    ({ db, dispose } = await migratedDatabase('postgres', 'silence_store'));
     silences = createSilenceStore(db);
     alerts = createAlertQueries(db);
     const orgs = createOrgStore(db);

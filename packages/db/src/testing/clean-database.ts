@@ -2,58 +2,37 @@ import { randomBytes } from 'node:crypto';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
 import { createDatabase } from '../core/database.js';
+import { migrate } from '../schema/migrate.js';
+import { migrations } from '../schema/migrations.js';
 
-export type StorageEngine = 'postgres' | 'timescale';
+/** The test servers: plain PostgreSQL, and PostgreSQL with TimescaleDB preloaded. */
+export type TestServer = 'postgres' | 'timescale';
+
+type CleanDatabase = { db: Database; dispose(): Promise<void> };
+
+/** A fresh, empty database on the test server, not yet migrated; `dispose` drops it. */
+export async function cleanDatabase(server: TestServer, prefix: string): Promise<CleanDatabase> {
+  return await cloneDatabase(server, prefix, 'template0');
+}
 
 /**
- * A clean database for one integration suite, not yet migrated.
- * - PostgreSQL (and a TimescaleDB server): a fresh database, dropped by `dispose`.
- * - The PGlite TimescaleDB engine has one database and serves one connection at a time; it
- *   cannot drop and re-create the timescaledb extension in its single session. So every table,
- *   sequence, function and continuous aggregate in `public` is dropped instead (keeping the
- *   extension's). Integration
- *   files run one at a time, so nothing else uses the engine meanwhile.
+ * A fresh database migrated with the default settings, cloned from a template that is migrated
+ * once per server (and per set of migrations), so a suite does not pay for the migrations and
+ * a TimescaleDB server does not build hypertables and aggregates once per suite.
  */
-export async function cleanDatabase(
-  engine: StorageEngine,
+export async function migratedDatabase(server: TestServer, prefix: string): Promise<CleanDatabase> {
+  return await cloneDatabase(server, prefix, await migratedTemplate(server));
+}
+
+async function cloneDatabase(
+  server: TestServer,
   prefix: string,
-): Promise<{ db: Database; dispose(): Promise<void> }> {
-  const url = serviceUrl(engine);
+  template: string,
+): Promise<CleanDatabase> {
+  const url = serviceUrl(server);
   const admin = createDatabase({ url, maxConnections: 1, applicationName: `${prefix}-test` });
-  const [row] = await admin.sql<{ version: string }[]>`select version()`;
-  if (/emscripten/i.test(row?.version ?? '')) {
-    // The engine's session starts with search_path = pg_catalog; its one session is shared by
-    // every client, so setting it once holds for the suite.
-    await admin.sql`set search_path to "$user", public`;
-    const caggs = await admin.sql<{ name: string }[]>`
-      select view_name as name from timescaledb_information.continuous_aggregates
-      where view_schema = 'public' order by view_name desc
-    `;
-    for (const { name } of caggs)
-      await admin.sql`drop materialized view if exists ${admin.sql(name)} cascade`;
-    const tables = await admin.sql<{ name: string }[]>`
-      select tablename as name from pg_tables where schemaname = 'public'
-    `;
-    for (const { name } of tables) await admin.sql`drop table if exists ${admin.sql(name)} cascade`;
-    const sequences = await admin.sql<{ name: string }[]>`
-      select sequence_name as name from information_schema.sequences
-      where sequence_schema = 'public'
-    `;
-    for (const { name } of sequences)
-      await admin.sql`drop sequence if exists ${admin.sql(name)} cascade`;
-    // Our trigger functions; not the extension's, some of which live in public too.
-    const functions = await admin.sql<{ signature: string }[]>`
-      select p.oid::regprocedure::text as signature
-      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-      where n.nspname = 'public'
-        and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
-    `;
-    for (const { signature } of functions)
-      await admin.sql.unsafe(`drop function if exists ${signature} cascade`);
-    return { db: admin, dispose: () => admin.close() };
-  }
-  const name = `${prefix}_${engine}_${randomBytes(4).toString('hex')}`;
-  await admin.sql`create database ${admin.sql(name)}`;
+  const name = `${prefix}_${server}_${randomBytes(4).toString('hex')}`;
+  await admin.sql`create database ${admin.sql(name)} template ${admin.sql(template)}`;
   const testUrl = new URL(url);
   testUrl.pathname = `/${name}`;
   const db = createDatabase({ url: testUrl.toString(), maxConnections: 4 });
@@ -65,4 +44,54 @@ export async function cleanDatabase(
       await admin.close();
     },
   };
+}
+
+/** Serializes the creation of templates among test processes sharing a server. */
+const templateLockKey = 7_171_302_099;
+
+/**
+ * The name of the server's migrated template, created when missing. It takes no connections
+ * once migrated: `create database … template` needs it idle, and TimescaleDB's launcher starts
+ * no job scheduler in a database that takes no connections.
+ */
+async function migratedTemplate(server: TestServer): Promise<string> {
+  const latest = migrations.at(-1)?.version ?? 0;
+  const name = `monitor_template_v${latest}`;
+  const url = serviceUrl(server);
+  const admin = createDatabase({ url, maxConnections: 1, applicationName: 'template-test' });
+  // One session: the advisory lock is a session lock, and `create database` refuses to run
+  // inside a transaction.
+  const sql = await admin.sql.reserve();
+  try {
+    await sql`select pg_advisory_lock(${templateLockKey})`;
+    const [existing] = await sql<{ ready: boolean }[]>`
+      select not datallowconn as ready from pg_database where datname = ${name}
+    `;
+    if (existing?.ready) return name;
+    // A template left half made by a test process that died: made again.
+    if (existing !== undefined) await sql`drop database ${sql(name)} with (force)`;
+    await sql`create database ${sql(name)} template template0`;
+    const templateUrl = new URL(url);
+    templateUrl.pathname = `/${name}`;
+    const template = createDatabase({ url: templateUrl.toString(), maxConnections: 2 });
+    try {
+      await migrate(template);
+    } finally {
+      await template.close();
+    }
+    await sql`alter database ${sql(name)} with allow_connections false`;
+    for (let attempt = 0; ; attempt++) {
+      const [row] = await sql<{ sessions: number }[]>`
+        select count(pg_terminate_backend(pid))::int as sessions
+        from pg_stat_activity where datname = ${name}
+      `;
+      if (row?.sessions === 0) return name;
+      if (attempt === 100) throw new Error(`the template ${name} still has sessions after 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await sql`select pg_advisory_unlock(${templateLockKey})`.catch(() => undefined);
+    sql.release();
+    await admin.close();
+  }
 }

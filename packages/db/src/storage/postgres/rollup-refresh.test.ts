@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bucketStart, plainRefreshWindow } from './refresh-rollups.js';
+import { bucketStart } from '../rollups.js';
+import { plainRefreshWindow } from './rollup-refresh.js';
 
 const now = new Date('2026-11-22T10:17:42.500Z');
 

@@ -1,66 +1,21 @@
-import { isTransientDbError, sqlState } from '../core/classify-db-error.js';
-import type { Database, TransactionSql } from '../core/database.js';
-import type { StorageMode } from '../schema/storage-settings.js';
-import { requireStorageSettings } from '../schema/storage-settings.js';
-
-export type Rollup = 'samples_1m' | 'samples_1h';
-
-/** A half-open time window `[from, to)`; `from` null means from the beginning. */
-export type RollupWindow = { rollup: Rollup; from: Date | null; to: Date };
-
-/**
- * One organization's part of a rollup window that could not be computed (its statement failed
- * on its data) and was set aside so every other organization's rollups moved on. Its buckets
- * in the window keep what they held; the watermark moves past them.
- */
-export type RollupChunkSetAside = RollupWindow & {
-  orgId: string;
-  /** The SQLSTATE of the failure, e.g. `22003` (numeric value out of range). */
-  sqlState: string | undefined;
-  message: string;
-};
-
-export type RefreshRollupsResult = {
-  mode: StorageMode;
-  /** The windows recomputed, in order (a rollup without a new complete bucket is skipped). */
-  refreshed: RollupWindow[];
-  /** What was set aside (plain mode), normally nothing. */
-  setAside: RollupChunkSetAside[];
-};
+import { isTransientDbError, sqlState } from '../../core/classify-db-error.js';
+import type { Database, TransactionSql } from '../../core/database.js';
+import type {
+  RefreshRollupsResult,
+  Rollup,
+  RollupChunkSetAside,
+  RollupWindow,
+} from '../rollups.js';
+import { bucketStart, hourMs, minuteMs, rollupValueBound } from '../rollups.js';
 
 /**
- * The magnitude sample values are clamped to in the rollups and in metrics reads: the input
- * policy's bound (`maxMetricMagnitude` of @monitor/schemas, ±1e100, which this package cannot
- * import). The gateway refuses larger values; samples stored before it did, up to ±1.8e308,
- * count as ±1e100 in avg, min, max and sum, so no sum can overflow double precision: a minute
- * holds at most 60 000 samples of a series (time is unique per millisecond), an hour 3.6 million,
- * and 3.6e6 · 1e100 is far below 1.8e308. Averages are sum / count, never PostgreSQL's
- * avg(float8), whose sum of squares overflows far sooner.
- */
-export const rollupValueBound = 1e100;
-
-const minuteMs = 60_000;
-const hourMs = 60 * minuteMs;
-
-/**
- * The windows of the TimescaleDB refresh policies (see migrations): samples_1m from 2 hours
- * back, samples_1h from 2 days back, each up to the start of the current bucket.
- */
-const timescaleRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 48 * hourMs };
-
-/**
- * Plain mode recomputes from its watermark minus these lookbacks. samples_1m looks 2 hours back,
+ * The refresh recomputes from its watermark minus these lookbacks. samples_1m looks 2 hours back,
  * like the policy, to count late samples. samples_1h is built from samples_1m, whose rows only
  * change within 2 hours of the samples_1m watermark, which is never behind the samples_1h one;
  * so 2 hours back also catches every change that can reach it (TimescaleDB needs its 2-day
  * window only because its policies run independently of each other).
  */
 const plainRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 2 * hourMs };
-
-/** The start of the bucket of `bucketMs` that contains `time`. */
-export function bucketStart(time: Date, bucketMs: number): Date {
-  return new Date(Math.floor(time.getTime() / bucketMs) * bucketMs);
-}
 
 /**
  * The window plain mode recomputes for a rollup: from `lookbackMs` before its watermark (from
@@ -87,37 +42,15 @@ export function plainRefreshWindow(options: {
 }
 
 /**
- * Brings samples_1m and samples_1h up to `now` (complete buckets; TimescaleDB's real-time
- * aggregation also shows the current one, plain mode does not).
- * - TimescaleDB: `refresh_continuous_aggregate` over the policy windows. The policies do this
- *   by themselves on a server with background workers; calling it as well does no harm, and
- *   the PGlite test engine, which has no workers, needs it.
- * - Plain PostgreSQL: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO
- *   UPDATE and moves its watermark, in one transaction that also keeps concurrent refreshers
- *   apart. samples_1h is refreshed when a new hour completed.
- * Must not run inside a transaction (refresh_continuous_aggregate refuses to).
+ * Brings the rollup tables samples_1m and samples_1h up to `now` (complete buckets): recomputes
+ * each rollup's window with INSERT … SELECT … ON CONFLICT DO UPDATE and moves its watermark, in
+ * one transaction that also keeps concurrent refreshers apart. samples_1h is refreshed when a
+ * new hour completed.
  */
-export async function refreshRollups(
+export async function refreshRollupTables(
   db: Database,
   options: { now: Date },
 ): Promise<RefreshRollupsResult> {
-  const { mode } = await requireStorageSettings(db);
-  if (mode === 'timescale') {
-    const refreshed: RollupWindow[] = [];
-    for (const [rollup, bucketMs] of [
-      ['samples_1m', minuteMs],
-      ['samples_1h', hourMs],
-    ] as const) {
-      const to = bucketStart(options.now, bucketMs);
-      const from = new Date(to.getTime() - timescaleRefreshLookbackMs[rollup]);
-      await db.sql`
-        call refresh_continuous_aggregate(${rollup}::regclass, ${from}::timestamptz, ${to}::timestamptz)
-      `;
-      refreshed.push({ rollup, from, to });
-    }
-    return { mode, refreshed, setAside: [] };
-  }
-
   return await db.sql.begin(async (sql) => {
     await sql`set local lock_timeout = '10s'`;
     // The row locks make a second refresher wait for this one instead of racing it.
@@ -151,7 +84,7 @@ export async function refreshRollups(
       await moveWatermark(sql, hour);
       refreshed.push(hour);
     }
-    return { mode, refreshed, setAside };
+    return { mode: 'postgres', refreshed, setAside };
   });
 }
 
@@ -267,4 +200,39 @@ async function moveWatermark(sql: TransactionSql, window: RollupWindow): Promise
  */
 function lowerBound(window: RollupWindow): string {
   return window.from === null ? '-infinity' : window.from.toISOString();
+}
+
+/** Rollup rows deleted per statement, and statements per run: a backlog drains over runs. */
+const pruneBatchSize = 50_000;
+const pruneBatchesPerRun = 10;
+
+/**
+ * Deletes rollup rows past their retention (ROLLUP_1M_RETENTION_DAYS, ROLLUP_1H_RETENTION_DAYS),
+ * as TimescaleDB's retention jobs drop the aggregates' old chunks. Returns the rows deleted.
+ */
+export async function pruneRollupTables(
+  db: Database,
+  options: {
+    now: Date;
+    policies: { rollup1mRetentionDays: number; rollup1hRetentionDays: number };
+  },
+): Promise<number> {
+  let pruned = 0;
+  const retention = [
+    ['samples_1m', options.policies.rollup1mRetentionDays],
+    ['samples_1h', options.policies.rollup1hRetentionDays],
+  ] as const;
+  for (const [rollup, days] of retention) {
+    const cutoff = new Date(options.now.getTime() - days * 24 * hourMs);
+    for (let batch = 0; batch < pruneBatchesPerRun; batch++) {
+      const deleted = await db.sql`
+        delete from ${db.sql(rollup)} where ctid = any (array(
+          select ctid from ${db.sql(rollup)} where bucket < ${cutoff} limit ${pruneBatchSize}
+        ))
+      `;
+      pruned += deleted.count;
+      if (deleted.count < pruneBatchSize) break;
+    }
+  }
+  return pruned;
 }

@@ -1,7 +1,7 @@
-import type { Database } from '../core/database.js';
+import type { Database } from '../../core/database.js';
 import type { DailyPartition, PartitionedTable } from './partition-plan.js';
 import { partitionedTables, planPartitions } from './partition-plan.js';
-import { requireStorageSettings } from './storage-settings.js';
+import { requireStorageSettings } from '../../schema/storage-settings.js';
 
 export type EnsurePartitionsOptions = {
   now: Date;
@@ -31,8 +31,8 @@ const lockTimeout = '10s';
 /**
  * Plain-PostgreSQL partition maintenance for `samples` and `snapshots`: creates the daily
  * partitions from the retention cutoff to `daysAhead` days ahead, drops the expired ones, and
- * keeps the DEFAULT partition (which catches any sample outside them) small. A no-op in
- * TimescaleDB mode, where chunks and the retention policy do this. Idempotent; each partition
+ * keeps the DEFAULT partition (which catches any sample outside them) small (TimescaleDB's
+ * chunks and retention policy do this by themselves). Idempotent; each partition
  * changes in a transaction of its own so locks are held briefly.
  */
 export async function ensurePartitions(
@@ -46,11 +46,10 @@ export async function ensurePartitions(
     rowsPurgedFromDefault: 0,
   };
   const settings = await requireStorageSettings(db);
-  if (settings.mode !== 'postgres') return result;
 
   const retentionDays: Record<PartitionedTable, number> = {
-    samples: options.rawRetentionDays ?? settings.rawRetentionDays,
-    snapshots: options.snapshotRetentionDays ?? settings.snapshotRetentionDays,
+    samples: options.rawRetentionDays ?? settings.policies.rawRetentionDays,
+    snapshots: options.snapshotRetentionDays ?? settings.policies.snapshotRetentionDays,
   };
   for (const table of partitionedTables) {
     const existing = await db.sql<{ name: string }[]>`

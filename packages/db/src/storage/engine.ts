@@ -1,0 +1,138 @@
+import type { Database, TransactionSql } from '../core/database.js';
+import type { EnsurePartitionsResult } from './postgres/partitions.js';
+import { ensurePartitions } from './postgres/partitions.js';
+import { pruneRollupTables, refreshRollupTables } from './postgres/rollup-refresh.js';
+import * as postgresTables from './postgres/tables.js';
+import type { RefreshRollupsResult } from './rollups.js';
+import { refreshContinuousAggregates } from './timescale/aggregate-refresh.js';
+import { applyTimescalePolicies, refreshWindows } from './timescale/policies.js';
+import * as timescaleTables from './timescale/tables.js';
+
+/**
+ * How time series are stored, decided once at the first migration and kept in
+ * `storage_settings.mode`:
+ * - `timescale`: hypertables, continuous aggregates, and jobs for refresh, compression and
+ *   retention that TimescaleDB's scheduler runs;
+ * - `postgres`: daily range partitions and rollup tables that the writer's maintenance keeps.
+ * Both expose the same tables and views with the same columns.
+ */
+export type StorageMode = 'timescale' | 'postgres';
+
+export const storageModes = ['timescale', 'postgres'] as const satisfies readonly StorageMode[];
+
+/** How long each kind of data is kept and when samples are compressed (README, settings). */
+export type StoragePolicies = {
+  /** Raw samples (RAW_RETENTION_DAYS). */
+  rawRetentionDays: number;
+  /** Container and process snapshots (SNAPSHOT_RETENTION_DAYS). */
+  snapshotRetentionDays: number;
+  /** The 1-minute rollup (ROLLUP_1M_RETENTION_DAYS). */
+  rollup1mRetentionDays: number;
+  /** The 1-hour rollup (ROLLUP_1H_RETENTION_DAYS). */
+  rollup1hRetentionDays: number;
+  /** TimescaleDB compresses sample chunks older than this (COMPRESS_AFTER_HOURS). */
+  compressAfterHours: number;
+  /**
+   * How often TimescaleDB runs the compression, retention and refresh jobs
+   * (STORAGE_JOB_INTERVAL_SECONDS); undefined: each job's own default (refresh of samples_1m
+   * every minute, of samples_1h every 30 minutes, compression and retention hourly).
+   */
+  jobIntervalSeconds: number | undefined;
+};
+
+/** What one periodic maintenance run did to storage. */
+export type StorageUpkeep = {
+  partitions: EnsurePartitionsResult;
+  rollups: RefreshRollupsResult;
+  /** Rollup rows deleted past their retention (plain PostgreSQL; TimescaleDB's jobs do it). */
+  rollupRowsPruned: number;
+};
+
+/** One storage mode: everything in which TimescaleDB and plain PostgreSQL differ. */
+export type StorageEngine = {
+  readonly mode: StorageMode;
+  /** As `monitor_storage_info{engine}` and the start log name it. */
+  readonly engineName: 'timescaledb' | 'postgresql';
+  /** Migration 3: the samples and snapshots tables. */
+  createSampleTables(sql: TransactionSql): Promise<void>;
+  /** Migration 4: samples_1m and samples_1h. */
+  createRollups(sql: TransactionSql): Promise<void>;
+  /** Migration 16: samples and rollups keyed by series id. */
+  keySamplesBySeries(sql: TransactionSql): Promise<void>;
+  /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
+  applyPolicies(
+    sql: TransactionSql,
+    policies: StoragePolicies,
+    applied: StoragePolicies | undefined,
+  ): Promise<void>;
+  /** After every migration run: what must exist before samples arrive (plain: partitions). */
+  prepare(db: Database, options: { now: Date; policies: StoragePolicies }): Promise<void>;
+  /** Brings the rollups up to `now` at once (tests; a server without a job scheduler). */
+  refreshRollups(
+    db: Database,
+    options: { now: Date; policies: StoragePolicies },
+  ): Promise<RefreshRollupsResult>;
+  /** The storage upkeep the server does not do by itself, for the writer about every minute. */
+  maintain(db: Database, options: { now: Date; policies: StoragePolicies }): Promise<StorageUpkeep>;
+};
+
+const noPartitions: EnsurePartitionsResult = {
+  created: [],
+  dropped: [],
+  rowsMovedFromDefault: 0,
+  rowsPurgedFromDefault: 0,
+};
+
+const timescaleEngine: StorageEngine = {
+  mode: 'timescale',
+  engineName: 'timescaledb',
+  createSampleTables: timescaleTables.createSampleTables,
+  createRollups: timescaleTables.createRollups,
+  keySamplesBySeries: timescaleTables.keySamplesBySeries,
+  applyPolicies: applyTimescalePolicies,
+  prepare: () => Promise.resolve(),
+  refreshRollups: (db, { now, policies }) =>
+    refreshContinuousAggregates(db, { now, windows: refreshWindows(policies) }),
+  async maintain(db, options) {
+    // Chunks, compression, retention and refresh are the scheduler's jobs. A server that runs
+    // no scheduler (timescaledb.max_background_workers = 0) gets its aggregates refreshed here.
+    const { jobScheduler } = await db.capabilities();
+    const rollups = jobScheduler
+      ? { mode: 'timescale' as const, refreshed: [], setAside: [] }
+      : await timescaleEngine.refreshRollups(db, options);
+    return { partitions: noPartitions, rollups, rollupRowsPruned: 0 };
+  },
+};
+
+const postgresEngine: StorageEngine = {
+  mode: 'postgres',
+  engineName: 'postgresql',
+  createSampleTables: postgresTables.createSampleTables,
+  createRollups: postgresTables.createRollups,
+  keySamplesBySeries: postgresTables.keySamplesBySeries,
+  // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
+  applyPolicies: () => Promise.resolve(),
+  async prepare(db, { now, policies }) {
+    await ensurePartitions(db, {
+      now,
+      rawRetentionDays: policies.rawRetentionDays,
+      snapshotRetentionDays: policies.snapshotRetentionDays,
+    });
+  },
+  refreshRollups: (db, { now }) => refreshRollupTables(db, { now }),
+  async maintain(db, { now, policies }) {
+    const partitions = await ensurePartitions(db, {
+      now,
+      rawRetentionDays: policies.rawRetentionDays,
+      snapshotRetentionDays: policies.snapshotRetentionDays,
+    });
+    const rollups = await refreshRollupTables(db, { now });
+    const rollupRowsPruned = await pruneRollupTables(db, { now, policies });
+    return { partitions, rollups, rollupRowsPruned };
+  },
+};
+
+/** The engine of a storage mode. */
+export function storageEngine(mode: StorageMode): StorageEngine {
+  return mode === 'timescale' ? timescaleEngine : postgresEngine;
+}

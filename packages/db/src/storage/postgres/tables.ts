@@ -1,0 +1,137 @@
+import type { TransactionSql } from '../../core/database.js';
+import { identifier, run } from '../ddl.js';
+
+/**
+ * Version 3: samples and snapshots range-partitioned by day (partitions.ts keeps the daily
+ * partitions), each with a DEFAULT partition for rows outside them.
+ */
+export async function createSampleTables(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table samples (
+      time timestamptz not null,
+      service_id text not null,
+      metric text not null,
+      value double precision not null
+    ) partition by range (time)`,
+    // json, not jsonb: snapshots are written with every host sample and only ever read whole,
+    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
+    `create table snapshots (
+      time timestamptz not null,
+      service_id text not null,
+      containers json not null,
+      processes json not null
+    ) partition by range (time)`,
+    // Rows outside every daily partition land here instead of being rejected;
+    // ensurePartitions moves them out when their day's partition is created.
+    `create table samples_default partition of samples default`,
+    `create table snapshots_default partition of snapshots default`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_service_id_metric_time_key on samples (service_id, metric, time)`,
+    `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
+    // Rollup refreshes read time ranges. Samples arrive in roughly time order, so a BRIN index
+    // finds them at almost no cost per insert (TimescaleDB makes a B-tree time index itself).
+    `create index samples_time_idx on samples using brin (time)`,
+  ]);
+}
+
+/** Column list of samples_1m and samples_1h as version 4 made them. */
+const rollupColumns = `
+  bucket timestamptz not null,
+  service_id text not null,
+  metric text not null,
+  avg double precision not null,
+  min double precision not null,
+  max double precision not null,
+  count bigint not null,
+  sum double precision not null`;
+
+/**
+ * Version 4: samples_1m and samples_1h as tables with the continuous aggregates' columns,
+ * refreshed by rollup-refresh.ts up to a watermark each.
+ */
+export async function createRollups(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table samples_1m (${rollupColumns},
+      constraint samples_1m_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+    `create table samples_1h (${rollupColumns},
+      constraint samples_1h_service_id_metric_bucket_key unique (service_id, metric, bucket))`,
+    // Up to where each rollup is computed (exclusive; null: never refreshed). The refresh
+    // recomputes from a lookback before it so late samples are counted.
+    `create table rollup_watermarks (
+      rollup text primary key,
+      watermark timestamptz,
+      refreshed_at timestamptz
+    )`,
+    `insert into rollup_watermarks (rollup) values ('samples_1m'), ('samples_1h')`,
+  ]);
+}
+
+/** Column list of samples_1m and samples_1h keyed by series (version 16 on). */
+const seriesRollupColumns = `
+  bucket timestamptz not null,
+  series_id bigint not null,
+  avg double precision not null,
+  min double precision not null,
+  max double precision not null,
+  count bigint not null,
+  sum double precision not null`;
+
+/** What the layout of version 15 is renamed to while its rows are copied into the new one. */
+const previous = '_v15';
+
+/** Version 16: samples and both rollups keyed by series id instead of (service, metric). */
+export async function keySamplesBySeries(sql: TransactionSql): Promise<void> {
+  await samplesBySeries(sql);
+  for (const rollup of ['samples_1m', 'samples_1h']) await rollupBySeries(sql, rollup);
+}
+
+/**
+ * Plain PostgreSQL: a new partitioned samples with the old one's partitions (same names and
+ * bounds, the default one included), filled from the old rows, then the old table dropped.
+ * Indexes are built once the rows are in, which is faster than maintaining them row by row.
+ */
+async function samplesBySeries(sql: TransactionSql): Promise<void> {
+  const partitions = await sql<{ name: string; bound: string }[]>`
+    select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+    from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'samples'::regclass
+    order by 1
+  `;
+  // The old names are freed for the new objects (index names are unique per schema too).
+  await run(sql, [
+    `alter table samples rename to samples${previous}`,
+    `alter index samples_time_idx rename to samples${previous}_time_idx`,
+    ...partitions.map(
+      (partition, i) =>
+        `alter table ${identifier(partition.name)} rename to samples${previous}_part_${i}`,
+    ),
+    `create table samples (
+      time timestamptz not null,
+      series_id bigint not null,
+      value double precision not null
+    ) partition by range (time)`,
+    ...partitions.map(
+      (partition) =>
+        `create table ${identifier(partition.name)} partition of samples ${partition.bound}`,
+    ),
+    `insert into samples (time, series_id, value)
+      select s.time, r.id, s.value
+      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
+    `drop table samples${previous}`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_series_id_time_key on samples (series_id, time)`,
+    `create index samples_time_idx on samples using brin (time)`,
+  ]);
+}
+
+async function rollupBySeries(sql: TransactionSql, rollup: string): Promise<void> {
+  await run(sql, [
+    `alter table ${rollup} rename to ${rollup}${previous}`,
+    `create table ${rollup} (${seriesRollupColumns})`,
+    `insert into ${rollup} (bucket, series_id, avg, min, max, count, sum)
+      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
+      from ${rollup}${previous} o join series r on r.service_id = o.service_id and r.metric = o.metric`,
+    `drop table ${rollup}${previous}`,
+    `alter table ${rollup} add constraint ${rollup}_series_id_bucket_key unique (series_id, bucket)`,
+  ]);
+}

@@ -1,0 +1,187 @@
+// @services timescale
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../core/database.js';
+import { createSampleStore } from '../../samples/sample-store.js';
+import type { HostSample } from '../../samples/sample-batch.js';
+import { migrate } from '../../schema/migrate.js';
+import { createServiceQueries } from '../../services/service-queries.js';
+import { migratedDatabase } from '../../testing/clean-database.js';
+
+const minuteMs = 60_000;
+const hourMs = 60 * minuteMs;
+const dayMs = 24 * hourMs;
+
+/**
+ * The storage jobs as TimescaleDB's scheduler runs them on a real server: nothing here calls a
+ * policy's procedure or refreshes an aggregate. The intervals are shortened through the
+ * policies (`jobIntervalSeconds`, `compressAfterHours`, the retentions), and the test waits,
+ * bounded, for what each job must have done.
+ */
+describe('TimescaleDB storage jobs, run by the scheduler', () => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  const orgId = `org_policies_${randomBytes(6).toString('hex')}`;
+  const now = Date.now();
+  // Recent history: 14 hours at 1 minute, ending 26 hours ago, so its daily chunks ended over an
+  // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept).
+  const recentFrom = Math.floor((now - 40 * hourMs) / hourMs) * hourMs;
+  const recentTo = Math.floor((now - 26 * hourMs) / hourMs) * hourMs;
+  // Old history 25 days back: kept by the first policies, dropped by the second.
+  const oldFrom = Math.floor((now - 25 * dayMs) / hourMs) * hourMs;
+  const oldTo = oldFrom + 2 * hourMs;
+  let serviceId: string;
+
+  const sample = (timeMs: number, value: number): HostSample => ({
+    orgId,
+    host: 'db-1',
+    timeMs,
+    metrics: { cpu_usage: value, memory_usage: 100 - value },
+    tags: {},
+    containers: [{ id: 'c1', name: 'postgres', status: 'running' }],
+    processes: [],
+  });
+
+  const history = (step: '1m' | '1h', from: number, to: number) =>
+    createServiceQueries(db).readMetricSeries({
+      orgId,
+      serviceId,
+      metric: 'cpu_usage',
+      step,
+      from: new Date(from),
+      to: new Date(to),
+      now: new Date(),
+    });
+
+  /** Polls `check` until it holds (bounded), then returns its last answer. */
+  async function eventually<T>(
+    what: string,
+    check: () => Promise<T>,
+    holds: (value: T) => boolean,
+  ) {
+    let value = await check();
+    for (let attempt = 0; attempt < 600 && !holds(value); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      value = await check();
+    }
+    if (!holds(value))
+      throw new Error(`${what} did not happen within 120 s: ${JSON.stringify(value)}`);
+    return value;
+  }
+
+  beforeAll(async () => {
+    ({ db, dispose } = await migratedDatabase('timescale', 'storage_jobs'));
+    // First policies: everything kept for weeks, nothing compressed yet.
+    await migrate(db, {
+      rawRetentionDays: 30,
+      snapshotRetentionDays: 30,
+      rollup1mRetentionDays: 40,
+      rollup1hRetentionDays: 40,
+      compressAfterHours: 1_000,
+      jobIntervalSeconds: 1,
+    });
+    const samples: HostSample[] = [];
+    for (let t = oldFrom; t < oldTo; t += minuteMs) samples.push(sample(t, (t / minuteMs) % 97));
+    for (let t = recentFrom; t < recentTo; t += minuteMs) {
+      samples.push(sample(t, (t / minuteMs) % 89), sample(t + 20_000, ((t / minuteMs) % 89) + 0.5));
+    }
+    await createSampleStore(db).writeBatch({ samples });
+    const [row] = await db.sql<{ id: string }[]>`
+      select id from services where org_id = ${orgId} and name = 'db-1'`;
+    serviceId = row!.id;
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  it('refreshes both aggregates, compresses old chunks and drops what is past retention', async () => {
+    const before1m = await history('1m', recentFrom, recentTo);
+    const before1h = await history('1h', recentFrom, recentTo);
+    expect(before1m).toHaveLength((recentTo - recentFrom) / minuteMs);
+    expect(before1h).toHaveLength((recentTo - recentFrom) / hourMs);
+
+    // The refresh jobs (every second, 30 days back) materialize even the old history.
+    const materialized = async (view: 'samples_1m' | 'samples_1h'): Promise<number> => {
+      const [table] = await db.sql<{ schema: string; name: string }[]>`
+        select materialization_hypertable_schema as schema, materialization_hypertable_name as name
+        from timescaledb_information.continuous_aggregates where view_name = ${view}`;
+      const [count] = await db.sql<{ buckets: number }[]>`
+        select count(*)::int as buckets from ${db.sql(table!.schema)}.${db.sql(table!.name)}
+        where bucket < ${new Date(oldTo)}`;
+      return count!.buckets;
+    };
+    await eventually(
+      'the refresh of samples_1m',
+      () => materialized('samples_1m'),
+      (n) => n > 0,
+    );
+    await eventually(
+      'the refresh of samples_1h',
+      () => materialized('samples_1h'),
+      (n) => n > 0,
+    );
+
+    // Second policies: compress after an hour, keep raw samples and snapshots 2 days and the
+    // aggregates 3; the scheduler picks the new jobs up at once.
+    await migrate(db, {
+      rawRetentionDays: 2,
+      snapshotRetentionDays: 2,
+      rollup1mRetentionDays: 3,
+      rollup1hRetentionDays: 3,
+      compressAfterHours: 1,
+      jobIntervalSeconds: 1,
+    });
+    const compressed = await eventually(
+      'compression of the recent chunks',
+      () =>
+        db.sql<{ compressed: boolean }[]>`
+          select bool_and(is_compressed) as compressed from timescaledb_information.chunks
+          where hypertable_name = 'samples'
+            and range_end <= ${new Date(now - 2 * hourMs)} and range_end > ${new Date(now - 2 * dayMs)}
+        `.then(([row]) => row?.compressed ?? false),
+      (value) => value,
+    );
+    expect(compressed).toBe(true);
+    const oldRows = () =>
+      db.sql<{ raw: number; snapshots: number }[]>`
+        select (select count(*)::int from samples where time < ${new Date(oldTo)}) as raw,
+          (select count(*)::int from snapshots where time < ${new Date(oldTo)}) as snapshots
+      `.then(([row]) => row!);
+    expect(
+      await eventually(
+        'retention of raw samples and snapshots',
+        oldRows,
+        (rows) => rows.raw + rows.snapshots === 0,
+      ),
+    ).toEqual({ raw: 0, snapshots: 0 });
+    for (const view of ['samples_1m', 'samples_1h'] as const) {
+      expect(
+        await eventually(
+          `retention of ${view}`,
+          () => materialized(view),
+          (n) => n === 0,
+        ),
+      ).toBe(0);
+    }
+
+    // The same points, now read from compressed chunks and materialized buckets.
+    expect(await history('1m', recentFrom, recentTo)).toEqual(before1m);
+    expect(await history('1h', recentFrom, recentTo)).toEqual(before1h);
+
+    // Every storage job has run, and none has failed.
+    const stats = await db.sql<{ proc: string; successes: number; failures: number }[]>`
+      select j.proc_name as proc, s.total_successes::int as successes,
+        s.total_failures::int as failures
+      from timescaledb_information.jobs j join timescaledb_information.job_stats s using (job_id)
+      where j.hypertable_name is not null
+    `;
+    expect(new Set(stats.map((row) => row.proc))).toEqual(
+      new Set(['policy_refresh_continuous_aggregate', 'policy_compression', 'policy_retention']),
+    );
+    for (const row of stats) {
+      expect(row.failures, row.proc).toBe(0);
+      expect(row.successes, row.proc).toBeGreaterThan(0);
+    }
+  });
+});

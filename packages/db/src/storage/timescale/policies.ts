@@ -1,0 +1,121 @@
+import type { TransactionSql } from '../../core/database.js';
+import type { StoragePolicies } from '../engine.js';
+
+/** How far back (days) each continuous aggregate's refresh looks, from the policies. */
+export type RefreshWindows = { samples_1m: number; samples_1h: number };
+
+/**
+ * The refresh windows: as far back as the data they read is kept. A sample may arrive as late
+ * as the raw retention allows (the gateway refuses older ones), so samples_1m refreshes that far
+ * back; samples_1h reads samples_1m, so no further back than either is kept. Only invalidated
+ * buckets are recomputed inside a window, so a wide one costs nothing while nothing arrives
+ * late. Never wider than the aggregate's own retention: TimescaleDB refuses a refresh window
+ * that reaches into data its retention policy drops.
+ */
+export function refreshWindows(policies: StoragePolicies): RefreshWindows {
+  const rawDays = policies.rawRetentionDays;
+  return {
+    samples_1m: Math.min(rawDays, policies.rollup1mRetentionDays - 1),
+    samples_1h: Math.min(
+      rawDays,
+      policies.rollup1mRetentionDays - 1,
+      policies.rollup1hRetentionDays - 1,
+    ),
+  };
+}
+
+type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
+
+/** The jobs applyTimescalePolicies creates: procedure and the table or view it works on. */
+const expectedJobs = [
+  ['policy_refresh_continuous_aggregate', 'samples_1m'],
+  ['policy_refresh_continuous_aggregate', 'samples_1h'],
+  ['policy_compression', 'samples'],
+  ['policy_retention', 'samples'],
+  ['policy_retention', 'snapshots'],
+  ['policy_retention', 'samples_1m'],
+  ['policy_retention', 'samples_1h'],
+] as const;
+
+/**
+ * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
+ * compression of sample chunks older than `compressAfterHours`, and retention of raw samples,
+ * snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
+ * Replaces only what differs from the stored policies, or when a job is missing (a migration
+ * that re-created a table took its jobs along).
+ */
+export async function applyTimescalePolicies(
+  sql: TransactionSql,
+  policies: StoragePolicies,
+  applied: StoragePolicies | undefined,
+): Promise<void> {
+  const jobs = await sql<Job[]>`
+    select j.job_id, j.proc_name, coalesce(c.view_name, j.hypertable_name) as hypertable_name,
+      j.config
+    from timescaledb_information.jobs j
+    left join timescaledb_information.continuous_aggregates c
+      on c.materialization_hypertable_schema = j.hypertable_schema
+      and c.materialization_hypertable_name = j.hypertable_name
+    where j.hypertable_schema = current_schema()
+      or c.view_schema = current_schema()
+  `;
+  const complete = expectedJobs.every(([proc, table]) =>
+    jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
+  );
+  if (complete && applied !== undefined && samePolicies(applied, policies)) return;
+
+  const windows = refreshWindows(policies);
+  const every = (defaultInterval: string) =>
+    policies.jobIntervalSeconds === undefined
+      ? sql`${defaultInterval}::interval`
+      : sql`make_interval(secs => ${policies.jobIntervalSeconds}::int)`;
+  const days = (value: number) => sql`make_interval(days => ${value}::int)`;
+
+  for (const view of ['samples_1h', 'samples_1m'] as const) {
+    await sql`select remove_continuous_aggregate_policy(${view}::regclass, if_exists => true)`;
+    await sql`select remove_retention_policy(${view}::regclass, if_exists => true)`;
+  }
+  for (const table of ['samples', 'snapshots'] as const) {
+    await sql`select remove_retention_policy(${table}::regclass, if_exists => true)`;
+  }
+  await sql`select remove_compression_policy('samples'::regclass, if_exists => true)`;
+
+  await sql`
+    select add_continuous_aggregate_policy('samples_1m'::regclass,
+      start_offset => ${days(windows.samples_1m)}, end_offset => interval '1 minute',
+      schedule_interval => ${every('1 minute')})
+  `;
+  await sql`
+    select add_continuous_aggregate_policy('samples_1h'::regclass,
+      start_offset => ${days(windows.samples_1h)}, end_offset => interval '1 hour',
+      schedule_interval => ${every('30 minutes')})
+  `;
+  await sql`
+    select add_compression_policy('samples'::regclass,
+      compress_after => make_interval(hours => ${policies.compressAfterHours}::int),
+      schedule_interval => ${every('1 hour')})
+  `;
+  const retention: [string, number][] = [
+    ['samples', policies.rawRetentionDays],
+    ['snapshots', policies.snapshotRetentionDays],
+    ['samples_1m', policies.rollup1mRetentionDays],
+    ['samples_1h', policies.rollup1hRetentionDays],
+  ];
+  for (const [table, keepDays] of retention) {
+    await sql`
+      select add_retention_policy(${table}::regclass, drop_after => ${days(keepDays)},
+        schedule_interval => ${every('1 hour')})
+    `;
+  }
+}
+
+function samePolicies(a: StoragePolicies, b: StoragePolicies): boolean {
+  return (
+    a.rawRetentionDays === b.rawRetentionDays &&
+    a.snapshotRetentionDays === b.snapshotRetentionDays &&
+    a.rollup1mRetentionDays === b.rollup1mRetentionDays &&
+    a.rollup1hRetentionDays === b.rollup1hRetentionDays &&
+    a.compressAfterHours === b.compressAfterHours &&
+    a.jobIntervalSeconds === b.jobIntervalSeconds
+  );
+}

@@ -1,0 +1,163 @@
+import type { TransactionSql } from '../../core/database.js';
+import { identifier, run } from '../ddl.js';
+
+/** Version 3: samples and snapshots as hypertables of daily chunks, samples compressible. */
+export async function createSampleTables(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table samples (
+      time timestamptz not null,
+      service_id text not null,
+      metric text not null,
+      value double precision not null
+    )`,
+    // json, not jsonb: snapshots are written with every host sample and only ever read whole,
+    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
+    `create table snapshots (
+      time timestamptz not null,
+      service_id text not null,
+      containers json not null,
+      processes json not null
+    )`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_service_id_metric_time_key on samples (service_id, metric, time)`,
+    `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
+    `select create_hypertable('samples', by_range('time', interval '1 day'))`,
+    `select create_hypertable('snapshots', by_range('time', interval '1 day'))`,
+    `alter table samples set (
+      timescaledb.compress,
+      timescaledb.compress_segmentby = 'service_id, metric',
+      timescaledb.compress_orderby = 'time desc'
+    )`,
+    // Compression, refresh and retention jobs follow the configured policies: migrate() applies
+    // them after the versioned migrations, every time it runs.
+  ]);
+}
+
+/**
+ * Version 4: samples_1m and samples_1h as continuous aggregates. Real-time aggregation
+ * (materialized_only = false) adds what the refresh policy has not materialized yet, so reads
+ * see the newest minute too.
+ */
+export async function createRollups(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create materialized view samples_1m
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 minute', time) as bucket, service_id, metric,
+        avg(value) as avg, min(value) as min, max(value) as max,
+        count(*) as count, sum(value) as sum
+      from samples
+      group by 1, 2, 3
+      with no data`,
+    // Hierarchical: built on samples_1m, so the average is weighted by each minute's count.
+    `create materialized view samples_1h
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 hour', bucket) as bucket, service_id, metric,
+        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      group by 1, 2, 3
+      with no data`,
+  ]);
+}
+
+/** What the layout of version 15 is renamed to while its rows are copied into the new one. */
+const previous = '_v15';
+
+/**
+ * TimescaleDB: a new samples hypertable (the old one's chunk interval, compression segmented by
+ * series) filled from the old rows, compressed chunks included, then new continuous aggregates
+ * over it. Their materialized rows are copied from the old ones, so rollup history older than
+ * the raw samples kept (retention) survives; the first refresh (the policy, or maintenance's
+ * refreshRollups, within a minute) recomputes the recent buckets and makes the copied ones the
+ * aggregates' materialized part. Until then reads aggregate the raw samples.
+ */
+export async function keySamplesBySeries(sql: TransactionSql): Promise<void> {
+  const [dimension] = await sql<{ interval: string }[]>`
+    select time_interval::text as interval from timescaledb_information.dimensions
+    where hypertable_schema = current_schema() and hypertable_name = 'samples'
+      and column_name = 'time'
+  `;
+  const chunkInterval = dimension?.interval ?? '1 day';
+  await run(sql, [
+    `alter table samples rename to samples${previous}`,
+    `alter index samples_time_idx rename to samples${previous}_time_idx`,
+    `alter index samples_service_id_metric_time_key
+      rename to samples${previous}_service_id_metric_time_key`,
+    `alter materialized view samples_1h rename to samples_1h${previous}`,
+    `alter materialized view samples_1m rename to samples_1m${previous}`,
+    `create table samples (
+      time timestamptz not null,
+      series_id bigint not null,
+      value double precision not null
+    )`,
+  ]);
+  await sql`select create_hypertable('samples', by_range('time', ${chunkInterval}::interval))`;
+  await run(sql, [
+    `insert into samples (time, series_id, value)
+      select s.time, r.id, s.value
+      from samples${previous} s join series r on r.service_id = s.service_id and r.metric = s.metric`,
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_series_id_time_key on samples (series_id, time)`,
+    `alter table samples set (
+      timescaledb.compress,
+      timescaledb.compress_segmentby = 'series_id',
+      timescaledb.compress_orderby = 'time desc'
+    )`,
+    // As in the rollups migration (version 4), keyed by series.
+    `create materialized view samples_1m
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 minute', time) as bucket, series_id,
+        avg(value) as avg, min(value) as min, max(value) as max,
+        count(*) as count, sum(value) as sum
+      from samples
+      group by 1, 2
+      with no data`,
+    `create materialized view samples_1h
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
+        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      group by 1, 2
+      with no data`,
+  ]);
+  // Materialized rows only: what the old aggregates computed from raw samples on the fly is
+  // computed the same way from the new ones, and a copied bucket past the newest materialized
+  // one would move the new aggregate's watermark (the newest materialized bucket) past samples
+  // it has not materialized, hiding them.
+  const materialized = async (view: string): Promise<string> => {
+    const [table] = await sql<{ schema: string; name: string }[]>`
+      select materialization_hypertable_schema as schema,
+        materialization_hypertable_name as name
+      from timescaledb_information.continuous_aggregates
+      where view_schema = current_schema() and view_name = ${view}
+    `;
+    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
+    return `${identifier(table.schema)}.${identifier(table.name)}`;
+  };
+  for (const rollup of ['samples_1m', 'samples_1h']) {
+    await sql.unsafe(
+      `insert into ${await materialized(rollup)} (bucket, series_id, avg, min, max, count, sum)
+      select o.bucket, r.id, o.avg, o.min, o.max, o.count, o.sum
+      from ${await materialized(`${rollup}${previous}`)} o
+      join series r on r.service_id = o.service_id and r.metric = o.metric`,
+    );
+  }
+  await run(sql, [
+    `drop materialized view samples_1h${previous}`,
+    `drop materialized view samples_1m${previous}`,
+    `drop table samples${previous}`,
+  ]);
+  // Their jobs went with the old objects: migrate() adds them again after the versioned
+  // migrations (applyTimescalePolicies re-creates missing jobs). The old chunks were
+  // compressed: so are their copies, instead of taking the disk twice over until then.
+  const [settings] = await sql<{ compress_after_days: number | null }[]>`
+    select compress_after_days from storage_settings`;
+  if (settings?.compress_after_days != null) {
+    await sql`
+      select compress_chunk(c, if_not_compressed => true)
+      from show_chunks('samples',
+        older_than => make_interval(days => ${settings.compress_after_days}::int)) c
+    `;
+  }
+}

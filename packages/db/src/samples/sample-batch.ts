@@ -127,14 +127,20 @@ export function skipWritten(
 }
 
 /**
- * Merges a batch into one summary per service, ordered by (orgId, name), the order the upsert
+ * Merges a batch into one summary per service (`skipInvalid`: leaving out, rather than
+ * throwing on, samples storage cannot take: those a replay carries that were set aside), ordered by (orgId, name), the order the upsert
  * locks rows in. Within the batch the newest sample wins; between equal times the later one.
  * Throws InvalidSampleError on a sample that storage cannot take.
  */
-export function summarizeServices(samples: readonly HostSample[]): ServiceSummary[] {
+export function summarizeServices(
+  samples: readonly HostSample[],
+  options: { skipInvalid?: boolean } = {},
+): ServiceSummary[] {
   const summaries = new Map<string, ServiceSummary>();
   for (const sample of samples) {
-    checkSample(sample);
+    if (options.skipInvalid === true) {
+      if (!isStorable(sample)) continue;
+    } else checkSample(sample);
     const key = serviceKey(sample.orgId, sample.host);
     let summary = summaries.get(key);
     if (summary === undefined) {
@@ -160,6 +166,15 @@ export function summarizeServices(samples: readonly HostSample[]): ServiceSummar
   return [...summaries.values()].sort(
     (a, b) => compareStrings(a.orgId, b.orgId) || compareStrings(a.name, b.name),
   );
+}
+
+function isStorable(sample: HostSample): boolean {
+  try {
+    checkSample(sample);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function checkSample(sample: HostSample): void {

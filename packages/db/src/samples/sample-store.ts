@@ -40,11 +40,14 @@ type WriteBatchResult = {
 
 export type SampleStore = {
   /**
-   * Stores a batch in one transaction: services projection, samples, snapshots and each
-   * partition's next offset. Idempotent on (service, metric, time) and on log positions: a
-   * replayed batch writes nothing new. Throws (through the package's boundary: a
-   * DatabaseUnavailableError when a retry can help, a DatabaseRefusedError when not); nothing
-   * is stored then.
+   * Stores a batch: first, in one transaction, the samples, snapshots, each partition's next
+   * offset and the rows of services seen for the first time; then, in statements of its own,
+   * the services projection (last_seen, latest metrics, tags) of every sample of the batch,
+   * replays included. Idempotent on (service, metric, time), on log positions and in the
+   * projection (it only moves forward): a replayed batch writes no sample again, and completes
+   * a projection that a crash between the two steps left behind. Throws (through the package's
+   * boundary: a DatabaseUnavailableError when a retry can help, a DatabaseRefusedError when
+   * not); a throw after the first step leaves the samples stored, so write the batch again.
    */
   writeBatch(batch: SampleBatch, owner?: OffsetOwner): Promise<WriteBatchResult>;
 };
@@ -93,6 +96,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // Series ids learned by this batch, cached only once it committed: a series created by a
       // transaction that rolled back does not exist.
       let learned: LearnedSeries[] = [];
+      let created = new Set<string>();
       const result = await sql.begin(async (tx) => {
         const stored =
           owner === undefined ? new Map<number, number>() : await lockOffsets(tx, owner, next);
@@ -108,8 +112,9 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           servicesCreated: 0,
         };
         if (fresh.length > 0) {
-          const services = await upsertServices(tx, summarizeServices(fresh));
-          result.servicesCreated = services.created;
+          const services = await ensureServices(tx, summarizeServices(fresh));
+          created = services.created;
+          result.servicesCreated = services.created.size;
           const rows = toRows(fresh, services.ids, seriesCache);
           learned = await resolveMissingSeries(tx, rows);
           const written = copy ? await copyOrInsert(tx, rows) : await insertRows(tx, rows);
@@ -121,6 +126,14 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       for (const { serviceId, generation, metric, id } of learned) {
         seriesCache.add(serviceId, generation, metric, id);
       }
+      // Out of the samples' transaction, so it holds no service row lock while the samples go
+      // in. Every sample of the batch counts, those skipped as replays too: a crash right here
+      // leaves the samples stored and their offsets past them, and the redelivered batch then
+      // brings the projection up to date. The services created above already hold it.
+      const projection = summarizeServices(batch.samples, { skipInvalid: true }).filter(
+        (summary) => !created.has(serviceKey(summary.orgId, summary.name)),
+      );
+      if (projection.length > 0) await upsertServices(sql, projection);
       return result;
     },
   };
@@ -199,8 +212,88 @@ type StoredService = {
 };
 
 /**
- * Upserts every service of the batch and returns the id of each (org, host) and how many are
- * new. On conflict: last_seen only moves forward; tags come from a sample at least as new as
+ * The id of every service of the batch: existing rows are only read (their projection is
+ * updated after the samples' transaction, `upsertServices`), missing ones are inserted with
+ * the batch's projection. Returns which were created by this call.
+ */
+async function ensureServices(
+  tx: TransactionSql,
+  summaries: readonly ServiceSummary[],
+): Promise<{ ids: Map<string, StoredService>; created: Set<string> }> {
+  const ids = new Map<string, StoredService>();
+  const created = new Set<string>();
+  const remember = (rows: readonly ServiceIdRow[]): void => {
+    for (const row of rows) {
+      ids.set(serviceKey(row.org_id, row.name), {
+        id: row.id,
+        seriesGeneration: Number(row.series_generation),
+      });
+    }
+  };
+  const missing = (): ServiceSummary[] =>
+    summaries.filter((summary) => !ids.has(serviceKey(summary.orgId, summary.name)));
+  remember(await selectServiceIds(tx, summaries));
+  const toCreate = missing();
+  if (toCreate.length === 0) return { ids, created };
+  const inserted = await insertNewServices(tx, toCreate);
+  remember(inserted);
+  for (const row of inserted) created.add(serviceKey(row.org_id, row.name));
+  // Created meanwhile by another transaction (the insert did nothing for it): read it now.
+  const raced = missing();
+  if (raced.length > 0) remember(await selectServiceIds(tx, raced));
+  return { ids, created };
+}
+
+type ServiceIdRow = { id: string; org_id: string; name: string; series_generation: string };
+
+async function selectServiceIds(
+  tx: TransactionSql,
+  summaries: readonly ServiceSummary[],
+): Promise<ServiceIdRow[]> {
+  return await tx<ServiceIdRow[]>`
+    select s.id, s.org_id, s.name, s.series_generation
+    from services s
+    join unnest(${summaries.map((summary) => summary.orgId)}::text[],
+                ${summaries.map((summary) => summary.name)}::text[]) as u(org_id, name)
+      on s.org_id = u.org_id and s.name = u.name
+  `;
+}
+
+async function insertNewServices(
+  tx: TransactionSql,
+  summaries: readonly ServiceSummary[],
+): Promise<ServiceIdRow[]> {
+  return await tx<ServiceIdRow[]>`
+    insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
+    select id, org_id, name, tags, metrics, metric_times,
+      timestamptz 'epoch' + last_seen_ms * interval '1 millisecond'
+    from jsonb_to_recordset(${projectionJson(summaries)}::text::jsonb) as u(
+      id text, org_id text, name text, tags jsonb, metrics jsonb, metric_times jsonb,
+      last_seen_ms bigint
+    )
+    order by org_id, name
+    on conflict (org_id, name) do nothing
+    returning id, org_id, name, series_generation
+  `;
+}
+
+function projectionJson(summaries: readonly ServiceSummary[]): string {
+  return JSON.stringify(
+    summaries.map((summary) => ({
+      id: newId('svc'),
+      org_id: summary.orgId,
+      name: summary.name,
+      tags: summary.tags,
+      metrics: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.value])),
+      metric_times: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.timeMs])),
+      last_seen_ms: summary.lastSeenMs,
+    })),
+  );
+}
+
+/**
+ * Upserts the projection of every service of the batch and returns the id of each (org, host)
+ * and how many are new. On conflict: last_seen only moves forward; tags come from a sample at least as new as
  * last_seen; each metric's latest value is replaced only by a strictly newer sample of that
  * metric (metric_times holds the time of each value).
  *
@@ -212,7 +305,7 @@ type StoredService = {
  * fast path. Both statements lock rows in (org, name) order.
  */
 async function upsertServices(
-  tx: TransactionSql,
+  tx: Queryable,
   summaries: readonly ServiceSummary[],
 ): Promise<{ ids: Map<string, StoredService>; created: number }> {
   const ids = new Map<string, StoredService>();
@@ -243,21 +336,11 @@ function metricTimesAre(summary: ServiceSummary, timeMs: number): boolean {
 }
 
 async function upsertServiceRows(
-  tx: TransactionSql,
+  tx: Queryable,
   summaries: readonly ServiceSummary[],
   fastPath: boolean,
 ): Promise<ServiceUpsertRow[]> {
-  const input = JSON.stringify(
-    summaries.map((summary) => ({
-      id: newId('svc'),
-      org_id: summary.orgId,
-      name: summary.name,
-      tags: summary.tags,
-      metrics: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.value])),
-      metric_times: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.timeMs])),
-      last_seen_ms: summary.lastSeenMs,
-    })),
-  );
+  const input = projectionJson(summaries);
   // `::text::jsonb`: a parameter typed jsonb would be JSON.stringify'd again by postgres.js.
   return await tx<ServiceUpsertRow[]>`
     insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)

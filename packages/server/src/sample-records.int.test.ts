@@ -1,0 +1,299 @@
+// @services postgres kafka
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus, Publisher } from '@monitor/bus';
+import { createKafkaBus } from '@monitor/bus';
+import type { Database } from '@monitor/db';
+import { createDatabase, createOrgStore, createRuleStore } from '@monitor/db';
+import { createLogger } from '@monitor/platform';
+import type { SampleMessage } from '@monitor/schemas';
+import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+/**
+ * The samples topic carrying records of many hosts (issue 26) beside the single-host records
+ * written before, through the real writer and evaluator processes on Kafka and PostgreSQL.
+ */
+let testDb: TestDatabase;
+let db: Database;
+let bus: Bus;
+let env: Record<string, string>;
+let orgId: string;
+let topic: string;
+const started = new Set<RoleProcess>();
+const t0 = Date.now() - 60_000;
+
+async function startRole(role: string): Promise<RoleProcess> {
+  const proc = await startRoleProcess(role, env);
+  started.add(proc);
+  return proc;
+}
+
+function message(host: string, timeMs: number, cpu: number): SampleMessage {
+  return {
+    v: 1,
+    org_id: orgId,
+    host,
+    time_ms: timeMs,
+    received_ms: timeMs,
+    metrics: { cpu_percent: cpu },
+    tags: { role: 'web' },
+    containers: [],
+    processes: [],
+  };
+}
+
+/** Stored samples of a host: cpu values in time order. */
+async function storedCpu(host: string): Promise<number[]> {
+  const rows = await db.sql<{ value: number }[]>`
+    select s.value from samples s join series r on r.id = s.series_id
+    join services v on v.id = r.service_id
+    where v.org_id = ${orgId} and v.name = ${host} order by s.time`;
+  return rows.map((row) => row.value);
+}
+
+async function projectionOf(host: string) {
+  const [row] = await db.sql<{ last_seen: Date; metrics: Record<string, number> }[]>`
+    select last_seen, metrics from services where org_id = ${orgId} and name = ${host}`;
+  return row === undefined
+    ? undefined
+    : { lastSeenMs: row.last_seen.getTime(), cpu: row.metrics['cpu_percent'] };
+}
+
+async function deadLetters(): Promise<{ key: string | null; reason: string; index?: string }[]> {
+  const letters: { key: string | null; reason: string; index?: string }[] = [];
+  const reader = await bus.subscribe({
+    groupId: `dlq-reader-${randomBytes(3).toString('hex')}`,
+    topics: [`${topic}.dlq`],
+    fromBeginning: true,
+    handleBatch: (batch) => {
+      for (const record of batch.records) {
+        const index = record.headers['x-sample-record-index'];
+        letters.push({
+          key: record.key,
+          reason: record.headers['x-dlq-reason'] ?? '',
+          ...(index === undefined ? {} : { index }),
+        });
+      }
+      return Promise.resolve();
+    },
+  });
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  await reader.stop();
+  return letters;
+}
+
+beforeAll(async () => {
+  testDb = await createTestDatabase(serviceUrl('postgres'), 'sample_records');
+  db = createDatabase({ url: testDb.url, maxConnections: 3 });
+  topic = `samples-${randomBytes(4).toString('hex')}`;
+  env = {
+    DATABASE_URL: testDb.url,
+    KAFKA_BROKERS: serviceUrl('kafka'),
+    SAMPLES_TOPIC: topic,
+    SAMPLES_TOPIC_PARTITIONS: '3',
+    WRITER_BATCH_MAX_WAIT_MS: '20',
+    WRITER_CONSUMERS: '1',
+  };
+  await runCommand(['migrate'], env);
+  orgId = (await createOrgStore(db).createOrganization(`records-${randomBytes(3).toString('hex')}`))
+    .id;
+  bus = createKafkaBus({
+    brokers: [serviceUrl('kafka')],
+    clientId: 'sample-records-test',
+    logger: createLogger({ level: 'silent', name: 'test' }),
+  });
+  await bus.admin.ensureTopic(topic, { partitions: 3 });
+  await bus.admin.ensureTopic(`${topic}.dlq`, { partitions: 1 });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([...started].map((proc) => proc.stop()));
+  await bus?.close();
+  await db?.close();
+  await testDb?.drop();
+});
+
+describe('sample records of many hosts', () => {
+  let single: Publisher;
+  let packed: Publisher;
+
+  beforeAll(() => {
+    single = bus.publisher();
+    packed = bus.publisher({ packRecords: encodeSampleRecord });
+  });
+
+  it('stores and evaluates old single-host and new many-host records of one topic, a bad host set aside alone', async () => {
+    const rule = await createRuleStore(db).createRule(orgId, {
+      name: 'cpu high',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      durationMinutes: 0,
+      severity: 'warning',
+      channels: [],
+      scope: {},
+      enabled: true,
+    });
+    const writer = await startRole('writer');
+    const evaluator = await startRole('evaluator');
+    const hosts = Array.from({ length: 12 }, (_, i) => `mixed-${i}`);
+    // Old records: one host each, as a gateway before this change published them.
+    await single.publish(
+      topic,
+      hosts.slice(0, 4).map((host) => ({
+        key: `${orgId}:${host}`,
+        value: encodeSampleMessage(message(host, t0, 95)),
+      })),
+    );
+    // New records: every host of a request that shares a partition in one record. One host
+    // does not decode, one decodes but storage refuses its time (year 287,000).
+    const undecodable = Buffer.from(JSON.stringify({ ...message('undecodable', t0, 1), v: 9 }));
+    const unstorable = encodeSampleMessage(message('unstorable', 9e15, 1));
+    await packed.publish(topic, [
+      ...hosts.slice(4).map((host) => ({
+        key: `${orgId}:${host}`,
+        value: encodeSampleMessage(message(host, t0, 95)),
+      })),
+      ...hosts.map((host) => ({
+        key: `${orgId}:${host}`,
+        value: encodeSampleMessage(message(host, t0 + 1_000, 20)),
+      })),
+    ]);
+    // Both bad hosts hash with their neighbours into the many-host records of their partition.
+    const neighbours = hosts.map((host) => ({
+      key: `${orgId}:${host}`,
+      value: encodeSampleMessage(message(host, t0 + 2_000, 96)),
+    }));
+    await packed.publish(topic, [
+      ...neighbours.slice(0, 6),
+      { key: `${orgId}:undecodable`, value: undecodable },
+      { key: `${orgId}:unstorable`, value: unstorable },
+      ...neighbours.slice(6),
+    ]);
+
+    for (const host of hosts) {
+      await waitFor(
+        async () => ((await storedCpu(host)).length === 3 ? true : undefined),
+        30_000,
+        `the samples of ${host}`,
+      );
+      expect(await storedCpu(host)).toEqual([95, 20, 96]);
+      expect(await projectionOf(host)).toEqual({ lastSeenMs: t0 + 2_000, cpu: 96 });
+    }
+    expect(await projectionOf('unstorable')).toBeUndefined();
+    // Every host fired on its first sample, resolved on its second, fired again on its third:
+    // exactly once each, whichever record format carried it.
+    await waitFor(
+      async () => {
+        const [row] = await db.sql<{ n: string }[]>`
+          select count(*) as n from alerts where rule_id = ${rule.id} and status = 'active'`;
+        return Number(row?.n) === hosts.length ? true : undefined;
+      },
+      30_000,
+      'the alerts',
+    );
+    const alerts = await db.sql<{ host: string; status: string }[]>`
+      select s.name as host, a.status from alerts a join services s on s.id = a.service_id
+      where a.rule_id = ${rule.id} order by s.name, a.status`;
+    expect(alerts).toEqual(
+      [...hosts].sort().flatMap((host) => [
+        { host, status: 'active' },
+        { host, status: 'resolved' },
+      ]),
+    );
+    const letters = await deadLetters();
+    // Two dead letters, each one host's own message: the unstorable host under its key, the
+    // undecodable one (whose host cannot be read) under its record's key.
+    expect(letters).toHaveLength(2);
+    expect(letters).toContainEqual(
+      expect.objectContaining({
+        key: `${orgId}:unstorable`,
+        reason: expect.stringMatching(/^cannot be stored: /) as unknown,
+      }),
+    );
+    expect(letters).toContainEqual(
+      expect.objectContaining({
+        reason: expect.stringMatching(/^invalid sample message: v/) as unknown,
+      }),
+    );
+    expect(letters.every((letter) => letter.index !== undefined)).toBe(true);
+    expect(writer.ended()).toBeUndefined();
+    expect(evaluator.ended()).toBeUndefined();
+    await Promise.all([writer.stop(), evaluator.stop()]);
+    started.delete(writer);
+    started.delete(evaluator);
+  }, 120_000);
+
+  it('completes the services projection after a writer killed between the samples and the projection', async () => {
+    const host = 'crash-between';
+    let writer = await startRole('writer');
+    await packed.publish(topic, [
+      { key: `${orgId}:${host}`, value: encodeSampleMessage(message(host, t0, 10)) },
+    ]);
+    await waitFor(
+      async () => ((await projectionOf(host))?.cpu === 10 ? true : undefined),
+      30_000,
+      'the first sample in the projection',
+    );
+
+    // Hold the service's row so the writer stops between its two steps: its samples'
+    // transaction reads the row and commits, its projection update waits for the lock.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked: () => void = () => undefined;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.sql.begin(async (tx) => {
+      await tx`select 1 from services where org_id = ${orgId} and name = ${host} for update`;
+      locked();
+      await released;
+    });
+    await lockTaken;
+    await packed.publish(topic, [
+      { key: `${orgId}:${host}`, value: encodeSampleMessage(message(host, t0 + 5_000, 20)) },
+    ]);
+    await waitFor(
+      async () => ((await storedCpu(host)).length === 2 ? true : undefined),
+      30_000,
+      'the second sample stored',
+    );
+    await waitFor(
+      async () => {
+        const waiting = await db.sql<{ n: string }[]>`
+          select count(*) as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`;
+        return Number(waiting[0]?.n) > 0 ? true : undefined;
+      },
+      30_000,
+      'the projection update waiting for the lock',
+    );
+    await writer.kill();
+    started.delete(writer);
+    // A crashed machine takes its connections with it; here the server would otherwise run the
+    // waiting update once the lock is released.
+    await db.sql`
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and application_name = 'monitor-writer'`;
+    release();
+    await holder;
+    expect(await storedCpu(host)).toEqual([10, 20]);
+    expect(await projectionOf(host)).toEqual({ lastSeenMs: t0, cpu: 10 });
+
+    // The next writer gets the batch again (its offset was not committed to Kafka): the samples
+    // are skipped as already written, and the projection is brought up to date.
+    writer = await startRole('writer');
+    await waitFor(
+      async () => ((await projectionOf(host))?.cpu === 20 ? true : undefined),
+      // The killed member keeps its partitions until its session times out.
+      90_000,
+      'the projection after the restart',
+    );
+    expect(await projectionOf(host)).toEqual({ lastSeenMs: t0 + 5_000, cpu: 20 });
+    expect(await storedCpu(host)).toEqual([10, 20]);
+  }, 180_000);
+});

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import type { SyntaxNode } from '@lezer/common';
-import { parser } from '@prometheus-io/lezer-promql';
+import type { LRParser } from '@lezer/lr';
 import type {
   AggregateOp,
   BinaryOp,
@@ -15,6 +16,12 @@ import { createLabelMatcher } from './label-matcher.js';
 import { metricNameLabel } from './labels.js';
 import { badData } from './promql-error.js';
 import { parseDurationMs, parseGoNumber, unquoteGoString } from './go-literals.js';
+
+// Loaded through its CommonJS entry: the package's `exports` do not point at its types, which
+// NodeNext resolution of the ES entry would need.
+const { parser } = createRequire(import.meta.url)('@prometheus-io/lezer-promql') as {
+  parser: LRParser;
+};
 
 const binaryOps: Record<string, BinaryOp> = {
   Add: '+',

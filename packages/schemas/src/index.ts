@@ -144,3 +144,14 @@ export {
   toAlertRuleResponse,
 } from './alert-rules.js';
 export { parseMessageTemplate, renderMessageTemplate } from './message-template.js';
+export type { PrometheusError, PrometheusErrorType, PrometheusQueryData } from './prometheus-api.js';
+export {
+  prometheusApiBasePath,
+  prometheusErrorSchema,
+  prometheusErrorTypes,
+  prometheusInstantQuerySchema,
+  prometheusQueryDataSchema,
+  prometheusRangeQuerySchema,
+  prometheusSeriesQuerySchema,
+  prometheusSuccessSchema,
+} from './prometheus-api.js';

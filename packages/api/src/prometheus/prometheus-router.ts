@@ -1,0 +1,70 @@
+import express, { Router } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Router as ExpressRouter } from 'express';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
+import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
+import type { Logger } from '@monitor/platform';
+import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
+import { mapPrometheusError } from './prometheus-error.js';
+import type { PrometheusRouteDeps } from './prometheus-routes.js';
+import { prometheusRoutes } from './prometheus-routes.js';
+
+export type PrometheusRouterDeps = PrometheusRouteDeps & {
+  authenticator: ApiKeyAuthenticator;
+  logger: Logger;
+  /** Remote read, served beside the JSON routes (its body is protobuf, not a form). */
+  remoteRead?: RequestHandler;
+};
+
+const orgLocal = 'prometheusOrgId';
+
+/**
+ * The Prometheus-compatible API under `/prometheus` (absolute paths: mount with `app.use`).
+ * Its own authentication step and error mapper, so that every answer, failures included, has
+ * the shape Prometheus clients read.
+ */
+export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRouter {
+  const { authenticator, logger, remoteRead, ...routeDeps } = deps;
+  const router = Router();
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const key = await authenticator.authenticate(apiKeyFromHeaders(req.headers));
+    if (key === undefined) throw unauthorized();
+    noteRequestOrg(res, key.orgId);
+    if (!hasScope(key, 'read'))
+      throw forbidden('The API key lacks the read scope this operation needs.');
+    res.locals[orgLocal] = key.orgId;
+    next();
+  };
+  const form = express.urlencoded({ extended: false, limit: '1mb' });
+  if (remoteRead !== undefined) router.post('/prometheus/api/v1/read', authenticate, remoteRead);
+  for (const route of prometheusRoutes) {
+    const handle = route.handle;
+    if (handle === undefined) continue;
+    router[route.method](route.path, authenticate, form, async (req, res) => {
+      await handle({
+        params: req.params,
+        query: req.query,
+        body: req.body as unknown,
+        res,
+        deps: { ...routeDeps, orgId: res.locals[orgLocal] as string },
+      });
+    });
+  }
+  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const mapped = mapPrometheusError(err);
+    const fields = { method: req.method, path: req.path, errorType: mapped.body.errorType };
+    if (mapped.body.errorType === 'internal')
+      logger.error({ ...fields, err }, 'prometheus request failed');
+    else logger.info({ ...fields, error: mapped.body.error }, 'prometheus request rejected');
+    res
+      .status(mapped.status)
+      .set(mapped.headers)
+      .type('application/json')
+      .send(JSON.stringify(mapped.body));
+  };
+  router.use('/prometheus', onError);
+  return router;
+}

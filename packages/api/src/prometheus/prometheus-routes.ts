@@ -1,0 +1,319 @@
+import { z } from 'zod';
+import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/promql';
+import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
+import {
+  prometheusApiBasePath,
+  prometheusErrorSchema,
+  prometheusInstantQuerySchema,
+  prometheusQueryDataSchema,
+  prometheusRangeQuerySchema,
+  prometheusSeriesQuerySchema,
+  prometheusSuccessSchema,
+} from '@monitor/schemas';
+import type { ApiRoute } from '../api-route.js';
+import { json } from '../api-route.js';
+import type { PrometheusParams } from './prometheus-params.js';
+import {
+  allOfTime,
+  optionalTime,
+  parsePrometheusDuration,
+  parsePrometheusTime,
+  prometheusParams,
+} from './prometheus-params.js';
+
+/** The limits of one query beyond the engine's own (CONTRACT settings feed those). */
+export type PrometheusQueryLimits = {
+  /** The longest end - start of a range query. */
+  maxRangeMs: number;
+  /** The most series `series` answers with. */
+  maxSeries: number;
+};
+
+export type PrometheusRouteDeps = {
+  /** An engine reading the organization's series, with the per-request timeout. */
+  engineFor(orgId: string, timeoutMs: number | undefined): PromqlEngine;
+  sourceFor(orgId: string): SeriesSource;
+  limits: PrometheusQueryLimits;
+  nowMs: () => number;
+};
+
+type Handler = NonNullable<ApiRoute<PrometheusRouteDeps & { orgId: string }>['handle']>;
+
+function success(data: unknown): string {
+  return JSON.stringify({ status: 'success', data });
+}
+
+function pair(t: number, v: number | string): [number, string] {
+  return [t / 1000, typeof v === 'number' ? formatFloat(v) : v];
+}
+
+/** A query's result as Prometheus' JSON writes it. */
+export function queryData(value: QueryValue): unknown {
+  switch (value.resultType) {
+    case 'vector':
+      return {
+        resultType: 'vector',
+        result: value.result.map((s) => ({
+          metric: labelsToRecord(s.metric),
+          value: pair(s.t, s.v),
+        })),
+      };
+    case 'matrix':
+      return {
+        resultType: 'matrix',
+        result: value.result.map((s) => ({
+          metric: labelsToRecord(s.metric),
+          values: s.points.map((p) => pair(p.t, p.v)),
+        })),
+      };
+    case 'scalar':
+      return { resultType: 'scalar', result: pair(value.result.t, value.result.v) };
+    case 'string':
+      return { resultType: 'string', result: pair(value.result.t, value.result.v) };
+  }
+}
+
+function required(params: PrometheusParams, name: string): string {
+  const value = params.get(name);
+  if (value === undefined || value === '') {
+    throw new PromqlError('bad_data', `invalid parameter "${name}": missing`);
+  }
+  return value;
+}
+
+function timeoutOf(params: PrometheusParams): number | undefined {
+  const text = params.get('timeout');
+  return text === undefined || text === '' ? undefined : parsePrometheusDuration('timeout', text);
+}
+
+function matcherSets(params: PrometheusParams) {
+  return params.all('match[]').map(parseSeriesSelector);
+}
+
+const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+const queryHandler: Handler = async ({ query, body, res, deps }) => {
+  const params = prometheusParams(query, body);
+  const expr = required(params, 'query');
+  const timeText = params.get('time');
+  const timeMs =
+    timeText === undefined || timeText === ''
+      ? deps.nowMs()
+      : parsePrometheusTime('time', timeText);
+  const engine = deps.engineFor(deps.orgId, timeoutOf(params));
+  const value = await engine.instantQuery(expr, timeMs);
+  res.type('application/json').send(success(queryData(value)));
+};
+
+const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
+  const params = prometheusParams(query, body);
+  const expr = required(params, 'query');
+  const startMs = parsePrometheusTime('start', required(params, 'start'));
+  const endMs = parsePrometheusTime('end', required(params, 'end'));
+  const stepMs = parsePrometheusDuration('step', required(params, 'step'));
+  if (endMs < startMs) {
+    throw new PromqlError(
+      'bad_data',
+      'invalid parameter "end": end timestamp must not be before start time',
+    );
+  }
+  if (endMs - startMs > deps.limits.maxRangeMs) {
+    throw new PromqlError(
+      'bad_data',
+      `invalid parameter "end": the range exceeds the limit of ${deps.limits.maxRangeMs / 1000} s`,
+    );
+  }
+  const engine = deps.engineFor(deps.orgId, timeoutOf(params));
+  const value = await engine.rangeQuery(expr, startMs, endMs, stepMs);
+  res.type('application/json').send(success(queryData(value)));
+};
+
+const seriesHandler: Handler = async ({ query, body, res, deps }) => {
+  const params = prometheusParams(query, body);
+  const sets = matcherSets(params);
+  if (sets.length === 0) throw new PromqlError('bad_data', 'no match[] parameter provided');
+  const range = {
+    startMs: optionalTime(params, 'start', allOfTime.startMs),
+    endMs: optionalTime(params, 'end', allOfTime.endMs),
+  };
+  const controller = new AbortController();
+  const found: Labels[] = await deps
+    .sourceFor(deps.orgId)
+    .series(sets, range, deps.limits.maxSeries + 1, controller.signal);
+  if (found.length > deps.limits.maxSeries) {
+    throw new PromqlError(
+      'bad_data',
+      `more than ${deps.limits.maxSeries} series match: narrow the match[] selectors or the time range`,
+    );
+  }
+  res.type('application/json').send(success(found.map(labelsToRecord)));
+};
+
+const labelsHandler: Handler = async ({ query, body, res, deps }) => {
+  const params = prometheusParams(query, body);
+  const range = {
+    startMs: optionalTime(params, 'start', allOfTime.startMs),
+    endMs: optionalTime(params, 'end', allOfTime.endMs),
+  };
+  const names = await deps
+    .sourceFor(deps.orgId)
+    .labelNames(matcherSets(params), range, new AbortController().signal);
+  res.type('application/json').send(success(names));
+};
+
+const labelValuesHandler: Handler = async ({ params: path, query, res, deps }) => {
+  const params = prometheusParams(query, undefined);
+  const name = String(path['name'] ?? '');
+  if (!labelNamePattern.test(name)) {
+    throw new PromqlError('bad_data', `invalid label name: ${JSON.stringify(name)}`);
+  }
+  const range = {
+    startMs: optionalTime(params, 'start', allOfTime.startMs),
+    endMs: optionalTime(params, 'end', allOfTime.endMs),
+  };
+  const values = await deps
+    .sourceFor(deps.orgId)
+    .labelValues(name, matcherSets(params), range, new AbortController().signal);
+  res.type('application/json').send(success(values));
+};
+
+const errors = {
+  400: json(
+    'bad_data: a parameter or the query is invalid, or over a limit.',
+    prometheusErrorSchema,
+  ),
+  401: json('The API key is missing or unknown.', prometheusErrorSchema),
+  403: json('The API key lacks the read scope.', prometheusErrorSchema),
+  422: json('execution: the query failed while running.', prometheusErrorSchema),
+  503: json('timeout, or unavailable: the database is away.', prometheusErrorSchema),
+};
+
+const base = prometheusApiBasePath;
+const stringList = prometheusSuccessSchema(z.array(z.string()));
+
+function both(
+  route: Omit<ApiRoute<PrometheusRouteDeps & { orgId: string }>, 'method' | 'operationId'>,
+  operationId: string,
+) {
+  return [
+    { ...route, method: 'get' as const, operationId },
+    { ...route, method: 'post' as const, operationId: `${operationId}Post` },
+  ];
+}
+
+/**
+ * The Prometheus HTTP API's read side (CONTRACT, "Prometheus-compatible reading"), every
+ * route behind the `read` scope. Queries and metadata take GET, or POST with a form body.
+ */
+export const prometheusRoutes: readonly ApiRoute<PrometheusRouteDeps & { orgId: string }>[] = [
+  ...both(
+    {
+      path: `${base}/query`,
+      summary: 'PromQL instant query',
+      tags: ['prometheus'],
+      scope: 'read',
+      request: { query: prometheusInstantQuerySchema },
+      responses: {
+        200: json('The result.', prometheusSuccessSchema(prometheusQueryDataSchema)),
+        ...errors,
+      },
+      handle: queryHandler,
+    },
+    'prometheusQuery',
+  ),
+  ...both(
+    {
+      path: `${base}/query_range`,
+      summary: 'PromQL range query',
+      tags: ['prometheus'],
+      scope: 'read',
+      request: { query: prometheusRangeQuerySchema },
+      responses: {
+        200: json('The result.', prometheusSuccessSchema(prometheusQueryDataSchema)),
+        ...errors,
+      },
+      handle: queryRangeHandler,
+    },
+    'prometheusQueryRange',
+  ),
+  ...both(
+    {
+      path: `${base}/series`,
+      summary: 'Series matching selectors',
+      tags: ['prometheus'],
+      scope: 'read',
+      request: { query: prometheusSeriesQuerySchema },
+      responses: {
+        200: json(
+          'Label sets.',
+          prometheusSuccessSchema(z.array(z.record(z.string(), z.string()))),
+        ),
+        ...errors,
+      },
+      handle: seriesHandler,
+    },
+    'prometheusSeries',
+  ),
+  ...both(
+    {
+      path: `${base}/labels`,
+      summary: 'Label names',
+      tags: ['prometheus'],
+      scope: 'read',
+      request: { query: prometheusSeriesQuerySchema },
+      responses: { 200: json('Sorted label names.', stringList), ...errors },
+      handle: labelsHandler,
+    },
+    'prometheusLabels',
+  ),
+  {
+    method: 'get',
+    path: `${base}/label/:name/values`,
+    operationId: 'prometheusLabelValues',
+    summary: 'Values of one label',
+    tags: ['prometheus'],
+    scope: 'read',
+    request: { query: prometheusSeriesQuerySchema },
+    responses: { 200: json('Sorted label values.', stringList), ...errors },
+    handle: labelValuesHandler,
+  },
+  {
+    method: 'get',
+    path: `${base}/metadata`,
+    operationId: 'prometheusMetadata',
+    summary: 'Metric metadata (none is stored: always empty)',
+    tags: ['prometheus'],
+    scope: 'read',
+    responses: {
+      200: json('Empty.', prometheusSuccessSchema(z.record(z.string(), z.unknown()))),
+      ...errors,
+    },
+    handle: ({ res }) => {
+      res.type('application/json').send(success({}));
+    },
+  },
+  {
+    method: 'get',
+    path: `${base}/status/buildinfo`,
+    operationId: 'prometheusBuildInfo',
+    summary: 'The Prometheus version whose API and PromQL this follows',
+    tags: ['prometheus'],
+    scope: 'read',
+    responses: {
+      200: json('Build information.', prometheusSuccessSchema(z.record(z.string(), z.string()))),
+      ...errors,
+    },
+    handle: ({ res }) => {
+      res.type('application/json').send(
+        success({
+          version: '2.42.0',
+          revision: 'monitor',
+          branch: 'monitor',
+          buildUser: 'monitor',
+          buildDate: '',
+          goVersion: '',
+        }),
+      );
+    },
+  },
+];

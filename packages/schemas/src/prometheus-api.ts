@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/** Where the Prometheus-compatible API lives (CONTRACT, "Prometheus-compatible reading"). */
+export const prometheusApiBasePath = '/prometheus/api/v1';
+
+/** Prometheus 2.x `errorType`s, plus the two of authentication (Prometheus has none). */
+export const prometheusErrorTypes = [
+  'bad_data',
+  'execution',
+  'timeout',
+  'canceled',
+  'internal',
+  'unavailable',
+  'not_found',
+  'unauthorized',
+  'forbidden',
+] as const;
+export type PrometheusErrorType = (typeof prometheusErrorTypes)[number];
+
+export const prometheusErrorSchema = z.object({
+  status: z.literal('error'),
+  errorType: z.enum(prometheusErrorTypes),
+  error: z.string(),
+});
+export type PrometheusError = z.infer<typeof prometheusErrorSchema>;
+
+/** `{"status":"success","data":…}` around a response's data. */
+export function prometheusSuccessSchema<T extends z.ZodType>(data: T) {
+  return z.object({
+    status: z.literal('success'),
+    data,
+    warnings: z.array(z.string()).optional(),
+  });
+}
+
+/** A sample as Prometheus writes it: [unix seconds, value as text]. */
+const samplePairSchema = z.tuple([z.number(), z.string()]);
+const metricSchema = z.record(z.string(), z.string());
+
+export const prometheusQueryDataSchema = z.discriminatedUnion('resultType', [
+  z.object({
+    resultType: z.literal('vector'),
+    result: z.array(z.object({ metric: metricSchema, value: samplePairSchema })),
+  }),
+  z.object({
+    resultType: z.literal('matrix'),
+    result: z.array(z.object({ metric: metricSchema, values: z.array(samplePairSchema) })),
+  }),
+  z.object({ resultType: z.literal('scalar'), result: samplePairSchema }),
+  z.object({ resultType: z.literal('string'), result: samplePairSchema }),
+]);
+export type PrometheusQueryData = z.infer<typeof prometheusQueryDataSchema>;
+
+/**
+ * Query parameters, from the URL or a form body. Times are Unix seconds (with decimals) or
+ * RFC 3339; a step or timeout is seconds or a Prometheus duration (`30s`, `1m`).
+ */
+const timeParam = z.string().meta({ description: 'Unix seconds or RFC 3339.' });
+export const prometheusInstantQuerySchema = z.object({
+  query: z.string(),
+  time: timeParam.optional(),
+  timeout: z.string().optional(),
+});
+export const prometheusRangeQuerySchema = z.object({
+  query: z.string(),
+  start: timeParam,
+  end: timeParam,
+  step: z.string().meta({ description: 'Seconds or a duration (`60`, `1m`).' }),
+  timeout: z.string().optional(),
+});
+export const prometheusSeriesQuerySchema = z.object({
+  'match[]': z.union([z.string(), z.array(z.string())]).optional(),
+  start: timeParam.optional(),
+  end: timeParam.optional(),
+  limit: z.string().optional(),
+});

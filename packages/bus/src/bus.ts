@@ -96,9 +96,12 @@ export type SubscribeOptions = {
   retryMaxMs?: number;
   /** Kafka: how long `subscribe` waits for the first group join before rejecting. Default 60 s. */
   startTimeoutMs?: number;
-  /** Kafka: the group session timeout. Default 30 s. */
+  /**
+   * Kafka: the group session timeout, how long a member that stopped heartbeating (a crash)
+   * keeps its partitions. Default 6 s, the broker's default minimum.
+   */
   sessionTimeoutMs?: number;
-  /** Kafka: how often heartbeats are sent while batches are handled. Default 3 s. */
+  /** Kafka: how often heartbeats are sent, below `sessionTimeoutMs`. Default 1 s. */
   heartbeatIntervalMs?: number;
   /** Kafka: the most a fetch returns per partition (bounds one batch). Default 1 MiB. */
   maxBytesPerPartition?: number;

@@ -13,8 +13,11 @@ const kafkaSubscriptionDefaults = {
   retryInitialMs: 200,
   retryMaxMs: 10_000,
   startTimeoutMs: 60_000,
-  sessionTimeoutMs: 30_000,
-  heartbeatIntervalMs: 3_000,
+  // Failover in seconds: a crashed member's partitions move once its session expires, and
+  // 6 s is the least a broker accepts by default (group.min.session.timeout.ms). A 1 s
+  // heartbeat lets a survivor hear of a rebalance within a second of it starting.
+  sessionTimeoutMs: 6_000,
+  heartbeatIntervalMs: 1_000,
   maxBytesPerPartition: 1_048_576,
   maxWaitTimeMs: 500,
   partitionsConsumedConcurrently: 1,

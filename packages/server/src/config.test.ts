@@ -104,6 +104,25 @@ describe('parseRoleConfig', () => {
     expect(parseRoleConfig('evaluator', env).config).not.toHaveProperty('SMTP_URL');
   });
 
+  it.each(['writer', 'evaluator', 'all'] as const)(
+    '%s refuses a Kafka heartbeat interval not below the session timeout, naming it',
+    (role) => {
+      const env = {
+        DATABASE_URL: databaseUrl,
+        KAFKA_BROKERS: brokers,
+        KAFKA_SESSION_TIMEOUT_MS: '6000',
+        KAFKA_HEARTBEAT_INTERVAL_MS: '6000',
+      };
+      expect(variables(configError(() => parseRoleConfig(role, env)))).toEqual([
+        'KAFKA_HEARTBEAT_INTERVAL_MS',
+      ]);
+      const shorter = { ...env, KAFKA_HEARTBEAT_INTERVAL_MS: '2000' };
+      expect(parseRoleConfig(role, shorter).config).toMatchObject({
+        KAFKA_HEARTBEAT_INTERVAL_MS: 2_000,
+      });
+    },
+  );
+
   it('keeps the defaults', () => {
     expect(parseConfig(allConfigSchema, {})).toMatchObject({
       PORT: 8080,
@@ -113,7 +132,8 @@ describe('parseRoleConfig', () => {
       SAMPLES_TOPIC: 'metrics.samples.v1',
       SAMPLES_TOPIC_PARTITIONS: 6,
       KAFKA_CLIENT_ID: 'monitor',
-      KAFKA_SESSION_TIMEOUT_MS: 30_000,
+      KAFKA_SESSION_TIMEOUT_MS: 6_000,
+      KAFKA_HEARTBEAT_INTERVAL_MS: 1_000,
       INGEST_RATE_LIMIT_PER_MINUTE: 6000,
       RAW_RETENTION_DAYS: 30,
       ALERT_RETENTION_DAYS: 90,

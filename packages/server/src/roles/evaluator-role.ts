@@ -92,6 +92,7 @@ export async function startAlertEvaluator(
     // the database round trips of all the others.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+    heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     onLag: createConsumerLagGauge(ctx.metrics.registry, evaluatorGroupId),
   });
   ctx.shutdown.onShutdown('evaluator consumer', () => subscription.stop());

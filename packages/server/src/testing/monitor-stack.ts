@@ -21,7 +21,7 @@ export type MonitorStack = {
 /**
  * A fresh migrated PostgreSQL database and a new 6-partition samples topic on the suite's
  * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
- * keep the tests quick (short polls, retries and session timeouts) and let the notifier reach
+ * keep the tests quick (short polls and retries) and let the notifier reach
  * the testkit's local notification receivers. `postgresUrl` and `kafkaBrokers` put the
  * stack on servers of the test's own (one it restarts) instead of the suite's.
  */
@@ -44,7 +44,6 @@ export async function createMonitorStack(
     SAMPLES_TOPIC_PARTITIONS: '6',
     WRITER_BATCH_MAX_WAIT_MS: '20',
     EVALUATOR_RULE_POLL_MS: '200',
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
     NOTIFIER_POLL_MS: '100',
     NOTIFIER_RETRY_BASE_MS: '200',
     INVESTIGATOR_POLL_MS: '100',

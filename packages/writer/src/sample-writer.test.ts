@@ -1,10 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ConsumedRecord, RecordBatch } from '@monitor/bus';
 import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
 import type { PendingSample, SampleSink } from './sample-writer.js';
-import { createSampleWriter } from './sample-writer.js';
+import { byPartitionLanes, createSampleWriter } from './sample-writer.js';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 
@@ -235,5 +236,85 @@ describe('createSampleWriter', () => {
         { offset: '0', reason: 'sample record frame 0 is cut short' },
       ]);
     });
+  });
+});
+
+describe('byPartitionLanes', () => {
+  it('shares whole partitions out between the lanes, each partition in its order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 80 }),
+        fc.integer({ min: 1, max: 5 }),
+        (partitionOfEach, lanes) => {
+          const samples = partitionOfEach.map((partition, i) => ({ record: { partition }, i }));
+          const groups = byPartitionLanes(samples, lanes);
+          const partitions = new Set(partitionOfEach);
+          expect(groups.length).toBeLessThanOrEqual(Math.max(1, Math.min(lanes, partitions.size)));
+          expect(
+            groups
+              .flat()
+              .map((s) => s.i)
+              .sort((a, b) => a - b),
+          ).toEqual(samples.map((s) => s.i));
+          for (const partition of partitions) {
+            const holding = groups.filter((g) => g.some((s) => s.record.partition === partition));
+            expect(holding).toHaveLength(1);
+            const order = holding[0]!
+              .filter((s) => s.record.partition === partition)
+              .map((s) => s.i);
+            expect(order).toEqual([...order].sort((a, b) => a - b));
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('createSampleWriter on several connections', () => {
+  it('writes the partitions of one flush in concurrent writes', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const partitionsWritten: number[][] = [];
+    const sink: SampleSink = {
+      async write(samples) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        partitionsWritten.push([...new Set(samples.map((s) => s.record.partition))]);
+        inFlight--;
+        return { samplesWritten: samples.length };
+      },
+    };
+    const writer = createSampleWriter(
+      {
+        sink,
+        deadLetters: { send: () => Promise.resolve() },
+        metrics: {
+          batchWritten: () => undefined,
+          deadLettered: () => undefined,
+          writeRetried: () => undefined,
+        },
+        logger,
+        isStopping: () => false,
+      },
+      {
+        maxBatchMessages: 100,
+        maxBatchWaitMs: 5,
+        retryInitialMs: 1,
+        retryMaxMs: 4,
+        writeConnections: 2,
+      },
+    );
+    await Promise.all(
+      [0, 1, 2, 3].map((partition) =>
+        writer.handleBatch({
+          ...batchOf(encodeSampleMessage(message(`h${partition}`, partition))),
+          partition,
+          records: [{ ...record(0, encodeSampleMessage(message(`h${partition}`, 1))), partition }],
+        }),
+      ),
+    );
+    expect(most).toBe(2);
+    expect(partitionsWritten.flat().sort()).toEqual([0, 1, 2, 3]);
   });
 });

@@ -49,6 +49,12 @@ export type SampleWriterOptions = {
   maxBatchWaitMs: number;
   retryInitialMs: number;
   retryMaxMs: number;
+  /**
+   * How many writes (transactions, each on its own connection) a flush runs at once, its
+   * partitions shared out between them. A partition's samples are always in one of them, so
+   * per-partition order and offsets stay as with one. Default 1.
+   */
+  writeConnections?: number;
 };
 
 export type SampleWriterDeps = {
@@ -157,10 +163,18 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     deps.metrics.deadLettered('unstorable');
   }
 
+  const writeConnections = options.writeConnections ?? 1;
   const accumulator = createBatchAccumulator<PendingSample>({
     maxItems: options.maxBatchMessages,
     maxWaitMs: options.maxBatchWaitMs,
-    flush: write,
+    flush: async (samples) => {
+      const lanes = byPartitionLanes(samples, writeConnections);
+      if (lanes.length === 1) return write(samples);
+      // Every lane runs to its end: a lane that failed for good has nothing to do with the others.
+      const outcomes = await Promise.allSettled(lanes.map((lane) => write(lane)));
+      const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    },
   });
 
   /** Host messages of many-host records, kept to dead-letter one host alone. */
@@ -237,6 +251,30 @@ function undecodableHostRecord(record: ConsumedRecord, host: RecordHostSample): 
     value: host.message,
     headers: { ...record.headers, [recordIndexHeader]: String(host.index) },
   };
+}
+
+/**
+ * Up to `lanes` groups of whole partitions, their sizes evened out (largest partitions first,
+ * each to the lightest lane), each partition's samples in their order.
+ */
+export function byPartitionLanes<T extends { record: { partition: number } }>(
+  samples: readonly T[],
+  lanes: number,
+): T[][] {
+  const partitions = new Map<number, T[]>();
+  for (const sample of samples) {
+    const list = partitions.get(sample.record.partition);
+    if (list === undefined) partitions.set(sample.record.partition, [sample]);
+    else list.push(sample);
+  }
+  if (lanes <= 1 || partitions.size <= 1) return [samples as T[]];
+  const groups: T[][] = Array.from({ length: Math.min(lanes, partitions.size) }, () => []);
+  for (const list of [...partitions.values()].sort((a, b) => b.length - a.length)) {
+    let lightest = groups[0] as T[];
+    for (const group of groups) if (group.length < lightest.length) lightest = group;
+    lightest.push(...list);
+  }
+  return groups;
 }
 
 /** The samples grouped by record, in order (a record's samples are consecutive). */

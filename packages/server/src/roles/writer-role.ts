@@ -81,6 +81,7 @@ export async function startSampleWriter(
           config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 1 : 10),
         retryInitialMs: 100,
         retryMaxMs: 10_000,
+        writeConnections: config.WRITER_WRITE_CONNECTIONS,
       },
     );
     return deps.bus.subscribe({
@@ -91,7 +92,6 @@ export async function startSampleWriter(
       // Every partition's batch may be in flight at once, so one transaction carries them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
       onLag: createConsumerLagGauge(ctx.metrics.registry, writerGroupId),
       maxBytesPerPartition: config.WRITER_FETCH_MAX_BYTES_PER_PARTITION,
     });

@@ -32,6 +32,7 @@ import {
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrate as migrateRaw } from './schema/migrate.js';
+import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
 
 export { createDatabase } from './core/database.js';
@@ -45,6 +46,8 @@ export { StorageModeError } from './schema/migrate.js';
 export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
 export type { StorageMode, StoragePolicies } from './storage/engine.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';
+export type { StorageInfo } from './schema/storage-settings.js';
+export const readStorageInfo = translatingDbErrors(readStorageInfoRaw);
 export type { ServerCapabilities } from './storage/server-capabilities.js';
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
 export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);

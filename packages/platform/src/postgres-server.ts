@@ -72,11 +72,16 @@ export function findTimescaleExtension(binDir: string): { version: string } | un
 
 /**
  * The server settings that load TimescaleDB at start, with its telemetry off (it would try to
- * reach Timescale's servers): for servers whose configuration this project owns.
+ * reach Timescale's servers), for servers whose configuration this project owns. PostgreSQL's
+ * default of 8 worker processes is too few: TimescaleDB's launcher, a scheduler per database and
+ * the storage jobs (7 of ours, due together at start) share them with parallel queries, and a
+ * job that finds none fails to launch until its next run.
  */
 export const timescalePreloadSettings = [
   'shared_preload_libraries=timescaledb',
   'timescaledb.telemetry_level=off',
+  'max_worker_processes=24',
+  'timescaledb.max_background_workers=16',
 ] as const;
 
 /**

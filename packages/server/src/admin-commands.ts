@@ -27,6 +27,7 @@ export function createAdminCommands(deps: {
       config.DATABASE_URL === undefined
         ? await useEmbeddedPostgres({
             dataDir: embeddedPostgresDir(config.MONITOR_DATA_DIR),
+            timescaledb: config.EMBEDDED_TIMESCALEDB,
             logger: deps.createLogger(config, 'monitor-admin').child({
               component: 'embedded-postgres',
             }),

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ingestLimits } from '@monitor/schemas';
 import type { ConfigOf, Env } from '@monitor/platform';
+import type { MigrateOptions } from '@monitor/db';
+import { defaultStoragePolicies } from '@monitor/db';
 import {
   baseConfigFields,
   envList,
@@ -57,15 +59,31 @@ const embeddedDatabaseFields = {
   DATABASE_URL: databaseUrl.optional(),
   /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
   MONITOR_DATA_DIR: envString().default('./data'),
+  /**
+   * Role `all` without DATABASE_URL: `auto` preloads TimescaleDB into the embedded PostgreSQL
+   * whenever the machine's PostgreSQL has it installed; `off` never does.
+   */
+  EMBEDDED_TIMESCALEDB: z.enum(['auto', 'off']).default('auto'),
 };
 
 const rawRetentionDays = envPositiveInt().default(30);
 
-/** The storage layout `migrate` creates (role `all` and the admin commands migrate). */
+/**
+ * The storage `migrate` creates and its policies (role `all` and the admin commands migrate).
+ * Defaults: `defaultStoragePolicies` of @monitor/db.
+ */
 const migrationFields = {
+  /** `auto`: TimescaleDB when the server has it preloaded, else plain PostgreSQL (a warning). */
+  STORAGE_MODE: z.enum(['auto', 'timescale', 'postgres']).default('auto'),
   RAW_RETENTION_DAYS: rawRetentionDays,
-  SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(7),
-  COMPRESS_AFTER_DAYS: envPositiveInt().default(7),
+  SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.snapshotRetentionDays),
+  ROLLUP_1M_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.rollup1mRetentionDays),
+  ROLLUP_1H_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.rollup1hRetentionDays),
+  COMPRESS_AFTER_HOURS: envPositiveInt().optional(),
+  /** Replaced by COMPRESS_AFTER_HOURS, still accepted (days × 24) when that is not set. */
+  COMPRESS_AFTER_DAYS: envPositiveInt().optional(),
+  /** How often TimescaleDB runs the storage jobs; unset: each job's own default. */
+  STORAGE_JOB_INTERVAL_SECONDS: envPositiveInt().optional(),
 };
 
 const kafkaBrokers = envList({ item: hostPortSchema });
@@ -86,10 +104,34 @@ const busFields = {
 const consumerFields = {
   /**
    * How long Kafka waits for a silent consumer before giving its partitions to the rest of the
-   * group: the pause a crashed writer or evaluator replica causes (broker minimum 6 s).
+   * group: the pause a crashed (SIGKILLed) writer or evaluator replica causes, and what a
+   * replica joining meanwhile waits for too (kafkajs rebalances the whole group). 6 s is the
+   * least a broker accepts by default (`group.min.session.timeout.ms`). The cost: a replica
+   * whose event loop or database stalls this long without a heartbeat loses its partitions
+   * (a rebalance, then its batch is delivered again: nothing lost, nothing stored twice).
    */
-  KAFKA_SESSION_TIMEOUT_MS: envPositiveInt().default(30_000),
+  KAFKA_SESSION_TIMEOUT_MS: envPositiveInt().default(6_000),
+  /**
+   * How often a consumer tells the broker it is alive, and so how soon a survivor hears of a
+   * rebalance (a replica that left or died). Must be below the session timeout, a third or less
+   * to survive a lost heartbeat. Cost: one small request per consumer and interval.
+   */
+  KAFKA_HEARTBEAT_INTERVAL_MS: envPositiveInt().default(1_000),
 };
+
+/** A heartbeat at least as long as the session would lose every partition between two beats. */
+function checkConsumerTimings(
+  config: { KAFKA_SESSION_TIMEOUT_MS: number; KAFKA_HEARTBEAT_INTERVAL_MS: number },
+  ctx: z.RefinementCtx,
+): void {
+  if (config.KAFKA_HEARTBEAT_INTERVAL_MS >= config.KAFKA_SESSION_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['KAFKA_HEARTBEAT_INTERVAL_MS'],
+      message: 'must be below KAFKA_SESSION_TIMEOUT_MS (a third of it or less)',
+    });
+  }
+}
 
 /** How long a revoked API key may still work on a replica that cached it (gateway, api). */
 const apiKeyCacheTtlMs = envPositiveInt().default(15_000);
@@ -216,6 +258,12 @@ export const apiFields = {
   SERVICE_STALE_AFTER_SECONDS: baseConfigFields.SERVICE_STALE_AFTER_SECONDS,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
+  /** The most samples one PromQL query may load (Prometheus' `--query.max-samples`). */
+  PROMQL_MAX_SAMPLES: envPositiveInt().default(50_000_000),
+  /** A PromQL query's time limit, also the most a request's `timeout` may ask for. */
+  PROMQL_TIMEOUT_MS: envPositiveInt().default(30_000),
+  /** How far back an instant selector looks for a series' latest sample. */
+  PROMQL_LOOKBACK_DELTA_MS: envPositiveInt().default(300_000),
 };
 
 const gatewayConfigSchema = z.object({
@@ -224,20 +272,24 @@ const gatewayConfigSchema = z.object({
   ...busFields,
   ...ingestFields,
 });
-const writerConfigSchema = z.object({
-  ...baseFields,
-  ...databaseFields,
-  ...busFields,
-  ...consumerFields,
-  ...writerFields,
-});
-const evaluatorConfigSchema = z.object({
-  ...baseFields,
-  ...databaseFields,
-  ...busFields,
-  ...consumerFields,
-  ...evaluatorFields,
-});
+const writerConfigSchema = z
+  .object({
+    ...baseFields,
+    ...databaseFields,
+    ...busFields,
+    ...consumerFields,
+    ...writerFields,
+  })
+  .superRefine(checkConsumerTimings);
+const evaluatorConfigSchema = z
+  .object({
+    ...baseFields,
+    ...databaseFields,
+    ...busFields,
+    ...consumerFields,
+    ...evaluatorFields,
+  })
+  .superRefine(checkConsumerTimings);
 const apiConfigSchema = z.object({ ...baseFields, ...databaseFields, ...apiFields });
 const notifierConfigSchema = z.object({
   ...baseFields,
@@ -250,21 +302,23 @@ const investigatorConfigSchema = z.object({
   ...investigatorFields,
 });
 /** Every role in one process: Kafka and a database of its own are optional. */
-export const allConfigSchema = z.object({
-  ...baseFields,
-  ...databaseFields,
-  ...embeddedDatabaseFields,
-  ...migrationFields,
-  ...busFields,
-  KAFKA_BROKERS: kafkaBrokers.optional(),
-  ...consumerFields,
-  ...ingestFields,
-  ...writerFields,
-  ...evaluatorFields,
-  ...notifierFields,
-  ...investigatorFields,
-  ...apiFields,
-});
+export const allConfigSchema = z
+  .object({
+    ...baseFields,
+    ...databaseFields,
+    ...embeddedDatabaseFields,
+    ...migrationFields,
+    ...busFields,
+    KAFKA_BROKERS: kafkaBrokers.optional(),
+    ...consumerFields,
+    ...ingestFields,
+    ...writerFields,
+    ...evaluatorFields,
+    ...notifierFields,
+    ...investigatorFields,
+    ...apiFields,
+  })
+  .superRefine(checkConsumerTimings);
 /** `migrate`, `orgs`, `keys`: a database (or the embedded one) and how to migrate it. */
 export const adminConfigSchema = z.object({
   ...logFields,
@@ -359,10 +413,16 @@ export function parseRoleConfig(role: Role, env: Env = process.env): RoleConfig 
 }
 
 /** The options of `migrate` from the migration settings. */
-export function migrationOptions(config: MigrationConfig) {
+export function migrationOptions(config: MigrationConfig): MigrateOptions {
   return {
+    mode: config.STORAGE_MODE,
     rawRetentionDays: config.RAW_RETENTION_DAYS,
     snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
-    compressAfterDays: config.COMPRESS_AFTER_DAYS,
+    rollup1mRetentionDays: config.ROLLUP_1M_RETENTION_DAYS,
+    rollup1hRetentionDays: config.ROLLUP_1H_RETENTION_DAYS,
+    compressAfterHours:
+      config.COMPRESS_AFTER_HOURS ??
+      (config.COMPRESS_AFTER_DAYS === undefined ? undefined : config.COMPRESS_AFTER_DAYS * 24),
+    jobIntervalSeconds: config.STORAGE_JOB_INTERVAL_SECONDS,
   };
 }

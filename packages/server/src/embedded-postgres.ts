@@ -17,11 +17,13 @@ import type { Logger } from '@monitor/platform';
 import {
   findPostgresServerBinaries,
   findRunningPostgres,
+  findTimescaleExtension,
   isProcessAlive,
   postgresPasswordFile,
   postgresServerUser,
   readPostmasterPid,
   stopPostmaster,
+  timescalePreloadSettings,
 } from '@monitor/platform';
 
 const execFileAsync = promisify(execFile);
@@ -37,13 +39,17 @@ export type EmbeddedPostgres = {
  * binaries (PG_BIN, Debian's /usr/lib/postgresql/<version>/bin, or `pg_config --bindir`) on a
  * private port of 127.0.0.1, data kept in `dataDir` across restarts, password authentication
  * with a password generated at first start and kept beside the data. PostgreSQL refuses to run
- * as root, so as root it runs as the `postgres` user (or `nobody`).
+ * as root, so as root it runs as the `postgres` user (or `nobody`). This process owns the
+ * server's configuration: where the machine's PostgreSQL has TimescaleDB installed, the server
+ * preloads it (telemetry off), unless `timescaledb` is `off`.
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   logger: Logger;
+  timescaledb?: 'auto' | 'off';
 }): Promise<EmbeddedPostgres> {
   const binDir = findPostgresServerBinaries();
+  const timescale = options.timescaledb === 'off' ? undefined : findTimescaleExtension(binDir);
   const owner = postgresServerUser();
   const root = resolve(options.dataDir);
   const dataDir = join(root, 'pgdata');
@@ -89,9 +95,10 @@ export async function startEmbeddedPostgres(options: {
   const port = await freePort();
   const log = openSync(join(root, 'postgres.log'), 'a');
   if (owner) chownSync(join(root, 'postgres.log'), owner.uid, owner.gid);
+  const preload = timescale === undefined ? [] : timescalePreloadSettings.flatMap((s) => ['-c', s]);
   const server = spawn(
     join(binDir, 'postgres'),
-    ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', root],
+    ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', root, ...preload],
     { stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' }, ...asOwner },
   );
   const exited = new Promise<number | null>((resolveExit) => server.once('exit', resolveExit));
@@ -99,7 +106,12 @@ export async function startEmbeddedPostgres(options: {
   await waitUntilAccepting(port, exited, root);
   // Once per start, so a newcomer can point psql or the CLI's DATABASE_URL at it (the password
   // is the one kept beside the data, of a server that listens on 127.0.0.1 only).
-  options.logger.info({ port, dataDir, databaseUrl: url }, 'embedded PostgreSQL started');
+  options.logger.info(
+    { port, dataDir, databaseUrl: url, timescaledb: timescale?.version ?? null },
+    timescale === undefined
+      ? 'embedded PostgreSQL started'
+      : `embedded PostgreSQL started with TimescaleDB ${timescale.version} preloaded`,
+  );
   writeFileSync(join(root, ownerFileName), String(process.pid));
   return {
     url,
@@ -118,6 +130,7 @@ export async function startEmbeddedPostgres(options: {
 export async function useEmbeddedPostgres(options: {
   dataDir: string;
   logger: Logger;
+  timescaledb?: 'auto' | 'off';
 }): Promise<EmbeddedPostgres & { startedHere: boolean }> {
   const running = await findRunningPostgres(options.dataDir);
   if (running !== undefined) {

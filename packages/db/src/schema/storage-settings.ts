@@ -81,3 +81,22 @@ export function parseStorageMode(value: string): StorageMode {
     `storage_settings.mode is '${value}', expected one of ${storageModes.join(', ')}`,
   );
 }
+
+/** Which storage runs, as the start log and `monitor_storage_info` say it. */
+export type StorageInfo = {
+  engine: 'timescaledb' | 'postgresql';
+  /** TimescaleDB's version, or PostgreSQL's for plain storage. */
+  version: string;
+};
+
+/** The storage of a migrated database. */
+export async function readStorageInfo(db: { sql: Queryable }): Promise<StorageInfo> {
+  const { mode } = await requireStorageSettings(db);
+  const [row] = await db.sql<{ timescaledb: string | null; postgresql: string }[]>`
+    select (select extversion from pg_extension where extname = 'timescaledb') as timescaledb,
+      current_setting('server_version') as postgresql
+  `;
+  return mode === 'timescale'
+    ? { engine: 'timescaledb', version: row?.timescaledb ?? 'unknown' }
+    : { engine: 'postgresql', version: (row?.postgresql ?? 'unknown').split(' ')[0] ?? 'unknown' };
+}

@@ -1,7 +1,8 @@
 import type { Bus, Publisher } from '@monitor/bus';
 import { deadLetterTopic } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { migrate } from '@monitor/db';
+import { migrate, readStorageInfo } from '@monitor/db';
+import { Gauge } from 'prom-client';
 import type { Redis } from 'ioredis';
 import type { AllConfig, DatabaseConfig, IngestConfig, RoleConfig } from '../config.js';
 import {
@@ -63,7 +64,7 @@ async function startDatabaseRole(
     metrics: ctx.metrics,
     readiness: [databaseReadiness(db)],
     ...(start.role === 'api'
-      ? { mount: createApiMount(sliceOf(apiFields, start.config), db) }
+      ? { mount: createApiMount(sliceOf(apiFields, start.config), db, ctx.logger) }
       : {}),
   });
   await listenHttp(ctx, app, start.config.PORT);
@@ -115,7 +116,9 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   const databaseUrl = config.DATABASE_URL ?? (await startEmbeddedDatabase(ctx, config));
   const db = openDatabase(ctx, config, databaseUrl, 'monitor-all');
   await waitForDatabase(db);
-  await migrate(db, migrationOptions(config));
+  const migrated = await migrate(db, migrationOptions(config));
+  for (const note of migrated.notes) ctx.logger.warn({ component: 'storage' }, note);
+  await reportStorage(ctx, db);
   await ensureBootstrapKey(ctx, config, db);
 
   const consumers = await startConsumersThread(ctx, config, databaseUrl);
@@ -131,7 +134,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     redis,
     readiness,
     // Role `all` serves the query API on the same port.
-    mount: createApiMount(sliceOf(apiFields, config), db),
+    mount: createApiMount(sliceOf(apiFields, config), db, ctx.logger),
   });
   await listenHttp(ctx, listener, config.PORT);
 }
@@ -163,7 +166,28 @@ async function openRoleDatabase(
 ): Promise<Database> {
   const db = openDatabase(ctx, config, config.DATABASE_URL, `monitor-${role}`);
   await ensureBootstrapKey(ctx, config, db);
+  await reportStorage(ctx, db).catch((err: unknown) => {
+    // Not migrated yet (the migrate job runs beside the roles): storage is reported next start.
+    ctx.logger.warn({ err }, 'storage not known yet: is the database migrated?');
+  });
   return db;
+}
+
+/** Logs which storage runs and exports it as `monitor_storage_info{engine,version} 1`. */
+async function reportStorage(ctx: RoleContext, db: Database): Promise<void> {
+  const storage = await readStorageInfo(db);
+  new Gauge({
+    name: 'monitor_storage_info',
+    help: 'The storage engine of the database (TimescaleDB or plain PostgreSQL) and its version.',
+    labelNames: ['engine', 'version'],
+    registers: [ctx.metrics.registry],
+  }).set({ engine: storage.engine, version: storage.version }, 1);
+  ctx.logger.info(
+    { component: 'storage', ...storage },
+    storage.engine === 'timescaledb'
+      ? `storage: TimescaleDB ${storage.version}`
+      : `storage: plain PostgreSQL ${storage.version}`,
+  );
 }
 
 /** REDIS_URL set: the shared rate limit, and a readiness check for it. */
@@ -189,12 +213,13 @@ function readinessChecks(db: Database, bus: Bus): ReadinessCheck[] {
 /** Role `all` without DATABASE_URL: PostgreSQL from the machine's binaries, data under MONITOR_DATA_DIR. */
 async function startEmbeddedDatabase(
   ctx: RoleContext,
-  config: Pick<AllConfig, 'MONITOR_DATA_DIR'>,
+  config: Pick<AllConfig, 'MONITOR_DATA_DIR' | 'EMBEDDED_TIMESCALEDB'>,
 ): Promise<string> {
   const dataDir = embeddedPostgresDir(config.MONITOR_DATA_DIR);
   const embedded = await startEmbeddedPostgres({
     dataDir,
     logger: ctx.logger.child({ component: 'embedded-postgres' }),
+    timescaledb: config.EMBEDDED_TIMESCALEDB,
   });
   ctx.shutdown.onShutdown('embedded postgres', () => embedded.stop());
   return embedded.url;

@@ -12,7 +12,7 @@ import type {
 } from '@monitor/db';
 import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
-import { encodeSampleMessage } from '@monitor/schemas';
+import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
 import type { EvaluatorMetrics, RuleSource } from './alert-evaluator.js';
 import { PartitionMovedError, createAlertEvaluator } from './alert-evaluator.js';
 import type { RuleSet } from './rule-set.js';
@@ -80,6 +80,16 @@ function record(offset: number, sample: Sample | null, partition = 0): ConsumedR
     value: message === undefined ? Buffer.from('not json') : encodeSampleMessage(message),
     headers: {},
     timestampMs: 0,
+  };
+}
+
+/** One record carrying every sample (the format a gateway packs a partition's hosts in). */
+function packed(offset: number, samples: Sample[]): ConsumedRecord {
+  return {
+    ...record(offset, samples[0] ?? null),
+    value: encodeSampleRecord(
+      samples.map((sample) => record(offset, sample).value ?? Buffer.alloc(0)),
+    ),
   };
 }
 
@@ -516,6 +526,58 @@ describe('createAlertEvaluator', () => {
     // The partition moves on: the next batch is evaluated as usual.
     await h.evaluator.handleBatch(batch(5, { host: 'web-5', minutes: 1, cpu: 95 }), ctx);
     expect(h.alerts).toHaveLength(5);
+  });
+
+  it('evaluates old single-host records and new many-host records of one batch alike', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    const old = record(0, { host: 'web-1', minutes: 0, cpu: 95 });
+    const many = packed(1, [
+      { host: 'web-2', minutes: 0, cpu: 95 },
+      { host: 'web-3', minutes: 0, cpu: 50 },
+      { host: 'web-2', minutes: 1, cpu: 10 },
+    ]);
+    await h.evaluator.handleBatch(
+      { topic, partition: 0, records: [old, many], logEndOffset: 2 },
+      ctx,
+    );
+    expect(h.alerts.map((a) => [a.host, a.status])).toEqual([
+      ['web-1', 'active'],
+      ['web-2', 'resolved'],
+    ]);
+    expect(h.offsets.get(0)).toBe(2);
+    // A replay of either record changes nothing.
+    await h.evaluator.handleBatch(
+      { topic, partition: 0, records: [old, many], logEndOffset: 2 },
+      ctx,
+    );
+    expect(h.alerts).toHaveLength(2);
+    expect(h.counters.replayed).toBe(2);
+  });
+
+  it('sets aside only the host of a many-host record whose evaluation fails for good', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    h.poisonHost('bad\u0000host');
+    await h.evaluator.handleBatch(
+      {
+        topic,
+        partition: 0,
+        records: [
+          record(0, { host: 'web-1', minutes: 0, cpu: 95 }),
+          packed(1, [
+            { host: 'web-2', minutes: 0, cpu: 95 },
+            { host: 'bad\u0000host', minutes: 0, cpu: 95 },
+            { host: 'web-3', minutes: 0, cpu: 95 },
+          ]),
+          record(2, { host: 'web-4', minutes: 0, cpu: 95 }),
+        ],
+        logEndOffset: 3,
+      },
+      ctx,
+    );
+    expect(h.alerts.map((a) => a.host).sort()).toEqual(['web-1', 'web-2', 'web-3', 'web-4']);
+    expect(h.deadLetters).toEqual([{ offset: '1', reason: expect.stringContaining('0x00') }]);
+    expect(h.counters.unprocessable).toBe(1);
+    expect(h.offsets.get(0)).toBe(3);
   });
 
   it('redelivers a batch that fails on a transient error instead of setting records aside', async () => {

@@ -12,7 +12,7 @@ import type {
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import type { DecodedSample } from '@monitor/schemas';
-import { conditionHolds, decodeSampleRecord } from '@monitor/schemas';
+import { conditionHolds, decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
 import type { RuleGroup, RuleSet } from './rule-set.js';
 import { markKeyOf } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
@@ -494,8 +494,16 @@ export function createAlertEvaluator(
     };
   }
 
-  /** Evaluates `batch` and commits it in one transaction; throws to have it redelivered. */
-  async function evaluateBatch(batch: RecordBatch, ctx: BatchContext): Promise<void> {
+  /**
+   * Evaluates `batch` and commits it in one transaction; throws to have it redelivered.
+   * `advance` false: the offset stays at the batch's last record (one host of a record
+   * evaluated alone, the record's other hosts still to come).
+   */
+  async function evaluateBatch(
+    batch: RecordBatch,
+    ctx: BatchContext,
+    advance = true,
+  ): Promise<void> {
     const startedMs = clock.nowMs();
     const { partition } = batch;
     const { nextOffset: storedOffset, revision } = await store.appliedPosition(partition);
@@ -553,7 +561,7 @@ export function createAlertEvaluator(
     }
 
     if (ctx.isStale()) throw new PartitionMovedError(`partition ${partition} was reassigned`);
-    const nextOffset = Number(last.offset) + 1;
+    const nextOffset = Number(last.offset) + (advance ? 1 : 0);
     const { states, cleared, watermarks } = changesOf(work, rules);
     const ruleGenerations: Record<string, number> = {};
     for (const { ruleId } of [...states, ...cleared, ...work.events]) {
@@ -654,27 +662,63 @@ export function createAlertEvaluator(
     }
   }
 
-  async function retryOrSetAside(batch: RecordBatch, ctx: BatchContext, first: unknown) {
+  /**
+   * Evaluates one record's batch again a few times; resolves with the error once it keeps
+   * failing for good (undefined once it succeeded).
+   */
+  async function retrying(
+    batch: RecordBatch,
+    ctx: BatchContext,
+    first: unknown,
+    advance: boolean,
+  ): Promise<unknown> {
     const sleep = deps.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
     let err = first;
-    for (let attempt = 2; attempt <= attemptsPerRecord; attempt++) {
-      await sleep(100 * attempt);
+    for (let attempt = err === undefined ? 1 : 2; attempt <= attemptsPerRecord; attempt++) {
+      if (attempt > 1) await sleep(100 * attempt);
       try {
-        await evaluateBatch(batch, ctx);
-        return;
+        await evaluateBatch(batch, ctx, advance);
+        return undefined;
       } catch (again) {
         if (passesByItself(again)) throw again;
         err = again;
       }
     }
+    return err;
+  }
+
+  /**
+   * A record that keeps failing is set aside; one of many hosts is first evaluated host by host
+   * (the offset moving past the record only at its end, a host evaluated again on a replay
+   * being a no-op by its watermark), so only the hosts that fail are set aside.
+   */
+  async function retryOrSetAside(batch: RecordBatch, ctx: BatchContext, first: unknown) {
     const [record] = batch.records as [RecordBatch['records'][number]];
+    const err = await retrying(batch, ctx, first, true);
+    if (err === undefined) return;
+    const hosts = hostRecordsOf(record);
+    if (hosts.length <= 1) {
+      await setAside(record, err);
+    } else {
+      for (const host of hosts) {
+        const hostErr = await retrying({ ...batch, records: [host] }, ctx, undefined, false);
+        if (hostErr !== undefined) await setAside(host, hostErr);
+      }
+    }
+    await commitPast(batch, record);
+  }
+
+  async function setAside(record: RecordBatch['records'][number], err: unknown): Promise<void> {
     log.error(
       { err, partition: record.partition, offset: record.offset, attempts: attemptsPerRecord },
       'record cannot be evaluated; dead-lettered, the partition moves on',
     );
     await deps.deadLetters.send(record, `evaluator: ${describe(err)}`);
     metrics.recordsSkipped('unprocessable', 1);
-    // Commit past it with nothing else, unless a replay already did.
+  }
+
+  /** Commits past `record` with nothing else, unless a replay already did. */
+  async function commitPast(batch: RecordBatch, record: RecordBatch['records'][number]) {
     const storedOffset = await store.appliedOffset(batch.partition);
     const nextOffset = Number(record.offset) + 1;
     if (storedOffset <= batch.logEndOffset && storedOffset >= nextOffset) return;
@@ -735,4 +779,19 @@ export function createAlertEvaluator(
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The hosts of a record of many hosts, each as a record of its own (same position, its own
+ * message, its place in the record in `x-sample-record-index`); one entry for any other record.
+ */
+function hostRecordsOf(record: RecordBatch['records'][number]): RecordBatch['records'] {
+  const decoded = decodeSampleRecord(record.value);
+  if (!decoded.ok || decoded.value.length <= 1) return [record];
+  return decoded.value.map(({ message, index, decoded: host }) => ({
+    ...record,
+    key: host.ok ? `${host.value.orgId}:${host.value.host}` : record.key,
+    value: message,
+    headers: { ...record.headers, [sampleRecordIndexHeader]: String(index) },
+  }));
 }

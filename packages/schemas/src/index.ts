@@ -22,7 +22,7 @@ export type { SampleMessage } from './sample-message.js';
 export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
 export type { DecodedSample, RecordHostSample } from './decode-sample-record.js';
 export { decodeHostSample, decodeSampleRecord } from './decode-sample-record.js';
-export { encodeSampleRecord, sampleRecordBytes } from './sample-record.js';
+export { encodeSampleRecord, sampleRecordBytes, sampleRecordIndexHeader } from './sample-record.js';
 export type {
   AlertCondition,
   AlertReason,
@@ -144,7 +144,11 @@ export {
   toAlertRuleResponse,
 } from './alert-rules.js';
 export { parseMessageTemplate, renderMessageTemplate } from './message-template.js';
-export type { PrometheusError, PrometheusErrorType, PrometheusQueryData } from './prometheus-api.js';
+export type {
+  PrometheusError,
+  PrometheusErrorType,
+  PrometheusQueryData,
+} from './prometheus-api.js';
 export {
   prometheusApiBasePath,
   prometheusErrorSchema,

@@ -12,6 +12,12 @@ import type { DecodeResult } from './sample-message.js';
  * each is decoded on its own (the fast decoder skips its snapshot lists), and a host whose
  * message is bad is dead-lettered on its own, as a format-1 record, without its neighbours.
  */
+/**
+ * The header a dead letter of one host of a framed record carries: its place in the record
+ * (the dead letter's value is that host's message alone, a format-1 record).
+ */
+export const sampleRecordIndexHeader = 'x-sample-record-index';
+
 const framedMarker = 0x00;
 const framedFormat = 0x02;
 const headerBytes = 2;

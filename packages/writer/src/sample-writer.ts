@@ -3,7 +3,7 @@ import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
 import type { DecodedSample, RecordHostSample } from '@monitor/schemas';
-import { decodeSampleRecord } from '@monitor/schemas';
+import { decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
 export type PendingSample = {
@@ -66,9 +66,6 @@ export type SampleWriterDeps = {
   isStopping: () => boolean;
   sleep?: (ms: number) => Promise<void>;
 };
-
-/** The header a dead letter of one host of a many-host record carries: its place in the record. */
-export const recordIndexHeader = 'x-sample-record-index';
 
 /**
  * The writer's consumer logic, free of Kafka and SQL. `handleBatch` resolves only once every
@@ -188,7 +185,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
       ...pending.record,
       key: `${pending.sample.orgId}:${pending.sample.host}`,
       value: host.message,
-      headers: { ...pending.record.headers, [recordIndexHeader]: String(host.index) },
+      headers: { ...pending.record.headers, [sampleRecordIndexHeader]: String(host.index) },
     };
   }
 
@@ -249,7 +246,7 @@ function undecodableHostRecord(record: ConsumedRecord, host: RecordHostSample): 
   return {
     ...record,
     value: host.message,
-    headers: { ...record.headers, [recordIndexHeader]: String(host.index) },
+    headers: { ...record.headers, [sampleRecordIndexHeader]: String(host.index) },
   };
 }
 

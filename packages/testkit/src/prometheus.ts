@@ -36,7 +36,12 @@ export type PrometheusRemoteWrite = RemoteWriteAuth & {
 
 export type PrometheusOptions = {
   scrapeTargets: PrometheusScrapeTarget[];
-  remoteWrite: PrometheusRemoteWrite;
+  /** Where to send what it scrapes; none when omitted. */
+  remoteWrite?: PrometheusRemoteWrite;
+  /** A `remote_read` endpoint it queries beside its own TSDB (bearer token auth). */
+  remoteRead?: { url: string; bearerToken: string };
+  /** `--web.enable-remote-write-receiver`: it takes remote-write at /api/v1/write itself. */
+  remoteWriteReceiver?: boolean;
   /** Also the scrape timeout; 1 when omitted. */
   scrapeIntervalSeconds?: number;
 };
@@ -76,6 +81,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       // On SIGTERM it keeps sending what it queued for this long (1 min by default): a test
       // whose receiver is already gone should not wait for that.
       '--storage.remote.flush-deadline=2s',
+      ...(options.remoteWriteReceiver === true ? ['--web.enable-remote-write-receiver'] : []),
     ],
     dir,
     probe: async () => {
@@ -89,9 +95,9 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
 
 /** The prometheus.yml for `options`; exported for its unit test. */
 export function prometheusConfig(options: PrometheusOptions): Record<string, unknown> {
-  const { remoteWrite } = options;
+  const { remoteWrite, remoteRead } = options;
   if (
-    remoteWrite.protobufMessage !== undefined &&
+    remoteWrite?.protobufMessage !== undefined &&
     remoteWrite.protobufMessage !== 'prometheus.WriteRequest'
   ) {
     throw new Error(`Prometheus 2.42 cannot send ${String(remoteWrite.protobufMessage)}`);
@@ -113,18 +119,32 @@ export function prometheusConfig(options: PrometheusOptions): Record<string, unk
         })),
       };
     }),
-    remote_write: [
-      {
-        url: remoteWrite.url,
-        name: 'testkit',
-        ...(remoteWrite.bearerToken === undefined
-          ? {}
-          : { authorization: { type: 'Bearer', credentials: remoteWrite.bearerToken } }),
-        ...(remoteWrite.basicAuth === undefined ? {} : { basic_auth: remoteWrite.basicAuth }),
-        // Tests wait for data: send every second, retry a failed request within a second.
-        queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
-      },
-    ],
+    ...(remoteRead === undefined
+      ? {}
+      : {
+          remote_read: [
+            {
+              url: remoteRead.url,
+              name: 'testkit',
+              authorization: { type: 'Bearer', credentials: remoteRead.bearerToken },
+            },
+          ],
+        }),
+    remote_write:
+      remoteWrite === undefined
+        ? []
+        : [
+            {
+              url: remoteWrite.url,
+              name: 'testkit',
+              ...(remoteWrite.bearerToken === undefined
+                ? {}
+                : { authorization: { type: 'Bearer', credentials: remoteWrite.bearerToken } }),
+              ...(remoteWrite.basicAuth === undefined ? {} : { basic_auth: remoteWrite.basicAuth }),
+              // Tests wait for data: send every second, retry a failed request within a second.
+              queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
+            },
+          ],
   };
 }
 

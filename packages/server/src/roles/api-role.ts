@@ -10,16 +10,23 @@ import {
   createServiceQueries,
   createSilenceStore,
 } from '@monitor/db';
+import type { Logger } from '@monitor/platform';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
 import { createConsoleMount } from '../console-static.js';
 import { createKeyAuthenticator } from '../key-authenticator.js';
+import { createPrometheusMount } from './prometheus-mount.js';
 
 /**
- * The REST API (everything under `/api/v1` but ingest) and the web console as a `mount` for
- * an express app: the app of role `api`, or the gateway's app in role `all`, on the same port.
+ * The REST API (everything under `/api/v1` but ingest), the Prometheus-compatible API
+ * (`/prometheus`) and the web console as a `mount` for an express app: the app of role `api`,
+ * or the gateway's app in role `all`, on the same port.
  */
-export function createApiMount(config: ApiConfig, db: Database): (app: Express) => void {
+export function createApiMount(
+  config: ApiConfig,
+  db: Database,
+  logger: Logger,
+): (app: Express) => void {
   const router = createApiRouter({
     services: createServiceQueries(db, {
       staleAfterSeconds: config.SERVICE_STALE_AFTER_SECONDS,
@@ -34,7 +41,9 @@ export function createApiMount(config: ApiConfig, db: Database): (app: Express) 
     targetPolicy: createTargetAddressPolicy(config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
   const mountConsole = createConsoleMount();
+  const mountPrometheus = createPrometheusMount(config, db, logger);
   return (app) => {
+    mountPrometheus(app);
     // The web console (`/` and its client routes, `/console/assets/`): no path under /api/v1.
     mountConsole(app);
     app.use(router);

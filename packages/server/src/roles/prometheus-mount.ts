@@ -1,0 +1,42 @@
+import type { Express } from 'express';
+import { createPrometheusRouter } from '@monitor/api';
+import type { Database } from '@monitor/db';
+import { createPrometheusSeriesSource } from '@monitor/db/series';
+import type { Logger } from '@monitor/platform';
+import { createPromqlEngine } from '@monitor/promql';
+import type { ApiConfig } from '../config.js';
+import { createKeyAuthenticator } from '../key-authenticator.js';
+
+/** Series one PromQL query may select, and the most `series` lists (not a CONTRACT setting). */
+const maxSeriesPerQuery = 100_000;
+/** Prometheus' limit of points per series of a range query. */
+const maxPointsPerSeries = 11_000;
+/** The longest range query: a year, past every retention default. */
+const maxRangeMs = 366 * 24 * 3600 * 1000;
+
+/** The Prometheus-compatible API (`/prometheus`) as a mount for the api role's app (and `all`'s). */
+export function createPrometheusMount(
+  config: ApiConfig,
+  db: Database,
+  logger: Logger,
+): (app: Express) => void {
+  const router = createPrometheusRouter({
+    authenticator: createKeyAuthenticator(config, db),
+    logger: logger.child({ component: 'prometheus-api' }),
+    sourceFor: (orgId) => createPrometheusSeriesSource(db, orgId),
+    engineFor: (orgId, timeoutMs) =>
+      createPromqlEngine({
+        source: createPrometheusSeriesSource(db, orgId),
+        lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
+        maxSamples: config.PROMQL_MAX_SAMPLES,
+        timeoutMs: Math.min(timeoutMs ?? config.PROMQL_TIMEOUT_MS, config.PROMQL_TIMEOUT_MS),
+        maxSeries: maxSeriesPerQuery,
+        maxPointsPerSeries,
+      }),
+    limits: { maxRangeMs, maxSeries: maxSeriesPerQuery },
+    nowMs: Date.now,
+  });
+  return (app) => {
+    app.use(router);
+  };
+}

@@ -32,8 +32,8 @@ export type TimeRange = { startMs: number; endMs: number };
 
 /**
  * The port PromQL reads through. Implementations scope every call to one tenant. They reject
- * with a PromqlError (`unavailable` when a retry may help, `canceled` when `signal` aborted);
- * any other error is a bug of theirs.
+ * with a PromqlError (`canceled` when `signal` aborted) or with their store's own typed errors,
+ * which pass through the engine unchanged for the caller to map.
  */
 export type SeriesSource = {
   /** Every series matching all `matchers` with its samples within `range`. */

@@ -73,6 +73,37 @@ describe('createInProcessBus', () => {
     }
   });
 
+  it('with packRecords, makes one record per partition of a publish, each key in order on its partition', async () => {
+    bus = createInProcessBus({ defaultPartitions: 3 });
+    const seen: ConsumedRecord[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        seen.push(...batch.records);
+        return Promise.resolve();
+      },
+    });
+    const pack = (values: readonly Buffer[]) => Buffer.from(values.map(String).join('|'));
+    const publisher = bus.publisher({ packRecords: pack });
+    const messages = Array.from({ length: 30 }, (_, i) => msg(`k${i % 7}`, `k${i % 7}#${i}`));
+    await publisher.publish('t', messages);
+    await eventually(() => expect(seen.length).toBe(3));
+    for (const record of seen) {
+      const values = valueOf(record).split('|');
+      for (const value of values) {
+        expect(partitionForKey(value.split('#')[0] ?? '', 3)).toBe(record.partition);
+      }
+      // Within the record, publish order.
+      const order = values.map((value) => Number(value.split('#')[1]));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    }
+    expect(seen.flatMap((record) => valueOf(record).split('|')).sort()).toEqual(
+      messages.map((message) => message.value.toString()).sort(),
+    );
+  });
+
   it('reports the records still behind each handled batch as consumer lag', async () => {
     bus = createInProcessBus({ defaultPartitions: 1 });
     const publisher = bus.publisher();

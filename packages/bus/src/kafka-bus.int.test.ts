@@ -107,6 +107,50 @@ describe('createKafkaBus', () => {
     await publisher.close();
   });
 
+  it('with packRecords, sends concurrent publishes as a record per partition, each key in order on its partition', async () => {
+    const topic = unique('packed');
+    await bus.admin.ensureTopic(topic, { partitions: 3 });
+    const pack = (values: readonly Buffer[]) => Buffer.from(values.map(String).join('|'));
+    const publisher = bus.publisher({ packRecords: pack });
+    const keys = Array.from({ length: 30 }, (_, i) => `org_1:host-${i}`);
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let i = 0; i < 5; i++) await publisher.publish(topic, [msg(key, `${key}#${i}`)]);
+      }),
+    );
+    const seen: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          seen.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    const unpacked = () => seen.flatMap((record) => valueOf(record).split('|'));
+    await eventually(() => expect(unpacked()).toHaveLength(150));
+    // Fewer records than messages: concurrent callers' hosts shared records.
+    expect(seen.length).toBeLessThan(150);
+    for (const key of keys) {
+      const ofKey = seen.flatMap((record) =>
+        valueOf(record)
+          .split('|')
+          .filter((value) => value.startsWith(`${key}#`))
+          .map((value) => ({ value, partition: record.partition })),
+      );
+      expect(ofKey.map((entry) => entry.value)).toEqual(
+        Array.from({ length: 5 }, (_, i) => `${key}#${i}`),
+      );
+      expect(new Set(ofKey.map((entry) => entry.partition))).toEqual(
+        new Set([partitionForKey(key, 3)]),
+      );
+    }
+    await publisher.close();
+  });
+
   it('delivers a batch whose handler threw once again, losing and skipping nothing', async () => {
     const topic = unique('redeliver');
     await bus.admin.ensureTopic(topic, { partitions: 3 });

@@ -28,6 +28,31 @@ describe('createPortPublisher / servePublisher', () => {
     return { publisher, server };
   }
 
+  it('publishes the requests that arrive together as one publish per topic, answering each', async () => {
+    const calls: { topic: string; keys: string[] }[] = [];
+    const recording: Publisher = {
+      publish: (topic, messages) => {
+        calls.push({ topic, keys: messages.map((message) => message.key) });
+        return Promise.resolve();
+      },
+      close: () => Promise.resolve(),
+    };
+    const { publisher, server } = connect(recording);
+    cleanups.push(() => server.close());
+    await Promise.all([
+      publisher.publish('a', [{ key: 'a1', value: Buffer.from('1') }]),
+      publisher.publish('b', [{ key: 'b1', value: Buffer.from('2') }]),
+      publisher.publish('a', [
+        { key: 'a2', value: Buffer.from('3') },
+        { key: 'a3', value: Buffer.from('4') },
+      ]),
+    ]);
+    expect(calls).toEqual([
+      { topic: 'a', keys: ['a1', 'a2', 'a3'] },
+      { topic: 'b', keys: ['b1'] },
+    ]);
+  });
+
   it('carries keys, values and headers across the port, and answers once the consumer handled them', async () => {
     const bus: Bus = createInProcessBus({ defaultPartitions: 1 });
     cleanups.push(() => bus.close());

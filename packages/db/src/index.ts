@@ -32,6 +32,7 @@ import {
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrate as migrateRaw } from './schema/migrate.js';
+import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
 
@@ -43,6 +44,8 @@ export const migrate = translatingDbErrors(migrateRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './storage/rollups.js';
 export { StorageModeError } from './schema/migrate.js';
+export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);
+export type { ConversionResult } from './storage/convert-to-timescale.js';
 export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
 export type { StorageMode, StoragePolicies } from './storage/engine.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';

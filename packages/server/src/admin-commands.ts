@@ -1,6 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
-import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
+import {
+  convertToTimescale,
+  createApiKeyStore,
+  createDatabase,
+  createOrgStore,
+  migrate,
+} from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { embeddedPostgresDir } from '@monitor/platform';
 import type { AdminConfig } from './config.js';
@@ -61,8 +67,32 @@ export function createAdminCommands(deps: {
     .action(() =>
       withDatabase(async (db, config) => {
         const logger = deps.createLogger(config, 'monitor-migrate');
-        const result = await migrate(db, migrationOptions(config));
-        logger.info(result, 'migrated');
+        const { mode, timescaledbVersion, applied, notes } = await migrate(
+          db,
+          migrationOptions(config),
+        );
+        for (const note of notes) logger.warn(note);
+        logger.info({ mode, timescaledbVersion, applied }, 'migrated');
+      }),
+    );
+
+  const storage = new Command('storage').description('the storage engine of the database');
+  storage
+    .command('convert-to-timescaledb')
+    .description(
+      'move a database made with plain PostgreSQL storage onto TimescaleDB (one transaction; ' +
+        'every row is copied); stop the writers first',
+    )
+    .action(() =>
+      withDatabase(async (db, config) => {
+        const logger = deps.createLogger(config, 'monitor-storage');
+        const copied = await convertToTimescale(db);
+        const { mode, timescaledbVersion } = await migrate(db, {
+          ...migrationOptions(config),
+          mode: 'timescale',
+        });
+        print({ mode, timescaledbVersion, copied });
+        logger.info({ copied }, 'converted to TimescaleDB');
       }),
     );
 
@@ -115,7 +145,7 @@ export function createAdminCommands(deps: {
       }),
     );
 
-  return [migrateCommand, orgs, keys];
+  return [migrateCommand, storage, orgs, keys];
 }
 
 function parseScopes(value: string): Scope[] {

@@ -172,14 +172,15 @@ function checkStoredMode(
   if (stored === 'postgres' && requested === 'timescale') {
     throw new StorageModeError(
       'storage mode timescale requested, but this database was created with plain PostgreSQL ' +
-        'storage: move it with `monitor storage convert-to-timescaledb` (nothing is lost), or ' +
-        'start with STORAGE_MODE=auto',
+        'storage: move it with `monitor storage convert-to-timescaledb` (npm run monitor -- ' +
+        'storage convert-to-timescaledb; nothing is lost), or start with STORAGE_MODE=auto',
     );
   }
   if (stored === 'postgres' && requested === 'auto' && available && preloaded) {
     notes.push(
       'TimescaleDB is available, but this database was created with plain PostgreSQL storage ' +
-        'and keeps it: run `monitor storage convert-to-timescaledb` to move it (nothing is lost)',
+        'and keeps it: to move it, stop the service and run `monitor storage ' +
+        'convert-to-timescaledb` (npm run monitor -- storage convert-to-timescaledb; nothing is lost)',
     );
   }
 }

@@ -1,0 +1,149 @@
+import type { Database, TransactionSql } from '../core/database.js';
+import { identifier, run } from './ddl.js';
+import { timescaleNotPreloaded } from './server-capabilities.js';
+
+/** What the plain objects are renamed to while their rows are copied into the new ones. */
+const plain = '_plain';
+
+export type ConversionResult = {
+  /** Rows copied into the new hypertables and aggregates. */
+  samples: number;
+  snapshots: number;
+  rollupBuckets: number;
+};
+
+/**
+ * Moves a database made with plain PostgreSQL storage onto TimescaleDB, in one transaction:
+ * samples and snapshots become hypertables, samples_1m and samples_1h continuous aggregates
+ * whose materialized part starts with the rollup tables' rows (so rollup history older than the
+ * raw samples kept survives). Nothing is lost: every row is copied before the plain objects are
+ * dropped, and a failure rolls everything back. Run `migrate` afterwards for the jobs.
+ */
+export async function convertToTimescale(db: Database): Promise<ConversionResult> {
+  const { timescaledb } = await db.capabilities();
+  if (!timescaledb.available) {
+    throw new Error('the PostgreSQL server has no timescaledb extension installed');
+  }
+  if (!timescaledb.preloaded) throw new Error(timescaleNotPreloaded);
+  return await db.sql.begin(async (sql) => {
+    await sql`set local lock_timeout = '30s'`;
+    const [settings] = await sql<{ mode: string }[]>`
+      select mode from storage_settings for update`;
+    if (settings?.mode !== 'postgres') {
+      throw new Error(
+        `this database's storage is ${settings?.mode ?? 'not migrated yet'}, not plain PostgreSQL`,
+      );
+    }
+    await sql`create extension if not exists timescaledb`;
+    const samples = await samplesToHypertable(sql);
+    const snapshots = await snapshotsToHypertable(sql);
+    const rollupBuckets = await rollupsToAggregates(sql);
+    // The policies are stored as not yet applied: migrate() creates their jobs.
+    await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
+    return { samples, snapshots, rollupBuckets };
+  });
+}
+
+async function samplesToHypertable(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table samples rename to samples${plain}`,
+    `alter index samples_series_id_time_key rename to samples${plain}_series_id_time_key`,
+    `alter index samples_time_idx rename to samples${plain}_time_idx`,
+    `create table samples (
+      time timestamptz not null,
+      series_id bigint not null,
+      value double precision not null
+    )`,
+    `select create_hypertable('samples', by_range('time', interval '1 day'))`,
+  ]);
+  const copied = await sql.unsafe(
+    `insert into samples (time, series_id, value) select time, series_id, value from samples${plain}`,
+  );
+  await run(sql, [
+    // The dedup key: replays and an agent's own retries store each point once.
+    `create unique index samples_series_id_time_key on samples (series_id, time)`,
+    `alter table samples set (
+      timescaledb.compress,
+      timescaledb.compress_segmentby = 'series_id',
+      timescaledb.compress_orderby = 'time desc'
+    )`,
+    `drop table samples${plain}`,
+  ]);
+  return copied.count;
+}
+
+async function snapshotsToHypertable(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table snapshots rename to snapshots${plain}`,
+    `alter index snapshots_service_id_time_key rename to snapshots${plain}_service_id_time_key`,
+    `create table snapshots (
+      time timestamptz not null,
+      service_id text not null,
+      containers json not null,
+      processes json not null
+    )`,
+    `select create_hypertable('snapshots', by_range('time', interval '1 day'))`,
+  ]);
+  const copied = await sql.unsafe(
+    `insert into snapshots (time, service_id, containers, processes)
+     select time, service_id, containers, processes from snapshots${plain}`,
+  );
+  await run(sql, [
+    `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
+    `drop table snapshots${plain}`,
+  ]);
+  return copied.count;
+}
+
+/**
+ * The continuous aggregates as migration 16 defines them on TimescaleDB, their materialized
+ * part seeded with the rollup tables' complete buckets (those below each watermark); newer
+ * buckets are computed from the raw samples, as real-time aggregation does.
+ */
+async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table samples_1m rename to samples_1m${plain}`,
+    `alter table samples_1h rename to samples_1h${plain}`,
+    `create materialized view samples_1m
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 minute', time) as bucket, series_id,
+        avg(value) as avg, min(value) as min, max(value) as max,
+        count(*) as count, sum(value) as sum
+      from samples
+      group by 1, 2
+      with no data`,
+    `create materialized view samples_1h
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
+        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      group by 1, 2
+      with no data`,
+  ]);
+  let copied = 0;
+  for (const rollup of ['samples_1m', 'samples_1h'] as const) {
+    const [table] = await sql<{ schema: string; name: string }[]>`
+      select materialization_hypertable_schema as schema, materialization_hypertable_name as name
+      from timescaledb_information.continuous_aggregates
+      where view_schema = current_schema() and view_name = ${rollup}
+    `;
+    if (table === undefined) throw new Error(`no materialization hypertable for ${rollup}`);
+    const result = await sql.unsafe(
+      `insert into ${identifier(table.schema)}.${identifier(table.name)}
+         (bucket, series_id, avg, min, max, count, sum)
+       select r.bucket, r.series_id, r.avg, r.min, r.max, r.count, r.sum
+       from ${rollup}${plain} r
+       where r.bucket < coalesce(
+         (select watermark from rollup_watermarks where rollup = $1), '-infinity')`,
+      [rollup],
+    );
+    copied += result.count;
+  }
+  await run(sql, [
+    `drop table samples_1h${plain}`,
+    `drop table samples_1m${plain}`,
+    `drop table rollup_watermarks`,
+  ]);
+  return copied;
+}

@@ -1,5 +1,4 @@
 export { findApiRoute } from './api-routes.js';
 export { createApiRouter } from './api-router.js';
 export { toOpenApiPath } from './openapi-document.js';
-export type { PrometheusRouterDeps } from './prometheus/prometheus-router.js';
 export { createPrometheusRouter } from './prometheus/prometheus-router.js';

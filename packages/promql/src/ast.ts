@@ -117,38 +117,3 @@ export function typeOf(expr: Expr): ValueType {
       return typeOf(expr.expr);
   }
 }
-
-/** Every vector selector of an expression, the ones inside range selectors included. */
-export function vectorSelectorsOf(expr: Expr): VectorSelector[] {
-  const out: VectorSelector[] = [];
-  const visit = (e: Expr): void => {
-    switch (e.kind) {
-      case 'vector':
-        out.push(e);
-        return;
-      case 'matrix':
-        out.push(e.selector);
-        return;
-      case 'call':
-        e.args.forEach(visit);
-        return;
-      case 'aggregate':
-        if (e.param !== null) visit(e.param);
-        visit(e.expr);
-        return;
-      case 'binary':
-        visit(e.lhs);
-        visit(e.rhs);
-        return;
-      case 'unary':
-      case 'paren':
-      case 'step-invariant':
-        visit(e.expr);
-        return;
-      default:
-        return;
-    }
-  };
-  visit(expr);
-  return out;
-}

@@ -2,7 +2,7 @@
  * Go's container/heap over an array with a `less` function, operation for operation, so that
  * topk/bottomk keep exactly the elements Prometheus keeps when values tie.
  */
-export function heapUp<T>(h: T[], j: number, less: (a: T, b: T) => boolean): void {
+function heapUp<T>(h: T[], j: number, less: (a: T, b: T) => boolean): void {
   for (;;) {
     const i = Math.trunc((j - 1) / 2);
     if (i === j || !less(h[j]!, h[i]!)) break;

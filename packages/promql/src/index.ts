@@ -1,10 +1,7 @@
-export type { Expr, ValueType } from './ast.js';
 export type { LabelMatcher, MatchType } from './label-matcher.js';
-export { createLabelMatcher } from './label-matcher.js';
 export type { Label, Labels } from './labels.js';
-export { compareLabels, labelsFrom, labelsToRecord, metricNameLabel } from './labels.js';
+export { labelsFrom, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
-export { parsePromql } from './parse-promql.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
 export type { PromqlErrorType } from './promql-error.js';
 export { PromqlError } from './promql-error.js';
@@ -12,5 +9,3 @@ export type { PromqlEngine, PromqlEngineOptions } from './promql-engine.js';
 export { createPromqlEngine } from './promql-engine.js';
 export type { SelectHints, SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 export type { Matrix, Point, QueryValue, Sample, Series, Vector } from './values.js';
-export type { MemorySeries } from './memory-series-source.js';
-export { createMemorySeriesSource } from './memory-series-source.js';

@@ -31,7 +31,7 @@ export function labelsFrom(record: Readonly<Record<string, string>>): Labels {
 }
 
 /** Byte order for ASCII and code-unit order otherwise, close to Go's string comparison. */
-export function compareStrings(a: string, b: string): number {
+function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -79,7 +79,7 @@ function goPow(x: number, y: number): number {
 }
 
 /** [value, keep] of one pair, as Prometheus' vectorElemBinop. */
-export function vectorElemBinop(op: BinaryOp, lhs: number, rhs: number): [number, boolean] {
+function vectorElemBinop(op: BinaryOp, lhs: number, rhs: number): [number, boolean] {
   switch (op) {
     case '==':
       return [lhs, lhs === rhs];

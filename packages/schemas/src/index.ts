@@ -152,7 +152,6 @@ export type {
 export {
   prometheusApiBasePath,
   prometheusErrorSchema,
-  prometheusErrorTypes,
   prometheusInstantQuerySchema,
   prometheusQueryDataSchema,
   prometheusRangeQuerySchema,

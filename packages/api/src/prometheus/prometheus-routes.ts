@@ -22,7 +22,7 @@ import {
 } from './prometheus-params.js';
 
 /** The limits of one query beyond the engine's own (CONTRACT settings feed those). */
-export type PrometheusQueryLimits = {
+type PrometheusQueryLimits = {
   /** The longest end - start of a range query. */
   maxRangeMs: number;
   /** The most series `series` answers with. */
@@ -48,7 +48,7 @@ function pair(t: number, v: number | string): [number, string] {
 }
 
 /** A query's result as Prometheus' JSON writes it. */
-export function queryData(value: QueryValue): unknown {
+function queryData(value: QueryValue): unknown {
   switch (value.resultType) {
     case 'vector':
       return {

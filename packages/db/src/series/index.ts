@@ -1,3 +1,3 @@
 // PromQL's SeriesSource over the database: its own entry point (`@monitor/db/series`) for the
 // api's Prometheus routes, the one audience that reads series by label matchers.
-export { createPrometheusSeriesSource, seriesLabels } from './prometheus-series-source.js';
+export { createPrometheusSeriesSource } from './prometheus-series-source.js';

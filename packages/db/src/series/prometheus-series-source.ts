@@ -15,7 +15,7 @@ type CandidateRow = { id: string; metric: string; host: string; tags: Record<str
  * the `host` label or the `instance` without its port), so a series written with a `host` label
  * reads back with exactly the labels it was written with.
  */
-export function seriesLabels(metric: string, host: string, tags: Record<string, string>): Labels {
+function seriesLabels(metric: string, host: string, tags: Record<string, string>): Labels {
   return labelsFrom({ ...tags, host, __name__: metric });
 }
 

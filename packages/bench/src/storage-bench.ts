@@ -46,6 +46,9 @@ import {
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
 import { measureTimescale } from './storage-sizes.js';
+import { explainHistoryRead } from './history-explain.js';
+import type { CompressedColumn } from './storage-columns.js';
+import { measureCompressedColumns } from './storage-columns.js';
 import { startTimescaleServer } from './timescale-server.js';
 import {
   forceMerge,
@@ -165,7 +168,9 @@ async function runBenchmark(
     refreshRollups(db, ['samples_1m', 'samples_1h']),
   );
   steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
-  await db.sql`analyze`;
+  // What autovacuum would have done by now: the services projection is updated with every
+  // batch, and its dead row versions are reusable space, not history.
+  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
   const shipped = await measureLayout(db, {
     name: 'as shipped',
     changes: [],
@@ -179,7 +184,7 @@ async function runBenchmark(
   const api = await startApi(database.url, logDir, cleanup, 'api');
   processes.push(api);
   const targets = await queryTargets(db);
-  await measureQueries(options, report, {
+  await measureQueries(db, options, report, {
     api,
     key,
     targets,
@@ -198,7 +203,7 @@ async function runBenchmark(
   proposalSteps['compress them'] = await timed(async () => {
     for (const view of proposedRollups) await compressOlderChunks(db, view, newestHour);
   });
-  await db.sql`analyze`;
+  proposalSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
   report.layouts.push(
     await measureLayout(db, {
       name: 'proposed',
@@ -213,7 +218,7 @@ async function runBenchmark(
   // A fresh process: the first one's prepared statements name the aggregates just dropped.
   const proposedApi = await startApi(database.url, logDir, cleanup, 'api-proposed');
   processes.push(proposedApi);
-  await measureQueries(options, report, {
+  await measureQueries(db, options, report, {
     api: proposedApi,
     key,
     targets,
@@ -274,6 +279,10 @@ async function measureLayout(
   sizes.relations = sizes.relations.filter((r) => !layout.exclude.includes(r.name));
   sizes.compression = sizes.compression.filter((c) => !layout.exclude.includes(c.name));
   const countedBytes = countBytes(sizes, () => true);
+  const columns: CompressedColumn[] = [];
+  for (const c of sizes.compression) {
+    if (c.compressedChunks > 0) columns.push(...(await measureCompressedColumns(db, c.name)));
+  }
   const comparison = compareStorage({
     samples: layout.samples,
     ourBytes: countedBytes,
@@ -289,21 +298,23 @@ async function measureLayout(
     sizes,
     countedBytes,
     comparison,
+    columns,
     steps: layout.steps,
   };
 }
 
-type QueryTarget = { serviceId: string; metric: string };
+type QueryTarget = { serviceId: string; metric: string; seriesId: string };
 
 async function queryTargets(db: Database): Promise<QueryTarget[]> {
-  const rows = await db.sql<{ service_id: string; metric: string }[]>`
-    select service_id, metric from series order by service_id, metric
+  const rows = await db.sql<{ service_id: string; metric: string; id: string }[]>`
+    select service_id, metric, id from series order by service_id, metric
   `;
-  return rows.map((row) => ({ serviceId: row.service_id, metric: row.metric }));
+  return rows.map((row) => ({ serviceId: row.service_id, metric: row.metric, seriesId: row.id }));
 }
 
 /** The history query at both steps: checked once, then driven for the configured time. */
 async function measureQueries(
+  db: Database,
   options: Options,
   report: StorageBenchReport,
   run: {
@@ -347,12 +358,23 @@ async function measureQueries(
       durationMs: options.queryDurationSeconds * 1000,
     });
     const summary = summarizeLoad(load);
+    const target = run.targets[0];
+    const explain =
+      target === undefined
+        ? undefined
+        : await explainHistoryRead(db, {
+            step,
+            seriesId: target.seriesId,
+            from: new Date(run.startMs),
+            to: new Date(run.endMs),
+          });
     report.queries.push({
       layout: run.layout,
       step,
       concurrency: options.queryConcurrency,
       points,
       ...summary,
+      ...(explain === undefined ? {} : { explain }),
     });
     logProgress(
       `${run.layout} step=${step}: p50 ${summary.latency.p50Ms} ms, p95 ${summary.latency.p95Ms} ms, ` +

@@ -1,6 +1,8 @@
 import type { ReportBase } from './bench-run.js';
 import type { LoadSummary } from './load-client.js';
 import { formatMachine, formatNotes, int } from './report-text.js';
+import type { HistoryExplain } from './history-explain.js';
+import type { CompressedColumn } from './storage-columns.js';
 import type { VictoriaMetricsSizes } from './victoria-metrics-storage.js';
 
 /** One relation of our storage: a hypertable, an aggregate's materialization, a dictionary table. */
@@ -51,7 +53,9 @@ export type LayoutFigures = {
   /** The relations counted for this layout (all of ours but the other layout's aggregates). */
   countedBytes: number;
   comparison?: StorageComparison;
-  /** Of the counted bytes, those of the raw samples' chunks left uncompressed (the newest hour). */
+  /** Where the compressed chunks' bytes go, column by column. */
+  columns: CompressedColumn[];
+  /** Seconds each maintenance step of the layout took. */
   steps: Record<string, number>;
 };
 
@@ -61,6 +65,8 @@ export type QueryLatency = LoadSummary & {
   concurrency: number;
   /** Points in each answer (checked before the load). */
   points: number;
+  /** The database's own time for one such read, after the load. */
+  explain?: HistoryExplain;
 };
 
 export type StorageBenchReport = ReportBase & {
@@ -188,6 +194,14 @@ export function formatStorageReport(report: StorageBenchReport): string {
           `${q.latency.p99Ms < 50 && failed === 0 ? 'met' : 'NOT MET'}`,
       );
     }
+    for (const q of report.queries) {
+      if (q.explain === undefined) continue;
+      lines.push(
+        `explain analyze, ${q.layout} step=${q.step}: execution ${q.explain.executionMs.toFixed(2)} ms, ` +
+          `planning ${q.explain.planningMs.toFixed(2)} ms`,
+        ...q.explain.plan.map((line) => `    ${line}`),
+      );
+    }
   }
   return [...lines, ...formatNotes(report)].join('\n');
 }
@@ -212,6 +226,7 @@ function formatLayout(layout: LayoutFigures): string[] {
         (c.afterBytes > 0 ? ` (${(c.beforeBytes / c.afterBytes).toFixed(1)}×)` : ''),
     );
   }
+  lines.push(...formatColumns(layout.columns));
   lines.push(
     `counted: ${mib(layout.countedBytes)}; the whole database (catalogs and empty tables included): ${mib(layout.sizes.databaseBytes)}`,
   );
@@ -225,6 +240,17 @@ function formatLayout(layout: LayoutFigures): string[] {
     );
   }
   return lines;
+}
+
+/** Per compressed relation: each column's bytes per row it compresses. */
+function formatColumns(columns: readonly CompressedColumn[]): string[] {
+  const byRelation = new Map<string, CompressedColumn[]>();
+  for (const c of columns) byRelation.set(c.relation, [...(byRelation.get(c.relation) ?? []), c]);
+  return [...byRelation].map(([relation, list]) => {
+    const rows = list[0]?.rows ?? 0;
+    const parts = list.map((c) => `${c.column} ${rows > 0 ? (c.bytes / rows).toFixed(2) : '?'}`);
+    return `compressed ${relation}, bytes per row (${int(rows)} rows): ${parts.join(', ')}`;
+  });
 }
 
 function mib(bytes: number): string {

@@ -1,0 +1,39 @@
+import type { Database } from '@monitor/db';
+
+/** The database's side of one history read: its plan and timing, as `explain analyze` gives it. */
+export type HistoryExplain = {
+  step: '1m' | '1h';
+  /** Execution time the server reports, for one series over the whole history. */
+  executionMs: number;
+  planningMs: number;
+  plan: string[];
+};
+
+/**
+ * `explain (analyze, buffers)` of the statement the history endpoint runs on TimescaleDB (the
+ * continuous aggregate of the step, one series, the whole range; service-queries.ts), so the
+ * report can split a request's latency between the database and the API process.
+ */
+export async function explainHistoryRead(
+  db: Database,
+  read: { step: '1m' | '1h'; seriesId: string; from: Date; to: Date },
+): Promise<HistoryExplain> {
+  const view = read.step === '1m' ? db.sql`samples_1m` : db.sql`samples_1h`;
+  const rows = await db.sql<{ 'QUERY PLAN': string }[]>`
+    explain (analyze, buffers)
+    select bucket as time, avg, min, max, count
+    from ${view}
+    where series_id = ${read.seriesId}
+      and bucket >= ${read.from} and bucket < ${read.to}
+    order by bucket
+  `;
+  const plan = rows.map((row) => row['QUERY PLAN']);
+  const timing = (label: string): number =>
+    Number(new RegExp(`${label} Time: ([\\d.]+) ms`).exec(plan.join('\n'))?.[1] ?? Number.NaN);
+  return {
+    step: read.step,
+    executionMs: timing('Execution'),
+    planningMs: timing('Planning'),
+    plan,
+  };
+}

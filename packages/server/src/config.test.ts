@@ -4,6 +4,7 @@ import type { Role } from './config.js';
 import {
   adminConfigSchema,
   allConfigSchema,
+  migrationOptions,
   parseRoleConfig,
   roles,
   sliceOf,
@@ -150,14 +151,32 @@ describe('parseRoleConfig', () => {
 describe('adminConfigSchema', () => {
   it('reads the database and migration settings only', () => {
     const config = parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad', PORT: 'x' });
+    // Unset optional settings are left out.
     expect(Object.keys(config).sort()).toEqual(
       [
-        'COMPRESS_AFTER_DAYS',
+        'EMBEDDED_TIMESCALEDB',
         'LOG_LEVEL',
         'MONITOR_DATA_DIR',
         'RAW_RETENTION_DAYS',
+        'ROLLUP_1H_RETENTION_DAYS',
+        'ROLLUP_1M_RETENTION_DAYS',
         'SNAPSHOT_RETENTION_DAYS',
+        'STORAGE_MODE',
       ].sort(),
+    );
+  });
+
+  it('takes COMPRESS_AFTER_DAYS as days when COMPRESS_AFTER_HOURS is unset, and hours first', () => {
+    const days = parseConfig(adminConfigSchema, { COMPRESS_AFTER_DAYS: '3' });
+    expect(migrationOptions(days)).toMatchObject({ compressAfterHours: 72, mode: 'auto' });
+    const both = parseConfig(adminConfigSchema, {
+      COMPRESS_AFTER_DAYS: '3',
+      COMPRESS_AFTER_HOURS: '6',
+      STORAGE_MODE: 'timescale',
+    });
+    expect(migrationOptions(both)).toMatchObject({ compressAfterHours: 6, mode: 'timescale' });
+    expect(() => parseConfig(adminConfigSchema, { STORAGE_MODE: 'timescaledb' })).toThrow(
+      /STORAGE_MODE/,
     );
   });
 });

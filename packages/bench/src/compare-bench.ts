@@ -8,7 +8,11 @@
  * - embedded: `node packages/server/dist/main.js all` with a fresh data dir, JSON on the ingest;
  * - Kafka mode: `monitor gateway` and `monitor writer` from dist over testkit's Kafka,
  *   PostgreSQL and Redis; then its backlog phase (the writer stopped while the gateway fills
- *   Kafka, then timed draining it) and raw COPY into the same `samples` table.
+ *   Kafka, then timed draining it) and raw binary COPY into the same `samples` table, on one
+ *   connection and on as many as the writer writes with.
+ *
+ * VictoriaMetrics and the Kafka mode's gateway also get the same Prometheus remote-write bodies
+ * (`remote-write-load.ts`), for the CPU per sample of each.
  *
  * Workloads: "single" (one host per request) and "batched" (100 hosts per request), each a
  * warm-up and a measured load. After each load the run waits until the target has stored what
@@ -43,6 +47,13 @@ import type { CompareTarget, TargetName } from './compare-target.js';
 import { targetNames } from './compare-target.js';
 import type { CopyCeilingResult } from './copy-ceiling.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
+import type { RemoteWriteFigures } from './remote-write-load.js';
+import {
+  measureRemoteWrite,
+  remoteWriteBody,
+  remoteWriteSeriesQuery,
+  seriesPerHost,
+} from './remote-write-load.js';
 import { startEmbeddedMonitor } from './embedded-target.js';
 import type { KafkaTarget } from './kafka-target.js';
 import { startKafkaMonitor } from './kafka-target.js';
@@ -77,6 +88,11 @@ const storedTimeoutMs = 120_000;
 const settleMs = 1_000;
 const copyBatches = 50;
 const copyRowsPerBatch = 10_000;
+/**
+ * Connections the Kafka mode's writer writes with at its defaults (WRITER_CONSUMERS 2 ×
+ * WRITER_WRITE_CONNECTIONS 2): the COPY ceiling is also measured on as many.
+ */
+const writerConnections = 4;
 
 type Options = {
   targets: TargetName[];
@@ -88,6 +104,9 @@ type Options = {
   batchHosts: number;
   batchConnections: number;
   backlogSeconds: number;
+  remoteWriteRequests: number;
+  remoteWriteSeriesPerRequest: number;
+  remoteWriteConcurrency: number;
   victoriaMetrics: string;
   wrk: string;
 };
@@ -102,6 +121,9 @@ const usage = `Usage: npm run bench:compare -- [options]
   --batch-hosts N          hosts per batched request (default 100)
   --batch-connections N    connections, batched (default 16)
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
+  --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default 300)
+  --rw-series-per-request N  samples per remote-write body (default 2000)
+  --rw-concurrency N       remote-write requests in flight (default 8)
   --victoria-metrics PATH  the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
   --wrk PATH               the load generator (default wrk on PATH: apt-get install wrk)
   --out FILE               JSON results (default bench-results/compare-<iso date>.json)
@@ -119,6 +141,8 @@ type RunContext = {
   cleanup: Cleanup;
   /** Where each stage's samples start; the same for every target. */
   stageBaseMs: (stage: Stage) => number;
+  /** The remote-write bodies, the same for every target that takes them. */
+  remoteWriteBodies: Buffer[];
 };
 
 async function runBenchmark(
@@ -145,6 +169,10 @@ async function runBenchmark(
     logDir: report.logDir,
     cleanup,
     stageBaseMs: (stage) => runBaseMs + stages.indexOf(stage) * stageSpacingMs,
+    // Scrape times a second apart from two hours back: clear of the wrk stages' times.
+    remoteWriteBodies: Array.from({ length: options.remoteWriteRequests }, (_, n) =>
+      remoteWriteBody(n, options.remoteWriteSeriesPerRequest, runBaseMs - 60 * 60_000),
+    ),
   };
 
   for (const name of options.targets) {
@@ -163,6 +191,10 @@ async function runBenchmark(
     report.targets[name] = targetReport;
     try {
       const tally = await measureTarget(target, targetReport, context, report.settings);
+      if (name !== 'embedded') {
+        const figures = await measureRemoteWriteOf(target, context, tally);
+        report.remoteWrite = { ...report.remoteWrite, [figures.target]: figures };
+      }
       if (kafka) {
         report.settings.kafkaServices = kafka.stack.serviceOrigins;
         if (process.env['DATABASE_URL'] === undefined) {
@@ -184,7 +216,15 @@ async function runBenchmark(
       await target.stop();
     }
     // With the roles stopped, so that COPY has the machine to itself.
-    if (kafka) report.copy = await measureCopy(kafka, context);
+    if (kafka) {
+      report.copies = [];
+      for (const connections of [1, writerConnections]) {
+        report.copies.push(await measureCopy(kafka, context, connections));
+      }
+      report.copy = report.copies.reduce((best, each) =>
+        each.rowsPerSecond > best.rowsPerSecond ? each : best,
+      );
+    }
   }
 }
 
@@ -345,12 +385,72 @@ async function measureBacklog(
   return { figures, writer };
 }
 
-/** Raw COPY into the Kafka mode's `samples`, rows shaped as the writer's, on one connection. */
-async function measureCopy(kafka: KafkaTarget, context: RunContext): Promise<CopyCeilingResult> {
-  logProgress(`raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows`);
+/**
+ * The remote-write bodies to VictoriaMetrics, or to the Kafka mode's gateway (its CPU alone is
+ * charged: the decode and the publish), counted back from storage.
+ */
+async function measureRemoteWriteOf(
+  target: CompareTarget,
+  context: RunContext,
+  tally: Tally,
+): Promise<RemoteWriteFigures> {
+  const { options, remoteWriteBodies } = context;
+  const processName = target.name === 'kafka' ? 'gateway' : 'victoria-metrics';
+  const pid = target.measured.find((each) => each.name === processName)?.pid();
+  if (pid === undefined) throw new Error(`no pid for ${processName}`);
+  const rwOptions = {
+    requests: options.remoteWriteRequests,
+    seriesPerRequest: options.remoteWriteSeriesPerRequest,
+    concurrency: options.remoteWriteConcurrency,
+  };
+  const before = target.name === 'kafka' ? await stored(target, 0) : 0;
+  const figures = await measureRemoteWrite(
+    processName,
+    { baseUrl: target.baseUrl, headers: target.name === 'kafka' ? target.headers : {}, pid },
+    remoteWriteBodies,
+    rwOptions,
+    async () => {
+      if (target.name !== 'kafka') return countVictoriaMetrics(target.baseUrl);
+      const after = await target.waitForStored({
+        expected: before + remoteWriteBodies.length * options.remoteWriteSeriesPerRequest,
+        timeoutMs: storedTimeoutMs,
+        settleMs,
+      });
+      return after.stored - before;
+    },
+  );
+  if (target.name === 'kafka') {
+    tally.acknowledged += figures.samplesSent;
+    tally.sent += remoteWriteBodies.length * options.remoteWriteSeriesPerRequest;
+  }
+  logProgress(
+    `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
+      `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample`,
+  );
+  return figures;
+}
+
+async function countVictoriaMetrics(baseUrl: string): Promise<number> {
+  await fetch(`${baseUrl}/internal/force_flush`);
+  const query = new URLSearchParams({ query: remoteWriteSeriesQuery });
+  const answer = (await (await fetch(`${baseUrl}/api/v1/query?${query.toString()}`)).json()) as {
+    data?: { result?: { value?: [number, string] }[] };
+  };
+  return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
+}
+
+/** Raw binary COPY into the Kafka mode's `samples`, rows shaped as the writer's. */
+async function measureCopy(
+  kafka: KafkaTarget,
+  context: RunContext,
+  connections: number,
+): Promise<CopyCeilingResult> {
+  logProgress(
+    `raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
+  );
   const copyDb = createDatabase({
     url: kafka.stack.databaseUrl,
-    maxConnections: 1,
+    maxConnections: connections,
     applicationName: 'monitor-bench-copy',
   });
   context.cleanup.add('COPY connection', () => copyDb.close());
@@ -359,10 +459,12 @@ async function measureCopy(kafka: KafkaTarget, context: RunContext): Promise<Cop
   >`select id from services order by name`;
   return measureCopyCeiling(copyDb, {
     serviceIds: services.map((row) => row.id),
-    // Ten minutes before the run's first stage: no (service, metric, time) of the loads.
-    baseTimeMs: context.stageBaseMs('smoke') - 10 * 60_000,
+    // Before the run's first stage, a stretch per measurement: no (service, metric, time) of
+    // the loads or of another measurement.
+    baseTimeMs: context.stageBaseMs('smoke') - (10 + connections) * 60_000,
     batches: copyBatches,
     rowsPerBatch: copyRowsPerBatch,
+    connections,
   });
 }
 
@@ -454,6 +556,9 @@ await runBenchCommand({
     'batch-hosts': '100',
     'batch-connections': '16',
     'backlog-seconds': '20',
+    'rw-requests': '300',
+    'rw-series-per-request': '2000',
+    'rw-concurrency': '8',
     'victoria-metrics': victoriaMetricsBinary,
     wrk: 'wrk',
   },
@@ -468,6 +573,13 @@ await runBenchCommand({
       batchHosts: integerOption('batch-hosts', values['batch-hosts'], 1, 1000),
       batchConnections: integerOption('batch-connections', values['batch-connections']),
       backlogSeconds: integerOption('backlog-seconds', values['backlog-seconds']),
+      remoteWriteRequests: integerOption('rw-requests', values['rw-requests']),
+      remoteWriteSeriesPerRequest: integerOption(
+        'rw-series-per-request',
+        values['rw-series-per-request'],
+        seriesPerHost,
+      ),
+      remoteWriteConcurrency: integerOption('rw-concurrency', values['rw-concurrency']),
       victoriaMetrics: values['victoria-metrics'],
       wrk: values.wrk,
     };

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { CompareBenchReport, WorkloadReport } from './compare-report.js';
-import { chargeLoad, checkStored, compareRatios, formatCompareReport } from './compare-report.js';
+import {
+  chargeLoad,
+  checkStored,
+  compareRatios,
+  formatCompareReport,
+  issueTargets,
+} from './compare-report.js';
 import type { ResourceUsage } from './resource-sampler.js';
 import type { WrkFigures } from './wrk-result.js';
 
@@ -152,6 +158,7 @@ describe('compareRatios', () => {
         rowsPerBatch: 10_000,
         copySeconds: 2.5,
         rowsPerSecond: 200_000,
+        connections: 1,
       },
     });
     expect(ratios.embeddedVsVmRequestsSingle).toBe(0.25);
@@ -170,6 +177,44 @@ describe('compareRatios', () => {
       },
     });
     expect(Object.values(ratios).filter((value) => value !== undefined)).toEqual([]);
+  });
+});
+
+describe('issueTargets', () => {
+  const batched = (samplesPerSecond: number, missing = 0): WorkloadReport => {
+    const figures = load({ samplesPerSecond });
+    const w = workload(figures, { 'monitor all': 8, gateway: 4 }, []);
+    return { ...w, stored: { ...w.stored, missing } };
+  };
+
+  it('meets a throughput only when every acknowledged sample was stored', () => {
+    const targets = issueTargets({
+      targets: {
+        kafka: { format: 'json', workloads: { batched: batched(250_000, 3) } },
+        embedded: { format: 'json', workloads: { batched: batched(120_000) } },
+      },
+      ratios: {
+        embeddedVsVmRequestsSingle: 0.2,
+        gatewayVsVmCpuPerRequestSingle: 3.5,
+        gatewayVsVmCpuPerSampleRemoteWrite: 1.9,
+        writerDrainVsCopy: 0.6,
+      },
+    });
+    expect(targets.map((row) => row.met)).toEqual([
+      false, // 250k, but 3 samples missing
+      true,
+      false, // a ratio without its load's storage check does not count
+      false,
+      true,
+      true, // 100 MiB peak
+      true,
+    ]);
+    expect(targets[0]?.measured).toBe('250,000 samples/s, NOT all stored');
+  });
+
+  it('says what the run did not measure', () => {
+    const targets = issueTargets({ targets: {}, ratios: {} });
+    expect(targets.every((row) => row.met === undefined && row.measured === '-')).toBe(true);
   });
 });
 

@@ -4,6 +4,7 @@ import type { WireFormat } from './compare-fleet.js';
 import type { TargetName } from './compare-target.js';
 import { targetNames } from './compare-target.js';
 import type { CopyCeilingResult } from './copy-ceiling.js';
+import type { RemoteWriteFigures } from './remote-write-load.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import type { ProcessUsage, ResourceUsage } from './resource-sampler.js';
 import type { WrkFigures } from './wrk-result.js';
@@ -64,9 +65,14 @@ type CompareRatios = {
   gatewayVsVmCpuPerRequestSingle?: number;
   /** Every Kafka-mode process's CPU per request over VictoriaMetrics', one host per request. */
   kafkaServersVsVmCpuPerRequestSingle?: number;
-  /** The writer draining a backlog, rows/s, over raw COPY into the same table. */
+  /** The writer draining a backlog, rows/s, over raw COPY into the same table (its best rate). */
   writerDrainVsCopy?: number;
+  /** The gateway's CPU per remote-write sample over VictoriaMetrics', the same bodies. */
+  gatewayVsVmCpuPerSampleRemoteWrite?: number;
 };
+
+/** The remote-write phase: the same bodies to VictoriaMetrics and to the Kafka mode's gateway. */
+export type RemoteWriteReport = Partial<Record<'victoria-metrics' | 'gateway', RemoteWriteFigures>>;
 
 export type CompareBenchReport = ReportBase & {
   settings: {
@@ -84,8 +90,11 @@ export type CompareBenchReport = ReportBase & {
   targets: Partial<Record<TargetName, TargetReport>>;
   /** Kafka mode: the writer draining what the gateway put in Kafka while it was stopped. */
   backlog?: BacklogFigures;
-  /** Raw COPY into the Kafka mode's `samples` table, on one connection. */
+  /** Raw COPY into the Kafka mode's `samples` table: the best rate of `copies`. */
   copy?: CopyCeilingResult;
+  /** Raw COPY on one connection and on as many as the writer writes with. */
+  copies?: CopyCeilingResult[];
+  remoteWrite?: RemoteWriteReport;
   ratios: CompareRatios;
 };
 
@@ -140,7 +149,7 @@ export function chargeLoad(
 
 /** The issue's ratios, from whatever the run measured. */
 export function compareRatios(
-  report: Pick<CompareBenchReport, 'targets' | 'backlog' | 'copy'>,
+  report: Pick<CompareBenchReport, 'targets' | 'backlog' | 'copy' | 'remoteWrite'>,
 ): CompareRatios {
   const vm = report.targets['victoria-metrics']?.workloads;
   const embedded = report.targets.embedded?.workloads;
@@ -172,7 +181,94 @@ export function compareRatios(
     ),
     kafkaServersVsVmCpuPerRequestSingle: ratio(kafka?.single?.serverCpuUsPerRequest, vmCpu),
     writerDrainVsCopy: ratio(report.backlog?.rowsPerSecond, report.copy?.rowsPerSecond),
+    gatewayVsVmCpuPerSampleRemoteWrite: ratio(
+      report.remoteWrite?.gateway?.cpuMicrosPerSample,
+      report.remoteWrite?.['victoria-metrics']?.cpuMicrosPerSample,
+    ),
   };
+}
+
+/** One target of issue 26: what was measured against what it must reach. */
+export type IssueTarget = {
+  measure: string;
+  target: string;
+  measured: string;
+  /** Undefined when the run did not measure it. */
+  met: boolean | undefined;
+};
+
+/**
+ * Issue 26's targets from one run. A throughput counts only when every acknowledged sample of
+ * its load was stored and none twice (read back from storage).
+ */
+export function issueTargets(
+  report: Pick<CompareBenchReport, 'targets' | 'ratios' | 'backlog' | 'copy'>,
+): IssueTarget[] {
+  const { ratios } = report;
+  const embedded = report.targets.embedded?.workloads;
+  const kafka = report.targets.kafka?.workloads;
+  const exact = (w: WorkloadReport | undefined): boolean =>
+    w !== undefined && w.stored.drained && w.stored.missing === 0 && w.stored.duplicates === 0;
+  const atLeast = (value: number | undefined, bound: number, ok = true) =>
+    value === undefined ? undefined : ok && value >= bound;
+  const atMost = (value: number | undefined, bound: number) =>
+    value === undefined ? undefined : value <= bound;
+  const samples = (w: WorkloadReport | undefined) =>
+    w === undefined
+      ? '-'
+      : `${int(w.load.samplesPerSecond)} samples/s${exact(w) ? ', all stored' : ', NOT all stored'}`;
+  const pct = (value: number | undefined) =>
+    value === undefined ? '-' : `${(value * 100).toFixed(1)} %`;
+  const times = (value: number | undefined) =>
+    value === undefined ? '-' : `${value.toFixed(2)} ×`;
+  const rss = embedded?.batched?.processes['monitor all']?.peakMemoryBytes;
+  return [
+    {
+      measure: 'Kafka mode, 100 hosts per request, acknowledged and stored',
+      target: '≥ 200,000 samples/s',
+      measured: samples(kafka?.batched),
+      met: atLeast(kafka?.batched?.load.samplesPerSecond, 200_000, exact(kafka?.batched)),
+    },
+    {
+      measure: 'embedded, 100 hosts per request',
+      target: '≥ 100,000 samples/s',
+      measured: samples(embedded?.batched),
+      met: atLeast(embedded?.batched?.load.samplesPerSecond, 100_000, exact(embedded?.batched)),
+    },
+    {
+      measure: 'embedded, 1 host per request, of VictoriaMetrics’ requests/s',
+      target: '≥ 15 %',
+      measured: pct(ratios.embeddedVsVmRequestsSingle),
+      met: atLeast(ratios.embeddedVsVmRequestsSingle, 0.15, exact(embedded?.single)),
+    },
+    {
+      measure: 'gateway CPU per request, Kafka mode, 1 host, over VictoriaMetrics’',
+      target: '≤ 3 ×',
+      measured: times(ratios.gatewayVsVmCpuPerRequestSingle),
+      met: atMost(ratios.gatewayVsVmCpuPerRequestSingle, 3),
+    },
+    {
+      measure: 'remote-write: gateway CPU per sample over VictoriaMetrics’',
+      target: '≤ 2 ×',
+      measured: times(ratios.gatewayVsVmCpuPerSampleRemoteWrite),
+      met: atMost(ratios.gatewayVsVmCpuPerSampleRemoteWrite, 2),
+    },
+    {
+      measure: 'embedded `monitor all` peak RSS, 100 hosts per request',
+      target: '≤ 300 MiB',
+      measured: rss === undefined ? '-' : mib(rss),
+      met: atMost(rss, 300 * 1024 ** 2),
+    },
+    {
+      measure: 'writer draining a backlog, of raw binary COPY into the same table',
+      target: '≥ 60 %',
+      measured:
+        report.backlog === undefined || report.copy === undefined
+          ? '-'
+          : `${pct(ratios.writerDrainVsCopy)} (${int(report.backlog.rowsPerSecond)} of ${int(report.copy.rowsPerSecond)} rows/s)`,
+      met: atLeast(ratios.writerDrainVsCopy, 0.6),
+    },
+  ];
 }
 
 /** Wide enough for `14,130,000 / 14,134,200` with a gap. */
@@ -186,6 +282,7 @@ const ratioLabels: Record<keyof CompareRatios, string> = {
   gatewayVsVmCpuPerRequestSingle: 'gateway / VM CPU per request, 1 host per request',
   kafkaServersVsVmCpuPerRequestSingle: 'all Kafka-mode servers / VM CPU per request, single',
   writerDrainVsCopy: 'writer backlog drain / raw COPY rows/s',
+  gatewayVsVmCpuPerSampleRemoteWrite: 'remote-write: gateway / VM CPU per sample',
 };
 
 /** The report as plain-text tables for the terminal. */
@@ -244,16 +341,37 @@ export function formatCompareReport(report: CompareBenchReport): string {
           `${int(report.backlog.rowsPerSecond)} rows/s (writer CPU ${optional(report.backlog.writerCpuSeconds, (s) => s.toFixed(1))} s)` +
           `${report.backlog.drained ? '' : ', NOT drained before the timeout'}`
       : '  not measured',
-    report.copy
-      ? `  raw COPY into the same samples table: ${int(report.copy.rowsPerSecond)} rows/s (${int(report.copy.rows)} rows, one connection)`
-      : '  raw COPY: not measured',
+    ...(report.copies ?? []).map(
+      (copy) =>
+        `  raw binary COPY into the same samples table: ${int(copy.rowsPerSecond)} rows/s ` +
+        `(${int(copy.rows)} rows, ${copy.connections} connection${copy.connections === 1 ? '' : 's'})`,
+    ),
   );
+  if ((report.copies ?? []).length === 0) lines.push('  raw COPY: not measured');
+
+  lines.push('', 'Remote-write 1.0, the same bodies to each');
+  for (const [name, figures] of Object.entries(report.remoteWrite ?? {})) {
+    lines.push(
+      `  ${name.padEnd(18)}${figures.ok}/${figures.requests} 2xx, ${int(figures.samplesSent)} samples sent, ` +
+        `${int(figures.samplesStored)} stored, ${int(figures.samplesPerSecond)} samples/s, ` +
+        `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample (${figures.cpuProcess})`,
+    );
+  }
+  if (report.remoteWrite === undefined) lines.push('  not measured');
 
   lines.push('', 'Ratios (same run)');
   for (const [key, label] of Object.entries(ratioLabels) as [keyof CompareRatios, string][]) {
     const value = report.ratios[key];
     lines.push(
       `  ${label.padEnd(54)}${value === undefined ? '-' : `${(value * 100).toFixed(1)} %`}`,
+    );
+  }
+
+  lines.push('', 'Issue 26 targets (same run)');
+  for (const row of issueTargets(report)) {
+    const verdict = row.met === undefined ? 'not measured' : row.met ? 'met' : 'NOT met';
+    lines.push(
+      `  ${row.measure.padEnd(70)}${row.target.padEnd(22)}${row.measured.padEnd(44)}${verdict}`,
     );
   }
 

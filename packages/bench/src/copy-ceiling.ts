@@ -14,15 +14,22 @@ type CopyCeilingOptions = {
   rowsPerBatch: number;
   /** A COPY that takes longer fails the measurement instead of hanging it (default 60 s). */
   copyTimeoutMs?: number;
+  /**
+   * COPY statements in flight at once, each on its own connection of `db` (open it with at least
+   * this many), the batches shared out between them; the rate is then over wall-clock time.
+   * Default 1.
+   */
+  connections?: number;
 };
 
 export type CopyCeilingResult = {
   rows: number;
   batches: number;
   rowsPerBatch: number;
-  /** Time spent in COPY statements only (building the text is not counted). */
+  /** Time spent in COPY statements only (building the rows is not counted). */
   copySeconds: number;
   rowsPerSecond: number;
+  connections: number;
 };
 
 /** Rows per write to the COPY stream, as the writer chunks them. */
@@ -31,8 +38,8 @@ const rowsPerChunk = 2000;
 /**
  * The writer's ceiling: raw `COPY samples (time, series_id, value) FROM STDIN` of rows shaped
  * like the pipeline's, in the binary format the writer sends, into the same table with its
- * dedup index, one batch per statement, on the one connection of `db` (open it with
- * `maxConnections: 1`). The series of the services' metrics are created (or found) first,
+ * dedup index, one batch per statement, on `connections` connections of `db` at once. The rows
+ * are built before the clock starts. The series of the services' metrics are created (or found) first,
  * untimed, as the writer's cache would know them.
  */
 export async function measureCopyCeiling(
@@ -44,8 +51,8 @@ export async function measureCopyCeiling(
   const timeoutMs = options.copyTimeoutMs ?? 60_000;
   const metricCount = fleetMetricNames.length;
   const seriesIds = await seriesOf(db, serviceIds);
+  const batchChunks: Buffer[][] = [];
   let row = 0;
-  let copyMs = 0;
   for (let batch = 0; batch < batches; batch++) {
     const timesMs: number[] = [];
     const ids: number[] = [];
@@ -59,14 +66,20 @@ export async function measureCopyCeiling(
       ids.push(seriesIds[service * metricCount + (row % metricCount)] ?? 0);
       values.push((row % 1000) / 10);
     }
-    const chunks = [...binarySampleChunks(timesMs, ids, values, rowsPerChunk)];
-
-    const startedAt = performance.now();
-    const writable =
-      await db.sql`copy samples (time, series_id, value) from stdin (format binary)`.writable();
-    await withTimeout(pipeline(Readable.from(chunks), writable), timeoutMs, 'COPY batch');
-    copyMs += performance.now() - startedAt;
+    batchChunks.push([...binarySampleChunks(timesMs, ids, values, rowsPerChunk)]);
   }
+  const connections = Math.max(1, Math.min(options.connections ?? 1, batches));
+  let next = 0;
+  const copier = async (): Promise<void> => {
+    for (let chunks = batchChunks[next++]; chunks !== undefined; chunks = batchChunks[next++]) {
+      const writable =
+        await db.sql`copy samples (time, series_id, value) from stdin (format binary)`.writable();
+      await withTimeout(pipeline(Readable.from(chunks), writable), timeoutMs, 'COPY batch');
+    }
+  };
+  const startedAt = performance.now();
+  await Promise.all(Array.from({ length: connections }, copier));
+  const copyMs = performance.now() - startedAt;
   const rows = batches * rowsPerBatch;
   return {
     rows,
@@ -74,6 +87,7 @@ export async function measureCopyCeiling(
     rowsPerBatch,
     copySeconds: copyMs / 1000,
     rowsPerSecond: copyMs > 0 ? rows / (copyMs / 1000) : 0,
+    connections,
   };
 }
 

@@ -10,15 +10,17 @@
  *
  * Needs `npm run build` and `apt-get install victoria-metrics`.
  */
-import { Agent, request } from 'node:http';
-import { performance } from 'node:perf_hooks';
-import protobuf from 'protobufjs';
-import snappy from 'snappy';
 import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { integerOption, runBenchCommand } from './bench-run.js';
 import type { CompareTarget } from './compare-target.js';
 import { startKafkaMonitor } from './kafka-target.js';
-import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
+import type { RemoteWriteFigures, RemoteWriteOptions } from './remote-write-load.js';
+import {
+  measureRemoteWrite,
+  remoteWriteBody,
+  remoteWriteSeriesQuery,
+  seriesPerHost,
+} from './remote-write-load.js';
 import { formatMachine, formatNotes } from './report-text.js';
 import {
   startVictoriaMetrics,
@@ -27,143 +29,14 @@ import {
 } from './victoria-metrics-target.js';
 import { countSamples } from './wait-for-landed.js';
 
-type Options = {
-  requests: number;
-  seriesPerRequest: number;
-  concurrency: number;
-};
+type Options = RemoteWriteOptions;
 
-type TargetFigures = {
-  target: string;
-  requests: number;
-  ok: number;
-  statuses: Record<string, number>;
-  samplesSent: number;
-  samplesStored: number;
-  seconds: number;
-  samplesPerSecond: number;
-  /** CPU of the target's ingesting process per sample sent, microseconds. */
-  cpuMicrosPerSample: number;
-  cpuProcess: string;
-};
-
-type Report = { options: Options; figures: TargetFigures[]; ratio?: number };
-
-/** prompb's WriteRequest, the fields a Prometheus sender fills. */
-const writeRequest = protobuf.Root.fromJSON({
-  nested: {
-    WriteRequest: { fields: { timeseries: { rule: 'repeated', type: 'TimeSeries', id: 1 } } },
-    TimeSeries: {
-      fields: {
-        labels: { rule: 'repeated', type: 'Label', id: 1 },
-        samples: { rule: 'repeated', type: 'Sample', id: 2 },
-      },
-    },
-    Label: { fields: { name: { type: 'string', id: 1 }, value: { type: 'string', id: 2 } } },
-    Sample: { fields: { value: { type: 'double', id: 1 }, timestamp: { type: 'int64', id: 2 } } },
-  },
-}).lookupType('WriteRequest');
-
-const seriesPerHost = 20;
-
-/** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
-function requestBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
-  const hosts = Math.ceil(seriesPerRequest / seriesPerHost);
-  const timeseries = [];
-  for (let i = 0; i < seriesPerRequest; i++) {
-    const host = i % hosts;
-    const series = Math.floor(i / hosts);
-    timeseries.push({
-      labels: [
-        { name: '__name__', value: `rw_metric_${series}` },
-        { name: 'instance', value: `rw-host-${host}:9100` },
-        { name: 'job', value: 'node' },
-        { name: 'region', value: `region-${host % 4}` },
-      ],
-      samples: [{ value: (n * 7 + i) % 1000, timestamp: baseMs + n * 1000 }],
-    });
-  }
-  return snappy.compressSync(Buffer.from(writeRequest.encode({ timeseries }).finish()));
-}
-
-/** Sends every body once, `concurrency` at a time; counts the answers by status. */
-async function sendAll(
-  target: { baseUrl: string; headers: Record<string, string> },
-  bodies: Buffer[],
-  concurrency: number,
-): Promise<{ ok: number; statuses: Record<string, number> }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const url = new URL('/api/v1/write', target.baseUrl);
-  const statuses: Record<string, number> = {};
-  let ok = 0;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const status = await new Promise<number>((resolve) => {
-        const req = request(
-          url,
-          {
-            method: 'POST',
-            agent,
-            headers: {
-              ...target.headers,
-              'Content-Type': 'application/x-protobuf',
-              'Content-Encoding': 'snappy',
-              'X-Prometheus-Remote-Write-Version': '0.1.0',
-              'Content-Length': body.length,
-            },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          },
-        );
-        req.on('error', () => resolve(0));
-        req.end(body);
-      });
-      statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
-      if (status >= 200 && status < 300) ok++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  agent.destroy();
-  return { ok, statuses };
-}
-
-async function measure(
-  name: string,
-  target: { baseUrl: string; headers: Record<string, string>; pid: number },
-  bodies: Buffer[],
-  options: Options,
-  countStored: () => Promise<number>,
-): Promise<TargetFigures> {
-  logProgress(`${name}: ${bodies.length} requests of ${options.seriesPerRequest} samples`);
-  const before = cpuSnapshot([{ name, pid: target.pid }]);
-  const startedAt = performance.now();
-  const sent = await sendAll(target, bodies, options.concurrency);
-  const seconds = (performance.now() - startedAt) / 1000;
-  const cpu = cpuUsedBetween(before, cpuSnapshot([{ name, pid: target.pid }])).seconds;
-  const samplesSent = sent.ok * options.seriesPerRequest;
-  const cpuSeconds = cpu[name] ?? Number.NaN;
-  return {
-    target: name,
-    requests: bodies.length,
-    ok: sent.ok,
-    statuses: sent.statuses,
-    samplesSent,
-    samplesStored: await countStored(),
-    seconds,
-    samplesPerSecond: samplesSent / seconds,
-    cpuMicrosPerSample: (cpuSeconds * 1e6) / samplesSent,
-    cpuProcess: name,
-  };
-}
+type Report = { options: Options; figures: RemoteWriteFigures[]; ratio?: number };
 
 async function run(options: Options, report: Report, cleanup: Cleanup, logDir: string) {
   const baseMs = Date.now() - 3_600_000;
   const bodies = Array.from({ length: options.requests }, (_, n) =>
-    requestBody(n, options.seriesPerRequest, baseMs),
+    remoteWriteBody(n, options.seriesPerRequest, baseMs),
   );
 
   const vm: CompareTarget = await startVictoriaMetrics({
@@ -176,7 +49,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
   const vmCount = async (): Promise<number> => {
     await fetch(`${vm.baseUrl}/internal/force_flush`);
     const query = new URLSearchParams({
-      query: 'sum(count_over_time({__name__=~"rw_metric_.*"}[1d]))',
+      query: remoteWriteSeriesQuery,
     });
     const answer = (await (
       await fetch(`${vm.baseUrl}/api/v1/query?${query.toString()}`)
@@ -186,7 +59,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
     return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
   };
   report.figures.push(
-    await measure(
+    await measureRemoteWrite(
       'victoria-metrics',
       { baseUrl: vm.baseUrl, headers: {}, pid: vmPid },
       bodies,
@@ -200,7 +73,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
   const gatewayPid = kafka.measured.find((each) => each.name === 'gateway')?.pid();
   if (gatewayPid === undefined) throw new Error('no gateway pid');
   report.figures.push(
-    await measure(
+    await measureRemoteWrite(
       'gateway',
       { baseUrl: kafka.baseUrl, headers: kafka.headers, pid: gatewayPid },
       bodies,

@@ -1,0 +1,148 @@
+/**
+ * Prometheus remote-write 1.0 bodies and their load, shared by `bench:remote-write` and
+ * `bench:compare` (the same bodies to VictoriaMetrics and to our gateway). Each body is what a
+ * Prometheus queue shard sends: `seriesPerRequest` samples (100 hosts × 20 series, one sample
+ * each, labels `__name__`, `job`, `instance`, `region`), snappy-compressed, each request a new
+ * scrape time, so nothing is a duplicate.
+ */
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import protobuf from 'protobufjs';
+import snappy from 'snappy';
+import { logProgress } from './bench-run.js';
+import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
+
+export type RemoteWriteOptions = {
+  requests: number;
+  seriesPerRequest: number;
+  concurrency: number;
+};
+
+export type RemoteWriteFigures = {
+  target: string;
+  requests: number;
+  ok: number;
+  statuses: Record<string, number>;
+  samplesSent: number;
+  samplesStored: number;
+  seconds: number;
+  samplesPerSecond: number;
+  /** CPU of the target's ingesting process per sample sent, microseconds. */
+  cpuMicrosPerSample: number;
+  cpuProcess: string;
+};
+
+/** VictoriaMetrics' count of what the remote-write bodies stored. */
+export const remoteWriteSeriesQuery = 'sum(count_over_time({__name__=~"rw_metric_.*"}[1d]))';
+
+/** prompb's WriteRequest, the fields a Prometheus sender fills. */
+const writeRequest = protobuf.Root.fromJSON({
+  nested: {
+    WriteRequest: { fields: { timeseries: { rule: 'repeated', type: 'TimeSeries', id: 1 } } },
+    TimeSeries: {
+      fields: {
+        labels: { rule: 'repeated', type: 'Label', id: 1 },
+        samples: { rule: 'repeated', type: 'Sample', id: 2 },
+      },
+    },
+    Label: { fields: { name: { type: 'string', id: 1 }, value: { type: 'string', id: 2 } } },
+    Sample: { fields: { value: { type: 'double', id: 1 }, timestamp: { type: 'int64', id: 2 } } },
+  },
+}).lookupType('WriteRequest');
+
+export const seriesPerHost = 20;
+
+/** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
+export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
+  const hosts = Math.ceil(seriesPerRequest / seriesPerHost);
+  const timeseries = [];
+  for (let i = 0; i < seriesPerRequest; i++) {
+    const host = i % hosts;
+    const series = Math.floor(i / hosts);
+    timeseries.push({
+      labels: [
+        { name: '__name__', value: `rw_metric_${series}` },
+        { name: 'instance', value: `rw-host-${host}:9100` },
+        { name: 'job', value: 'node' },
+        { name: 'region', value: `region-${host % 4}` },
+      ],
+      samples: [{ value: (n * 7 + i) % 1000, timestamp: baseMs + n * 1000 }],
+    });
+  }
+  return snappy.compressSync(Buffer.from(writeRequest.encode({ timeseries }).finish()));
+}
+
+/** Sends every body once, `concurrency` at a time; counts the answers by status. */
+async function sendAll(
+  target: { baseUrl: string; headers: Record<string, string> },
+  bodies: Buffer[],
+  concurrency: number,
+): Promise<{ ok: number; statuses: Record<string, number> }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const url = new URL('/api/v1/write', target.baseUrl);
+  const statuses: Record<string, number> = {};
+  let ok = 0;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < bodies.length) {
+      const body = bodies[next++]!;
+      const status = await new Promise<number>((resolve) => {
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              ...target.headers,
+              'Content-Type': 'application/x-protobuf',
+              'Content-Encoding': 'snappy',
+              'X-Prometheus-Remote-Write-Version': '0.1.0',
+              'Content-Length': body.length,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', () => resolve(0));
+        req.end(body);
+      });
+      statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
+      if (status >= 200 && status < 300) ok++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  agent.destroy();
+  return { ok, statuses };
+}
+
+/** Sends every body to `target` and charges the CPU of its process `target.pid`. */
+export async function measureRemoteWrite(
+  name: string,
+  target: { baseUrl: string; headers: Record<string, string>; pid: number },
+  bodies: Buffer[],
+  options: RemoteWriteOptions,
+  countStored: () => Promise<number>,
+): Promise<RemoteWriteFigures> {
+  logProgress(`${name}: ${bodies.length} requests of ${options.seriesPerRequest} samples`);
+  const before = cpuSnapshot([{ name, pid: target.pid }]);
+  const startedAt = performance.now();
+  const sent = await sendAll(target, bodies, options.concurrency);
+  const seconds = (performance.now() - startedAt) / 1000;
+  const cpu = cpuUsedBetween(before, cpuSnapshot([{ name, pid: target.pid }])).seconds;
+  const samplesSent = sent.ok * options.seriesPerRequest;
+  const cpuSeconds = cpu[name] ?? Number.NaN;
+  return {
+    target: name,
+    requests: bodies.length,
+    ok: sent.ok,
+    statuses: sent.statuses,
+    samplesSent,
+    samplesStored: await countStored(),
+    seconds,
+    samplesPerSecond: samplesSent / seconds,
+    cpuMicrosPerSample: (cpuSeconds * 1e6) / samplesSent,
+    cpuProcess: name,
+  };
+}

@@ -13,7 +13,12 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxArgs = ['--import', 'tsx', '--conditions=development'];
 
 /** The Node flags the image runs `monitor` with (deploy/Dockerfile): what users deploy is measured. */
-const shippedNodeFlags = ['--max-semi-space-size=32'];
+const shippedNodeFlags = [
+  '--max-semi-space-size=32',
+  // BENCH_NODE_FLAGS adds flags for a run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a profile
+  // per process, written as it exits): NODE_OPTIONS does not take --cpu-prof.
+  ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== ''),
+];
 
 /** Node's arguments that run `monitor`: from the sources through tsx, or the built service. */
 const monitorArgs = {

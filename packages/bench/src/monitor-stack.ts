@@ -46,7 +46,7 @@ export function monitorCommand(
  * (batch sizes, poll intervals, pool sizes), so a run can try a setting without code changes.
  */
 const passThroughEnv =
-  /^(WRITER_|EVALUATOR_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
+  /^(WRITER_|EVALUATOR_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|KAFKA_HEARTBEAT_INTERVAL_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
 
 export type MonitorStack = {
   /** Where each server came from, e.g. `{ postgres: 'native' }`. */

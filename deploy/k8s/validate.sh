@@ -25,4 +25,5 @@ if [ ! -f "$schemas/deployment-apps-v1.json" ]; then
 fi
 "$bin/kubeconform" -strict -summary -kubernetes-version "${kubernetes_version#v}" \
   -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
-  "$here/config.yaml" "$here/migrate.yaml" "$here/roles.yaml" "$here/services.yaml"
+  "$here/config.yaml" "$here/migrate.yaml" "$here/roles.yaml" "$here/services.yaml" \
+  "$here/timescaledb.yaml"

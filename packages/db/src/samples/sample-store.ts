@@ -97,6 +97,10 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // transaction that rolled back does not exist.
       let learned: LearnedSeries[] = [];
       let created = new Set<string>();
+      // The summaries of the samples written, which are also the projection's when the batch
+      // holds no replay (the usual case): summarized once.
+      let summaries: ServiceSummary[] = [];
+      let replays = 0;
       const result = await sql.begin(async (tx) => {
         const stored =
           owner === undefined ? new Map<number, number>() : await lockOffsets(tx, owner, next);
@@ -112,7 +116,8 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           servicesCreated: 0,
         };
         if (fresh.length > 0) {
-          const services = await ensureServices(tx, summarizeServices(fresh));
+          summaries = summarizeServices(fresh);
+          const services = await ensureServices(tx, summaries);
           created = services.created;
           result.servicesCreated = services.created.size;
           const rows = toRows(fresh, services.ids, seriesCache);
@@ -121,6 +126,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           Object.assign(result, written);
         }
         if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
+        replays = skipped;
         return result;
       });
       for (const { serviceId, generation, metric, id } of learned) {
@@ -130,7 +136,9 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // in. Every sample of the batch counts, those skipped as replays too: a crash right here
       // leaves the samples stored and their offsets past them, and the redelivered batch then
       // brings the projection up to date. The services created above already hold it.
-      const projection = summarizeServices(batch.samples, { skipInvalid: true }).filter(
+      const all =
+        replays === 0 ? summaries : summarizeServices(batch.samples, { skipInvalid: true });
+      const projection = all.filter(
         (summary) => !created.has(serviceKey(summary.orgId, summary.name)),
       );
       if (projection.length > 0) await upsertServices(sql, projection);

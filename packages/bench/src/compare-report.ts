@@ -72,7 +72,7 @@ type CompareRatios = {
 };
 
 /** The remote-write phase: the same bodies to VictoriaMetrics and to the Kafka mode's gateway. */
-export type RemoteWriteReport = Partial<Record<'victoria-metrics' | 'gateway', RemoteWriteFigures>>;
+type RemoteWriteReport = Partial<Record<'victoria-metrics' | 'gateway', RemoteWriteFigures>>;
 
 export type CompareBenchReport = ReportBase & {
   settings: {

@@ -22,7 +22,7 @@ export type { SampleMessage } from './sample-message.js';
 export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
 export type { DecodedSample, RecordHostSample } from './decode-sample-record.js';
 export { decodeHostSample, decodeSampleRecord } from './decode-sample-record.js';
-export { encodeSampleRecord, sampleRecordBytes, sampleRecordIndexHeader } from './sample-record.js';
+export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
 export type {
   AlertCondition,
   AlertReason,

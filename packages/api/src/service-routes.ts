@@ -121,7 +121,6 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
         orgId: authOf(res).orgId,
         serviceId: id,
         ...parsed,
-        now: new Date(now),
       });
       if (rows === undefined) throw serviceNotFound();
       const body: ServiceMetricsResponse = toServiceMetricsResponse(parsed, rows);

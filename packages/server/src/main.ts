@@ -78,6 +78,9 @@ const admin = createAdminCommands({
 for (const command of admin) program.addCommand(command);
 
 await program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  // The typed database errors say what kind of failure it was; the operator of a one-shot
+  // command also needs the server's own words (the cause), e.g. which object blocked a change.
+  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}${cause}\n`);
   process.exit(1);
 });

@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createDatabase } from '@monitor/db';
 import { createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
@@ -73,15 +73,15 @@ function logLines(output: string): { level?: string; msg?: string }[] {
  */
 describe('a half-installed TimescaleDB', () => {
   beforeAll(async () => {
-    const sql = postgres(serviceUrl('postgres'), { max: 1, onnotice: () => undefined });
+    const db = createDatabase({ url: serviceUrl('postgres'), maxConnections: 1 });
     try {
-      const [row] = await sql<{ available: boolean; preload: string }[]>`
-        select exists (select 1 from pg_available_extensions where name = 'timescaledb')
-          as available, current_setting('shared_preload_libraries') as preload`;
-      expect(row, 'the server has TimescaleDB installed').toMatchObject({ available: true });
-      expect(row!.preload).not.toContain('timescaledb');
+      const { timescaledb } = await db.capabilities();
+      expect(timescaledb, 'the server has TimescaleDB installed, not preloaded').toMatchObject({
+        available: true,
+        preloaded: false,
+      });
     } finally {
-      await sql.end();
+      await db.close();
     }
   });
 

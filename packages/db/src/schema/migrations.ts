@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../core/database.js';
 import type { StorageEngine } from '../storage/engine.js';
-import { identifier, run } from '../storage/ddl.js';
+import { run } from '../storage/ddl.js';
 
 /** The storage engine supplies what differs between TimescaleDB and plain PostgreSQL. */
 type MigrationContext = { engine: StorageEngine };
@@ -548,6 +548,12 @@ const noData: Migration = {
     ]),
 };
 
+const realTimeRollups: Migration = {
+  version: 19,
+  name: 'real_time_rollups',
+  up: (sql, { engine }) => engine.createRealTimeRollups(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -568,4 +574,5 @@ export const migrations: readonly Migration[] = [
   seriesIds,
   alertingDepth,
   noData,
+  realTimeRollups,
 ];

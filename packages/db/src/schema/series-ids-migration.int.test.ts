@@ -184,7 +184,6 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       step: '1m',
       from: new Date(laterMs),
       to: new Date(laterMs + minuteMs),
-      now: new Date(laterMs + 2 * minuteMs),
     });
     expect(points?.map((point) => [point.time.getTime(), point.avg, point.count])).toEqual([
       [laterMs, 2, 2],
@@ -227,6 +226,8 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       'policy_compression',
       'policy_refresh_continuous_aggregate',
       'policy_refresh_continuous_aggregate',
+      'policy_retention',
+      'policy_retention',
       'policy_retention',
       'policy_retention',
     ]);

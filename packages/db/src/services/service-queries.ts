@@ -1,12 +1,8 @@
-import type postgres from 'postgres';
 import type { Alert } from '@monitor/schemas';
 import { alertStoredColumns } from '../alerts/alert-columns.js';
 import { silencedExpression } from '../alerts/alert-queries.js';
 import { silencesInForce } from '../silences/silence-store.js';
 import type { Database, Sql } from '../core/database.js';
-import { rollupValueBound } from '../storage/rollups.js';
-import type { StorageMode } from '../storage/engine.js';
-import { requireStorageSettings } from '../schema/storage-settings.js';
 
 /** Derived per request: see `ServiceQueries`. */
 type ServiceHealth = 'healthy' | 'warning' | 'critical' | 'stale';
@@ -50,8 +46,6 @@ export type MetricSeriesQuery = {
   from: Date;
   /** End of the last bucket (exclusive); a multiple of the step. */
   to: Date;
-  /** Bounds the raw-sample tail (see `readMetricSeries`). */
-  now: Date;
 };
 
 export type ServiceQueries = {
@@ -82,15 +76,6 @@ export type ServiceQueriesOptions = {
   staleAfterSeconds: number;
 };
 
-/** Raw samples are read at most this far back, for buckets not rolled up yet. */
-const rawTailMaxMs = 60 * 60_000;
-
-/**
- * Hourly buckets not in samples_1h yet are built from samples_1m at most this far back (plain
- * mode refreshes samples_1h every completed hour, so it lags by about one hour normally).
- */
-const minuteFillMaxMs = 48 * 60 * 60_000;
-
 type ServiceDbRow = {
   id: string;
   name: string;
@@ -100,23 +85,10 @@ type ServiceDbRow = {
   tags: Record<string, string>;
 };
 
-const origin = '2000-01-01T00:00:00Z';
-
 export function createServiceQueries(db: Database, options: ServiceQueriesOptions): ServiceQueries {
   const { sql } = db;
   const staleBefore = (now: Date): Date =>
     new Date(now.getTime() - options.staleAfterSeconds * 1000);
-  let mode: Promise<StorageMode> | undefined;
-  const storageMode = (): Promise<StorageMode> => {
-    mode ??= requireStorageSettings(db).then(
-      (settings) => settings.mode,
-      (err: unknown) => {
-        mode = undefined; // ask again next time
-        throw err;
-      },
-    );
-    return mode;
-  };
 
   return {
     async listServices(query) {
@@ -212,10 +184,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
       `;
       if (owner === undefined) return undefined;
       if (owner.series_id === null) return [];
-      const rows =
-        (await storageMode()) === 'timescale'
-          ? await readContinuousAggregate(sql, query, owner.series_id)
-          : await readRollupsWithTail(sql, query, owner.series_id);
+      const rows = await readRollup(sql, query, owner.series_id);
       return rows.map((row) => ({
         time: row.time,
         avg: row.avg,
@@ -301,14 +270,11 @@ function statusExpression(sql: Sql, staleBefore: Date) {
 }
 
 /**
- * TimescaleDB: the continuous aggregates use real-time aggregation (see the rollups
- * migration), so they include the buckets their policy has not materialized yet.
+ * samples_1m or samples_1h: on both engines they read as real-time aggregates (TimescaleDB's
+ * continuous aggregates; plain PostgreSQL's views over its rollup tables), so they include the
+ * buckets the refresh has not reached yet.
  */
-function readContinuousAggregate(
-  sql: Sql,
-  query: MetricSeriesQuery,
-  seriesId: string,
-): Promise<BucketDbRow[]> {
+function readRollup(sql: Sql, query: MetricSeriesQuery, seriesId: string): Promise<BucketDbRow[]> {
   const view = query.step === '1m' ? sql`samples_1m` : sql`samples_1h`;
   return sql<BucketDbRow[]>`
     select bucket as time, avg, min, max, count
@@ -316,71 +282,6 @@ function readContinuousAggregate(
     where series_id = ${seriesId}
       and bucket >= ${query.from} and bucket < ${query.to}
     order by bucket
-  `;
-}
-
-/**
- * Plain PostgreSQL: the rollup tables hold complete buckets up to their watermarks. Newer
- * buckets are built, in the same statement, from the finer level: hours from samples_1m (at
- * most `minuteFillMaxMs` back), minutes from raw samples (at most `rawTailMaxMs` back). Every
- * part yields (bucket, sum, min, max, count), merged per bucket: averages stay weighted. Values
- * are clamped to ±rollupValueBound like the rollups do, so stored data never makes it fail.
- */
-function readRollupsWithTail(
-  sql: Sql,
-  query: MetricSeriesQuery,
-  seriesId: string,
-): Promise<BucketDbRow[]> {
-  const { from, to } = query;
-  const nowMs = query.now.getTime();
-  const rawFrom = new Date(Math.floor((nowMs - rawTailMaxMs) / 60_000) * 60_000);
-  const minuteFillFrom = new Date(Math.floor((nowMs - minuteFillMaxMs) / 3_600_000) * 3_600_000);
-  const minuteWatermark = sql`coalesce((select watermark from rollup_watermarks
-    where rollup = 'samples_1m'), '-infinity')`;
-  const hourWatermark = sql`coalesce((select watermark from rollup_watermarks
-    where rollup = 'samples_1h'), '-infinity')`;
-  // Clamped like the rollups (see rollupValueBound): a bucket reads the same before and after
-  // it is rolled up, and values stored before the input policy cannot overflow the sums.
-  const bound = sql`${rollupValueBound}::float8`;
-  const clampValue = (column: postgres.Fragment) =>
-    sql`least(greatest(${column}, -${bound}), ${bound})`;
-  const clampSum = sql`least(greatest(sum, -${bound} * count), ${bound} * count)`;
-  const raw = sql`
-    select time as bucket, ${clampValue(sql`value`)} as sum, ${clampValue(sql`value`)} as min,
-      ${clampValue(sql`value`)} as max, 1::bigint as count
-    from samples
-    where series_id = ${seriesId}
-      and time >= greatest(${from}::timestamptz, ${rawFrom}::timestamptz, ${minuteWatermark})
-      and time < ${to}
-  `;
-  const minutes = (lowerBound: postgres.Fragment) => sql`
-    select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min, ${clampValue(sql`max`)} as max,
-      count
-    from samples_1m
-    where series_id = ${seriesId}
-      and bucket >= ${lowerBound} and bucket < ${to} and bucket < ${minuteWatermark}
-  `;
-  const parts =
-    query.step === '1m'
-      ? sql`${minutes(sql`${from}::timestamptz`)} union all ${raw}`
-      : sql`
-          select bucket, ${clampSum} as sum, ${clampValue(sql`min`)} as min,
-            ${clampValue(sql`max`)} as max, count
-          from samples_1h
-          where series_id = ${seriesId}
-            and bucket >= ${from} and bucket < ${to} and bucket < ${hourWatermark}
-          union all
-          ${minutes(sql`greatest(${from}::timestamptz, ${minuteFillFrom}::timestamptz, ${hourWatermark})`)}
-          union all
-          ${raw}
-        `;
-  const width = query.step === '1m' ? sql`interval '1 minute'` : sql`interval '1 hour'`;
-  return sql<BucketDbRow[]>`
-    select date_bin(${width}, bucket, ${origin}::timestamptz) as time,
-      sum(sum) / sum(count) as avg, min(min) as min, max(max) as max, sum(count) as count
-    from (${parts}) parts
-    group by 1
-    order by 1
   `;
 }
 

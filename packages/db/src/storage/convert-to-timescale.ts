@@ -35,6 +35,9 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
       );
     }
     await sql`create extension if not exists timescaledb`;
+    // Plain storage reads the rollups through views over samples (migration 19): they go
+    // first, their tables stay until their rows are copied.
+    await run(sql, [`drop view samples_1h`, `drop view samples_1m`]);
     const samples = await samplesToHypertable(sql);
     const snapshots = await snapshotsToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
@@ -102,8 +105,6 @@ async function snapshotsToHypertable(sql: TransactionSql): Promise<number> {
  */
 async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
   await run(sql, [
-    `alter table samples_1m rename to samples_1m${plain}`,
-    `alter table samples_1h rename to samples_1h${plain}`,
     `create materialized view samples_1m
       with (timescaledb.continuous, timescaledb.materialized_only = false) as
       select time_bucket(interval '1 minute', time) as bucket, series_id,
@@ -133,7 +134,7 @@ async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
       `insert into ${identifier(table.schema)}.${identifier(table.name)}
          (bucket, series_id, avg, min, max, count, sum)
        select r.bucket, r.series_id, r.avg, r.min, r.max, r.count, r.sum
-       from ${rollup}${plain} r
+       from ${rollup}_materialized r
        where r.bucket < coalesce(
          (select watermark from rollup_watermarks where rollup = $1), '-infinity')`,
       [rollup],
@@ -141,8 +142,8 @@ async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
     copied += result.count;
   }
   await run(sql, [
-    `drop table samples_1h${plain}`,
-    `drop table samples_1m${plain}`,
+    `drop table samples_1h_materialized`,
+    `drop table samples_1m_materialized`,
     `drop table rollup_watermarks`,
   ]);
   return copied;

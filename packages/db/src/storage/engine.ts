@@ -59,6 +59,8 @@ export type StorageEngine = {
   createRollups(sql: TransactionSql): Promise<void>;
   /** Migration 16: samples and rollups keyed by series id. */
   keySamplesBySeries(sql: TransactionSql): Promise<void>;
+  /** Migration 19: samples_1m and samples_1h read as real-time aggregates on both engines. */
+  createRealTimeRollups(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -89,6 +91,7 @@ const timescaleEngine: StorageEngine = {
   createSampleTables: timescaleTables.createSampleTables,
   createRollups: timescaleTables.createRollups,
   keySamplesBySeries: timescaleTables.keySamplesBySeries,
+  createRealTimeRollups: timescaleTables.createRealTimeRollups,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -110,6 +113,7 @@ const postgresEngine: StorageEngine = {
   createSampleTables: postgresTables.createSampleTables,
   createRollups: postgresTables.createRollups,
   keySamplesBySeries: postgresTables.keySamplesBySeries,
+  createRealTimeRollups: postgresTables.createRealTimeRollups,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -150,7 +150,7 @@ const replaceChangedBuckets = (sql: TransactionSql) => sql`
 `;
 
 const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1m as r (bucket, series_id, avg, min, max, count, sum)
+  insert into samples_1m_materialized as r (bucket, series_id, avg, min, max, count, sum)
   select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), series_id,
     sum(v) / count(*), min(v), max(v), count(*), sum(v)
   from (
@@ -169,7 +169,7 @@ const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
  * ±1.8e308: clamped to ±count · 1e100 (and min, max to ±1e100) here too, so 60 of them add up.
  */
 const hourStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1h as r (bucket, series_id, avg, min, max, count, sum)
+  insert into samples_1h_materialized as r (bucket, series_id, avg, min, max, count, sum)
   select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), series_id,
     sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
   from (
@@ -177,7 +177,7 @@ const hourStatement: RollupStatement = (sql, window, orgId) => sql`
       least(greatest(sum, -${rollupValueBound}::float8 * count), ${rollupValueBound}::float8 * count) as s,
       least(greatest(min, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mn,
       least(greatest(max, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mx
-    from samples_1m
+    from samples_1m_materialized
     where bucket >= ${lowerBound(window)}::text::timestamptz and bucket < ${window.to}
       ${ofOrganization(sql, orgId)}
   ) clamped
@@ -219,8 +219,8 @@ export async function pruneRollupTables(
 ): Promise<number> {
   let pruned = 0;
   const retention = [
-    ['samples_1m', options.policies.rollup1mRetentionDays],
-    ['samples_1h', options.policies.rollup1hRetentionDays],
+    ['samples_1m_materialized', options.policies.rollup1mRetentionDays],
+    ['samples_1h_materialized', options.policies.rollup1hRetentionDays],
   ] as const;
   for (const [rollup, days] of retention) {
     const cutoff = new Date(options.now.getTime() - days * 24 * hourMs);

@@ -135,3 +135,59 @@ async function rollupBySeries(sql: TransactionSql, rollup: string): Promise<void
     `alter table ${rollup} add constraint ${rollup}_series_id_bucket_key unique (series_id, bucket)`,
   ]);
 }
+
+/** The complete buckets below each watermark, as the refresh writes them. */
+export const materializedRollup = {
+  samples_1m: 'samples_1m_materialized',
+  samples_1h: 'samples_1h_materialized',
+} as const;
+
+/**
+ * Version 19: samples_1m and samples_1h become views that read like TimescaleDB's real-time
+ * aggregates: the refreshed buckets below the rollup's watermark (kept in
+ * `samples_1m_materialized` and `samples_1h_materialized`) plus, above it, buckets computed in
+ * the query from the finer level (raw samples for minutes, minutes for hours). Query code reads
+ * the same names the same way on both engines. Values are clamped to ±1e100 as the refresh
+ * clamps them (see rollupValueBound), so a bucket reads the same before and after it is refreshed.
+ */
+export async function createRealTimeRollups(sql: TransactionSql): Promise<void> {
+  const bound = '1e100::float8';
+  const watermark = (rollup: string) =>
+    `coalesce((select watermark from rollup_watermarks where rollup = '${rollup}'), '-infinity')`;
+  const clampedColumns = `bucket, series_id,
+      least(greatest(sum, -${bound} * count), ${bound} * count) / count as avg,
+      least(greatest(min, -${bound}), ${bound}) as min,
+      least(greatest(max, -${bound}), ${bound}) as max,
+      count,
+      least(greatest(sum, -${bound} * count), ${bound} * count) as sum`;
+  await run(sql, [
+    `alter table samples_1m rename to ${materializedRollup.samples_1m}`,
+    `alter table samples_1h rename to ${materializedRollup.samples_1h}`,
+    `alter table ${materializedRollup.samples_1m} rename constraint samples_1m_series_id_bucket_key
+      to ${materializedRollup.samples_1m}_series_id_bucket_key`,
+    `alter table ${materializedRollup.samples_1h} rename constraint samples_1h_series_id_bucket_key
+      to ${materializedRollup.samples_1h}_series_id_bucket_key`,
+    `create view samples_1m as
+      select ${clampedColumns} from ${materializedRollup.samples_1m}
+      where bucket < ${watermark('samples_1m')}
+      union all
+      select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
+        series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
+        sum(v) as sum
+      from (
+        select time, series_id, least(greatest(value, -${bound}), ${bound}) as v from samples
+        where time >= ${watermark('samples_1m')}
+      ) clamped
+      group by 1, 2`,
+    `create view samples_1h as
+      select ${clampedColumns} from ${materializedRollup.samples_1h}
+      where bucket < ${watermark('samples_1h')}
+      union all
+      select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00') as bucket,
+        series_id, sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      where bucket >= ${watermark('samples_1h')}
+      group by 1, 2`,
+  ]);
+}

@@ -43,14 +43,13 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   });
 
   const history = (step: '1m' | '1h', from: number, to: number) =>
-    createServiceQueries(db).readMetricSeries({
+    createServiceQueries(db, { staleAfterSeconds: 300 }).readMetricSeries({
       orgId,
       serviceId,
       metric: 'cpu_usage',
       step,
       from: new Date(from),
       to: new Date(to),
-      now: new Date(),
     });
 
   /** Polls `check` until it holds (bounded), then returns its last answer. */

@@ -151,13 +151,24 @@ export async function keySamplesBySeries(sql: TransactionSql): Promise<void> {
   // Their jobs went with the old objects: migrate() adds them again after the versioned
   // migrations (applyTimescalePolicies re-creates missing jobs). The old chunks were
   // compressed: so are their copies, instead of taking the disk twice over until then.
-  const [settings] = await sql<{ compress_after_days: number | null }[]>`
-    select compress_after_days from storage_settings`;
-  if (settings?.compress_after_days != null) {
+  const [settings] = await sql<{ compress_after_hours: number | null }[]>`
+    select coalesce((policies ->> 'compressAfterHours')::int, compress_after_days * 24)
+      as compress_after_hours
+    from storage_settings`;
+  if (settings?.compress_after_hours != null) {
     await sql`
       select compress_chunk(c, if_not_compressed => true)
       from show_chunks('samples',
-        older_than => make_interval(days => ${settings.compress_after_days}::int)) c
+        older_than => make_interval(hours => ${settings.compress_after_hours}::int)) c
     `;
   }
+}
+
+/**
+ * Version 19: nothing to do. samples_1m and samples_1h already are real-time aggregates (their
+ * materialized buckets plus what the refresh has not reached yet); plain PostgreSQL gets views
+ * that read the same way.
+ */
+export function createRealTimeRollups(): Promise<void> {
+  return Promise.resolve();
 }

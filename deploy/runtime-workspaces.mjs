@@ -1,7 +1,7 @@
 // Run in the image's build stage, after the build: keeps in package.json only the workspaces the
 // running service needs, and deletes the others, so that `npm prune --omit=dev` also drops what
 // only the tests, the benchmarks and the users' testcontainers module depend on (testcontainers,
-// playwright-core, PGlite...). npm keeps every workspace's own dependencies otherwise: a
+// playwright-core...). npm keeps every workspace's own dependencies otherwise: a
 // workspace counts as a dependency of the root, whatever its role.
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 

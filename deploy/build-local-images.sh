@@ -5,10 +5,13 @@
 # `docker compose up -d` use them. On a machine with a registry, skip this script: the compose
 # file names the public upstream images.
 #
-#   deploy/build-local-images.sh            # as root the first time (debootstrap), then cached
+#   MONITOR_TIMESCALEDB_TARBALL=…/timescaledb-2.28.3.tar.gz deploy/build-local-images.sh
+#                                           # as root the first time (debootstrap), then cached
 #
-# Each image says what it is (monitor-local/<what>:<version>-bookworm); the PostgreSQL one has no
-# TimescaleDB, and the monitor runs its plain PostgreSQL storage mode on it.
+# Each image says what it is (monitor-local/<what>:<version>-bookworm). The PostgreSQL one has no
+# TimescaleDB (the testkit's plain `postgres`); the TimescaleDB one, the compose stack's `db`, is
+# that PostgreSQL plus TimescaleDB built from the upstream source tarball MONITOR_TIMESCALEDB_TARBALL
+# names (required; .ci/run sets it) by deploy/timescaledb/install-from-source.sh, with its patches.
 # Environment: MONITOR_IMAGE_CACHE (default ~/.cache/monitor-images), MONITOR_DEBIAN_MIRROR
 # (default http://deb.debian.org/debian), MONITOR_COMPOSE_OVERRIDE (default
 # <repo>/docker-compose.override.yml; `none` writes no override).
@@ -19,6 +22,21 @@ cache=${MONITOR_IMAGE_CACHE:-$HOME/.cache/monitor-images}
 mirror=${MONITOR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 override=${MONITOR_COMPOSE_OVERRIDE:-$root/docker-compose.override.yml}
 
+# Checked first: nothing is built without the TimescaleDB source.
+timescale_tarball=${MONITOR_TIMESCALEDB_TARBALL:-}
+if [ -z "$timescale_tarball" ] || [ ! -s "$timescale_tarball" ]; then
+  echo "MONITOR_TIMESCALEDB_TARBALL must name the TimescaleDB source tarball the compose stack's" \
+    "database is built from (the upstream release, e.g. timescaledb-2.28.3.tar.gz; .ci/run sets" \
+    "it to ../shared/vendor/timescaledb-2.28.3.tar.gz); it is ${timescale_tarball:-not set}" >&2
+  exit 2
+fi
+timescale_version=$(tar -xzOf "$timescale_tarball" --wildcards '*/version.config' 2>/dev/null \
+  | sed -n 's/^version = \([0-9][0-9.]*\)$/\1/p') || true
+if [ -z "$timescale_version" ]; then
+  echo "$timescale_tarball is not a TimescaleDB source tarball (no version.config)" >&2
+  exit 2
+fi
+
 node_version=20.20.2
 npm_version=10.8.2
 kafka_version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/kafka/pom.xml")
@@ -27,6 +45,7 @@ base_image=monitor-local/debian:bookworm-minbase
 node_image=monitor-local/node:$node_version-bookworm
 kafka_image=monitor-local/kafka:$kafka_version-bookworm
 postgres_image=monitor-local/postgres:15-bookworm
+timescale_image=monitor-local/timescaledb:$timescale_version-pg15-bookworm
 redis_image=monitor-local/redis:7.0-bookworm
 nginx_image=monitor-local/nginx:1.22-bookworm
 
@@ -43,7 +62,8 @@ build() {
   say "image $tag"
   local out
   # The legacy builder (no buildx here); its output only when it fails.
-  if ! out=$(DOCKER_BUILDKIT=0 docker build --build-arg "BASE_IMAGE=$base_image" -t "$tag" "$dir" 2>&1); then
+  if ! out=$(DOCKER_BUILDKIT=0 docker build --build-arg "BASE_IMAGE=$base_image" \
+    --build-arg "POSTGRES_IMAGE=$postgres_image" -t "$tag" "$dir" 2>&1); then
     printf '%s\n' "$out" | tail -40 >&2
     echo "building $tag failed" >&2
     exit 1
@@ -98,6 +118,27 @@ cp -r "$here/kafka" "$work/kafka" && cp -r "$kafka_libs" "$work/kafka/libs"
 build "$kafka_image" "$work/kafka"
 
 build "$postgres_image" "$here/postgres"
+
+# --- timescaledb: the PostgreSQL image plus TimescaleDB built from the tarball ------------------
+# Its build stage compiles (about 2 min with its build dependencies); the installed files are kept
+# in the cache, keyed by the tarball, the patches, the install script and the PostgreSQL version,
+# so a fresh Docker engine does not compile again.
+pg_version=$(docker run --rm --entrypoint postgres "$postgres_image" --version)
+timescale_key=$( { sha256sum "$timescale_tarball" | cut -d' ' -f1; cat "$root"/deploy/timescaledb/patches/*.patch \
+  "$root/deploy/timescaledb/install-from-source.sh"; echo "$pg_version"; } | sha256sum | cut -c1-16)
+timescale_built=$cache/timescaledb-$timescale_version-$timescale_key.tar
+cp -r "$here/timescaledb" "$work/timescaledb"
+cp -r "$root/deploy/timescaledb/install-from-source.sh" "$root/deploy/timescaledb/patches" "$work/timescaledb/"
+cp "$timescale_tarball" "$work/timescaledb/timescaledb.tar.gz"
+mkdir -p "$work/timescaledb/prebuilt"
+[ -s "$timescale_built" ] && cp "$timescale_built" "$work/timescaledb/prebuilt/root.tar"
+build "$timescale_image" "$work/timescaledb"
+if [ ! -s "$timescale_built" ]; then
+  docker run --rm --entrypoint bash "$timescale_image" -c \
+    'cd / && tar -cf - usr/lib/postgresql/15/lib/timescaledb*.so usr/share/postgresql/15/extension/timescaledb*' \
+    >"$timescale_built.partial"
+  mv "$timescale_built.partial" "$timescale_built"
+fi
 build "$redis_image" "$here/redis"
 build "$nginx_image" "$here/nginx"
 
@@ -123,7 +164,7 @@ if [ "$override" != none ]; then
       printf '%s' "$ca_certs" | sed 's/^/        /'
     fi
     echo 'services:'
-    echo "  db: { image: $postgres_image }"
+    echo "  db: { image: $timescale_image }"
     echo "  kafka: { image: $kafka_image }"
     echo "  redis: { image: $redis_image }"
     echo "  edge: { image: $nginx_image }"
@@ -137,6 +178,7 @@ fi
 # The testkit's testcontainers path reads these (packages/testkit/src/container-images.ts).
 {
   echo "MONITOR_TESTKIT_POSTGRES_IMAGE=$postgres_image"
+  echo "MONITOR_TESTKIT_TIMESCALE_IMAGE=$timescale_image"
   echo "MONITOR_TESTKIT_KAFKA_IMAGE=$kafka_image"
   echo "MONITOR_TESTKIT_REDIS_IMAGE=$redis_image"
   echo "MONITOR_NODE_IMAGE=$node_image"

@@ -5,7 +5,7 @@ import { dockerPolicy } from './docker-probe.js';
 describe('containerImage', () => {
   it('names the upstream image unless MONITOR_TESTKIT_<SERVICE>_IMAGE names another', () => {
     expect(containerImage('kafka', {})).toBe('apache/kafka:4.1.1');
-    expect(containerImage('timescale', {})).toBe('timescale/timescaledb:2.23.0-pg15');
+    expect(containerImage('timescale', {})).toBe('timescale/timescaledb:2.28.3-pg15');
     const env = { MONITOR_TESTKIT_KAFKA_IMAGE: 'monitor-local/kafka:4.1.1-bookworm' };
     expect(containerImage('kafka', env)).toBe('monitor-local/kafka:4.1.1-bookworm');
     expect(containerImage('redis', env)).toBe('redis:7-alpine');

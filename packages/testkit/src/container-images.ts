@@ -3,7 +3,7 @@ import type { ServiceName } from './service.js';
 /** The public upstream images of the testcontainers path. */
 const upstreamImages = {
   postgres: 'postgres:15-alpine',
-  timescale: 'timescale/timescaledb:2.23.0-pg15',
+  timescale: 'timescale/timescaledb:2.28.3-pg15',
   // The broker version the native path runs (../kafka/pom.xml), configured by KAFKA_* variables.
   kafka: 'apache/kafka:4.1.1',
   redis: 'redis:7-alpine',

@@ -91,7 +91,10 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
         `${report.probes.timedOut} timed out`,
     );
   }
-  lines.push('', 'Events (stall: from the event to the first probe back under the threshold)');
+  lines.push(
+    '',
+    'Events (stall: from the event until the last probe over the threshold was visible)',
+  );
   for (const event of report.events) {
     lines.push(
       `  ${event.name} at ${event.atSeconds.toFixed(1)} s — ${event.met ? 'met' : 'NOT met'}`,

@@ -109,9 +109,19 @@ export type SubscribeOptions = {
   maxWaitTimeMs?: number;
   /**
    * Called after each handled batch with how many records of its partition remain behind it
-   * (the consumer lag), for metrics. Must not throw.
+   * (the consumer lag) and the timestamp of the last record handled, for metrics. Must not throw.
    */
-  onLag?: (lag: { topic: string; partition: number; records: number }) => void;
+  onLag?: (lag: {
+    topic: string;
+    partition: number;
+    records: number;
+    lastTimestampMs: number;
+  }) => void;
+  /**
+   * Kafka: called with this consumer's partitions after every group join, and with none once it
+   * stopped, so metrics forget what a rebalance took away. Must not throw.
+   */
+  onAssignment?: (partitions: { topic: string; partition: number }[]) => void;
 };
 
 export interface Subscription {

@@ -419,11 +419,13 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
         await acquire();
         let handled = false;
         let last = next;
+        let lastTimestampMs = 0;
         try {
           if (!running) break;
           const from = partitionLog.first + (next - earliest(partitionLog));
           const stored = partitionLog.records.slice(from, from + maxBatchRecords);
           last = stored[stored.length - 1]?.offset ?? next;
+          lastTimestampMs = stored[stored.length - 1]?.timestampMs ?? 0;
           handled = await handleWithRetry({
             topic: topic.name,
             partition,
@@ -439,6 +441,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
           topic: topic.name,
           partition,
           records: Math.max(0, partitionLog.end - last - 1),
+          lastTimestampMs,
         });
       }
     }

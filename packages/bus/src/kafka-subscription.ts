@@ -90,6 +90,7 @@ export async function startKafkaSubscription(
         topic: batch.topic,
         partition: batch.partition,
         records: Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1),
+        lastTimestampMs: last.timestampMs,
       });
       await payload.heartbeat();
     }
@@ -176,6 +177,11 @@ export async function startKafkaSubscription(
         { memberId: event.payload.memberId, assignment: event.payload.memberAssignment },
         'joined consumer group',
       );
+      options.onAssignment?.(
+        Object.entries(event.payload.memberAssignment).flatMap(([topic, partitions]) =>
+          partitions.map((partition) => ({ topic, partition })),
+        ),
+      );
       joined?.();
     });
     created.on(created.events.CRASH, (event) => {
@@ -230,6 +236,7 @@ export async function startKafkaSubscription(
     await current?.disconnect().catch((err: unknown) => {
       logger.warn({ err }, 'kafka consumer did not disconnect cleanly');
     });
+    options.onAssignment?.([]);
   }
 
   let timer: NodeJS.Timeout | undefined;

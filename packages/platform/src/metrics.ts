@@ -3,7 +3,6 @@ import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import {
   AggregatorRegistry,
   Counter,
-  Gauge,
   Histogram,
   Registry,
   collectDefaultMetrics,
@@ -138,26 +137,4 @@ export function metricsHandler(metrics: Metrics): RequestHandler {
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(text);
   };
-}
-
-const consumerLagMetricName = 'consumer_lag_records';
-
-/**
- * The lag callback of a consumer group: one gauge per registry shared by every group of the
- * process (role `all` runs the writer and the evaluator side by side), labelled by group.
- */
-export function createConsumerLagGauge(
-  registry: Registry,
-  groupId: string,
-): (lag: { topic: string; partition: number; records: number }) => void {
-  const gauge =
-    (registry.getSingleMetric(consumerLagMetricName) as Gauge | undefined) ??
-    new Gauge({
-      name: consumerLagMetricName,
-      help: 'Records of a partition not yet processed by this consumer group, after its last batch.',
-      labelNames: ['group', 'topic', 'partition'],
-      registers: [registry],
-    });
-  return ({ topic, partition, records }) =>
-    gauge.set({ group: groupId, topic, partition: String(partition) }, records);
 }

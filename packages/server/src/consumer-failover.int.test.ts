@@ -177,6 +177,9 @@ describe('consumer group failover', () => {
       `${expected} stored samples`,
     );
     expect(await storedSamples(stack)).toBe(expected);
+    // Caught up: the group's lag in seconds is 0 on the survivor.
+    const metrics = await (await fetch(`${survivor.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^consumer_lag_seconds\{group="writer"[^}]*\} 0$/m);
     const [offsets] = await stack.db.sql<{ n: string }[]>`
       select count(*) as n from consumer_offsets where group_id = ${writerGroupId}
     `;

@@ -2,7 +2,7 @@ import type { Bus, Subscription } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { createEvaluatorStore, loadLiveRules, ruleSetFingerprint } from '@monitor/db';
 import { createAlertEvaluator, createEvaluatorMetrics, createRulePoller } from '@monitor/evaluator';
-import { createConsumerLagGauge } from '@monitor/platform';
+import { createConsumerLagReporter } from '@monitor/platform';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
@@ -93,7 +93,7 @@ export async function startAlertEvaluator(
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
-    onLag: createConsumerLagGauge(ctx.metrics.registry, evaluatorGroupId),
+    ...createConsumerLagReporter(ctx.metrics.registry, evaluatorGroupId),
   });
   ctx.shutdown.onShutdown('evaluator consumer', () => subscription.stop());
   return subscription;

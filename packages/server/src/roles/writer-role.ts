@@ -3,7 +3,7 @@ import type { Database, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
-import { createConsumerLagGauge } from '@monitor/platform';
+import { createConsumerLagReporter } from '@monitor/platform';
 import { Counter } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
@@ -92,7 +92,8 @@ export async function startSampleWriter(
       // Every partition's batch may be in flight at once, so one transaction carries them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      onLag: createConsumerLagGauge(ctx.metrics.registry, writerGroupId),
+      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+      ...createConsumerLagReporter(ctx.metrics.registry, writerGroupId),
       maxBytesPerPartition: config.WRITER_FETCH_MAX_BYTES_PER_PARTITION,
     });
   };

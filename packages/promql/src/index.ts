@@ -1,6 +1,7 @@
 export type { LabelMatcher, MatchType } from './label-matcher.js';
+export { createLabelMatcher } from './label-matcher.js';
 export type { Label, Labels } from './labels.js';
-export { labelsFrom, labelsToRecord } from './labels.js';
+export { compareLabels, labelsFrom, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
 export type { PromqlErrorType } from './promql-error.js';

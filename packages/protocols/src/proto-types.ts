@@ -36,6 +36,16 @@ export const remoteWriteTypes = once(() => {
   };
 });
 
+/** Remote read's messages, in the same remote.proto (identical to Prometheus v2.42.0's). */
+export const remoteReadTypes = once(() => {
+  const root = loadRoot('prometheus', ['remote.proto']);
+  return {
+    readRequest: root.lookupType('prometheus.ReadRequest'),
+    readResponse: root.lookupType('prometheus.ReadResponse'),
+    chunkedReadResponse: root.lookupType('prometheus.ChunkedReadResponse'),
+  };
+});
+
 export const otlpMetricsTypes = once(() => {
   const root = loadRoot('opentelemetry', [
     'opentelemetry/proto/collector/metrics/v1/metrics_service.proto',

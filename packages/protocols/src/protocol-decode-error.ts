@@ -1,7 +1,8 @@
-/** The agent protocols this package decodes (for errors, logs and metrics). */
+/** The wire formats this package decodes (for errors, logs and metrics). */
 export type AgentProtocol =
   | 'prometheus_remote_write_v1'
   | 'prometheus_remote_write_v2'
+  | 'prometheus_remote_read'
   | 'otlp_metrics_protobuf'
   | 'otlp_metrics_json'
   | 'influx_line_protocol'

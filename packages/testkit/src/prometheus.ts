@@ -38,8 +38,11 @@ export type PrometheusOptions = {
   scrapeTargets: PrometheusScrapeTarget[];
   /** Where to send what it scrapes; none when omitted. */
   remoteWrite?: PrometheusRemoteWrite;
-  /** A `remote_read` endpoint it queries beside its own TSDB (bearer token auth). */
-  remoteRead?: { url: string; bearerToken: string };
+  /**
+   * A `remote_read` endpoint it queries beside its own TSDB, recent data included
+   * (`read_recent: true`), with a bearer token or basic auth.
+   */
+  remoteRead?: RemoteWriteAuth & { url: string };
   /** `--web.enable-remote-write-receiver`: it takes remote-write at /api/v1/write itself. */
   remoteWriteReceiver?: boolean;
   /** Also the scrape timeout; 1 when omitted. */
@@ -126,7 +129,11 @@ export function prometheusConfig(options: PrometheusOptions): Record<string, unk
             {
               url: remoteRead.url,
               name: 'testkit',
-              authorization: { type: 'Bearer', credentials: remoteRead.bearerToken },
+              read_recent: true,
+              ...(remoteRead.bearerToken === undefined
+                ? {}
+                : { authorization: { type: 'Bearer', credentials: remoteRead.bearerToken } }),
+              ...(remoteRead.basicAuth === undefined ? {} : { basic_auth: remoteRead.basicAuth }),
             },
           ],
         }),

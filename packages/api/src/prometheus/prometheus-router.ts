@@ -1,5 +1,10 @@
 import express, { Router } from 'express';
-import type { ErrorRequestHandler, RequestHandler, Router as ExpressRouter } from 'express';
+import type {
+  ErrorRequestHandler,
+  RequestHandler,
+  Response,
+  Router as ExpressRouter,
+} from 'express';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import type { Logger } from '@monitor/platform';
@@ -7,12 +12,11 @@ import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 import { mapPrometheusError } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
+import { createRemoteReadHandler } from './remote-read.js';
 
 export type PrometheusRouterDeps = PrometheusRouteDeps & {
   authenticator: ApiKeyAuthenticator;
   logger: Logger;
-  /** Remote read, served beside the JSON routes (its body is protobuf, not a form). */
-  remoteRead?: RequestHandler;
 };
 
 const orgLocal = 'prometheusOrgId';
@@ -23,7 +27,7 @@ const orgLocal = 'prometheusOrgId';
  * the shape Prometheus clients read.
  */
 export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRouter {
-  const { authenticator, logger, remoteRead, ...routeDeps } = deps;
+  const { authenticator, logger, ...routeDeps } = deps;
   const router = Router();
   const authenticate: RequestHandler = async (req, res, next) => {
     const key = await authenticator.authenticate(apiKeyFromHeaders(req.headers));
@@ -35,7 +39,18 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
     next();
   };
   const form = express.urlencoded({ extended: false, limit: '1mb' });
-  if (remoteRead !== undefined) router.post('/prometheus/api/v1/read', authenticate, remoteRead);
+  // Remote read beside the JSON routes: its body is snappy protobuf, not a form.
+  router.post(
+    '/prometheus/api/v1/read',
+    authenticate,
+    createRemoteReadHandler(
+      {
+        sourceFor: (orgId) => routeDeps.sourceFor(orgId),
+        limits: routeDeps.limits,
+      },
+      (res: Response) => res.locals[orgLocal] as string,
+    ),
+  );
   for (const route of prometheusRoutes) {
     const handle = route.handle;
     if (handle === undefined) continue;

@@ -25,8 +25,12 @@ import {
 type PrometheusQueryLimits = {
   /** The longest end - start of a range query. */
   maxRangeMs: number;
-  /** The most series `series` answers with. */
+  /** The most series `series` answers with, and one remote read query selects. */
   maxSeries: number;
+  /** The most samples one remote read request returns. */
+  maxSamples: number;
+  /** The wall-clock budget of one remote read request, ms (queries carry their own). */
+  timeoutMs: number;
 };
 
 export type PrometheusRouteDeps = {

@@ -33,7 +33,12 @@ export function createPrometheusMount(
         maxSeries: maxSeriesPerQuery,
         maxPointsPerSeries,
       }),
-    limits: { maxRangeMs, maxSeries: maxSeriesPerQuery },
+    limits: {
+      maxRangeMs,
+      maxSeries: maxSeriesPerQuery,
+      maxSamples: config.PROMQL_MAX_SAMPLES,
+      timeoutMs: config.PROMQL_TIMEOUT_MS,
+    },
     nowMs: Date.now,
   });
   return (app) => {

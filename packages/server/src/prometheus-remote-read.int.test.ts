@@ -1,0 +1,406 @@
+// @services postgres
+import protobuf from 'protobufjs';
+import snappy from 'snappy';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSampleStore } from '@monitor/db';
+import { decodeRemoteWriteV1, decodeXorChunk, encodeXorChunks } from '@monitor/protocols';
+import { startPrometheus } from '@monitor/testkit';
+import type { AgentProcess } from '@monitor/testkit';
+import { migratedDatabase } from '../../db/src/testing/clean-database.js';
+import {
+  differences,
+  encode,
+  normalize,
+  oracleData,
+  startPrometheusApi,
+} from './testing/prometheus-fixture.js';
+
+const orgId = 'org_remote_read';
+const apiKey = 'remote-read-key';
+
+/**
+ * prompb's read messages as a client reads them, written here from remote.proto and
+ * types.proto rather than taken from our encoder's own loader.
+ */
+const readTypes = protobuf.Root.fromJSON({
+  nested: {
+    ReadRequest: {
+      fields: {
+        queries: { rule: 'repeated', type: 'Query', id: 1 },
+        acceptedResponseTypes: { rule: 'repeated', type: 'int32', id: 2 },
+      },
+    },
+    Query: {
+      fields: {
+        startTimestampMs: { type: 'int64', id: 1 },
+        endTimestampMs: { type: 'int64', id: 2 },
+        matchers: { rule: 'repeated', type: 'LabelMatcher', id: 3 },
+      },
+    },
+    LabelMatcher: {
+      fields: {
+        type: { type: 'int32', id: 1 },
+        name: { type: 'string', id: 2 },
+        value: { type: 'string', id: 3 },
+      },
+    },
+    ReadResponse: { fields: { results: { rule: 'repeated', type: 'QueryResult', id: 1 } } },
+    QueryResult: { fields: { timeseries: { rule: 'repeated', type: 'TimeSeries', id: 1 } } },
+    TimeSeries: {
+      fields: {
+        labels: { rule: 'repeated', type: 'Label', id: 1 },
+        samples: { rule: 'repeated', type: 'Sample', id: 2 },
+      },
+    },
+    Label: { fields: { name: { type: 'string', id: 1 }, value: { type: 'string', id: 2 } } },
+    Sample: { fields: { value: { type: 'double', id: 1 }, timestamp: { type: 'int64', id: 2 } } },
+    ChunkedReadResponse: {
+      fields: {
+        chunkedSeries: { rule: 'repeated', type: 'ChunkedSeries', id: 1 },
+        queryIndex: { type: 'int64', id: 2 },
+      },
+    },
+    ChunkedSeries: {
+      fields: {
+        labels: { rule: 'repeated', type: 'Label', id: 1 },
+        chunks: { rule: 'repeated', type: 'Chunk', id: 2 },
+      },
+    },
+    Chunk: {
+      fields: {
+        minTimeMs: { type: 'int64', id: 1 },
+        maxTimeMs: { type: 'int64', id: 2 },
+        type: { type: 'int32', id: 3 },
+        data: { type: 'bytes', id: 4 },
+      },
+    },
+  },
+});
+
+type Label = { name: string; value: string };
+/** One series as read back: labels, times, and each value's 64 bits in hex. */
+type ReadBack = { labels: string; times: number[]; bits: string[]; chunks: Uint8Array[] };
+
+const toNumber = (v: unknown): number =>
+  typeof v === 'number' ? v : (v as { toNumber(): number }).toNumber();
+
+function labelKey(labels: Label[]): string {
+  return labels.map((l) => `${l.name}=${l.value}`).join(',');
+}
+
+function readRequest(startMs: number, endMs: number, responseTypes: number[]): Buffer {
+  const type = readTypes.lookupType('ReadRequest');
+  const message = type.fromObject({
+    queries: [
+      {
+        startTimestampMs: startMs,
+        endTimestampMs: endMs,
+        matchers: [{ type: 2, name: '__name__', value: '.+' }],
+      },
+      {
+        startTimestampMs: startMs,
+        endTimestampMs: endMs,
+        matchers: [
+          { type: 0, name: '__name__', value: 'node_load1' },
+          { type: 1, name: 'host', value: 'h2' },
+        ],
+      },
+    ],
+    acceptedResponseTypes: responseTypes,
+  });
+  return snappy.compressSync(Buffer.from(type.encode(message).finish()));
+}
+
+/** A `samples` answer, per query. */
+function readSamples(body: Buffer): ReadBack[][] {
+  const decoded = readTypes
+    .lookupType('ReadResponse')
+    .decode(snappy.uncompressSync(body) as Buffer) as unknown as {
+    results: {
+      timeseries: { labels: Label[]; samples: { value: number; timestamp: unknown }[] }[];
+    }[];
+  };
+  const view = new DataView(new ArrayBuffer(8));
+  return decoded.results.map((r) =>
+    r.timeseries
+      .map((ts) => ({
+        labels: labelKey(ts.labels),
+        times: ts.samples.map((s) => toNumber(s.timestamp)),
+        // protobufjs reads doubles through a typed array: NaN payloads survive up to here.
+        bits: ts.samples.map((s) => {
+          view.setFloat64(0, s.value ?? 0);
+          return view.getBigUint64(0).toString(16);
+        }),
+        chunks: [],
+      }))
+      .sort((a, b) => (a.labels < b.labels ? -1 : a.labels > b.labels ? 1 : 0)),
+  );
+}
+
+/** A `streamed_xor_chunks` answer, per query: frames checked, chunks decoded. */
+function readStream(body: Buffer): ReadBack[][] {
+  const type = readTypes.lookupType('ChunkedReadResponse');
+  const out: ReadBack[][] = [];
+  let at = 0;
+  while (at < body.length) {
+    let size = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = body[at++]!;
+      size += (byte & 0x7f) * scale;
+      scale *= 128;
+      if (byte < 0x80) break;
+    }
+    at += 4; // the CRC-32C, checked by the protocols unit test
+    const message = type.decode(body.subarray(at, at + size)) as unknown as {
+      queryIndex: unknown;
+      chunkedSeries: { labels: Label[]; chunks: { type: number; data: Uint8Array }[] }[];
+    };
+    at += size;
+    const index = toNumber(message.queryIndex ?? 0);
+    out[index] ??= [];
+    for (const series of message.chunkedSeries) {
+      const key = labelKey(series.labels);
+      let entry = out[index].at(-1);
+      if (entry?.labels !== key) {
+        entry = { labels: key, times: [], bits: [], chunks: [] };
+        out[index].push(entry);
+      }
+      for (const chunk of series.chunks) {
+        expect(chunk.type).toBe(1);
+        const decoded = decodeXorChunk(chunk.data);
+        entry.times.push(...decoded.timestampsMs);
+        entry.bits.push(
+          ...decoded.valueBits.map(([hi, lo]) => ((BigInt(hi) << 32n) | BigInt(lo)).toString(16)),
+        );
+        entry.chunks.push(chunk.data);
+      }
+    }
+  }
+  return out;
+}
+
+const expressions = [
+  'node_load1',
+  'node_load1{region="eu"}',
+  'node_load1{host!="h1"}',
+  'node_load1{host=~"h[12]"}',
+  'node_load1{host!~"h.*1"}',
+  '{__name__=~"node_.*|temp_.*"}',
+  'node_load1 offset 5m',
+  'rate(http_requests_total[5m])',
+  'irate(http_requests_total[5m])',
+  'increase(net_bytes_total[3m])',
+  'resets(http_requests_total[20m])',
+  'delta(temp_celsius[5m])',
+  'deriv(node_load1[5m])',
+  'avg_over_time(node_load1[5m])',
+  'quantile_over_time(0.9, node_load1[10m])',
+  'last_over_time(node_load1[10m])',
+  'absent_over_time(node_load1{host="h3"}[2m])',
+  'sum by (region) (rate(http_requests_total[5m]))',
+  'topk(2, node_load1)',
+  'quantile by (region) (0.9, temp_celsius)',
+  'node_load1 * on(host) group_left(env) temp_celsius',
+  'node_load1 > bool 2',
+  'node_load1 unless on(host) node_load1{env="dev"}',
+  'timestamp(node_load1)',
+  'label_replace(node_load1, "dc", "$1-x", "region", "(.*)")',
+  'predict_linear(node_load1[10m], 600)',
+  'rate(http_requests_total[5m] @ start())',
+];
+
+describe('remote read at /prometheus/api/v1/read', () => {
+  let reference: AgentProcess & { url: string };
+  let reader: AgentProcess & { url: string };
+  let disposeDb: () => Promise<void>;
+  let api: { url: string; close: () => Promise<void> };
+  const startMs = Math.floor(Date.now() / 60_000) * 60_000 - 55 * 60_000;
+  const endMs = startMs + 50 * 60_000;
+
+  beforeAll(async () => {
+    const body = encode(oracleData(startMs));
+    reference = await startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true });
+    const sent = await fetch(`${reference.url}/api/v1/write`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+        'X-Prometheus-Remote-Write-Version': '0.1.0',
+      },
+      body,
+    });
+    expect(sent.status).toBe(204);
+    const { db, dispose } = await migratedDatabase('postgres', 'remote_read');
+    disposeDb = dispose;
+    const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
+    expect(decoded.rejected).toEqual({});
+    await createSampleStore(db).writeBatch({
+      samples: decoded.samples.map((s) => ({ ...s, orgId, containers: [], processes: [] })),
+    });
+    api = await startPrometheusApi(db, orgId, apiKey);
+    reader = await startPrometheus({
+      scrapeTargets: [],
+      remoteRead: { url: `${api.url}/api/v1/read`, bearerToken: apiKey },
+    });
+  });
+
+  afterAll(async () => {
+    await reader?.stop();
+    await reference?.stop();
+    await api?.close();
+    await disposeDb?.();
+  });
+
+  async function answer(url: string, path: string, params: Record<string, string>) {
+    const response = await fetch(
+      `${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`,
+      {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      },
+    );
+    return (await response.json()) as {
+      status: string;
+      data: { resultType: string; result: unknown };
+      errorType?: string;
+    };
+  }
+
+  it('lets a stock Prometheus 2.42 answer PromQL over our data as our own API answers', async () => {
+    const problems: string[] = [];
+    let compared = 0;
+    let nonEmpty = 0;
+    const instant = [startMs + 20 * 60_000 + 7_000, startMs + 26 * 60_000, endMs - 1_000];
+    for (const query of expressions) {
+      const cases: [string, Record<string, string>][] = [
+        ...instant.map((t): [string, Record<string, string>] => [
+          'query',
+          { query, time: String(t / 1000) },
+        ]),
+        [
+          'query_range',
+          {
+            query,
+            start: String((startMs + 5 * 60_000) / 1000),
+            end: String(endMs / 1000),
+            step: '60',
+          },
+        ],
+      ];
+      for (const [path, params] of cases) {
+        const [theirs, ours] = await Promise.all([
+          answer(reader.url, path, params),
+          answer(api.url, path, params),
+        ]);
+        compared++;
+        expect(theirs.status, `${query}: ${JSON.stringify(theirs)}`).toBe('success');
+        expect(ours.status).toBe('success');
+        const wanted = normalize(theirs.data);
+        if (typeof wanted === 'string' || wanted.size > 0) nonEmpty++;
+        problems.push(
+          ...differences(wanted, normalize(ours.data)).map(
+            (d) => `${query} ${JSON.stringify(params)}: ${d}`,
+          ),
+        );
+      }
+    }
+    expect(problems.slice(0, 30)).toEqual([]);
+    expect(compared).toBe(expressions.length * 4);
+    expect(nonEmpty).toBeGreaterThan(compared * 0.8);
+  });
+
+  it('answers a Prometheus that authenticates with the key as basic auth password', async () => {
+    const basic = await startPrometheus({
+      scrapeTargets: [],
+      remoteRead: {
+        url: `${api.url}/api/v1/read`,
+        basicAuth: { username: 'prometheus', password: apiKey },
+      },
+    });
+    try {
+      const params = { query: 'sum(node_load1)', time: String((endMs - 1_000) / 1000) };
+      const [theirs, ours] = await Promise.all([
+        answer(basic.url, 'query', params),
+        answer(api.url, 'query', params),
+      ]);
+      expect(differences(normalize(theirs.data), normalize(ours.data))).toEqual([]);
+      expect(normalize(ours.data)).toHaveProperty('size', 1);
+    } finally {
+      await basic.stop();
+    }
+  });
+
+  async function read(url: string, body: Buffer, auth: boolean): Promise<Response> {
+    return fetch(url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+        'X-Prometheus-Remote-Read-Version': '0.1.0',
+        ...(auth ? { Authorization: `Bearer ${apiKey}` } : {}),
+      },
+      body,
+    });
+  }
+
+  it('answers SAMPLES with the series and samples Prometheus answers', async () => {
+    const body = readRequest(startMs - 60_000, endMs + 60_000, []);
+    const [theirs, ours] = await Promise.all([
+      read(`${reference.url}/api/v1/read`, body, false),
+      read(`${api.url}/api/v1/read`, body, true),
+    ]);
+    expect(ours.status).toBe(200);
+    expect(ours.headers.get('content-type')).toBe('application/x-protobuf');
+    expect(ours.headers.get('content-encoding')).toBe('snappy');
+    const want = readSamples(Buffer.from(await theirs.arrayBuffer()));
+    const got = readSamples(Buffer.from(await ours.arrayBuffer()));
+    expect(want[0]).toHaveLength(16);
+    expect(want[1]).toHaveLength(3);
+    expect(got).toEqual(want);
+  });
+
+  it('streams XOR chunks that decode to what Prometheus streams, each chunk the bytes Prometheus writes for its samples', async () => {
+    const body = readRequest(startMs - 60_000, endMs + 60_000, [1, 0]);
+    const [theirs, ours] = await Promise.all([
+      read(`${reference.url}/api/v1/read`, body, false),
+      read(`${api.url}/api/v1/read`, body, true),
+    ]);
+    expect(ours.status).toBe(200);
+    expect(ours.headers.get('content-type')).toBe(
+      'application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse',
+    );
+    const want = readStream(Buffer.from(await theirs.arrayBuffer()));
+    const got = readStream(Buffer.from(await ours.arrayBuffer()));
+    const samplesOnly = (r: ReadBack[][]) =>
+      r.map((q) => q.map(({ labels, times, bits }) => ({ labels, times, bits })));
+    expect(want[0]).toHaveLength(16);
+    expect(samplesOnly(got)).toEqual(samplesOnly(want));
+    // Prometheus' chunks are cut where its head cut them (184 samples and more: 2.42 sizes
+    // head chunks by time); re-encoding each one's samples whole with our encoder gives its
+    // very bytes.
+    let chunks = 0;
+    for (const series of want.flat()) {
+      for (const chunk of series.chunks) {
+        const decoded = decodeXorChunk(chunk);
+        const [again] = encodeXorChunks(
+          decoded.timestampsMs,
+          decoded.values,
+          decoded.values.length,
+        );
+        expect(Buffer.from(again!.data).toString('hex')).toBe(Buffer.from(chunk).toString('hex'));
+        chunks++;
+      }
+    }
+    expect(chunks).toBeGreaterThanOrEqual(16 * 2);
+  });
+
+  it('refuses a request without a key, and a body that is not a snappy ReadRequest', async () => {
+    const body = readRequest(startMs, endMs, []);
+    const anonymous = await read(`${api.url}/api/v1/read`, body, false);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ status: 'error', errorType: 'unauthorized' });
+    const garbage = await read(`${api.url}/api/v1/read`, Buffer.from('not snappy'), true);
+    expect(garbage.status).toBe(400);
+    expect(await garbage.json()).toMatchObject({ status: 'error', errorType: 'bad_data' });
+  });
+});

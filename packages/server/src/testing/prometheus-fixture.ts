@@ -1,0 +1,215 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import express from 'express';
+import protobuf from 'protobufjs';
+import snappy from 'snappy';
+import { createPrometheusRouter } from '@monitor/api';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
+import type { Database } from '@monitor/db';
+import { createPrometheusSeriesSource } from '@monitor/db/series';
+import { createLogger } from '@monitor/platform';
+import { createPromqlEngine } from '@monitor/promql';
+
+// The PromQL oracle's fixture, shared by the tests that compare us with Prometheus 2.42: its
+// data, the remote-write body that carries it to both, our Prometheus API over a database, and
+// the comparison of two answers.
+
+export type SeriesData = { labels: Record<string, string>; samples: [number, number][] };
+
+/** A deterministic random walk (no Math.random: the oracle's data is the same on every run). */
+function seeded(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
+}
+
+/**
+ * 4 hosts in 2 regions, 4 metrics each, 50 minutes at 15 s: gauges, counters with resets, a
+ * host with a 10-minute gap (longer than the lookback), jittered sample times. Every label is
+ * a per-host one (host, region, env, job): see the report on per-series labels.
+ */
+export function oracleData(startMs: number): SeriesData[] {
+  const out: SeriesData[] = [];
+  const hosts = [
+    { host: 'h1', region: 'eu', env: 'prod' },
+    { host: 'h2', region: 'eu', env: 'dev' },
+    { host: 'h3', region: 'us', env: 'prod' },
+    { host: 'h4', region: 'us', env: 'prod' },
+  ];
+  const random = seeded(42);
+  for (const [hi, h] of hosts.entries()) {
+    const labels = { ...h, job: 'node' };
+    const times = Array.from(
+      { length: 200 },
+      (_, i) => startMs + i * 15_000 + (hi === 3 ? Math.floor(random() * 5_000) : 0),
+    );
+    const gap = (t: number) => hi === 2 && t >= startMs + 20 * 60_000 && t < startMs + 30 * 60_000;
+    let load = 1 + hi;
+    let requests = 0;
+    let bytes = 1000 * hi;
+    const load1: [number, number][] = [];
+    const req: [number, number][] = [];
+    const bytesTotal: [number, number][] = [];
+    const temp: [number, number][] = [];
+    times.forEach((t, i) => {
+      load = Math.max(0, load + (random() - 0.5));
+      requests = i % 70 === 69 ? Math.floor(random() * 10) : requests + Math.floor(random() * 20);
+      bytes = i === 120 && hi === 1 ? 5 : bytes + Math.round(random() * 1e4) / 4;
+      if (gap(t)) return;
+      load1.push([t, Math.round(load * 1000) / 1000]);
+      req.push([t, requests]);
+      bytesTotal.push([t, bytes]);
+      temp.push([t, 20 + hi + Math.round(Math.sin(i / 10) * 500) / 100]);
+    });
+    out.push({ labels: { __name__: 'node_load1', ...labels }, samples: load1 });
+    out.push({ labels: { __name__: 'http_requests_total', ...labels }, samples: req });
+    out.push({ labels: { __name__: 'net_bytes_total', ...labels }, samples: bytesTotal });
+    out.push({ labels: { __name__: 'temp_celsius', ...labels }, samples: temp });
+  }
+  return out;
+}
+
+/**
+ * The remote-write body (prompb.WriteRequest, snappy) of `series`, labels sorted. A NaN sample
+ * goes out as Prometheus' staleness marker: its bits are written here, since a NaN kept in a
+ * JavaScript array loses its payload.
+ */
+export function encode(series: SeriesData[]): Buffer {
+  const writer = protobuf.Writer.create();
+  for (const s of series) {
+    writer.uint32((1 << 3) | 2).fork(); // WriteRequest.timeseries
+    for (const [name, value] of Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      writer
+        .uint32((1 << 3) | 2)
+        .fork()
+        .uint32(10)
+        .string(name)
+        .uint32(18)
+        .string(value)
+        .ldelim();
+    }
+    for (const [timestamp, value] of s.samples) {
+      writer
+        .uint32((2 << 3) | 2)
+        .fork()
+        .uint32((1 << 3) | 1);
+      if (Number.isNaN(value)) writer.fixed32(2).fixed32(0x7ff00000);
+      else writer.double(value);
+      writer
+        .uint32(2 << 3)
+        .int64(timestamp)
+        .ldelim();
+    }
+    writer.ldelim();
+  }
+  return snappy.compressSync(Buffer.from(writer.finish()));
+}
+
+type Normalized = Map<string, [number, string][]>;
+
+export function normalize(data: { resultType: string; result: unknown }): Normalized | string {
+  const out: Normalized = new Map();
+  const key = (metric: Record<string, string>) => JSON.stringify(Object.entries(metric).sort());
+  switch (data.resultType) {
+    case 'vector':
+      for (const s of data.result as {
+        metric: Record<string, string>;
+        value: [number, string];
+      }[]) {
+        out.set(key(s.metric), [s.value]);
+      }
+      return out;
+    case 'matrix':
+      for (const s of data.result as {
+        metric: Record<string, string>;
+        values: [number, string][];
+      }[]) {
+        out.set(key(s.metric), s.values);
+      }
+      return out;
+    case 'scalar':
+      out.set('scalar', [data.result as [number, string]]);
+      return out;
+    default:
+      return JSON.stringify(data.result);
+  }
+}
+
+function closeEnough(a: string, b: string): boolean {
+  if (a === b) return true;
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isNaN(x) || Number.isNaN(y)) return false;
+  return Math.abs(x - y) <= 1e-9 * Math.max(Math.abs(x), Math.abs(y));
+}
+
+/** Differences between two answers: label sets exactly, times exactly, values within 1e-9 relative. */
+export function differences(want: Normalized | string, got: Normalized | string): string[] {
+  if (typeof want === 'string' || typeof got === 'string') {
+    return want === got ? [] : ['a string answer differs, or only one side is a string'];
+  }
+  const out: string[] = [];
+  for (const k of new Set([...want.keys(), ...got.keys()])) {
+    const w = want.get(k);
+    const g = got.get(k);
+    if (w === undefined || g === undefined) {
+      out.push(`${k} only in ${w === undefined ? 'ours' : 'prometheus'}`);
+      continue;
+    }
+    if (w.length !== g.length) {
+      out.push(`${k}: ${w.length} points vs ${g.length}`);
+      continue;
+    }
+    w.forEach(([t, v], i) => {
+      const [gt, gv] = g[i]!;
+      if (t !== gt || !closeEnough(v, gv)) out.push(`${k} @${t}: ${v} vs ${gt} ${gv}`);
+    });
+  }
+  return out;
+}
+
+/** Our Prometheus API (`/prometheus`) over `db`, for `orgId`, behind one read key. */
+export async function startPrometheusApi(
+  db: Database,
+  orgId: string,
+  apiKey: string,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const options = {
+    lookbackDeltaMs: 300_000,
+    maxSamples: 50_000_000,
+    timeoutMs: 30_000,
+    maxSeries: 100_000,
+    maxPointsPerSeries: 11_000,
+  };
+  const authenticator: ApiKeyAuthenticator = {
+    authenticate: (key) =>
+      Promise.resolve(
+        key === apiKey ? { keyId: 'key_oracle', orgId, scopes: ['read' as const] } : undefined,
+      ),
+  };
+  const app = express();
+  app.use(
+    createPrometheusRouter({
+      authenticator,
+      logger: createLogger({ level: 'silent' }),
+      sourceFor: (org) => createPrometheusSeriesSource(db, org),
+      engineFor: (org) =>
+        createPromqlEngine({ source: createPrometheusSeriesSource(db, org), ...options }),
+      limits: {
+        maxRangeMs: 366 * 86_400_000,
+        maxSeries: 100_000,
+        maxSamples: 50_000_000,
+        timeoutMs: 30_000,
+      },
+      nowMs: Date.now,
+    }),
+  );
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/prometheus`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

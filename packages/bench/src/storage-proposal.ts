@@ -13,6 +13,7 @@ export const proposedRollups = ['samples_1m_proposed', 'samples_1h_proposed'] as
 export const proposalChanges = [
   'samples_1m and samples_1h: chunk_interval 1 day (the default is 10 × the raw chunk interval, 10 days)',
   'both compressed: segmentby series_id, orderby bucket; every chunk but the newest compressed',
+  '(compression policies added: 1 day for samples_1m, 3 days for samples_1h; paused like the others)',
 ];
 
 const aggregateOptions = `timescaledb.continuous, timescaledb.materialized_only = false,
@@ -43,6 +44,10 @@ export function proposalStatements(names: { minute: string; hour: string }): str
       with no data`,
     `alter materialized view ${names.minute} set (${compressionOptions})`,
     `alter materialized view ${names.hour} set (${compressionOptions})`,
+    // TimescaleDB wants compress_after past the refresh policy's start_offset (2 hours for the
+    // minutes, 2 days for the hours), so a refresh never rewrites compressed buckets.
+    `select add_compression_policy('${names.minute}', compress_after => interval '1 day')`,
+    `select add_compression_policy('${names.hour}', compress_after => interval '3 days')`,
   ];
 }
 
@@ -76,10 +81,11 @@ export async function compressOlderChunks(
   return rows.length;
 }
 
-/** Creates the proposed aggregates and refreshes them in full. */
+/** Creates the proposed aggregates (their policies paused at once) and refreshes them in full. */
 export async function applyProposal(db: Database): Promise<void> {
   const [minute, hour] = proposedRollups;
   for (const statement of proposalStatements({ minute, hour })) await db.sql.unsafe(statement);
+  await pauseJobs(db);
   await refreshRollups(db, proposedRollups);
 }
 

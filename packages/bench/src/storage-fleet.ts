@@ -17,8 +17,6 @@ import { createSeededRandom } from '@monitor/testkit';
  *   No resets: a counter reset is rare enough on a fleet not to change the picture.
  */
 
-export type MetricKind = 'gauge' | 'counter';
-
 type GaugeShape = {
   kind: 'gauge';
   name: string;
@@ -142,12 +140,12 @@ export const storageMetricShapes: readonly MetricShape[] = [
 
 export const storageMetricNames: readonly string[] = storageMetricShapes.map((m) => m.name);
 
-export type StorageHost = {
+type StorageHost = {
   name: string;
   tags: { environment: string; region: string; role: string };
 };
 
-export type StorageFleetOptions = {
+type StorageFleetOptions = {
   hostCount: number;
   /** Points per series (2,880 for 24 h at 30 s). */
   pointsPerSeries: number;

@@ -26,7 +26,7 @@ const compressionOptions = `timescaledb.compress,
  * The statements of the proposal, as the rollups migration would run them: the same queries
  * as the shipped aggregates, with their own chunk interval and compression.
  */
-export function proposalStatements(names: { minute: string; hour: string }): string[] {
+function proposalStatements(names: { minute: string; hour: string }): string[] {
   return [
     `create materialized view ${names.minute} with (${aggregateOptions}) as
       select time_bucket(interval '1 minute', time) as bucket, series_id,

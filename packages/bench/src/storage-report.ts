@@ -15,7 +15,7 @@ export type RelationSize = {
   toastBytes: number;
 };
 
-export type CompressionFigures = {
+type CompressionFigures = {
   name: string;
   compressedChunks: number;
   chunks: number;
@@ -31,7 +31,7 @@ export type TimescaleSizes = {
   databaseBytes: number;
 };
 
-export type StorageComparison = {
+type StorageComparison = {
   samples: number;
   victoriaMetricsBytes: number;
   ourBytes: number;
@@ -93,7 +93,7 @@ export type StorageBenchReport = ReportBase & {
   queries: QueryLatency[];
 };
 
-export const targetRatio = 2;
+const targetRatio = 2;
 
 export function relationBytes(relation: RelationSize): number {
   return relation.tableBytes + relation.indexBytes + relation.toastBytes;

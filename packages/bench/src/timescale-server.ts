@@ -38,7 +38,7 @@ const serverSettings = [
   'max_worker_processes=16',
 ];
 
-export type TimescaleServer = {
+type TimescaleServer = {
   /** The superuser's URL on database `postgres`. */
   url: string;
   /** TimescaleDB's version, from the extension's control file. */

@@ -25,7 +25,7 @@ function seriesLabels(fleet: StorageFleet, series: number): Record<string, strin
 }
 
 /** One import line: the series' labels, every value and every timestamp. */
-export function importLine(fleet: StorageFleet, series: number, timestamps: string): string {
+function importLine(fleet: StorageFleet, series: number, timestamps: string): string {
   const { pointsPerSeries } = fleet;
   const values = fleet.values.subarray(series * pointsPerSeries, (series + 1) * pointsPerSeries);
   return `{"metric":${JSON.stringify(seriesLabels(fleet, series))},"values":[${values.join(',')}],"timestamps":[${timestamps}]}\n`;
@@ -120,7 +120,7 @@ export async function measureVictoriaMetrics(
 }
 
 /** Sum of the apparent sizes of the regular files under `dir` (0 when it does not exist). */
-export function directoryBytes(dir: string): number {
+function directoryBytes(dir: string): number {
   let total = 0;
   let entries;
   try {

@@ -59,7 +59,7 @@ export type LayoutFigures = {
   steps: Record<string, number>;
 };
 
-export type QueryLatency = LoadSummary & {
+type QueryLatency = LoadSummary & {
   layout: string;
   step: '1m' | '1h';
   concurrency: number;

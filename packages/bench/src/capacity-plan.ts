@@ -1,0 +1,287 @@
+/**
+ * The capacity planner's arithmetic (`npm run capacity`): from a fleet's shape to replicas,
+ * cores, memory and disk, using per-unit costs that benchmarks measured (docs/capacity-costs.json,
+ * each figure naming its run). Pure: the command reads the file and prints the plan.
+ */
+
+/** One measured cost and the run it comes from. */
+type Figure = {
+  value: number;
+  unit: string;
+  bench: string;
+  date: string;
+  machine: string;
+  source: string;
+};
+
+const figureNames = [
+  'gatewayCpuUsPerRequest',
+  'gatewayCpuUsPerSample',
+  'redisCpuUsPerRequest',
+  'kafkaCpuUsPerSample',
+  'writerCpuUsPerRow',
+  'writerCpuUsPerHostSample',
+  'postgresCpuUsPerRow',
+  'postgresCpuUsPerHostSample',
+  'evaluatorCpuUsPerSampleRule',
+  'recordBytesPerSample',
+  'storedBytesPerRowUncompressed',
+  'gatewayRssMiB',
+  'writerRssMiB',
+  'loadGeneratorCpuUsPerRequest',
+] as const;
+
+export type CapacityCosts = {
+  version: 1;
+  figures: Record<(typeof figureNames)[number], Figure> & {
+    /** Compressed bytes per row, once a benchmark measured it; absent: disk is an upper bound. */
+    storedBytesPerRowCompressed?: Figure;
+  };
+  /** The latest recorded bench figure the planner must reproduce. */
+  check: {
+    bench: string;
+    date: string;
+    machine: string;
+    cores: number;
+    hostsPerRequest: number;
+    metricsPerHost: number;
+    samplesPerSecond: number;
+    tolerance: number;
+  };
+};
+
+const figureFields = ['unit', 'bench', 'date', 'machine', 'source'] as const;
+
+/** The costs file, checked: every figure present with a value and its source. */
+export function parseCapacityCosts(json: unknown): CapacityCosts {
+  const costs = json as Partial<CapacityCosts> | null;
+  if (costs?.version !== 1) throw new Error('capacity costs: version must be 1');
+  const figures = (costs.figures ?? {}) as Record<string, Partial<Figure> | undefined>;
+  const required: readonly string[] = figureNames;
+  for (const name of [...required, 'storedBytesPerRowCompressed']) {
+    const figure = figures[name];
+    if (figure === undefined && !required.includes(name)) continue;
+    if (typeof figure?.value !== 'number' || !(figure.value >= 0))
+      throw new Error(`capacity costs: ${name} needs a non-negative value`);
+    for (const field of figureFields) {
+      if (typeof figure[field] !== 'string' || figure[field] === '')
+        throw new Error(`capacity costs: ${name} needs its ${field}`);
+    }
+  }
+  const check = costs.check;
+  if (
+    check === undefined ||
+    !(check.cores > 0 && check.samplesPerSecond > 0 && check.tolerance > 0) ||
+    !(check.hostsPerRequest >= 1 && check.metricsPerHost >= 1)
+  )
+    throw new Error('capacity costs: check needs cores, a workload, samplesPerSecond, tolerance');
+  return costs as CapacityCosts;
+}
+
+export type FleetShape = {
+  hosts: number;
+  metricsPerHost: number;
+  intervalSeconds: number;
+  retentionDays: number;
+  /** Alert rules; each evaluated on every sample of its metric (rules spread over the metrics). */
+  rules: number;
+  /** Hosts per ingest request: 1 for agents that each send their own. */
+  hostsPerRequest: number;
+};
+
+/** What the plan assumes besides the measured costs: deployment choices, stated in the output. */
+export type PlanAssumptions = {
+  /** Replicas are sized to run at this share of one core at the planned load (headroom). */
+  targetUtilization: number;
+  /** Cores per Kafka broker machine. */
+  brokerCores: number;
+  /** Kafka replication factor (acks=all needs at least this many brokers). */
+  replicationFactor: number;
+  /** How long the samples topic keeps records (the broker's default, 7 days). */
+  topicRetentionDays: number;
+  /** Raw samples stay uncompressed this long (COMPRESS_AFTER_DAYS). */
+  compressAfterDays: number;
+  /** The largest TimescaleDB primary one would run; beyond it the design stops scaling. */
+  maxDatabaseCores: number;
+  maxDatabaseMemoryGB: number;
+};
+
+export const defaultAssumptions: PlanAssumptions = {
+  targetUtilization: 0.7,
+  brokerCores: 4,
+  replicationFactor: 3,
+  topicRetentionDays: 7,
+  compressAfterDays: 7,
+  maxDatabaseCores: 32,
+  maxDatabaseMemoryGB: 512,
+};
+
+/** Consumers per writer replica (WRITER_CONSUMERS' default). */
+const writerConsumersPerReplica = 2;
+/** The partition count's floor (SAMPLES_TOPIC_PARTITIONS' default). */
+const minimumPartitions = 6;
+/**
+ * Chunk intervals of `samples` to choose from, longest first: the shipped one is a day, and
+ * `set_chunk_time_interval('samples', …)` shortens it for a fleet whose day does not fit.
+ */
+const chunkIntervalsHours = [24, 12, 6, 3, 1, 0.5, 0.25] as const;
+
+export type CapacityPlan = {
+  samplesPerSecond: number;
+  hostSamplesPerSecond: number;
+  requestsPerSecond: number;
+  /** Rule evaluations per second: each sample against the rules on its metric. */
+  evaluationsPerSecond: number;
+  gateway: { cores: number; replicas: number; memoryMiB: number };
+  redis: { cores: number };
+  kafka: {
+    brokers: number;
+    cores: number;
+    partitions: number;
+    ingressMBps: number;
+    diskGB: number;
+  };
+  writer: { cores: number; replicas: number; memoryMiB: number };
+  evaluator: { cores: number; replicas: number };
+  database: {
+    cores: number;
+    memoryGB: number;
+    /** The chunk interval of `samples` that memory was sized for. */
+    chunkIntervalHours: number;
+    diskGB: number;
+    /** Whether the disk figure uses a measured compressed size (false: uncompressed bound). */
+    diskCompressed: boolean;
+    /** Whether one primary of at most `maxDatabaseCores` takes the load. */
+    fitsOnePrimary: boolean;
+  };
+};
+
+const us = 1e-6;
+
+function replicasFor(cores: number, utilization: number, minimum: number): number {
+  return Math.max(minimum, Math.ceil(cores / utilization));
+}
+
+/** The plan for `fleet`; every cost from `costs`, every other choice from `assumptions`. */
+export function planCapacity(
+  fleet: FleetShape,
+  costs: CapacityCosts,
+  assumptions: PlanAssumptions = defaultAssumptions,
+): CapacityPlan {
+  const f = costs.figures;
+  const hostSamplesPerSecond = fleet.hosts / fleet.intervalSeconds;
+  const samplesPerSecond = hostSamplesPerSecond * fleet.metricsPerHost;
+  const requestsPerSecond = hostSamplesPerSecond / fleet.hostsPerRequest;
+  const rulesPerSample = fleet.rules / fleet.metricsPerHost;
+  const evaluationsPerSecond = samplesPerSecond * rulesPerSample;
+  const u = assumptions.targetUtilization;
+
+  const gatewayCores =
+    (requestsPerSecond * f.gatewayCpuUsPerRequest.value +
+      samplesPerSecond * f.gatewayCpuUsPerSample.value) *
+    us;
+  const gatewayReplicas = replicasFor(gatewayCores, u, 2);
+  const writerCores =
+    (hostSamplesPerSecond * f.writerCpuUsPerHostSample.value +
+      samplesPerSecond * f.writerCpuUsPerRow.value) *
+    us;
+  const writerReplicas = replicasFor(writerCores, u, 2);
+  const evaluatorCores = evaluationsPerSecond * f.evaluatorCpuUsPerSampleRule.value * us;
+  const evaluatorReplicas = replicasFor(evaluatorCores, u, 2);
+  // Partitions are fixed when the topic is created and cap the consumers of each group: room
+  // for twice the consumers this load needs.
+  const consumersNeeded = Math.max(writerReplicas * writerConsumersPerReplica, evaluatorReplicas);
+  const partitions = Math.max(minimumPartitions, 2 * consumersNeeded);
+
+  const ingressBytesPerSecond = samplesPerSecond * f.recordBytesPerSample.value;
+  // Each replica of a record costs its broker about what the leader's copy costs.
+  const kafkaCores =
+    samplesPerSecond * f.kafkaCpuUsPerSample.value * us * assumptions.replicationFactor;
+  const brokers = Math.max(
+    assumptions.replicationFactor,
+    Math.ceil(kafkaCores / (assumptions.brokerCores * u)),
+  );
+  const kafkaDiskBytes =
+    ingressBytesPerSecond * assumptions.replicationFactor * assumptions.topicRetentionDays * 86_400;
+
+  const databaseCores =
+    (hostSamplesPerSecond * f.postgresCpuUsPerHostSample.value +
+      samplesPerSecond * f.postgresCpuUsPerRow.value) *
+    us;
+  const rowBytes = f.storedBytesPerRowUncompressed.value;
+  const compressedBytes = f.storedBytesPerRowCompressed?.value ?? rowBytes;
+  const uncompressedDays = Math.min(fleet.retentionDays, assumptions.compressAfterDays);
+  const rowsPerDay = samplesPerSecond * 86_400;
+  const diskBytes =
+    rowsPerDay * uncompressedDays * rowBytes +
+    rowsPerDay * (fleet.retentionDays - uncompressedDays) * compressedBytes;
+  // TimescaleDB's sizing rule: the chunk being written, indexes included, within a quarter of
+  // memory; the longest chunk interval whose memory a primary can have.
+  const memoryGBFor = (hours: number): number =>
+    (4 * samplesPerSecond * hours * 3_600 * rowBytes) / 1e9;
+  const shortestChunkHours = 0.25;
+  const chunkIntervalHours =
+    chunkIntervalsHours.find((hours) => memoryGBFor(hours) <= assumptions.maxDatabaseMemoryGB) ??
+    shortestChunkHours;
+  const memoryGB = memoryGBFor(chunkIntervalHours);
+
+  return {
+    samplesPerSecond,
+    hostSamplesPerSecond,
+    requestsPerSecond,
+    evaluationsPerSecond,
+    gateway: {
+      cores: gatewayCores,
+      replicas: gatewayReplicas,
+      memoryMiB: gatewayReplicas * f.gatewayRssMiB.value,
+    },
+    redis: { cores: requestsPerSecond * f.redisCpuUsPerRequest.value * us },
+    kafka: {
+      brokers,
+      cores: kafkaCores,
+      partitions,
+      ingressMBps: ingressBytesPerSecond / 1e6,
+      diskGB: kafkaDiskBytes / 1e9,
+    },
+    writer: {
+      cores: writerCores,
+      replicas: writerReplicas,
+      memoryMiB: writerReplicas * f.writerRssMiB.value,
+    },
+    evaluator: { cores: evaluatorCores, replicas: evaluatorReplicas },
+    database: {
+      cores: databaseCores,
+      memoryGB,
+      chunkIntervalHours,
+      diskGB: diskBytes / 1e9,
+      diskCompressed: f.storedBytesPerRowCompressed !== undefined,
+      fitsOnePrimary:
+        databaseCores / u <= assumptions.maxDatabaseCores &&
+        memoryGB <= assumptions.maxDatabaseMemoryGB,
+    },
+  };
+}
+
+/**
+ * The samples per second the bench's machine should reach with the bench's workload (the Kafka
+ * mode of bench:compare: gateway, writer, PostgreSQL, Kafka, Redis and the load generator on
+ * `check.cores` cores, all busy), for comparing with what it measured.
+ */
+export function predictBenchThroughput(costs: CapacityCosts): number {
+  const f = costs.figures;
+  const { hostsPerRequest, metricsPerHost, cores } = costs.check;
+  const samplesPerRequest = hostsPerRequest * metricsPerHost;
+  const perRequestUs =
+    f.gatewayCpuUsPerRequest.value +
+    f.redisCpuUsPerRequest.value +
+    f.loadGeneratorCpuUsPerRequest.value;
+  const perHostSampleUs = f.writerCpuUsPerHostSample.value + f.postgresCpuUsPerHostSample.value;
+  const perSampleUs =
+    f.gatewayCpuUsPerSample.value +
+    f.writerCpuUsPerRow.value +
+    f.postgresCpuUsPerRow.value +
+    f.kafkaCpuUsPerSample.value;
+  const usPerSample =
+    perRequestUs / samplesPerRequest + perHostSampleUs / metricsPerHost + perSampleUs;
+  return (cores * 1e6) / usPerSample;
+}

@@ -1,0 +1,354 @@
+/**
+ * `npm run bench:promql`: a PromQL range query over a fleet's history, ours against Prometheus
+ * 2.42 on the same samples in the same run (issue 27, item 6; docs/benchmarks.md, "PromQL").
+ *
+ * 1. The storage bench's fleet (storage-fleet.ts): 1,000 hosts × 10 metrics × 6 h at 15 s by
+ *    default (14.4 M samples), every host tagged with one of five regions.
+ * 2. Prometheus (Debian's 2.42, `--web.enable-remote-write-receiver`): every sample through
+ *    remote write, in time order.
+ * 3. Ours: PostgreSQL 15 with TimescaleDB (timescale-server.ts), `migrate` in TimescaleDB mode,
+ *    the same samples through the writer's storage path (sample store, binary COPY), the
+ *    policies' jobs paused and `vacuum analyze`; then `monitor api` over it.
+ * 4. The query, `sum by (region) (rate(<counter>[5m]))` over the whole history at a 60 s step,
+ *    answered once by both and compared (same label sets and times, values within 1e-9
+ *    relative), then asked `--iterations` times of each, alternately, one at a time, after
+ *    `--warmups` unmeasured ones: p50/p95/p99 from the client's side, HTTP included.
+ */
+import { performance } from 'node:perf_hooks';
+import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
+import { createTestDatabase, getFreePort, startPrometheus } from '@monitor/testkit';
+import type { BenchProcess } from './bench-process.js';
+import { startHttpProcess } from './bench-process.js';
+import type { Cleanup, ReportBase } from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { LatencySummary } from './latency-summary.js';
+import { summarizeLatencies } from './latency-summary.js';
+import { monitorCommand } from './monitor-stack.js';
+import { remoteWriteFleet } from './promql-prometheus-load.js';
+import { formatMachine, formatNotes, int, ms } from './report-text.js';
+import { createStorageFleet } from './storage-fleet.js';
+import { loadFleet } from './storage-load.js';
+import { pauseJobs } from './storage-proposal.js';
+import { startTimescaleServer } from './timescale-server.js';
+
+type Options = {
+  hosts: number;
+  hours: number;
+  intervalSeconds: number;
+  stepSeconds: number;
+  metric: string;
+  seed: number;
+  iterations: number;
+  warmups: number;
+  connections: number;
+  profile: boolean;
+};
+
+type PromqlBenchFields = {
+  settings: Omit<Options, 'profile'> & {
+    query: string;
+    samples: number;
+    windowStart?: string;
+    windowEnd?: string;
+    timescaledb?: string;
+  };
+  load: { oursSeconds?: number; prometheusSeconds?: number };
+  /** Whether both answered the same: series, times, values within 1e-9 relative. */
+  check?: { series: number; points: number; differences: string[] };
+  ours?: LatencySummary;
+  prometheus?: LatencySummary;
+  /** Where `node --cpu-prof` wrote the api's profile, when asked for. */
+  profileDir?: string;
+};
+
+type PromqlBenchReport = ReportBase & PromqlBenchFields;
+
+const usage = `Usage: npm run bench:promql -- [options]
+  --hosts N              hosts in the fleet (default 1000), 10 metrics each, 5 regions
+  --hours N              history per series (default 6)
+  --interval-seconds N   between points (default 15)
+  --step-seconds N       the range query's step (default 60)
+  --metric NAME          the counter under rate() (default net_received_bytes_total)
+  --seed N               the fleet's values (default 27)
+  --iterations N         measured queries per side (default 40)
+  --warmups N            unmeasured queries per side first (default 3)
+  --connections N        our load: sample stores writing side by side (default 2)
+  --profile yes|no       run the api under node --cpu-prof (default no)
+  --out FILE             JSON results (default bench-results/promql-<iso date>.json)
+Needs TimescaleDB for the machine's PostgreSQL and Debian's prometheus (2.42).`;
+
+type QueryAnswer = {
+  status: string;
+  data?: {
+    resultType: string;
+    result: { metric: Record<string, string>; values: [number, string][] }[];
+  };
+  error?: string;
+};
+
+async function rangeQuery(
+  url: string,
+  headers: Record<string, string>,
+  params: Record<string, string>,
+): Promise<QueryAnswer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params).toString(),
+  });
+  const answer = (await response.json()) as QueryAnswer;
+  if (answer.status !== 'success') {
+    throw new Error(`${url} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+  }
+  return answer;
+}
+
+/** What differs between two matrices (at most 20 lines). */
+function compareAnswers(
+  want: QueryAnswer,
+  got: QueryAnswer,
+): NonNullable<PromqlBenchFields['check']> {
+  const key = (m: Record<string, string>) => JSON.stringify(Object.entries(m).sort());
+  const index = (a: QueryAnswer) => new Map((a.data?.result ?? []).map((s) => [key(s.metric), s]));
+  const w = index(want);
+  const g = index(got);
+  const differences: string[] = [];
+  let points = 0;
+  for (const k of new Set([...w.keys(), ...g.keys()])) {
+    const a = w.get(k);
+    const b = g.get(k);
+    if (a === undefined || b === undefined) {
+      differences.push(`${k} only in ${a === undefined ? 'ours' : 'prometheus'}`);
+      continue;
+    }
+    if (a.values.length !== b.values.length) {
+      differences.push(`${k}: ${a.values.length} points against ${b.values.length}`);
+      continue;
+    }
+    a.values.forEach(([t, v], i) => {
+      points++;
+      const [gt, gv] = b.values[i]!;
+      const x = Number(v);
+      const y = Number(gv);
+      if (t !== gt || Math.abs(x - y) > 1e-9 * Math.max(Math.abs(x), Math.abs(y))) {
+        differences.push(`${k} @${t}: prometheus ${v}, ours ${gt} ${gv}`);
+      }
+    });
+  }
+  return { series: w.size, points, differences: differences.slice(0, 20) };
+}
+
+async function runBenchmark(
+  options: Options,
+  report: PromqlBenchReport,
+  cleanup: Cleanup,
+  processes: BenchProcess[],
+): Promise<void> {
+  const { logDir } = report;
+  const intervalMs = options.intervalSeconds * 1000;
+  const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
+  const endMs = Math.floor(Date.now() / 60_000) * 60_000;
+  const startMs = endMs - pointsPerSeries * intervalMs;
+  report.settings.windowStart = new Date(startMs).toISOString();
+  report.settings.windowEnd = new Date(endMs).toISOString();
+  logProgress(`generating ${options.hosts} hosts × ${pointsPerSeries} points`);
+  const fleet = createStorageFleet({
+    hostCount: options.hosts,
+    pointsPerSeries,
+    intervalMs,
+    startMs,
+    seed: options.seed,
+  });
+  report.settings.samples = fleet.sampleCount;
+  if (!fleet.metrics.some((m) => m.name === options.metric && m.kind === 'counter')) {
+    throw new Error(`--metric ${options.metric} is not one of the fleet's counters`);
+  }
+
+  // Prometheus first: its load is the quicker one, and it then sits idle until measured.
+  const prometheus = await startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true });
+  cleanup.add('prometheus', () => prometheus.stop());
+  logProgress(`remote-writing ${fleet.sampleCount} samples to Prometheus`);
+  let next = 0;
+  const prometheusStarted = performance.now();
+  await remoteWriteFleet(prometheus.url, fleet, (sent) => {
+    if (sent < next) return;
+    next += 2_000_000;
+    logProgress(`  ${sent} samples sent to Prometheus`);
+  });
+  report.load.prometheusSeconds = (performance.now() - prometheusStarted) / 1000;
+
+  const server = await startTimescaleServer({ logDir, cleanup });
+  report.settings.timescaledb = server.version;
+  const database = await createTestDatabase(server.url, 'bench_promql');
+  const db = createDatabase({
+    url: database.url,
+    maxConnections: options.connections + 1,
+    applicationName: 'monitor-bench-promql',
+  });
+  cleanup.add('database pool', () => db.close());
+  logProgress('migrating (TimescaleDB mode)');
+  const migrated = await migrate(db, { mode: 'timescale' });
+  if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
+  await pauseJobs(db);
+  const org = await createOrgStore(db).createOrganization('bench-promql');
+  const { key } = await createApiKeyStore(db).createKey({
+    orgId: org.id,
+    name: 'bench',
+    scopes: ['read'],
+  });
+  logProgress(`loading ${fleet.sampleCount} samples through the sample store`);
+  next = 0;
+  const loaded = await loadFleet(db, fleet, {
+    orgId: org.id,
+    connections: options.connections,
+    pointsPerBatch: 4,
+    progress: (written) => {
+      if (written < next) return;
+      next += 2_000_000;
+      logProgress(`  ${written} samples stored`);
+    },
+  });
+  if (loaded.samplesWritten !== fleet.sampleCount)
+    throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
+  report.load.oursSeconds = loaded.seconds;
+  await db.sql`vacuum analyze`;
+
+  const port = await getFreePort();
+  const command = monitorCommand('source', ['api']);
+  const api = await startHttpProcess({
+    name: 'api',
+    ...command,
+    // Node takes --cpu-prof on its command line only, not in NODE_OPTIONS.
+    args: options.profile
+      ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`, ...command.args]
+      : command.args,
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '',
+      PORT: String(port),
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+    },
+    logDir,
+    port,
+    readyPath: '/healthz',
+  });
+  cleanup.add('api', () => api.stop());
+  processes.push(api);
+  if (options.profile) report.profileDir = logDir;
+
+  const params = {
+    query: report.settings.query,
+    start: String(startMs / 1000),
+    end: String(endMs / 1000),
+    step: String(options.stepSeconds),
+  };
+  const ours = () =>
+    rangeQuery(`${api.baseUrl}/prometheus/api/v1/query_range`, { 'X-API-Key': key }, params);
+  const theirs = () => rangeQuery(`${prometheus.url}/api/v1/query_range`, {}, params);
+  logProgress('checking that both answer the same');
+  report.check = compareAnswers(await theirs(), await ours());
+  if (report.check.series === 0) throw new Error('Prometheus answered no series');
+  if (report.check.differences.length > 0) {
+    report.notes.push(`the answers differ: ${report.check.differences.slice(0, 3).join('; ')}`);
+  }
+  for (let i = 0; i < options.warmups; i++) {
+    await theirs();
+    await ours();
+  }
+  logProgress(`measuring ${options.iterations} queries per side, alternately`);
+  const oursMs = new Float64Array(options.iterations);
+  const theirsMs = new Float64Array(options.iterations);
+  for (let i = 0; i < options.iterations; i++) {
+    let t = performance.now();
+    await theirs();
+    theirsMs[i] = performance.now() - t;
+    t = performance.now();
+    await ours();
+    oursMs[i] = performance.now() - t;
+  }
+  report.ours = summarizeLatencies(oursMs);
+  report.prometheus = summarizeLatencies(theirsMs);
+  // The api writes its profile on exit.
+  await api.stop();
+}
+
+function formatReport(report: PromqlBenchReport): string {
+  const s = report.settings;
+  const lines = [
+    `PromQL range query against Prometheus 2.42, ${report.date}`,
+    formatMachine(report.machine),
+    `${int(s.hosts)} hosts × 10 metrics × ${s.hours} h at ${s.intervalSeconds} s = ${int(s.samples)} samples; TimescaleDB ${s.timescaledb ?? '?'}`,
+    `query: ${s.query}, ${s.hours} h at step ${s.stepSeconds} s`,
+    `load: Prometheus (remote write) ${report.load.prometheusSeconds?.toFixed(1) ?? '-'} s, ours (sample store) ${report.load.oursSeconds?.toFixed(1) ?? '-'} s`,
+  ];
+  if (report.check !== undefined) {
+    lines.push(
+      `same answer: ${report.check.differences.length === 0 ? 'yes' : 'NO'} (${report.check.series} series, ${int(report.check.points)} points compared)`,
+    );
+  }
+  const row = (name: string, l: LatencySummary | undefined) =>
+    l === undefined
+      ? `  ${name.padEnd(12)} -`
+      : `  ${name.padEnd(12)} ${ms(l.p50Ms).padStart(9)} ${ms(l.p95Ms).padStart(9)} ${ms(l.p99Ms).padStart(9)} ${ms(l.maxMs).padStart(9)}   (${l.count} queries)`;
+  lines.push(
+    '',
+    `  ${''.padEnd(12)} ${'p50 ms'.padStart(9)} ${'p95 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)}`,
+    row('ours', report.ours),
+    row('Prometheus', report.prometheus),
+  );
+  if (report.ours !== undefined) {
+    lines.push(
+      '',
+      `target p99 < 1,000 ms: ${report.ours.p99Ms < 1000 ? 'met' : 'not met'} (${ms(report.ours.p99Ms)} ms)`,
+    );
+  }
+  if (report.profileDir !== undefined) lines.push(`api CPU profile: ${report.profileDir}`);
+  lines.push(...formatNotes(report));
+  return lines.join('\n');
+}
+
+await runBenchCommand({
+  name: 'promql',
+  usage,
+  defaults: {
+    hosts: '1000',
+    hours: '6',
+    'interval-seconds': '15',
+    'step-seconds': '60',
+    metric: 'net_received_bytes_total',
+    seed: '27',
+    iterations: '40',
+    warmups: '3',
+    connections: '2',
+    profile: 'no',
+  },
+  parseOptions: (values): Options => {
+    if (!['yes', 'no'].includes(values.profile)) throw new Error('--profile must be yes or no');
+    const options: Options = {
+      hosts: integerOption('hosts', values.hosts),
+      hours: integerOption('hours', values.hours, 1, 24 * 7),
+      intervalSeconds: integerOption('interval-seconds', values['interval-seconds'], 1, 3600),
+      stepSeconds: integerOption('step-seconds', values['step-seconds'], 1, 86_400),
+      metric: values.metric,
+      seed: integerOption('seed', values.seed, 0),
+      iterations: integerOption('iterations', values.iterations),
+      warmups: integerOption('warmups', values.warmups, 0),
+      connections: integerOption('connections', values.connections, 1, 16),
+      profile: values.profile === 'yes',
+    };
+    if ((options.hours * 3600) % options.intervalSeconds !== 0)
+      throw new Error('--interval-seconds must divide the history into whole points');
+    return options;
+  },
+  createReport: ({ profile: _profile, ...settings }) => ({
+    settings: {
+      ...settings,
+      query: `sum by (region) (rate(${settings.metric}[5m]))`,
+      samples: 0,
+    },
+    load: {},
+  }),
+  run: runBenchmark,
+  format: formatReport,
+});

@@ -16,7 +16,9 @@ import { describeServicesApi } from './testing/http-api/services.suite.js';
  * through the edge on 127.0.0.1: every role in its container, Kafka, PostgreSQL and Redis in
  * theirs. The images must be built (`docker compose build`, see .ci/run). It runs the same HTTP
  * API suites as the local int tests, checks that together they called every operation of the
- * served document, and runs schemathesis over it; then `docker compose down -v`, whatever happens.
+ * served document, and runs schemathesis over it. Last, the storage: the stack's database is
+ * TimescaleDB (timescale/timescaledb:2.28.3-pg15, or its local stand-in) and its own job scheduler
+ * has run the refresh policy. Then `docker compose down -v`, whatever happens.
  */
 
 let stack: ComposeStack;
@@ -118,4 +120,64 @@ describe('the HTTP API suites together', () => {
     const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
     expect(result.testCases).toBeGreaterThanOrEqual(operations);
   }, 400_000);
+});
+
+// Last in the file: by then the stack has run for a few minutes, and the refresh job of samples_1m,
+// which TimescaleDB runs when `migrate` creates it and then every minute (its default schedule),
+// has run more than once; the wait below is only a bound.
+describe('the storage of the compose stack', () => {
+  it('runs on TimescaleDB 2.28.3 and says so on /metrics', async () => {
+    // The edge sends /metrics to the api role, whose metrics carry its `role` label as well.
+    const text = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const info = text.split('\n').find((line) => line.startsWith('monitor_storage_info{'));
+    expect(info).toMatch(
+      /^monitor_storage_info\{[^}]*engine="timescaledb",version="2\.28\.3"[^}]*\} 1$/,
+    );
+    const [extension] = await stack.db.sql<{ version: string }[]>`
+      select extversion as version from pg_extension where extname = 'timescaledb'
+    `;
+    expect(extension?.version).toBe('2.28.3');
+  });
+
+  it('keeps samples and snapshots in hypertables, rolled up by two continuous aggregates', async () => {
+    const hypertables = await stack.db.sql<{ name: string }[]>`
+      select hypertable_name as name from timescaledb_information.hypertables
+      where hypertable_schema = current_schema() order by 1
+    `;
+    expect(hypertables.map((row) => row.name)).toEqual(
+      expect.arrayContaining(['samples', 'snapshots']),
+    );
+    const aggregates = await stack.db.sql<{ name: string }[]>`
+      select view_name as name from timescaledb_information.continuous_aggregates
+      where view_schema = current_schema() order by 1
+    `;
+    expect(aggregates.map((row) => row.name)).toEqual(['samples_1h', 'samples_1m']);
+  });
+
+  it('has TimescaleDB run the refresh policy of samples_1m on its schedule, without a failure', async () => {
+    const refreshStats = () => stack.db.sql<
+      { successes: number; failures: number; lastStatus: string | null }[]
+    >`
+      select s.total_successes::int as successes, s.total_failures::int as failures,
+        s.last_run_status as "lastStatus"
+      from timescaledb_information.jobs j
+      left join timescaledb_information.continuous_aggregates c
+        on c.materialization_hypertable_schema = j.hypertable_schema
+        and c.materialization_hypertable_name = j.hypertable_name
+      left join timescaledb_information.job_stats s on s.job_id = j.job_id
+      where j.proc_name = 'policy_refresh_continuous_aggregate'
+        and coalesce(c.view_schema, j.hypertable_schema) = current_schema()
+        and coalesce(c.view_name, j.hypertable_name) = 'samples_1m'
+    `;
+    expect(await refreshStats()).toHaveLength(1);
+    const [stats] = await vi.waitFor(
+      async () => {
+        const rows = await refreshStats();
+        expect(rows[0]?.successes ?? 0).toBeGreaterThanOrEqual(2);
+        return rows;
+      },
+      { timeout: 150_000, interval: 2_000 },
+    );
+    expect(stats).toMatchObject({ failures: 0, lastStatus: 'Success' });
+  }, 180_000);
 });

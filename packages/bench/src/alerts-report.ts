@@ -12,6 +12,8 @@ export type AlertsBenchReport = ReportBase & {
     pollIntervalMs: number;
     hosts: number;
     concurrency: number;
+    /** The fleet's pace at most; 0: as fast as the gateway answers. */
+    requestsPerSecond: number;
     warmUpSeconds: number;
     durationSeconds: number;
     /** The evaluator's rule poll interval, as configured for the run. */
@@ -47,7 +49,13 @@ export type AlertsBenchReport = ReportBase & {
    * records the writer had stored but the evaluator not yet evaluated when the load ended, and
    * the (rule, host) states it had checkpointed by then.
    */
-  evaluator?: { evaluationsPerSecond: number; recordsBehindWriter: number; statesStored: number };
+  evaluator?: {
+    evaluationsPerSecond: number;
+    /** Evaluator CPU µs per evaluation (sample × rule that applies to it) in the window. */
+    cpuUsPerEvaluation?: number | undefined;
+    recordsBehindWriter: number;
+    statesStored: number;
+  };
   /** Alerts of the fleet rules: they must never fire (0). */
   fleetRuleAlerts?: number;
   /** CPU seconds per process during the measured window, and the machine's busy share. */
@@ -64,7 +72,10 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
     formatMachine(machine),
     `${int(settings.rules)} rules (${int(settings.fleetRules)} on the fleet's metrics, never breached; ` +
       `${settings.probeHosts} probe rules, duration ${settings.probeDurationMinutes} min); ` +
-      `fleet of ${int(settings.hosts)} hosts at concurrency ${settings.concurrency}; ` +
+      `fleet of ${int(settings.hosts)} hosts at concurrency ${settings.concurrency}` +
+      (settings.requestsPerSecond > 0
+        ? `, at most ${int(settings.requestsPerSecond)} requests/s; `
+        : '; ') +
       `${settings.durationSeconds} s after ${settings.warmUpSeconds} s warm-up; polls every ${settings.pollIntervalMs} ms; ` +
       `EVALUATOR_RULE_POLL_MS ${settings.evaluatorRulePollMs}`,
     '',
@@ -99,7 +110,10 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
   }
   if (report.evaluator) {
     lines.push(
-      `evaluator: ${int(report.evaluator.evaluationsPerSecond)} rule evaluations/s; ` +
+      `evaluator: ${int(report.evaluator.evaluationsPerSecond)} rule evaluations/s` +
+        (report.evaluator.cpuUsPerEvaluation === undefined
+          ? '; '
+          : ` at ${report.evaluator.cpuUsPerEvaluation.toFixed(3)} µs of CPU each; `) +
         `${int(report.evaluator.recordsBehindWriter)} records behind the writer when the load ended; ` +
         `${int(report.evaluator.statesStored)} (rule, host) states checkpointed`,
     );

@@ -23,6 +23,7 @@ const figureNames = [
   'writerCpuUsPerHostSample',
   'postgresCpuUsPerRow',
   'postgresCpuUsPerHostSample',
+  'evaluatorCpuUsPerHostSample',
   'evaluatorCpuUsPerSampleRule',
   'recordBytesPerSample',
   'storedBytesPerRowUncompressed',
@@ -186,7 +187,10 @@ export function planCapacity(
       samplesPerSecond * f.writerCpuUsPerRow.value) *
     us;
   const writerReplicas = replicasFor(writerCores, u, 2);
-  const evaluatorCores = evaluationsPerSecond * f.evaluatorCpuUsPerSampleRule.value * us;
+  const evaluatorCores =
+    (hostSamplesPerSecond * f.evaluatorCpuUsPerHostSample.value +
+      evaluationsPerSecond * f.evaluatorCpuUsPerSampleRule.value) *
+    us;
   const evaluatorReplicas = replicasFor(evaluatorCores, u, 2);
   // Partitions are fixed when the topic is created and cap the consumers of each group: room
   // for twice the consumers this load needs.

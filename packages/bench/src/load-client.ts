@@ -19,6 +19,11 @@ type LoadOptions = {
   /** Requests in flight at all times (closed loop: each worker sends its next when answered). */
   concurrency: number;
   durationMs: number;
+  /**
+   * Given, the workers together send at most this many requests per second (a fleet's steady
+   * rate rather than the machine's ceiling); each still waits for its answer before the next.
+   */
+  maxRequestsPerSecond?: number;
 };
 
 export type LoadResult = {
@@ -134,8 +139,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       req.end(body);
     });
 
+  const pace = options.maxRequestsPerSecond;
   const worker = async (slot: number): Promise<void> => {
     while (performance.now() < deadline) {
+      if (pace !== undefined) {
+        const dueAtMs = result.startedAtMs + (sent / pace) * 1000;
+        if (dueAtMs > performance.now()) await sleep(dueAtMs - performance.now());
+        if (performance.now() >= deadline) break;
+      }
       const ok = await send(options.path(sent++), bodies?.next(slot));
       // Back off a little after a failure so a dead server does not turn this into a busy loop.
       if (!ok) await sleep(10);

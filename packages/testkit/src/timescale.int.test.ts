@@ -69,8 +69,14 @@ describe('timescale service', () => {
         start_offset => interval '1 hour', end_offset => interval '1 minute',
         schedule_interval => interval '1 second') as job`;
 
-    let rows: { bucket: Date; host: string; avg: number; min: number; max: number; samples: number }[] =
-      [];
+    let rows: {
+      bucket: Date;
+      host: string;
+      avg: number;
+      min: number;
+      max: number;
+      samples: number;
+    }[] = [];
     for (let attempt = 0; attempt < 600 && rows.length < 10; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       rows = await sql`
@@ -91,9 +97,16 @@ describe('timescale service', () => {
       }),
     );
     expect(rows.map((row) => ({ ...row, bucket: row.bucket.toISOString() }))).toEqual(expected);
-    const [stats] = await sql<{ successes: number; failures: number }[]>`
-      select total_successes::int as successes, total_failures::int as failures
-      from timescaledb_information.job_stats where job_id = ${job!.job}`;
+    // The job's statistics are written after its refresh committed: wait for them too.
+    const statsOf = () =>
+      sql<{ successes: number; failures: number }[]>`
+        select total_successes::int as successes, total_failures::int as failures
+        from timescaledb_information.job_stats where job_id = ${job!.job}`;
+    let [stats] = await statsOf();
+    for (let attempt = 0; attempt < 300 && !(stats && stats.successes > 0); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      [stats] = await statsOf();
+    }
     expect(stats!.successes).toBeGreaterThan(0);
     expect(stats!.failures).toBe(0);
   });

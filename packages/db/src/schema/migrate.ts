@@ -185,7 +185,26 @@ function checkStoredMode(
   }
 }
 
+/**
+ * TimescaleDB's jobs (refresh, compression) take locks on the objects a migration changes; when
+ * both wait for each other, the server aborts one with a deadlock. A migration is one
+ * transaction, so it is tried again then (a few times), instead of failing the start.
+ */
 async function applyOnce(
+  db: Database,
+  migration: Migration,
+  engine: StorageEngine,
+): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await applyInTransaction(db, migration, engine);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== '40P01' || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function applyInTransaction(
   db: Database,
   migration: Migration,
   engine: StorageEngine,

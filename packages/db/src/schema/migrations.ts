@@ -554,6 +554,12 @@ const realTimeRollups: Migration = {
   up: (sql, { engine }) => engine.createRealTimeRollups(sql),
 };
 
+const compressedRollups: Migration = {
+  version: 20,
+  name: 'compressed_rollups',
+  up: (sql, { engine }) => engine.compressRollups(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -575,4 +581,5 @@ export const migrations: readonly Migration[] = [
   alertingDepth,
   noData,
   realTimeRollups,
+  compressedRollups,
 ];

@@ -224,6 +224,8 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
     `;
     expect(jobs.map((job) => job.proc_name)).toEqual([
       'policy_compression',
+      'policy_compression',
+      'policy_compression',
       'policy_refresh_continuous_aggregate',
       'policy_refresh_continuous_aggregate',
       'policy_retention',

@@ -142,8 +142,10 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ]),
       ).toEqual([
         ['policy_compression', 'samples', '48:00:00'],
-        ['policy_refresh_continuous_aggregate', 'samples_1h', '10 days'],
-        ['policy_refresh_continuous_aggregate', 'samples_1m', '10 days'],
+        ['policy_compression', 'samples_1h', '8 days'],
+        ['policy_compression', 'samples_1m', '8 days'],
+        ['policy_refresh_continuous_aggregate', 'samples_1h', '7 days'],
+        ['policy_refresh_continuous_aggregate', 'samples_1m', '7 days'],
         ['policy_retention', 'samples', '10 days'],
         ['policy_retention', 'samples_1h', '40 days'],
         ['policy_retention', 'samples_1m', '20 days'],

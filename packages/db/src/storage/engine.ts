@@ -61,6 +61,8 @@ export type StorageEngine = {
   keySamplesBySeries(sql: TransactionSql): Promise<void>;
   /** Migration 19: samples_1m and samples_1h read as real-time aggregates on both engines. */
   createRealTimeRollups(sql: TransactionSql): Promise<void>;
+  /** Migration 20: the rollups compressible where the engine compresses. */
+  compressRollups(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -92,6 +94,7 @@ const timescaleEngine: StorageEngine = {
   createRollups: timescaleTables.createRollups,
   keySamplesBySeries: timescaleTables.keySamplesBySeries,
   createRealTimeRollups: timescaleTables.createRealTimeRollups,
+  compressRollups: timescaleTables.compressRollups,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -114,6 +117,7 @@ const postgresEngine: StorageEngine = {
   createRollups: postgresTables.createRollups,
   keySamplesBySeries: postgresTables.keySamplesBySeries,
   createRealTimeRollups: postgresTables.createRealTimeRollups,
+  compressRollups: postgresTables.compressRollups,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -191,3 +191,8 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
       group by 1, 2`,
   ]);
 }
+
+/** Version 20: nothing to do; plain PostgreSQL has no compression. */
+export function compressRollups(): Promise<void> {
+  return Promise.resolve();
+}

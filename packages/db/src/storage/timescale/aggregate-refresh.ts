@@ -23,10 +23,28 @@ export async function refreshContinuousAggregates(
   ] as const) {
     const to = bucketStart(options.now, bucketMs);
     const from = new Date(to.getTime() - options.windows[rollup] * dayMs);
-    await db.sql`
-      call refresh_continuous_aggregate(${rollup}::regclass, ${from}::timestamptz, ${to}::timestamptz)
-    `;
+    await refreshOnce(db, rollup, from, to);
     refreshed.push({ rollup, from, to });
   }
   return { mode: 'timescale', refreshed, setAside: [] };
+}
+
+/**
+ * One refresh; when the scheduler's refresh job is at work on the same aggregate, TimescaleDB
+ * refuses a second one at once, so wait for it (its result is not necessarily up to `to`) and
+ * refresh again. Up to about 30 s: longer, and the error stands.
+ */
+async function refreshOnce(db: Database, rollup: string, from: Date, to: Date): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.sql`
+        call refresh_continuous_aggregate(${rollup}::regclass, ${from}::timestamptz, ${to}::timestamptz)
+      `;
+      return;
+    } catch (err) {
+      const concurrent = err instanceof Error && /due to a concurrent refresh/.test(err.message);
+      if (!concurrent || attempt >= 120) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }

@@ -27,9 +27,16 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept).
   const recentFrom = Math.floor((now - 40 * hourMs) / hourMs) * hourMs;
   const recentTo = Math.floor((now - 26 * hourMs) / hourMs) * hourMs;
-  // Old history 25 days back: kept by the first policies, dropped by the second.
-  const oldFrom = Math.floor((now - 25 * dayMs) / hourMs) * hourMs;
+  // Old history 6 days back: rolled up under the first policies (late samples count for a
+  // week), dropped by the second.
+  const oldFrom = Math.floor((now - 6 * dayMs) / hourMs) * hourMs;
   const oldTo = oldFrom + 2 * hourMs;
+  // Middle history in the daily chunk that ends at the one UTC midnight between 4 and 3 days
+  // ago: its samples_1m chunk is past the second policies' compression (3 days) and within
+  // their retention (4 days).
+  const midnight = Math.floor((now - 3 * dayMs) / dayMs) * dayMs;
+  const middleFrom = midnight - 2 * hourMs;
+  const middleTo = midnight - hourMs;
   let serviceId: string;
 
   const sample = (timeMs: number, value: number): HostSample => ({
@@ -81,6 +88,8 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
     });
     const samples: HostSample[] = [];
     for (let t = oldFrom; t < oldTo; t += minuteMs) samples.push(sample(t, (t / minuteMs) % 97));
+    for (let t = middleFrom; t < middleTo; t += minuteMs)
+      samples.push(sample(t, (t / minuteMs) % 7));
     for (let t = recentFrom; t < recentTo; t += minuteMs) {
       samples.push(sample(t, (t / minuteMs) % 89), sample(t + 20_000, ((t / minuteMs) % 89) + 0.5));
     }
@@ -94,7 +103,7 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
     await dispose?.();
   });
 
-  it('refreshes both aggregates, compresses old chunks and drops what is past retention', async () => {
+  it('refreshes both aggregates, compresses old chunks of samples and samples_1m, and drops what is past retention', async () => {
     const before1m = await history('1m', recentFrom, recentTo);
     const before1h = await history('1h', recentFrom, recentTo);
     expect(before1m).toHaveLength((recentTo - recentFrom) / minuteMs);
@@ -121,13 +130,14 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
       (n) => n > 0,
     );
 
-    // Second policies: compress after an hour, keep raw samples and snapshots 2 days and the
-    // aggregates 3; the scheduler picks the new jobs up at once.
+    // Second policies: compress raw samples after an hour, keep them and snapshots 2 days and
+    // the aggregates 4 (so late samples count for 2 days and the aggregates compress after 3);
+    // the scheduler picks the new jobs up at once.
     await migrate(db, {
       rawRetentionDays: 2,
       snapshotRetentionDays: 2,
-      rollup1mRetentionDays: 3,
-      rollup1hRetentionDays: 3,
+      rollup1mRetentionDays: 4,
+      rollup1hRetentionDays: 4,
       compressAfterHours: 1,
       jobIntervalSeconds: 1,
     });

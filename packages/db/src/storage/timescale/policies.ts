@@ -5,23 +5,28 @@ import type { StoragePolicies } from '../engine.js';
 export type RefreshWindows = { samples_1m: number; samples_1h: number };
 
 /**
- * The refresh windows: as far back as the data they read is kept. A sample may arrive as late
- * as the raw retention allows (the gateway refuses older ones), so samples_1m refreshes that far
- * back; samples_1h reads samples_1m, so no further back than either is kept. Only invalidated
- * buckets are recomputed inside a window, so a wide one costs nothing while nothing arrives
- * late. Never wider than the aggregate's own retention: TimescaleDB refuses a refresh window
- * that reaches into data its retention policy drops.
+ * How late a sample may arrive and still be rolled up: the refresh jobs look this far back.
+ * Only invalidated buckets are recomputed inside a window, so a wide one costs nothing while
+ * nothing arrives late; but TimescaleDB compresses an aggregate's chunks only past its refresh
+ * window, and an uncompressed samples_1m costs 72 bytes per raw sample (docs/benchmarks.md). A
+ * week covers an agent that buffered through an outage; a sample older than that is stored and
+ * read raw (PromQL, investigations) but not counted in the rollups.
+ */
+export const lateSampleWindowDays = 7;
+
+/**
+ * The refresh windows: as far back as a late sample is rolled up, never further back than the
+ * data read is kept (samples_1h reads samples_1m), and never as wide as an aggregate's own
+ * retention (TimescaleDB refuses a refresh window reaching into data its retention drops).
  */
 export function refreshWindows(policies: StoragePolicies): RefreshWindows {
-  const rawDays = policies.rawRetentionDays;
-  return {
-    samples_1m: Math.min(rawDays, policies.rollup1mRetentionDays - 1),
-    samples_1h: Math.min(
-      rawDays,
-      policies.rollup1mRetentionDays - 1,
-      policies.rollup1hRetentionDays - 1,
-    ),
-  };
+  const days = Math.min(
+    lateSampleWindowDays,
+    policies.rawRetentionDays,
+    policies.rollup1mRetentionDays - 1,
+    policies.rollup1hRetentionDays - 1,
+  );
+  return { samples_1m: days, samples_1h: days };
 }
 
 type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
@@ -31,6 +36,8 @@ const expectedJobs = [
   ['policy_refresh_continuous_aggregate', 'samples_1m'],
   ['policy_refresh_continuous_aggregate', 'samples_1h'],
   ['policy_compression', 'samples'],
+  ['policy_compression', 'samples_1m'],
+  ['policy_compression', 'samples_1h'],
   ['policy_retention', 'samples'],
   ['policy_retention', 'snapshots'],
   ['policy_retention', 'samples_1m'],
@@ -39,8 +46,8 @@ const expectedJobs = [
 
 /**
  * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
- * compression of sample chunks older than `compressAfterHours`, and retention of raw samples,
- * snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
+ * compression of sample chunks older than `compressAfterHours` and of the aggregates past their
+ * refresh windows, and retention of raw samples, snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
  * Replaces only what differs from the stored policies, or when a job is missing (a migration
  * that re-created a table took its jobs along).
  */
@@ -59,7 +66,21 @@ export async function applyTimescalePolicies(
     where j.hypertable_schema = current_schema()
       or c.view_schema = current_schema()
   `;
-  const complete = expectedJobs.every(([proc, table]) =>
+  // Migration 20 makes the aggregates compressible; a database migrated to an earlier version
+  // (tests of older migrations) gets no compression job for them.
+  const compressible = new Set(
+    (
+      await sql<{ view: string }[]>`
+        select view_name as view from timescaledb_information.continuous_aggregates
+        where view_schema = current_schema() and compression_enabled
+      `
+    ).map((row) => row.view),
+  );
+  const expected = expectedJobs.filter(
+    ([proc, table]) =>
+      proc !== 'policy_compression' || table === 'samples' || compressible.has(table),
+  );
+  const complete = expected.every(([proc, table]) =>
     jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
   );
   if (complete && applied !== undefined && samePolicies(applied, policies)) return;
@@ -74,6 +95,7 @@ export async function applyTimescalePolicies(
   for (const view of ['samples_1h', 'samples_1m'] as const) {
     await sql`select remove_continuous_aggregate_policy(${view}::regclass, if_exists => true)`;
     await sql`select remove_retention_policy(${view}::regclass, if_exists => true)`;
+    await sql`select remove_compression_policy(${view}::regclass, if_exists => true)`;
   }
   for (const table of ['samples', 'snapshots'] as const) {
     await sql`select remove_retention_policy(${table}::regclass, if_exists => true)`;
@@ -95,6 +117,15 @@ export async function applyTimescalePolicies(
       compress_after => make_interval(hours => ${policies.compressAfterHours}::int),
       schedule_interval => ${every('1 hour')})
   `;
+  // An aggregate's chunks are compressed a day past its refresh window (TimescaleDB refuses a
+  // compression job that could compress what a refresh still rewrites).
+  for (const view of ['samples_1m', 'samples_1h'] as const) {
+    if (!compressible.has(view)) continue;
+    await sql`
+      select add_compression_policy(${view}::regclass,
+        compress_after => ${days(windows[view] + 1)}, schedule_interval => ${every('1 hour')})
+    `;
+  }
   const retention: [string, number][] = [
     ['samples', policies.rawRetentionDays],
     ['snapshots', policies.snapshotRetentionDays],

@@ -172,3 +172,30 @@ export async function keySamplesBySeries(sql: TransactionSql): Promise<void> {
 export function createRealTimeRollups(): Promise<void> {
   return Promise.resolve();
 }
+
+/**
+ * Version 20: the aggregates compressed like the raw samples (docs/benchmarks.md, "Storage":
+ * uncompressed, samples_1m took 72 bytes per raw sample, 86 % of the bytes on disk). Their
+ * chunks get an interval of their own first: the default, 10 × the raw one, would keep a young
+ * installation's whole history in one chunk that no compression job ever takes. Existing
+ * chunks keep their interval; the compression jobs follow the policies (policies.ts).
+ */
+export async function compressRollups(sql: TransactionSql): Promise<void> {
+  for (const [view, interval] of [
+    ['samples_1m', '1 day'],
+    ['samples_1h', '7 days'],
+  ] as const) {
+    const [table] = await sql<{ schema: string; name: string }[]>`
+      select materialization_hypertable_schema as schema, materialization_hypertable_name as name
+      from timescaledb_information.continuous_aggregates
+      where view_schema = current_schema() and view_name = ${view}
+    `;
+    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
+    await sql`
+      select set_chunk_time_interval(${`${identifier(table.schema)}.${identifier(table.name)}`}::regclass,
+        ${interval}::interval)
+    `;
+    await sql.unsafe(`alter materialized view ${view} set (timescaledb.compress,
+      timescaledb.compress_segmentby = 'series_id', timescaledb.compress_orderby = 'bucket')`);
+  }
+}

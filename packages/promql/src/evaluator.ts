@@ -2,7 +2,7 @@ import type { Expr, MatrixSelector, VectorSelector } from './ast.js';
 import { isSetOperator, typeOf } from './ast.js';
 import { aggregate, groupingKey } from './aggregation.js';
 import type { EvalNodeHelper, FunctionArg } from './functions.js';
-import { functionCalls, labelsForAbsent, unwrap } from './functions.js';
+import { extrapolatedRateOf, functionCalls, labelsForAbsent, unwrap } from './functions.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, labelsKey } from './labels.js';
 import { executionError, PromqlError } from './promql-error.js';
@@ -23,8 +23,11 @@ export type LoadedSeries = {
   metric: Labels;
   timestamps: ArrayLike<number>;
   values: ArrayLike<number>;
-  /** The samples that are no staleness markers, for range selectors. */
-  points: Point[];
+  /** The samples that are no staleness markers, for range selectors: times and values. */
+  pointTimes: ArrayLike<number>;
+  pointValues: ArrayLike<number>;
+  /** The same samples as points (made on first use). */
+  readonly points: Point[];
 };
 
 /** What one query's evaluators share: the loaded data and the limits. */
@@ -39,6 +42,13 @@ export type EvalContext = {
 };
 
 type EvalValue = Matrix | { string: string };
+
+/** The range functions evaluated on arrays (Prometheus' extrapolatedRate). */
+const rateKinds = new Map<string, { isCounter: boolean; isRate: boolean }>([
+  ['rate', { isCounter: true, isRate: true }],
+  ['increase', { isCounter: true, isRate: false }],
+  ['delta', { isCounter: false, isRate: false }],
+]);
 
 const tooManySamples =
   'query processing would load too many samples into memory in query execution';
@@ -368,6 +378,8 @@ export class Evaluator {
     enh: EvalNodeHelper,
   ): Matrix {
     const name = expr.func.name;
+    const rateKind = rateKinds.get(name);
+    if (rateKind !== undefined) return this.evalRate(expr, rateKind);
     const call = functionCalls[name]!;
     const otherArgs: (Matrix | null)[] = expr.args.map((arg, i) =>
       i === matrixIndex || typeOf(arg) === 'string' ? null : this.matrix(arg),
@@ -411,6 +423,57 @@ export class Evaluator {
       }
     }
     if (name === 'absent_over_time') return this.absentOverTime(out, expr.args[0]!);
+    if (containsSameLabelset(out)) {
+      throw executionError('vector cannot contain metrics with the same labelset');
+    }
+    return out;
+  }
+
+  /**
+   * rate, increase and delta on the loaded arrays: each step's window is an index range, so
+   * no Point per sample and no window array per step (evalRangeFunction's work otherwise).
+   */
+  private evalRate(
+    expr: Extract<Expr, { kind: 'call' }>,
+    kind: { isCounter: boolean; isRate: boolean },
+  ): Matrix {
+    const sel = unwrap(expr.args[0]!) as MatrixSelector;
+    const offset = sel.selector.offsetMs;
+    const rangeMs = sel.rangeMs;
+    const out: Matrix = [];
+    for (const series of this.loaded(sel.selector)) {
+      this.checkDeadline();
+      const times = series.pointTimes;
+      const values = series.pointValues;
+      const points: Point[] = [];
+      let lo = 0;
+      let hi = 0;
+      for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
+        const maxt = ts - offset;
+        const mint = maxt - rangeMs;
+        while (lo < times.length && times[lo]! < mint) lo++;
+        if (hi < lo) hi = lo;
+        while (hi < times.length && times[hi]! <= maxt) hi++;
+        if (hi <= lo) continue;
+        if (this.ctx.currentSamples + (hi - lo) > this.ctx.maxSamples) {
+          throw executionError(tooManySamples);
+        }
+        const v = extrapolatedRateOf(
+          times,
+          values,
+          lo,
+          hi,
+          { rangeStart: mint, rangeEnd: maxt, rangeMs },
+          kind.isCounter,
+          kind.isRate,
+        );
+        if (v !== null) points.push({ t: ts, v });
+      }
+      if (points.length > 0) {
+        this.addSamples(points.length);
+        out.push({ metric: dropMetricName(series.metric), points });
+      }
+    }
     if (containsSameLabelset(out)) {
       throw executionError('vector cannot contain metrics with the same labelset');
     }

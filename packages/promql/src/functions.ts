@@ -41,6 +41,54 @@ function stringArg(args: Expr[], i: number): string {
   return e.value;
 }
 
+/**
+ * Prometheus' extrapolatedRate over the samples [lo, hi) of (times, values), in time order and
+ * without staleness markers: rate, increase or delta of a window [rangeStart, rangeEnd], or
+ * null for fewer than two samples. On arrays, so a range query need not make a Point per
+ * sample nor a window per step (the evaluator's fast path for these three).
+ */
+export function extrapolatedRateOf(
+  times: ArrayLike<number>,
+  values: ArrayLike<number>,
+  lo: number,
+  hi: number,
+  window: { rangeStart: number; rangeEnd: number; rangeMs: number },
+  isCounter: boolean,
+  isRate: boolean,
+): number | null {
+  const count = hi - lo;
+  if (count < 2) return null;
+  const firstT = times[lo]!;
+  const firstV = values[lo]!;
+  const lastT = times[hi - 1]!;
+  let resultValue = values[hi - 1]! - firstV;
+  if (isCounter) {
+    let prevValue = firstV;
+    for (let i = lo + 1; i < hi; i++) {
+      const v = values[i]!;
+      if (v < prevValue) resultValue += prevValue;
+      prevValue = v;
+    }
+  }
+  let durationToStart = (firstT - window.rangeStart) / 1000;
+  const durationToEnd = (window.rangeEnd - lastT) / 1000;
+  const sampledInterval = (lastT - firstT) / 1000;
+  const averageDurationBetweenSamples = sampledInterval / (count - 1);
+  if (isCounter && resultValue > 0 && firstV >= 0) {
+    const durationToZero = sampledInterval * (firstV / resultValue);
+    if (durationToZero < durationToStart) durationToStart = durationToZero;
+  }
+  const extrapolationThreshold = averageDurationBetweenSamples * 1.1;
+  let extrapolateToInterval = sampledInterval;
+  if (durationToStart < extrapolationThreshold) extrapolateToInterval += durationToStart;
+  else extrapolateToInterval += averageDurationBetweenSamples / 2;
+  if (durationToEnd < extrapolationThreshold) extrapolateToInterval += durationToEnd;
+  else extrapolateToInterval += averageDurationBetweenSamples / 2;
+  let factor = extrapolateToInterval / sampledInterval;
+  if (isRate) factor /= window.rangeMs / 1000;
+  return resultValue * factor;
+}
+
 function extrapolatedRate(
   vals: FunctionArg[],
   args: Expr[],
@@ -51,37 +99,20 @@ function extrapolatedRate(
   const ms = unwrap(args[0]!) as MatrixSelector;
   const offset = ms.selector.offsetMs;
   const points = matrixArg(vals, 0);
-  const rangeStart = enh.ts - (ms.rangeMs + offset);
-  const rangeEnd = enh.ts - offset;
-  if (points.length < 2) return [];
-  const first = points[0]!;
-  const last = points[points.length - 1]!;
-  let resultValue = last.v - first.v;
-  if (isCounter) {
-    let prevValue = first.v;
-    for (let i = 1; i < points.length; i++) {
-      const v = points[i]!.v;
-      if (v < prevValue) resultValue += prevValue;
-      prevValue = v;
-    }
-  }
-  let durationToStart = (first.t - rangeStart) / 1000;
-  const durationToEnd = (rangeEnd - last.t) / 1000;
-  const sampledInterval = (last.t - first.t) / 1000;
-  const averageDurationBetweenSamples = sampledInterval / (points.length - 1);
-  if (isCounter && resultValue > 0 && first.v >= 0) {
-    const durationToZero = sampledInterval * (first.v / resultValue);
-    if (durationToZero < durationToStart) durationToStart = durationToZero;
-  }
-  const extrapolationThreshold = averageDurationBetweenSamples * 1.1;
-  let extrapolateToInterval = sampledInterval;
-  if (durationToStart < extrapolationThreshold) extrapolateToInterval += durationToStart;
-  else extrapolateToInterval += averageDurationBetweenSamples / 2;
-  if (durationToEnd < extrapolationThreshold) extrapolateToInterval += durationToEnd;
-  else extrapolateToInterval += averageDurationBetweenSamples / 2;
-  let factor = extrapolateToInterval / sampledInterval;
-  if (isRate) factor /= ms.rangeMs / 1000;
-  return [{ metric: [], t: 0, v: resultValue * factor }];
+  const value = extrapolatedRateOf(
+    points.map((p) => p.t),
+    points.map((p) => p.v),
+    0,
+    points.length,
+    {
+      rangeStart: enh.ts - (ms.rangeMs + offset),
+      rangeEnd: enh.ts - offset,
+      rangeMs: ms.rangeMs,
+    },
+    isCounter,
+    isRate,
+  );
+  return value === null ? [] : [{ metric: [], t: 0, v: value }];
 }
 
 function instantValue(vals: FunctionArg[], isRate: boolean): Vector {

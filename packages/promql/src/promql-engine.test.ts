@@ -52,6 +52,38 @@ describe('createPromqlEngine', () => {
     expect(rate).toBeCloseTo(1, 12);
   });
 
+  it('leaves staleness markers out of the windows of rate, increase and delta', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 1, max: 40_000 }),
+            fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.constant(staleNaN)),
+          ),
+          { minLength: 0, maxLength: 60 },
+        ),
+        async (gaps) => {
+          let t = 0;
+          const samples: [number, number][] = gaps.map(([gap, v]) => [(t += gap), v]);
+          const engine = engineOver([{ labels: { __name__: 'c', host: 'a' }, samples }]);
+          // The same series without its markers: for range functions they are not samples.
+          const plain = engineOver([
+            {
+              labels: { __name__: 'c', host: 'a' },
+              samples: samples.filter(([, v]) => !Number.isNaN(v)),
+            },
+          ]);
+          for (const f of ['rate', 'increase', 'delta']) {
+            const query = `${f}(c[2m])`;
+            const got = await engine.rangeQuery(query, 0, t + 60_000, 7_000);
+            expect(got).toEqual(await plain.rangeQuery(query, 0, t + 60_000, 7_000));
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it('adds the value before a counter reset to increase', async () => {
     const values = [0, 10, 20, 5, 15];
     const engine = engineOver([

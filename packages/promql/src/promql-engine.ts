@@ -115,13 +115,41 @@ function toLoaded(series: {
   timestampsMs: ArrayLike<number>;
   values: ArrayLike<number>;
 }): LoadedSeries {
-  const points: Point[] = [];
   const { timestampsMs, values } = series;
-  for (let i = 0; i < timestampsMs.length; i++) {
-    const v = values[i]!;
-    if (!Number.isNaN(v)) points.push({ t: timestampsMs[i]!, v });
+  let stale = 0;
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) stale++;
+  let pointTimes = timestampsMs;
+  let pointValues = values;
+  if (stale > 0) {
+    const t = new Float64Array(values.length - stale);
+    const v = new Float64Array(values.length - stale);
+    let n = 0;
+    for (let i = 0; i < values.length; i++) {
+      if (Number.isNaN(values[i])) continue;
+      t[n] = timestampsMs[i]!;
+      v[n++] = values[i]!;
+    }
+    pointTimes = t;
+    pointValues = v;
   }
-  return { metric: series.labels, timestamps: timestampsMs, values, points };
+  let points: Point[] | undefined;
+  return {
+    metric: series.labels,
+    timestamps: timestampsMs,
+    values,
+    pointTimes,
+    pointValues,
+    // Made on first use only: the range functions on arrays never ask for them.
+    get points(): Point[] {
+      if (points === undefined) {
+        points = [];
+        for (let i = 0; i < pointTimes.length; i++) {
+          points.push({ t: pointTimes[i]!, v: pointValues[i]! });
+        }
+      }
+      return points;
+    },
+  };
 }
 
 /** Prometheus' order of a range query's result: by label set. */

@@ -51,6 +51,68 @@ function pushedDown(matchers: readonly LabelMatcher[]): {
   return { metric, host, tags };
 }
 
+/**
+ * The series with its samples in ascending time order: array_agg keeps the order rows came in,
+ * page order, which SQL does not promise to be time order. Checked, and sorted here when it is
+ * not, rather than sorting every series in the aggregate (which doubled the server's time).
+ */
+function inTimeOrder(series: {
+  labels: Labels;
+  timestampsMs: Float64Array;
+  values: Float64Array;
+}): SourceSeries {
+  const { timestampsMs: t, values: v } = series;
+  let sorted = true;
+  for (let i = 1; i < t.length && sorted; i++) sorted = t[i - 1]! < t[i]!;
+  if (sorted) return series;
+  const order = Array.from(t.keys()).sort((a, b) => t[a]! - t[b]!);
+  return {
+    labels: series.labels,
+    timestampsMs: Float64Array.from(order, (i) => t[i]!),
+    values: Float64Array.from(order, (i) => v[i]!),
+  };
+}
+
+/** Statements one selection runs at once (the pool holds DATABASE_POOL_MAX, 10 by default). */
+const readConcurrency = 4;
+
+/** PostgreSQL's epoch (2000-01-01) in Unix ms: timestamptz's binary form counts µs from it. */
+const postgresEpochMs = 946_684_800_000;
+
+/**
+ * The elements of a one-dimensional array without nulls in PostgreSQL's binary format
+ * (array_send): ndim, flags, element oid, length, lower bound, then (size, bytes) per element.
+ */
+function decodeBinaryArray(
+  bytes: Buffer | null,
+  element: (bytes: Buffer, at: number) => number,
+): Float64Array {
+  if (bytes === null || bytes.readInt32BE(0) === 0) return new Float64Array(0);
+  if (bytes.readInt32BE(0) !== 1 || bytes.readInt32BE(4) !== 0) {
+    throw new Error('expected a one-dimensional array without nulls');
+  }
+  const length = bytes.readInt32BE(12);
+  const out = new Float64Array(length);
+  let at = 20;
+  for (let i = 0; i < length; i++) {
+    out[i] = element(bytes, at + 4);
+    at += 12;
+  }
+  return out;
+}
+
+function decodeTimestampArray(bytes: Buffer | null): Float64Array {
+  return decodeBinaryArray(
+    bytes,
+    (b, at) =>
+      (b.readInt32BE(at) * 4_294_967_296 + b.readUInt32BE(at + 4)) / 1000 + postgresEpochMs,
+  );
+}
+
+function decodeFloat8Array(bytes: Buffer | null): Float64Array {
+  return decodeBinaryArray(bytes, (b, at) => b.readDoubleBE(at));
+}
+
 function canceled(signal: AbortSignal): PromqlError {
   return new PromqlError('canceled', 'query canceled', { cause: signal.reason });
 }
@@ -107,6 +169,49 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     return [...byId.values()].filter((row) => present.has(row.id));
   }
 
+  /**
+   * The samples of `part` in `range`, per series, as binary arrays (array_send): no per-row
+   * conversion on the server, no text parsing here. One statement for all of `part`: the index
+   * finds every wanted row and the heap is read page by page, each page once, however many of
+   * the wanted series share it (rows land time-major, so one series' hour spans hundreds of
+   * pages, each shared with the other series written beside it). Rows come in page order,
+   * which is time order as samples are written; `inTimeOrder` makes sure of it.
+   */
+  async function readSamples(
+    part: SeriesRow[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<SourceSeries[]> {
+    const query = sql<{ id: string; t: Buffer; v: Buffer }[]>`
+      select series_id::text as id, array_send(array_agg(time)) as t,
+        array_send(array_agg(value)) as v
+      from samples
+      where series_id = any(${part.map((p) => p.id)}::bigint[])
+        and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+      group by series_id
+    `;
+    const onAbort = (): void => void query.cancel();
+    signal.addEventListener('abort', onAbort);
+    let rows;
+    try {
+      rows = await query;
+    } catch (err) {
+      if (signal.aborted) throw canceled(signal);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    const samples = new Map(rows.map((r) => [r.id, r]));
+    return part.map((s) => {
+      const row = samples.get(s.id);
+      return inTimeOrder({
+        labels: s.labels,
+        timestampsMs: decodeTimestampArray(row?.t ?? null),
+        values: decodeFloat8Array(row?.v ?? null),
+      });
+    });
+  }
+
   const guarded =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -128,31 +233,13 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       let selected = await matching(matchers);
       if (selected.length > hints.maxSeries) selected = selected.slice(0, hints.maxSeries + 1);
       if (selected.length === 0) return [];
-      const query = sql<{ id: string; t: number[]; v: number[] }[]>`
-        select series_id::text as id,
-          array_agg((extract(epoch from time) * 1000)::float8 order by time) as t,
-          array_agg(value order by time) as v
-        from samples
-        where series_id = any(${selected.map((s) => s.id)}::bigint[])
-          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
-        group by series_id
-      `;
-      const onAbort = (): void => void query.cancel();
-      signal.addEventListener('abort', onAbort);
-      let rows;
-      try {
-        rows = await query;
-      } catch (err) {
-        if (signal.aborted) throw canceled(signal);
-        throw err;
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-      }
-      const samples = new Map(rows.map((r) => [r.id, r]));
-      return selected.map((s) => {
-        const row = samples.get(s.id);
-        return { labels: s.labels, timestampsMs: row?.t ?? [], values: row?.v ?? [] };
-      });
+      // A few statements side by side: each reads its share of the series, so the server
+      // spends more than one core on a query over many series.
+      const share = Math.ceil(selected.length / readConcurrency);
+      const parts: SeriesRow[][] = [];
+      for (let i = 0; i < selected.length; i += share) parts.push(selected.slice(i, i + share));
+      const read = await Promise.all(parts.map((part) => readSamples(part, range, signal)));
+      return read.flat();
     }),
 
     series: guarded(async (sets, range, limit) => {

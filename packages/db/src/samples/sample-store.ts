@@ -54,12 +54,11 @@ export type SampleStore = {
 
 export type SampleStoreOptions = {
   /**
-   * How samples and snapshots go in. `copy`: COPY straight into the tables (fastest), falling
-   * back to `insert` for a batch that holds an already-stored key. `insert`: INSERT … SELECT
-   * FROM unnest(…) ON CONFLICT DO NOTHING. `auto` (default): `copy` unless the server cannot
-   * take COPY FROM STDIN (the PGlite test engine, which crashes on it), decided once.
+   * How samples and snapshots go in. `copy` (default): COPY straight into the tables (fastest),
+   * falling back to `insert` for a batch that holds an already-stored key. `insert`: INSERT …
+   * SELECT FROM unnest(…) ON CONFLICT DO NOTHING (a test compares the two).
    */
-  method?: 'auto' | 'copy' | 'insert';
+  method?: 'copy' | 'insert';
   /**
    * About how many series ids ((service, metric) → `series.id`) the store keeps in memory,
    * services unused for longest dropped first (default 200,000: 10 to 19 MB). Misses are looked
@@ -75,16 +74,7 @@ const uniqueViolation = '23505';
 export function createSampleStore(db: Database, options: SampleStoreOptions = {}): SampleStore {
   const { sql } = db;
   const seriesCache = createSeriesCache(options.seriesCacheEntries);
-  let useCopy: Promise<boolean> | undefined;
-  const copySupported = (): Promise<boolean> => {
-    const method = options.method ?? 'auto';
-    if (method !== 'auto') return Promise.resolve(method === 'copy');
-    useCopy ??= serverTakesCopy(sql).catch((err: unknown) => {
-      useCopy = undefined; // ask again next time
-      throw err;
-    });
-    return useCopy;
-  };
+  const copy = (options.method ?? 'copy') === 'copy';
 
   return {
     async writeBatch(batch, owner) {
@@ -92,7 +82,6 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       if (next.size > 0 && owner === undefined) {
         throw new TypeError('writeBatch: samples with positions need an offset owner');
       }
-      const copy = await copySupported();
       // Series ids learned by this batch, cached only once it committed: a series created by a
       // transaction that rolled back does not exist.
       let learned: LearnedSeries[] = [];
@@ -163,15 +152,6 @@ async function resolveMissingSeries(tx: TransactionSql, rows: BatchRows): Promis
     if (value < 0) seriesIds[i] = resolved[-value - 1] ?? 0;
   }
   return missing.map((name, slot) => ({ ...name, id: resolved[slot] ?? 0 }));
-}
-
-/**
- * Whether the server takes COPY FROM STDIN over the wire. Asked without trying: the PGlite
- * test engine (PostgreSQL compiled to WebAssembly with Emscripten) dies on it.
- */
-async function serverTakesCopy(sql: Queryable): Promise<boolean> {
-  const [row] = await sql<{ version: string }[]>`select version()`;
-  return !/emscripten|emcc/i.test(row?.version ?? '');
 }
 
 /**

@@ -168,6 +168,10 @@ async function runBenchmark(
     refreshRollups(db, ['samples_1m', 'samples_1h']),
   );
   steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
+  // As the schema declares them: aggregates with compression on get theirs compressed too.
+  for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
+    steps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
+  }
   // What autovacuum would have done by now: the services projection is updated with every
   // batch, and its dead row versions are reusable space, not history.
   steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
@@ -419,6 +423,16 @@ async function startApi(
   });
   cleanup.add(name, () => proc.stop());
   return proc;
+}
+
+/** Those of `views` whose materialization has compression enabled. */
+async function compressibleAggregates(db: Database, views: readonly string[]): Promise<string[]> {
+  const rows = await db.sql<{ view: string }[]>`
+    select view_name::text as view from timescaledb_information.continuous_aggregates
+    where view_schema = current_schema() and compression_enabled
+      and view_name = any(${[...views]}::text[])
+  `;
+  return views.filter((view) => rows.some((row) => row.view === view));
 }
 
 /** The raw samples' chunk interval, as migrate() made it. */

@@ -14,8 +14,8 @@ export type KafkaBatchSenderDeps = {
   sendTimeoutMs: number;
   /**
    * Packs each topic's messages per partition into one record (see `packByPartition`). Needs
-   * `partitionsOf`; the count is asked once per topic and kept (a topic's partitions change
-   * only by an operator's hand, and a packed record then still goes to a valid partition).
+   * `partitionsOf`; the count is asked once per topic and kept until a send fails (a topic's
+   * partitions change only by an operator's hand or a topic created again).
    */
   packing?: {
     pack: RecordPacker;
@@ -171,6 +171,8 @@ export function createKafkaBatchSender(deps: KafkaBatchSenderDeps): BatchSender 
       await Promise.race([attempt, deadline]);
     } catch (err) {
       retire(handle, err, attempt);
+      // Asked again with the next send: the topic may have been created again meanwhile.
+      partitionCounts.clear();
       throw toBusError(err);
     } finally {
       clearTimeout(timer);

@@ -43,15 +43,10 @@ export { DatabaseRefusedError, DatabaseUnavailableError } from './core/database-
 export const migrate = translatingDbErrors(migrateRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './storage/rollups.js';
-export { StorageModeError } from './schema/migrate.js';
 export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);
-export type { ConversionResult } from './storage/convert-to-timescale.js';
-export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
-export type { StorageMode, StoragePolicies } from './storage/engine.js';
+export type { MigrateOptions } from './schema/migrate.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';
-export type { StorageInfo } from './schema/storage-settings.js';
 export const readStorageInfo = translatingDbErrors(readStorageInfoRaw);
-export type { ServerCapabilities } from './storage/server-capabilities.js';
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
 export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);
 export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);

@@ -152,7 +152,7 @@ function asUser(owner: { uid: number; gid: number } | undefined): { uid?: number
 }
 
 /** Resolves once `query` returns a row on `url`; see `waitUntilReady`. */
-export async function waitForPostgres(
+async function waitForPostgres(
   url: string,
   options: { server: SupervisedProcess; what: string; query: string; timeoutMs?: number },
 ): Promise<void> {

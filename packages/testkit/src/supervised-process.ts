@@ -38,7 +38,7 @@ export type SupervisedOptions = Omit<WatchdogSpec, 'ownerPid' | 'stopSignal' | '
 };
 
 /** The command that runs a TypeScript or compiled script of this package in a new Node process. */
-export function nodeScript(moduleUrl: string): { command: string; args: string[] } {
+function nodeScript(moduleUrl: string): { command: string; args: string[] } {
   const path = fileURLToPath(moduleUrl);
   return path.endsWith('.ts')
     ? { command: process.execPath, args: ['--import', 'tsx', path] }

@@ -32,7 +32,7 @@ export type MigrateResult = {
 };
 
 /** The storage mode asked for cannot run on this server; the message says what to do. */
-export class StorageModeError extends Error {
+class StorageModeError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'StorageModeError';

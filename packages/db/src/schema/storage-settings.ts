@@ -31,7 +31,7 @@ export type StorageSettingsRow = {
  * The storage settings, or undefined before the first migration. Not for use inside a
  * transaction that may run before the table exists (the failed read would abort it).
  */
-export async function readStorageSettings(db: {
+async function readStorageSettings(db: {
   sql: Queryable;
 }): Promise<StorageSettings | undefined> {
   const rows = await db.sql<StorageSettingsRow[]>`select * from storage_settings`.catch(

@@ -137,7 +137,7 @@ async function rollupBySeries(sql: TransactionSql, rollup: string): Promise<void
 }
 
 /** The complete buckets below each watermark, as the refresh writes them. */
-export const materializedRollup = {
+const materializedRollup = {
   samples_1m: 'samples_1m_materialized',
   samples_1h: 'samples_1h_materialized',
 } as const;

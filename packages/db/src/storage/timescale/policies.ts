@@ -12,7 +12,7 @@ export type RefreshWindows = { samples_1m: number; samples_1h: number };
  * week covers an agent that buffered through an outage; a sample older than that is stored and
  * read raw (PromQL, investigations) but not counted in the rollups.
  */
-export const lateSampleWindowDays = 7;
+const lateSampleWindowDays = 7;
 
 /**
  * The refresh windows: as far back as a late sample is rolled up, never further back than the

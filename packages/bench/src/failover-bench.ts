@@ -6,18 +6,19 @@
  * each followed by an observation window:
  *
  * 1. SIGKILL of a writer (a crash: the survivor waits for the session to expire);
- * 2. a new writer joins (what adding a replica costs: one rebalance);
- * 3. SIGKILL of an evaluator, and a new evaluator started at once, so it joins while the group
- *    still waits for the dead member;
+ * 2. a new writer joins (what adding a replica costs: one rebalance; reported, no target);
+ * 3. SIGKILL of an evaluator the moment a new evaluator has started (its first log line), so
+ *    it joins while the group still waits for the dead member;
  * 4. SIGTERM of a writer and 5. of an evaluator (a goodbye: commit, leave, no session to wait).
  *
- * Per event it reports the stall: from the event to the first probe back under max(1 s, twice
- * the p99 before the event), for both pipelines, and when each consumer joined with which
+ * Per event it reports the stall: from the event until the last probe over max(1 s, twice the
+ * p99 before the event) was visible, for both pipelines, and when each consumer joined with which
  * partitions (from their logs). The processes run with the defaults a user gets (the session and
  * heartbeat settings come from the environment only when set there). At the end it checks that
  * every acknowledged sample was stored.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { partitionForKey } from '@monitor/bus';
@@ -164,7 +165,15 @@ async function runBenchmark(
   logProgress(`warm-up ${warmUpMs / 1000} s, then a baseline of ${options.baselineSeconds} s`);
   await sleep(warmUpMs + options.baselineSeconds * 1000);
 
-  type PendingEvent = {
+  type EventOptions = {
+    /** What adding a replica costs: reported, no target of its own (issue 28 sets none). */
+    informative?: boolean;
+    /** The replica started to join during the stall: when it joined is reported. */
+    joiner?: string;
+    /** Runs before the event's time is taken (starting the joiner). */
+    prepare?: () => Promise<void>;
+  };
+  type PendingEvent = EventOptions & {
     name: string;
     role: 'writer' | 'evaluator';
     atMs: number;
@@ -177,9 +186,18 @@ async function runBenchmark(
     role: 'writer' | 'evaluator',
     watched: BenchProcess[],
     act: () => Promise<void>,
+    eventOptions: EventOptions = {},
   ): Promise<void> => {
+    await eventOptions.prepare?.();
     logProgress(name);
-    const event = { name, role, atMs: performance.now(), atWallMs: Date.now(), watched };
+    const event = {
+      name,
+      role,
+      atMs: performance.now(),
+      atWallMs: Date.now(),
+      watched,
+      ...eventOptions,
+    };
     pending.push(event);
     await act();
     await sleep(Math.max(0, event.atMs + options.observeSeconds * 1000 - performance.now()));
@@ -191,17 +209,34 @@ async function runBenchmark(
 
   let writerC: BenchProcess | undefined;
   let evaluatorC: BenchProcess | undefined;
+  let joiner: Promise<BenchProcess> | undefined;
   await observe('SIGKILL writer-a', 'writer', [writerB], () => kill(writerA));
-  await observe('writer-c joins', 'writer', [writerB], async () => {
-    writerC = await consumer('writer', 'writer-c');
-  });
   await observe(
-    'SIGKILL evaluator-a, evaluator-c started at once (joins during the stall)',
+    'writer-c joins',
+    'writer',
+    [writerB],
+    async () => {
+      writerC = await consumer('writer', 'writer-c');
+    },
+    { informative: true },
+  );
+  await observe(
+    'SIGKILL evaluator-a as evaluator-c starts (it joins during the stall)',
     'evaluator',
     [evaluatorB],
     async () => {
       await kill(evaluatorA);
-      evaluatorC = await consumer('evaluator', 'evaluator-c');
+      evaluatorC = await joiner;
+    },
+    {
+      joiner: 'evaluator-c',
+      // The kill (the event) waits for the joiner's first log line (configuration read,
+      // database open): its JoinGroup follows within about a second, inside the dead member's
+      // session, however long the machine takes to start a process.
+      prepare: async () => {
+        joiner = consumer('evaluator', 'evaluator-c');
+        await firstLogLine(report.logDir, 'evaluator-c');
+      },
     },
   );
   await observe('SIGTERM writer-b', 'writer', [], () => writerB.stop());
@@ -236,16 +271,25 @@ async function runBenchmark(
     const alert = summarizeStall(alertProbes, window);
     const stored = summarizeStall(storedProbes, window);
     const own = event.role === 'writer' ? stored : alert;
+    const joins = consumers.flatMap((proc) =>
+      joinsAfter(proc, topic, event.atWallMs, window.windowEndMs - event.atMs + event.atWallMs),
+    );
+    const joinerJoinedAfterMs =
+      event.joiner === undefined
+        ? undefined
+        : joins.find((join) => join.process === event.joiner)?.afterMs;
     return {
       name: event.name,
       role: event.role,
       atSeconds: (event.atMs - loadStartedAt) / 1000,
       alert,
       stored,
-      joins: consumers.flatMap((proc) =>
-        joinsAfter(proc, topic, event.atWallMs, window.windowEndMs - event.atMs + event.atWallMs),
-      ),
-      met: own.stallMs !== undefined && own.stallMs <= targetStallMs,
+      joins,
+      ...(event.joiner === undefined ? {} : { joinerJoinedAfterMs }),
+      met:
+        event.informative === true
+          ? undefined
+          : own.stallMs !== undefined && own.stallMs <= targetStallMs,
     };
   });
 
@@ -264,8 +308,22 @@ async function runBenchmark(
     );
   report.target.met =
     report.events.length === 5 &&
-    report.events.every((event) => event.met) &&
+    report.events.every((event) => event.met !== false) &&
     landed.stored === acknowledged;
+}
+
+/** Resolves once the process named `name` wrote its first line to its log in `logDir`. */
+async function firstLogLine(logDir: string, name: string): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    try {
+      if (readFileSync(join(logDir, `${name}.log`), 'utf8').includes('\n')) return;
+    } catch {
+      // not created yet
+    }
+    await sleep(20);
+  }
+  throw new Error(`${name} logged nothing within 60 s`);
 }
 
 /** The "joined consumer group" lines a process logged between two wall-clock instants. */
@@ -423,7 +481,7 @@ await runBenchCommand({
     },
     events: [],
     target: {
-      description: `every kill, join and leave: its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
+      description: `every kill and leave (a join is reported only): its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
       met: false,
     },
   }),

@@ -24,8 +24,10 @@ export type FailoverEvent = {
   /** Acknowledged → queryable through the services API (the writer's partitions). */
   stored: StallSummary;
   joins: ObservedJoin[];
-  /** The stall of the role's own pipeline is within the target. */
-  met: boolean;
+  /** The replica started during the stall: when it first joined (its group waited for the dead member's session, no longer). */
+  joinerJoinedAfterMs?: number | undefined;
+  /** The stall of the role's own pipeline is within the target; undefined: no target (a join). */
+  met: boolean | undefined;
 };
 
 export type FailoverBenchReport = ReportBase & {
@@ -62,7 +64,14 @@ function stallLine(label: string, stall: StallSummary): string {
   return (
     `    ${label.padEnd(24)} back under ${int(stall.thresholdMs)} ms after ${seconds(stall.stallMs)}` +
     ` · worst ${seconds(stall.worstMs)} · ${stall.probesOver} probes over${partitions}` +
-    ` · baseline p99 ${int(stall.baselineP99Ms)} ms`
+    ` · baseline p99 ${int(stall.baselineP99Ms)} ms` +
+    (stall.over.length === 0
+      ? ''
+      : `\n      over (partition, sent after the event, latency): ` +
+        stall.over
+          .slice(0, 8)
+          .map((p) => `p${p.partition} +${seconds(p.sentAfterMs)} ${seconds(p.latencyMs)}`)
+          .join(', '))
   );
 }
 
@@ -97,7 +106,8 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
   );
   for (const event of report.events) {
     lines.push(
-      `  ${event.name} at ${event.atSeconds.toFixed(1)} s — ${event.met ? 'met' : 'NOT met'}`,
+      `  ${event.name} at ${event.atSeconds.toFixed(1)} s — ` +
+        (event.met === undefined ? 'reported (no target)' : event.met ? 'met' : 'NOT met'),
       stallLine('sample → alert', event.alert),
       stallLine('acknowledged → queryable', event.stored),
     );

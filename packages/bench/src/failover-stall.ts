@@ -26,6 +26,8 @@ export type StallSummary = {
   stallMs: number | undefined;
   /** The partitions whose probes went over the threshold. */
   partitionsOver: number[];
+  /** The first probes over the threshold: sent this long after the event, and their latency. */
+  over: { partition: number; sentAfterMs: number; latencyMs: number | undefined }[];
 };
 
 /**
@@ -71,5 +73,10 @@ export function summarizeStall(
     worstMs: Math.max(0, ...affected.map(latency)),
     stallMs,
     partitionsOver: [...new Set(over.map((p) => p.partition))].sort((a, b) => a - b),
+    over: over.slice(0, 20).map((p) => ({
+      partition: p.partition,
+      sentAfterMs: Math.round(p.sentAtMs - eventAtMs),
+      latencyMs: p.latencyMs === undefined ? undefined : Math.round(p.latencyMs),
+    })),
   };
 }

@@ -80,37 +80,39 @@ const readConcurrency = 4;
 const postgresEpochMs = 946_684_800_000;
 
 /**
- * The elements of a one-dimensional array without nulls in PostgreSQL's binary format
- * (array_send): ndim, flags, element oid, length, lower bound, then (size, bytes) per element.
+ * The element count of a one-dimensional array without nulls of 8-byte elements in
+ * PostgreSQL's binary format (array_send: ndim, flags, element oid, length, lower bound, then
+ * a 4-byte size and the 8 bytes of each element), and a view to read them; 0 for none.
  */
-function decodeBinaryArray(
-  bytes: Buffer | null,
-  element: (bytes: Buffer, at: number) => number,
-): Float64Array {
-  if (bytes === null || bytes.readInt32BE(0) === 0) return new Float64Array(0);
-  if (bytes.readInt32BE(0) !== 1 || bytes.readInt32BE(4) !== 0) {
+function binaryArray(bytes: Buffer | null): { length: number; view: DataView } {
+  const view =
+    bytes === null
+      ? new DataView(new ArrayBuffer(4))
+      : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes === null || view.getInt32(0) === 0) return { length: 0, view };
+  if (view.getInt32(0) !== 1 || view.getInt32(4) !== 0 || bytes.length < 20) {
     throw new Error('expected a one-dimensional array without nulls');
   }
-  const length = bytes.readInt32BE(12);
+  const length = view.getInt32(12);
+  if (bytes.length !== 20 + length * 12) throw new Error('expected 8-byte array elements');
+  return { length, view };
+}
+
+/** timestamptz[] (µs since 2000-01-01) as epoch ms. Loops written out: they run per sample. */
+function decodeTimestampArray(bytes: Buffer | null): Float64Array {
+  const { length, view } = binaryArray(bytes);
   const out = new Float64Array(length);
-  let at = 20;
-  for (let i = 0; i < length; i++) {
-    out[i] = element(bytes, at + 4);
-    at += 12;
+  for (let i = 0, at = 24; i < length; i++, at += 12) {
+    out[i] = (view.getInt32(at) * 4_294_967_296 + view.getUint32(at + 4)) / 1000 + postgresEpochMs;
   }
   return out;
 }
 
-function decodeTimestampArray(bytes: Buffer | null): Float64Array {
-  return decodeBinaryArray(
-    bytes,
-    (b, at) =>
-      (b.readInt32BE(at) * 4_294_967_296 + b.readUInt32BE(at + 4)) / 1000 + postgresEpochMs,
-  );
-}
-
 function decodeFloat8Array(bytes: Buffer | null): Float64Array {
-  return decodeBinaryArray(bytes, (b, at) => b.readDoubleBE(at));
+  const { length, view } = binaryArray(bytes);
+  const out = new Float64Array(length);
+  for (let i = 0, at = 24; i < length; i++, at += 12) out[i] = view.getFloat64(at);
+  return out;
 }
 
 function canceled(signal: AbortSignal): PromqlError {

@@ -5,7 +5,7 @@ const recordsMetricName = 'consumer_lag_records';
 const secondsMetricName = 'consumer_lag_seconds';
 
 /** Where a consumer stands on one partition after a batch. */
-export type PartitionLag = {
+type PartitionLag = {
   topic: string;
   partition: number;
   /** Records of the partition behind the last one handled. */
@@ -15,7 +15,7 @@ export type PartitionLag = {
 };
 
 /** What one subscription (one Kafka consumer) reports, as `SubscribeOptions` takes it. */
-export type ConsumerLagReporter = {
+type ConsumerLagReporter = {
   onLag(lag: PartitionLag): void;
   /** The consumer's partitions after a group join (none once it stopped). */
   onAssignment(partitions: readonly { topic: string; partition: number }[]): void;

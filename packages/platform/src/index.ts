@@ -36,7 +36,6 @@ export type { LogLevel, Logger } from './logger.js';
 export { logRequest, noteRequestOrg, requestLogger } from './request-log.js';
 
 export { createConsumerLagReporter } from './consumer-lag.js';
-export type { ConsumerLagReporter, PartitionLag } from './consumer-lag.js';
 
 export { createMetrics, httpMetrics, metricsHandler } from './metrics.js';
 export type { Metrics } from './metrics.js';

@@ -27,6 +27,7 @@ function fakeApi(
       } as T;
     },
     send: () => Promise.reject(new Error('not used')),
+    prometheus: () => Promise.reject(new Error('not used')),
   };
 }
 

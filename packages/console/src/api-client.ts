@@ -16,6 +16,11 @@ export type ApiClient = {
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   /** A JSON request; resolves with the body, or undefined for 204. */
   send<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  /**
+   * GET `path` of the Prometheus-compatible API (under /prometheus/api/v1); resolves with its
+   * `data`, or rejects with an ApiError whose title is the `errorType` and detail the `error`.
+   */
+  prometheus<T>(path: string, query: Record<string, string>): Promise<T>;
 };
 
 /**
@@ -26,10 +31,15 @@ export function createApiClient(
   apiKey: string,
   onUnauthorized: (problem: Problem) => void,
 ): ApiClient {
-  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    base = '/api/v1',
+  ): Promise<T> {
     const headers: Record<string, string> = { 'X-API-Key': apiKey, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await fetch(`/api/v1${path}`, {
+    const response = await fetch(`${base}${path}`, {
       method,
       headers,
       body: body === undefined ? null : JSON.stringify(body),
@@ -54,17 +64,41 @@ export function createApiClient(
       return request('GET', search === '' ? path : `${path}?${search}`);
     },
     send: (method, path, body) => request(method, path, body),
+    prometheus: async <T>(path: string, query: Record<string, string>) => {
+      const search = new URLSearchParams(query).toString();
+      const answer = await request<{ data: T }>(
+        'GET',
+        `${path}?${search}`,
+        undefined,
+        '/prometheus/api/v1',
+      );
+      return answer.data;
+    },
   };
 }
 
 function parseProblem(text: string, status: number): Problem {
   try {
     const parsed = JSON.parse(text) as unknown;
+    if (isPrometheusError(parsed)) {
+      return { status, title: parsed.errorType, detail: parsed.error };
+    }
     if (typeof parsed === 'object' && parsed !== null) return parsed;
   } catch {
     // not JSON: a proxy's page, say
   }
   return { status, title: `HTTP ${status}` };
+}
+
+/** The Prometheus API's error body: `{"status":"error","errorType","error"}`. */
+function isPrometheusError(value: unknown): value is { errorType: string; error: string } {
+  if (typeof value !== 'object' || value === null) return false;
+  const body = value as Record<string, unknown>;
+  return (
+    body['status'] === 'error' &&
+    typeof body['errorType'] === 'string' &&
+    typeof body['error'] === 'string'
+  );
 }
 
 /** What a person should read for a failed call: 401 and 403 say what to do about them. */

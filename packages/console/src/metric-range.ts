@@ -28,6 +28,11 @@ export function metricQuery(
   };
 }
 
+/** The range's span, ms. */
+export function metricRangeMs(range: MetricRange): number {
+  return rangeMs[range];
+}
+
 export function isMetricRange(value: string | null): value is MetricRange {
   return value !== null && (metricRanges as readonly string[]).includes(value);
 }

@@ -327,6 +327,24 @@ describe('the web console in Chromium', () => {
     );
   });
 
+  it("runs PromQL under the host's charts: a range query of /prometheus, its series drawn by uPlot", async () => {
+    await page.getByRole('radio', { name: '1h' }).check();
+    const box = page.getByLabel('PromQL', { exact: true });
+    expect(await box.inputValue()).toBe('{host="web-2"}');
+    await box.fill('avg by (host) (cpu_percent{env="prod"})');
+    await page.getByRole('button', { name: 'Run' }).click();
+    // The prod hosts: web-1, web-2, db-1, and web-3 from the refresh test.
+    await poll(() => page.locator('.promql figcaption').textContent()).toBe('4 series, 15 s step');
+    await poll(() => page.locator('.promql canvas').count()).toBe(1);
+    const legend = (await page.locator('.promql .u-legend').textContent()) ?? '';
+    for (const host of ['web-1', 'web-2', 'web-3', 'db-1']) {
+      expect(legend).toContain(`{host="${host}"}`);
+    }
+    expect(legend).not.toContain('batch-1');
+    expect(requested.some((url) => url.includes('/prometheus/api/v1/query_range?'))).toBe(true);
+    await screenshot('service-promql');
+  });
+
   it('serves every view at its own URL: a deep link reloads into it', async () => {
     const views: [string, string][] = [
       ['/alerts', 'Alerts'],

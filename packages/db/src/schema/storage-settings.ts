@@ -31,9 +31,7 @@ export type StorageSettingsRow = {
  * The storage settings, or undefined before the first migration. Not for use inside a
  * transaction that may run before the table exists (the failed read would abort it).
  */
-async function readStorageSettings(db: {
-  sql: Queryable;
-}): Promise<StorageSettings | undefined> {
+async function readStorageSettings(db: { sql: Queryable }): Promise<StorageSettings | undefined> {
   const rows = await db.sql<StorageSettingsRow[]>`select * from storage_settings`.catch(
     (err: unknown) => {
       if ((err as { code?: unknown }).code === '42P01') return [];

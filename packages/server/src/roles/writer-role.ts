@@ -122,8 +122,10 @@ export async function startSampleWriter(
 }
 
 /**
- * Partitions and rollups of the plain PostgreSQL mode (a no-op on TimescaleDB, whose jobs do
- * it), and the alert history past ALERT_RETENTION_DAYS in both modes.
+ * The storage upkeep the database does not do by itself (plain PostgreSQL: partitions, rollups
+ * and their retention; TimescaleDB: nothing while its job scheduler runs the refresh,
+ * compression and retention jobs, the aggregates' refresh on a server without one), and the
+ * alert history past ALERT_RETENTION_DAYS on both.
  */
 function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });

@@ -1,6 +1,6 @@
 import type { Queryable } from '../core/database.js';
-import type { StorageMode, StoragePolicies } from '../storage/engine.js';
-import { storageModes } from '../storage/engine.js';
+import type { StorageMode, StoragePolicies } from '../storage/storage-mode.js';
+import { storageModes } from '../storage/storage-mode.js';
 
 /** The one row of `storage_settings`: the mode chosen at the first migration, the policies. */
 export type StorageSettings = {

@@ -24,6 +24,8 @@ import { cleanDatabase } from '../testing/clean-database.js';
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
 const dayMs = 24 * hourMs;
+/** The default retention the partition tests expect (migrate's defaults). */
+const retention = { rawRetentionDays: 30, snapshotRetentionDays: 7 };
 
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
@@ -614,7 +616,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ).map((r) => r['part'] as string);
       expect(await where()).toEqual(['samples_default']);
 
-      const result = await ensurePartitions(db, { now: new Date(farMs - 2 * dayMs) });
+      const result = await ensurePartitions(db, { now: new Date(farMs - 2 * dayMs), ...retention });
       expect(result.dropped).toContain(partitionName('samples', new Date(Date.now() - 30 * dayMs)));
       expect(result.created).toContain(partitionName('samples', new Date(farMs)));
       expect(result.rowsMovedFromDefault).toBe(1);
@@ -630,7 +632,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       });
       const oldest = partitionName('samples', new Date(Date.now() - 26 * dayMs));
       const later = new Date(Date.now() + 5 * dayMs);
-      const result = await ensurePartitions(db, { now: later });
+      const result = await ensurePartitions(db, { now: later, ...retention });
       expect(result.dropped).toContain(oldest);
       expect(result.rowsPurgedFromDefault).toBeGreaterThanOrEqual(1);
       expect(await partitionsOf('samples')).not.toContain(oldest);
@@ -638,7 +640,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         partitionName('samples', new Date(later.getTime() + 3 * dayMs)),
       );
       // Idempotent.
-      const again = await ensurePartitions(db, { now: later });
+      const again = await ensurePartitions(db, { now: later, ...retention });
       expect(again).toEqual({
         created: [],
         dropped: [],

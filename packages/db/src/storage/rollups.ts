@@ -1,4 +1,4 @@
-import type { StorageMode } from './engine.js';
+import type { StorageMode } from './storage-mode.js';
 
 export type Rollup = 'samples_1m' | 'samples_1h';
 

@@ -1,4 +1,7 @@
-import type { Queryable } from '../core/database.js';
+import type postgres from 'postgres';
+
+/** A pool or a transaction (core/database.ts's Queryable, which imports this module). */
+type Queryable = postgres.ISql;
 
 /** What the PostgreSQL server behind a pool can do for storage, asked once per pool. */
 export type ServerCapabilities = {

@@ -1,16 +1,15 @@
 import type { Database } from '../../core/database.js';
 import type { DailyPartition, PartitionedTable } from './partition-plan.js';
 import { partitionedTables, planPartitions } from './partition-plan.js';
-import { requireStorageSettings } from '../../schema/storage-settings.js';
 
 export type EnsurePartitionsOptions = {
   now: Date;
   /** Create partitions this many days beyond today (default 3). */
   daysAhead?: number;
-  /** Override of the stored raw retention (storage_settings). */
-  rawRetentionDays?: number;
-  /** Override of the stored snapshot retention (storage_settings). */
-  snapshotRetentionDays?: number;
+  /** Raw samples kept (RAW_RETENTION_DAYS): older partitions are dropped. */
+  rawRetentionDays: number;
+  /** Snapshots kept (SNAPSHOT_RETENTION_DAYS). */
+  snapshotRetentionDays: number;
 };
 
 export type EnsurePartitionsResult = {
@@ -45,11 +44,10 @@ export async function ensurePartitions(
     rowsMovedFromDefault: 0,
     rowsPurgedFromDefault: 0,
   };
-  const settings = await requireStorageSettings(db);
 
   const retentionDays: Record<PartitionedTable, number> = {
-    samples: options.rawRetentionDays ?? settings.policies.rawRetentionDays,
-    snapshots: options.snapshotRetentionDays ?? settings.policies.snapshotRetentionDays,
+    samples: options.rawRetentionDays,
+    snapshots: options.snapshotRetentionDays,
   };
   for (const table of partitionedTables) {
     const existing = await db.sql<{ name: string }[]>`

@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../../core/database.js';
-import type { StoragePolicies } from '../engine.js';
+import type { StoragePolicies } from '../storage-mode.js';
 
 /** How far back (days) each continuous aggregate's refresh looks, from the policies. */
 export type RefreshWindows = { samples_1m: number; samples_1h: number };

@@ -2,7 +2,9 @@ import type { LabelMatcher } from './label-matcher.js';
 import type { FunctionDefinition } from './function-definitions.js';
 
 /** The types of PromQL expressions, as Prometheus documents them. */
-export type ValueType = 'scalar' | 'vector' | 'matrix' | 'string';
+import type { ValueType } from './value-type.js';
+
+export type { ValueType } from './value-type.js';
 
 export type AggregateOp =
   | 'sum'

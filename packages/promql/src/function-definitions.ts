@@ -1,4 +1,4 @@
-import type { ValueType } from './ast.js';
+import type { ValueType } from './value-type.js';
 
 /** A PromQL function's signature, as Prometheus 2.42's parser declares it. */
 export type FunctionDefinition = {

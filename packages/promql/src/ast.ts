@@ -1,7 +1,6 @@
 import type { LabelMatcher } from './label-matcher.js';
 import type { FunctionDefinition } from './function-definitions.js';
 
-/** The types of PromQL expressions, as Prometheus documents them. */
 import type { ValueType } from './value-type.js';
 
 export type { ValueType } from './value-type.js';

@@ -1,2 +1,2 @@
-/** The type of a PromQL expression's value. */
+/** The types of PromQL expressions, as Prometheus documents them. */
 export type ValueType = 'scalar' | 'vector' | 'matrix' | 'string';

@@ -8,7 +8,7 @@ const pointsPerRequest = 120;
 const hostsPerRequest = 100;
 
 /** One host's labels as our Prometheus API reads them back: tags, `host`, `__name__`. */
-export function fleetLabels(fleet: StorageFleet, host: number, metric: string): [string, string][] {
+function fleetLabels(fleet: StorageFleet, host: number, metric: string): [string, string][] {
   const info = fleet.hosts[host]!;
   return Object.entries({ ...info.tags, host: info.name, __name__: metric }).sort(([a], [b]) =>
     a < b ? -1 : a > b ? 1 : 0,

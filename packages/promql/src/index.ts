@@ -1,12 +1,11 @@
-export type { LabelMatcher, MatchType } from './label-matcher.js';
+export type { LabelMatcher } from './label-matcher.js';
 export { createLabelMatcher } from './label-matcher.js';
-export type { Label, Labels } from './labels.js';
+export type { Labels } from './labels.js';
 export { compareLabels, labelsFrom, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
-export type { PromqlErrorType } from './promql-error.js';
 export { PromqlError } from './promql-error.js';
-export type { PromqlEngine, PromqlEngineOptions } from './promql-engine.js';
+export type { PromqlEngine } from './promql-engine.js';
 export { createPromqlEngine } from './promql-engine.js';
-export type { SelectHints, SeriesSource, SourceSeries, TimeRange } from './series-source.js';
-export type { Matrix, Point, QueryValue, Sample, Series, Vector } from './values.js';
+export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
+export type { QueryValue } from './values.js';

@@ -1,5 +1,5 @@
 /** One label; a label set never holds an empty value (Prometheus drops those). */
-export type Label = { readonly name: string; readonly value: string };
+type Label = { readonly name: string; readonly value: string };
 
 /** A label set sorted by name, without duplicates or empty values. */
 export type Labels = readonly Label[];

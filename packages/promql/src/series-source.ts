@@ -2,7 +2,7 @@ import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
 
 /** What the evaluator will do with a selection: lets a source choose how to read. */
-export type SelectHints = {
+type SelectHints = {
   /** The evaluation step, ms (0 for an instant query). */
   stepMs: number;
   /** The range of a range selector, ms (0 for an instant selector, which uses the lookback). */

@@ -19,20 +19,11 @@ export { parseLineProtocol } from './line-protocol.js';
 export type { InfluxApi, InfluxDecodeOptions, InfluxPrecision } from './influx-write.js';
 export { decodeInfluxLineProtocol, parseInfluxPrecision } from './influx-write.js';
 export { decodeCollectdJson } from './collectd-json.js';
-export type {
-  ReadHints,
-  ReadMatcher,
-  ReadMatchType,
-  ReadQuery,
-  ReadResponseType,
-  ReadSeries,
-  RemoteReadRequest,
-} from './remote-read.js';
+export type { ReadQuery, RemoteReadRequest } from './remote-read.js';
 export {
   decodeRemoteReadRequest,
   encodeChunkedReadFrames,
   encodeRemoteReadSamples,
   remoteReadContentTypes,
 } from './remote-read.js';
-export type { DecodedXorChunk } from './xor-chunk.js';
 export { decodeXorChunk, encodeXorChunks } from './xor-chunk.js';

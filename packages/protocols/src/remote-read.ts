@@ -10,13 +10,13 @@ import { encodeXorChunks, staleNaNBits } from './xor-chunk.js';
 
 const protocol = 'prometheus_remote_read';
 
-export type ReadMatchType = '=' | '!=' | '=~' | '!~';
+type ReadMatchType = '=' | '!=' | '=~' | '!~';
 
 /** One label matcher of a remote read query. */
-export type ReadMatcher = { type: ReadMatchType; name: string; value: string };
+type ReadMatcher = { type: ReadMatchType; name: string; value: string };
 
 /** What the querying Prometheus will do with the samples (prompb.ReadHints). */
-export type ReadHints = { stepMs: number; func: string; rangeMs: number };
+type ReadHints = { stepMs: number; func: string; rangeMs: number };
 
 /** One query of a ReadRequest: series matching every matcher, samples in [startMs, endMs]. */
 export type ReadQuery = {
@@ -158,7 +158,7 @@ export function encodeRemoteReadSamples(results: readonly (readonly ReadSeries[]
 }
 
 /** Prometheus' default `--storage.remote.read-max-bytes-in-frame`. */
-export const defaultMaxBytesInFrame = 1_048_576;
+const defaultMaxBytesInFrame = 1_048_576;
 
 function uvarint(value: number): number[] {
   const out: number[] = [];

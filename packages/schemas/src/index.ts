@@ -144,11 +144,7 @@ export {
   toAlertRuleResponse,
 } from './alert-rules.js';
 export { parseMessageTemplate, renderMessageTemplate } from './message-template.js';
-export type {
-  PrometheusError,
-  PrometheusErrorType,
-  PrometheusQueryData,
-} from './prometheus-api.js';
+export type { PrometheusError, PrometheusErrorType } from './prometheus-api.js';
 export {
   prometheusApiBasePath,
   prometheusErrorSchema,

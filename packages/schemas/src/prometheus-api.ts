@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const prometheusApiBasePath = '/prometheus/api/v1';
 
 /** Prometheus 2.x `errorType`s, plus the two of authentication (Prometheus has none). */
-export const prometheusErrorTypes = [
+const prometheusErrorTypes = [
   'bad_data',
   'execution',
   'timeout',
@@ -49,7 +49,6 @@ export const prometheusQueryDataSchema = z.discriminatedUnion('resultType', [
   z.object({ resultType: z.literal('scalar'), result: samplePairSchema }),
   z.object({ resultType: z.literal('string'), result: samplePairSchema }),
 ]);
-export type PrometheusQueryData = z.infer<typeof prometheusQueryDataSchema>;
 
 /**
  * Query parameters, from the URL or a form body. Times are Unix seconds (with decimals) or

@@ -11,7 +11,7 @@ import {
 } from '@monitor/protocols';
 
 /** The limits of one remote read request. */
-export type RemoteReadLimits = {
+type RemoteReadLimits = {
   /** Samples one request may return (Prometheus' `--storage.remote.read-sample-limit`). */
   maxSamples: number;
   /** Series one query may select. */

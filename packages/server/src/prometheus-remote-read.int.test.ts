@@ -2,6 +2,7 @@
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
 import { createSampleStore } from '@monitor/db';
 import { decodeRemoteWriteV1, decodeXorChunk, encodeXorChunks } from '@monitor/protocols';
 import { startPrometheus } from '@monitor/testkit';
@@ -214,6 +215,7 @@ describe('remote read at /prometheus/api/v1/read', () => {
   let reference: AgentProcess & { url: string };
   let reader: AgentProcess & { url: string };
   let disposeDb: () => Promise<void>;
+  let db: Database;
   let api: { url: string; close: () => Promise<void> };
   const startMs = Math.floor(Date.now() / 60_000) * 60_000 - 55 * 60_000;
   const endMs = startMs + 50 * 60_000;
@@ -231,8 +233,9 @@ describe('remote read at /prometheus/api/v1/read', () => {
       body,
     });
     expect(sent.status).toBe(204);
-    const { db, dispose } = await migratedDatabase('postgres', 'remote_read');
-    disposeDb = dispose;
+    const migrated = await migratedDatabase('postgres', 'remote_read');
+    db = migrated.db;
+    disposeDb = migrated.dispose;
     const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
     expect(decoded.rejected).toEqual({});
     await createSampleStore(db).writeBatch({
@@ -392,6 +395,25 @@ describe('remote read at /prometheus/api/v1/read', () => {
       }
     }
     expect(chunks).toBeGreaterThanOrEqual(16 * 2);
+  });
+
+  it('refuses an answer over its sample limit with bad_data, as Prometheus does with 400', async () => {
+    const limited = await startPrometheusApi(db, orgId, apiKey, 1_000);
+    try {
+      const response = await read(
+        `${limited.url}/api/v1/read`,
+        readRequest(startMs, endMs, []),
+        true,
+      );
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        status: 'error',
+        errorType: 'bad_data',
+        error: 'exceeded sample limit (1000)',
+      });
+    } finally {
+      await limited.close();
+    }
   });
 
   it('refuses a request without a key, and a body that is not a snappy ReadRequest', async () => {

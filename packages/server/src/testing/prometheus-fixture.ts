@@ -170,11 +170,15 @@ export function differences(want: Normalized | string, got: Normalized | string)
   return out;
 }
 
-/** Our Prometheus API (`/prometheus`) over `db`, for `orgId`, behind one read key. */
+/**
+ * Our Prometheus API (`/prometheus`) over `db`, for `orgId`, behind one read key; `maxSamples`
+ * is the remote read limit (50 M unless given).
+ */
 export async function startPrometheusApi(
   db: Database,
   orgId: string,
   apiKey: string,
+  maxSamples = 50_000_000,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const options = {
     lookbackDeltaMs: 300_000,
@@ -200,7 +204,7 @@ export async function startPrometheusApi(
       limits: {
         maxRangeMs: 366 * 86_400_000,
         maxSeries: 100_000,
-        maxSamples: 50_000_000,
+        maxSamples,
         timeoutMs: 30_000,
       },
       nowMs: Date.now,

@@ -522,7 +522,6 @@ describe('createApiRouter', () => {
         step: '1m',
         from: new Date('2026-11-22T09:30:00.000Z'),
         to: new Date('2026-11-22T10:30:00.000Z'),
-        now: new Date(nowMs),
       });
     });
 

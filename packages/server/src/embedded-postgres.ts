@@ -108,9 +108,8 @@ export async function startEmbeddedPostgres(options: {
   // is the one kept beside the data, of a server that listens on 127.0.0.1 only).
   options.logger.info(
     { port, dataDir, databaseUrl: url, timescaledb: timescale?.version ?? null },
-    timescale === undefined
-      ? 'embedded PostgreSQL started'
-      : `embedded PostgreSQL started with TimescaleDB ${timescale.version} preloaded`,
+    // One message either way: TimescaleDB's version (or null) is in its field.
+    'embedded PostgreSQL started',
   );
   writeFileSync(join(root, ownerFileName), String(process.pid));
   return {

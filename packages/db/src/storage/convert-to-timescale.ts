@@ -1,5 +1,6 @@
 import type { Database, TransactionSql } from '../core/database.js';
-import { identifier, run } from './ddl.js';
+import { run } from './ddl.js';
+import { materializationTable, seriesAggregates } from './timescale/tables.js';
 import { timescaleNotPreloaded } from './server-capabilities.js';
 
 /** What the plain objects are renamed to while their rows are copied into the new ones. */
@@ -104,34 +105,11 @@ async function snapshotsToHypertable(sql: TransactionSql): Promise<number> {
  * buckets are computed from the raw samples, as real-time aggregation does.
  */
 async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
-  await run(sql, [
-    `create materialized view samples_1m
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 minute', time) as bucket, series_id,
-        avg(value) as avg, min(value) as min, max(value) as max,
-        count(*) as count, sum(value) as sum
-      from samples
-      group by 1, 2
-      with no data`,
-    `create materialized view samples_1h
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
-        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
-        sum(count)::bigint as count, sum(sum) as sum
-      from samples_1m
-      group by 1, 2
-      with no data`,
-  ]);
+  await run(sql, seriesAggregates);
   let copied = 0;
   for (const rollup of ['samples_1m', 'samples_1h'] as const) {
-    const [table] = await sql<{ schema: string; name: string }[]>`
-      select materialization_hypertable_schema as schema, materialization_hypertable_name as name
-      from timescaledb_information.continuous_aggregates
-      where view_schema = current_schema() and view_name = ${rollup}
-    `;
-    if (table === undefined) throw new Error(`no materialization hypertable for ${rollup}`);
     const result = await sql.unsafe(
-      `insert into ${identifier(table.schema)}.${identifier(table.name)}
+      `insert into ${await materializationTable(sql, rollup)}
          (bucket, series_id, avg, min, max, count, sum)
        select r.bucket, r.series_id, r.avg, r.min, r.max, r.count, r.sum
        from ${rollup}_materialized r

@@ -103,38 +103,13 @@ export async function keySamplesBySeries(sql: TransactionSql): Promise<void> {
       timescaledb.compress_segmentby = 'series_id',
       timescaledb.compress_orderby = 'time desc'
     )`,
-    // As in the rollups migration (version 4), keyed by series.
-    `create materialized view samples_1m
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 minute', time) as bucket, series_id,
-        avg(value) as avg, min(value) as min, max(value) as max,
-        count(*) as count, sum(value) as sum
-      from samples
-      group by 1, 2
-      with no data`,
-    `create materialized view samples_1h
-      with (timescaledb.continuous, timescaledb.materialized_only = false) as
-      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
-        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
-        sum(count)::bigint as count, sum(sum) as sum
-      from samples_1m
-      group by 1, 2
-      with no data`,
+    ...seriesAggregates,
   ]);
   // Materialized rows only: what the old aggregates computed from raw samples on the fly is
   // computed the same way from the new ones, and a copied bucket past the newest materialized
   // one would move the new aggregate's watermark (the newest materialized bucket) past samples
   // it has not materialized, hiding them.
-  const materialized = async (view: string): Promise<string> => {
-    const [table] = await sql<{ schema: string; name: string }[]>`
-      select materialization_hypertable_schema as schema,
-        materialization_hypertable_name as name
-      from timescaledb_information.continuous_aggregates
-      where view_schema = current_schema() and view_name = ${view}
-    `;
-    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
-    return `${identifier(table.schema)}.${identifier(table.name)}`;
-  };
+  const materialized = (view: string) => materializationTable(sql, view);
   for (const rollup of ['samples_1m', 'samples_1h']) {
     await sql.unsafe(
       `insert into ${await materialized(rollup)} (bucket, series_id, avg, min, max, count, sum)
@@ -185,17 +160,47 @@ export async function compressRollups(sql: TransactionSql): Promise<void> {
     ['samples_1m', '1 day'],
     ['samples_1h', '7 days'],
   ] as const) {
-    const [table] = await sql<{ schema: string; name: string }[]>`
-      select materialization_hypertable_schema as schema, materialization_hypertable_name as name
-      from timescaledb_information.continuous_aggregates
-      where view_schema = current_schema() and view_name = ${view}
-    `;
-    if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
     await sql`
-      select set_chunk_time_interval(${`${identifier(table.schema)}.${identifier(table.name)}`}::regclass,
+      select set_chunk_time_interval(${await materializationTable(sql, view)}::regclass,
         ${interval}::interval)
     `;
     await sql.unsafe(`alter materialized view ${view} set (timescaledb.compress,
       timescaledb.compress_segmentby = 'series_id', timescaledb.compress_orderby = 'bucket')`);
   }
+}
+
+/**
+ * samples_1m and samples_1h keyed by series, as migration 16 made them (the rollups of
+ * migration 4 were keyed by service and metric). Real-time aggregation (materialized_only =
+ * false) adds what the refresh has not materialized yet; samples_1h is built on samples_1m, so
+ * its average is weighted by each minute's count.
+ */
+export const seriesAggregates: readonly string[] = [
+  `create materialized view samples_1m
+    with (timescaledb.continuous, timescaledb.materialized_only = false) as
+    select time_bucket(interval '1 minute', time) as bucket, series_id,
+      avg(value) as avg, min(value) as min, max(value) as max,
+      count(*) as count, sum(value) as sum
+    from samples
+    group by 1, 2
+    with no data`,
+  `create materialized view samples_1h
+    with (timescaledb.continuous, timescaledb.materialized_only = false) as
+    select time_bucket(interval '1 hour', bucket) as bucket, series_id,
+      sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+      sum(count)::bigint as count, sum(sum) as sum
+    from samples_1m
+    group by 1, 2
+    with no data`,
+];
+
+/** The hypertable that holds a continuous aggregate's materialized rows, quoted for SQL. */
+export async function materializationTable(sql: TransactionSql, view: string): Promise<string> {
+  const [table] = await sql<{ schema: string; name: string }[]>`
+    select materialization_hypertable_schema as schema, materialization_hypertable_name as name
+    from timescaledb_information.continuous_aggregates
+    where view_schema = current_schema() and view_name = ${view}
+  `;
+  if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
+  return `${identifier(table.schema)}.${identifier(table.name)}`;
 }

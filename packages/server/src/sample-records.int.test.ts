@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, Publisher } from '@monitor/bus';
-import { createKafkaBus } from '@monitor/bus';
+import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { createDatabase, createOrgStore, createRuleStore } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
@@ -152,9 +152,20 @@ describe('sample records of many hosts', () => {
       })),
     );
     // New records: every host of a request that shares a partition in one record. One host
-    // does not decode, one decodes but storage refuses its time (year 287,000).
-    const undecodable = Buffer.from(JSON.stringify({ ...message('undecodable', t0, 1), v: 9 }));
-    const unstorable = encodeSampleMessage(message('unstorable', 9e15, 1));
+    // does not decode, one decodes but storage refuses its time (year 287,000). The org id is
+    // new each run, so each bad host's name is chosen to share its partition with neighbours:
+    // alone in its partition it would travel as a single-host record.
+    const neighbourPartitions = new Set(hosts.map((host) => partitionForKey(`${orgId}:${host}`, 3)));
+    const withNeighbours = (base: string): string => {
+      for (let i = 0; ; i += 1) {
+        const name = `${base}-${i}`;
+        if (neighbourPartitions.has(partitionForKey(`${orgId}:${name}`, 3))) return name;
+      }
+    };
+    const undecodableHost = withNeighbours('undecodable');
+    const unstorableHost = withNeighbours('unstorable');
+    const undecodable = Buffer.from(JSON.stringify({ ...message(undecodableHost, t0, 1), v: 9 }));
+    const unstorable = encodeSampleMessage(message(unstorableHost, 9e15, 1));
     await packed.publish(topic, [
       ...hosts.slice(4).map((host) => ({
         key: `${orgId}:${host}`,
@@ -172,8 +183,8 @@ describe('sample records of many hosts', () => {
     }));
     await packed.publish(topic, [
       ...neighbours.slice(0, 6),
-      { key: `${orgId}:undecodable`, value: undecodable },
-      { key: `${orgId}:unstorable`, value: unstorable },
+      { key: `${orgId}:${undecodableHost}`, value: undecodable },
+      { key: `${orgId}:${unstorableHost}`, value: unstorable },
       ...neighbours.slice(6),
     ]);
 
@@ -186,7 +197,7 @@ describe('sample records of many hosts', () => {
       expect(await storedCpu(host)).toEqual([95, 20, 96]);
       expect(await projectionOf(host)).toEqual({ lastSeenMs: t0 + 2_000, cpu: 96 });
     }
-    expect(await projectionOf('unstorable')).toBeUndefined();
+    expect(await projectionOf(unstorableHost)).toBeUndefined();
     // Every host fired on its first sample, resolved on its second, fired again on its third:
     // exactly once each, whichever record format carried it.
     await waitFor(
@@ -213,7 +224,7 @@ describe('sample records of many hosts', () => {
     expect(letters).toHaveLength(2);
     expect(letters).toContainEqual(
       expect.objectContaining({
-        key: `${orgId}:unstorable`,
+        key: `${orgId}:${unstorableHost}`,
         reason: expect.stringMatching(/^cannot be stored: /) as unknown,
       }),
     );

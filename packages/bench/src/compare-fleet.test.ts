@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIngestBody } from '@monitor/schemas';
+import { parseIngestBody, readCanonicalIngestBody } from '@monitor/schemas';
 import type { WireFormat } from './compare-fleet.js';
 import { bodyShape, createCompareFleet } from './compare-fleet.js';
 
@@ -100,6 +100,14 @@ describe('createCompareFleet', () => {
     ) as object;
     expect(Object.keys(raw)).toEqual(['host', 'timestamp', 'metrics', 'tags']);
   });
+
+  it.each([1, 100])(
+    'sends JSON bodies the gateway checks by hand, not through zod (%i per request)',
+    (payloadsPerRequest) => {
+      const body = fleet.requestBody('json', { request: 5, payloadsPerRequest, baseTimeMs });
+      expect(readCanonicalIngestBody(JSON.parse(body))).toHaveLength(payloadsPerRequest);
+    },
+  );
 
   it('never sends a host twice at the same time, and changes its values from pass to pass', () => {
     const seen = new Set<string>();

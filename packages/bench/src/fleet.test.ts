@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIngestBody } from '@monitor/schemas';
+import { parseIngestBody, readCanonicalIngestBody } from '@monitor/schemas';
 import { createFleet } from './fleet.js';
 
 const baseTimeMs = Date.UTC(2025, 0, 1);
@@ -20,6 +20,16 @@ describe('createFleet', () => {
     expect(Object.keys(payload?.tags ?? {})).toEqual(['environment', 'service', 'region']);
     expect(payload?.docker_containers).toHaveLength(5);
     expect(payload?.processes).toHaveLength(10);
+  });
+
+  it('sends single and batched bodies the gateway checks by hand, not through zod', () => {
+    const fleet = createFleet({ hostCount: 3, baseTimeMs });
+    for (const payloadsPerRequest of [1, 3]) {
+      const body = fleet.createBodySource({ payloadsPerRequest, slots: 1 }).next(0);
+      expect(readCanonicalIngestBody(JSON.parse(body.toString('utf8')))).toHaveLength(
+        payloadsPerRequest,
+      );
+    }
   });
 
   it('never stamps two payloads of a host with the same time', () => {

@@ -7,9 +7,10 @@ export {
   ingestPayloadSchema,
   ingestResponseSchema,
   metricNamePattern,
-  parseIngestBody,
   processSchema,
 } from './ingest.js';
+export { readCanonicalIngestBody } from './canonical-ingest.js';
+export { parseIngestBody } from './parse-ingest-body.js';
 export { isStorableText, maxMetricMagnitude } from './input-policy.js';
 export {
   formatRateLimit,

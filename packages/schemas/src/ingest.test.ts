@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkSampleTime, ingestLimits, parseIngestBody } from './ingest.js';
+import { checkSampleTime, ingestLimits } from './ingest.js';
+import { parseIngestBody } from './parse-ingest-body.js';
 
 const minimal = { host: 'web-1', metrics: { cpu_percent: 12.5 } };
 

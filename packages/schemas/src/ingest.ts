@@ -125,25 +125,6 @@ export const ingestPayloadSchema = z.object({
 });
 export type IngestPayload = z.infer<typeof ingestPayloadSchema>;
 
-const ingestBatchSchema = z
-  .array(ingestPayloadSchema)
-  .min(1)
-  .max(ingestLimits.maxPayloadsPerRequest);
-
-/**
- * Parses an ingest body, choosing the schema by shape first so that errors name the failing
- * path (`[3].metrics.cpu`) instead of the union's "no alternative matched".
- */
-export function parseIngestBody(
-  value: unknown,
-): { success: true; data: IngestPayload[] } | { success: false; error: z.ZodError } {
-  if (Array.isArray(value)) return ingestBatchSchema.safeParse(value);
-  const single = ingestPayloadSchema.safeParse(value);
-  return single.success
-    ? { success: true, data: [single.data] }
-    : { success: false, error: single.error };
-}
-
 export const ingestResponseSchema = z.object({
   status: z.literal('ok'),
   events_accepted: z.number().int().nonnegative(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { alertRuleCreateSchema, alertRuleUpdateSchema } from './alert-rules.js';
 import { parseBody, parseServiceListQuery, parseServiceMetricsQuery } from './api.js';
-import { parseIngestBody } from './ingest.js';
+import { parseIngestBody } from './parse-ingest-body.js';
 import { isStorableText, maxMetricMagnitude, storableTextMessage } from './input-policy.js';
 import { webhookTargetSchema, slackTargetSchema } from './notification-channels.js';
 

@@ -38,4 +38,26 @@ describe('createIngestRateLimiter', () => {
     );
     expect(headers.get('RateLimit-Policy')).toMatch(/^"6000-per-minute"; q=6000; w=60; pk=/);
   });
+
+  it('answers a key over its limit itself with a 429, and admits the key within it', async () => {
+    const limiter = createIngestRateLimiter({
+      limitPerMinute: 1,
+      logger: createLogger({ level: 'silent' }),
+      onStoreError: () => undefined,
+    });
+    const key = { keyId: 'key_1', orgId: 'org_1', scopes: ['ingest'] as const };
+    // A request whose body was read: nothing left to drain before the refusal.
+    const request = () =>
+      ({
+        headers: {},
+        method: 'POST',
+        url: '/api/v1/ingest',
+        readableEnded: true,
+      }) as IncomingMessage;
+    await expect(limiter(request(), response().res, key)).resolves.toBe('allowed');
+    const refused = response();
+    await expect(limiter(request(), refused.res, key)).resolves.toBe('answered');
+    expect(refused.res.statusCode).toBe(429);
+    expect(refused.headers.get('Connection')).toBe('close');
+  });
 });

@@ -317,6 +317,16 @@ export const allConfigSchema = z
     ...notifierFields,
     ...investigatorFields,
     ...apiFields,
+    /**
+     * The consumers thread's young generation: each of its two semi-spaces, in MiB (the thread's
+     * `--max-semi-space-size`; the main thread takes the process's flag).
+     */
+    CONSUMERS_SEMI_SPACE_MB: envPositiveInt().default(16),
+    /**
+     * How far, in percent, either thread's old generation grows past what survived its last full
+     * collection before the next one (V8's `--heap-growing-percent`; V8's own choice is up to 300).
+     */
+    HEAP_GROWING_PERCENT: envPositiveInt().default(100),
   })
   .superRefine(checkConsumerTimings);
 /** `migrate`, `orgs`, `keys`: a database (or the embedded one) and how to migrate it. */

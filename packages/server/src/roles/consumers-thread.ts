@@ -1,9 +1,10 @@
-import type { MessagePort } from 'node:worker_threads';
+import type { MessagePort, ResourceLimits } from 'node:worker_threads';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Publisher } from '@monitor/bus';
 import { createPortPublisher } from '@monitor/bus';
 import type { AllConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
+import { consumersResourceLimits } from './all-heap.js';
 import type {
   ConsumersReply,
   ConsumersRequest,
@@ -38,7 +39,7 @@ export async function startConsumersThread(
     databaseUrl,
     ...(channel ? { publishPort: channel.port2 } : {}),
   };
-  const worker = startWorker(data, channel ? [channel.port2] : []);
+  const worker = startWorker(data, channel ? [channel.port2] : [], consumersResourceLimits(config));
 
   const waiting = new Map<number, (reply: ConsumersReply) => void>();
   let nextId = 0;
@@ -117,8 +118,12 @@ export async function startConsumersThread(
  * The worker from the build, or from the sources when this runs through tsx (`npm start`, the
  * tests): Node 20 does not run a worker's `--import` hooks, so the thread registers tsx itself.
  */
-function startWorker(data: ConsumersWorkerData, transferList: MessagePort[]): Worker {
-  const options = { workerData: data, transferList, name: 'consumers' };
+function startWorker(
+  data: ConsumersWorkerData,
+  transferList: MessagePort[],
+  resourceLimits: ResourceLimits,
+): Worker {
+  const options = { workerData: data, transferList, name: 'consumers', resourceLimits };
   if (!import.meta.url.endsWith('.ts')) {
     return new Worker(new URL('./consumers-worker.js', import.meta.url), options);
   }

@@ -24,6 +24,7 @@ import { createRoleApp } from '../ops-app.js';
 import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener, ingestPublisherOptions } from './gateway-role.js';
+import { applyAllHeapSettings } from './all-heap.js';
 import { startConsumersThread } from './consumers-thread.js';
 import { startAlertEvaluator } from './evaluator-role.js';
 import { startInvestigator } from './investigator-role.js';
@@ -113,6 +114,7 @@ async function startBusRole(
  * thread (`consumers-thread`), so both cores work.
  */
 async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
+  applyAllHeapSettings(config);
   const databaseUrl = config.DATABASE_URL ?? (await startEmbeddedDatabase(ctx, config));
   const db = openDatabase(ctx, config, databaseUrl, 'monitor-all');
   await waitForDatabase(db);

@@ -10,7 +10,7 @@ import { startHttpProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import type { CompareTarget } from './compare-target.js';
 import { measuredProcess } from './compare-target.js';
-import { monitorCommand } from './monitor-stack.js';
+import { monitorCommand, tunedMonitorEnv } from './monitor-stack.js';
 import { waitForLanded } from './wait-for-landed.js';
 
 const pollIntervalMs = 100;
@@ -34,6 +34,7 @@ export async function startEmbeddedMonitor(options: {
     name: 'embedded',
     ...monitorCommand('dist', ['all']),
     env: {
+      ...tunedMonitorEnv(),
       PATH: process.env['PATH'] ?? '',
       HOME: process.env['HOME'] ?? '',
       PORT: String(port),

@@ -12,7 +12,10 @@ import { logProgress, pickEnv } from './bench-run.js';
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxArgs = ['--import', 'tsx', '--conditions=development'];
 
-/** The Node flags the image runs `monitor` with (deploy/Dockerfile): what users deploy is measured. */
+/**
+ * The Node flags the image runs `monitor` with (deploy/Dockerfile): what users deploy is measured.
+ * Role `all` sets its consumers thread's heap itself (CONSUMERS_SEMI_SPACE_MB, HEAP_GROWING_PERCENT).
+ */
 const shippedNodeFlags = [
   '--max-semi-space-size=32',
   // BENCH_NODE_FLAGS adds flags for a run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a profile
@@ -43,10 +46,16 @@ export function monitorCommand(
 
 /**
  * Settings of the monitor processes that may be tuned from the benchmark's own environment
- * (batch sizes, poll intervals, pool sizes), so a run can try a setting without code changes.
+ * (batch sizes, poll intervals, pool sizes, role `all`'s heap), so a run can try a setting
+ * without code changes.
  */
 const passThroughEnv =
-  /^(WRITER_|EVALUATOR_|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|KAFKA_HEARTBEAT_INTERVAL_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
+  /^(WRITER_|EVALUATOR_|CONSUMERS_|HEAP_GROWING_PERCENT$|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|KAFKA_HEARTBEAT_INTERVAL_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
+
+/** The tunable settings (`passThroughEnv`) set in the benchmark's own environment. */
+export function tunedMonitorEnv(): Record<string, string> {
+  return pickEnv(process.env, (name) => passThroughEnv.test(name));
+}
 
 export type MonitorStack = {
   /** Where each server came from, e.g. `{ postgres: 'native' }`. */
@@ -138,7 +147,8 @@ export async function startMonitorStack(options: {
   logProgress(`database ${database.name} created`);
 
   const env: Record<string, string> = {
-    ...pickEnv(process.env, (name) => passThroughEnv.test(name) || ['PATH', 'HOME'].includes(name)),
+    ...tunedMonitorEnv(),
+    ...pickEnv(process.env, (name) => ['PATH', 'HOME'].includes(name)),
     ...pickEnv(started.env, (name) => ['KAFKA_BROKERS', 'REDIS_URL'].includes(name)),
     DATABASE_URL: database.url,
     LOG_LEVEL: 'warn',

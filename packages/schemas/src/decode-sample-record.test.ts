@@ -56,6 +56,23 @@ describe('decodeHostSample', () => {
     });
   });
 
+  it('reads the series fields: tags that label the series, and staleness markers', () => {
+    const labelled: SampleMessage = {
+      ...message,
+      tags_label_series: true,
+      stale_metrics: ['up', 'load'],
+    };
+    const result = decodeHostSample(encodeSampleMessage(labelled));
+    expect(result.ok && result.value).toMatchObject({
+      tagsLabelSeries: true,
+      staleMetrics: ['up', 'load'],
+    });
+    // A message without them (every writer before them) has neither.
+    const plain = decodeHostSample(encodeSampleMessage(message));
+    expect(plain.ok && Object.keys(plain.value)).not.toContain('tagsLabelSeries');
+    expect(plain.ok && Object.keys(plain.value)).not.toContain('staleMetrics');
+  });
+
   it.each([
     ['not JSON', 'not json'],
     ['truncated', encodeSampleMessage(message).toString().slice(0, -20)],
@@ -68,6 +85,11 @@ describe('decodeHostSample', () => {
     ['a numeric tag', JSON.stringify({ ...message, tags: { t: 1 } })],
     ['containers not an array', JSON.stringify({ ...message, containers: {} })],
     ['processes missing', JSON.stringify({ ...message, processes: undefined })],
+    ['tags_label_series false', JSON.stringify({ ...message, tags_label_series: false })],
+    ['tags_label_series a string', JSON.stringify({ ...message, tags_label_series: 'true' })],
+    ['stale_metrics not an array', JSON.stringify({ ...message, stale_metrics: 'up' })],
+    ['a stale metric not a string', JSON.stringify({ ...message, stale_metrics: ['up', 1] })],
+    ['stale_metrics null', JSON.stringify({ ...message, stale_metrics: null })],
     ['an array', '[1]'],
     ['trailing text', `${JSON.stringify(message)} x`],
   ])('rejects %s with the reason the schema gives', (_what, text) => {
@@ -104,6 +126,8 @@ describe('decodeHostSample against the schema', () => {
     received_ms: fc.integer({ min: 0, max: 2 ** 45 }),
     metrics: fc.dictionary(key, fc.double({ noNaN: true, noDefaultInfinity: true })),
     tags: fc.dictionary(key, text),
+    tags_label_series: fc.option(fc.constant(true as const), { nil: undefined }),
+    stale_metrics: fc.option(fc.array(text), { nil: undefined }),
     // Valid as the gateway publishes them: the fast way does not look inside these.
     containers: fc.array(
       fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
@@ -131,6 +155,12 @@ describe('decodeHostSample against the schema', () => {
           timeMs: slow.value.time_ms,
           metrics: slow.value.metrics,
           tags: slow.value.tags,
+          ...(slow.value.tags_label_series === undefined
+            ? {}
+            : { tagsLabelSeries: slow.value.tags_label_series }),
+          ...(slow.value.stale_metrics === undefined
+            ? {}
+            : { staleMetrics: slow.value.stale_metrics }),
           containers: slow.value.containers,
           processes: slow.value.processes,
         });

@@ -12,6 +12,10 @@ export type DecodedSample = {
   timeMs: number;
   metrics: Record<string, number>;
   tags: Record<string, string>;
+  /** Set when `tags` label the sample's series (the message's `tags_label_series`). */
+  tagsLabelSeries?: true;
+  /** Metrics whose series ends at `timeMs` (staleness markers); absent when none. */
+  staleMetrics?: string[];
   containers: SnapshotJson;
   processes: SnapshotJson;
 };
@@ -67,16 +71,31 @@ export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSamp
   const message = decoded.value;
   return {
     ok: true,
-    value: {
-      orgId: message.org_id,
-      host: message.host,
-      timeMs: message.time_ms,
-      metrics: message.metrics,
-      tags: message.tags,
-      containers: message.containers,
-      processes: message.processes,
-    },
+    value: withSeriesFields(
+      {
+        orgId: message.org_id,
+        host: message.host,
+        timeMs: message.time_ms,
+        metrics: message.metrics,
+        tags: message.tags,
+        containers: message.containers,
+        processes: message.processes,
+      },
+      message.tags_label_series,
+      message.stale_metrics,
+    ),
   };
+}
+
+/** The sample with its optional series fields, each set only when the message carried it. */
+function withSeriesFields(
+  sample: DecodedSample,
+  tagsLabelSeries: true | undefined,
+  staleMetrics: string[] | undefined,
+): DecodedSample {
+  if (tagsLabelSeries !== undefined) sample.tagsLabelSeries = tagsLabelSeries;
+  if (staleMetrics !== undefined) sample.staleMetrics = staleMetrics;
+  return sample;
 }
 
 const maxHostLength = 255;
@@ -92,7 +111,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
   }
   if (!isPlainObject(head)) return undefined;
   const { v, org_id: orgId, host, time_ms: timeMs, received_ms: receivedMs } = head;
-  const { metrics, tags } = head;
+  const { metrics, tags, tags_label_series: tagsLabelSeries, stale_metrics: staleMetrics } = head;
   if (
     v !== 1 ||
     typeof orgId !== 'string' ||
@@ -103,23 +122,33 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     !Number.isSafeInteger(timeMs) ||
     !Number.isSafeInteger(receivedMs) ||
     !isRecordOf(metrics, (value) => typeof value === 'number' && Number.isFinite(value)) ||
-    !isRecordOf(tags, (value) => typeof value === 'string')
+    !isRecordOf(tags, (value) => typeof value === 'string') ||
+    (tagsLabelSeries !== undefined && tagsLabelSeries !== true) ||
+    (staleMetrics !== undefined && !isArrayOf(staleMetrics, (value) => typeof value === 'string'))
   ) {
     return undefined;
   }
-  return {
-    orgId,
-    host,
-    timeMs: timeMs as number,
-    metrics: metrics as Record<string, number>,
-    tags: tags as Record<string, string>,
-    containers: members.containers,
-    processes: members.processes,
-  };
+  return withSeriesFields(
+    {
+      orgId,
+      host,
+      timeMs: timeMs as number,
+      metrics: metrics as Record<string, number>,
+      tags: tags as Record<string, string>,
+      containers: members.containers,
+      processes: members.processes,
+    },
+    tagsLabelSeries,
+    staleMetrics as string[] | undefined,
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isArrayOf(value: unknown, check: (entry: unknown) => boolean): boolean {
+  return Array.isArray(value) && value.every(check);
 }
 
 function isRecordOf(value: unknown, check: (entry: unknown) => boolean): boolean {

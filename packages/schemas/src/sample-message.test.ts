@@ -19,6 +19,20 @@ describe('sample message', () => {
     expect(decodeSampleMessage(encodeSampleMessage(message))).toEqual({ ok: true, value: message });
   });
 
+  it('round-trips the series fields, and drops fields it does not know', () => {
+    const labelled: SampleMessage = {
+      ...message,
+      tags_label_series: true,
+      stale_metrics: ['up'],
+    };
+    expect(decodeSampleMessage(encodeSampleMessage(labelled))).toEqual({
+      ok: true,
+      value: labelled,
+    });
+    const newer = Buffer.from(JSON.stringify({ ...message, exemplars: [1] }));
+    expect(decodeSampleMessage(newer)).toEqual({ ok: true, value: message });
+  });
+
   it('is keyed by organization and host', () => {
     expect(sampleMessageKey(message)).toBe('org_01:web-1');
   });

@@ -16,6 +16,18 @@ const sampleMessageSchema = z.object({
   received_ms: z.number().int(),
   metrics: z.record(z.string(), z.number()),
   tags: z.record(z.string(), z.string()),
+  /**
+   * Present (only ever `true`) when `tags` are the labels of this sample's series, as the agent
+   * protocols write them: each distinct tag set of a metric is a series of its own. Absent
+   * (/ingest, and every writer before this field): the series is the host's metric, labelled by
+   * its service's tags. Optional, so records and writers without it keep their meaning.
+   */
+  tags_label_series: z.literal(true).optional(),
+  /**
+   * Metrics whose series (this host, these tags) ends at `time_ms`: Prometheus staleness
+   * markers, stored as such, never as values. Absent when there are none.
+   */
+  stale_metrics: z.array(z.string()).optional(),
   containers: z.array(containerMessageSchema),
   processes: z.array(processMessageSchema),
 });

@@ -1,14 +1,24 @@
 /**
  * One host sample, shaped like an /ingest payload after validation: every name, value and tag
  * already satisfies the /ingest limits and input policy, so the gateway can publish it as is.
+ * Unlike an /ingest payload, its tags are the labels of its series: each distinct tag set of a
+ * metric on a host is a series of its own (the gateway says so on the bus, `tags_label_series`).
  */
 export type HostSample = {
   host: string;
   /** Sample time, epoch milliseconds (an integer). */
   timeMs: number;
-  /** 1 to `ingestLimits.maxMetricsPerPayload` entries. */
+  /**
+   * Up to `ingestLimits.maxMetricsPerPayload` entries, together with `staleMetrics`; empty only
+   * when `staleMetrics` is not.
+   */
   metrics: Record<string, number>;
   tags: Record<string, string>;
+  /**
+   * Metrics whose series ends at `timeMs`: Prometheus staleness markers, stored as such. Absent
+   * when there are none.
+   */
+  staleMetrics?: string[];
 };
 
 /**
@@ -41,18 +51,15 @@ export const rejectReasons = [
   'timestamp_in_future',
   'timestamp_too_old',
   /**
-   * Storage keeps one value per (host, metric, time); tags belong to the host sample, not to a
-   * series. A second point for the same (host, metric, time) — another tag set, such as
-   * node_cpu_seconds_total{cpu="1"} after {cpu="0"}, or a plain duplicate — loses to the first.
+   * Storage keeps one point per series (host, metric, tag set) and time: a second one for the
+   * same series and time (a value or a staleness marker) loses to the first.
    */
-  'duplicate_host_metric_time',
+  'duplicate_series_time',
 ] as const;
 export type RejectReason = (typeof rejectReasons)[number];
 
 /** Input that carries no value to store, skipped by design (not an error of the sender). */
 export const skipReasons = [
-  /** Prometheus staleness marker: the special NaN 0x7ff0000000000002. */
-  'stale_marker',
   /** OTLP data point flagged NO_RECORDED_VALUE. */
   'no_recorded_value',
   /** An OTLP number point with neither value set; a collectd `null` (its NaN). */
@@ -70,7 +77,7 @@ export type SkipReason = (typeof skipReasons)[number];
 export type DecodedHostSamples = {
   /** Points of the same (host, time, tag set), in first-seen order. */
   samples: HostSample[];
-  /** Points taken: the number of metric entries across `samples`. */
+  /** Points taken: the number of metric and stale-metric entries across `samples`. */
   accepted: number;
   /** Points not taken, by reason; only reasons that occurred are present. */
   rejected: Partial<Record<RejectReason, number>>;

@@ -47,12 +47,12 @@ describe('decodeInfluxLineProtocol', () => {
     ]);
   });
 
-  it('counts points without a host tag and collisions of different tag sets', () => {
+  it('counts points without a host tag and keeps series of different tag sets apart', () => {
     const decoded = decode(
       'disk,host=h,path=/ used=1 1000000\ndisk,host=h,path=/var used=2 1000000\ndisk,path=/ used=3',
     );
-    expect(decoded.rejected).toEqual({ duplicate_host_metric_time: 1, no_host: 1 });
-    expect(decoded.accepted).toBe(1);
+    expect(decoded.rejected).toEqual({ no_host: 1 });
+    expect(decoded.accepted).toBe(2);
   });
 
   it('rewrites characters of measurements and fields that /ingest refuses', () => {

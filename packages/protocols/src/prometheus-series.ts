@@ -61,9 +61,10 @@ export type PrometheusSeriesCollector = (
 /**
  * Mapping (CONTRACT "Agent protocols"): metric = `__name__`; host = label `host`, else label
  * `instance` without its port; every label but `__name__` is a tag (`job`, `instance` and
- * `host` included). A label with an empty value is no label, as in Prometheus. Staleness
- * markers are skipped; every other sample goes to the collector's checks. One per body: it
- * keeps the hosts of the instances it has seen.
+ * `host` included), and the tags label the series. A label with an empty value is no label, as in
+ * Prometheus. A staleness marker ends its series at its time (stored as a marker, not a value);
+ * every sample goes to the collector's checks. One per body: it keeps the hosts of the
+ * instances it has seen.
  */
 export function createPrometheusSeriesCollector(
   collector: SampleCollector,
@@ -107,10 +108,10 @@ export function createPrometheusSeriesCollector(
     }
     for (const sample of samples) {
       const value = sample.value ?? 0;
-      if (isStaleMarker(value)) {
-        collector.skip('stale_marker');
-      } else if (metric === undefined || metric === '') {
+      if (metric === undefined || metric === '') {
         collector.reject('no_metric_name');
+      } else if (isStaleMarker(value)) {
+        collector.addStale(host, int64ToNumber(sample.timestamp), tags, metric);
       } else {
         collector.add(host, int64ToNumber(sample.timestamp), tags, metric, value);
       }

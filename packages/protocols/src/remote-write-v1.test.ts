@@ -98,7 +98,7 @@ describe('decodeRemoteWriteV1', () => {
     expect(decoded.accepted).toBe(3);
   });
 
-  it('keeps the first of two series that differ only in tags and counts the other', () => {
+  it('keeps two series that differ only in tags, each with its own tags', () => {
     const body = writeRequestBody([
       {
         labels: { __name__: 'node_cpu_seconds_total', cpu: '0', instance: 'h:9100' },
@@ -117,11 +117,27 @@ describe('decodeRemoteWriteV1', () => {
         metrics: { node_cpu_seconds_total: 10 },
         tags: { cpu: '0', instance: 'h:9100' },
       },
+      {
+        host: 'h',
+        timeMs: t0,
+        metrics: { node_cpu_seconds_total: 20 },
+        tags: { cpu: '1', instance: 'h:9100' },
+      },
     ]);
-    expect(decoded.rejected).toEqual({ duplicate_host_metric_time: 1 });
+    expect(decoded.rejected).toEqual({});
   });
 
-  it('skips staleness markers and rejects any other NaN and infinities', () => {
+  it('keeps one point per series and time, counting a repeated one', () => {
+    const body = writeRequestBody([
+      { labels: { __name__: 'up', instance: 'h:1' }, samples: [{ value: 1, timestamp: t0 }] },
+      { labels: { __name__: 'up', instance: 'h:1' }, samples: [{ value: 2, timestamp: t0 }] },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded.samples.map((s) => s.metrics)).toEqual([{ up: 1 }]);
+    expect(decoded.rejected).toEqual({ duplicate_series_time: 1 });
+  });
+
+  it('takes staleness markers as the end of their series and rejects any other NaN and infinities', () => {
     const body = writeRequestBody([
       {
         labels: { __name__: 'up', instance: 'h:1' },
@@ -135,17 +151,36 @@ describe('decodeRemoteWriteV1', () => {
       },
     ]);
     const decoded = decodeRemoteWriteV1(body, options);
-    expect(decoded.skipped).toEqual({ stale_marker: 1 });
+    expect(decoded.skipped).toEqual({});
     expect(decoded.rejected).toEqual({ non_finite_value: 2, value_out_of_range: 1 });
-    expect(decoded.samples.map((s) => s.metrics)).toEqual([{ up: 7 }]);
+    expect(decoded.accepted).toBe(2);
+    expect(decoded.samples).toEqual([
+      { host: 'h', timeMs: t0, metrics: {}, tags: { instance: 'h:1' }, staleMetrics: ['up'] },
+      { host: 'h', timeMs: t0 + 4, metrics: { up: 7 }, tags: { instance: 'h:1' } },
+    ]);
   });
 
   it('recognises the staleness marker in bytes as Prometheus writes them', () => {
-    // Sample { value: 0x7ff0000000000002 (fixed64 LE), timestamp: 1 } in a series without labels.
+    // Labels __name__="up", host="h"; Sample { value: 0x7ff0000000000002 (fixed64 LE),
+    // timestamp: 1 }.
+    const text = (s: string) => [s.length, ...Buffer.from(s)];
+    const label = (name: string, value: string) => {
+      const bytes = [0x0a, ...text(name), 0x12, ...text(value)];
+      return [0x0a, bytes.length, ...bytes];
+    };
     const sample = [0x09, 0x02, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0x10, 0x01];
-    const series = [0x12, sample.length, ...sample];
+    const series = [
+      ...label('__name__', 'up'),
+      ...label('host', 'h'),
+      0x12,
+      sample.length,
+      ...sample,
+    ];
     const request = new Uint8Array([0x0a, series.length, ...series]);
-    expect(decodeRemoteWriteV1(compress(request), options).skipped).toEqual({ stale_marker: 1 });
+    const decoded = decodeRemoteWriteV1(compress(request), options);
+    expect(decoded.samples).toEqual([
+      { host: 'h', timeMs: 1, metrics: {}, tags: { host: 'h' }, staleMetrics: ['up'] },
+    ]);
   });
 
   it('rewrites characters the /ingest name pattern refuses', () => {

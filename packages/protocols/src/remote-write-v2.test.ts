@@ -86,12 +86,17 @@ describe('decodeRemoteWriteV2', () => {
     expect(decoded.samples[0]?.metrics).toEqual({ http_requests_total: 12 });
   });
 
-  it('counts same-name series that differ only in tags as collisions', () => {
+  it('keeps same-name series that differ only in tags apart', () => {
     const body = requestBody([
       { labels: { __name__: 'cpu', cpu: '0', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
       { labels: { __name__: 'cpu', cpu: '1', host: 'h' }, samples: [{ value: 2, timestamp: t0 }] },
     ]);
-    expect(decodeRemoteWriteV2(body, options).rejected).toEqual({ duplicate_host_metric_time: 1 });
+    const decoded = decodeRemoteWriteV2(body, options);
+    expect(decoded.rejected).toEqual({});
+    expect(decoded.samples.map((s) => [s.tags['cpu'], s.metrics])).toEqual([
+      ['0', { cpu: 1 }],
+      ['1', { cpu: 2 }],
+    ]);
   });
 
   it('refuses a label reference outside the symbols table', () => {

@@ -39,26 +39,51 @@ describe('createSampleCollector', () => {
     expect(result.accepted).toBe(4);
   });
 
-  it('keeps the first point of a (host, metric, time) and counts later ones, whatever their tags', () => {
+  it('keeps one point per series (host, metric, tag set) and time, counting later ones', () => {
     const result = addAll([
       { metric: 'cpu', value: 1, tags: [['cpu', '0']] },
       { metric: 'cpu', value: 2, tags: [['cpu', '1']] },
       { metric: 'cpu', value: 3, tags: [['cpu', '0']] },
       { metric: 'mem', value: 4, tags: [['cpu', '1']] },
+      { metric: 'cpu', value: 5, tags: [['cpu', '1']] },
+      { metric: 'mem', value: 6, tags: [['cpu', '1']] },
     ]);
     expect(result.samples).toEqual([
       { host: 'h', timeMs: nowMs, metrics: { cpu: 1 }, tags: { cpu: '0' } },
-      { host: 'h', timeMs: nowMs, metrics: { mem: 4 }, tags: { cpu: '1' } },
+      { host: 'h', timeMs: nowMs, metrics: { cpu: 2, mem: 4 }, tags: { cpu: '1' } },
     ]);
-    expect(result.rejected).toEqual({ duplicate_host_metric_time: 2 });
+    expect(result.rejected).toEqual({ duplicate_series_time: 3 });
+    expect(result.accepted).toBe(3);
   });
 
-  it('lists no sample for a tag set whose every point collided', () => {
-    const result = addAll([
-      { metric: 'cpu', value: 1, tags: [['cpu', '0']] },
-      { metric: 'cpu', value: 2, tags: [['cpu', '1']] },
+  it('takes staleness markers into the sample of their series, after the same checks', () => {
+    const collector = createSampleCollector({ nowMs });
+    const tags = flattenTags([['le', '0.5']]);
+    collector.add('h', nowMs, tags, 'x_bucket', 3);
+    collector.addStale('h', nowMs, flattenTags([['le', '1']]), 'x_bucket');
+    collector.addStale('h', nowMs, tags, 'x_count');
+    collector.addStale('h', nowMs, tags, 'x_bucket');
+    collector.addStale(undefined, nowMs, tags, 'x_sum');
+    collector.addStale('h', 1.5, tags, 'x_sum');
+    collector.addStale('h', nowMs + 1, [], 'a/b');
+    const result = collector.result();
+    expect(result.samples).toEqual([
+      {
+        host: 'h',
+        timeMs: nowMs,
+        metrics: { x_bucket: 3 },
+        tags: { le: '0.5' },
+        staleMetrics: ['x_count'],
+      },
+      { host: 'h', timeMs: nowMs, metrics: {}, tags: { le: '1' }, staleMetrics: ['x_bucket'] },
+      { host: 'h', timeMs: nowMs + 1, metrics: {}, tags: {}, staleMetrics: ['a_b'] },
     ]);
-    expect(result.samples).toHaveLength(1);
+    expect(result.accepted).toBe(4);
+    expect(result.rejected).toEqual({
+      duplicate_series_time: 1,
+      no_host: 1,
+      invalid_timestamp: 1,
+    });
   });
 
   it('splits a sample at the /ingest limit of 500 metrics', () => {
@@ -168,7 +193,7 @@ describe('createSampleCollector', () => {
       { metric: 'a b', value: 2 },
     ]);
     expect(result.samples[0]?.metrics).toEqual({ a_b: 1 });
-    expect(result.rejected).toEqual({ duplicate_host_metric_time: 1 });
+    expect(result.rejected).toEqual({ duplicate_series_time: 1 });
   });
 
   it('takes metric names that are Object.prototype members as plain keys', () => {

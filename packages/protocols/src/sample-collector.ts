@@ -42,12 +42,44 @@ export type SampleCollector = {
     metric: string,
     value: number,
   ): void;
+  /**
+   * Takes one staleness marker: the series (host, tags, metric) ends at `timeMs`. Checked and
+   * grouped as `add` checks and groups a value.
+   */
+  addStale(host: string | undefined, timeMs: number, tags: FlatTags, metric: string): void;
   reject(reason: RejectReason, count?: number): void;
   skip(reason: SkipReason, count?: number): void;
   result(): DecodedHostSamples;
 };
 
-type Group = { sample: HostSample; size: number; tags: Record<string, string> };
+/**
+ * The points of one (host, time, tag set): its current sample, how many entries that holds, and
+ * the metric names taken (one point per series and time): the first alone, a set once there
+ * are two (many groups hold one point: a set each would cost more than the rest of the group).
+ */
+type Group = {
+  sample: HostSample;
+  size: number;
+  tags: Record<string, string>;
+  first: string | undefined;
+  taken: Set<string> | undefined;
+};
+
+/** Takes `name` into the group's names; false when it was taken already. */
+function takeName(group: Group, name: string): boolean {
+  if (group.taken !== undefined) {
+    if (group.taken.has(name)) return false;
+    group.taken.add(name);
+    return true;
+  }
+  if (group.first === undefined) {
+    group.first = name;
+    return true;
+  }
+  if (group.first === name) return false;
+  group.taken = new Set([group.first, name]);
+  return true;
+}
 
 /**
  * The tag sets of one (host, time) as a trie over their flat strings: a lookup compares the
@@ -56,9 +88,7 @@ type Group = { sample: HostSample; size: number; tags: Record<string, string> };
  */
 type TagNode = { next: Map<string, TagNode> | undefined; group: Group | RejectReason | undefined };
 
-/** The groups of one (host, time) and the metric names they already hold. */
-type TimeEntry = { tags: TagNode; taken: Set<string> };
-type HostEntry = { problem: RejectReason | undefined; times: Map<number, TimeEntry> };
+type HostEntry = { problem: RejectReason | undefined; times: Map<number, TagNode> };
 
 /** Sorted by key (stable, so a repeated key keeps its order). */
 function sortTagPairs<T extends readonly [string, string]>(pairs: T[]): T[] {
@@ -129,6 +159,12 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     rejected[reason] = (rejected[reason] ?? 0) + count;
   }
 
+  /** Counts the point as rejected; undefined, for `groupOf` to return. */
+  function refuse(reason: RejectReason): undefined {
+    reject(reason);
+    return undefined;
+  }
+
   function timeProblem(timeMs: number): RejectReason | undefined {
     if (timeMs === lastTimeMs) return lastTimeProblem;
     let problem: RejectReason | undefined;
@@ -145,6 +181,74 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     return problem;
   }
 
+  /** The stored name of the metric of the point `groupOf` last took. */
+  let takenName = '';
+
+  /**
+   * Takes a point of (host, time, tags, metric): the group it belongs to, its metric's stored
+   * name in `takenName` (no object per point: this runs for every point of every body);
+   * undefined after counting why the point cannot be taken.
+   */
+  function groupOf(
+    host: string | undefined,
+    timeMs: number,
+    tags: FlatTags,
+    metric: string,
+  ): Group | undefined {
+    const badTime = timeProblem(timeMs);
+    if (badTime !== undefined) return refuse(badTime);
+    if (host === undefined || host === '') return refuse('no_host');
+    let entry = hosts.get(host);
+    if (entry === undefined) {
+      entry = { problem: checkHost(host), times: new Map() };
+      hosts.set(host, entry);
+    }
+    if (entry.problem !== undefined) return refuse(entry.problem);
+    let name = names.get(metric);
+    if (name === undefined) {
+      name = toMetricName(metric);
+      names.set(metric, name);
+    }
+    if (!name.ok) return refuse(name.reason);
+
+    let root = entry.times.get(timeMs);
+    if (root === undefined) {
+      root = { next: undefined, group: undefined };
+      entry.times.set(timeMs, root);
+    }
+    const node = tagNode(root, tags);
+    let group = node.group;
+    if (group === undefined) {
+      const checked = checkTags(tags);
+      group =
+        typeof checked === 'string'
+          ? checked
+          : {
+              sample: { host, timeMs, metrics: {}, tags: checked },
+              size: 0,
+              tags: checked,
+              first: undefined,
+              taken: undefined,
+            };
+      node.group = group;
+    }
+    if (typeof group === 'string') return refuse(group);
+
+    if (!takeName(group, name.name)) return refuse('duplicate_series_time');
+    if (group.size === ingestLimits.maxMetricsPerPayload) {
+      // /ingest takes at most this many metrics per payload: the rest go in another sample of
+      // the same (host, time, tags), which storage keys the same way.
+      group.sample = { host, timeMs, metrics: {}, tags: { ...group.tags } };
+      group.size = 0;
+    }
+    // A sample is listed with its first point (a split one too).
+    if (group.size === 0) samples.push(group.sample);
+    group.size += 1;
+    accepted += 1;
+    takenName = name.name;
+    return group;
+  }
+
   function add(
     host: string | undefined,
     timeMs: number,
@@ -156,56 +260,18 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     if (value > maxMetricMagnitude || value < -maxMetricMagnitude) {
       return reject('value_out_of_range');
     }
-    const badTime = timeProblem(timeMs);
-    if (badTime !== undefined) return reject(badTime);
-    if (host === undefined || host === '') return reject('no_host');
-    let entry = hosts.get(host);
-    if (entry === undefined) {
-      entry = { problem: checkHost(host), times: new Map() };
-      hosts.set(host, entry);
-    }
-    if (entry.problem !== undefined) return reject(entry.problem);
-    let name = names.get(metric);
-    if (name === undefined) {
-      name = toMetricName(metric);
-      names.set(metric, name);
-    }
-    if (!name.ok) return reject(name.reason);
+    const group = groupOf(host, timeMs, tags, metric);
+    if (group !== undefined) group.sample.metrics[takenName] = value;
+  }
 
-    let at = entry.times.get(timeMs);
-    if (at === undefined) {
-      at = { tags: { next: undefined, group: undefined }, taken: new Set() };
-      entry.times.set(timeMs, at);
-    }
-    const node = tagNode(at.tags, tags);
-    let group = node.group;
-    if (group === undefined) {
-      const checked = checkTags(tags);
-      group =
-        typeof checked === 'string'
-          ? checked
-          : { sample: { host, timeMs, metrics: {}, tags: checked }, size: 0, tags: checked };
-      node.group = group;
-    }
-    if (typeof group === 'string') return reject(group);
-
-    if (at.taken.has(name.name)) return reject('duplicate_host_metric_time');
-    at.taken.add(name.name);
-    if (group.size === ingestLimits.maxMetricsPerPayload) {
-      // /ingest takes at most this many metrics per payload: the rest go in another sample of
-      // the same (host, time, tags), which storage keys the same way.
-      group.sample = { host, timeMs, metrics: {}, tags: { ...group.tags } };
-      group.size = 0;
-    }
-    // A sample is listed with its first metric: a group whose points all collided stays out.
-    if (group.size === 0) samples.push(group.sample);
-    group.sample.metrics[name.name] = value;
-    group.size += 1;
-    accepted += 1;
+  function addStale(host: string | undefined, timeMs: number, tags: FlatTags, metric: string) {
+    const group = groupOf(host, timeMs, tags, metric);
+    if (group !== undefined) (group.sample.staleMetrics ??= []).push(takenName);
   }
 
   return {
     add,
+    addStale,
     reject,
     skip(reason, count = 1) {
       skipped[reason] = (skipped[reason] ?? 0) + count;

@@ -95,7 +95,7 @@ const messagesOf = (published: BusMessage[]) =>
   published.map((message) => JSON.parse(message.value.toString()) as Record<string, unknown>);
 
 describe('createAgentWriteHandler', () => {
-  it('publishes the decoded samples as /ingest messages of the key’s org, then answers', async () => {
+  it('publishes the decoded samples as messages of the key’s org, tags labelling their series, then answers', async () => {
     const gateway = await serve();
     const response = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {
       body: 'cpu,host=a,env=prod usage=1.5,up=true 1795341600000\nmem,host=a used=2i 1795341600000\n',
@@ -110,6 +110,7 @@ describe('createAgentWriteHandler', () => {
         received_ms: nowMs,
         metrics: { cpu_usage: 1.5, cpu_up: 1 },
         tags: { env: 'prod' },
+        tags_label_series: true,
         containers: [],
         processes: [],
       },

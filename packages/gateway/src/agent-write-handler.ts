@@ -48,8 +48,8 @@ export type AgentWriteHandlerDeps = WriteDeps & { metrics: AgentWriteMetrics };
 /**
  * A write of an agent protocol (remote-write, OTLP, Influx line protocol, collectd): the same
  * key, scope and rate limit as /ingest, the same body limit after decompression, the same
- * durability (answered only once the bus has every sample), and samples published exactly as
- * /ingest publishes them. Points that cannot be taken are counted per reason and logged; a body
+ * durability (answered only once the bus has every sample), and samples published as /ingest
+ * publishes them, but with their tags as their series' labels and any staleness markers. Points that cannot be taken are counted per reason and logged; a body
  * none of whose points can be taken is a 400, which these senders do not retry.
  */
 export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWriteHandlerDeps) {
@@ -112,6 +112,7 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       );
     }
 
+    // An agent's tags are its series' labels (/ingest's belong to the host).
     const decodedMessages = decoded.samples.map((sample): SampleMessage => ({
       v: 1,
       org_id: key.orgId,
@@ -120,6 +121,8 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       received_ms: receivedMs,
       metrics: sample.metrics,
       tags: sample.tags,
+      tags_label_series: true,
+      ...(sample.staleMetrics === undefined ? {} : { stale_metrics: sample.staleMetrics }),
       containers: [],
       processes: [],
     }));

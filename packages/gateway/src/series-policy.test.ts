@@ -97,6 +97,24 @@ describe('createSeriesPolicy', () => {
     );
   });
 
+  it('counts each tag set of a metric as a series when the tags label series, and passes markers', () => {
+    const policy = createSeriesPolicy({ ...limits, maxNewSeriesPerMinute: 2 }, () => 0);
+    const labelled = (cpu: string, metrics: string[]): SampleMessage => ({
+      ...sample('a', metrics, { cpu }),
+      tags_label_series: true,
+    });
+    // /ingest's tags belong to the host: another tag set is the same series.
+    expect(policy.apply('org_1', [sample('a', ['m1'], { cpu: '0' })]).refused).toEqual({});
+    expect(policy.apply('org_1', [sample('a', ['m1'], { cpu: '1' })]).refused).toEqual({});
+    expect(policy.apply('org_1', [labelled('0', ['m1'])]).refused).toEqual({});
+    const full = policy.apply('org_1', [
+      labelled('1', ['m1']),
+      { ...labelled('2', ['m1']), stale_metrics: ['m2'] },
+    ]);
+    expect(full.refused).toEqual({ new_series_limit: 2 });
+    expect(full.kept).toEqual([{ ...labelled('2', []), stale_metrics: ['m2'] }]);
+  });
+
   it('forgets the least recently seen series beyond its bound', () => {
     const policy = createSeriesPolicy(
       { ...limits, maxTrackedSeries: 2, maxNewSeriesPerMinute: 3 },

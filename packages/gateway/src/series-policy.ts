@@ -3,8 +3,10 @@ import type { SampleMessage } from '@monitor/schemas';
 
 /**
  * Cardinality limits, the classic way to take a metrics service down: labels (tags) per series
- * and their lengths, and how many new series (org, host, metric) an organization may start per
- * minute. Applied by the gateway to every write, /ingest and the agent protocols alike.
+ * and their lengths, and how many new series (org, host, metric, and the tags when they label
+ * the series) an organization may start per minute. Applied by the gateway to every write,
+ * /ingest and the agent protocols alike. Staleness markers start nothing and are never refused
+ * on their own.
  */
 export type SeriesLimits = {
   maxLabels: number;
@@ -75,7 +77,7 @@ export function createSeriesPolicy(limits: SeriesLimits, nowMs: () => number) {
         const names = Object.keys(sample.metrics);
         const problem = labelProblem(sample.tags);
         if (problem !== undefined) {
-          refuse(problem, names.length);
+          refuse(problem, names.length + (sample.stale_metrics?.length ?? 0));
           continue;
         }
         if (limits.maxNewSeriesPerMinute === 0) {
@@ -83,8 +85,9 @@ export function createSeriesPolicy(limits: SeriesLimits, nowMs: () => number) {
           continue;
         }
         let metrics: Record<string, number> | undefined;
+        const seriesOf = `${orgId}\u0000${sample.host}\u0000${labelsKey(sample)}`;
         for (const name of names) {
-          const key = `${orgId}\u0000${sample.host}\u0000${name}`;
+          const key = `${seriesOf}\u0000${name}`;
           const isNew = !known.has(key);
           if (
             isNew &&
@@ -100,13 +103,21 @@ export function createSeriesPolicy(limits: SeriesLimits, nowMs: () => number) {
           remember(key);
         }
         if (metrics === undefined) kept.push(sample);
-        else if (Object.keys(metrics).length > 0) kept.push({ ...sample, metrics });
+        else if (Object.keys(metrics).length > 0 || sample.stale_metrics !== undefined) {
+          kept.push({ ...sample, metrics });
+        }
       }
       const retryAfterSeconds = Math.max(1, Math.ceil((window.startMs + windowMs - now) / 1000));
       const anyRefused = Object.keys(refused).length > 0;
       return { kept: anyRefused ? kept : samples, refused, retryAfterSeconds };
     },
   };
+}
+
+/** The tags of a sample whose tags label its series, as part of a series key; '' otherwise. */
+function labelsKey(sample: SampleMessage): string {
+  if (sample.tags_label_series !== true) return '';
+  return JSON.stringify(Object.entries(sample.tags).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 export type SeriesPolicy = ReturnType<typeof createSeriesPolicy>;

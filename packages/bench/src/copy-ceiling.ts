@@ -97,7 +97,7 @@ async function seriesOf(db: Database, serviceIds: readonly string[]): Promise<nu
   await db.sql`
     insert into series (service_id, metric)
     select s, m from unnest(${serviceIds}::text[]) as s, unnest(${metrics}::text[]) as m
-    on conflict (service_id, metric) do nothing
+    on conflict (service_id, metric, (coalesce(md5(labels::text), ''))) do nothing
   `;
   const rows = await db.sql<{ id: string; service_id: string; metric: string }[]>`
     select id, service_id, metric from series where service_id = any(${serviceIds}::text[])

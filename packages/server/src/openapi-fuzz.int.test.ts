@@ -161,7 +161,8 @@ describe('the service under hostile input', () => {
     await stack.db.sql`
       with series_row as (
         insert into series (service_id, metric) values (${serviceId}, 'legacy')
-        on conflict (service_id, metric) do update set metric = excluded.metric
+        on conflict (service_id, metric, (coalesce(md5(labels::text), '')))
+          do update set metric = excluded.metric
         returning id
       )
       insert into samples (time, series_id, value)

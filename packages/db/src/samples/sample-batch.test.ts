@@ -3,7 +3,14 @@ import type { HostSample } from './sample-batch.js';
 import { InvalidSampleError, nextOffsets, skipWritten, summarizeServices } from './sample-batch.js';
 
 function sample(overrides: Partial<HostSample> & Pick<HostSample, 'host' | 'timeMs'>): HostSample {
-  return { orgId: 'org_a', metrics: {}, tags: {}, containers: [], processes: [], ...overrides };
+  return {
+    orgId: 'org_a',
+    metrics: { m: 1 },
+    tags: {},
+    containers: [],
+    processes: [],
+    ...overrides,
+  };
 }
 
 describe('nextOffsets', () => {
@@ -81,6 +88,16 @@ describe('summarizeServices', () => {
       sample({ orgId: 'org_a', host: 'x', timeMs: 1 }),
     ]);
     expect(summaries.map((s) => `${s.orgId}/${s.name}`)).toEqual(['org_a/x', 'org_a/y', 'org_b/x']);
+  });
+
+  it('leaves out a sample of staleness markers only: no sign of life, no tags', () => {
+    const summaries = summarizeServices([
+      sample({ host: 'a', timeMs: 1, tags: { v: '1' } }),
+      sample({ host: 'a', timeMs: 2, metrics: {}, tags: { v: '2' }, staleMetrics: ['m'] }),
+      sample({ host: 'b', timeMs: 2, metrics: {}, staleMetrics: ['m'] }),
+    ]);
+    expect(summaries).toMatchObject([{ name: 'a', lastSeenMs: 1, tags: { v: '1' } }]);
+    expect(summaries).toHaveLength(1);
   });
 
   it('handles a metric named __proto__ as a plain name', () => {

@@ -27,6 +27,17 @@ export type HostSample = {
   /** Metric name → finite value. */
   metrics: Readonly<Record<string, number>>;
   tags: Readonly<Record<string, string>>;
+  /**
+   * True when `tags` are the labels of the sample's series (the agent protocols): each tag set
+   * of a metric is a series of its own, stored with those labels. Otherwise (/ingest) the
+   * series is the service's metric, labelled by the service's tags.
+   */
+  tagsLabelSeries?: boolean;
+  /**
+   * Metrics whose series (as `tagsLabelSeries` says) ends at `timeMs`: staleness markers,
+   * stored apart from the values.
+   */
+  staleMetrics?: readonly string[];
   /** Stored as JSON in the snapshot of this sample (none when both are empty). */
   containers: SnapshotList;
   processes: SnapshotList;
@@ -130,6 +141,7 @@ export function skipWritten(
  * Merges a batch into one summary per service (`skipInvalid`: leaving out, rather than
  * throwing on, samples storage cannot take: those a replay carries that were set aside), ordered by (orgId, name), the order the upsert
  * locks rows in. Within the batch the newest sample wins; between equal times the later one.
+ * A sample without metrics (staleness markers only) is no sign of life: it is left out.
  * Throws InvalidSampleError on a sample that storage cannot take.
  */
 export function summarizeServices(
@@ -141,6 +153,7 @@ export function summarizeServices(
     if (options.skipInvalid === true) {
       if (!isStorable(sample)) continue;
     } else checkSample(sample);
+    if (!hasMetrics(sample)) continue;
     const key = serviceKey(sample.orgId, sample.host);
     let summary = summaries.get(key);
     if (summary === undefined) {
@@ -166,6 +179,12 @@ export function summarizeServices(
   return [...summaries.values()].sort(
     (a, b) => compareStrings(a.orgId, b.orgId) || compareStrings(a.name, b.name),
   );
+}
+
+/** Whether the sample holds a value (one may hold staleness markers only). */
+export function hasMetrics(sample: HostSample): boolean {
+  for (const metric in sample.metrics) if (Object.hasOwn(sample.metrics, metric)) return true;
+  return false;
 }
 
 function isStorable(sample: HostSample): boolean {

@@ -5,11 +5,12 @@ import { binarySampleChunks } from './copy-binary.js';
 import type { SeriesCache } from './series-cache.js';
 import { createSeriesCache } from './series-cache.js';
 import type { SeriesName } from './series-ids.js';
-import { resolveSeriesIds } from './series-ids.js';
+import { resolveSeriesIds, seriesKey, seriesLabelsJson } from './series-ids.js';
 import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import { sqlState } from '../core/classify-db-error.js';
 import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
 import {
+  hasMetrics,
   nextOffsets,
   partitionsRestarted,
   serviceKey,
@@ -34,18 +35,23 @@ type WriteBatchResult = {
   partitionsRestarted: number[];
   /** Snapshot rows inserted (samples with containers or processes). */
   snapshotsWritten: number;
+  /**
+   * Staleness markers inserted (a marker already stored, or of a host that has no service, is
+   * not).
+   */
+  staleMarkersWritten: number;
   /** Services created by this batch (first sample of a host). */
   servicesCreated: number;
 };
 
 export type SampleStore = {
   /**
-   * Stores a batch: first, in one transaction, the samples, snapshots, each partition's next
-   * offset and the rows of services seen for the first time; then, in statements of its own,
-   * the services projection (last_seen, latest metrics, tags) of every sample of the batch,
-   * replays included. Idempotent on (service, metric, time), on log positions and in the
-   * projection (it only moves forward): a replayed batch writes no sample again, and completes
-   * a projection that a crash between the two steps left behind. Throws (through the package's
+   * Stores a batch: first, in one transaction, the samples, staleness markers, snapshots, each
+   * partition's next offset and the rows of services seen for the first time; then, in
+   * statements of its own, the services projection (last_seen, latest metrics, tags) of every
+   * sample of the batch, replays included. Idempotent on (series, time), on log positions and
+   * in the projection (it only moves forward): a replayed batch writes no sample again, and
+   * completes a projection that a crash between the two steps left behind. Throws (through the package's
    * boundary: a DatabaseUnavailableError when a retry can help, a DatabaseRefusedError when
    * not); a throw after the first step leaves the samples stored, so write the batch again.
    */
@@ -60,7 +66,7 @@ export type SampleStoreOptions = {
    */
   method?: 'copy' | 'insert';
   /**
-   * About how many series ids ((service, metric) → `series.id`) the store keeps in memory,
+   * About how many series ids ((service, metric, labels) → `series.id`) the store keeps in memory,
    * services unused for longest dropped first (default 200,000: 10 to 19 MB). Misses are looked
    * up, and new series created, with one statement per batch.
    */
@@ -102,24 +108,26 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           replaysSkipped: skipped,
           partitionsRestarted: [...restarted],
           snapshotsWritten: 0,
+          staleMarkersWritten: 0,
           servicesCreated: 0,
         };
         if (fresh.length > 0) {
           summaries = summarizeServices(fresh);
-          const services = await ensureServices(tx, summaries);
+          const services = await ensureServices(tx, summaries, fresh);
           created = services.created;
           result.servicesCreated = services.created.size;
           const rows = toRows(fresh, services.ids, seriesCache);
           learned = await resolveMissingSeries(tx, rows);
           const written = copy ? await copyOrInsert(tx, rows) : await insertRows(tx, rows);
           Object.assign(result, written);
+          result.staleMarkersWritten = await insertStaleMarkers(tx, rows);
         }
         if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
         replays = skipped;
         return result;
       });
-      for (const { serviceId, generation, metric, id } of learned) {
-        seriesCache.add(serviceId, generation, metric, id);
+      for (const { serviceId, generation, metric, labels, id } of learned) {
+        seriesCache.add(serviceId, generation, seriesKey(metric, labels), id);
       }
       // Out of the samples' transaction, so it holds no service row lock while the samples go
       // in. Every sample of the batch counts, those skipped as replays too: a crash right here
@@ -146,10 +154,11 @@ async function resolveMissingSeries(tx: TransactionSql, rows: BatchRows): Promis
   const { missing } = rows.series;
   if (missing.length === 0) return [];
   const resolved = await resolveSeriesIds(tx, missing);
-  const { seriesIds } = rows.samples;
-  for (let i = 0; i < seriesIds.length; i++) {
-    const value = seriesIds[i] ?? 0;
-    if (value < 0) seriesIds[i] = resolved[-value - 1] ?? 0;
+  for (const seriesIds of [rows.samples.seriesIds, rows.staleMarkers.seriesIds]) {
+    for (let i = 0; i < seriesIds.length; i++) {
+      const value = seriesIds[i] ?? 0;
+      if (value < 0) seriesIds[i] = resolved[-value - 1] ?? 0;
+    }
   }
   return missing.map((name, slot) => ({ ...name, id: resolved[slot] ?? 0 }));
 }
@@ -202,11 +211,13 @@ type StoredService = {
 /**
  * The id of every service of the batch: existing rows are only read (their projection is
  * updated after the samples' transaction, `upsertServices`), missing ones are inserted with
- * the batch's projection. Returns which were created by this call.
+ * the batch's projection. A host that sent nothing but staleness markers is not summarized
+ * and gets no service: its id is only read. Returns which were created by this call.
  */
 async function ensureServices(
   tx: TransactionSql,
   summaries: readonly ServiceSummary[],
+  samples: readonly HostSample[],
 ): Promise<{ ids: Map<string, StoredService>; created: Set<string> }> {
   const ids = new Map<string, StoredService>();
   const created = new Set<string>();
@@ -222,21 +233,32 @@ async function ensureServices(
     summaries.filter((summary) => !ids.has(serviceKey(summary.orgId, summary.name)));
   remember(await selectServiceIds(tx, summaries));
   const toCreate = missing();
-  if (toCreate.length === 0) return { ids, created };
-  const inserted = await insertNewServices(tx, toCreate);
-  remember(inserted);
-  for (const row of inserted) created.add(serviceKey(row.org_id, row.name));
-  // Created meanwhile by another transaction (the insert did nothing for it): read it now.
-  const raced = missing();
-  if (raced.length > 0) remember(await selectServiceIds(tx, raced));
+  if (toCreate.length > 0) {
+    const inserted = await insertNewServices(tx, toCreate);
+    remember(inserted);
+    for (const row of inserted) created.add(serviceKey(row.org_id, row.name));
+    // Created meanwhile by another transaction (the insert did nothing for it): read it now.
+    const raced = missing();
+    if (raced.length > 0) remember(await selectServiceIds(tx, raced));
+  }
+  const markersOnly = new Map<string, ServiceName>();
+  for (const sample of samples) {
+    if (hasMetrics(sample)) continue; // summarized, so its service is known
+    const key = serviceKey(sample.orgId, sample.host);
+    if (!ids.has(key)) markersOnly.set(key, { orgId: sample.orgId, name: sample.host });
+  }
+  if (markersOnly.size > 0) remember(await selectServiceIds(tx, [...markersOnly.values()]));
   return { ids, created };
 }
+
+/** A service as (org, host name). */
+type ServiceName = Pick<ServiceSummary, 'orgId' | 'name'>;
 
 type ServiceIdRow = { id: string; org_id: string; name: string; series_generation: string };
 
 async function selectServiceIds(
   tx: TransactionSql,
-  summaries: readonly ServiceSummary[],
+  summaries: readonly ServiceName[],
 ): Promise<ServiceIdRow[]> {
   return await tx<ServiceIdRow[]>`
     select s.id, s.org_id, s.name, s.series_generation
@@ -380,6 +402,8 @@ type BatchRows = {
    * `series.missing` until `resolveMissingSeries` replaced it.
    */
   samples: { timesMs: number[]; seriesIds: number[]; values: number[] };
+  /** One entry per staleness marker, series ids as in `samples`. */
+  staleMarkers: { timesMs: number[]; seriesIds: number[] };
   /** The batch's distinct series missing from the cache. */
   series: { missing: (SeriesName & { generation: number })[] };
   snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };
@@ -392,6 +416,7 @@ function toRows(
 ): BatchRows {
   const rows: BatchRows = {
     samples: { timesMs: [], seriesIds: [], values: [] },
+    staleMarkers: { timesMs: [], seriesIds: [] },
     series: { missing: [] },
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
   };
@@ -402,26 +427,41 @@ function toRows(
   >();
   for (const sample of samples) {
     const service = services.get(serviceKey(sample.orgId, sample.host));
-    if (service === undefined) throw new Error(`no service id for host ${sample.host}`);
-    let series = known.get(service.id);
-    if (series === undefined) {
-      series = { cached: cache.idsOf(service.id, service.seriesGeneration), missing: new Map() };
-      known.set(service.id, series);
+    if (service === undefined) {
+      // Staleness markers of a host never stored: no series of it can end.
+      if (!hasMetrics(sample)) continue;
+      throw new Error(`no service id for host ${sample.host}`);
     }
-    for (const [metric, value] of Object.entries(sample.metrics)) {
-      let id = series.cached?.get(metric) ?? series.missing.get(metric);
+    const seen = known.get(service.id);
+    const series = seen ?? {
+      cached: cache.idsOf(service.id, service.seriesGeneration),
+      missing: new Map<string, number>(),
+    };
+    if (seen === undefined) known.set(service.id, series);
+    const labels = sample.tagsLabelSeries === true ? seriesLabelsJson(sample.tags) : null;
+    const idOf = (metric: string): number => {
+      const key = seriesKey(metric, labels);
+      let id = series.cached?.get(key) ?? series.missing.get(key);
       if (id === undefined) {
         rows.series.missing.push({
           serviceId: service.id,
           generation: service.seriesGeneration,
           metric,
+          labels,
         });
         id = -rows.series.missing.length;
-        series.missing.set(metric, id);
+        series.missing.set(key, id);
       }
+      return id;
+    };
+    for (const [metric, value] of Object.entries(sample.metrics)) {
       rows.samples.timesMs.push(sample.timeMs);
-      rows.samples.seriesIds.push(id);
+      rows.samples.seriesIds.push(idOf(metric));
       rows.samples.values.push(value);
+    }
+    for (const metric of sample.staleMetrics ?? []) {
+      rows.staleMarkers.timesMs.push(sample.timeMs);
+      rows.staleMarkers.seriesIds.push(idOf(metric));
     }
     const containers = snapshotJson(sample.containers);
     const processes = snapshotJson(sample.processes);
@@ -433,6 +473,22 @@ function toRows(
     }
   }
   return rows;
+}
+
+/**
+ * Inserts the batch's staleness markers; a marker already stored is kept (a replay, or an
+ * agent's retry). Returns how many went in.
+ */
+async function insertStaleMarkers(tx: TransactionSql, rows: BatchRows): Promise<number> {
+  const { timesMs, seriesIds } = rows.staleMarkers;
+  if (timesMs.length === 0) return 0;
+  const inserted = await tx`
+    insert into stale_markers (series_id, time)
+    select s, timestamptz 'epoch' + t * interval '1 millisecond'
+    from unnest(${seriesIds}::int8[], ${timesMs}::float8[]) as u(s, t)
+    on conflict do nothing
+  `;
+  return inserted.count;
 }
 
 /** The list as JSON text, or undefined when it is empty. */

@@ -1,5 +1,6 @@
 /**
- * The writer's memory of series ids: per service, metric → `series.id`, at most about
+ * The writer's memory of series ids: per service, series key (`seriesKey`: the metric, and its
+ * labels when it has its own) → `series.id`, at most about
  * `maxEntries` ids in all. A cardinality explosion then costs lookups in the database, never
  * memory without bound.
  *
@@ -9,12 +10,12 @@
  */
 export type SeriesCache = {
   /**
-   * The cached ids of the service's series (metric → id) under this generation, undefined when
-   * none are; the service counts as just used. Read the map before the next `add`.
+   * The cached ids of the service's series (series key → id) under this generation, undefined
+   * when none are; the service counts as just used. Read the map before the next `add`.
    */
   idsOf(serviceId: string, generation: number): ReadonlyMap<string, number> | undefined;
   /** Caches the id of a committed series. */
-  add(serviceId: string, generation: number, metric: string, id: number): void;
+  add(serviceId: string, generation: number, key: string, id: number): void;
   /** Ids cached, over every service. */
   readonly size: number;
 };
@@ -72,7 +73,7 @@ export function createSeriesCache(maxEntries: number = defaultSeriesCacheEntries
       const entry = current(serviceId);
       return entry?.generation === generation ? entry.ids : undefined;
     },
-    add(serviceId, generation, metric, id) {
+    add(serviceId, generation, key, id) {
       let entry = current(serviceId);
       if (entry === undefined || entry.generation !== generation) {
         if (entry !== undefined) {
@@ -85,17 +86,17 @@ export function createSeriesCache(maxEntries: number = defaultSeriesCacheEntries
         old.delete(serviceId);
         young.set(serviceId, entry);
       }
-      // One service with more metrics than a generation holds would otherwise grow past it.
+      // One service with more series than a generation holds would otherwise grow past it.
       if (entry.ids.size >= generationEntries) {
         if (young.get(serviceId) === entry) youngSize -= entry.ids.size;
         else oldSize -= entry.ids.size;
         entry.ids.clear();
       }
-      if (entry.ids.has(metric)) {
-        entry.ids.set(metric, id);
+      if (entry.ids.has(key)) {
+        entry.ids.set(key, id);
         return;
       }
-      entry.ids.set(metric, id);
+      entry.ids.set(key, id);
       if (young.get(serviceId) === entry) youngSize++;
       else oldSize++;
       rotateIfFull();

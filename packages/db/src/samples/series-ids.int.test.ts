@@ -66,7 +66,7 @@ describe('series ids of the sample store', () => {
   it('reads a series that another transaction created after its snapshot', async () => {
     const serviceId = `svc_race_${randomBytes(6).toString('hex')}`;
     await db.sql`insert into services (id, org_id, name, last_seen) values (${serviceId}, ${uniqueOrg()}, 'r', now())`;
-    const name = { serviceId, metric: 'cpu' };
+    const name = { serviceId, metric: 'cpu', labels: null };
     let releaseFirst: () => void = () => undefined;
     const firstMayCommit = new Promise<void>((resolve) => {
       releaseFirst = resolve;

@@ -1,7 +1,37 @@
 import type { TransactionSql } from '../core/database.js';
 
-/** A series as the writer names it: a service's metric. */
-export type SeriesName = { serviceId: string; metric: string };
+/**
+ * A series as the writer names it: a service's metric, with labels of its own (written through
+ * an agent protocol) or none (/ingest: the service's tags label it).
+ */
+export type SeriesName = {
+  serviceId: string;
+  metric: string;
+  /** The series' labels as `seriesLabelsJson` writes them, or null for the service's tags. */
+  labels: string | null;
+};
+
+/**
+ * A series' own labels as JSON text, sorted by name: one text per label set, so that it keys the
+ * writer's cache (storage compares them as jsonb, whatever the order).
+ */
+export function seriesLabelsJson(labels: Readonly<Record<string, string>>): string {
+  const names = Object.keys(labels).sort();
+  let json = '{';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    json += `${i === 0 ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(labels[name])}`;
+  }
+  return `${json}}`;
+}
+
+/**
+ * The key of a series within its service, as the writer's cache holds it: the metric, plus its
+ * labels when it has its own (a metric name holds no NUL).
+ */
+export function seriesKey(metric: string, labels: string | null): string {
+  return labels === null ? metric : `${metric}\u0000${labels}`;
+}
 
 /** A concurrent creation can hide a series from one statement, never from the next two. */
 const maxAttempts = 3;
@@ -24,27 +54,34 @@ export async function resolveSeriesIds(
   for (let attempt = 0; attempt < maxAttempts && pending.length > 0; attempt++) {
     const serviceIds = pending.map((index) => names[index]?.serviceId ?? '');
     const metrics = pending.map((index) => names[index]?.metric ?? '');
+    const labels = pending.map((index) => names[index]?.labels ?? null);
+    // Labels are matched through the unique index's expression (migration 21): the md5 of
+    // their jsonb text, '' for none.
     const rows = await tx<{ n: string; id: string }[]>`
       with wanted as (
-        select w.service_id, w.metric, w.n
-        from unnest(${serviceIds}::text[], ${metrics}::text[]) with ordinality as w(service_id, metric, n)
+        select w.service_id, w.metric, w.labels::jsonb as labels,
+          coalesce(md5(w.labels::jsonb::text), '') as labels_key, w.n
+        from unnest(${serviceIds}::text[], ${metrics}::text[], ${labels}::text[])
+          with ordinality as w(service_id, metric, labels, n)
       ),
       found as (
         select w.n, s.id
         from wanted w join series s on s.service_id = w.service_id and s.metric = w.metric
+          and coalesce(md5(s.labels::text), '') = w.labels_key
       ),
       created as (
-        insert into series (service_id, metric)
-        select w.service_id, w.metric from wanted w
+        insert into series (service_id, metric, labels)
+        select w.service_id, w.metric, w.labels from wanted w
         where not exists (select 1 from found f where f.n = w.n)
-        order by w.service_id, w.metric
-        on conflict (service_id, metric) do nothing
-        returning id, service_id, metric
+        order by w.service_id, w.metric, w.labels_key
+        on conflict (service_id, metric, (coalesce(md5(labels::text), ''))) do nothing
+        returning id, service_id, metric, coalesce(md5(labels::text), '') as labels_key
       )
       select n, id from found
       union all
       select w.n, c.id from created c
       join wanted w on w.service_id = c.service_id and w.metric = c.metric
+        and w.labels_key = c.labels_key
     `;
     for (const row of rows) {
       const index = pending[Number(row.n) - 1];

@@ -560,6 +560,31 @@ const compressedRollups: Migration = {
   up: (sql, { engine }) => engine.compressRollups(sql),
 };
 
+const seriesLabelsAndStaleMarkers: Migration = {
+  version: 21,
+  name: 'series_labels_and_stale_markers',
+  async up(sql, { engine }) {
+    await run(sql, [
+      // A series written through an agent protocol keeps the labels it was written with
+      // (CONTRACT "Prometheus-compatible reading"): every label but `__name__`, so each label
+      // set of a metric on a host is a series of its own (a classic histogram's `le`,
+      // node_cpu_seconds_total's cpu and mode). NULL: the series' labels are its service's
+      // tags (/ingest, and every series stored before this version).
+      `alter table series add column labels jsonb
+        check (labels is null or jsonb_typeof(labels) = 'object')`,
+      // One series per (service, metric, labels), NULL labels included. The labels go in the
+      // key as the md5 of their jsonb text (canonical: equal label sets, equal text), '' for
+      // NULL: a btree entry holds at most about 2.7 kB, and 64 tags of 256 characters are more.
+      `alter table series drop constraint series_service_id_metric_key`,
+      `create unique index series_service_id_metric_labels_key
+        on series (service_id, metric, (coalesce(md5(labels::text), '')))`,
+    ]);
+    // Prometheus staleness markers, `(series_id, time)`: NaN never goes into samples, whose
+    // rollups (avg, min, max, sum) it would poison.
+    await engine.createStaleMarkers(sql);
+  },
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -582,4 +607,5 @@ export const migrations: readonly Migration[] = [
   noData,
   realTimeRollups,
   compressedRollups,
+  seriesLabelsAndStaleMarkers,
 ];

@@ -152,6 +152,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ['policy_retention', 'samples_1h', '40 days'],
         ['policy_retention', 'samples_1m', '20 days'],
         ['policy_retention', 'snapshots', '3 days'],
+        ['policy_retention', 'stale_markers', '10 days'],
       ]);
       await migrate(db); // back to the defaults for the other tests
     });
@@ -188,6 +189,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         replaysSkipped: 0,
         partitionsRestarted: [],
         snapshotsWritten: 1,
+        staleMarkersWritten: 0,
         servicesCreated: 2,
       });
 
@@ -369,6 +371,107 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(count!['n']).toBe(2);
     });
 
+    it('keeps each tag set of an agent’s metric as a series of its own, beside the host’s /ingest series', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      const labelled = (timeMs: number, le: string, value: number) =>
+        sample({
+          orgId,
+          host: 'h',
+          timeMs,
+          metrics: { x_bucket: value },
+          tags: { le, job: 'api' },
+          tagsLabelSeries: true,
+        });
+      const result = await store.writeBatch({
+        samples: [
+          labelled(t0, '0.5', 1),
+          labelled(t0, '+Inf', 2),
+          // /ingest: same metric, same time, the host's tags.
+          sample({ orgId, host: 'h', timeMs: t0, metrics: { x_bucket: 3 }, tags: { le: '1' } }),
+          labelled(t0 + 1000, '0.5', 4),
+        ],
+      });
+      expect(result).toMatchObject({ samplesWritten: 4, duplicatesSkipped: 0 });
+      // Again, through a store with an empty cache: the series are found, not made twice.
+      const again = await createSampleStore(db).writeBatch({
+        samples: [labelled(t0, '+Inf', 2), labelled(t0 + 2000, '+Inf', 5)],
+      });
+      expect(again).toMatchObject({ samplesWritten: 1, duplicatesSkipped: 1 });
+      const series = await db.sql<{ labels: Record<string, string> | null; n: number }[]>`
+        select r.labels, count(s.*)::int as n
+        from series r join services v on v.id = r.service_id
+        left join samples s on s.series_id = r.id
+        where v.org_id = ${orgId}
+        group by r.id order by r.labels::text nulls last
+      `;
+      expect(series).toEqual([
+        { labels: { job: 'api', le: '+Inf' }, n: 2 },
+        { labels: { job: 'api', le: '0.5' }, n: 2 },
+        { labels: null, n: 1 },
+      ]);
+    });
+
+    it('stores staleness markers once, apart from the values, and never as a sign of life', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 15 * minuteMs;
+      const gauge = (timeMs: number, metrics: Record<string, number>, stale?: string[]) =>
+        sample({
+          orgId,
+          host: 'm',
+          timeMs,
+          metrics,
+          tags: { job: 'node' },
+          tagsLabelSeries: true,
+          ...(stale === undefined ? {} : { staleMetrics: stale }),
+        });
+      const first = await store.writeBatch({
+        samples: [
+          gauge(t0, { up: 1, load: 2 }),
+          gauge(t0 + 1000, {}, ['up', 'load']),
+          // A host never stored: its markers end nothing and make no service.
+          sample({
+            orgId,
+            host: 'gone',
+            timeMs: t0,
+            metrics: {},
+            tagsLabelSeries: true,
+            staleMetrics: ['up'],
+          }),
+        ],
+      });
+      expect(first).toMatchObject({
+        samplesWritten: 2,
+        staleMarkersWritten: 2,
+        servicesCreated: 1,
+      });
+      const replayed = await store.writeBatch({ samples: [gauge(t0 + 1000, {}, ['up'])] });
+      expect(replayed).toMatchObject({ samplesWritten: 0, staleMarkersWritten: 0 });
+      // A marker of a series not seen yet (another tag set) makes it.
+      const fresh = await createSampleStore(db, { method: 'insert' }).writeBatch({
+        samples: [{ ...gauge(t0 + 2000, {}, ['up']), tags: { job: 'other' } }],
+      });
+      expect(fresh).toMatchObject({ staleMarkersWritten: 1, servicesCreated: 0 });
+      const markers = await db.sql<{ metric: string; labels: unknown; time: Date }[]>`
+        select r.metric, r.labels, m.time
+        from stale_markers m join series r on r.id = m.series_id
+        join services v on v.id = r.service_id
+        where v.org_id = ${orgId}
+        order by m.time, r.metric
+      `;
+      expect(markers.map((m) => [m.metric, m.labels, m.time.getTime()])).toEqual([
+        ['load', { job: 'node' }, t0 + 1000],
+        ['up', { job: 'node' }, t0 + 1000],
+        ['up', { job: 'other' }, t0 + 2000],
+      ]);
+      const services = await db.sql<{ name: string; last_seen: Date }[]>`
+        select name, last_seen from services where org_id = ${orgId}
+      `;
+      expect(services.map((v) => [v.name, v.last_seen.getTime()])).toEqual([['m', t0]]);
+    });
+
     it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
       const store = published.createSampleStore(db);
       const orgId = uniqueOrg();
@@ -431,6 +534,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         replaysSkipped: 3,
         partitionsRestarted: [],
         snapshotsWritten: 0,
+        staleMarkersWritten: 0,
         servicesCreated: 0,
       });
       // A batch overlapping the stored offsets writes only what is new.
@@ -597,6 +701,15 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(snapshots).not.toContain(
         partitionName('snapshots', new Date(now.getTime() - 8 * dayMs)),
       );
+      // Staleness markers end series of the raw samples: kept as long.
+      const markers = await partitionsOf('stale_markers');
+      expect(markers).toContain('stale_markers_default');
+      expect(markers).toContain(
+        partitionName('stale_markers', new Date(now.getTime() - 29 * dayMs)),
+      );
+      expect(markers).not.toContain(
+        partitionName('stale_markers', new Date(now.getTime() - 31 * dayMs)),
+      );
     });
 
     it('keeps a sample outside every partition in the default partition, then moves it out', async () => {
@@ -651,12 +764,16 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
   });
 
   onEngine('timescale', describe)('hypertables', () => {
-    it('makes samples and snapshots hypertables and the rollups continuous aggregates', async () => {
+    it('makes samples, snapshots and staleness markers hypertables and the rollups continuous aggregates', async () => {
       const rows = await db.sql`
         select hypertable_name from timescaledb_information.hypertables
         where hypertable_schema = 'public' order by 1
       `;
-      expect(rows.map((r) => r['hypertable_name'] as string)).toEqual(['samples', 'snapshots']);
+      expect(rows.map((r) => r['hypertable_name'] as string)).toEqual([
+        'samples',
+        'snapshots',
+        'stale_markers',
+      ]);
       const views = await db.sql`
         select view_name from timescaledb_information.continuous_aggregates order by 1
       `;

@@ -1,6 +1,10 @@
 import type { Database, TransactionSql } from '../core/database.js';
 import { run } from './ddl.js';
-import { materializationTable, seriesAggregates } from './timescale/tables.js';
+import {
+  materializationTable,
+  seriesAggregates,
+  staleMarkersHypertable,
+} from './timescale/tables.js';
 import { timescaleNotPreloaded } from './server-capabilities.js';
 
 /** What the plain objects are renamed to while their rows are copied into the new ones. */
@@ -10,6 +14,7 @@ export type ConversionResult = {
   /** Rows copied into the new hypertables and aggregates. */
   samples: number;
   snapshots: number;
+  staleMarkers: number;
   rollupBuckets: number;
 };
 
@@ -41,10 +46,11 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     await run(sql, [`drop view samples_1h`, `drop view samples_1m`]);
     const samples = await samplesToHypertable(sql);
     const snapshots = await snapshotsToHypertable(sql);
+    const staleMarkers = await staleMarkersToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
-    return { samples, snapshots, rollupBuckets };
+    return { samples, snapshots, staleMarkers, rollupBuckets };
   });
 }
 
@@ -96,6 +102,20 @@ async function snapshotsToHypertable(sql: TransactionSql): Promise<number> {
     `create unique index snapshots_service_id_time_key on snapshots (service_id, time)`,
     `drop table snapshots${plain}`,
   ]);
+  return copied.count;
+}
+
+async function staleMarkersToHypertable(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table stale_markers rename to stale_markers${plain}`,
+    `alter index stale_markers_series_id_time_key
+      rename to stale_markers${plain}_series_id_time_key`,
+    ...staleMarkersHypertable,
+  ]);
+  const copied = await sql.unsafe(
+    `insert into stale_markers (series_id, time) select series_id, time from stale_markers${plain}`,
+  );
+  await run(sql, [`drop table stale_markers${plain}`]);
   return copied.count;
 }
 

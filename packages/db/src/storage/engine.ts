@@ -34,6 +34,8 @@ export type StorageEngine = {
   createRealTimeRollups(sql: TransactionSql): Promise<void>;
   /** Migration 20: the rollups compressible where the engine compresses. */
   compressRollups(sql: TransactionSql): Promise<void>;
+  /** Migration 21: the staleness markers' table, kept as long as the raw samples. */
+  createStaleMarkers(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -66,6 +68,7 @@ const timescaleEngine: StorageEngine = {
   keySamplesBySeries: timescaleTables.keySamplesBySeries,
   createRealTimeRollups: timescaleTables.createRealTimeRollups,
   compressRollups: timescaleTables.compressRollups,
+  createStaleMarkers: timescaleTables.createStaleMarkers,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -89,6 +92,7 @@ const postgresEngine: StorageEngine = {
   keySamplesBySeries: postgresTables.keySamplesBySeries,
   createRealTimeRollups: postgresTables.createRealTimeRollups,
   compressRollups: postgresTables.compressRollups,
+  createStaleMarkers: postgresTables.createStaleMarkers,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

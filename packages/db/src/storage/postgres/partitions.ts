@@ -6,7 +6,7 @@ export type EnsurePartitionsOptions = {
   now: Date;
   /** Create partitions this many days beyond today (default 3). */
   daysAhead?: number;
-  /** Raw samples kept (RAW_RETENTION_DAYS): older partitions are dropped. */
+  /** Raw samples and staleness markers kept (RAW_RETENTION_DAYS): older partitions are dropped. */
   rawRetentionDays: number;
   /** Snapshots kept (SNAPSHOT_RETENTION_DAYS). */
   snapshotRetentionDays: number;
@@ -28,7 +28,8 @@ const defaultDaysAhead = 3;
 const lockTimeout = '10s';
 
 /**
- * Plain-PostgreSQL partition maintenance for `samples` and `snapshots`: creates the daily
+ * Plain-PostgreSQL partition maintenance for `samples`, `snapshots` and `stale_markers`
+ * (from the migration that creates it on): creates the daily
  * partitions from the retention cutoff to `daysAhead` days ahead, drops the expired ones, and
  * keeps the DEFAULT partition (which catches any sample outside them) small (TimescaleDB's
  * chunks and retention policy do this by themselves). Idempotent; each partition
@@ -48,8 +49,14 @@ export async function ensurePartitions(
   const retentionDays: Record<PartitionedTable, number> = {
     samples: options.rawRetentionDays,
     snapshots: options.snapshotRetentionDays,
+    stale_markers: options.rawRetentionDays,
   };
   for (const table of partitionedTables) {
+    const [exists] = await db.sql<{ exists: boolean }[]>`
+      select to_regclass(${table}) is not null as exists
+    `;
+    // A database migrated to a version before the table's (tests of older migrations).
+    if (exists?.exists !== true) continue;
     const existing = await db.sql<{ name: string }[]>`
       select c.relname as name
       from pg_inherits i join pg_class c on c.oid = i.inhrelid

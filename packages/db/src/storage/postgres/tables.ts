@@ -196,3 +196,20 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
 export function compressRollups(): Promise<void> {
   return Promise.resolve();
 }
+
+/**
+ * Version 21: the staleness markers, `(series_id, time)`, range-partitioned by day like the
+ * samples (partitions.ts keeps their daily partitions and drops them with the raw retention),
+ * with a DEFAULT partition for rows outside them.
+ */
+export async function createStaleMarkers(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table stale_markers (
+      series_id bigint not null,
+      time timestamptz not null
+    ) partition by range (time)`,
+    `create table stale_markers_default partition of stale_markers default`,
+    // One marker per series and time: replays and an agent's own retries store it once.
+    `create unique index stale_markers_series_id_time_key on stale_markers (series_id, time)`,
+  ]);
+}

@@ -42,12 +42,14 @@ const expectedJobs = [
   ['policy_retention', 'snapshots'],
   ['policy_retention', 'samples_1m'],
   ['policy_retention', 'samples_1h'],
+  ['policy_retention', 'stale_markers'],
 ] as const;
 
 /**
  * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
  * compression of sample chunks older than `compressAfterHours` and of the aggregates past their
- * refresh windows, and retention of raw samples, snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
+ * refresh windows, and retention of raw samples, staleness markers, snapshots and each
+ * aggregate. The server's job scheduler runs them; nothing here runs one.
  * Replaces only what differs from the stored policies, or when a job is missing (a migration
  * that re-created a table took its jobs along).
  */
@@ -76,9 +78,15 @@ export async function applyTimescalePolicies(
       `
     ).map((row) => row.view),
   );
+  // Migration 21 makes stale_markers; a database at an earlier version has no job for it.
+  const [markers] = await sql<{ exists: boolean }[]>`
+    select to_regclass('stale_markers') is not null as exists
+  `;
+  const hasStaleMarkers = markers?.exists === true;
   const expected = expectedJobs.filter(
     ([proc, table]) =>
-      proc !== 'policy_compression' || table === 'samples' || compressible.has(table),
+      (proc !== 'policy_compression' || table === 'samples' || compressible.has(table)) &&
+      (table !== 'stale_markers' || hasStaleMarkers),
   );
   const complete = expected.every(([proc, table]) =>
     jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
@@ -97,7 +105,10 @@ export async function applyTimescalePolicies(
     await sql`select remove_retention_policy(${view}::regclass, if_exists => true)`;
     await sql`select remove_compression_policy(${view}::regclass, if_exists => true)`;
   }
-  for (const table of ['samples', 'snapshots'] as const) {
+  const rawTables = hasStaleMarkers
+    ? (['samples', 'snapshots', 'stale_markers'] as const)
+    : (['samples', 'snapshots'] as const);
+  for (const table of rawTables) {
     await sql`select remove_retention_policy(${table}::regclass, if_exists => true)`;
   }
   await sql`select remove_compression_policy('samples'::regclass, if_exists => true)`;
@@ -132,6 +143,8 @@ export async function applyTimescalePolicies(
     ['samples_1m', policies.rollup1mRetentionDays],
     ['samples_1h', policies.rollup1hRetentionDays],
   ];
+  // Markers end series of the raw samples: they go with them.
+  if (hasStaleMarkers) retention.push(['stale_markers', policies.rawRetentionDays]);
   for (const [table, keepDays] of retention) {
     await sql`
       select add_retention_policy(${table}::regclass, drop_after => ${days(keepDays)},

@@ -170,6 +170,26 @@ export async function compressRollups(sql: TransactionSql): Promise<void> {
 }
 
 /**
+ * Version 21: the staleness markers, `(series_id, time)`, as a hypertable of daily chunks like
+ * the samples', dropped by a retention job of the raw samples' retention (policies.ts). Never
+ * compressed: markers are few, and are read by series and time only.
+ */
+export async function createStaleMarkers(sql: TransactionSql): Promise<void> {
+  await run(sql, staleMarkersHypertable);
+}
+
+/** The stale_markers hypertable, empty, with its key (migration 21; the conversion). */
+export const staleMarkersHypertable: readonly string[] = [
+  `create table stale_markers (
+    series_id bigint not null,
+    time timestamptz not null
+  )`,
+  // One marker per series and time: replays and an agent's own retries store it once.
+  `create unique index stale_markers_series_id_time_key on stale_markers (series_id, time)`,
+  `select create_hypertable('stale_markers', by_range('time', interval '1 day'))`,
+];
+
+/**
  * samples_1m and samples_1h keyed by series, as migration 16 made them (the rollups of
  * migration 4 were keyed by service and metric). Real-time aggregation (materialized_only =
  * false) adds what the refresh has not materialized yet; samples_1h is built on samples_1m, so

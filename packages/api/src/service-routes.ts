@@ -105,7 +105,10 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
       'Buckets of one metric from the 1-minute and 1-hour aggregates. `from` is rounded down ' +
       'and `to` up to whole steps. Raw samples are never read for more than the last hour: ' +
       'they only fill the newest buckets that the aggregates have not reached yet. A metric ' +
-      'the service never reported gives an empty `points` list.',
+      'the service never reported gives an empty `points` list. A metric an agent protocol ' +
+      'wrote under several label sets (one series each) reads as those series together: per ' +
+      'bucket the average weighted by count, the least minimum, the greatest maximum and the ' +
+      'counts added.',
     tags: ['services'],
     scope: 'read',
     request: { params: serviceIdParams, query: serviceMetricsQuerySchema },

@@ -1,7 +1,7 @@
 export type { LabelMatcher } from './label-matcher.js';
 export { createLabelMatcher } from './label-matcher.js';
 export type { Labels } from './labels.js';
-export { compareLabels, labelsFrom, labelsToRecord } from './labels.js';
+export { compareLabels, labelsFrom, labelsKey, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
 export { PromqlError } from './promql-error.js';

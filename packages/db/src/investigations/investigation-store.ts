@@ -366,7 +366,8 @@ export function createInvestigationStore(db: Database): InvestigationStore {
           else date_bin(${buckets.incidentMs}::float8 * interval '1 millisecond', time,
             ${request.incidentFrom})
         end`;
-      // avg and the first time: a bucket holding a single sample is that sample, unchanged.
+      // avg and the first time: a bucket holding a single sample is that sample, unchanged. A
+      // metric with several series (an agent's label sets) is their samples together.
       const samples = await sql<EvidenceSample[]>`
         select min(s.time) as time, r.metric, avg(s.value) as value
         from series r join samples s on s.series_id = r.id

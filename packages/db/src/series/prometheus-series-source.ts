@@ -1,22 +1,27 @@
 import type { LabelMatcher, Labels, SeriesSource, SourceSeries, TimeRange } from '@monitor/promql';
-import { labelsFrom, PromqlError } from '@monitor/promql';
+import { labelsFrom, labelsKey, PromqlError } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
 
-/** A stored series with its labels as PromQL sees them. */
-type SeriesRow = { id: string; labels: Labels };
+/**
+ * A series as PromQL sees it: its labels, and the stored series that carry them, oldest first
+ * (usually one; more when an old series labelled by its service's tags and a new one with its
+ * own labels read the same).
+ */
+type SeriesRow = { ids: string[]; labels: Labels };
 
-type CandidateRow = { id: string; metric: string; host: string; tags: Record<string, string> };
+type CandidateRow = { id: string; metric: string; host: string; labels: Record<string, string> };
 
 /**
- * The label set of a stored series (CONTRACT, "Prometheus-compatible reading"): the service's
- * tags, `host` = the service's name, `__name__` = the metric. The agent protocols store a
- * series' labels as those tags on write (remote-write: every label but `__name__`; `host` from
- * the `host` label or the `instance` without its port), so a series written with a `host` label
- * reads back with exactly the labels it was written with.
+ * The label set of a stored series (CONTRACT, "Prometheus-compatible reading"): its own labels
+ * when it was written with them (the agent protocols: remote-write's every label but
+ * `__name__`, `host` from the `host` label or the `instance` without its port), else its
+ * service's tags (/ingest, and series stored before series had labels); then `host` = the
+ * service's name and `__name__` = the metric. So a series written with a `host` label reads back
+ * with exactly the labels it was written with.
  */
-function seriesLabels(metric: string, host: string, tags: Record<string, string>): Labels {
-  return labelsFrom({ ...tags, host, __name__: metric });
+function seriesLabels(metric: string, host: string, labels: Record<string, string>): Labels {
+  return labelsFrom({ ...labels, host, __name__: metric });
 }
 
 function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
@@ -51,6 +56,9 @@ function pushedDown(matchers: readonly LabelMatcher[]): {
   return { metric, host, tags };
 }
 
+/** Samples of one stored series, or its staleness markers (values NaN), as read. */
+type Points = { timestampsMs: Float64Array; values: Float64Array };
+
 /**
  * The series with its samples in ascending time order: array_agg keeps the order rows came in,
  * page order, which SQL does not promise to be time order. Checked, and sorted here when it is
@@ -71,6 +79,39 @@ function inTimeOrder(series: {
     timestampsMs: Float64Array.from(order, (i) => t[i]!),
     values: Float64Array.from(order, (i) => v[i]!),
   };
+}
+
+/**
+ * One series out of several lists of points (those of each stored series that carries its
+ * labels, then their staleness markers): in time order, one point per millisecond. At a
+ * millisecond held twice the earlier list wins: a sample over a marker, and of two samples the
+ * older series' (a marker at a sample's time ends nothing before that sample, which Prometheus
+ * itself refuses to hold).
+ */
+function merged(labels: Labels, lists: readonly Points[]): SourceSeries {
+  let total = 0;
+  for (const list of lists) total += list.timestampsMs.length;
+  const times = new Float64Array(total);
+  const values = new Float64Array(total);
+  const ranks = new Float64Array(total);
+  let at = 0;
+  lists.forEach((list, rank) => {
+    times.set(list.timestampsMs, at);
+    values.set(list.values, at);
+    ranks.fill(rank, at, at + list.timestampsMs.length);
+    at += list.timestampsMs.length;
+  });
+  const order = Array.from(times.keys()).sort(
+    (a, b) => times[a]! - times[b]! || ranks[a]! - ranks[b]!,
+  );
+  const t: number[] = [];
+  const v: number[] = [];
+  for (const i of order) {
+    if (t.length > 0 && t[t.length - 1] === times[i]) continue;
+    t.push(times[i]!);
+    v.push(values[i]!);
+  }
+  return { labels, timestampsMs: Float64Array.from(t), values: Float64Array.from(v) };
 }
 
 /** Statements one selection runs at once (the pool holds DATABASE_POOL_MAX, 10 by default). */
@@ -115,6 +156,8 @@ function decodeFloat8Array(bytes: Buffer | null): Float64Array {
   return out;
 }
 
+const empty = new Float64Array(0);
+
 function canceled(signal: AbortSignal): PromqlError {
   return new PromqlError('canceled', 'query canceled', { cause: signal.reason });
 }
@@ -127,33 +170,46 @@ function canceled(signal: AbortSignal): PromqlError {
 export function createPrometheusSeriesSource(db: Database, orgId: string): SeriesSource {
   const { sql } = db;
 
-  /** Candidate series of the org narrowed by the equality matchers, then every matcher. */
+  /**
+   * Candidate series of the org narrowed by the equality matchers, then every matcher; stored
+   * series whose labels read the same are one series.
+   */
   async function matching(matchers: readonly LabelMatcher[]): Promise<SeriesRow[]> {
     const { metric, host, tags } = pushedDown(matchers);
+    const json = Object.keys(tags).length === 0 ? null : sql.json(tags);
     const rows = await sql<CandidateRow[]>`
-      select s.id::text as id, s.metric, v.name as host, v.tags
+      select s.id::text as id, s.metric, v.name as host, coalesce(s.labels, v.tags) as labels
       from series s join services v on v.id = s.service_id
       where v.org_id = ${orgId}
         ${metric === null ? sql`` : sql`and s.metric = ${metric}`}
         ${host === null ? sql`` : sql`and v.name = ${host}`}
-        ${Object.keys(tags).length === 0 ? sql`` : sql`and v.tags @> ${sql.json(tags)}`}
+        ${json === null ? sql`` : sql`and (s.labels @> ${json} or (s.labels is null and v.tags @> ${json}))`}
+      order by s.id
     `;
-    const out: SeriesRow[] = [];
+    const byLabels = new Map<string, SeriesRow>();
     for (const row of rows) {
-      const labels = seriesLabels(row.metric, row.host, row.tags);
-      if (matchesAll(labels, matchers)) out.push({ id: row.id, labels });
+      const labels = seriesLabels(row.metric, row.host, row.labels);
+      if (!matchesAll(labels, matchers)) continue;
+      const key = labelsKey(labels);
+      const same = byLabels.get(key);
+      if (same === undefined) byLabels.set(key, { ids: [row.id], labels });
+      else same.ids.push(row.id);
     }
-    return out;
+    return [...byLabels.values()];
   }
 
-  /** Of `ids`, those with a sample within `range`. */
-  async function withSamples(ids: string[], range: TimeRange): Promise<Set<string>> {
+  /** Of `ids`, those with a sample or a staleness marker within `range`. */
+  async function withPoints(ids: string[], range: TimeRange): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
+    const from = new Date(range.startMs);
+    const to = new Date(range.endMs);
     const rows = await sql<{ id: string }[]>`
       select s.id::text as id from unnest(${ids}::bigint[]) as s(id)
       where exists (
-        select 1 from samples x where x.series_id = s.id
-          and x.time >= ${new Date(range.startMs)} and x.time <= ${new Date(range.endMs)}
+        select 1 from samples x where x.series_id = s.id and x.time >= ${from} and x.time <= ${to}
+      ) or exists (
+        select 1 from stale_markers m
+        where m.series_id = s.id and m.time >= ${from} and m.time <= ${to}
       )
     `;
     return new Set(rows.map((r) => r.id));
@@ -163,55 +219,111 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     sets: readonly (readonly LabelMatcher[])[],
     range: TimeRange,
   ): Promise<SeriesRow[]> {
-    const byId = new Map<string, SeriesRow>();
+    const byLabels = new Map<string, SeriesRow>();
     for (const set of sets.length === 0 ? [[]] : sets) {
-      for (const row of await matching(set)) byId.set(row.id, row);
+      for (const row of await matching(set)) byLabels.set(labelsKey(row.labels), row);
     }
-    const present = await withSamples([...byId.keys()], range);
-    return [...byId.values()].filter((row) => present.has(row.id));
+    const rows = [...byLabels.values()];
+    const present = await withPoints(
+      rows.flatMap((row) => row.ids),
+      range,
+    );
+    return rows.filter((row) => row.ids.some((id) => present.has(id)));
   }
 
-  /**
-   * The samples of `part` in `range`, per series, as binary arrays (array_send): no per-row
-   * conversion on the server, no text parsing here. One statement for all of `part`: the index
-   * finds every wanted row and the heap is read page by page, each page once, however many of
-   * the wanted series share it (rows land time-major, so one series' hour spans hundreds of
-   * pages, each shared with the other series written beside it). Rows come in page order,
-   * which is time order as samples are written; `inTimeOrder` makes sure of it.
-   */
-  async function readSamples(
-    part: SeriesRow[],
-    range: TimeRange,
+  /** Runs `query`, canceled when `signal` aborts. */
+  async function cancelable<T>(
+    query: PromiseLike<T> & { cancel(): unknown },
     signal: AbortSignal,
-  ): Promise<SourceSeries[]> {
-    const query = sql<{ id: string; t: Buffer; v: Buffer }[]>`
-      select series_id::text as id, array_send(array_agg(time)) as t,
-        array_send(array_agg(value)) as v
-      from samples
-      where series_id = any(${part.map((p) => p.id)}::bigint[])
-        and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
-      group by series_id
-    `;
+  ): Promise<T> {
     const onAbort = (): void => void query.cancel();
     signal.addEventListener('abort', onAbort);
-    let rows;
     try {
-      rows = await query;
+      return await query;
     } catch (err) {
       if (signal.aborted) throw canceled(signal);
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    const samples = new Map(rows.map((r) => [r.id, r]));
-    return part.map((s) => {
-      const row = samples.get(s.id);
-      return inTimeOrder({
-        labels: s.labels,
-        timestampsMs: decodeTimestampArray(row?.t ?? null),
-        values: decodeFloat8Array(row?.v ?? null),
-      });
-    });
+  }
+
+  /**
+   * The samples of the stored series `ids` in `range`, per series id, as binary arrays
+   * (array_send): no per-row conversion on the server, no text parsing here. One statement for
+   * all of them: the index finds every wanted row and the heap is read page by page, each page
+   * once, however many of the wanted series share it (rows land time-major, so one series' hour
+   * spans hundreds of pages, each shared with the other series written beside it). Rows come in
+   * page order, which is time order as samples are written; `inTimeOrder` makes sure of it.
+   */
+  async function readSamples(
+    ids: string[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<Map<string, Points>> {
+    const rows = await cancelable(
+      sql<{ id: string; t: Buffer; v: Buffer }[]>`
+        select series_id::text as id, array_send(array_agg(time)) as t,
+          array_send(array_agg(value)) as v
+        from samples
+        where series_id = any(${ids}::bigint[])
+          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+        group by series_id
+      `,
+      signal,
+    );
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        { timestampsMs: decodeTimestampArray(r.t), values: decodeFloat8Array(r.v) },
+      ]),
+    );
+  }
+
+  /** The staleness markers of the stored series `ids` in `range`, as points valued NaN. */
+  async function readStaleMarkers(
+    ids: string[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<Map<string, Points>> {
+    const rows = await cancelable(
+      sql<{ id: string; t: Buffer }[]>`
+        select series_id::text as id, array_send(array_agg(time order by time)) as t
+        from stale_markers
+        where series_id = any(${ids}::bigint[])
+          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+        group by series_id
+      `,
+      signal,
+    );
+    return new Map(
+      rows.map((r) => {
+        const timestampsMs = decodeTimestampArray(r.t);
+        return [r.id, { timestampsMs, values: new Float64Array(timestampsMs.length).fill(NaN) }];
+      }),
+    );
+  }
+
+  /** A selected series out of what was read for its stored series. */
+  function sourceSeries(
+    row: SeriesRow,
+    samples: ReadonlyMap<string, Points>,
+    markers: ReadonlyMap<string, Points>,
+  ): SourceSeries {
+    const lists: Points[] = [];
+    for (const id of row.ids) {
+      const points = samples.get(id);
+      if (points !== undefined) lists.push(points);
+    }
+    for (const id of row.ids) {
+      const points = markers.get(id);
+      if (points !== undefined) lists.push(points);
+    }
+    const [only] = lists;
+    if (lists.length === 1 && only !== undefined)
+      return inTimeOrder({ labels: row.labels, ...only });
+    if (lists.length === 0) return { labels: row.labels, timestampsMs: empty, values: empty };
+    return merged(row.labels, lists);
   }
 
   const guarded =
@@ -236,12 +348,18 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       if (selected.length > hints.maxSeries) selected = selected.slice(0, hints.maxSeries + 1);
       if (selected.length === 0) return [];
       // A few statements side by side: each reads its share of the series, so the server
-      // spends more than one core on a query over many series.
-      const share = Math.ceil(selected.length / readConcurrency);
-      const parts: SeriesRow[][] = [];
-      for (let i = 0; i < selected.length; i += share) parts.push(selected.slice(i, i + share));
-      const read = await Promise.all(parts.map((part) => readSamples(part, range, signal)));
-      return read.flat();
+      // spends more than one core on a query over many series. The markers, few, in one more.
+      const ids = selected.flatMap((row) => row.ids);
+      const share = Math.ceil(ids.length / readConcurrency);
+      const parts: string[][] = [];
+      for (let i = 0; i < ids.length; i += share) parts.push(ids.slice(i, i + share));
+      const [markers, ...read] = await Promise.all([
+        readStaleMarkers(ids, range, signal),
+        ...parts.map((part) => readSamples(part, range, signal)),
+      ]);
+      const samples = new Map<string, Points>();
+      for (const part of read) for (const [id, points] of part) samples.set(id, points);
+      return selected.map((row) => sourceSeries(row, samples, markers ?? new Map()));
     }),
 
     series: guarded(async (sets, range, limit) => {
@@ -251,8 +369,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
 
     labelNames: guarded(async (sets, range) => {
       const names = new Set<string>();
-      for (const row of await matchingAny(sets, range))
+      for (const row of await matchingAny(sets, range)) {
         for (const l of row.labels) names.add(l.name);
+      }
       return [...names].sort();
     }),
 

@@ -287,5 +287,49 @@ describe.each(['postgres', 'timescale'] as const)('service queries on %s', (engi
     it('does not find another organization’s service', async () => {
       expect(await read('1m', otherOrgId)).toBeUndefined();
     });
+
+    it('reads a metric an agent wrote under several label sets as its series together', async () => {
+      // Within the last hour: late for the refresh done above, yet within its lookback.
+      const recent = points.filter(([timeMs]) => timeMs >= base - 30 * minuteMs);
+      const byCpu: [string, [number, number][]][] = [
+        ['0', recent],
+        ['1', recent.map(([timeMs, value]) => [timeMs + 1_000, value * 2 + 1])],
+      ];
+      await createSampleStore(db).writeBatch({
+        samples: byCpu.flatMap(([cpu, series]) =>
+          series.map(([timeMs, value]) =>
+            sample({
+              orgId,
+              host: 'labelled',
+              timeMs,
+              metrics: { load: value },
+              tags: { cpu },
+              tagsLabelSeries: true,
+            }),
+          ),
+        ),
+      });
+      // Late for the refresh done above: rolled up by the next one (an hour on: plain mode
+      // refreshes a rollup once one of its buckets completed).
+      await refreshRollups(db, { now: new Date(now.getTime() + hourMs) });
+      const [row] = await db.sql<{ id: string }[]>`
+        select id from services where org_id = ${orgId} and name = 'labelled'
+      `;
+      const all = byCpu.flatMap(([, series]) => series);
+      for (const [step, stepMs] of [
+        ['1m', minuteMs],
+        ['1h', hourMs],
+      ] as const) {
+        const buckets = await queries.readMetricSeries({
+          orgId,
+          serviceId: row!.id,
+          metric: 'load',
+          step,
+          from,
+          to: new Date(Math.ceil((base + minuteMs) / hourMs) * hourMs),
+        });
+        expect(buckets).toEqual(expectedBuckets(all, stepMs));
+      }
+    });
   });
 });

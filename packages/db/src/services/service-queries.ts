@@ -175,16 +175,20 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
     },
 
     async readMetricSeries(query) {
-      // The service must be the organization's; a metric it never sent has no series.
-      const [owner] = await sql<{ series_id: string | null }[]>`
-        select r.id as series_id
+      // The service must be the organization's; a metric it never sent has no series. A metric
+      // written through an agent protocol has a series per label set: its history is theirs
+      // taken together (see readRollup).
+      const [owner] = await sql<{ series_ids: string[] }[]>`
+        select coalesce(array_agg(r.id::text order by r.id) filter (where r.id is not null),
+          '{}') as series_ids
         from services s
         left join series r on r.service_id = s.id and r.metric = ${query.metric}
         where s.id = ${query.serviceId} and s.org_id = ${query.orgId}
+        group by s.id
       `;
       if (owner === undefined) return undefined;
-      if (owner.series_id === null) return [];
-      const rows = await readRollup(sql, query, owner.series_id);
+      if (owner.series_ids.length === 0) return [];
+      const rows = await readRollup(sql, query, owner.series_ids);
       return rows.map((row) => ({
         time: row.time,
         avg: row.avg,
@@ -274,13 +278,35 @@ function statusExpression(sql: Sql, staleBefore: Date) {
  * continuous aggregates; plain PostgreSQL's views over its rollup tables), so they include the
  * buckets the refresh has not reached yet.
  */
-function readRollup(sql: Sql, query: MetricSeriesQuery, seriesId: string): Promise<BucketDbRow[]> {
+/**
+ * The buckets of the metric's series in the range. One series (every /ingest metric) reads as
+ * stored. Several (an agent's metric with a series per label set) are merged per bucket: the
+ * average weighted by each series' count, the least minimum, the greatest maximum, the counts
+ * added, so the history counts every sample of the metric once.
+ */
+function readRollup(
+  sql: Sql,
+  query: MetricSeriesQuery,
+  seriesIds: readonly string[],
+): Promise<BucketDbRow[]> {
   const view = query.step === '1m' ? sql`samples_1m` : sql`samples_1h`;
+  const [only] = seriesIds;
+  if (seriesIds.length === 1 && only !== undefined) {
+    return sql<BucketDbRow[]>`
+      select bucket as time, avg, min, max, count
+      from ${view}
+      where series_id = ${only}
+        and bucket >= ${query.from} and bucket < ${query.to}
+      order by bucket
+    `;
+  }
   return sql<BucketDbRow[]>`
-    select bucket as time, avg, min, max, count
+    select bucket as time, sum(sum) / sum(count)::float8 as avg, min(min) as min,
+      max(max) as max, sum(count)::bigint as count
     from ${view}
-    where series_id = ${seriesId}
+    where series_id = any(${seriesIds}::bigint[])
       and bucket >= ${query.from} and bucket < ${query.to}
+    group by bucket
     order by bucket
   `;
 }

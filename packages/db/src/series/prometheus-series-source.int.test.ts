@@ -1,0 +1,118 @@
+// @services postgres
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LabelMatcher, SourceSeries } from '@monitor/promql';
+import { createLabelMatcher } from '@monitor/promql';
+import type { Database } from '../core/database.js';
+import type { HostSample } from '../samples/sample-batch.js';
+import { createSampleStore } from '../samples/sample-store.js';
+import { migratedDatabase } from '../testing/clean-database.js';
+import { createPrometheusSeriesSource } from './prometheus-series-source.js';
+
+const orgId = 'org_series_source';
+const minuteMs = 60_000;
+
+function sample(overrides: Partial<HostSample> & Pick<HostSample, 'timeMs'>): HostSample {
+  return {
+    orgId,
+    host: 'h',
+    metrics: {},
+    tags: {},
+    containers: [],
+    processes: [],
+    ...overrides,
+  };
+}
+
+const equal = (name: string, value: string): LabelMatcher => createLabelMatcher(name, '=', value);
+
+/** A series as plain data: labels as a record, points as [time, value] (NaN a marker). */
+const plain = (series: SourceSeries[]) =>
+  series.map((s) => ({
+    labels: Object.fromEntries(s.labels.map((l) => [l.name, l.value])),
+    points: Array.from(s.timestampsMs, (t, i) => [t, s.values[i]]),
+  }));
+
+describe('the PromQL series source over stored series', () => {
+  let db: Database;
+  let dispose: () => Promise<void>;
+  const t0 = Math.floor(Date.now() / 1000) * 1000 - 30 * minuteMs;
+  const range = { startMs: t0 - minuteMs, endMs: t0 + 10 * minuteMs };
+  const hints = { stepMs: 0, rangeMs: 0, func: null, maxSeries: 1000 };
+  const signal = new AbortController().signal;
+
+  beforeAll(async () => {
+    ({ db, dispose } = await migratedDatabase('postgres', 'series_source'));
+    const store = createSampleStore(db);
+    // Before series had labels: `up` of host h as one series, labelled by the host's tags.
+    await store.writeBatch({
+      samples: [sample({ timeMs: t0, metrics: { up: 1 }, tags: { job: 'node' } })],
+    });
+    // Then through an agent protocol: the same labels (one series to PromQL), another tag set,
+    // and staleness markers.
+    const labelled = (timeMs: number, job: string, metrics: Record<string, number>) =>
+      sample({ timeMs, metrics, tags: { job }, tagsLabelSeries: true });
+    await store.writeBatch({
+      samples: [
+        labelled(t0 + 15_000, 'node', { up: 2 }),
+        labelled(t0 + 15_000, 'other', { up: 7 }),
+        { ...labelled(t0 + 30_000, 'node', {}), staleMetrics: ['up'] },
+        labelled(t0 + 45_000, 'node', { up: 3 }),
+        { ...labelled(t0 + 15_000, 'gone', {}), staleMetrics: ['up'] },
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  it('reads series with equal labels as one, in time order, staleness markers as NaN', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const selected = await source.select([equal('__name__', 'up')], range, hints, signal);
+    expect(plain(selected).sort((a, b) => a.labels.job!.localeCompare(b.labels.job!))).toEqual([
+      {
+        labels: { __name__: 'up', host: 'h', job: 'gone' },
+        points: [[t0 + 15_000, Number.NaN]],
+      },
+      {
+        labels: { __name__: 'up', host: 'h', job: 'node' },
+        points: [
+          [t0, 1],
+          [t0 + 15_000, 2],
+          [t0 + 30_000, Number.NaN],
+          [t0 + 45_000, 3],
+        ],
+      },
+      { labels: { __name__: 'up', host: 'h', job: 'other' }, points: [[t0 + 15_000, 7]] },
+    ]);
+  });
+
+  it('matches a label whether the series carries it or its service does', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const node = await source.select(
+      [equal('__name__', 'up'), equal('job', 'node')],
+      range,
+      hints,
+      signal,
+    );
+    expect(plain(node).map((s) => s.points.length)).toEqual([4]);
+    const other = await source.select([equal('job', 'other')], range, hints, signal);
+    expect(plain(other).map((s) => s.labels)).toEqual([
+      { __name__: 'up', host: 'h', job: 'other' },
+    ]);
+  });
+
+  it('lists a series whose only point in range is a staleness marker, as Prometheus does', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const around = { startMs: t0 + 10_000, endMs: t0 + 20_000 };
+    const series = await source.series([[equal('__name__', 'up')]], around, 100, signal);
+    expect(series.map((labels) => labels.find((l) => l.name === 'job')?.value).sort()).toEqual([
+      'gone',
+      'node',
+      'other',
+    ]);
+    const later = { startMs: t0 + 50_000, endMs: t0 + 60_000 };
+    expect(await source.labelValues('job', [], later, signal)).toEqual([]);
+    expect(await source.labelValues('job', [], around, signal)).toEqual(['gone', 'node', 'other']);
+  });
+});

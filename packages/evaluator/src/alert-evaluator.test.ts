@@ -55,6 +55,8 @@ type Sample = {
   cpu?: number;
   org?: string;
   tags?: Record<string, string>;
+  /** The tags label the sample's series (an agent protocol's sample). */
+  labelled?: true;
 };
 
 function record(offset: number, sample: Sample | null, partition = 0): ConsumedRecord {
@@ -69,6 +71,7 @@ function record(offset: number, sample: Sample | null, partition = 0): ConsumedR
           received_ms: at(sample.minutes),
           metrics: sample.cpu === undefined ? { memory_percent: 1 } : { cpu_percent: sample.cpu },
           tags: sample.tags ?? {},
+          ...(sample.labelled === undefined ? {} : { tags_label_series: sample.labelled }),
           containers: [],
           processes: [],
         };
@@ -810,6 +813,41 @@ describe('createAlertEvaluator', () => {
     expect(h.alerts.map((a) => [a.ruleId, a.firedMs])).toEqual([['rul_b', at(6)]]);
     await h.evaluator.handleBatch(batch(4, { host: 'web-1', minutes: 5.5, cpu: 95 }), ctx);
     expect(h.alerts).toHaveLength(1);
+  });
+
+  it('takes the first of several series of a host at one time, whatever their labels, and a replay changes nothing', async () => {
+    const h = harness([
+      rule({ id: 'rul_any', durationMinutes: 0 }),
+      rule({ id: 'rul_cpu1', durationMinutes: 0, scope: { cpu: '1' } }),
+    ]);
+    const series = (minutes: number, cpu: string, value: number): Sample => ({
+      host: 'web-1',
+      minutes,
+      cpu: value,
+      tags: { cpu },
+      labelled: true,
+    });
+    const records: RecordBatch = {
+      topic,
+      partition: 0,
+      records: [
+        packed(0, [series(1, '0', 10), series(1, '1', 95)]),
+        record(1, series(2, '1', 96)),
+        record(2, series(2, '0', 97)),
+      ],
+      logEndOffset: 3,
+    };
+    await h.evaluator.handleBatch(records, ctx);
+    await h.evaluator.handleBatch(records, ctx);
+    await h.newEvaluator().handleBatch(records, ctx);
+    // Per (rule, host), a time's first sample in log order is evaluated and the later ones at
+    // that time are not newer: the unscoped rule takes cpu 0 at 1 and cpu 1 at 2. The scoped
+    // rule sees only its series.
+    expect(h.alerts.map((a) => [a.ruleId, a.status, a.startedMs, a.value])).toEqual([
+      ['rul_cpu1', 'active', at(1), 95],
+      ['rul_any', 'active', at(2), 96],
+    ]);
+    expect(h.counters.fired).toBe(2);
   });
 
   it('keeps the watermarks across a restart: an older sample still moves nothing', async () => {

@@ -18,6 +18,7 @@ import {
   startTelegraf,
 } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
+import { encode } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
@@ -130,6 +131,99 @@ describe('agent protocols, with the real senders', () => {
       'the node_load1 alert',
     );
     expect(alert.status).toBe('active');
+  });
+
+  it('keeps a remote-written classic histogram’s series apart and ends a series at its staleness marker, read back with PromQL', async () => {
+    const host = 'rw-histogram';
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000;
+    const bucket = (le: string, counts: [number, number]) => ({
+      labels: { __name__: 'rw_latency_seconds_bucket', host, job: 'api', le },
+      samples: [
+        [t0, counts[0]],
+        [t0 + 15_000, counts[1]],
+      ] as [number, number][],
+    });
+    const body = encode([
+      bucket('0.1', [1, 2]),
+      bucket('0.5', [3, 6]),
+      bucket('1', [4, 8]),
+      bucket('+Inf', [5, 10]),
+      {
+        labels: { __name__: 'rw_latency_seconds_count', host, job: 'api' },
+        samples: [
+          [t0, 5],
+          [t0 + 15_000, 10],
+        ],
+      },
+      {
+        // Ends at t0 + 30 s: Prometheus' staleness marker, written as its bits by `encode`.
+        labels: { __name__: 'rw_queue_depth', host, job: 'api' },
+        samples: [
+          [t0, 3],
+          [t0 + 15_000, 4],
+          [t0 + 30_000, Number.NaN],
+        ],
+      },
+    ]);
+    const written = await fetch(`${monitor.baseUrl}/api/v1/write`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+        'X-Prometheus-Remote-Write-Version': '0.1.0',
+      },
+      body,
+    });
+    expect(written.status).toBe(204);
+
+    type Vector = { metric: Record<string, string>; value: [number, string] }[];
+    const query = async (expr: string, timeMs: number): Promise<Vector> => {
+      const params = new URLSearchParams({ query: expr, time: String(timeMs / 1000) });
+      const { status, body: answer } = await api<{ status: string; data: { result: Vector } }>(
+        `/prometheus/api/v1/query?${params.toString()}`,
+      );
+      expect(status).toBe(200);
+      return answer.data.result;
+    };
+    const at15s = t0 + 15_000;
+    const buckets = await waitFor(
+      async () => {
+        const result = await query(`rw_latency_seconds_bucket{host="${host}"}`, at15s);
+        return result.length === 4 ? result : undefined;
+      },
+      10_000,
+      'the four bucket series',
+    );
+    expect(
+      buckets
+        .map(({ metric, value }) => [metric, value[1]])
+        .sort((a, b) => Number(a[1]) - Number(b[1])),
+    ).toEqual([
+      [{ __name__: 'rw_latency_seconds_bucket', host, job: 'api', le: '0.1' }, '2'],
+      [{ __name__: 'rw_latency_seconds_bucket', host, job: 'api', le: '0.5' }, '6'],
+      [{ __name__: 'rw_latency_seconds_bucket', host, job: 'api', le: '1' }, '8'],
+      [{ __name__: 'rw_latency_seconds_bucket', host, job: 'api', le: '+Inf' }, '10'],
+    ]);
+    // Rank 5 of 10 lies in (0.1, 0.5], 3 of that bucket's 4: 0.1 + 0.4 × 3/4.
+    const [median] = await query(
+      `histogram_quantile(0.5, rw_latency_seconds_bucket{host="${host}"})`,
+      at15s,
+    );
+    expect(Number(median?.value[1])).toBeCloseTo(0.4, 12);
+    expect(median?.metric).toEqual({ host, job: 'api' });
+
+    // Before the marker the gauge is there; after it (well within the 5-minute lookback) it is
+    // not, and range functions pass over the marker.
+    expect((await query(`rw_queue_depth{host="${host}"}`, t0 + 29_000))[0]?.value[1]).toBe('4');
+    expect(await query(`rw_queue_depth{host="${host}"}`, t0 + 31_000)).toEqual([]);
+    expect(
+      (await query(`count_over_time(rw_queue_depth{host="${host}"}[1m])`, t0 + 45_000))[0]
+        ?.value[1],
+    ).toBe('2');
+    expect(
+      (await query(`last_over_time(rw_queue_depth{host="${host}"}[1m])`, t0 + 45_000))[0]?.value[1],
+    ).toBe('4');
   });
 
   it('collectd write_http (JSON) authenticates with the key as its password', async () => {

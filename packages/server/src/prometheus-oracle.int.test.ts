@@ -115,9 +115,49 @@ const handWritten = [
   '(node_load1)',
   'day_of_month()',
   'sgn(node_load1 - 2)',
+  // A classic histogram per host (h1's counters reset; h4's series end with staleness markers).
+  'http_request_duration_seconds_bucket',
+  'http_request_duration_seconds_bucket{le="+Inf"}',
+  'histogram_quantile(0.9, sum by (le) (rate(http_request_duration_seconds_bucket[5m])))',
+  'histogram_quantile(0.5, rate(http_request_duration_seconds_bucket[5m]))',
+  'histogram_quantile(0.99, sum by (host, le) (rate(http_request_duration_seconds_bucket[5m])))',
+  'histogram_quantile(0.75, sum by (region, le) (increase(http_request_duration_seconds_bucket[10m])))',
+  'histogram_quantile(0.5, http_request_duration_seconds_bucket{host="h1"})',
+  'rate(http_request_duration_seconds_sum[5m]) / rate(http_request_duration_seconds_count[5m])',
+  'sum by (region) (rate(http_request_duration_seconds_sum[5m])) / sum by (region) (rate(http_request_duration_seconds_count[5m]))',
+  'resets(http_request_duration_seconds_count[20m])',
+  // Series labelled beyond their host's labels.
+  'node_cpu_seconds_total',
+  'count by (mode) (node_cpu_seconds_total)',
+  'count by (host) (node_cpu_seconds_total)',
+  'sum by (mode) (rate(node_cpu_seconds_total[5m]))',
+  'sum without (cpu) (rate(node_cpu_seconds_total{mode!="idle"}[5m]))',
+  'avg by (region, mode) (irate(node_cpu_seconds_total[2m]))',
+  'node_cpu_seconds_total{cpu="1", mode="system"}',
+  'node_cpu_seconds_total * on(host) group_left(region) node_load1',
+  // Across and after staleness markers.
+  'temp_celsius{host="h2"}',
+  'temp_celsius{host="h2"} offset 1m',
+  'last_over_time(temp_celsius{host="h2"}[10m])',
+  'count_over_time(temp_celsius{host="h2"}[10m])',
+  'present_over_time(temp_celsius[2m])',
+  'absent(temp_celsius{host="h2"})',
+  'timestamp(temp_celsius)',
+  'last_over_time(node_cpu_seconds_total{mode="system"}[10m])',
+  'count_over_time(node_cpu_seconds_total{cpu="1"}[5m])',
+  'rate(node_cpu_seconds_total{host="h1",cpu="1"}[5m])',
+  'last_over_time(http_request_duration_seconds_count[10m])',
+  'count_over_time(http_request_duration_seconds_count[10m])',
 ];
 
-const metrics = ['node_load1', 'temp_celsius', 'http_requests_total', 'net_bytes_total'];
+const metrics = [
+  'node_load1',
+  'temp_celsius',
+  'http_requests_total',
+  'net_bytes_total',
+  'node_cpu_seconds_total',
+  'http_request_duration_seconds_bucket',
+];
 
 /** PromQL generated from a small grammar, seeded, so that each run compares the same ones. */
 function generatedExpressions(count: number): string[] {
@@ -202,8 +242,15 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     disposeDb = dispose;
     const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
     expect(decoded.rejected).toEqual({});
+    // As the gateway publishes an agent's samples: their tags label their series.
     await createSampleStore(db).writeBatch({
-      samples: decoded.samples.map((s) => ({ ...s, orgId, containers: [], processes: [] })),
+      samples: decoded.samples.map((s) => ({
+        ...s,
+        orgId,
+        tagsLabelSeries: true,
+        containers: [],
+        processes: [],
+      })),
     });
     const api = await startPrometheusApi(db, orgId, apiKey);
     ourUrl = api.url;

@@ -26,9 +26,12 @@ function seeded(seed: number): () => number {
 }
 
 /**
- * 4 hosts in 2 regions, 4 metrics each, 50 minutes at 15 s: gauges, counters with resets, a
- * host with a 10-minute gap (longer than the lookback), jittered sample times. Every label is
- * a per-host one (host, region, env, job): see the report on per-series labels.
+ * 4 hosts in 2 regions, 50 minutes at 15 s: gauges, counters with resets, a host with a
+ * 10-minute gap (longer than the lookback), jittered sample times; per host a classic histogram
+ * (`*_bucket` by `le` up to `+Inf`, `_sum`, `_count`; h1's counters reset) and CPU counters
+ * labelled `cpu` and `mode` beyond the host's labels; staleness markers (NaN here) in the middle
+ * of h2's `temp_celsius` (it resumes four minutes later), at the end of one of h1's CPU series
+ * and of h4's whole histogram (its target gone).
  */
 export function oracleData(startMs: number): SeriesData[] {
   const out: SeriesData[] = [];
@@ -61,12 +64,102 @@ export function oracleData(startMs: number): SeriesData[] {
       load1.push([t, Math.round(load * 1000) / 1000]);
       req.push([t, requests]);
       bytesTotal.push([t, bytes]);
-      temp.push([t, 20 + hi + Math.round(Math.sin(i / 10) * 500) / 100]);
+      // h2's temperature goes stale at 19:30 and comes back at 23:30.
+      if (hi === 1 && i === 78) temp.push([t, Number.NaN]);
+      else if (!(hi === 1 && i > 78 && i < 94)) {
+        temp.push([t, 20 + hi + Math.round(Math.sin(i / 10) * 500) / 100]);
+      }
     });
     out.push({ labels: { __name__: 'node_load1', ...labels }, samples: load1 });
     out.push({ labels: { __name__: 'http_requests_total', ...labels }, samples: req });
     out.push({ labels: { __name__: 'net_bytes_total', ...labels }, samples: bytesTotal });
     out.push({ labels: { __name__: 'temp_celsius', ...labels }, samples: temp });
+    out.push(...histogramData(labels, times, hi, gap));
+    out.push(...cpuData(labels, times, hi, gap));
+  }
+  return out;
+}
+
+const histogramBounds = [0.05, 0.1, 0.25, 0.5, 1];
+
+/**
+ * A classic histogram of request durations: cumulative `_bucket` counters by `le` (`+Inf`
+ * included), `_sum` and `_count`. h1's process restarts at 32:30 (every counter resets); h4's
+ * target goes away at 46:15 (a staleness marker on each of its series, then nothing).
+ */
+function histogramData(
+  labels: Record<string, string>,
+  times: readonly number[],
+  hi: number,
+  gap: (t: number) => boolean,
+): SeriesData[] {
+  const random = seeded(1000 + hi);
+  const name = 'http_request_duration_seconds';
+  const les = [...histogramBounds.map(String), '+Inf'];
+  const buckets = les.map(() => [] as [number, number][]);
+  const sums: [number, number][] = [];
+  const counts: [number, number][] = [];
+  const cumulative = les.map(() => 0);
+  let sum = 0;
+  let count = 0;
+  times.forEach((t, i) => {
+    if (hi === 0 && i === 130) {
+      cumulative.fill(0);
+      sum = 0;
+      count = 0;
+    }
+    const observations = Math.floor(random() * 8) + (hi === 2 ? 0 : 1);
+    for (let k = 0; k < observations; k++) {
+      const seconds = Math.round(random() * 1200 * (1 + hi / 4)) / 1000;
+      les.forEach((_, b) => {
+        if (b === histogramBounds.length || seconds <= histogramBounds[b]!) {
+          cumulative[b] = cumulative[b]! + 1;
+        }
+      });
+      sum = Math.round((sum + seconds) * 1000) / 1000;
+      count += 1;
+    }
+    if (gap(t) || (hi === 3 && i > 185)) return;
+    const stale = hi === 3 && i === 185;
+    les.forEach((_, b) => buckets[b]!.push([t, stale ? Number.NaN : cumulative[b]!]));
+    sums.push([t, stale ? Number.NaN : sum]);
+    counts.push([t, stale ? Number.NaN : count]);
+  });
+  return [
+    ...les.map((le, b) => ({
+      labels: { __name__: `${name}_bucket`, ...labels, le },
+      samples: buckets[b]!,
+    })),
+    { labels: { __name__: `${name}_sum`, ...labels }, samples: sums },
+    { labels: { __name__: `${name}_count`, ...labels }, samples: counts },
+  ];
+}
+
+/**
+ * CPU seconds per `cpu` and `mode`, as node_exporter labels them: several series of one host
+ * and metric at every time. h2's counters reset at 25:00; h1's system time of cpu 1 ends there
+ * with a staleness marker.
+ */
+function cpuData(
+  labels: Record<string, string>,
+  times: readonly number[],
+  hi: number,
+  gap: (t: number) => boolean,
+): SeriesData[] {
+  const random = seeded(2000 + hi);
+  const out: SeriesData[] = [];
+  for (const cpu of ['0', '1']) {
+    for (const [m, mode] of ['idle', 'user', 'system'].entries()) {
+      let seconds = 100 * (m + 1) + hi;
+      const samples: [number, number][] = [];
+      const ends = hi === 0 && cpu === '1' && mode === 'system';
+      times.forEach((t, i) => {
+        seconds = hi === 1 && i === 100 ? 0.5 : seconds + Math.round(random() * 150) / 10 / (m + 1);
+        if (gap(t) || (ends && i > 100)) return;
+        samples.push([t, ends && i === 100 ? Number.NaN : seconds]);
+      });
+      out.push({ labels: { __name__: 'node_cpu_seconds_total', ...labels, cpu, mode }, samples });
+    }
   }
   return out;
 }

@@ -42,15 +42,20 @@ async function freshDatabase(): Promise<string> {
   return db.url;
 }
 
-/** The service's last hour of cpu_usage, per minute, as the history endpoint answers it. */
+/** The hour up to the next full minute but one: fixed once, so two reads ask the same range. */
+function lastHour(): { from: Date; to: Date } {
+  const to = new Date(Math.ceil(Date.now() / 60_000) * 60_000 + 60_000);
+  return { from: new Date(to.getTime() - 3_600_000), to };
+}
+
+/** The service's cpu_usage over `window`, per minute, as the history endpoint answers it. */
 async function history(
   baseUrl: string,
   services: { id: string; name: string }[],
   name: string,
+  { from, to }: { from: Date; to: Date },
 ): Promise<{ points: unknown[] }> {
   const id = services.find((service) => service.name === name)?.id ?? '';
-  const to = new Date(Math.ceil(Date.now() / 60_000) * 60_000 + 60_000);
-  const from = new Date(to.getTime() - 3_600_000);
   const query = `metric=cpu_usage&from=${from.toISOString()}&to=${to.toISOString()}&step=1m`;
   const response = await fetch(`${baseUrl}/api/v1/services/${id}/metrics?${query}`, {
     headers: { 'x-api-key': key },
@@ -175,7 +180,8 @@ describe('the embedded default on a machine with TimescaleDB', () => {
       await fetch(`${proc.baseUrl}/api/v1/services`, { headers: { 'x-api-key': key } })
     ).json()) as { services: { id: string; name: string }[] };
     expect(services.services.map((service) => service.name)).toContain('kept');
-    const before = await history(proc.baseUrl, services.services, 'kept');
+    const window = lastHour();
+    const before = await history(proc.baseUrl, services.services, 'kept', window);
     expect(before.points.length).toBeGreaterThan(0);
     expect(await proc.stop()).toBe(0);
 
@@ -186,7 +192,7 @@ describe('the embedded default on a machine with TimescaleDB', () => {
     expect(converted).toMatchObject({ mode: 'timescale', copied: { samples: 1 } });
     proc = await start({ MONITOR_DATA_DIR: dataDir });
     expect(await storageInfo(proc.baseUrl)).toMatch(/engine="timescaledb"/);
-    expect(await history(proc.baseUrl, services.services, 'kept')).toEqual(before);
+    expect(await history(proc.baseUrl, services.services, 'kept', window)).toEqual(before);
     await proc.stop();
   });
 });

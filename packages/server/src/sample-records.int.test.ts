@@ -155,7 +155,9 @@ describe('sample records of many hosts', () => {
     // does not decode, one decodes but storage refuses its time (year 287,000). The org id is
     // new each run, so each bad host's name is chosen to share its partition with neighbours:
     // alone in its partition it would travel as a single-host record.
-    const neighbourPartitions = new Set(hosts.map((host) => partitionForKey(`${orgId}:${host}`, 3)));
+    const neighbourPartitions = new Set(
+      hosts.map((host) => partitionForKey(`${orgId}:${host}`, 3)),
+    );
     const withNeighbours = (base: string): string => {
       for (let i = 0; ; i += 1) {
         const name = `${base}-${i}`;

@@ -85,6 +85,15 @@ if [ ! -w "$("$pg_config" --pkglibdir)" ]; then
   echo "cannot write $("$pg_config" --pkglibdir): run as root" >&2
   exit 1
 fi
-cp -a "$staged/root/." /
+# File by file, and only what differs: a running PostgreSQL maps timescaledb*.so, and copying
+# over a mapped library in place crashes every backend that has it loaded (segfaults seen when
+# this ran beside a live server). A new file renamed over the old one leaves their inode alone.
+(cd "$staged/root" && find . -type d) | while read -r dir; do mkdir -p "/${dir#./}"; done
+(cd "$staged/root" && find . ! -type d) | while read -r file; do
+  target="/${file#./}"
+  if ! cmp -s "$staged/root/$file" "$target"; then
+    cp -a "$staged/root/$file" "$target.installing.$$" && mv -f "$target.installing.$$" "$target"
+  fi
+done
 version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$("$pg_config" --sharedir)/extension/timescaledb.control")
 say "installed TimescaleDB $version into $("$pg_config" --pkglibdir) for $pg_version"

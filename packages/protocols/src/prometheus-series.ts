@@ -52,9 +52,15 @@ export function hostOfInstance(instance: string): string {
   return instance;
 }
 
-/** Feeds one remote-write series (labels flat: name, value, name, value…) to a collector. */
+/** A label as protobufjs decodes remote-write 1.0's (2.0's are resolved into the same shape). */
+export type PrometheusLabel = { name?: string | null; value?: string | null };
+
+/**
+ * Feeds one remote-write series to a collector. The labels are read during the call only (the
+ * caller may reuse them), straight from the decoded message: copying them costs a pass per series.
+ */
 export type PrometheusSeriesCollector = (
-  labels: readonly string[],
+  labels: readonly PrometheusLabel[],
   samples: readonly PrometheusSample[],
 ) => void;
 
@@ -77,10 +83,11 @@ export function createPrometheusSeriesCollector(
     let instance: string | undefined;
     let previous: string | undefined;
     let sorted = true;
-    tags.length = 0;
-    for (let i = 0; i + 1 < labels.length; i += 2) {
-      const name = labels[i]!;
-      const value = labels[i + 1]!;
+    // Overwritten in place: emptying the array would drop its backing store every series.
+    let tagCount = 0;
+    for (const label of labels) {
+      const name = label.name ?? '';
+      const value = label.value ?? '';
       if (name === '__name__') {
         metric = value;
         continue;
@@ -90,8 +97,10 @@ export function createPrometheusSeriesCollector(
       else if (name === 'instance') instance = value;
       if (previous !== undefined && previous > name) sorted = false;
       previous = name;
-      tags.push(name, value);
+      tags[tagCount++] = name;
+      tags[tagCount++] = value;
     }
+    if (tags.length !== tagCount) tags.length = tagCount;
     // Senders must sort labels; the collector needs them sorted whatever the sender did.
     if (!sorted) {
       const pairs: [string, string][] = [];

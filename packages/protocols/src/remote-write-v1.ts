@@ -1,5 +1,5 @@
 import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
-import type { PrometheusSample } from './prometheus-series.js';
+import type { PrometheusLabel, PrometheusSample } from './prometheus-series.js';
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import { createSampleCollector } from './sample-collector.js';
@@ -14,7 +14,7 @@ export type SnappyDecodeOptions = DecodeOptions & {
 /** The fields of prompb's WriteRequest this decoder reads (repeated fields may be absent). */
 type WriteRequest = {
   timeseries?: {
-    labels?: { name?: string | null; value?: string | null }[];
+    labels?: PrometheusLabel[];
     samples?: PrometheusSample[];
     exemplars?: unknown[];
     histograms?: unknown[];
@@ -36,11 +36,8 @@ export function decodeRemoteWriteV1(
   const request = decodeMessage<WriteRequest>(remoteWriteTypes().writeRequest, bytes, protocol);
   const collector = createSampleCollector(options);
   const collectSeries = createPrometheusSeriesCollector(collector);
-  const labels: string[] = [];
   for (const series of request.timeseries ?? []) {
-    labels.length = 0;
-    for (const label of series.labels ?? []) labels.push(label.name ?? '', label.value ?? '');
-    collectSeries(labels, series.samples ?? []);
+    collectSeries(series.labels ?? [], series.samples ?? []);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
     if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
   }

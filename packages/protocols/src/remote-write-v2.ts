@@ -34,9 +34,21 @@ export function decodeRemoteWriteV2(
   const bytes = decompressSnappyBlock(body, options.maxDecodedBytes, protocol);
   const request = decodeMessage<WriteV2Request>(remoteWriteTypes().writeV2Request, bytes, protocol);
   const symbols = request.symbols ?? [];
+  const symbolAt = (ref: number, index: number): string => {
+    const symbol = symbols[ref];
+    if (symbol === undefined) {
+      throw new ProtocolDecodeError(
+        'malformed_body',
+        protocol,
+        `timeseries[${index}] refers to symbol ${ref}, but the symbols table has ${symbols.length}.`,
+      );
+    }
+    return symbol;
+  };
   const collector = createSampleCollector(options);
   const collectSeries = createPrometheusSeriesCollector(collector);
-  const labels: string[] = [];
+  // Label objects reused from series to series (the collector reads them during its call only).
+  const labels: { name: string; value: string }[] = [];
   (request.timeseries ?? []).forEach((series, index) => {
     const refs = series.labelsRefs ?? [];
     if (refs.length % 2 !== 0) {
@@ -46,18 +58,13 @@ export function decodeRemoteWriteV2(
         `timeseries[${index}] has an odd number of label references (${refs.length}).`,
       );
     }
-    labels.length = 0;
-    for (const ref of refs) {
-      const symbol = symbols[ref];
-      if (symbol === undefined) {
-        throw new ProtocolDecodeError(
-          'malformed_body',
-          protocol,
-          `timeseries[${index}] refers to symbol ${ref}, but the symbols table has ${symbols.length}.`,
-        );
-      }
-      labels.push(symbol);
+    const count = refs.length / 2;
+    for (let i = 0; i < count; i++) {
+      const label = (labels[i] ??= { name: '', value: '' });
+      label.name = symbolAt(refs[2 * i]!, index);
+      label.value = symbolAt(refs[2 * i + 1]!, index);
     }
+    if (labels.length !== count) labels.length = count;
     collectSeries(labels, series.samples ?? []);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
     if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);

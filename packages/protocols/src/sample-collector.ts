@@ -88,7 +88,25 @@ function takeName(group: Group, name: string): boolean {
  */
 type TagNode = { next: Map<string, TagNode> | undefined; group: Group | RejectReason | undefined };
 
-type HostEntry = { problem: RejectReason | undefined; times: Map<number, TagNode> };
+/**
+ * A host's checks and tag sets, with the node its last point went to: a sender writes a
+ * target's series with the same tag set again and again, and comparing the strings of that set
+ * costs less than hashing each of them again to walk the trie.
+ */
+type HostEntry = {
+  problem: RejectReason | undefined;
+  times: Map<number, TagNode>;
+  lastTimeMs: number;
+  /** A copy of the flat tags of the host's last point (the caller reuses its array). */
+  lastTags: string[];
+  lastNode: TagNode | undefined;
+};
+
+function sameTags(a: FlatTags, b: FlatTags): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** Sorted by key (stable, so a repeated key keeps its order). */
 function sortTagPairs<T extends readonly [string, string]>(pairs: T[]): T[] {
@@ -200,7 +218,13 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     if (host === undefined || host === '') return refuse('no_host');
     let entry = hosts.get(host);
     if (entry === undefined) {
-      entry = { problem: checkHost(host), times: new Map() };
+      entry = {
+        problem: checkHost(host),
+        times: new Map(),
+        lastTimeMs: Number.NaN,
+        lastTags: [],
+        lastNode: undefined,
+      };
       hosts.set(host, entry);
     }
     if (entry.problem !== undefined) return refuse(entry.problem);
@@ -211,12 +235,20 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     }
     if (!name.ok) return refuse(name.reason);
 
-    let root = entry.times.get(timeMs);
-    if (root === undefined) {
-      root = { next: undefined, group: undefined };
-      entry.times.set(timeMs, root);
+    let node = entry.lastNode;
+    if (node === undefined || entry.lastTimeMs !== timeMs || !sameTags(entry.lastTags, tags)) {
+      let root = entry.times.get(timeMs);
+      if (root === undefined) {
+        root = { next: undefined, group: undefined };
+        entry.times.set(timeMs, root);
+      }
+      node = tagNode(root, tags);
+      entry.lastTimeMs = timeMs;
+      const last = entry.lastTags;
+      for (let i = 0; i < tags.length; i++) last[i] = tags[i]!;
+      if (last.length !== tags.length) last.length = tags.length;
+      entry.lastNode = node;
     }
-    const node = tagNode(root, tags);
     let group = node.group;
     if (group === undefined) {
       const checked = checkTags(tags);

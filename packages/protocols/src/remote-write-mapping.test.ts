@@ -92,18 +92,34 @@ const series: fc.Arbitrary<GeneratedSeries> = fc
     return { labels: all, samples };
   });
 
-/** Many series of one host, time and tag set: enough to split a sample at the /ingest limit. */
+/**
+ * Many series of one host, time and tag set: up to a sample split at the /ingest limit, maybe a
+ * staleness marker among them, then a second point of two of those series.
+ */
 const bulk = fc
-  .constantFrom(0, 0, ingestLimits.maxMetricsPerPayload - 1, ingestLimits.maxMetricsPerPayload + 2)
-  .map((count) =>
-    Array.from({ length: count }, (_, i): GeneratedSeries => ({
+  .record({
+    count: fc.constantFrom(
+      0,
+      0,
+      ingestLimits.maxMetricsPerPayload - 1,
+      ingestLimits.maxMetricsPerPayload + 2,
+    ),
+    staleAt: fc.constantFrom(3, undefined),
+  })
+  .map(({ count, staleAt }) => {
+    const point = (name: string, value: number): GeneratedSeries => ({
       labels: [
-        { name: '__name__', value: `bulk_${i % (count - 1)}` },
+        { name: '__name__', value: name },
         { name: 'instance', value: 'node-1:9100' },
       ],
-      samples: [{ value: i === 3 ? staleMarker() : i, timestamp: t0 }],
-    })),
-  );
+      samples: [{ value, timestamp: t0 }],
+    });
+    const all = Array.from({ length: count }, (_, i) =>
+      point(`bulk_${i}`, i === staleAt ? staleMarker() : i),
+    );
+    if (count > 0) all.push(point('bulk_3', 1), point('bulk_5', 1));
+    return all;
+  });
 
 const body = fc
   .tuple(fc.array(series, { maxLength: 25 }), bulk, fc.array(series, { maxLength: 25 }))

@@ -54,31 +54,23 @@ export type SampleCollector = {
 
 /**
  * The points of one (host, time, tag set): its current sample, how many entries that holds, and
- * the metric names taken (one point per series and time): the first alone, a set once there
- * are two (many groups hold one point: a set each would cost more than the rest of the group).
+ * the metric names taken (one point per series and time). Until the group has a staleness marker
+ * or has been split, the names taken are exactly its sample's metrics, and those are the check:
+ * a set of its own for every group would cost more than the rest of the group.
  */
 type Group = {
   sample: HostSample;
   size: number;
   tags: Record<string, string>;
-  first: string | undefined;
+  /** Every name taken, once the sample's metrics no longer hold them all; else undefined. */
   taken: Set<string> | undefined;
 };
 
-/** Takes `name` into the group's names; false when it was taken already. */
-function takeName(group: Group, name: string): boolean {
-  if (group.taken !== undefined) {
-    if (group.taken.has(name)) return false;
-    group.taken.add(name);
-    return true;
-  }
-  if (group.first === undefined) {
-    group.first = name;
-    return true;
-  }
-  if (group.first === name) return false;
-  group.taken = new Set([group.first, name]);
-  return true;
+/** Whether `name` is taken in the group already. */
+function isTaken(group: Group, name: string): boolean {
+  return group.taken === undefined
+    ? Object.hasOwn(group.sample.metrics, name)
+    : group.taken.has(name);
 }
 
 /**
@@ -205,13 +197,15 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   /**
    * Takes a point of (host, time, tags, metric): the group it belongs to, its metric's stored
    * name in `takenName` (no object per point: this runs for every point of every body);
-   * undefined after counting why the point cannot be taken.
+   * undefined after counting why the point cannot be taken. `stale`: the point is a staleness
+   * marker (its name goes to the sample's `staleMetrics`, not its metrics).
    */
   function groupOf(
     host: string | undefined,
     timeMs: number,
     tags: FlatTags,
     metric: string,
+    stale: boolean,
   ): Group | undefined {
     const badTime = timeProblem(timeMs);
     if (badTime !== undefined) return refuse(badTime);
@@ -259,14 +253,19 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
               sample: { host, timeMs, metrics: {}, tags: checked },
               size: 0,
               tags: checked,
-              first: undefined,
               taken: undefined,
             };
       node.group = group;
     }
     if (typeof group === 'string') return refuse(group);
 
-    if (!takeName(group, name.name)) return refuse('duplicate_series_time');
+    if (isTaken(group, name.name)) return refuse('duplicate_series_time');
+    if (group.taken !== undefined) group.taken.add(name.name);
+    else if (stale || group.size === ingestLimits.maxMetricsPerPayload) {
+      // From here on the sample's metrics no longer hold every name taken.
+      group.taken = new Set(Object.keys(group.sample.metrics));
+      group.taken.add(name.name);
+    }
     if (group.size === ingestLimits.maxMetricsPerPayload) {
       // /ingest takes at most this many metrics per payload: the rest go in another sample of
       // the same (host, time, tags), which storage keys the same way.
@@ -292,12 +291,12 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     if (value > maxMetricMagnitude || value < -maxMetricMagnitude) {
       return reject('value_out_of_range');
     }
-    const group = groupOf(host, timeMs, tags, metric);
+    const group = groupOf(host, timeMs, tags, metric, false);
     if (group !== undefined) group.sample.metrics[takenName] = value;
   }
 
   function addStale(host: string | undefined, timeMs: number, tags: FlatTags, metric: string) {
-    const group = groupOf(host, timeMs, tags, metric);
+    const group = groupOf(host, timeMs, tags, metric, true);
     if (group !== undefined) (group.sample.staleMetrics ??= []).push(takenName);
   }
 

@@ -76,6 +76,16 @@ async function migratedTemplate(server: TestServer): Promise<string> {
     const template = createDatabase({ url: templateUrl.toString(), maxConnections: 2 });
     try {
       await migrate(template);
+      // The clones start with the storage jobs paused: a refresh at a moment of the scheduler's
+      // choosing would race the tests' own writes (samples written below a watermark stay out
+      // of an aggregate until the next refresh). A test of the jobs applies policies of its own.
+      const [timescale] = await template.sql`
+        select 1 from pg_extension where extname = 'timescaledb'`;
+      if (timescale !== undefined) {
+        await template.sql`
+          select alter_job(job_id, scheduled => false) from timescaledb_information.jobs
+          where job_id >= 1000`; // the policies' jobs: TimescaleDB's own are numbered below
+      }
     } finally {
       await template.close();
     }

@@ -113,15 +113,19 @@ export async function applyTimescalePolicies(
   }
   await sql`select remove_compression_policy('samples'::regclass, if_exists => true)`;
 
+  // The refreshes start one interval after they are made, not at once: a refresh while later
+  // migrations still run (or while a test template is being made) would materialize nothing
+  // and move the watermark past every sample written after it (the real-time part of an
+  // aggregate shows only what lies past its watermark, until the next refresh).
   await sql`
     select add_continuous_aggregate_policy('samples_1m'::regclass,
       start_offset => ${days(windows.samples_1m)}, end_offset => interval '1 minute',
-      schedule_interval => ${every('1 minute')})
+      schedule_interval => ${every('1 minute')}, initial_start => now() + ${every('1 minute')})
   `;
   await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
       start_offset => ${days(windows.samples_1h)}, end_offset => interval '1 hour',
-      schedule_interval => ${every('30 minutes')})
+      schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')})
   `;
   await sql`
     select add_compression_policy('samples'::regclass,

@@ -3,8 +3,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSampleStore } from '@monitor/db';
-import { decodeRemoteWriteV1 } from '@monitor/protocols';
 import { startPrometheus } from '@monitor/testkit';
 import type { AgentProcess } from '@monitor/testkit';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
@@ -14,6 +12,7 @@ import {
   normalize,
   oracleData,
   startPrometheusApi,
+  storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
 
 const run = promisify(execFile);
@@ -240,18 +239,7 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     expect(sent.status).toBe(204);
     const { db, dispose } = await migratedDatabase('postgres', 'oracle');
     disposeDb = dispose;
-    const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
-    expect(decoded.rejected).toEqual({});
-    // As the gateway publishes an agent's samples: their tags label their series.
-    await createSampleStore(db).writeBatch({
-      samples: decoded.samples.map((s) => ({
-        ...s,
-        orgId,
-        tagsLabelSeries: true,
-        containers: [],
-        processes: [],
-      })),
-    });
+    await storeRemoteWrite(db, orgId, body);
     const api = await startPrometheusApi(db, orgId, apiKey);
     ourUrl = api.url;
     closeServer = api.close;

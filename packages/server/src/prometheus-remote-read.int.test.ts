@@ -3,8 +3,7 @@ import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
-import { createSampleStore } from '@monitor/db';
-import { decodeRemoteWriteV1, decodeXorChunk, encodeXorChunks } from '@monitor/protocols';
+import { decodeXorChunk, encodeXorChunks } from '@monitor/protocols';
 import { startPrometheus } from '@monitor/testkit';
 import type { AgentProcess } from '@monitor/testkit';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
@@ -14,6 +13,7 @@ import {
   normalize,
   oracleData,
   startPrometheusApi,
+  storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
 
 const orgId = 'org_remote_read';
@@ -237,18 +237,7 @@ describe('remote read at /prometheus/api/v1/read', () => {
     const migrated = await migratedDatabase('postgres', 'remote_read');
     db = migrated.db;
     disposeDb = migrated.dispose;
-    const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
-    expect(decoded.rejected).toEqual({});
-    // As the gateway publishes an agent's samples: their tags label their series.
-    await createSampleStore(db).writeBatch({
-      samples: decoded.samples.map((s) => ({
-        ...s,
-        orgId,
-        tagsLabelSeries: true,
-        containers: [],
-        processes: [],
-      })),
-    });
+    await storeRemoteWrite(db, orgId, body);
     api = await startPrometheusApi(db, orgId, apiKey);
     reader = await startPrometheus({
       scrapeTargets: [],

@@ -6,13 +6,35 @@ import snappy from 'snappy';
 import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
+import { createSampleStore } from '@monitor/db';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
+import { decodeRemoteWriteV1 } from '@monitor/protocols';
 
 // The PromQL oracle's fixture, shared by the tests that compare us with Prometheus 2.42: its
 // data, the remote-write body that carries it to both, our Prometheus API over a database, and
 // the comparison of two answers.
+
+/**
+ * Stores a remote-write body (`encode`'s) for `orgId` as the gateway and the writer would: every
+ * point must be taken, and an agent's tags label its series.
+ */
+export async function storeRemoteWrite(db: Database, orgId: string, body: Buffer): Promise<void> {
+  const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
+  if (Object.keys(decoded.rejected).length > 0) {
+    throw new Error(`the fixture's points were refused: ${JSON.stringify(decoded.rejected)}`);
+  }
+  await createSampleStore(db).writeBatch({
+    samples: decoded.samples.map((s) => ({
+      ...s,
+      orgId,
+      tagsLabelSeries: true,
+      containers: [],
+      processes: [],
+    })),
+  });
+}
 
 export type SeriesData = { labels: Record<string, string>; samples: [number, number][] };
 

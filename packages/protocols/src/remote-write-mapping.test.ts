@@ -8,6 +8,7 @@ import { hostOfInstance, isStaleMarker } from './prometheus-series.js';
 import { remoteWriteTypes } from './proto-types.js';
 import { decodeRemoteWriteV1 } from './remote-write-v1.js';
 import { decodeRemoteWriteV2 } from './remote-write-v2.js';
+import { createSymbolTable } from './testing/symbol-table.js';
 
 /**
  * The remote-write mapping (labels → host, metric, tags; the collector's checks, grouping, one
@@ -131,13 +132,7 @@ function v1Body(all: GeneratedSeries[]): Uint8Array {
 }
 
 function v2Body(all: GeneratedSeries[]): Uint8Array {
-  const symbols = [''];
-  const refOf = (text: string): number => {
-    const index = symbols.indexOf(text);
-    if (index !== -1) return index;
-    symbols.push(text);
-    return symbols.length - 1;
-  };
+  const { symbols, refOf } = createSymbolTable();
   const timeseries = all.map((s) => ({
     labelsRefs: s.labels.flatMap((label) => [refOf(label.name), refOf(label.value)]),
     samples: s.samples,

@@ -2,6 +2,7 @@ import { compressSync as compress } from 'snappy';
 import { describe, expect, it } from 'vitest';
 import { remoteWriteTypes } from './proto-types.js';
 import { decodeRemoteWriteV2 } from './remote-write-v2.js';
+import { createSymbolTable } from './testing/symbol-table.js';
 
 const options = { nowMs: 1_750_000_000_000, maxDecodedBytes: 10_000_000 };
 const t0 = 1_750_000_000_000;
@@ -15,13 +16,7 @@ type Series = {
 
 /** An io.prometheus.write.v2.Request with its symbols table built as a sender would. */
 function requestBody(series: Series[]): Uint8Array {
-  const symbols = [''];
-  const refOf = (text: string): number => {
-    const index = symbols.indexOf(text);
-    if (index !== -1) return index;
-    symbols.push(text);
-    return symbols.length - 1;
-  };
+  const { symbols, refOf } = createSymbolTable();
   const timeseries = series.map((s) => ({
     labelsRefs: Object.entries(s.labels)
       .sort(([a], [b]) => (a < b ? -1 : 1))

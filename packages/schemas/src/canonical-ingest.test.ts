@@ -4,6 +4,7 @@ import { readCanonicalIngestBody } from './canonical-ingest.js';
 import { ingestLimits } from './ingest.js';
 import { maxMetricMagnitude } from './input-policy.js';
 import { parseIngestBodyWithZod } from './parse-ingest-body.js';
+import { specExamplePayload } from './testing/spec-payload.js';
 
 /**
  * The hand check against zod, the authority: when it returns payloads, zod accepts the body and
@@ -388,16 +389,7 @@ describe('readCanonicalIngestBody', () => {
   });
 
   it('takes the spec’s payload and the shape bench:compare sends', () => {
-    const spec = {
-      host: 'web-1',
-      timestamp: '2026-11-22T10:00:00Z',
-      metrics: { cpu_percent: 40, memory_percent: 61.2, disk_percent: 70 },
-      tags: { environment: 'prod', service: 'api', region: 'eu-west-1' },
-      docker_containers: [
-        { name: 'api', image: 'api:1.2', status: 'running', cpu_percent: 3.5, memory_usage: 1024 },
-      ],
-      processes: [{ name: 'node', pid: 42, cpu_percent: 12, memory_rss: 2048 }],
-    };
+    const spec = specExamplePayload;
     const compare = JSON.parse(
       '{"host":"h00042","timestamp":"2026-11-24T10:26:00.123Z",' +
         '"metrics":{"cpu":12.3,"mem":45.6,"disk":78.9},' +

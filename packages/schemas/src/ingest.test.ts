@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkSampleTime, ingestLimits } from './ingest.js';
 import { parseIngestBody } from './parse-ingest-body.js';
+import { specExamplePayload } from './testing/spec-payload.js';
 
 const minimal = { host: 'web-1', metrics: { cpu_percent: 12.5 } };
 
@@ -17,16 +18,7 @@ describe('parseIngestBody', () => {
   });
 
   it('accepts the spec example with containers, processes and tags', () => {
-    const payload = {
-      host: 'web-1',
-      timestamp: '2026-11-22T10:00:00Z',
-      metrics: { cpu_percent: 40, memory_percent: 61.2, disk_percent: 70 },
-      tags: { environment: 'prod', service: 'api', region: 'eu-west-1' },
-      docker_containers: [
-        { name: 'api', image: 'api:1.2', status: 'running', cpu_percent: 3.5, memory_usage: 1024 },
-      ],
-      processes: [{ name: 'node', pid: 42, cpu_percent: 12, memory_rss: 2048 }],
-    };
+    const payload = specExamplePayload;
     expect(parseIngestBody(payload).success).toBe(true);
   });
 

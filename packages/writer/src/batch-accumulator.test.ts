@@ -60,4 +60,19 @@ describe('createBatchAccumulator', () => {
     await Promise.all([acc.add([1]), acc.add([2])]);
     expect(events).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
   });
+
+  it('with no wait, flushes what was added in the same turn of the event loop together', async () => {
+    const flushed: number[][] = [];
+    const acc = createBatchAccumulator<number>({
+      maxItems: 100,
+      maxWaitMs: 0,
+      flush: (items) => {
+        flushed.push(items);
+        return Promise.resolve();
+      },
+    });
+    await Promise.all([acc.add([1]), acc.add([2])]);
+    await acc.add([3]);
+    expect(flushed).toEqual([[1, 2], [3]]);
+  });
 });

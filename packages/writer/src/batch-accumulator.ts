@@ -1,6 +1,7 @@
 /**
  * Gathers items from concurrent callers (one per Kafka partition batch) into one flush of up to
- * `maxItems`, or whatever arrived within `maxWaitMs` of the first item. Each caller's promise
+ * `maxItems`, or whatever arrived within `maxWaitMs` of the first item (0: within the same turn
+ * of the event loop). Each caller's promise
  * settles with the flush that carried its items, so offsets are resolved only after the write.
  */
 export type BatchAccumulator<T> = {
@@ -18,15 +19,14 @@ export function createBatchAccumulator<T>(options: {
 }): BatchAccumulator<T> {
   let pending: T[] = [];
   let waiters: Waiter[] = [];
-  let timer: NodeJS.Timeout | undefined;
+  /** Cancels the pending flush's timer; set while one is scheduled. */
+  let cancelTimer: (() => void) | undefined;
   // Flushes run one at a time, in order, so a later batch never overtakes an earlier one.
   let chain: Promise<void> = Promise.resolve();
 
   function flushNow(): Promise<void> {
-    if (timer !== undefined) {
-      clearTimeout(timer);
-      timer = undefined;
-    }
+    cancelTimer?.();
+    cancelTimer = undefined;
     if (pending.length === 0) return chain;
     const items = pending;
     const batchWaiters = waiters;
@@ -50,7 +50,16 @@ export function createBatchAccumulator<T>(options: {
         pending.push(...items);
         waiters.push({ resolve, reject });
         if (pending.length >= options.maxItems) void flushNow();
-        else timer ??= setTimeout(() => void flushNow(), options.maxWaitMs);
+        else if (cancelTimer === undefined) {
+          // 0: no wait beyond this turn of the event loop (a timer waits at least 1 ms).
+          if (options.maxWaitMs === 0) {
+            const immediate = setImmediate(() => void flushNow());
+            cancelTimer = () => clearImmediate(immediate);
+          } else {
+            const timeout = setTimeout(() => void flushNow(), options.maxWaitMs);
+            cancelTimer = () => clearTimeout(timeout);
+          }
+        }
       });
     },
     drain: flushNow,

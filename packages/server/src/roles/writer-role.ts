@@ -78,7 +78,7 @@ export async function startSampleWriter(
       {
         maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
         maxBatchWaitMs:
-          config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 1 : 10),
+          config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 0 : 10),
         retryInitialMs: 100,
         retryMaxMs: 10_000,
         writeConnections: config.WRITER_WRITE_CONNECTIONS,

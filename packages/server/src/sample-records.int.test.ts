@@ -256,7 +256,8 @@ describe('sample records of many hosts', () => {
     );
 
     // Hold the service's row so the writer stops between its two steps: its samples'
-    // transaction reads the row and commits, its projection update waits for the lock.
+    // transaction reads the row and commits, its projection update (run beside it) waits for
+    // the lock.
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked: () => void = () => undefined;

@@ -196,7 +196,8 @@ function isStorable(sample: HostSample): boolean {
   }
 }
 
-function checkSample(sample: HostSample): void {
+/** Throws InvalidSampleError on a sample storage cannot take (its time, a value not finite). */
+export function checkSample(sample: HostSample): void {
   if (!Number.isSafeInteger(sample.timeMs) || Number.isNaN(new Date(sample.timeMs).getTime())) {
     throw new InvalidSampleError(`sample time ${sample.timeMs} is not a valid epoch-ms time`);
   }

@@ -11,7 +11,7 @@ import type {
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
-import type { DecodedSample } from '@monitor/schemas';
+import type { DecodedSample, SampleRecordDecoder } from '@monitor/schemas';
 import { conditionHolds, decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
 import type { RuleGroup, RuleSet } from './rule-set.js';
 import { markKeyOf } from './rule-set.js';
@@ -65,6 +65,8 @@ export type AlertEvaluatorDeps = {
   clock: Clock;
   /** Waits between attempts at one record before it is set aside. Default: setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /** Decodes a record's value. Default: `decodeSampleRecord`. */
+  decodeRecord?: SampleRecordDecoder;
 };
 
 /**
@@ -354,6 +356,7 @@ export function createAlertEvaluator(
   options: AlertEvaluatorOptions,
 ): AlertEvaluator {
   const { store, metrics, logger: log, clock } = deps;
+  const decodeRecord = deps.decodeRecord ?? decodeSampleRecord;
   const caches = new Map<number, PartitionCache>();
   const seenRefreshMs = options.noDataSeenRefreshMs ?? defaultSeenRefreshMs;
 
@@ -373,7 +376,7 @@ export function createAlertEvaluator(
     const decoded: DecodedRecord[] = [];
     let undecodable = 0;
     for (const record of records) {
-      const result = decodeSampleRecord(record.value);
+      const result = decodeRecord(record.value);
       if (!result.ok) {
         undecodable++;
         continue;

@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SampleMessage } from './sample-message.js';
 import { decodeSampleMessage, encodeSampleMessage } from './sample-message.js';
-import { decodeHostSample } from './decode-sample-record.js';
+import {
+  createSharedSampleRecordDecoder,
+  decodeHostSample,
+  decodeSampleRecord,
+} from './decode-sample-record.js';
+import { encodeSampleRecord } from './sample-record.js';
 
 const message: SampleMessage = {
   v: 1,
@@ -167,5 +172,30 @@ describe('decodeHostSample against the schema', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('createSharedSampleRecordDecoder', () => {
+  const record = encodeSampleRecord([
+    encodeSampleMessage(message),
+    encodeSampleMessage({ ...message, host: 'web-2' }),
+  ]);
+
+  it('decodes as decodeSampleRecord does', () => {
+    const decodeRecord = createSharedSampleRecordDecoder();
+    expect(decodeRecord(record)).toEqual(decodeSampleRecord(record));
+    expect(decodeRecord(Buffer.from('not a record'))).toEqual(
+      decodeSampleRecord(Buffer.from('not a record')),
+    );
+    expect(decodeRecord(null)).toEqual(decodeSampleRecord(null));
+  });
+
+  it('decodes a value once, and another value with the same bytes apart', () => {
+    const decodeRecord = createSharedSampleRecordDecoder();
+    const first = decodeRecord(record);
+    expect(decodeRecord(record)).toBe(first);
+    const copy = Buffer.from(record);
+    expect(decodeRecord(copy)).not.toBe(first);
+    expect(decodeRecord(copy)).toEqual(first);
   });
 });

@@ -48,6 +48,28 @@ export function decodeSampleRecord(value: Buffer | null): DecodeResult<RecordHos
   };
 }
 
+/** Decodes a record of the samples topic: `decodeSampleRecord`, or one that shares its results. */
+export type SampleRecordDecoder = (value: Buffer | null) => DecodeResult<RecordHostSample[]>;
+
+/**
+ * `decodeSampleRecord` for consumers that get the same record values (role `all`: the in-process
+ * bus hands every consumer group the publisher's buffers): a value decoded once is not decoded
+ * again while it is alive (kept by the value, weakly). The results are shared, so they are
+ * read-only, as every consumer treats them.
+ */
+export function createSharedSampleRecordDecoder(): SampleRecordDecoder {
+  const decoded = new WeakMap<Buffer, DecodeResult<RecordHostSample[]>>();
+  return (value) => {
+    if (value === null) return decodeSampleRecord(value);
+    let result = decoded.get(value);
+    if (result === undefined) {
+      result = decodeSampleRecord(value);
+      decoded.set(value, result);
+    }
+    return result;
+  };
+}
+
 /**
  * Decodes one host sample message (a format-1 record). The
  * containers and processes (about nine tenths of a spec-shaped message) are neither parsed nor

@@ -21,8 +21,16 @@ export {
 } from './rate-limit-headers.js';
 export type { SampleMessage } from './sample-message.js';
 export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
-export type { DecodedSample, RecordHostSample } from './decode-sample-record.js';
-export { decodeHostSample, decodeSampleRecord } from './decode-sample-record.js';
+export type {
+  DecodedSample,
+  RecordHostSample,
+  SampleRecordDecoder,
+} from './decode-sample-record.js';
+export {
+  createSharedSampleRecordDecoder,
+  decodeHostSample,
+  decodeSampleRecord,
+} from './decode-sample-record.js';
 export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
 export type {
   AlertCondition,

@@ -2,7 +2,7 @@ import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
-import type { DecodedSample, RecordHostSample } from '@monitor/schemas';
+import type { DecodedSample, RecordHostSample, SampleRecordDecoder } from '@monitor/schemas';
 import { decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
@@ -65,6 +65,8 @@ export type SampleWriterDeps = {
   /** True once shutdown began: a transient failure then gives up so the batch is redelivered. */
   isStopping: () => boolean;
   sleep?: (ms: number) => Promise<void>;
+  /** Decodes a record's value. Default: `decodeSampleRecord`. */
+  decodeRecord?: SampleRecordDecoder;
 };
 
 /**
@@ -79,6 +81,7 @@ export type SampleWriterDeps = {
  */
 export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriterOptions) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const decodeRecord = deps.decodeRecord ?? decodeSampleRecord;
   const log = deps.logger;
 
   /**
@@ -194,7 +197,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
       const samples: PendingSample[] = [];
       const whollyBad: ConsumedRecord[] = [];
       for (const record of batch.records) {
-        const decoded = decodeSampleRecord(record.value);
+        const decoded = decodeRecord(record.value);
         if (!decoded.ok) {
           await deadLetterUndecodable(record, decoded.reason);
           continue;

@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Publisher } from '@monitor/bus';
 import { deadLetterTopic, servePublisher } from '@monitor/bus';
 import { createMetrics, createShutdown } from '@monitor/platform';
+import { createSharedSampleRecordDecoder } from '@monitor/schemas';
 import {
   evaluatorSliceFields,
   investigatorFields,
@@ -78,8 +79,12 @@ try {
     partitions: samples.SAMPLES_TOPIC_PARTITIONS,
   });
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
-  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { db, bus });
-  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), { db, bus });
+  // The in-process bus hands the writer and the evaluator the same record values: each is
+  // decoded once (Kafka consumers get values of their own).
+  const decodeRecord = publishPort === undefined ? undefined : createSharedSampleRecordDecoder();
+  const consumerDeps = { db, bus, ...(decodeRecord === undefined ? {} : { decodeRecord }) };
+  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), consumerDeps);
+  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), consumerDeps);
   startNotifier(ctx, sliceOf(notifierFields, config), db);
   startInvestigator(ctx, sliceOf(investigatorFields, config), db);
   if (publishPort !== undefined) {

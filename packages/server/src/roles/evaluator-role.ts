@@ -3,6 +3,7 @@ import type { Database } from '@monitor/db';
 import { createEvaluatorStore, loadLiveRules, ruleSetFingerprint } from '@monitor/db';
 import { createAlertEvaluator, createEvaluatorMetrics, createRulePoller } from '@monitor/evaluator';
 import { createConsumerLagReporter } from '@monitor/platform';
+import type { SampleRecordDecoder } from '@monitor/schemas';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
@@ -29,7 +30,12 @@ export async function startAlertEvaluator(
   config: EvaluatorConfig &
     ConsumerConfig &
     Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'>,
-  deps: { db: Database; bus: Bus },
+  deps: {
+    db: Database;
+    bus: Bus;
+    /** Role `all`: the decoder its writer shares (the in-process bus hands both the same values). */
+    decodeRecord?: SampleRecordDecoder;
+  },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'evaluator' });
   const metrics = createEvaluatorMetrics(ctx.metrics.registry);
@@ -58,6 +64,7 @@ export async function startAlertEvaluator(
       metrics,
       logger,
       clock: { nowMs: Date.now },
+      ...(deps.decodeRecord === undefined ? {} : { decodeRecord: deps.decodeRecord }),
     },
     // A few hundred bytes per host (its metric watermarks and its few windows that are not ok):
     // 300,000 hosts in all, split over the topic's partitions (50,000 each of Kafka's default 6).

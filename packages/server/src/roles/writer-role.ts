@@ -4,6 +4,7 @@ import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
 import { createConsumerLagReporter } from '@monitor/platform';
+import type { SampleRecordDecoder } from '@monitor/schemas';
 import { Counter } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
@@ -28,7 +29,12 @@ export async function startSampleWriter(
       /** Unset: the in-process bus of role `all`. */
       KAFKA_BROKERS?: BusConfig['KAFKA_BROKERS'] | undefined;
     },
-  deps: { db: Database; bus: Bus },
+  deps: {
+    db: Database;
+    bus: Bus;
+    /** Role `all`: the decoder its evaluator shares (the in-process bus hands both the same values). */
+    decodeRecord?: SampleRecordDecoder;
+  },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'writer' });
   const store = createSampleStore(deps.db);
@@ -74,6 +80,7 @@ export async function startSampleWriter(
         metrics: writerMetrics,
         logger,
         isStopping: () => ctx.shutdown.isShuttingDown,
+        ...(deps.decodeRecord === undefined ? {} : { decodeRecord: deps.decodeRecord }),
       },
       {
         maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,

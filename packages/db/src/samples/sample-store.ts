@@ -1,5 +1,6 @@
 import { newId } from '@monitor/platform';
 import { copyIn } from './copy-in.js';
+import { projectionJson } from './projection-json.js';
 import { copyTextField } from './copy-text.js';
 import { binarySampleChunks } from './copy-binary.js';
 import type { SeriesCache } from './series-cache.js';
@@ -78,6 +79,7 @@ export type SampleStoreOptions = {
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
 const rowsPerChunk = 2000;
 const uniqueViolation = '23505';
+const newServiceId = (): string => newId('svc');
 
 export function createSampleStore(db: Database, options: SampleStoreOptions = {}): SampleStore {
   const { sql } = db;
@@ -311,7 +313,7 @@ async function insertNewServices(
     insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
     select id, org_id, name, tags, metrics, metric_times,
       timestamptz 'epoch' + last_seen_ms * interval '1 millisecond'
-    from jsonb_to_recordset(${projectionJson(summaries, { ids: true })}::text::jsonb) as u(
+    from jsonb_to_recordset(${projectionJson(summaries, newServiceId)}::text::jsonb) as u(
       id text, org_id text, name text, tags jsonb, metrics jsonb, metric_times jsonb,
       last_seen_ms bigint
     )
@@ -319,21 +321,6 @@ async function insertNewServices(
     on conflict (org_id, name) do nothing
     returning id, org_id, name, series_generation
   `;
-}
-
-/** The projection input of `summaries`, as JSON; with an id drawn for each where rows may be inserted. */
-function projectionJson(summaries: readonly ServiceSummary[], options: { ids: boolean }): string {
-  return JSON.stringify(
-    summaries.map((summary) => ({
-      ...(options.ids ? { id: newId('svc') } : {}),
-      org_id: summary.orgId,
-      name: summary.name,
-      tags: summary.tags,
-      metrics: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.value])),
-      metric_times: Object.fromEntries([...summary.metrics].map(([name, m]) => [name, m.timeMs])),
-      last_seen_ms: summary.lastSeenMs,
-    })),
-  );
 }
 
 /**
@@ -393,7 +380,7 @@ async function updateServiceRows(
   summaries: readonly ServiceSummary[],
   fastPath: boolean,
 ): Promise<{ org_id: string; name: string }[]> {
-  const input = projectionJson(summaries, { ids: false });
+  const input = projectionJson(summaries, undefined);
   // `::text::jsonb`: a parameter typed jsonb would be JSON.stringify'd again by postgres.js.
   return await sql<{ org_id: string; name: string }[]>`
     update services as s set
@@ -439,7 +426,7 @@ async function upsertServiceRows(
   summaries: readonly ServiceSummary[],
   fastPath: boolean,
 ): Promise<number> {
-  const input = projectionJson(summaries, { ids: true });
+  const input = projectionJson(summaries, newServiceId);
   const rows = await sql<{ created: boolean }[]>`
     insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
     select id, org_id, name, tags, metrics, metric_times,

@@ -80,11 +80,21 @@ export type SampleStoreOptions = {
 const rowsPerChunk = 2000;
 const uniqueViolation = '23505';
 const newServiceId = (): string => newId('svc');
+/**
+ * A new fleet's services and series have no statistics until autovacuum's first analyze, a
+ * minute or more after its first samples: until then every batch's joins on them scan them whole
+ * (measured: monitor all's single-host requests went from 6.1k to 8.8k/s after one ANALYZE of a
+ * 10,000-host fleet). So the store analyzes the two itself, each time the services it created
+ * doubled, from this many on.
+ */
+const firstAnalyzeAfterServices = 100;
 
 export function createSampleStore(db: Database, options: SampleStoreOptions = {}): SampleStore {
   const { sql } = db;
   const seriesCache = createSeriesCache(options.seriesCacheEntries);
   const copy = (options.method ?? 'copy') === 'copy';
+  let servicesCreated = 0;
+  let analyzeAt = firstAnalyzeAfterServices;
 
   return {
     async writeBatch(batch, owner) {
@@ -163,6 +173,12 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       }
       // A service is created by whichever of the two got to it first.
       samples.value.servicesCreated += services.value.created;
+      servicesCreated += samples.value.servicesCreated;
+      if (servicesCreated >= analyzeAt) {
+        analyzeAt = servicesCreated * 2;
+        // Best effort: autovacuum gets there too, only later.
+        await sql`analyze services, series`.catch(() => undefined);
+      }
       return samples.value;
     },
   };

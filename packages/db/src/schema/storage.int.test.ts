@@ -509,6 +509,32 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(count!['n']).toBe(2);
     });
 
+    it('analyzes services and series once it created a hundred services', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 12 * minuteMs;
+      const hosts = Array.from({ length: 100 }, (_, i) => `fleet-${i}`);
+      const result = await store.writeBatch({
+        samples: hosts.map((host) => sample({ orgId, host, timeMs: t0 })),
+      });
+      expect(result.servicesCreated).toBe(100);
+      // An analyze counts every row of tables this small: the planner's row counts are exact.
+      const rows = await db.sql<{ relname: string; reltuples: number; rows: number }[]>`
+        select c.relname, c.reltuples::int as reltuples,
+          case c.relname when 'services' then (select count(*) from services)
+                         else (select count(*) from series) end::int as rows
+        from pg_class c
+        where c.oid in ('services'::regclass, 'series'::regclass)
+        order by c.relname
+      `;
+      expect(
+        rows.map(({ relname, reltuples, rows: count }) => [relname, reltuples - count]),
+      ).toEqual([
+        ['series', 0],
+        ['services', 0],
+      ]);
+    });
+
     it('writes nothing new when the same offsets are replayed', async () => {
       const store = createSampleStore(db);
       const orgId = uniqueOrg();

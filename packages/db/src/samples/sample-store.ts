@@ -241,7 +241,7 @@ async function storeOffsets(
   `;
 }
 
-/** A service as the batch's upsert left it. */
+/** A service as the batch read or created it. */
 type StoredService = {
   id: string;
   /** Moves when a series of the service is deleted: part of the series cache's key. */
@@ -322,7 +322,7 @@ async function selectServiceIds(
 }
 
 async function insertNewServices(
-  tx: TransactionSql,
+  tx: Queryable,
   summaries: readonly ServiceSummary[],
 ): Promise<ServiceIdRow[]> {
   return await tx<ServiceIdRow[]>`
@@ -344,7 +344,8 @@ async function insertNewServices(
  * a sample at least as new as last_seen; each metric's latest value is replaced only by a
  * strictly newer sample of that metric (metric_times holds the time of each value). Existing
  * rows are updated without an id drawn for each (they almost all exist: the samples'
- * transaction creates the new ones); the services no row was found for are upserted.
+ * transaction creates the new ones); the services no row was found for are inserted, and those
+ * another transaction created meanwhile are updated after it.
  *
  * The per-metric merge costs about as much as the rest of the statement, so it has a fast path:
  * when all of a service's metrics in the batch share the batch's newest time (every sample
@@ -358,19 +359,28 @@ async function projectServices(
 ): Promise<{ created: number }> {
   let created = 0;
   for (const [group, fastPath] of byMetricTimes(summaries)) {
-    const updated = new Set<string>();
-    for (const row of await updateServiceRows(sql, group, fastPath)) {
-      updated.add(serviceKey(row.org_id, row.name));
-    }
-    const missing = group.filter(
-      (summary) => !updated.has(serviceKey(summary.orgId, summary.name)),
-    );
-    if (missing.length > 0) created += await upsertServiceRows(sql, missing, fastPath);
+    const missing = notIn(group, await updateServiceRows(sql, group, fastPath));
+    if (missing.length === 0) continue;
+    const inserted = await insertNewServices(sql, missing);
+    created += inserted.length;
+    // Created meanwhile (by the samples' transaction, another writer or the evaluator; the
+    // insert waited for it and did nothing): merged into as the others were.
+    const raced = notIn(missing, inserted);
+    if (raced.length > 0) await updateServiceRows(sql, raced, fastPath);
   }
   return { created };
 }
 
-/** `summaries` split for the fast path (see `upsertServices`): uniform metric times, then mixed. */
+/** The summaries of `summaries` that no row of `rows` is for. */
+function notIn(
+  summaries: readonly ServiceSummary[],
+  rows: readonly { org_id: string; name: string }[],
+): ServiceSummary[] {
+  const found = new Set(rows.map((row) => serviceKey(row.org_id, row.name)));
+  return summaries.filter((summary) => !found.has(serviceKey(summary.orgId, summary.name)));
+}
+
+/** `summaries` split for the fast path (see `projectServices`): uniform metric times, then mixed. */
 function byMetricTimes(
   summaries: readonly ServiceSummary[],
 ): [group: ServiceSummary[], fastPath: boolean][] {
@@ -430,51 +440,6 @@ async function updateServiceRows(
     where s.org_id = u.org_id and s.name = u.name
     returning s.org_id, s.name
   `;
-}
-
-/**
- * The services of `summaries` inserted with their projection, or merged as `updateServiceRows`
- * does into a row created meanwhile (by the samples' transaction, another writer, or the
- * evaluator); returns how many were inserted. Rows are locked in (org, name) order.
- */
-async function upsertServiceRows(
-  sql: Queryable,
-  summaries: readonly ServiceSummary[],
-  fastPath: boolean,
-): Promise<number> {
-  const input = projectionJson(summaries, newServiceId);
-  const rows = await sql<{ created: boolean }[]>`
-    insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
-    select id, org_id, name, tags, metrics, metric_times,
-      timestamptz 'epoch' + last_seen_ms * interval '1 millisecond'
-    from jsonb_to_recordset(${input}::text::jsonb) as u(
-      id text, org_id text, name text, tags jsonb, metrics jsonb, metric_times jsonb,
-      last_seen_ms bigint
-    )
-    on conflict (org_id, name) do update set
-      last_seen = greatest(s.last_seen, excluded.last_seen),
-      tags = case when excluded.last_seen >= s.last_seen then excluded.tags else s.tags end,
-      metrics = case
-        when ${fastPath}::boolean and excluded.last_seen > s.last_seen
-          then s.metrics || excluded.metrics
-        else s.metrics || coalesce((
-          select jsonb_object_agg(t.key, excluded.metrics -> t.key)
-          from jsonb_each(excluded.metric_times) as t(key, time_ms)
-          where t.time_ms::bigint > coalesce((s.metric_times ->> t.key)::bigint, -9223372036854775808)
-        ), '{}')
-      end,
-      metric_times = case
-        when ${fastPath}::boolean and excluded.last_seen > s.last_seen
-          then s.metric_times || excluded.metric_times
-        else s.metric_times || coalesce((
-          select jsonb_object_agg(t.key, t.time_ms)
-          from jsonb_each(excluded.metric_times) as t(key, time_ms)
-          where t.time_ms::bigint > coalesce((s.metric_times ->> t.key)::bigint, -9223372036854775808)
-        ), '{}')
-      end
-    returning (xmax = 0) as created
-  `;
-  return rows.filter((row) => row.created).length;
 }
 
 /** Samples and snapshots of a batch, flattened. */

@@ -122,8 +122,23 @@ function withSeriesFields(
 
 const maxHostLength = 255;
 
+/**
+ * How the gateway's message of a host without containers and processes ends (they are its last
+ * members): the usual case of every protocol but the spec's /ingest with snapshots.
+ */
+const noSnapshotsTail = ',"containers":[],"processes":[]}';
+
 function decodeCanonical(text: string): DecodedSample | undefined {
-  const members = splitMembers(text);
+  // Without snapshots the head is the text up to that tail, closed: no scan for the two lists.
+  // It is the same object as the whole text's exactly when it parses and holds neither list.
+  const noSnapshots = text.endsWith(noSnapshotsTail);
+  const members = noSnapshots
+    ? {
+        head: `${text.slice(0, text.length - noSnapshotsTail.length)}}`,
+        containers: [],
+        processes: [],
+      }
+    : splitMembers(text);
   if (members === undefined) return undefined;
   let head: unknown;
   try {
@@ -132,6 +147,9 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     return undefined;
   }
   if (!isPlainObject(head)) return undefined;
+  if (noSnapshots && (Object.hasOwn(head, 'containers') || Object.hasOwn(head, 'processes'))) {
+    return undefined;
+  }
   const { v, org_id: orgId, host, time_ms: timeMs, received_ms: receivedMs } = head;
   const { metrics, tags, tags_label_series: tagsLabelSeries, stale_metrics: staleMetrics } = head;
   if (

@@ -75,9 +75,34 @@ export type ServiceSummary = {
   metrics: Map<string, { value: number; timeMs: number }>;
 };
 
-/** The map key of a service. */
-export function serviceKey(orgId: string, host: string): string {
-  return `${orgId}\u0000${host}`;
+/**
+ * A map keyed by service, (org, host name). Two levels rather than one joined key: a joined key
+ * is a new string to build, flatten and hash on every lookup, while a sample's own org and host
+ * strings are hashed once (V8 keeps a string's hash) however often a batch looks them up.
+ */
+export class ServiceMap<T> {
+  readonly #byOrg = new Map<string, Map<string, T>>();
+
+  get(orgId: string, name: string): T | undefined {
+    return this.#byOrg.get(orgId)?.get(name);
+  }
+
+  has(orgId: string, name: string): boolean {
+    return this.#byOrg.get(orgId)?.has(name) === true;
+  }
+
+  set(orgId: string, name: string, value: T): void {
+    let names = this.#byOrg.get(orgId);
+    if (names === undefined) {
+      names = new Map();
+      this.#byOrg.set(orgId, names);
+    }
+    names.set(name, value);
+  }
+
+  *values(): Generator<T> {
+    for (const names of this.#byOrg.values()) yield* names.values();
+  }
 }
 
 /**
@@ -148,14 +173,13 @@ export function summarizeServices(
   samples: readonly HostSample[],
   options: { skipInvalid?: boolean } = {},
 ): ServiceSummary[] {
-  const summaries = new Map<string, ServiceSummary>();
+  const summaries = new ServiceMap<ServiceSummary>();
   for (const sample of samples) {
     if (options.skipInvalid === true) {
       if (!isStorable(sample)) continue;
     } else checkSample(sample);
     if (!hasMetrics(sample)) continue;
-    const key = serviceKey(sample.orgId, sample.host);
-    let summary = summaries.get(key);
+    let summary = summaries.get(sample.orgId, sample.host);
     if (summary === undefined) {
       summary = {
         orgId: sample.orgId,
@@ -164,15 +188,16 @@ export function summarizeServices(
         tags: sample.tags,
         metrics: new Map(),
       };
-      summaries.set(key, summary);
+      summaries.set(sample.orgId, sample.host, summary);
     } else if (sample.timeMs >= summary.lastSeenMs) {
       summary.lastSeenMs = sample.timeMs;
       summary.tags = sample.tags;
     }
-    for (const [metric, value] of Object.entries(sample.metrics)) {
+    const { metrics } = sample;
+    for (const metric in metrics) {
       const latest = summary.metrics.get(metric);
       if (latest === undefined || sample.timeMs >= latest.timeMs) {
-        summary.metrics.set(metric, { value, timeMs: sample.timeMs });
+        summary.metrics.set(metric, { value: metrics[metric] as number, timeMs: sample.timeMs });
       }
     }
   }
@@ -196,13 +221,17 @@ function isStorable(sample: HostSample): boolean {
   }
 }
 
+/** The most milliseconds from the epoch, either way, that a Date (and so storage) holds. */
+const maxDateMs = 8.64e15;
+
 /** Throws InvalidSampleError on a sample storage cannot take (its time, a value not finite). */
 export function checkSample(sample: HostSample): void {
-  if (!Number.isSafeInteger(sample.timeMs) || Number.isNaN(new Date(sample.timeMs).getTime())) {
+  if (!Number.isSafeInteger(sample.timeMs) || Math.abs(sample.timeMs) > maxDateMs) {
     throw new InvalidSampleError(`sample time ${sample.timeMs} is not a valid epoch-ms time`);
   }
-  for (const [metric, value] of Object.entries(sample.metrics)) {
-    if (!Number.isFinite(value)) {
+  const { metrics } = sample;
+  for (const metric in metrics) {
+    if (!Number.isFinite(metrics[metric])) {
       throw new InvalidSampleError(
         `metric ${metric} of host ${sample.host} is not a finite number`,
       );

@@ -15,7 +15,7 @@ import {
   hasMetrics,
   nextOffsets,
   partitionsRestarted,
-  serviceKey,
+  ServiceMap,
   skipWritten,
   summarizeServices,
 } from './sample-batch.js';
@@ -141,7 +141,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             const summaries =
               skipped === 0 ? checkedSummaries(fresh, projection) : summarizeServices(fresh);
             const services = await ensureServices(tx, summaries, knownServices);
-            result.servicesCreated = services.created.size;
+            result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
             const written =
@@ -258,25 +258,25 @@ async function ensureServices(
   tx: TransactionSql,
   summaries: readonly ServiceSummary[],
   known: readonly ServiceIdRow[],
-): Promise<{ ids: Map<string, StoredService>; created: Set<string> }> {
-  const ids = new Map<string, StoredService>();
-  const created = new Set<string>();
+): Promise<{ ids: ServiceMap<StoredService>; created: number }> {
+  const ids = new ServiceMap<StoredService>();
+  let created = 0;
   const remember = (rows: readonly ServiceIdRow[]): void => {
     for (const row of rows) {
-      ids.set(serviceKey(row.org_id, row.name), {
+      ids.set(row.org_id, row.name, {
         id: row.id,
         seriesGeneration: Number(row.series_generation),
       });
     }
   };
   const missing = (): ServiceSummary[] =>
-    summaries.filter((summary) => !ids.has(serviceKey(summary.orgId, summary.name)));
+    summaries.filter((summary) => !ids.has(summary.orgId, summary.name));
   remember(known);
   const toCreate = missing();
   if (toCreate.length > 0) {
     const inserted = await insertNewServices(tx, toCreate);
     remember(inserted);
-    for (const row of inserted) created.add(serviceKey(row.org_id, row.name));
+    created = inserted.length;
     // Created meanwhile by another transaction (the insert did nothing for it): read it now.
     const raced = missing();
     if (raced.length > 0) remember(await selectServiceIds(tx, raced));
@@ -295,10 +295,11 @@ function checkedSummaries(
 
 /** Each (org, host) of `samples` once. */
 function serviceNamesOf(samples: readonly HostSample[]): ServiceName[] {
-  const names = new Map<string, ServiceName>();
+  const names = new ServiceMap<ServiceName>();
   for (const sample of samples) {
-    const key = serviceKey(sample.orgId, sample.host);
-    if (!names.has(key)) names.set(key, { orgId: sample.orgId, name: sample.host });
+    if (!names.has(sample.orgId, sample.host)) {
+      names.set(sample.orgId, sample.host, { orgId: sample.orgId, name: sample.host });
+    }
   }
   return [...names.values()];
 }
@@ -376,8 +377,9 @@ function notIn(
   summaries: readonly ServiceSummary[],
   rows: readonly { org_id: string; name: string }[],
 ): ServiceSummary[] {
-  const found = new Set(rows.map((row) => serviceKey(row.org_id, row.name)));
-  return summaries.filter((summary) => !found.has(serviceKey(summary.orgId, summary.name)));
+  const found = new ServiceMap<true>();
+  for (const row of rows) found.set(row.org_id, row.name, true);
+  return summaries.filter((summary) => !found.has(summary.orgId, summary.name));
 }
 
 /** `summaries` split for the fast path (see `projectServices`): uniform metric times, then mixed. */
@@ -458,7 +460,7 @@ type BatchRows = {
 
 function toRows(
   samples: readonly HostSample[],
-  services: ReadonlyMap<string, StoredService>,
+  services: ServiceMap<StoredService>,
   cache: SeriesCache,
 ): BatchRows {
   const rows: BatchRows = {
@@ -468,47 +470,33 @@ function toRows(
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
   };
   // Per service of the batch: its cached ids, and the placeholders of its missing series.
-  const known = new Map<
-    string,
-    { cached: ReadonlyMap<string, number> | undefined; missing: Map<string, number> }
-  >();
+  const known = new Map<StoredService, ServiceSeriesIds>();
   for (const sample of samples) {
-    const service = services.get(serviceKey(sample.orgId, sample.host));
+    const service = services.get(sample.orgId, sample.host);
     if (service === undefined) {
       // Staleness markers of a host never stored: no series of it can end.
       if (!hasMetrics(sample)) continue;
       throw new Error(`no service id for host ${sample.host}`);
     }
-    const seen = known.get(service.id);
-    const series = seen ?? {
-      cached: cache.idsOf(service.id, service.seriesGeneration),
-      missing: new Map<string, number>(),
-    };
-    if (seen === undefined) known.set(service.id, series);
+    let series = known.get(service);
+    if (series === undefined) {
+      series = {
+        service,
+        cached: cache.idsOf(service.id, service.seriesGeneration),
+        missing: new Map<string, number>(),
+      };
+      known.set(service, series);
+    }
     const labels = sample.tagsLabelSeries === true ? seriesLabelsJson(sample.tags) : null;
-    const idOf = (metric: string): number => {
-      const key = seriesKey(metric, labels);
-      let id = series.cached?.get(key) ?? series.missing.get(key);
-      if (id === undefined) {
-        rows.series.missing.push({
-          serviceId: service.id,
-          generation: service.seriesGeneration,
-          metric,
-          labels,
-        });
-        id = -rows.series.missing.length;
-        series.missing.set(key, id);
-      }
-      return id;
-    };
-    for (const [metric, value] of Object.entries(sample.metrics)) {
-      rows.samples.timesMs.push(sample.timeMs);
-      rows.samples.seriesIds.push(idOf(metric));
-      rows.samples.values.push(value);
+    const { metrics, timeMs } = sample;
+    for (const metric in metrics) {
+      rows.samples.timesMs.push(timeMs);
+      rows.samples.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+      rows.samples.values.push(metrics[metric] as number);
     }
     for (const metric of sample.staleMetrics ?? []) {
-      rows.staleMarkers.timesMs.push(sample.timeMs);
-      rows.staleMarkers.seriesIds.push(idOf(metric));
+      rows.staleMarkers.timesMs.push(timeMs);
+      rows.staleMarkers.seriesIds.push(seriesIdOf(series, metric, labels, rows));
     }
     const containers = snapshotJson(sample.containers);
     const processes = snapshotJson(sample.processes);
@@ -520,6 +508,35 @@ function toRows(
     }
   }
   return rows;
+}
+
+/** A service's series ids as `toRows` finds them: cached, or placeholders of missing ones. */
+type ServiceSeriesIds = {
+  service: StoredService;
+  cached: ReadonlyMap<string, number> | undefined;
+  missing: Map<string, number>;
+};
+
+/** The id of a series, or the placeholder of a missing one (added to `rows.series.missing`). */
+function seriesIdOf(
+  series: ServiceSeriesIds,
+  metric: string,
+  labels: string | null,
+  rows: BatchRows,
+): number {
+  const key = seriesKey(metric, labels);
+  const id = series.cached?.get(key) ?? series.missing.get(key);
+  if (id !== undefined) return id;
+  const { service } = series;
+  rows.series.missing.push({
+    serviceId: service.id,
+    generation: service.seriesGeneration,
+    metric,
+    labels,
+  });
+  const placeholder = -rows.series.missing.length;
+  series.missing.set(key, placeholder);
+  return placeholder;
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { Bus, Subscription } from '@monitor/bus';
-import type { Database, RollupChunkSetAside } from '@monitor/db';
+import type { Bus, ConsumedRecord, Subscription } from '@monitor/bus';
+import type { Database, HostSample, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
@@ -41,20 +41,23 @@ export async function startSampleWriter(
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const sink: SampleSink = {
     write: async (samples, doneRecords = []) => {
+      // A record's hosts are consecutive and share its position: one object per record.
+      let positionOf:
+        { record: ConsumedRecord; position: NonNullable<HostSample['position']> } | undefined;
       const result = await store.writeBatch(
         {
-          samples: samples.map(({ record, sample, logEndOffset, positioned }) =>
-            positioned
-              ? {
-                  ...sample,
-                  position: {
-                    partition: record.partition,
-                    offset: Number(record.offset),
-                    logEndOffset,
-                  },
-                }
-              : sample,
-          ),
+          samples: samples.map(({ record, sample, logEndOffset, positioned }) => {
+            if (!positioned) return sample;
+            if (positionOf?.record !== record) {
+              const position = {
+                partition: record.partition,
+                offset: Number(record.offset),
+                logEndOffset,
+              };
+              positionOf = { record, position };
+            }
+            return { ...sample, position: positionOf.position };
+          }),
           offsets: doneRecords.map((record) => ({
             partition: record.partition,
             nextOffset: Number(record.offset) + 1,

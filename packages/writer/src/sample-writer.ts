@@ -18,6 +18,8 @@ export type PendingSample = {
    * record's offset is stored once its last host is done (`SampleSink.write`'s `doneRecords`).
    */
   positioned: boolean;
+  /** Its own message and place when its record carries several hosts: to dead-letter it alone. */
+  hostOfRecord?: { message: Buffer; index: number } | undefined;
 };
 
 /** Where the writer puts samples. */
@@ -177,12 +179,9 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     },
   });
 
-  /** Host messages of many-host records, kept to dead-letter one host alone. */
-  const hostMessages = new WeakMap<PendingSample, { message: Buffer; index: number }>();
-
   /** The dead letter of one host: its record itself, or its own message out of a many-host record. */
   function hostRecordOf(pending: PendingSample): ConsumedRecord {
-    const host = hostMessages.get(pending);
+    const host = pending.hostOfRecord;
     if (host === undefined) return pending.record;
     return {
       ...pending.record,
@@ -217,8 +216,9 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
             sample: host.decoded.value,
             logEndOffset: batch.logEndOffset,
             positioned: true,
+            // A field, not a WeakMap entry per host: those cost the collector on every batch.
+            hostOfRecord: hosts.length > 1 ? host : undefined,
           };
-          if (hosts.length > 1) hostMessages.set(pending, host);
           samples.push(pending);
           stored++;
         }

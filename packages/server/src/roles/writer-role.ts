@@ -56,7 +56,19 @@ export async function startSampleWriter(
               };
               positionOf = { record, position };
             }
-            return { ...sample, position: positionOf.position };
+            // Field by field, in one order: one object shape for the store's loops over them.
+            return {
+              orgId: sample.orgId,
+              host: sample.host,
+              timeMs: sample.timeMs,
+              metrics: sample.metrics,
+              tags: sample.tags,
+              tagsLabelSeries: sample.tagsLabelSeries,
+              staleMetrics: sample.staleMetrics,
+              containers: sample.containers,
+              processes: sample.processes,
+              position: positionOf.position,
+            };
           }),
           offsets: doneRecords.map((record) => ({
             partition: record.partition,

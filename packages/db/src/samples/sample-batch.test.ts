@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { HostSample } from './sample-batch.js';
-import { InvalidSampleError, nextOffsets, skipWritten, summarizeServices } from './sample-batch.js';
+import {
+  InvalidSampleError,
+  nextOffsets,
+  ServiceMap,
+  skipWritten,
+  summarizeServices,
+} from './sample-batch.js';
 
 function sample(overrides: Partial<HostSample> & Pick<HostSample, 'host' | 'timeMs'>): HostSample {
   return {
@@ -116,5 +122,29 @@ describe('summarizeServices', () => {
     expect(() => summarizeServices([sample({ host: 'a', timeMs: 9e15 })])).toThrow(
       InvalidSampleError,
     );
+  });
+
+  it('takes every time a Date holds, and no other', () => {
+    for (const timeMs of [8.64e15, -8.64e15]) {
+      expect(summarizeServices([sample({ host: 'a', timeMs })])).toHaveLength(1);
+      expect(() => summarizeServices([sample({ host: 'a', timeMs: timeMs * 1.0000001 })])).toThrow(
+        InvalidSampleError,
+      );
+    }
+  });
+});
+
+describe('ServiceMap', () => {
+  it('keeps an org’s host apart from the same name in another org, and from joined keys', () => {
+    const map = new ServiceMap<number>();
+    map.set('org_a', 'web', 1);
+    map.set('org_b', 'web', 2);
+    map.set('org_a\u0000web', '', 3);
+    map.set('org_a', 'web', 4);
+    expect(map.get('org_a', 'web')).toBe(4);
+    expect(map.get('org_b', 'web')).toBe(2);
+    expect(map.has('org_c', 'web')).toBe(false);
+    expect(map.has('org_a', 'db')).toBe(false);
+    expect([...map.values()].sort()).toEqual([2, 3, 4]);
   });
 });

@@ -19,7 +19,7 @@ export type PendingSample = {
    */
   positioned: boolean;
   /** Its own message and place when its record carries several hosts: to dead-letter it alone. */
-  hostOfRecord?: { message: Buffer; index: number } | undefined;
+  hostOfRecord?: { message: Buffer; index: number };
 };
 
 /** Where the writer puts samples. */

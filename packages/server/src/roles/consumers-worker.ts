@@ -82,7 +82,7 @@ try {
   // The in-process bus hands the writer and the evaluator the same record values: each is
   // decoded once (Kafka consumers get values of their own).
   const decodeRecord = publishPort === undefined ? undefined : createSharedSampleRecordDecoder();
-  const consumerDeps = { db, bus, ...(decodeRecord === undefined ? {} : { decodeRecord }) };
+  const consumerDeps = { db, bus, decodeRecord };
   await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), consumerDeps);
   await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), consumerDeps);
   startNotifier(ctx, sliceOf(notifierFields, config), db);

@@ -64,7 +64,7 @@ export async function startAlertEvaluator(
       metrics,
       logger,
       clock: { nowMs: Date.now },
-      ...(deps.decodeRecord === undefined ? {} : { decodeRecord: deps.decodeRecord }),
+      decodeRecord: deps.decodeRecord,
     },
     // A few hundred bytes per host (its metric watermarks and its few windows that are not ok):
     // 300,000 hosts in all, split over the topic's partitions (50,000 each of Kafka's default 6).

@@ -95,7 +95,7 @@ export async function startSampleWriter(
         metrics: writerMetrics,
         logger,
         isStopping: () => ctx.shutdown.isShuttingDown,
-        ...(deps.decodeRecord === undefined ? {} : { decodeRecord: deps.decodeRecord }),
+        decodeRecord: deps.decodeRecord,
       },
       {
         maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import type { AgentProtocol } from './protocol-decode-error.js';
+import { InterningReader, StringTable } from './interning-reader.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 
 /**
@@ -61,6 +62,13 @@ export const otlpMetricsTypes = once(() => {
 });
 
 /**
+ * The label names and values agents send again in every request, shared by every decode of this
+ * process: a bounded cache (16,384 strings of at most 64 characters) whose strings equal what
+ * protobufjs would build.
+ */
+const decodedStrings = new StringTable(16_384);
+
+/**
  * Decodes `bytes` as `type`, or throws the protocol's `malformed_body` error. The cast to the
  * caller's view `T` is safe as far as the view only names fields of the .proto with the types
  * protobufjs gives them (the tests decode what the same types encoded).
@@ -71,7 +79,7 @@ export function decodeMessage<T>(
   protocol: AgentProtocol,
 ): T {
   try {
-    return type.decode(bytes) as unknown as T;
+    return type.decode(new InterningReader(bytes, decodedStrings)) as unknown as T;
   } catch (err) {
     throw new ProtocolDecodeError(
       'malformed_body',

@@ -19,6 +19,8 @@ export type BenchProcess = {
 export type ProcessSpec = {
   name: string;
   command: string;
+  /** The program running once started, when `command` execs it (as a launcher does). */
+  program?: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
@@ -53,7 +55,7 @@ export async function startHttpProcess(
     }
     await sleep(100);
   }
-  const pid = findChildPid(supervised.pid, spec.command);
+  const pid = findChildPid(supervised.pid, spec.program ?? spec.command);
   return {
     name: spec.name,
     baseUrl,

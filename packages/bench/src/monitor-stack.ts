@@ -13,35 +13,56 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxArgs = ['--import', 'tsx', '--conditions=development'];
 
 /**
- * The Node flags the image runs `monitor` with (deploy/Dockerfile): what users deploy is measured.
- * Role `all` sets its consumers thread's heap itself (CONSUMERS_SEMI_SPACE_MB, HEAP_GROWING_PERCENT).
+ * BENCH_NODE_FLAGS adds Node flags for a run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a
+ * profile per process, written as it exits): NODE_OPTIONS does not take --cpu-prof.
  */
-const shippedNodeFlags = [
+const benchNodeFlags = process.env['BENCH_NODE_FLAGS'] ?? '';
+
+/**
+ * The image's entrypoint: it runs `monitor <role>` from the build with that role's Node flags,
+ * so what users deploy is what is measured. Role `all` sets its consumers thread's heap itself
+ * (CONSUMERS_SEMI_SPACE_MB, HEAP_GROWING_PERCENT).
+ */
+export const monitorLauncher = fileURLToPath(
+  new URL('../../server/bin/monitor.sh', import.meta.url),
+);
+
+/** Node's flags for `monitor` from the sources (tsx): the launcher's for every role but `gateway`. */
+const sourceNodeFlags = [
   '--max-semi-space-size=32',
-  // BENCH_NODE_FLAGS adds flags for a run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a profile
-  // per process, written as it exits): NODE_OPTIONS does not take --cpu-prof.
-  ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== ''),
+  ...benchNodeFlags.split(' ').filter((flag) => flag !== ''),
 ];
 
-/** Node's arguments that run `monitor`: from the sources through tsx, or the built service. */
-const monitorArgs = {
-  source: [
-    ...shippedNodeFlags,
-    ...tsxArgs,
-    fileURLToPath(new URL('../../server/src/main.ts', import.meta.url)),
-  ],
-  dist: [...shippedNodeFlags, fileURLToPath(new URL('../../server/dist/main.js', import.meta.url))],
-} as const;
-
 /** Which `monitor` the stack runs: `dist` needs `npm run build` first. */
-export type MonitorBuild = keyof typeof monitorArgs;
+export type MonitorBuild = 'source' | 'dist';
 
 /** How to run `monitor <args…>` from `build`: a process spec's command, arguments and cwd. */
 export function monitorCommand(
   build: MonitorBuild,
   args: readonly string[],
-): { command: string; args: string[]; cwd: string } {
-  return { command: process.execPath, args: [...monitorArgs[build], ...args], cwd: repoRoot };
+): { command: string; program: string; args: string[]; cwd: string } {
+  if (build === 'source') {
+    const main = fileURLToPath(new URL('../../server/src/main.ts', import.meta.url));
+    return {
+      command: process.execPath,
+      program: process.execPath,
+      args: [...sourceNodeFlags, ...tsxArgs, main, ...args],
+      cwd: repoRoot,
+    };
+  }
+  // Through env(1): the spec's environment stays the monitor's own, and each exec keeps the pid.
+  return {
+    command: '/usr/bin/env',
+    program: process.execPath,
+    args: [
+      `MONITOR_NODE=${process.execPath}`,
+      `MONITOR_NODE_FLAGS=${benchNodeFlags}`,
+      '/bin/sh',
+      monitorLauncher,
+      ...args,
+    ],
+    cwd: repoRoot,
+  };
 }
 
 /**

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Runs `monitor <role> …` from the build with its role's Node flags: what the image runs (its
+# entrypoint) and what the benchmarks measure.
+#
+# The young generation's semi-spaces, in MiB: every ingest path allocates short-lived objects per
+# sample, and with Node's 16 scavenges were a third of the gateway's CPU. The gateway alone gets
+# 64: its CPU per remote-write sample fell by 12 % against 32, at the same peak RSS. Role `all`
+# keeps 32: 64 took its peak RSS under the batched load from 298 to 338 MiB (docs/benchmarks.md,
+# "the gateway's young generation"). `all` sizes its consumers thread's young generation itself.
+set -eu
+case "${1:-}" in
+  gateway) semi_space_mb=64 ;;
+  *) semi_space_mb=32 ;;
+esac
+exec "${MONITOR_NODE:-node}" --enable-source-maps --max-semi-space-size="$semi_space_mb" \
+  ${MONITOR_NODE_FLAGS:-} "$(dirname "$0")/../dist/main.js" "$@"

@@ -1,11 +1,12 @@
 import type { Kafka, Producer } from 'kafkajs';
-import { CompressionTypes, Partitioners } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
 import type { BatchSender, TopicMessages } from './batching-publisher.js';
 import type { BusMessage, RecordPacker } from './bus.js';
 import type { BusLogger } from './bus-logger.js';
 import { BusUnavailableError } from './bus-unavailable-error.js';
 import { toBusError } from './kafka-errors.js';
 import { packByPartition } from './record-packing.js';
+import { compressionFor } from './kafka-snappy.js';
 
 export type KafkaBatchSenderDeps = {
   kafka: Kafka;
@@ -38,7 +39,7 @@ const retryMaxMs = 1_000;
 
 /**
  * A `BatchSender` over a kafkajs producer: idempotent, `acks=all`, one request in flight, the
- * Java client's murmur2 partitioner, no compression.
+ * Java client's murmur2 partitioner, snappy for large requests (`compressionFor`).
  *
  * A producer is never reused after a failed or timed-out send; the next send gets a new one.
  * kafkajs numbers each partition's batches for idempotence, and when a request fails it rolls
@@ -147,6 +148,10 @@ export function createKafkaBatchSender(deps: KafkaBatchSenderDeps): BatchSender 
         })),
       );
       await handle.connected;
+      let valueBytes = 0;
+      for (const { records: messages } of records) {
+        for (const message of messages) valueBytes += message.value.length;
+      }
       await handle.producer.sendBatch({
         topicMessages: records.map(({ topic, records: messages }) => ({
           topic,
@@ -160,7 +165,7 @@ export function createKafkaBatchSender(deps: KafkaBatchSenderDeps): BatchSender 
         acks: -1,
         // How long the broker may wait for the in-sync replicas before it answers.
         timeout: sendTimeoutMs,
-        compression: CompressionTypes.None,
+        compression: compressionFor(valueBytes),
       });
     })();
     let timer: NodeJS.Timeout | undefined;

@@ -4,11 +4,13 @@ import { createLogger, logLevels } from '@monitor/platform';
 import type { LogLevel } from '@monitor/platform';
 import { getFreePort } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
+import kafkajs, { CompressionTypes } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage, ConsumedRecord, Subscription } from './bus.js';
 import { BusUnavailableError } from './bus-unavailable-error.js';
 import { deadLetterHeaders, deadLetterTopic } from './dead-letter-sink.js';
 import { createKafkaBus } from './kafka-bus.js';
+import { snappyFromBytes } from './kafka-snappy.js';
 import { partitionForKey } from './murmur2.js';
 
 const envLevel = process.env['LOG_LEVEL'];
@@ -316,6 +318,59 @@ describe('createKafkaBus', () => {
       }),
     );
     await eventually(() => expect(seen.size).toBe(2_000));
+  });
+
+  it('sends a large publish snappy-compressed and a small one plain, and reads both back', async () => {
+    // The bus's own codec, counted: the broker stores what the codec wrote, and every
+    // compressed batch fetched goes through the codec again.
+    const codecs = kafkajs.CompressionCodecs;
+    const shipped = codecs[CompressionTypes.Snappy];
+    const calls = { compress: 0, decompress: 0 };
+    codecs[CompressionTypes.Snappy] = () => {
+      const codec = shipped() as {
+        compress(encoder: unknown): Promise<Buffer>;
+        decompress(buffer: Buffer): Promise<Buffer>;
+      };
+      return {
+        compress: (encoder: unknown) => (calls.compress++, codec.compress(encoder)),
+        decompress: (buffer: Buffer) => (calls.decompress++, codec.decompress(buffer)),
+      };
+    };
+    try {
+      const topic = unique('snappy');
+      await bus.admin.ensureTopic(topic, { partitions: 1 });
+      const publisher = bus.publisher();
+      const large = Array.from({ length: 200 }, (_, i) =>
+        msg(`host-${i}`, JSON.stringify({ host: `host-${i}`, metrics: { cpu: i, memory: 2 * i } })),
+      );
+      const largeBytes = large.reduce((sum, message) => sum + message.value.length, 0);
+      expect(largeBytes).toBeGreaterThanOrEqual(snappyFromBytes / 2);
+      await publisher.publish(topic, [...large, ...large]);
+      expect(calls.compress).toBe(1);
+      await publisher.publish(topic, [msg('host-0', 'small')]);
+      expect(calls.compress).toBe(1);
+      await publisher.close();
+
+      const seen: string[] = [];
+      subscriptions.push(
+        await bus.subscribe({
+          groupId: unique('group'),
+          topics: [topic],
+          fromBeginning: true,
+          handleBatch: (batch) => {
+            seen.push(...batch.records.map(valueOf));
+            return Promise.resolve();
+          },
+        }),
+      );
+      await eventually(() => expect(seen).toHaveLength(401));
+      expect(seen).toEqual(
+        [...large, ...large, msg('host-0', 'small')].map((m) => m.value.toString()),
+      );
+      expect(calls.decompress).toBeGreaterThanOrEqual(1);
+    } finally {
+      codecs[CompressionTypes.Snappy] = shipped;
+    }
   });
 
   it('answers ping with true while the broker is up', async () => {

@@ -6,6 +6,7 @@ import { createDeadLetterSink } from './dead-letter-sink.js';
 import { createKafkaAdmin } from './kafka-admin.js';
 import { createKafkaBatchSender } from './kafka-batch-sender.js';
 import { createKafkaLogCreator, kafkaLogLevelFor } from './kafka-log-creator.js';
+import { useSnappyCodec } from './kafka-snappy.js';
 import { startKafkaSubscription } from './kafka-subscription.js';
 
 export type KafkaBusDeps = {
@@ -38,6 +39,7 @@ const kafkaBusDefaults = {
 export function createKafkaBus(deps: KafkaBusDeps): Bus {
   const { logger } = deps;
   const requestTimeoutMs = deps.requestTimeoutMs ?? kafkaBusDefaults.requestTimeoutMs;
+  useSnappyCodec();
   const kafka = new Kafka({
     clientId: deps.clientId,
     brokers: deps.brokers,

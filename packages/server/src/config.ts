@@ -182,11 +182,13 @@ const writerFields = {
    */
   WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(20_000),
   /**
-   * The most a writer's fetch returns per partition (kafkajs caps a whole fetch at 10 MiB).
-   * Above kafkajs's 1 MiB default: each fetch ends in a transaction, and fewer, bigger ones
-   * drain a backlog faster.
+   * The most a writer's fetch returns per partition (kafkajs caps a whole fetch at 10 MiB), in
+   * bytes as stored: the gateway's large publishes are snappy-compressed about 4-5 times, so
+   * kafkajs's 1 MiB default holds the 4-5 MiB of records that 4 MiB uncompressed held before.
+   * Each fetch ends in a transaction, and fewer, bigger ones drain a backlog faster; 4 MiB of
+   * compressed records took the writer's peak RSS from 659 to 805 MiB for no measurable gain.
    */
-  WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt().default(4 * 1024 * 1024),
+  WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt().default(1024 * 1024),
   /**
    * How long the writer waits for more partitions' records before it writes. kafkajs fetches
    * from a broker again only once the handlers of its last fetch resolved, so a longer wait

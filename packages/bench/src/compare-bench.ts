@@ -52,6 +52,7 @@ import {
   measureRemoteWrite,
   remoteWriteBody,
   remoteWriteSeriesQuery,
+  remoteWriteWarmUpBodies,
   seriesPerHost,
 } from './remote-write-load.js';
 import { startEmbeddedMonitor } from './embedded-target.js';
@@ -104,6 +105,7 @@ type Options = {
   batchHosts: number;
   batchConnections: number;
   backlogSeconds: number;
+  remoteWriteWarmUpRequests: number;
   remoteWriteRequests: number;
   remoteWriteSeriesPerRequest: number;
   remoteWriteConcurrency: number;
@@ -121,6 +123,7 @@ const usage = `Usage: npm run bench:compare -- [options]
   --batch-hosts N          hosts per batched request (default 100)
   --batch-connections N    connections, batched (default 16)
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
+  --rw-warm-up N           remote-write bodies sent to each first, not measured (default 100)
   --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default 300)
   --rw-series-per-request N  samples per remote-write body (default 2000)
   --rw-concurrency N       remote-write requests in flight (default 8)
@@ -142,7 +145,7 @@ type RunContext = {
   /** Where each stage's samples start; the same for every target. */
   stageBaseMs: (stage: Stage) => number;
   /** The remote-write bodies, the same for every target that takes them. */
-  remoteWriteBodies: Buffer[];
+  remoteWriteBodies: { warmUp: Buffer[]; measured: Buffer[] };
 };
 
 async function runBenchmark(
@@ -170,9 +173,16 @@ async function runBenchmark(
     cleanup,
     stageBaseMs: (stage) => runBaseMs + stages.indexOf(stage) * stageSpacingMs,
     // Scrape times a second apart from two hours back: clear of the wrk stages' times.
-    remoteWriteBodies: Array.from({ length: options.remoteWriteRequests }, (_, n) =>
-      remoteWriteBody(n, options.remoteWriteSeriesPerRequest, runBaseMs - 60 * 60_000),
-    ),
+    remoteWriteBodies: {
+      warmUp: remoteWriteWarmUpBodies(
+        options.remoteWriteWarmUpRequests,
+        options.remoteWriteSeriesPerRequest,
+        runBaseMs - 60 * 60_000,
+      ),
+      measured: Array.from({ length: options.remoteWriteRequests }, (_, n) =>
+        remoteWriteBody(n, options.remoteWriteSeriesPerRequest, runBaseMs - 60 * 60_000),
+      ),
+    },
   };
 
   for (const name of options.targets) {
@@ -399,11 +409,13 @@ async function measureRemoteWriteOf(
   const pid = target.measured.find((each) => each.name === processName)?.pid();
   if (pid === undefined) throw new Error(`no pid for ${processName}`);
   const rwOptions = {
+    warmUpRequests: options.remoteWriteWarmUpRequests,
     requests: options.remoteWriteRequests,
     seriesPerRequest: options.remoteWriteSeriesPerRequest,
     concurrency: options.remoteWriteConcurrency,
   };
   const before = target.name === 'kafka' ? await stored(target, 0) : 0;
+  const bodies = remoteWriteBodies.warmUp.length + remoteWriteBodies.measured.length;
   const figures = await measureRemoteWrite(
     processName,
     { baseUrl: target.baseUrl, headers: target.name === 'kafka' ? target.headers : {}, pid },
@@ -412,7 +424,7 @@ async function measureRemoteWriteOf(
     async () => {
       if (target.name !== 'kafka') return countVictoriaMetrics(target.baseUrl);
       const after = await target.waitForStored({
-        expected: before + remoteWriteBodies.length * options.remoteWriteSeriesPerRequest,
+        expected: before + bodies * options.remoteWriteSeriesPerRequest,
         timeoutMs: storedTimeoutMs,
         settleMs,
       });
@@ -420,8 +432,9 @@ async function measureRemoteWriteOf(
     },
   );
   if (target.name === 'kafka') {
-    tally.acknowledged += figures.samplesSent;
-    tally.sent += remoteWriteBodies.length * options.remoteWriteSeriesPerRequest;
+    tally.acknowledged +=
+      figures.samplesSent + figures.warmUpOk * options.remoteWriteSeriesPerRequest;
+    tally.sent += bodies * options.remoteWriteSeriesPerRequest;
   }
   logProgress(
     `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
@@ -556,6 +569,7 @@ await runBenchCommand({
     'batch-hosts': '100',
     'batch-connections': '16',
     'backlog-seconds': '20',
+    'rw-warm-up': '100',
     'rw-requests': '300',
     'rw-series-per-request': '2000',
     'rw-concurrency': '8',
@@ -573,6 +587,7 @@ await runBenchCommand({
       batchHosts: integerOption('batch-hosts', values['batch-hosts'], 1, 1000),
       batchConnections: integerOption('batch-connections', values['batch-connections']),
       backlogSeconds: integerOption('backlog-seconds', values['backlog-seconds']),
+      remoteWriteWarmUpRequests: integerOption('rw-warm-up', values['rw-warm-up'], 0),
       remoteWriteRequests: integerOption('rw-requests', values['rw-requests']),
       remoteWriteSeriesPerRequest: integerOption(
         'rw-series-per-request',

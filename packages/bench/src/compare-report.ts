@@ -352,7 +352,8 @@ export function formatCompareReport(report: CompareBenchReport): string {
   lines.push('', 'Remote-write 1.0, the same bodies to each');
   for (const [name, figures] of Object.entries(report.remoteWrite ?? {})) {
     lines.push(
-      `  ${name.padEnd(18)}${figures.ok}/${figures.requests} 2xx, ${int(figures.samplesSent)} samples sent, ` +
+      `  ${name.padEnd(18)}${figures.ok}/${figures.requests} 2xx after ${figures.warmUpOk}/${figures.warmUpRequests} warm-up, ` +
+        `${int(figures.samplesSent)} samples sent, ` +
         `${int(figures.samplesStored)} stored, ${int(figures.samplesPerSecond)} samples/s, ` +
         `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample (${figures.cpuProcess})`,
     );

@@ -19,6 +19,7 @@ import {
   measureRemoteWrite,
   remoteWriteBody,
   remoteWriteSeriesQuery,
+  remoteWriteWarmUpBodies,
   seriesPerHost,
 } from './remote-write-load.js';
 import { formatMachine, formatNotes } from './report-text.js';
@@ -35,9 +36,12 @@ type Report = { options: Options; figures: RemoteWriteFigures[]; ratio?: number 
 
 async function run(options: Options, report: Report, cleanup: Cleanup, logDir: string) {
   const baseMs = Date.now() - 3_600_000;
-  const bodies = Array.from({ length: options.requests }, (_, n) =>
-    remoteWriteBody(n, options.seriesPerRequest, baseMs),
-  );
+  const bodies = {
+    warmUp: remoteWriteWarmUpBodies(options.warmUpRequests, options.seriesPerRequest, baseMs),
+    measured: Array.from({ length: options.requests }, (_, n) =>
+      remoteWriteBody(n, options.seriesPerRequest, baseMs),
+    ),
+  };
 
   const vm: CompareTarget = await startVictoriaMetrics({
     binary: victoriaMetricsBinary,
@@ -79,7 +83,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
       bodies,
       options,
       async () => {
-        const expected = options.requests * options.seriesPerRequest;
+        const expected = (options.warmUpRequests + options.requests) * options.seriesPerRequest;
         await kafka.waitForStored({ expected, timeoutMs: 120_000, settleMs: 2_000 });
         return countSamples(kafka.stack.db);
       },
@@ -93,6 +97,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
 }
 
 const usage = `Usage: npm run bench:remote-write -- [options]
+  --warm-up N              requests sent first to each, not measured (default 100)
   --requests N             remote-write requests, each sent once (default 300)
   --series-per-request N   samples per request (default 2000)
   --concurrency N          requests in flight (default 8)
@@ -103,8 +108,9 @@ ${victoriaMetricsInstall}. Kafka, PostgreSQL and Redis come from testkit or the 
 await runBenchCommand({
   name: 'remote-write',
   usage,
-  defaults: { requests: '300', 'series-per-request': '2000', concurrency: '8' },
+  defaults: { 'warm-up': '100', requests: '300', 'series-per-request': '2000', concurrency: '8' },
   parseOptions: (values) => ({
+    warmUpRequests: integerOption('warm-up', values['warm-up'], 0),
     requests: integerOption('requests', values.requests),
     seriesPerRequest: integerOption(
       'series-per-request',
@@ -135,7 +141,7 @@ await runBenchCommand({
     return [
       `bench:remote-write — ${report.date}`,
       formatMachine(report.machine),
-      `${report.options.requests} requests × ${report.options.seriesPerRequest} samples, ${report.options.concurrency} in flight`,
+      `${report.options.requests} requests × ${report.options.seriesPerRequest} samples, ${report.options.concurrency} in flight, after ${report.options.warmUpRequests} warm-up requests`,
       '',
       line(header),
       ...rows.map(line),

@@ -13,6 +13,11 @@ import { logProgress } from './bench-run.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 
 export type RemoteWriteOptions = {
+  /**
+   * Bodies sent first and not measured, earlier scrapes of the same series: the other loads
+   * warm up too, and a JIT-compiled server (ours) pays its compilation in the first of them.
+   */
+  warmUpRequests: number;
   requests: number;
   seriesPerRequest: number;
   concurrency: number;
@@ -20,6 +25,9 @@ export type RemoteWriteOptions = {
 
 export type RemoteWriteFigures = {
   target: string;
+  /** Warm-up bodies sent, and answered 2xx; their samples are stored but in no figure here. */
+  warmUpRequests: number;
+  warmUpOk: number;
   requests: number;
   ok: number;
   statuses: Record<string, number>;
@@ -51,6 +59,15 @@ const writeRequest = protobuf.Root.fromJSON({
 }).lookupType('WriteRequest');
 
 export const seriesPerHost = 20;
+
+/** The warm-up bodies: scrapes before the measured ones (`remoteWriteBody(-1…)`). */
+export function remoteWriteWarmUpBodies(
+  count: number,
+  seriesPerRequest: number,
+  baseMs: number,
+): Buffer[] {
+  return Array.from({ length: count }, (_, i) => remoteWriteBody(-1 - i, seriesPerRequest, baseMs));
+}
 
 /** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
 export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
@@ -117,29 +134,37 @@ async function sendAll(
   return { ok, statuses };
 }
 
-/** Sends every body to `target` and charges the CPU of its process `target.pid`. */
+/**
+ * Sends the warm-up bodies, then every body to `target`, and charges the CPU of its process
+ * `target.pid` over the latter. `countStored` counts every sample the target stored from both;
+ * the figures' `samplesStored` leaves out the warm-up's.
+ */
 export async function measureRemoteWrite(
   name: string,
   target: { baseUrl: string; headers: Record<string, string>; pid: number },
-  bodies: Buffer[],
+  bodies: { warmUp: Buffer[]; measured: Buffer[] },
   options: RemoteWriteOptions,
   countStored: () => Promise<number>,
 ): Promise<RemoteWriteFigures> {
-  logProgress(`${name}: ${bodies.length} requests of ${options.seriesPerRequest} samples`);
+  logProgress(`${name}: ${bodies.warmUp.length} warm-up requests`);
+  const warmUp = await sendAll(target, bodies.warmUp, options.concurrency);
+  logProgress(`${name}: ${bodies.measured.length} requests of ${options.seriesPerRequest} samples`);
   const before = cpuSnapshot([{ name, pid: target.pid }]);
   const startedAt = performance.now();
-  const sent = await sendAll(target, bodies, options.concurrency);
+  const sent = await sendAll(target, bodies.measured, options.concurrency);
   const seconds = (performance.now() - startedAt) / 1000;
   const cpu = cpuUsedBetween(before, cpuSnapshot([{ name, pid: target.pid }])).seconds;
   const samplesSent = sent.ok * options.seriesPerRequest;
   const cpuSeconds = cpu[name] ?? Number.NaN;
   return {
     target: name,
-    requests: bodies.length,
+    warmUpRequests: bodies.warmUp.length,
+    warmUpOk: warmUp.ok,
+    requests: bodies.measured.length,
     ok: sent.ok,
     statuses: sent.statuses,
     samplesSent,
-    samplesStored: await countStored(),
+    samplesStored: (await countStored()) - warmUp.ok * options.seriesPerRequest,
     seconds,
     samplesPerSecond: samplesSent / seconds,
     cpuMicrosPerSample: (cpuSeconds * 1e6) / samplesSent,

@@ -23,9 +23,7 @@ const benchNodeFlags = process.env['BENCH_NODE_FLAGS'] ?? '';
  * so what users deploy is what is measured. Role `all` sets its consumers thread's heap itself
  * (CONSUMERS_SEMI_SPACE_MB, HEAP_GROWING_PERCENT).
  */
-export const monitorLauncher = fileURLToPath(
-  new URL('../../server/bin/monitor.sh', import.meta.url),
-);
+const monitorLauncher = fileURLToPath(new URL('../../server/bin/monitor.sh', import.meta.url));
 
 /** Node's flags for `monitor` from the sources (tsx): the launcher's for every role but `gateway`. */
 const sourceNodeFlags = [

@@ -62,6 +62,23 @@ describe('createKafkaBus', () => {
     await bus.close();
   });
 
+  /** A new group reading `topic` from its beginning: the records it receives, as they arrive. */
+  async function readAll(topic: string): Promise<ConsumedRecord[]> {
+    const seen: ConsumedRecord[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: (batch) => {
+          seen.push(...batch.records);
+          return Promise.resolve();
+        },
+      }),
+    );
+    return seen;
+  }
+
   it('delivers published records in order per key, on the partition murmur2 picks', async () => {
     const topic = unique('round-trip');
     expect(await bus.admin.ensureTopic(topic, { partitions: 3 })).toEqual({
@@ -82,18 +99,7 @@ describe('createKafkaBus', () => {
         }
       }),
     );
-    const seen: ConsumedRecord[] = [];
-    subscriptions.push(
-      await bus.subscribe({
-        groupId: unique('group'),
-        topics: [topic],
-        fromBeginning: true,
-        handleBatch: (batch) => {
-          seen.push(...batch.records);
-          return Promise.resolve();
-        },
-      }),
-    );
+    const seen = await readAll(topic);
     await eventually(() => expect(seen).toHaveLength(300));
     for (const key of keys) {
       const ofKey = seen.filter((record) => record.key === key);
@@ -120,18 +126,7 @@ describe('createKafkaBus', () => {
         for (let i = 0; i < 5; i++) await publisher.publish(topic, [msg(key, `${key}#${i}`)]);
       }),
     );
-    const seen: ConsumedRecord[] = [];
-    subscriptions.push(
-      await bus.subscribe({
-        groupId: unique('group'),
-        topics: [topic],
-        fromBeginning: true,
-        handleBatch: (batch) => {
-          seen.push(...batch.records);
-          return Promise.resolve();
-        },
-      }),
-    );
+    const seen = await readAll(topic);
     const unpacked = () => seen.flatMap((record) => valueOf(record).split('|'));
     await eventually(() => expect(unpacked()).toHaveLength(150));
     // Fewer records than messages: concurrent callers' hosts shared records.
@@ -268,18 +263,7 @@ describe('createKafkaBus', () => {
         },
       }),
     );
-    const letters: ConsumedRecord[] = [];
-    subscriptions.push(
-      await bus.subscribe({
-        groupId: unique('dlq-reader'),
-        topics: [deadLetterTopic(topic)],
-        fromBeginning: true,
-        handleBatch: (batch) => {
-          letters.push(...batch.records);
-          return Promise.resolve();
-        },
-      }),
-    );
+    const letters = await readAll(deadLetterTopic(topic));
     await eventually(() => expect(letters).toHaveLength(2));
     for (const letter of letters) {
       const source = poisoned.find((record) => record.key === letter.key)!;
@@ -305,19 +289,8 @@ describe('createKafkaBus', () => {
       ),
     );
     await publisher.close();
-    const seen = new Set<string>();
-    subscriptions.push(
-      await bus.subscribe({
-        groupId: unique('group'),
-        topics: [topic],
-        fromBeginning: true,
-        handleBatch: (batch) => {
-          for (const record of batch.records) seen.add(valueOf(record));
-          return Promise.resolve();
-        },
-      }),
-    );
-    await eventually(() => expect(seen.size).toBe(2_000));
+    const seen = await readAll(topic);
+    await eventually(() => expect(new Set(seen.map(valueOf)).size).toBe(2_000));
   });
 
   it('sends a large publish snappy-compressed and a small one plain, and reads both back', async () => {
@@ -351,20 +324,9 @@ describe('createKafkaBus', () => {
       expect(calls.compress).toBe(1);
       await publisher.close();
 
-      const seen: string[] = [];
-      subscriptions.push(
-        await bus.subscribe({
-          groupId: unique('group'),
-          topics: [topic],
-          fromBeginning: true,
-          handleBatch: (batch) => {
-            seen.push(...batch.records.map(valueOf));
-            return Promise.resolve();
-          },
-        }),
-      );
+      const seen = await readAll(topic);
       await eventually(() => expect(seen).toHaveLength(401));
-      expect(seen).toEqual(
+      expect(seen.map(valueOf)).toEqual(
         [...large, ...large, msg('host-0', 'small')].map((m) => m.value.toString()),
       );
       expect(calls.decompress).toBeGreaterThanOrEqual(1);

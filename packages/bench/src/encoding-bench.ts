@@ -10,7 +10,12 @@
 import { parseArgs } from 'node:util';
 import protobuf from 'protobufjs';
 import type { SampleMessage } from '@monitor/schemas';
-import { decodeHostSample, encodeSampleMessage, parseIngestBody } from '@monitor/schemas';
+import {
+  decodeHostSample,
+  encodeBinarySampleMessage,
+  encodeSampleMessage,
+  parseIngestBody,
+} from '@monitor/schemas';
 import { createCompareFleet } from './compare-fleet.js';
 import { createFleet } from './fleet.js';
 
@@ -50,16 +55,16 @@ type ProtoSample = {
   processesJson: string;
 };
 
+/** The pipeline's own decoder, which reads either encoding. */
+function decodeWeighed(value: Buffer): number {
+  const decoded = decodeHostSample(value);
+  if (!decoded.ok) throw new Error(decoded.reason);
+  return weigh(decoded.value);
+}
+
 const candidates: Candidate[] = [
-  {
-    name: 'json v1 (today)',
-    encode: encodeSampleMessage,
-    decode(value) {
-      const decoded = decodeHostSample(value);
-      if (!decoded.ok) throw new Error(decoded.reason);
-      return weigh(decoded.value);
-    },
-  },
+  { name: 'json v1', encode: encodeSampleMessage, decode: decodeWeighed },
+  { name: 'binary v1 (the default)', encode: encodeBinarySampleMessage, decode: decodeWeighed },
   {
     name: 'protobufjs',
     encode(message) {

@@ -1,3 +1,4 @@
+import { encodeSampleMessage } from '@monitor/schemas';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -56,6 +57,7 @@ async function serve(
       () => nowMs,
     ),
     topic: 'samples',
+    encodeMessage: encodeSampleMessage,
     maxBodyBytes: 64 * 1024,
     rawRetentionMs: 30 * 86_400_000,
     retryAfterSeconds: 2,

@@ -1,3 +1,4 @@
+import { encodeSampleMessage } from '@monitor/schemas';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -73,6 +74,7 @@ function handler() {
     rateLimiter: () => Promise.resolve('allowed'),
     publisher,
     topic: 'samples',
+    encodeMessage: encodeSampleMessage,
     maxBodyBytes: 1024 * 1024,
     rawRetentionMs: 30 * 86_400_000,
     retryAfterSeconds: 2,

@@ -3,7 +3,7 @@ import type { Publisher } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { AppError, dependencyUnavailable, payloadTooLarge } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
-import { encodeSampleMessage, sampleMessageKey } from '@monitor/schemas';
+import { sampleMessageKey } from '@monitor/schemas';
 import type { ReadBodyResult } from './read-body.js';
 import type { SeriesPolicy } from './series-policy.js';
 import type { IngestRateLimiter } from './write-admission.js';
@@ -15,6 +15,8 @@ export type WriteDeps = {
   publisher: Publisher;
   seriesPolicy: SeriesPolicy;
   topic: string;
+  /** A host sample message's bytes on the bus (binary, or JSON while older consumers run). */
+  encodeMessage: (message: SampleMessage) => Buffer;
   /** After decompression. */
   maxBodyBytes: number;
   rawRetentionMs: number;
@@ -51,7 +53,7 @@ export function bodyReadError(
  * take them (logged here), undefined once it acknowledged every one.
  */
 export async function publishSamples(
-  deps: Pick<WriteDeps, 'publisher' | 'topic' | 'retryAfterSeconds'>,
+  deps: Pick<WriteDeps, 'publisher' | 'topic' | 'encodeMessage' | 'retryAfterSeconds'>,
   log: Logger,
   orgId: string,
   messages: readonly SampleMessage[],
@@ -62,7 +64,7 @@ export async function publishSamples(
       deps.topic,
       messages.map((message) => ({
         key: sampleMessageKey(message),
-        value: encodeSampleMessage(message),
+        value: deps.encodeMessage(message),
       })),
     );
     return undefined;

@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import type { AgentProtocol } from './protocol-decode-error.js';
-import { InterningReader, StringTable } from './interning-reader.js';
+import { StringTable } from '@monitor/schemas';
+import { InterningReader } from './interning-reader.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 
 /**

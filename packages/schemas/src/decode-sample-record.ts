@@ -1,6 +1,7 @@
 import type { DecodeResult } from './sample-message.js';
 import { decodeSampleMessage } from './sample-message.js';
 import { sampleRecordMessages } from './sample-record.js';
+import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-message.js';
 
 /** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
 type SnapshotJson = readonly unknown[] | { readonly json: string };
@@ -75,7 +76,8 @@ export function createSharedSampleRecordDecoder(): SampleRecordDecoder {
 }
 
 /**
- * Decodes one host sample message (a format-1 record). The
+ * Decodes one host sample message (a record of one host), binary (`encodeBinarySampleMessage`)
+ * or JSON. Of a JSON message the
  * containers and processes (about nine tenths of a spec-shaped message) are neither parsed nor
  * validated again: the gateway validated them against the same schema before publishing, so
  * their JSON text is passed on to storage as it is, and the evaluator never reads them. The rest
@@ -88,6 +90,7 @@ export function createSharedSampleRecordDecoder(): SampleRecordDecoder {
  * record as unstorable.
  */
 export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSample> {
+  if (value !== null && isBinarySampleMessage(value)) return decodeBinaryHostSample(value);
   if (value !== null) {
     const fast = decodeCanonical(value.toString('utf8'));
     if (fast !== undefined) return { ok: true, value: fast };

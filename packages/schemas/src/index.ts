@@ -32,6 +32,7 @@ export {
   decodeSampleRecord,
 } from './decode-sample-record.js';
 export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
+export { encodeBinarySampleMessage } from './binary-sample-message.js';
 export type {
   AlertCondition,
   AlertReason,
@@ -163,3 +164,4 @@ export {
   prometheusSeriesQuerySchema,
   prometheusSuccessSchema,
 } from './prometheus-api.js';
+export { maxInternedLength, StringTable } from './string-table.js';

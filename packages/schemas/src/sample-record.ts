@@ -3,10 +3,11 @@ import type { DecodeResult } from './sample-message.js';
 /**
  * A record of the samples topic, in one of its two formats:
  *
- * - **format 1**: one host sample message (`encodeSampleMessage`, JSON text, `v: 1`);
+ * - **format 1**: one host sample message, JSON text (`encodeSampleMessage`, `v: 1`) or binary
+ *   (`encodeBinarySampleMessage`, first byte `01`);
  * - **format 2**: several host sample messages of the same partition, each exactly as format 1
  *   would carry it, framed: the bytes `00 02`, then per message a 4-byte big-endian length and
- *   the message. JSON text never starts with a NUL byte, so the first byte tells them apart.
+ *   the message. Neither message starts with a NUL byte, so the first byte tells them apart.
  *
  * Framing rather than one JSON array keeps every host's message separable without parsing:
  * each is decoded on its own (the fast decoder skips its snapshot lists), and a host whose

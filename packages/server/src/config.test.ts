@@ -136,6 +136,7 @@ describe('parseRoleConfig', () => {
       KAFKA_SESSION_TIMEOUT_MS: 6_000,
       KAFKA_HEARTBEAT_INTERVAL_MS: 1_000,
       INGEST_RATE_LIMIT_PER_MINUTE: 6000,
+      INGEST_BUS_ENCODING: 'binary',
       RAW_RETENTION_DAYS: 30,
       ALERT_RETENTION_DAYS: 90,
       CONSUMERS_SEMI_SPACE_MB: 16,
@@ -147,6 +148,17 @@ describe('parseRoleConfig', () => {
       LLM_MODEL: 'gpt-4o-mini',
       MONITOR_DATA_DIR: './data',
     });
+  });
+
+  it('lets the gateway publish JSON for older consumers, and nothing else', () => {
+    const env = { DATABASE_URL: databaseUrl, KAFKA_BROKERS: brokers };
+    const json = parseRoleConfig('gateway', { ...env, INGEST_BUS_ENCODING: 'json' });
+    expect(json.config).toMatchObject({ INGEST_BUS_ENCODING: 'json' });
+    expect(
+      variables(
+        configError(() => parseRoleConfig('gateway', { ...env, INGEST_BUS_ENCODING: 'xml' })),
+      ),
+    ).toEqual(['INGEST_BUS_ENCODING']);
   });
 });
 

@@ -158,6 +158,13 @@ const ingestFields = {
   INGEST_PUBLISH_TIMEOUT_MS: envPositiveInt().default(5_000),
   /** How long the gateway gathers requests into one Kafka produce. */
   INGEST_PRODUCE_LINGER_MS: envPositiveInt().default(2),
+  /**
+   * How host samples go on the bus: `binary` (the writer and the evaluator decode it at a
+   * fraction of JSON's cost), or `json`, which writers and evaluators older than the binary
+   * encoding read: set it while upgrading from one, until every writer and evaluator runs this
+   * version. Both read either.
+   */
+  INGEST_BUS_ENCODING: z.enum(['binary', 'json']).default('binary'),
   /** Samples older than this are refused at ingest. */
   RAW_RETENTION_DAYS: rawRetentionDays,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,

@@ -7,7 +7,11 @@ import type { Database } from '@monitor/db';
 import { createDatabase, createOrgStore, createRuleStore } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
-import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
+import {
+  encodeBinarySampleMessage,
+  encodeSampleMessage,
+  encodeSampleRecord,
+} from '@monitor/schemas';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
@@ -128,7 +132,7 @@ describe('sample records of many hosts', () => {
     packed = bus.publisher({ packRecords: encodeSampleRecord });
   });
 
-  it('stores and evaluates old single-host and new many-host records of one topic, a bad host set aside alone', async () => {
+  it('stores and evaluates single-host JSON, many-host JSON and binary records of one topic, a bad host set aside alone', async () => {
     const rule = await createRuleStore(db).createRule(orgId, {
       name: 'cpu high',
       metric: 'cpu_percent',
@@ -143,7 +147,7 @@ describe('sample records of many hosts', () => {
     const writer = await startRole('writer');
     const evaluator = await startRole('evaluator');
     const hosts = Array.from({ length: 12 }, (_, i) => `mixed-${i}`);
-    // Old records: one host each, as a gateway before this change published them.
+    // The oldest records: one host each, in JSON.
     await single.publish(
       topic,
       hosts.slice(0, 4).map((host) => ({
@@ -151,8 +155,9 @@ describe('sample records of many hosts', () => {
         value: encodeSampleMessage(message(host, t0, 95)),
       })),
     );
-    // New records: every host of a request that shares a partition in one record. One host
-    // does not decode, one decodes but storage refuses its time (year 287,000). The org id is
+    // Then every host of a request that shares a partition in one record, in JSON (as with
+    // INGEST_BUS_ENCODING=json) and in binary, the default. One binary host does not decode (a
+    // version from the future), one decodes but storage refuses its time (year 287,000). The org id is
     // new each run, so each bad host's name is chosen to share its partition with neighbours:
     // alone in its partition it would travel as a single-host record.
     const neighbourPartitions = new Set(
@@ -166,8 +171,9 @@ describe('sample records of many hosts', () => {
     };
     const undecodableHost = withNeighbours('undecodable');
     const unstorableHost = withNeighbours('unstorable');
-    const undecodable = Buffer.from(JSON.stringify({ ...message(undecodableHost, t0, 1), v: 9 }));
-    const unstorable = encodeSampleMessage(message(unstorableHost, 9e15, 1));
+    const undecodable = encodeBinarySampleMessage(message(undecodableHost, t0, 1));
+    undecodable[1] = 9;
+    const unstorable = encodeBinarySampleMessage(message(unstorableHost, 9e15, 1));
     await packed.publish(topic, [
       ...hosts.slice(4).map((host) => ({
         key: `${orgId}:${host}`,
@@ -178,10 +184,13 @@ describe('sample records of many hosts', () => {
         value: encodeSampleMessage(message(host, t0 + 1_000, 20)),
       })),
     ]);
-    // Both bad hosts hash with their neighbours into the many-host records of their partition.
-    const neighbours = hosts.map((host) => ({
+    // Both bad hosts hash with their neighbours into the many-host records of their partition,
+    // among binary and JSON messages.
+    const neighbours = hosts.map((host, i) => ({
       key: `${orgId}:${host}`,
-      value: encodeSampleMessage(message(host, t0 + 2_000, 96)),
+      value: (i % 3 === 0 ? encodeSampleMessage : encodeBinarySampleMessage)(
+        message(host, t0 + 2_000, 96),
+      ),
     }));
     await packed.publish(topic, [
       ...neighbours.slice(0, 6),
@@ -232,7 +241,7 @@ describe('sample records of many hosts', () => {
     );
     expect(letters).toContainEqual(
       expect.objectContaining({
-        reason: expect.stringMatching(/^invalid sample message: v/) as unknown,
+        reason: 'binary sample message has unknown version 9',
       }),
     );
     expect(letters.every((letter) => letter.index !== undefined)).toBe(true);

@@ -9,7 +9,12 @@ import {
   createIngestRateLimiter,
   createSeriesPolicy,
 } from '@monitor/gateway';
-import { encodeSampleRecord, ingestPath } from '@monitor/schemas';
+import {
+  encodeBinarySampleMessage,
+  encodeSampleMessage,
+  encodeSampleRecord,
+  ingestPath,
+} from '@monitor/schemas';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { methodNotAllowedHandler } from '@monitor/platform';
@@ -72,6 +77,8 @@ export function createGatewayRequestListener(
       Date.now,
     ),
     topic: config.SAMPLES_TOPIC,
+    encodeMessage:
+      config.INGEST_BUS_ENCODING === 'binary' ? encodeBinarySampleMessage : encodeSampleMessage,
     maxBodyBytes: maxIngestBodyBytes,
     rawRetentionMs: config.RAW_RETENTION_DAYS * 86_400_000,
     retryAfterSeconds: 2,

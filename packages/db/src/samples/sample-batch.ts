@@ -201,7 +201,12 @@ export function summarizeServices(
       }
     }
   }
-  return [...summaries.values()].sort(
+  return sortedSummaries(summaries.values());
+}
+
+/** `summaries` in (orgId, name) order, the order their rows are locked in. */
+export function sortedSummaries(summaries: Iterable<ServiceSummary>): ServiceSummary[] {
+  return [...summaries].sort(
     (a, b) => compareStrings(a.orgId, b.orgId) || compareStrings(a.name, b.name),
   );
 }

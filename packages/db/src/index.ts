@@ -51,7 +51,6 @@ export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
 export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);
 export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);
 export type { HostSample } from './samples/sample-batch.js';
-export type { SampleStore } from './samples/sample-store.js';
 export const createSampleStore = translatingStoreFactory(sampleStore);
 /** The rows the sample store COPYs into `samples`, for the benchmark's raw COPY ceiling. */
 export { binarySampleChunks } from './samples/copy-binary.js';

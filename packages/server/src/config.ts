@@ -208,12 +208,6 @@ const writerFields = {
    */
   WRITER_BATCH_MAX_WAIT_MS: envPositiveInt().optional(),
   /**
-   * How often at most a writer applies the services projection (last_seen, latest values),
-   * merged over every batch since: a busy writer updates each service once per interval instead
-   * of once per batch. 0: with each batch.
-   */
-  WRITER_PROJECTION_INTERVAL_MS: envNonNegativeInt().default(1_000),
-  /**
    * Kafka consumers per writer process, each writing its own partitions' batches in its own
    * transactions, so one fetches and decodes while another writes. More than the topic's
    * partitions leaves some idle.

@@ -201,12 +201,7 @@ export function summarizeServices(
       }
     }
   }
-  return sortedSummaries(summaries.values());
-}
-
-/** `summaries` in (orgId, name) order, the order their rows are locked in. */
-export function sortedSummaries(summaries: Iterable<ServiceSummary>): ServiceSummary[] {
-  return [...summaries].sort(
+  return [...summaries.values()].sort(
     (a, b) => compareStrings(a.orgId, b.orgId) || compareStrings(a.name, b.name),
   );
 }

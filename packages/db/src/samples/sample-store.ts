@@ -17,7 +17,6 @@ import {
   partitionsRestarted,
   ServiceMap,
   skipWritten,
-  sortedSummaries,
   summarizeServices,
 } from './sample-batch.js';
 
@@ -49,23 +48,17 @@ type WriteBatchResult = {
 
 export type SampleStore = {
   /**
-   * Stores a batch in one transaction: the samples, staleness markers, snapshots, each
-   * partition's next offset, the rows of services seen for the first time, and the batch's
-   * share of the services projection (last_seen, latest metrics, tags) of every sample,
-   * replays included, as a backlog row. The projection itself is applied after the commit (see
-   * `projectionIntervalMs`). Idempotent on (series, time), on log positions and in the
-   * projection (it only moves forward): a replayed batch writes no sample again. Throws
-   * (through the package's boundary: a DatabaseUnavailableError when a retry can help, a
-   * DatabaseRefusedError when not) when the transaction failed: write the batch again.
+   * Stores a batch in two steps that run side by side, on two connections: in one transaction,
+   * the samples, staleness markers, snapshots, each partition's next offset and the rows of
+   * services seen for the first time; in statements of their own, the services projection
+   * (last_seen, latest metrics, tags) of every sample of the batch, replays included.
+   * Idempotent on (series, time), on log positions and in the projection (it only moves
+   * forward): a replayed batch writes no sample again, and completes a projection that a crash
+   * left behind. Resolves once both are done; throws (through the package's boundary: a
+   * DatabaseUnavailableError when a retry can help, a DatabaseRefusedError when not) once both
+   * settled, either step possibly done, so write the batch again.
    */
   writeBatch(batch: SampleBatch, owner?: OffsetOwner): Promise<WriteBatchResult>;
-  /** Applies the projection of every batch written so far; call before the process exits. */
-  flushProjection(): Promise<void>;
-  /**
-   * Applies, and removes, the projection backlog rows at least `olderThanMs` old: those of a
-   * writer that stopped (crashed) before it applied them. Applying a row twice is harmless.
-   */
-  adoptProjectionBacklog(olderThanMs: number): Promise<{ rows: number }>;
 };
 
 export type SampleStoreOptions = {
@@ -81,15 +74,6 @@ export type SampleStoreOptions = {
    * up, and new series created, with one statement per batch.
    */
   seriesCacheEntries?: number;
-  /**
-   * 0 (default): `writeBatch` resolves once its projection is applied too. More: the projection
-   * is applied in the background, at most once per this many milliseconds, merged over every
-   * batch written meanwhile: a busy writer updates each service once per interval instead of
-   * once per batch. Each batch's share is durable with its samples either way.
-   */
-  projectionIntervalMs?: number;
-  /** A background projection update failed (it is tried again with the next). */
-  onProjectionError?: (err: unknown) => void;
 };
 
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
@@ -112,11 +96,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
 
-  const projection = createProjectionBuffer(sql, options);
-
   return {
-    flushProjection: () => projection.flush(),
-    adoptProjectionBacklog: (olderThanMs) => adoptProjectionBacklog(sql, olderThanMs),
     async writeBatch(batch, owner) {
       const next = nextOffsets(batch);
       if (next.size > 0 && owner === undefined) {
@@ -125,11 +105,16 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // Series ids learned by this batch, cached only once it committed: a series created by a
       // transaction that rolled back does not exist.
       let learned: LearnedSeries[] = [];
-      // The projection of every sample of the batch, replays included: a replay after a crash
-      // completes a projection the crash left unapplied.
-      const summaries = summarizeServices(batch.samples, { skipInvalid: true });
-      const summariesJson = summaries.length > 0 ? projectionJson(summaries, undefined) : undefined;
-      let backlogId: number | undefined;
+      // The projection of every sample of the batch, replays included (a crash between the
+      // samples' commit and the projection's leaves it to the redelivered batch), on a
+      // connection of its own while the samples' transaction runs: the batch then takes the
+      // longer of the two, not their sum. It may land first: it only moves forward, a
+      // service it creates is the one the transaction then reads, and a transaction that fails
+      // is written again with its batch.
+      const projection = summarizeServices(batch.samples, { skipInvalid: true });
+      const projected =
+        projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
+      projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
       const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
         sql.begin(async (tx) => {
           // Both reads go out together, one round trip: the stored offsets and the services of
@@ -153,9 +138,9 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           if (fresh.length > 0) {
             // Without replays (the usual case) the projection's summaries are the batch's:
             // checked as storable, not summarized twice.
-            const freshSummaries =
-              skipped === 0 ? checkedSummaries(fresh, summaries) : summarizeServices(fresh);
-            const services = await ensureServices(tx, freshSummaries, knownServices);
+            const summaries =
+              skipped === 0 ? checkedSummaries(fresh, projection) : summarizeServices(fresh);
+            const services = await ensureServices(tx, summaries, knownServices);
             result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
@@ -164,14 +149,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             Object.assign(result, written);
             result.staleMarkersWritten = await insertStaleMarkers(tx, rows);
           }
-          // Both in one round trip.
-          const [, backlog] = await Promise.all([
-            owner !== undefined && next.size > 0
-              ? storeOffsets(tx, owner, next, restarted)
-              : undefined,
-            summariesJson === undefined ? undefined : insertProjectionBacklog(tx, summariesJson),
-          ]);
-          backlogId = backlog;
+          if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
           return result;
         });
       const written = (async () => {
@@ -185,18 +163,23 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
           return await writeOnce('insert');
         }
       })();
-      const result = await written;
+      // Both settle before either's error is thrown: the batch is written again only once
+      // nothing of this attempt is still running.
+      const [samples, services] = await Promise.allSettled([written, projected]);
+      if (samples.status === 'rejected') throw samples.reason;
+      if (services.status === 'rejected') throw services.reason;
       for (const { serviceId, generation, metric, labels, id } of learned) {
         seriesCache.add(serviceId, generation, seriesKey(metric, labels), id);
       }
-      if (backlogId !== undefined) await projection.add(summaries, backlogId);
-      servicesCreated += result.servicesCreated;
+      // A service is created by whichever of the two got to it first.
+      samples.value.servicesCreated += services.value.created;
+      servicesCreated += samples.value.servicesCreated;
       if (servicesCreated >= analyzeAt) {
         analyzeAt = servicesCreated * 2;
         // Best effort: autovacuum gets there too, only later.
         await sql`analyze services, series`.catch(() => undefined);
       }
-      return result;
+      return samples.value;
     },
   };
 }
@@ -360,180 +343,43 @@ async function insertNewServices(
 /**
  * The projection of every service of `summaries`: last_seen only moves forward; tags come from
  * a sample at least as new as last_seen; each metric's latest value is replaced only by a
- * strictly newer sample of that metric (metric_times holds the time of each value). Only rows
- * that exist are updated: the samples' transaction that carried a summary created its service,
- * and a service deleted since is not brought back by its old samples.
+ * strictly newer sample of that metric (metric_times holds the time of each value). Existing
+ * rows are updated without an id drawn for each (they almost all exist: the samples'
+ * transaction creates the new ones); the services no row was found for are inserted, and those
+ * another transaction created meanwhile are updated after it.
  *
  * The per-metric merge costs about as much as the rest of the statement, so it has a fast path:
- * when all of a service's metrics share its newest time (every sample carried the same metrics)
- * and that time is after last_seen, every one of them is newer than any stored value (last_seen
- * is at least every stored metric time), so a plain `||` merges them. Services whose metrics
- * have different times go through statements without it.
+ * when all of a service's metrics in the batch share the batch's newest time (every sample
+ * carried the same metrics) and that time is after last_seen, every one of them is newer than
+ * any stored value (last_seen is at least every stored metric time), so a plain `||` merges
+ * them. Services whose metrics have different times go through statements without it.
  */
-async function applyProjection(
+async function projectServices(
   sql: Queryable,
   summaries: readonly ServiceSummary[],
-): Promise<void> {
+): Promise<{ created: number }> {
+  let created = 0;
   for (const [group, fastPath] of byMetricTimes(summaries)) {
-    await updateServiceRows(sql, group, fastPath);
+    const missing = notIn(group, await updateServiceRows(sql, group, fastPath));
+    if (missing.length === 0) continue;
+    const inserted = await insertNewServices(sql, missing);
+    created += inserted.length;
+    // Created meanwhile (by the samples' transaction, another writer or the evaluator; the
+    // insert waited for it and did nothing): merged into as the others were.
+    const raced = notIn(missing, inserted);
+    if (raced.length > 0) await updateServiceRows(sql, raced, fastPath);
   }
+  return { created };
 }
 
-async function insertProjectionBacklog(tx: TransactionSql, summariesJson: string): Promise<number> {
-  const [row] = await tx<{ id: string }[]>`
-    insert into services_projection_backlog (summaries) values (${summariesJson}) returning id
-  `;
-  return Number(row?.id);
-}
-
-/**
- * The projection of the batches written and not yet applied, merged: one summary per service,
- * with the backlog rows it covers. `add` applies it at once (interval 0) or schedules it.
- */
-function createProjectionBuffer(
-  sql: Database['sql'],
-  options: Pick<SampleStoreOptions, 'projectionIntervalMs' | 'onProjectionError'>,
-) {
-  const intervalMs = options.projectionIntervalMs ?? 0;
-  let pending = new ServiceMap<ServiceSummary>();
-  let pendingIds: number[] = [];
-  /** The apply in progress; applies run one at a time. */
-  let applying: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  let lastStartMs = Number.NEGATIVE_INFINITY;
-
-  function merge(summaries: Iterable<ServiceSummary>, ids: readonly number[]): void {
-    for (const summary of summaries) mergeSummary(pending, summary);
-    pendingIds.push(...ids);
-  }
-
-  /** Applies everything pending, and removes its backlog rows, in one transaction. */
-  async function applyPending(): Promise<void> {
-    if (pendingIds.length === 0) return;
-    const taken = pending;
-    const ids = pendingIds;
-    pending = new ServiceMap();
-    pendingIds = [];
-    lastStartMs = performance.now();
-    try {
-      await sql.begin(async (tx) => {
-        await applyProjection(tx, sortedSummaries(taken.values()));
-        await tx`delete from services_projection_backlog where id = any(${ids}::bigint[])`;
-      });
-    } catch (err) {
-      merge(taken.values(), ids); // kept for the next apply; the backlog rows are still there
-      throw err;
-    }
-  }
-
-  function enqueue(): Promise<void> {
-    const run = applying.then(applyPending);
-    applying = run.catch(() => undefined);
-    return run;
-  }
-
-  function schedule(): void {
-    if (timer !== undefined || pendingIds.length === 0) return;
-    const waitMs = Math.max(0, lastStartMs + intervalMs - performance.now());
-    timer = setTimeout(() => {
-      enqueue()
-        .catch((err: unknown) => options.onProjectionError?.(err))
-        .finally(() => {
-          timer = undefined;
-          schedule();
-        });
-    }, waitMs);
-    timer.unref();
-  }
-
-  return {
-    async add(summaries: readonly ServiceSummary[], backlogId: number): Promise<void> {
-      merge(summaries, [backlogId]);
-      if (intervalMs === 0) return enqueue();
-      schedule();
-    },
-    async flush(): Promise<void> {
-      clearTimeout(timer);
-      timer = undefined;
-      await enqueue();
-    },
-  };
-}
-
-/** Merges `summary` into `into`: the newer last_seen and its tags, each metric's newest value. */
-function mergeSummary(into: ServiceMap<ServiceSummary>, summary: ServiceSummary): void {
-  const merged = into.get(summary.orgId, summary.name);
-  if (merged === undefined) {
-    into.set(summary.orgId, summary.name, { ...summary, metrics: new Map(summary.metrics) });
-    return;
-  }
-  if (summary.lastSeenMs >= merged.lastSeenMs) {
-    merged.lastSeenMs = summary.lastSeenMs;
-    merged.tags = summary.tags;
-  }
-  for (const [metric, latest] of summary.metrics) {
-    const known = merged.metrics.get(metric);
-    if (known === undefined || latest.timeMs >= known.timeMs) merged.metrics.set(metric, latest);
-  }
-}
-
-/** Backlog rows taken per transaction by `adoptProjectionBacklog`. */
-const adoptRowsPerTransaction = 20;
-
-async function adoptProjectionBacklog(
-  sql: Database['sql'],
-  olderThanMs: number,
-): Promise<{ rows: number }> {
-  let adopted = 0;
-  for (;;) {
-    const rows = await sql.begin(async (tx) => {
-      // Skip locked: rows another writer is applying or adopting right now.
-      const taken = await tx<{ id: string; summaries: string }[]>`
-        select id, summaries from services_projection_backlog
-        where created_at <= now() - ${olderThanMs} * interval '1 millisecond'
-        order by id
-        limit ${adoptRowsPerTransaction}
-        for update skip locked
-      `;
-      if (taken.length === 0) return 0;
-      const merged = new ServiceMap<ServiceSummary>();
-      for (const row of taken) {
-        for (const summary of summariesFromJson(row.summaries)) mergeSummary(merged, summary);
-      }
-      await applyProjection(tx, sortedSummaries(merged.values()));
-      await tx`
-        delete from services_projection_backlog
-        where id = any(${taken.map((row) => row.id)}::bigint[])
-      `;
-      return taken.length;
-    });
-    adopted += rows;
-    if (rows < adoptRowsPerTransaction) return { rows: adopted };
-  }
-}
-
-/** The summaries of a backlog row (`projectionJson`'s text). */
-function summariesFromJson(json: string): ServiceSummary[] {
-  const entries = JSON.parse(json) as {
-    org_id: string;
-    name: string;
-    tags: Record<string, string>;
-    metrics: Record<string, number>;
-    metric_times: Record<string, number>;
-    last_seen_ms: number;
-  }[];
-  return entries.map((entry) => ({
-    orgId: entry.org_id,
-    name: entry.name,
-    lastSeenMs: entry.last_seen_ms,
-    tags: entry.tags,
-    metrics: new Map(
-      Object.entries(entry.metrics).map(([metric, value]) => [
-        metric,
-        { value, timeMs: entry.metric_times[metric] ?? entry.last_seen_ms },
-      ]),
-    ),
-  }));
+/** The summaries of `summaries` that no row of `rows` is for. */
+function notIn(
+  summaries: readonly ServiceSummary[],
+  rows: readonly { org_id: string; name: string }[],
+): ServiceSummary[] {
+  const found = new ServiceMap<true>();
+  for (const row of rows) found.set(row.org_id, row.name, true);
+  return summaries.filter((summary) => !found.has(summary.orgId, summary.name));
 }
 
 /** `summaries` split for the fast path (see `projectServices`): uniform metric times, then mixed. */

@@ -585,24 +585,6 @@ const seriesLabelsAndStaleMarkers: Migration = {
   },
 };
 
-const servicesProjectionBacklog: Migration = {
-  version: 22,
-  name: 'services_projection_backlog',
-  up: (sql) =>
-    run(sql, [
-      // A batch's share of the services projection, stored in the batch's own transaction, so
-      // a writer can apply the projection of many batches in one statement later and a crash
-      // loses none of it (another writer applies what is left). JSON text, stored as it is:
-      // neither parsed nor compressed on the way in.
-      `create table services_projection_backlog (
-        id bigint generated always as identity primary key,
-        summaries text not null,
-        created_at timestamptz not null default now()
-      )`,
-      `alter table services_projection_backlog alter column summaries set storage external`,
-    ]),
-};
-
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -626,5 +608,4 @@ export const migrations: readonly Migration[] = [
   realTimeRollups,
   compressedRollups,
   seriesLabelsAndStaleMarkers,
-  servicesProjectionBacklog,
 ];

@@ -31,10 +31,7 @@ describe.each(['postgres', 'timescale'] as const)(
         insert into samples (time, series_id, value) select ${new Date(t0)}, id, 1 from made
       `;
       const applied = await migrate(db);
-      // 21, and every later one.
-      expect(applied.applied.map((migration) => migration.version)).toEqual(
-        migrations.map((migration) => migration.version).filter((version) => version >= 21),
-      );
+      expect(applied.applied.map((migration) => migration.version)).toEqual([21]);
     });
 
     afterAll(async () => {

@@ -313,60 +313,6 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((row!['last_seen'] as Date).getTime()).toBe(t0 + 3 * minuteMs);
     });
 
-    it('applies the projection of many batches later, merged, and another store applies what one left', async () => {
-      // An hour between applies: nothing is applied but what the test flushes.
-      const deferred = createSampleStore(db, { projectionIntervalMs: hourMs });
-      const orgId = uniqueOrg();
-      const t0 = Date.now() - 30 * minuteMs;
-      const projection = async () => {
-        const [row] = await db.sql<{ tags: object; metrics: object; last_seen: Date }[]>`
-          select tags, metrics, last_seen from services where org_id = ${orgId}`;
-        return row && { tags: row.tags, metrics: row.metrics, lastSeenMs: row.last_seen.getTime() };
-      };
-      const backlog = async () => {
-        const [row] = await db.sql<{ n: string }[]>`
-          select count(*) as n from services_projection_backlog`;
-        return Number(row?.n);
-      };
-      const write = (timeMs: number, metrics: Record<string, number>, v: string) =>
-        deferred.writeBatch({
-          samples: [sample({ orgId, host: 'db-1', timeMs, metrics, tags: { v } })],
-        });
-
-      await write(t0, { cpu: 1 }, '1');
-      await deferred.flushProjection();
-      expect(await projection()).toEqual({ tags: { v: '1' }, metrics: { cpu: 1 }, lastSeenMs: t0 });
-      await write(t0 + minuteMs, { cpu: 2 }, '2');
-      await write(t0 + 2 * minuteMs, { mem: 3 }, '3');
-      // Stored, and durable as backlog rows; not yet applied.
-      expect(await projection()).toEqual({ tags: { v: '1' }, metrics: { cpu: 1 }, lastSeenMs: t0 });
-      expect(await backlog()).toBeGreaterThanOrEqual(2);
-
-      // A writer that crashed now would leave these rows: another store applies them, merged.
-      const adopted = await createSampleStore(db).adoptProjectionBacklog(0);
-      expect(adopted.rows).toBeGreaterThanOrEqual(2);
-      const merged = {
-        tags: { v: '3' },
-        metrics: { cpu: 2, mem: 3 },
-        lastSeenMs: t0 + 2 * minuteMs,
-      };
-      expect(await projection()).toEqual(merged);
-      expect(await backlog()).toBe(0);
-
-      // The first store's own apply of the same batches changes nothing, and fails on nothing.
-      await deferred.flushProjection();
-      expect(await projection()).toEqual(merged);
-      // A later sample is applied by the next flush, over both.
-      await write(t0 + 3 * minuteMs, { cpu: 4 }, '4');
-      await deferred.flushProjection();
-      expect(await projection()).toEqual({
-        tags: { v: '4' },
-        metrics: { cpu: 4, mem: 3 },
-        lastSeenMs: t0 + 3 * minuteMs,
-      });
-      expect(await backlog()).toBe(0);
-    });
-
     it('fills in the tags of a service the evaluator created at the same instant', async () => {
       // An alert can fire on a host's first sample before the writer stores it: the evaluator
       // creates the service row (no tags, no metrics, last_seen = that sample's time). The

@@ -1,5 +1,5 @@
 import type { Bus, ConsumedRecord, Subscription } from '@monitor/bus';
-import type { Database, HostSample, RollupChunkSetAside, SampleStore } from '@monitor/db';
+import type { Database, HostSample, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
@@ -37,15 +37,7 @@ export async function startSampleWriter(
   },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'writer' });
-  const store = createSampleStore(deps.db, {
-    projectionIntervalMs: config.WRITER_PROJECTION_INTERVAL_MS,
-    onProjectionError: (err) =>
-      logger.warn({ err }, 'services projection update failed; it is tried again with the next'),
-  });
-  // Registered before the consumer, so it runs after the consumer stopped (hooks run in reverse).
-  ctx.shutdown.onShutdown('services projection', () => store.flushProjection());
-  // What a writer that crashed left unapplied (applying another live writer's rows is harmless).
-  await adoptProjectionBacklog(store, 0, logger);
+  const store = createSampleStore(deps.db);
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const sink: SampleSink = {
     write: async (samples, doneRecords = []) => {
@@ -147,24 +139,8 @@ export async function startSampleWriter(
     throw failed.reason;
   }
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
-  startMaintenance(ctx, config, deps.db, store);
+  startMaintenance(ctx, config, deps.db);
   return subscription;
-}
-
-/** Live writers apply their own backlog within `WRITER_PROJECTION_INTERVAL_MS`: older is orphaned. */
-const orphanedBacklogAfterMs = 60_000;
-
-async function adoptProjectionBacklog(
-  store: SampleStore,
-  olderThanMs: number,
-  logger: RoleContext['logger'],
-): Promise<void> {
-  try {
-    const { rows } = await store.adoptProjectionBacklog(olderThanMs);
-    if (rows > 0) logger.info({ rows }, 'applied the services projection a stopped writer left');
-  } catch (err) {
-    logger.warn({ err }, 'could not apply the services projection backlog; trying again later');
-  }
 }
 
 /**
@@ -173,12 +149,7 @@ async function adoptProjectionBacklog(
  * compression and retention jobs, the aggregates' refresh on a server without one), and the
  * alert history past ALERT_RETENTION_DAYS on both.
  */
-function startMaintenance(
-  ctx: RoleContext,
-  config: WriterConfig,
-  db: Database,
-  store: SampleStore,
-): void {
+function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
   const setAside = new Counter({
     name: 'maintenance_rollups_set_aside_total',
@@ -205,7 +176,6 @@ function startMaintenance(
     },
   };
   const run = (): void => {
-    void adoptProjectionBacklog(store, orphanedBacklogAfterMs, logger);
     runMaintenance(db, new Date(), options)
       .then(({ pruned }) => {
         if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)

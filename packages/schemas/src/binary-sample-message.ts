@@ -1,4 +1,4 @@
-import type { DecodedSample } from './decode-sample-record.js';
+import type { DecodedSample } from './decoded-sample.js';
 import type { DecodeResult, SampleMessage } from './sample-message.js';
 import { encodeSampleMessage } from './sample-message.js';
 import { maxInternedLength, StringTable } from './string-table.js';

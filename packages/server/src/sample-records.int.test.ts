@@ -8,6 +8,7 @@ import { createDatabase, createOrgStore, createRuleStore } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import {
+  decodeSampleRecord,
   encodeBinarySampleMessage,
   encodeSampleMessage,
   encodeSampleRecord,
@@ -16,6 +17,7 @@ import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { RoleProcess } from './testing/role-process.js';
+import { postIngest } from './testing/ingest-client.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
 
@@ -250,6 +252,55 @@ describe('sample records of many hosts', () => {
     await Promise.all([writer.stop(), evaluator.stop()]);
     started.delete(writer);
     started.delete(evaluator);
+  }, 120_000);
+
+  it('a gateway publishes binary messages, or JSON ones for older consumers when set to', async () => {
+    const key = `mon_test_${randomBytes(16).toString('hex')}`;
+    const firstBytes = new Map<string, number | undefined>();
+    for (const encoding of ['binary', 'json']) {
+      const gateway = await startRoleProcess('gateway', {
+        ...env,
+        MONITOR_BOOTSTRAP_API_KEY: key,
+        ...(encoding === 'binary' ? {} : { INGEST_BUS_ENCODING: encoding }),
+      });
+      started.add(gateway);
+      const answer = await postIngest(
+        gateway.baseUrl,
+        { host: `encoded-${encoding}`, metrics: { cpu_percent: 1 } },
+        { key },
+      );
+      expect(answer.status).toBe(200);
+      await gateway.stop();
+      started.delete(gateway);
+    }
+    const reader = await bus.subscribe({
+      groupId: `encoding-reader-${randomBytes(3).toString('hex')}`,
+      topics: [topic],
+      fromBeginning: true,
+      handleBatch: (batch) => {
+        for (const record of batch.records) {
+          const hosts = decodeSampleRecord(record.value);
+          for (const host of hosts.ok ? hosts.value : []) {
+            if (host.decoded.ok && host.decoded.value.host.startsWith('encoded-')) {
+              firstBytes.set(host.decoded.value.host, host.message[0]);
+            }
+          }
+        }
+        return Promise.resolve();
+      },
+    });
+    await waitFor(
+      () => Promise.resolve(firstBytes.size === 2 ? true : undefined),
+      30_000,
+      'both records',
+    );
+    await reader.stop();
+    expect(firstBytes).toEqual(
+      new Map([
+        ['encoded-binary', 0x01],
+        ['encoded-json', '{'.charCodeAt(0)],
+      ]),
+    );
   }, 120_000);
 
   it('completes the services projection after a writer killed between the samples and the projection', async () => {

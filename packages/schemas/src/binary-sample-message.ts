@@ -8,17 +8,17 @@ import { maxInternedLength, StringTable } from './string-table.js';
  * the writer and the evaluator would parse again for every host (JSON.parse and the strings it
  * builds were a quarter of the writer's CPU in a drain). Little-endian:
  *
- * | bytes | field                                                                     |
- * | ----- | ------------------------------------------------------------------------- |
- * | 1     | `01`: a binary message (JSON text never starts with it, a framed record with `00`) |
- * | 1     | version, `01`                                                             |
- * | 1     | flags: bit 0 `tags_label_series`, bit 1 `stale_metrics` present          |
- * | 8 + 8 | `time_ms`, `received_ms` (float64, integers)                             |
- * | s + s | `org_id`, `host`                                                          |
- * | 2 + … | metric count, then per metric its name (s) and value (float64)            |
- * | 2 + … | tag count, then per tag its key and value (s s)                           |
- * | 2 + … | when flagged: stale metric count, then each name (s)                      |
- * | 4 + … | `containers` as JSON (0 bytes: an empty list), then `processes` the same |
+ * | bytes | field                                                                   |
+ * | ----- | ----------------------------------------------------------------------- |
+ * | 1     | `01`: binary (JSON text never starts so, a framed record starts `00`)   |
+ * | 1     | version, `01`                                                           |
+ * | 1     | flags: bit 0 `tags_label_series`, bit 1 `stale_metrics` present        |
+ * | 8 + 8 | `time_ms`, `received_ms` (float64, integers)                           |
+ * | s + s | `org_id`, `host`                                                        |
+ * | 2 + … | metric count, then per metric its name (s) and value (float64)          |
+ * | 2 + … | tag count, then per tag its key and value (s s)                         |
+ * | 2 + … | when flagged: stale metric count, then each name (s)                    |
+ * | 4 + … | `containers` as JSON (0 bytes: an empty list), then `processes` alike  |
  *
  * A string (s) is a 2-byte byte length and its UTF-8. A message that does not fit (a string of
  * 64 KiB, 65,536 metrics) is encoded as JSON instead: readers take either.
@@ -39,7 +39,10 @@ export function isBinarySampleMessage(value: Buffer): boolean {
 /** Thrown inside the encoder when the message does not fit the binary layout. */
 class DoesNotFit extends Error {}
 
-/** The encoder's scratch space; each message is copied out of it. Grows, never shrinks. */
+/**
+ * The encoder's scratch space, shared by every call (encoding is synchronous, so none overlap);
+ * each message is copied out of it at its exact size. Grows, never shrinks.
+ */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 let at = 0;
 

@@ -58,9 +58,8 @@ export function createSharedSampleRecordDecoder(): SampleRecordDecoder {
 
 /**
  * Decodes one host sample message (a record of one host), binary (`encodeBinarySampleMessage`)
- * or JSON. Of a JSON message the
- * containers and processes (about nine tenths of a spec-shaped message) are neither parsed nor
- * validated again: the gateway validated them against the same schema before publishing, so
+ * or JSON. Of a JSON message the containers and processes (about nine tenths of a spec-shaped
+ * message) are neither parsed nor validated again: the gateway validated them against the same schema before publishing, so
  * their JSON text is passed on to storage as it is, and the evaluator never reads them. The rest
  * is checked by hand against the rules of `sampleMessageSchema`.
  *

@@ -6,6 +6,7 @@ import { encodeBinarySampleMessage } from './binary-sample-message.js';
 import { decodeHostSample, decodeSampleRecord } from './decode-sample-record.js';
 import { encodeSampleRecord } from './sample-record.js';
 import { StringTable } from './string-table.js';
+import { sampleMessages } from './testing/sample-message-arbitrary.js';
 
 const message: SampleMessage = {
   v: 1,
@@ -53,23 +54,7 @@ describe('binary host sample messages', () => {
     ]);
   });
 
-  const text = fc.string({ unit: 'binary', maxLength: 12 });
-  const nonEmpty = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 });
-  const messages = fc.record({
-    v: fc.constant(1 as const),
-    org_id: nonEmpty,
-    host: nonEmpty,
-    time_ms: fc.integer({ min: -(2 ** 45), max: 2 ** 45 }),
-    received_ms: fc.integer({ min: 0, max: 2 ** 45 }),
-    metrics: fc.dictionary(text, fc.double({ noNaN: true, noDefaultInfinity: true })),
-    tags: fc.dictionary(text, text),
-    tags_label_series: fc.option(fc.constant(true as const), { nil: undefined }),
-    stale_metrics: fc.option(fc.array(text), { nil: undefined }),
-    containers: fc.array(
-      fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
-    ),
-    processes: fc.array(fc.record({ name: nonEmpty, pid: fc.nat() })),
-  });
+  const messages = sampleMessages();
 
   it('round-trip every message as its JSON does, alone and framed with JSON ones', () => {
     fc.assert(

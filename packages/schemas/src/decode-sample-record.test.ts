@@ -8,6 +8,7 @@ import {
   decodeSampleRecord,
 } from './decode-sample-record.js';
 import { encodeSampleRecord } from './sample-record.js';
+import { sampleMessages } from './testing/sample-message-arbitrary.js';
 
 const message: SampleMessage = {
   v: 1,
@@ -128,26 +129,10 @@ describe('decodeHostSample', () => {
 });
 
 describe('decodeHostSample against the schema', () => {
-  const text = fc.string({ unit: 'binary', maxLength: 12 });
-  const nonEmpty = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 });
   // zod builds records by assignment, which drops a `__proto__` key: the gateway never sends one.
-  const key = text.filter((s) => s !== '__proto__');
-  const messages = fc.record({
-    v: fc.constant(1 as const),
-    org_id: nonEmpty,
-    host: nonEmpty,
-    time_ms: fc.integer({ min: 0, max: 2 ** 45 }),
-    received_ms: fc.integer({ min: 0, max: 2 ** 45 }),
-    metrics: fc.dictionary(key, fc.double({ noNaN: true, noDefaultInfinity: true })),
-    tags: fc.dictionary(key, text),
-    tags_label_series: fc.option(fc.constant(true as const), { nil: undefined }),
-    stale_metrics: fc.option(fc.array(text), { nil: undefined }),
-    // Valid as the gateway publishes them: the fast way does not look inside these.
-    containers: fc.array(
-      fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
-    ),
-    processes: fc.array(fc.record({ name: nonEmpty, pid: fc.nat() })),
-  });
+  const messages = sampleMessages(
+    fc.string({ unit: 'binary', maxLength: 12 }).filter((s) => s !== '__proto__'),
+  );
 
   it.each([
     ['with or without snapshots', messages],

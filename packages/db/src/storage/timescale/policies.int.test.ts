@@ -27,10 +27,15 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept).
   const recentFrom = Math.floor((now - 40 * hourMs) / hourMs) * hourMs;
   const recentTo = Math.floor((now - 26 * hourMs) / hourMs) * hourMs;
-  // Old history 6 days back: rolled up under the first policies (late samples count for a
-  // week), dropped by the second.
-  const oldFrom = Math.floor((now - 6 * dayMs) / hourMs) * hourMs;
-  const oldTo = oldFrom + 2 * hourMs;
+  // Old history, rolled up under the first policies and dropped by the second (4 days for the
+  // aggregates). Retention drops whole chunks, and samples_1h's are 7 days long, aligned on the
+  // Unix epoch: the history ends an hour before the last such boundary at least 4 days back, so
+  // its chunks of every table have ended by then, whatever the weekday and hour. (6 days back,
+  // as it was, it could share a samples_1h chunk with newer buckets: on a Tuesday from 22:00
+  // UTC it did, and the test waited for a retention that rightly never came.)
+  const weekMs = 7 * dayMs;
+  const oldTo = Math.floor((now - 4 * dayMs) / weekMs) * weekMs - hourMs;
+  const oldFrom = oldTo - 2 * hourMs;
   // Middle history in the daily chunk that ends at the one UTC midnight between 4 and 3 days
   // ago: its samples_1m chunk is past the second policies' compression (3 days) and within
   // their retention (4 days).

@@ -3,6 +3,7 @@ import { copyIn } from './copy-in.js';
 import { projectionJson } from './projection-json.js';
 import { copyTextField } from './copy-text.js';
 import { binarySampleChunks } from './copy-binary.js';
+import { inSeriesOrder } from './series-order.js';
 import type { SeriesCache } from './series-cache.js';
 import { createSeriesCache } from './series-cache.js';
 import type { SeriesName } from './series-ids.js';
@@ -144,6 +145,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
+            rows.samples = inSeriesOrder(rows.samples);
             const written =
               method === 'copy' ? await copyRows(tx, rows) : await insertRows(tx, rows);
             Object.assign(result, written);

@@ -49,6 +49,17 @@ describe('binarySampleChunks', () => {
     expect(chunks[2]!.subarray(-2).toString('hex')).toBe(trailer);
   });
 
+  it('writes the rows in the order given, across chunks', () => {
+    const epoch = Date.UTC(2000, 0, 1);
+    const hex = (n: number): string => n.toString(16).padStart(16, '0');
+    const chunks = [
+      ...binarySampleChunks([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0], 2, [2, 0, 1]),
+    ];
+    expect(chunks.map((chunk) => chunk.toString('hex')).join('')).toBe(
+      signature + [3, 1, 2].map((id) => row(hex(0), hex(id), hex(0))).join('') + trailer,
+    );
+  });
+
   it('writes a header and trailer alone for no rows', () => {
     expect([...binarySampleChunks([], [], [], 10)].map((chunk) => chunk.toString('hex'))).toEqual([
       signature + trailer,

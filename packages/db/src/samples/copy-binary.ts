@@ -14,15 +14,17 @@ const twoTo32 = 2 ** 32;
 
 /**
  * `samples (time, series_id, value)` rows in COPY's binary format, `rowsPerChunk` rows a chunk,
- * the header in the first chunk and the trailer in the last. No text is built or parsed: a time
- * is an int64 of microseconds since 2000 and an id an int8. Times are whole milliseconds (the
- * batch was checked), ids safe integers (identity values).
+ * the header in the first chunk and the trailer in the last; in the order of the row numbers
+ * `order` lists, else as given. No text is built or parsed: a time is an int64 of microseconds
+ * since 2000 and an id an int8. Times are whole milliseconds (the batch was checked), ids safe
+ * integers (identity values).
  */
 export function* binarySampleChunks(
   timesMs: readonly number[],
   seriesIds: readonly number[],
   values: readonly number[],
   rowsPerChunk: number,
+  order?: ArrayLike<number>,
 ): Generator<Buffer> {
   const rows = timesMs.length;
   if (rows === 0) {
@@ -39,13 +41,14 @@ export function* binarySampleChunks(
     let at = 0;
     if (first) at += header.copy(chunk, 0);
     for (let i = start; i < end; i++) {
+      const row = order === undefined ? i : (order[i] ?? 0);
       at = chunk.writeInt16BE(3, at);
       at = chunk.writeInt32BE(8, at);
-      at = writeMicros(chunk, (timesMs[i] ?? 0) - postgresEpochMs, at);
+      at = writeMicros(chunk, (timesMs[row] ?? 0) - postgresEpochMs, at);
       at = chunk.writeInt32BE(8, at);
-      at = writeInt64(chunk, seriesIds[i] ?? 0, at);
+      at = writeInt64(chunk, seriesIds[row] ?? 0, at);
       at = chunk.writeInt32BE(8, at);
-      at = chunk.writeDoubleBE(values[i] ?? 0, at);
+      at = chunk.writeDoubleBE(values[row] ?? 0, at);
     }
     if (last) trailer.copy(chunk, at);
     yield chunk;

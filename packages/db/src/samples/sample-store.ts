@@ -3,7 +3,7 @@ import { copyIn } from './copy-in.js';
 import { projectionJson } from './projection-json.js';
 import { copyTextField } from './copy-text.js';
 import { binarySampleChunks } from './copy-binary.js';
-import { inSeriesOrder } from './series-order.js';
+import { seriesOrder } from './series-order.js';
 import type { SeriesCache } from './series-cache.js';
 import { createSeriesCache } from './series-cache.js';
 import type { SeriesName } from './series-ids.js';
@@ -145,9 +145,11 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
-            rows.samples = inSeriesOrder(rows.samples);
+            const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
             const written =
-              method === 'copy' ? await copyRows(tx, rows) : await insertRows(tx, rows);
+              method === 'copy'
+                ? await copyRows(tx, rows, order)
+                : await insertRows(tx, rows, order);
             Object.assign(result, written);
             result.staleMarkersWritten = await insertStaleMarkers(tx, rows);
           }
@@ -574,14 +576,18 @@ type WrittenCounts = Pick<
  * with the server's unique violation (`writeBatch` then writes the batch again with
  * `insertRows`).
  */
-async function copyRows(tx: TransactionSql, rows: BatchRows): Promise<WrittenCounts> {
+async function copyRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+): Promise<WrittenCounts> {
   const { timesMs, seriesIds, values } = rows.samples;
   if (timesMs.length > 0) {
     // Binary: measured against text through writeBatch, 11 % less server and 6 % less client
     // CPU per row (no timestamps or numbers formatted and parsed again).
     await copyIn(
       tx`copy samples (time, series_id, value) from stdin (format binary)`,
-      binarySampleChunks(timesMs, seriesIds, values, rowsPerChunk),
+      binarySampleChunks(timesMs, seriesIds, values, rowsPerChunk, order),
     );
   }
   if (rows.snapshots.times.length > 0) {
@@ -610,15 +616,22 @@ function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
 }
 
 /** The ON CONFLICT DO NOTHING path: a few array parameters, whatever the batch size. */
-async function insertRows(tx: TransactionSql, rows: BatchRows): Promise<WrittenCounts> {
+async function insertRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+): Promise<WrittenCounts> {
   const counts: WrittenCounts = { samplesWritten: 0, duplicatesSkipped: 0, snapshotsWritten: 0 };
   const { samples, snapshots } = rows;
   if (samples.timesMs.length > 0) {
+    const inOrder = (column: readonly number[]): number[] =>
+      Array.from(order, (row) => column[row] ?? 0);
     // Times as epoch milliseconds (float8): no Date or text per row.
     const inserted = await tx`
       insert into samples (time, series_id, value)
       select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
-        ${samples.timesMs}::float8[], ${samples.seriesIds}::int8[], ${samples.values}::float8[]
+        ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
+        ${inOrder(samples.values)}::float8[]
       ) as u(t, s, v)
       on conflict do nothing
     `;

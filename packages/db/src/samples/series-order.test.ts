@@ -1,24 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SampleColumns } from './series-order.js';
-import { inSeriesOrder } from './series-order.js';
+import { seriesOrder } from './series-order.js';
 
 type Row = { timeMs: number; seriesId: number; value: number };
 
-function columns(rows: readonly Row[]): SampleColumns {
-  return {
-    timesMs: rows.map((row) => row.timeMs),
-    seriesIds: rows.map((row) => row.seriesId),
-    values: rows.map((row) => row.value),
-  };
-}
-
-function rowsOf(samples: SampleColumns): Row[] {
-  return samples.timesMs.map((timeMs, i) => ({
-    timeMs,
-    seriesId: samples.seriesIds[i] ?? Number.NaN,
-    value: samples.values[i] ?? Number.NaN,
-  }));
+/** The rows in the order `seriesOrder` gives for them. */
+function inSeriesOrder(rows: readonly Row[]): Row[] {
+  const order = seriesOrder(
+    rows.map((row) => row.seriesId),
+    rows.map((row) => row.timeMs),
+  );
+  expect(order).toHaveLength(rows.length);
+  return Array.from(order, (at) => rows[at] as Row);
 }
 
 /** What the order must be: by series, then time, rows with equal keys as they came. */
@@ -36,7 +29,7 @@ const row = (seriesIds: fc.Arbitrary<number>): fc.Arbitrary<Row> =>
     value: fc.double({ noNaN: true }),
   });
 
-describe('inSeriesOrder', () => {
+describe('seriesOrder', () => {
   it('orders rows by series, then time, keeping rows with equal keys as they came', () => {
     // Few series and times, so that series repeat, times tie and arrive out of order.
     const few = fc.record({
@@ -44,20 +37,24 @@ describe('inSeriesOrder', () => {
       seriesId: fc.integer({ min: 1, max: 8 }),
       value: fc.double({ noNaN: true }),
     });
+    // Ids up to 2^32 - 1 apart: every pass of the radix sort has digits to sort by.
+    const base = 2 ** 40;
+    const spread = row(fc.integer({ min: base, max: base + 2 ** 32 - 1 }));
     fc.assert(
-      fc.property(fc.array(fc.oneof(few, row(fc.integer({ min: 1, max: 2 ** 40 })))), (rows) => {
-        expect(rowsOf(inSeriesOrder(columns(rows)))).toEqual(expectedOrder(rows));
+      fc.property(fc.array(fc.oneof(few, spread)), fc.array(spread), (mixed, wide) => {
+        expect(inSeriesOrder(mixed)).toEqual(expectedOrder(mixed));
+        expect(inSeriesOrder(wide)).toEqual(expectedOrder(wide));
       }),
     );
   });
 
-  it('orders ids too large for its numeric key, up to the largest safe integer', () => {
+  it('orders ids 2^32 or more apart, up to the largest safe integer', () => {
     const large = fc.integer({ min: 2 ** 52, max: Number.MAX_SAFE_INTEGER });
     fc.assert(
       fc.property(
         fc.array(row(fc.oneof(large, fc.integer({ min: 1, max: 3 }))), { minLength: 2 }),
         (rows) => {
-          expect(rowsOf(inSeriesOrder(columns(rows)))).toEqual(expectedOrder(rows));
+          expect(inSeriesOrder(rows)).toEqual(expectedOrder(rows));
         },
       ),
     );
@@ -71,12 +68,14 @@ describe('inSeriesOrder', () => {
       { timeMs: 20, seriesId: 3, value: 4 },
       { timeMs: 20, seriesId: 3, value: 5 },
     ];
-    expect(rowsOf(inSeriesOrder(columns(rows))).map((each) => each.value)).toEqual([2, 4, 5, 1, 3]);
+    expect(inSeriesOrder(rows).map((each) => each.value)).toEqual([2, 4, 5, 1, 3]);
   });
 
-  it('returns an empty or one-row batch as it is', () => {
-    expect(rowsOf(inSeriesOrder(columns([])))).toEqual([]);
+  it('orders an empty or one-row batch, and one whose rows all share a series', () => {
+    expect(inSeriesOrder([])).toEqual([]);
     const one = { timeMs: 1, seriesId: 2, value: 3 };
-    expect(rowsOf(inSeriesOrder(columns([one])))).toEqual([one]);
+    expect(inSeriesOrder([one])).toEqual([one]);
+    const same = [3, 1, 2].map((timeMs) => ({ timeMs, seriesId: 9, value: timeMs }));
+    expect(inSeriesOrder(same).map((each) => each.timeMs)).toEqual([1, 2, 3]);
   });
 });

@@ -268,4 +268,59 @@ describe('formatCompareReport', () => {
     );
     expect(text).toContain('npm run bench:ingest');
   });
+
+  it("puts the drain against each raw COPY, the burst and the drain's own row count", () => {
+    const copy = (rows: number, rowsPerSecond: number) => ({
+      rows,
+      batches: rows / 10_000,
+      rowsPerBatch: 10_000,
+      copySeconds: rows / rowsPerSecond,
+      rowsPerSecond,
+      connections: 4,
+    });
+    const text = formatCompareReport({
+      date: '2026-11-25T01:00:00.000Z',
+      machine: {
+        os: 'Linux',
+        cpuModel: 'cpu',
+        cpuCount: 2,
+        totalMemoryBytes: 2 ** 34,
+        node: 'v20',
+        loadAverageAtStart: [0.1, 0.1, 0.1],
+      },
+      logWarnings: {},
+      notes: [],
+      logDir: '/tmp/x',
+      settings: {
+        hosts: 10_000,
+        valueVariants: 4,
+        durationSeconds: 20,
+        warmUpSeconds: 3,
+        threads: 2,
+        workloads: {
+          single: { payloadsPerRequest: 1, connections: 64 },
+          batched: { payloadsPerRequest: 100, connections: 16 },
+        },
+        backlogSeconds: 20,
+        victoriaMetrics: { binary: '/usr/bin/victoria-metrics' },
+        kafkaServices: {},
+      },
+      targets: {},
+      ratios: {},
+      backlog: {
+        rows: 6_000_000,
+        rowsTimed: 5_900_000,
+        seconds: 12,
+        rowsPerSecond: 500_000,
+        writerCpuSeconds: 8,
+        batches: 70,
+        drained: true,
+      },
+      copies: [copy(500_000, 800_000), copy(6_000_000, 400_000)],
+    });
+    expect(text).toContain('800,000 rows/s (500,000 rows, 4 connections), the drain 62.5 % of it');
+    expect(text).toContain(
+      '400,000 rows/s (6,000,000 rows, 4 connections), the drain 125.0 % of it',
+    );
+  });
 });

@@ -92,7 +92,10 @@ export type CompareBenchReport = ReportBase & {
   backlog?: BacklogFigures;
   /** Raw COPY into the Kafka mode's `samples` table: the best rate of `copies`. */
   copy?: CopyCeilingResult;
-  /** Raw COPY on one connection and on as many as the writer writes with. */
+  /**
+   * Raw COPY: bursts on one connection and on as many as the writer writes with, then as many
+   * rows as the drain stored.
+   */
   copies?: CopyCeilingResult[];
   remoteWrite?: RemoteWriteReport;
   ratios: CompareRatios;
@@ -344,7 +347,10 @@ export function formatCompareReport(report: CompareBenchReport): string {
     ...(report.copies ?? []).map(
       (copy) =>
         `  raw binary COPY into the same samples table: ${int(copy.rowsPerSecond)} rows/s ` +
-        `(${int(copy.rows)} rows, ${copy.connections} connection${copy.connections === 1 ? '' : 's'})`,
+        `(${int(copy.rows)} rows, ${copy.connections} connection${copy.connections === 1 ? '' : 's'})` +
+        (report.backlog && copy.rowsPerSecond > 0
+          ? `, the drain ${((100 * report.backlog.rowsPerSecond) / copy.rowsPerSecond).toFixed(1)} % of it`
+          : ''),
     ),
   );
   if ((report.copies ?? []).length === 0) lines.push('  raw COPY: not measured');

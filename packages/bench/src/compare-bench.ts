@@ -8,9 +8,8 @@
  * - embedded: `node packages/server/dist/main.js all` with a fresh data dir, JSON on the ingest;
  * - Kafka mode: `monitor gateway` and `monitor writer` from dist over testkit's Kafka,
  *   PostgreSQL and Redis; then its backlog phase (the writer stopped while the gateway fills
- *   Kafka, then timed draining it) and raw binary COPY into the same `samples` table: bursts of
- *   500,000 rows on one connection and on as many as the writer writes with, then as many rows
- *   as the drain stored on as many connections.
+ *   Kafka, then timed draining it) and raw binary COPY into the same `samples` table, on one
+ *   connection and on as many as the writer writes with.
  *
  * VictoriaMetrics and the Kafka mode's gateway also get the same Prometheus remote-write bodies
  * (`remote-write-load.ts`), for the CPU per sample of each.
@@ -230,23 +229,7 @@ async function runBenchmark(
     if (kafka) {
       report.copies = [];
       for (const connections of [1, writerConnections]) {
-        report.copies.push(
-          await measureCopy(kafka, context, connections, {
-            batches: copyBatches,
-            minutesBefore: 10 + connections,
-          }),
-        );
-      }
-      // The bursts above last about a second, on a machine just left idle; the drain lasts
-      // 10-20 s. As many rows as the drain stored, to show what COPY itself sustains (last:
-      // what it leaves behind, dirty pages and autovacuum, does not weigh on the bursts).
-      if (report.backlog !== undefined && report.backlog.rows > 0) {
-        report.copies.push(
-          await measureCopy(kafka, context, writerConnections, {
-            batches: Math.ceil(report.backlog.rows / copyRowsPerBatch),
-            minutesBefore: 30,
-          }),
-        );
+        report.copies.push(await measureCopy(kafka, context, connections));
       }
       report.copy = report.copies.reduce((best, each) =>
         each.rowsPerSecond > best.rowsPerSecond ? each : best,
@@ -474,11 +457,9 @@ async function measureCopy(
   kafka: KafkaTarget,
   context: RunContext,
   connections: number,
-  measurement: { batches: number; minutesBefore: number },
 ): Promise<CopyCeilingResult> {
-  const { batches, minutesBefore } = measurement;
   logProgress(
-    `raw COPY, ${batches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
+    `raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
   );
   const copyDb = createDatabase({
     url: kafka.stack.databaseUrl,
@@ -493,8 +474,8 @@ async function measureCopy(
     serviceIds: services.map((row) => row.id),
     // Before the run's first stage, a stretch per measurement: no (service, metric, time) of
     // the loads or of another measurement.
-    baseTimeMs: context.stageBaseMs('smoke') - minutesBefore * 60_000,
-    batches,
+    baseTimeMs: context.stageBaseMs('smoke') - (10 + connections) * 60_000,
+    batches: copyBatches,
     rowsPerBatch: copyRowsPerBatch,
     connections,
   });

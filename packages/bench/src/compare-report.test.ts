@@ -269,7 +269,7 @@ describe('formatCompareReport', () => {
     expect(text).toContain('npm run bench:ingest');
   });
 
-  it("puts the drain against each raw COPY, the burst and the drain's own row count", () => {
+  it('puts the drain against each raw COPY', () => {
     const copy = (rows: number, rowsPerSecond: number) => ({
       rows,
       batches: rows / 10_000,
@@ -316,11 +316,9 @@ describe('formatCompareReport', () => {
         batches: 70,
         drained: true,
       },
-      copies: [copy(500_000, 800_000), copy(6_000_000, 400_000)],
+      copies: [copy(500_000, 800_000), copy(500_000, 400_000)],
     });
     expect(text).toContain('800,000 rows/s (500,000 rows, 4 connections), the drain 62.5 % of it');
-    expect(text).toContain(
-      '400,000 rows/s (6,000,000 rows, 4 connections), the drain 125.0 % of it',
-    );
+    expect(text).toContain('400,000 rows/s (500,000 rows, 4 connections), the drain 125.0 % of it');
   });
 });

@@ -92,10 +92,7 @@ export type CompareBenchReport = ReportBase & {
   backlog?: BacklogFigures;
   /** Raw COPY into the Kafka mode's `samples` table: the best rate of `copies`. */
   copy?: CopyCeilingResult;
-  /**
-   * Raw COPY: bursts on one connection and on as many as the writer writes with, then as many
-   * rows as the drain stored.
-   */
+  /** Raw COPY on one connection and on as many as the writer writes with. */
   copies?: CopyCeilingResult[];
   remoteWrite?: RemoteWriteReport;
   ratios: CompareRatios;

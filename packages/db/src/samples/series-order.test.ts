@@ -40,21 +40,44 @@ describe('seriesOrder', () => {
     // Ids up to 2^32 - 1 apart: every pass of the radix sort has digits to sort by.
     const base = 2 ** 40;
     const spread = row(fc.integer({ min: base, max: base + 2 ** 32 - 1 }));
+    // As a batch usually is: each series' rows in time order (arrival order), series repeating.
+    const arrivedInOrder = fc
+      .array(fc.integer({ min: 1, max: 3_000 }), { minLength: 65, maxLength: 400 })
+      .map((ids) => ids.map((seriesId, i) => ({ timeMs: 1_000 + i, seriesId, value: i })));
+    // Small batches (an insertion sort) and large ones (the radix sort, or the comparing one).
+    const batchOf = (rows: fc.Arbitrary<Row>): fc.Arbitrary<Row[]> =>
+      fc.oneof(fc.array(rows), fc.array(rows, { minLength: 65, maxLength: 400 }));
     fc.assert(
-      fc.property(fc.array(fc.oneof(few, spread)), fc.array(spread), (mixed, wide) => {
-        expect(inSeriesOrder(mixed)).toEqual(expectedOrder(mixed));
-        expect(inSeriesOrder(wide)).toEqual(expectedOrder(wide));
-      }),
+      fc.property(
+        fc.oneof(batchOf(few), batchOf(spread), batchOf(fc.oneof(few, spread)), arrivedInOrder),
+        (rows) => {
+          expect(inSeriesOrder(rows)).toEqual(expectedOrder(rows));
+        },
+      ),
     );
   });
 
   it('orders ids 2^32 or more apart, up to the largest safe integer', () => {
-    const large = fc.integer({ min: 2 ** 52, max: Number.MAX_SAFE_INTEGER });
+    // High and low 32 bits drawn apart, so that an order by the low ones alone would be wrong.
+    const large = fc.oneof(
+      fc
+        .tuple(fc.integer({ min: 1, max: 2 ** 21 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }))
+        .map(([high, low]) => high * 2 ** 32 + low),
+      fc.constant(Number.MAX_SAFE_INTEGER),
+    );
+    const id = fc.oneof(large, fc.integer({ min: 1, max: 3 }));
+    // Times in arrival order too, so that no series' times ask for the comparing sort anyway.
+    const inArrivalOrder = (ids: number[]): Row[] =>
+      ids.map((seriesId, i) => ({ timeMs: i, seriesId, value: i }));
     fc.assert(
       fc.property(
-        fc.array(row(fc.oneof(large, fc.integer({ min: 1, max: 3 }))), { minLength: 2 }),
-        (rows) => {
-          expect(inSeriesOrder(rows)).toEqual(expectedOrder(rows));
+        fc.oneof(
+          fc.array(row(id), { minLength: 2 }),
+          fc.array(row(id), { minLength: 65, maxLength: 400 }),
+          fc.array(id, { minLength: 65, maxLength: 400 }).map(inArrivalOrder),
+        ),
+        (batch) => {
+          expect(inSeriesOrder(batch)).toEqual(expectedOrder(batch));
         },
       ),
     );

@@ -17,7 +17,8 @@ const smallBatchRows = 64;
  *
  * Rows of one series usually arrive in time order (a host's samples keep their order on the
  * bus), so a stable radix sort by id puts them in key order; a batch where they did not, or
- * whose ids are 2^32 or more apart, takes a comparing sort.
+ * whose ids are 2^32 or more apart, takes a comparing sort, and one of up to 64 rows an
+ * insertion sort.
  */
 export function seriesOrder(seriesIds: readonly number[], timesMs: readonly number[]): Uint32Array {
   if (seriesIds.length <= smallBatchRows) return insertionOrder(seriesIds, timesMs);

@@ -219,34 +219,41 @@ describe('issueTargets', () => {
 });
 
 describe('formatCompareReport', () => {
+  /** A run on a 2-core machine with the default settings that measured nothing. */
+  const runReport = (): CompareBenchReport => ({
+    date: '2026-11-23T17:00:00.000Z',
+    machine: {
+      os: 'Linux',
+      cpuModel: 'cpu',
+      cpuCount: 2,
+      totalMemoryBytes: 2 ** 34,
+      node: 'v20',
+      loadAverageAtStart: [0.1, 0.1, 0.1],
+    },
+    logWarnings: {},
+    notes: [],
+    logDir: '/tmp/x',
+    settings: {
+      hosts: 10_000,
+      valueVariants: 4,
+      durationSeconds: 20,
+      warmUpSeconds: 3,
+      threads: 2,
+      workloads: {
+        single: { payloadsPerRequest: 1, connections: 64 },
+        batched: { payloadsPerRequest: 100, connections: 16 },
+      },
+      backlogSeconds: 20,
+      victoriaMetrics: { binary: '/usr/bin/victoria-metrics' },
+      kafkaServices: {},
+    },
+    targets: {},
+    ratios: {},
+  });
+
   it('names each ratio and says why a target was skipped', () => {
     const report: CompareBenchReport = {
-      date: '2026-11-23T17:00:00.000Z',
-      machine: {
-        os: 'Linux',
-        cpuModel: 'cpu',
-        cpuCount: 2,
-        totalMemoryBytes: 2 ** 34,
-        node: 'v20',
-        loadAverageAtStart: [0.1, 0.1, 0.1],
-      },
-      logWarnings: {},
-      notes: [],
-      logDir: '/tmp/x',
-      settings: {
-        hosts: 10_000,
-        valueVariants: 4,
-        durationSeconds: 20,
-        warmUpSeconds: 3,
-        threads: 2,
-        workloads: {
-          single: { payloadsPerRequest: 1, connections: 64 },
-          batched: { payloadsPerRequest: 100, connections: 16 },
-        },
-        backlogSeconds: 20,
-        victoriaMetrics: { binary: '/usr/bin/victoria-metrics' },
-        kafkaServices: {},
-      },
+      ...runReport(),
       targets: {
         'victoria-metrics': {
           format: 'influx',
@@ -279,34 +286,7 @@ describe('formatCompareReport', () => {
       connections: 4,
     });
     const text = formatCompareReport({
-      date: '2026-11-25T01:00:00.000Z',
-      machine: {
-        os: 'Linux',
-        cpuModel: 'cpu',
-        cpuCount: 2,
-        totalMemoryBytes: 2 ** 34,
-        node: 'v20',
-        loadAverageAtStart: [0.1, 0.1, 0.1],
-      },
-      logWarnings: {},
-      notes: [],
-      logDir: '/tmp/x',
-      settings: {
-        hosts: 10_000,
-        valueVariants: 4,
-        durationSeconds: 20,
-        warmUpSeconds: 3,
-        threads: 2,
-        workloads: {
-          single: { payloadsPerRequest: 1, connections: 64 },
-          batched: { payloadsPerRequest: 100, connections: 16 },
-        },
-        backlogSeconds: 20,
-        victoriaMetrics: { binary: '/usr/bin/victoria-metrics' },
-        kafkaServices: {},
-      },
-      targets: {},
-      ratios: {},
+      ...runReport(),
       backlog: {
         rows: 6_000_000,
         rowsTimed: 5_900_000,

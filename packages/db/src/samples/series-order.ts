@@ -22,11 +22,9 @@ const smallBatchRows = 64;
  */
 export function seriesOrder(seriesIds: readonly number[], timesMs: readonly number[]): Uint32Array {
   if (seriesIds.length <= smallBatchRows) return insertionOrder(seriesIds, timesMs);
-  const order = radixOrderById(seriesIds) ?? comparingOrder(seriesIds, timesMs);
-  if (!inTimeOrderWithinSeries(order, seriesIds, timesMs)) {
-    order.set(comparingOrder(seriesIds, timesMs));
-  }
-  return order;
+  const byId = radixOrderById(seriesIds);
+  if (byId !== undefined && inTimeOrderWithinSeries(byId, seriesIds, timesMs)) return byId;
+  return comparingOrder(seriesIds, timesMs);
 }
 
 /** Row numbers by id, stable (LSD radix); undefined when the ids span 2^32 or more. */

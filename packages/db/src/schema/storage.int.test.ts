@@ -355,7 +355,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       });
       const first = await store.writeBatch({ samples: [resent, resent] });
       expect(first).toMatchObject({ samplesWritten: 1, duplicatesSkipped: 1, snapshotsWritten: 1 });
-      // An agent's retry: same sample, new log position. COPY meets the key and falls back.
+      // An agent's retry: same sample, new log position. The insert meets the key and falls
+      // back to ON CONFLICT DO NOTHING.
       const second = await store.writeBatch({
         samples: [resent, sample({ orgId, host: 'h', timeMs: t0 + 1000, metrics: { cpu: 6 } })],
       });
@@ -369,6 +370,32 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         where v.org_id = ${orgId}
       `;
       expect(count!['n']).toBe(2);
+    });
+
+    it('stores a resent sample once in a batch big enough to go in by COPY', async () => {
+      const store = createSampleStore(db);
+      const orgId = uniqueOrg();
+      const t0 = Date.now() - 25 * minuteMs;
+      // 700 hosts × 3 metrics: more rows than the store inserts in the COMMIT's round trip.
+      const fleet = (timeMs: number) =>
+        Array.from({ length: 700 }, (_, i) =>
+          sample({ orgId, host: `h${i}`, timeMs, metrics: { a: i, b: 1, c: 2 } }),
+        );
+      const resent = sample({ orgId, host: 'h0', timeMs: t0, metrics: { a: 0, b: 1, c: 2 } });
+      expect(await store.writeBatch({ samples: fleet(t0) })).toMatchObject({
+        samplesWritten: 2100,
+        duplicatesSkipped: 0,
+      });
+      // The COPY meets the resent sample's keys, fails as a whole, and the batch goes in again.
+      expect(await store.writeBatch({ samples: [resent, ...fleet(t0 + 1000)] })).toMatchObject({
+        samplesWritten: 2100,
+        duplicatesSkipped: 3,
+      });
+      const [count] = await db.sql`
+        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+        where v.org_id = ${orgId}
+      `;
+      expect(count!['n']).toBe(4200);
     });
 
     it('keeps each tag set of an agent’s metric as a series of its own, beside the host’s /ingest series', async () => {

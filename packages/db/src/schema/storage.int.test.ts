@@ -160,6 +160,13 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
   describe('sample store', () => {
     const owner = { groupId: 'writer', topic: `samples-${engine}` };
+    const samplesOfOrg = async (orgId: string): Promise<number> => {
+      const [count] = await db.sql<{ n: number }[]>`
+        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+        where v.org_id = ${orgId}
+      `;
+      return count?.n ?? 0;
+    };
 
     it('stores samples and snapshots and creates the service on its first sample', async () => {
       const store = createSampleStore(db);
@@ -365,11 +372,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         duplicatesSkipped: 1,
         snapshotsWritten: 0,
       });
-      const [count] = await db.sql`
-        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
-        where v.org_id = ${orgId}
-      `;
-      expect(count!['n']).toBe(2);
+      expect(await samplesOfOrg(orgId)).toBe(2);
     });
 
     it('stores a resent sample once in a batch big enough to go in by COPY', async () => {
@@ -391,11 +394,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         samplesWritten: 2100,
         duplicatesSkipped: 3,
       });
-      const [count] = await db.sql`
-        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
-        where v.org_id = ${orgId}
-      `;
-      expect(count!['n']).toBe(4200);
+      expect(await samplesOfOrg(orgId)).toBe(4200);
     });
 
     it('keeps each tag set of an agent’s metric as a series of its own, beside the host’s /ingest series', async () => {
@@ -529,11 +528,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         );
       expect(refused).toBeInstanceOf(published.DatabaseRefusedError);
       expect(refused).toMatchObject({ retriable: false, sqlState: '22P02' });
-      const [count] = await db.sql`
-        select count(*)::int as n from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
-        where v.org_id = ${orgId}
-      `;
-      expect(count!['n']).toBe(2);
+      expect(await samplesOfOrg(orgId)).toBe(2);
     });
 
     it('analyzes services and series once it created a hundred services', async () => {

@@ -9,7 +9,8 @@ type TransactionEnd<T> = {
   result: T;
   /**
    * Statements sent last, not waited for: they go out with the COMMIT. If one fails, the
-   * transaction rolls back and its error is thrown.
+   * transaction rolls back and its error is thrown. Issue them just before the body returns:
+   * one that failed while the body still awaited something else would be an unhandled rejection.
    */
   last: readonly Promise<unknown>[];
 };

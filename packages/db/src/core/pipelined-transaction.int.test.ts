@@ -98,6 +98,18 @@ describe('pipelinedTransaction', () => {
     expect(await keys()).toEqual(['after']);
   });
 
+  it('throws when a statement failed and the body caught its error', async () => {
+    await clear();
+    await admin.sql`insert into ${admin.sql(table)} values ('taken')`;
+    const attempt = pipelinedTransaction(db.sql, async (tx, begun) => {
+      await Promise.all([begun, tx`insert into ${tx(table)} values ('a')`]);
+      await tx`insert into ${tx(table)} values ('taken')`.catch(() => undefined);
+      return { result: 'done', last: [] };
+    });
+    await expect(attempt).rejects.toThrow('answered its COMMIT with ROLLBACK');
+    expect(await keys()).toEqual(['taken']);
+  });
+
   it('fails when its connection is killed, and the pool then serves on a new one', async () => {
     await clear();
     // Each round kills the connection as inserts that have not been prepared go out: the

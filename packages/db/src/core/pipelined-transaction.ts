@@ -27,8 +27,9 @@ type TransactionEnd<T> = {
  * anything else: a BEGIN that failed (the connection broke) fails the body there.
  *
  * PostgreSQL answers a COMMIT in a failed transaction with ROLLBACK, not an error, and postgres.js
- * does not check the answer: so the COMMIT is sent only once the body is done, the statements in
- * `last` are checked, and a transaction that failed in any way is rolled back and thrown.
+ * does not check the answer: so the statements in `last` are checked, and so is the COMMIT's
+ * answer. A transaction that failed in any way (a statement's error caught by the body included)
+ * is rolled back and thrown.
  */
 export async function pipelinedTransaction<T>(
   sql: Sql,
@@ -46,13 +47,19 @@ export async function pipelinedTransaction<T>(
       await tx`rollback`.catch(() => undefined);
       throw err;
     }
-    const outcomes = await Promise.allSettled([...end.last, tx`commit`]);
+    const committing = tx`commit`;
+    const outcomes = await Promise.allSettled([...end.last, committing]);
     // The first failure is the cause; statements after it only found the transaction failed.
     const failed = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failed !== undefined) {
       // Already rolled back by the COMMIT, unless the COMMIT itself failed: then for sure.
       await tx`rollback`.catch(() => undefined);
       throw failed.reason;
+    }
+    // A statement of the body that failed and was caught there left the transaction failed too.
+    const { command } = await committing;
+    if (command !== 'COMMIT') {
+      throw new Error(`the transaction failed: PostgreSQL answered its COMMIT with ${command}`);
     }
     return end.result;
   } finally {

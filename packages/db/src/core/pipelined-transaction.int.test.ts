@@ -1,6 +1,8 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RestartablePostgres } from '@monitor/testkit';
+import { startRestartablePostgres } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from './database.js';
 import { createDatabase } from './database.js';
@@ -141,4 +143,43 @@ describe('pipelinedTransaction', () => {
     expect(await keys()).toEqual([]);
     expect(uncaught).toEqual([]);
   });
+});
+
+describe('pipelinedTransaction while the server is down and after it is back', () => {
+  let server: RestartablePostgres;
+
+  beforeAll(async () => {
+    server = await startRestartablePostgres();
+  });
+
+  afterAll(async () => {
+    await server?.destroy();
+  });
+
+  it('refuses each of twenty transactions while down, then serves more at once than the pool holds', async () => {
+    const db = createDatabase({ url: server.url, maxConnections: 2, connectTimeoutSeconds: 5 });
+    const selectOne = () =>
+      pipelinedTransaction(db.sql, async (tx, begun) => {
+        const [, [row]] = await Promise.all([begun, tx<{ one: number }[]>`select 1 as one`]);
+        return { result: row?.one, last: [] };
+      });
+    try {
+      expect(await selectOne()).toBe(1);
+      await server.stop();
+      // A reservation refused while down stayed queued: each cost another connect attempt (with
+      // backoff) ahead of the next one, until one waited for good; and once the server was back
+      // the connection handed to a stale one went to nobody.
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const refused = await selectOne().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(isTransientDbError(refused)).toBe(true);
+      }
+      await server.start();
+      expect(await Promise.all(Array.from({ length: 6 }, selectOne))).toEqual(Array(6).fill(1));
+    } finally {
+      await db.close();
+    }
+  }, 150_000);
 });

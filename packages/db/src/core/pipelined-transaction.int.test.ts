@@ -181,5 +181,6 @@ describe('pipelinedTransaction while the server is down and after it is back', (
     } finally {
       await db.close();
     }
-  }, 150_000);
+    // About two minutes: postgres.js waits up to 20 s between connect attempts once many failed.
+  }, 300_000);
 });

@@ -1,5 +1,5 @@
 import { newId } from '@monitor/platform';
-import type { Queryable } from '../core/database.js';
+import type { TransactionSql } from '../core/database.js';
 import type { Alert, AlertNotification, AlertTransition } from '@monitor/schemas';
 import { opensInvestigation, toAlertResponse } from '@monitor/schemas';
 import { alertColumns } from './alert-columns.js';
@@ -55,7 +55,10 @@ export type FireAlertResult =
  * this transaction and then resolves what it wrote: no alert outlives its rule. Creates the
  * service row when the writer has not stored the host yet (the evaluator may be ahead of it).
  */
-export async function fireAlert(tx: Queryable, input: FireAlertInput): Promise<FireAlertResult> {
+export async function fireAlert(
+  tx: TransactionSql,
+  input: FireAlertInput,
+): Promise<FireAlertResult> {
   const [rule] = await tx<
     {
       name: string;
@@ -140,7 +143,7 @@ export type ResolveAlertsOptions = {
  * the resolved alerts (none when nothing was active: idempotent).
  */
 export async function resolveAlerts(
-  tx: Queryable,
+  tx: TransactionSql,
   filter: ResolveAlertsFilter,
   resolvedAt: Date,
   options: ResolveAlertsOptions = {},
@@ -179,7 +182,7 @@ export type SettleAlertInput = {
  * or undefined when there is none (nothing to say).
  */
 export async function settleAlert(
-  tx: Queryable,
+  tx: TransactionSql,
   input: SettleAlertInput,
 ): Promise<Alert | undefined> {
   const [row] = await tx<AlertWithChannels[]>`
@@ -209,7 +212,7 @@ export async function settleAlert(
 type AlertWithChannels = Alert & { channels: string[] };
 
 async function enqueueNotifications(
-  tx: Queryable,
+  tx: TransactionSql,
   orgId: string,
   alert: Alert,
   channels: readonly string[],
@@ -248,7 +251,7 @@ async function enqueueNotifications(
 
 /** The service id of (org, host), creating a minimal row the writer fills in later. */
 async function ensureService(
-  tx: Queryable,
+  tx: TransactionSql,
   orgId: string,
   host: string,
   seenAt: Date,

@@ -1,7 +1,6 @@
 import type { StreamPosition } from '../alerts/alert-transitions.js';
 import { fireAlert, resolveAlerts, settleAlert } from '../alerts/alert-transitions.js';
 import type { Database, Queryable, TransactionSql } from '../core/database.js';
-import { pipelinedTransaction } from '../core/pipelined-transaction.js';
 import type { OffsetOwner } from '../samples/sample-store.js';
 
 /** One (rule, host) window of the evaluator. */
@@ -237,18 +236,17 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
     },
 
     async commit(commit) {
-      // Pipelined: the offset's lock goes out with the BEGIN, the writes with the COMMIT. Every
-      // ingest that monitor all answers waits for this commit.
-      return await pipelinedTransaction<EvaluatorCommitResult>(sql, async (tx, begun) => {
-        const [, { nextOffset: storedOffset, revision }] = await Promise.all([
-          begun,
-          lockOffset(tx, owner, commit.partition),
-        ]);
+      return await sql.begin(async (tx) => {
+        const { nextOffset: storedOffset, revision } = await lockOffset(
+          tx,
+          owner,
+          commit.partition,
+        );
         if (
           storedOffset !== commit.fromOffset ||
           (commit.fromRevision !== undefined && revision !== commit.fromRevision)
         ) {
-          return { result: { outcome: 'offset-moved' as const, storedOffset }, last: [] };
+          return { outcome: 'offset-moved' as const, storedOffset };
         }
         const result = { fired: 0, alreadyActive: 0, resolved: 0, settled: 0 };
         // Samples end silences first: a no-data alert resolves before the batch's own fires.
@@ -322,26 +320,21 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           const { orgId, host, ruleId } = record;
           reset.set(key, { orgId, host, ruleId });
         }
-        const last = [
-          upsertStates(tx, kept),
-          // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
-          // its new generation (the restart deleted the old ones), written by a replica that
-          // already knew it; rows of removed rules go with dropOrphanStates.
-          deleteStates(
-            tx,
-            commit.cleared.filter((key) => current(key.ruleId)),
-          ),
-          upsertWatermarks(tx, commit.watermarks),
-          tx`
-            update consumer_offsets set next_offset = ${commit.nextOffset}
-            where group_id = ${owner.groupId} and topic = ${owner.topic}
-              and partition = ${commit.partition}
-          `,
-        ];
-        return {
-          result: { outcome: 'committed' as const, ...result, reset: [...reset.values()] },
-          last,
-        };
+        await upsertStates(tx, kept);
+        // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
+        // its new generation (the restart deleted the old ones), written by a replica that
+        // already knew it; rows of removed rules go with dropOrphanStates.
+        await deleteStates(
+          tx,
+          commit.cleared.filter((key) => current(key.ruleId)),
+        );
+        await upsertWatermarks(tx, commit.watermarks);
+        await tx`
+          update consumer_offsets set next_offset = ${commit.nextOffset}
+          where group_id = ${owner.groupId} and topic = ${owner.topic}
+            and partition = ${commit.partition}
+        `;
+        return { outcome: 'committed' as const, ...result, reset: [...reset.values()] };
       });
     },
 
@@ -367,7 +360,7 @@ function stateKey(key: EvaluatorStateKey): string {
  * the batch: what the evaluators had read when the batch's alerts fired.
  */
 async function readPositions(
-  tx: Queryable,
+  tx: TransactionSql,
   owner: OffsetOwner,
   commit: Pick<EvaluatorCommit, 'partition' | 'nextOffset'>,
 ): Promise<StreamPosition[]> {
@@ -395,20 +388,17 @@ async function readPositions(
  * evaluator that briefly owns the same partition during a rebalance waits here, then sees the
  * offset moved past its batch and writes nothing.
  */
-async function lockOffset(tx: Queryable, owner: OffsetOwner, partition: number) {
-  // Both go out together: the select runs after the insert, on the same connection.
-  const [, [row]] = await Promise.all([
-    tx`
-      insert into consumer_offsets (group_id, topic, partition, next_offset)
-      values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
-      on conflict (group_id, topic, partition) do nothing
-    `,
-    tx<{ next_offset: string; state_revision: string }[]>`
-      select next_offset, state_revision from consumer_offsets
-      where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
-      for update
-    `,
-  ]);
+async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
+  await tx`
+    insert into consumer_offsets (group_id, topic, partition, next_offset)
+    values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
+    on conflict (group_id, topic, partition) do nothing
+  `;
+  const [row] = await tx<{ next_offset: string; state_revision: string }[]>`
+    select next_offset, state_revision from consumer_offsets
+    where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+    for update
+  `;
   if (row === undefined) throw new Error('lockOffset: offset row vanished');
   return { nextOffset: Number(row.next_offset), revision: Number(row.state_revision) };
 }
@@ -418,7 +408,7 @@ async function lockOffset(tx: Queryable, owner: OffsetOwner, partition: number) 
  * resolves their hosts' active no-data alerts at the sample's time. Returns how many resolved.
  */
 async function takeSeen(
-  tx: Queryable,
+  tx: TransactionSql,
   partition: number,
   seen: readonly SeenMetric[],
   seenAt: Date,
@@ -572,7 +562,7 @@ async function sweepPartition(
  * could be stored just after the drop and outlive its rule's incarnation.
  */
 /** Locks the rules `for share` in id order; the generation of each that is live. */
-async function lockLiveRules(tx: Queryable, ruleIds: readonly string[]) {
+async function lockLiveRules(tx: TransactionSql, ruleIds: readonly string[]) {
   if (ruleIds.length === 0) return new Map<string, number>();
   const rows = await tx<{ id: string; generation: string; live: boolean }[]>`
     select id, generation, enabled and deleted_at is null as live from alert_rules
@@ -583,7 +573,7 @@ async function lockLiveRules(tx: Queryable, ruleIds: readonly string[]) {
   return new Map(rows.filter((row) => row.live).map((row) => [row.id, Number(row.generation)]));
 }
 
-async function upsertStates(tx: Queryable, states: readonly EvaluatorStateRecord[]) {
+async function upsertStates(tx: TransactionSql, states: readonly EvaluatorStateRecord[]) {
   if (states.length === 0) return;
   const input = JSON.stringify(
     states.map((s) => ({ org_id: s.orgId, host: s.host, rule_id: s.ruleId, state: s.state })),
@@ -600,7 +590,7 @@ async function upsertStates(tx: Queryable, states: readonly EvaluatorStateRecord
   `;
 }
 
-async function upsertWatermarks(tx: Queryable, watermarks: readonly HostWatermarkRecord[]) {
+async function upsertWatermarks(tx: TransactionSql, watermarks: readonly HostWatermarkRecord[]) {
   if (watermarks.length === 0) return;
   const input = JSON.stringify(
     watermarks.map((w) => ({ org_id: w.orgId, host: w.host, marks: w.marks })),
@@ -614,7 +604,7 @@ async function upsertWatermarks(tx: Queryable, watermarks: readonly HostWatermar
   `;
 }
 
-async function deleteStates(tx: Queryable, keys: readonly EvaluatorStateKey[]) {
+async function deleteStates(tx: TransactionSql, keys: readonly EvaluatorStateKey[]) {
   if (keys.length === 0) return;
   await tx`
     delete from evaluator_states s

@@ -8,8 +8,7 @@ import type { SeriesCache } from './series-cache.js';
 import { createSeriesCache } from './series-cache.js';
 import type { SeriesName } from './series-ids.js';
 import { resolveSeriesIds, seriesKey, seriesLabelsJson } from './series-ids.js';
-import type { Database, Queryable } from '../core/database.js';
-import { pipelinedTransaction } from '../core/pipelined-transaction.js';
+import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import { sqlState } from '../core/classify-db-error.js';
 import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
 import {
@@ -65,10 +64,9 @@ export type SampleStore = {
 
 export type SampleStoreOptions = {
   /**
-   * How samples and snapshots go in. `copy` (default): COPY straight into the tables (fastest
-   * per row), or for a small batch a plain INSERT (fewest round trips), falling back to `insert`
-   * for a batch that holds an already-stored key. `insert`: INSERT … SELECT FROM unnest(…)
-   * ON CONFLICT DO NOTHING (a test compares the two).
+   * How samples and snapshots go in. `copy` (default): COPY straight into the tables (fastest),
+   * falling back to `insert` for a batch that holds an already-stored key. `insert`: INSERT …
+   * SELECT FROM unnest(…) ON CONFLICT DO NOTHING (a test compares the two).
    */
   method?: 'copy' | 'insert';
   /**
@@ -81,12 +79,6 @@ export type SampleStoreOptions = {
 
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
 const rowsPerChunk = 2000;
-/**
- * Up to this many samples a batch goes in by INSERT, not COPY: an INSERT shares a round trip
- * with the offsets and the COMMIT, where a COPY takes two of its own (its start, then its rows).
- * Small batches are the latency-bound ones (one host per request, each waiting for its commit).
- */
-const pipelinedRowsMax = 2000;
 const uniqueViolation = '23505';
 const newServiceId = (): string => newId('svc');
 /**
@@ -125,11 +117,10 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
         projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
       projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
       const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
-        pipelinedTransaction(sql, async (tx, begun) => {
-          // The reads go out with the BEGIN, one round trip: the stored offsets and the services
-          // of every host of the batch (replays included: they are few, and it saves a wait).
-          const [, stored, knownServices] = await Promise.all([
-            begun,
+        sql.begin(async (tx) => {
+          // Both reads go out together, one round trip: the stored offsets and the services of
+          // every host of the batch (replays included: they are few, and it saves a wait).
+          const [stored, knownServices] = await Promise.all([
             owner === undefined ? new Map<number, number>() : lockOffsets(tx, owner, next),
             selectServiceIds(tx, serviceNamesOf(batch.samples)),
           ]);
@@ -145,8 +136,6 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             staleMarkersWritten: 0,
             servicesCreated: 0,
           };
-          // What nothing here waits for goes out with the COMMIT.
-          const last: Promise<unknown>[] = [];
           if (fresh.length > 0) {
             // Without replays (the usual case) the projection's summaries are the batch's:
             // checked as storable, not summarized twice.
@@ -157,34 +146,23 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
             const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
-            if (method === 'copy' && rows.samples.timesMs.length > pipelinedRowsMax) {
-              // A COPY holds the connection until it is done: nothing goes out with it.
-              Object.assign(result, await copyRows(tx, rows, order));
-            } else {
-              const conflicts = method === 'copy' ? 'fail' : 'skip';
-              last.push(
-                insertRows(tx, rows, order, conflicts).then((written) =>
-                  Object.assign(result, written),
-                ),
-              );
-            }
-            last.push(
-              insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
-            );
+            const written =
+              method === 'copy'
+                ? await copyRows(tx, rows, order)
+                : await insertRows(tx, rows, order);
+            Object.assign(result, written);
+            result.staleMarkersWritten = await insertStaleMarkers(tx, rows);
           }
-          if (owner !== undefined && next.size > 0) {
-            last.push(storeOffsets(tx, owner, next, restarted));
-          }
-          return { result, last };
+          if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
+          return result;
         });
       const written = (async () => {
         try {
           return await writeOnce(copy ? 'copy' : 'insert');
         } catch (err) {
           // A key already stored (an agent resending a sample: replays are skipped by offset)
-          // fails a COPY or a plain INSERT as a whole, and with it the transaction: write the
-          // batch again on the ON CONFLICT path. Rarer than a savepoint around every statement
-          // is costly (a round trip).
+          // fails a COPY as a whole, and with it the transaction: write the batch again on the
+          // ON CONFLICT path. Rarer than a savepoint around every COPY is costly (a round trip).
           if (!copy || sqlState(err) !== uniqueViolation) throw err;
           return await writeOnce('insert');
         }
@@ -216,7 +194,7 @@ type LearnedSeries = SeriesName & { generation: number; id: number };
  * Fills in the series ids the cache did not have (one statement for all of the batch's, which
  * creates the new series) and returns them, for the cache once the batch committed.
  */
-async function resolveMissingSeries(tx: Queryable, rows: BatchRows): Promise<LearnedSeries[]> {
+async function resolveMissingSeries(tx: TransactionSql, rows: BatchRows): Promise<LearnedSeries[]> {
   const { missing } = rows.series;
   if (missing.length === 0) return [];
   const resolved = await resolveSeriesIds(tx, missing);
@@ -235,7 +213,7 @@ async function resolveMissingSeries(tx: Queryable, rows: BatchRows): Promise<Lea
  * a rebalance waits here, then sees what this one wrote and skips it.
  */
 async function lockOffsets(
-  tx: Queryable,
+  tx: TransactionSql,
   owner: OffsetOwner,
   next: ReadonlyMap<number, number>,
 ): Promise<Map<number, number>> {
@@ -253,7 +231,7 @@ async function lockOffsets(
 
 /** Offsets only move forward, except those of a restarted log, which are replaced. */
 async function storeOffsets(
-  tx: Queryable,
+  tx: TransactionSql,
   owner: OffsetOwner,
   next: ReadonlyMap<number, number>,
   restarted: ReadonlySet<number>,
@@ -281,7 +259,7 @@ type StoredService = {
  * markers is not summarized and gets no service. Returns which were created by this call.
  */
 async function ensureServices(
-  tx: Queryable,
+  tx: TransactionSql,
   summaries: readonly ServiceSummary[],
   known: readonly ServiceIdRow[],
 ): Promise<{ ids: ServiceMap<StoredService>; created: number }> {
@@ -336,7 +314,7 @@ type ServiceName = Pick<ServiceSummary, 'orgId' | 'name'>;
 type ServiceIdRow = { id: string; org_id: string; name: string; series_generation: string };
 
 async function selectServiceIds(
-  tx: Queryable,
+  tx: TransactionSql,
   summaries: readonly ServiceName[],
 ): Promise<ServiceIdRow[]> {
   return await tx<ServiceIdRow[]>`
@@ -569,7 +547,7 @@ function seriesIdOf(
  * Inserts the batch's staleness markers; a marker already stored is kept (a replay, or an
  * agent's retry). Returns how many went in.
  */
-async function insertStaleMarkers(tx: Queryable, rows: BatchRows): Promise<number> {
+async function insertStaleMarkers(tx: TransactionSql, rows: BatchRows): Promise<number> {
   const { timesMs, seriesIds } = rows.staleMarkers;
   if (timesMs.length === 0) return 0;
   const inserted = await tx`
@@ -599,7 +577,7 @@ type WrittenCounts = Pick<
  * `insertRows`).
  */
 async function copyRows(
-  tx: Queryable,
+  tx: TransactionSql,
   rows: BatchRows,
   order: Uint32Array,
 ): Promise<WrittenCounts> {
@@ -637,47 +615,39 @@ function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
   if (chunk !== '') yield chunk;
 }
 
-/**
- * INSERT … SELECT FROM unnest: a few array parameters, whatever the batch size. On `skip` a key
- * already stored is skipped (ON CONFLICT DO NOTHING) and counted; on `fail` it fails the
- * statement, as a COPY would, and the insert costs no arbiter check per row.
- */
+/** The ON CONFLICT DO NOTHING path: a few array parameters, whatever the batch size. */
 async function insertRows(
-  tx: Queryable,
+  tx: TransactionSql,
   rows: BatchRows,
   order: Uint32Array,
-  conflicts: 'fail' | 'skip',
 ): Promise<WrittenCounts> {
+  const counts: WrittenCounts = { samplesWritten: 0, duplicatesSkipped: 0, snapshotsWritten: 0 };
   const { samples, snapshots } = rows;
-  const onConflict = conflicts === 'skip' ? tx`on conflict do nothing` : tx``;
-  const inOrder = (column: readonly number[]): number[] =>
-    Array.from(order, (row) => column[row] ?? 0);
-  // Both go out together. Times as epoch milliseconds (float8): no Date or text per row.
-  const [samplesInserted, snapshotsInserted] = await Promise.all([
-    samples.timesMs.length === 0
-      ? { count: 0 }
-      : tx`
-          insert into samples (time, series_id, value)
-          select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
-            ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
-            ${inOrder(samples.values)}::float8[]
-          ) as u(t, s, v)
-          ${onConflict}
-        `,
-    snapshots.times.length === 0
-      ? { count: 0 }
-      : tx`
-          insert into snapshots (time, service_id, containers, processes)
-          select t, s, c::json, p::json from unnest(
-            ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
-            ${snapshots.containers}::text[], ${snapshots.processes}::text[]
-          ) as u(t, s, c, p)
-          ${onConflict}
-        `,
-  ]);
-  return {
-    samplesWritten: samplesInserted.count,
-    duplicatesSkipped: samples.timesMs.length - samplesInserted.count,
-    snapshotsWritten: snapshotsInserted.count,
-  };
+  if (samples.timesMs.length > 0) {
+    const inOrder = (column: readonly number[]): number[] =>
+      Array.from(order, (row) => column[row] ?? 0);
+    // Times as epoch milliseconds (float8): no Date or text per row.
+    const inserted = await tx`
+      insert into samples (time, series_id, value)
+      select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
+        ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
+        ${inOrder(samples.values)}::float8[]
+      ) as u(t, s, v)
+      on conflict do nothing
+    `;
+    counts.samplesWritten = inserted.count;
+    counts.duplicatesSkipped = samples.timesMs.length - inserted.count;
+  }
+  if (snapshots.times.length > 0) {
+    const inserted = await tx`
+      insert into snapshots (time, service_id, containers, processes)
+      select t, s, c::json, p::json from unnest(
+        ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
+        ${snapshots.containers}::text[], ${snapshots.processes}::text[]
+      ) as u(t, s, c, p)
+      on conflict do nothing
+    `;
+    counts.snapshotsWritten = inserted.count;
+  }
+  return counts;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../core/database.js';
+import type { TransactionSql } from '../core/database.js';
 
 /**
  * A series as the writer names it: a service's metric, with labels of its own (written through
@@ -46,7 +46,7 @@ const maxAttempts = 3;
  * series vanishes every time (deleted as soon as created).
  */
 export async function resolveSeriesIds(
-  tx: Queryable,
+  tx: TransactionSql,
   names: readonly SeriesName[],
 ): Promise<number[]> {
   const ids: (number | undefined)[] = new Array<number | undefined>(names.length).fill(undefined);

@@ -2,6 +2,7 @@ import type { StreamPosition } from '../alerts/alert-transitions.js';
 import { fireAlert, resolveAlerts, settleAlert } from '../alerts/alert-transitions.js';
 import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import type { OffsetOwner } from '../samples/sample-store.js';
+import { transactionCommittingLast } from '../core/transaction-committing-last.js';
 
 /** One (rule, host) window of the evaluator. */
 export type EvaluatorStateKey = { orgId: string; host: string; ruleId: string };
@@ -236,7 +237,9 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
     },
 
     async commit(commit) {
-      return await sql.begin(async (tx) => {
+      // The writes go out with the COMMIT: every ingest that monitor all answers waits for
+      // this commit.
+      return await transactionCommittingLast<EvaluatorCommitResult>(sql, async (tx) => {
         const { nextOffset: storedOffset, revision } = await lockOffset(
           tx,
           owner,
@@ -246,7 +249,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           storedOffset !== commit.fromOffset ||
           (commit.fromRevision !== undefined && revision !== commit.fromRevision)
         ) {
-          return { outcome: 'offset-moved' as const, storedOffset };
+          return { result: { outcome: 'offset-moved' as const, storedOffset }, last: [] };
         }
         const result = { fired: 0, alreadyActive: 0, resolved: 0, settled: 0 };
         // Samples end silences first: a no-data alert resolves before the batch's own fires.
@@ -320,21 +323,22 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
           const { orgId, host, ruleId } = record;
           reset.set(key, { orgId, host, ruleId });
         }
-        await upsertStates(tx, kept);
-        // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
-        // its new generation (the restart deleted the old ones), written by a replica that
-        // already knew it; rows of removed rules go with dropOrphanStates.
-        await deleteStates(
-          tx,
-          commit.cleared.filter((key) => current(key.ruleId)),
-        );
-        await upsertWatermarks(tx, commit.watermarks);
-        await tx`
-          update consumer_offsets set next_offset = ${commit.nextOffset}
-          where group_id = ${owner.groupId} and topic = ${owner.topic}
-            and partition = ${commit.partition}
-        `;
-        return { outcome: 'committed' as const, ...result, reset: [...reset.values()] };
+        const last = [
+          upsertStates(tx, kept),
+          // Only rows of the generation evaluated: a row of a rule restarted meanwhile belongs to
+          // its new generation (the restart deleted the old ones), written by a replica that
+          // already knew it; rows of removed rules go with dropOrphanStates.
+          deleteStates(
+            tx,
+            commit.cleared.filter((key) => current(key.ruleId)),
+          ),
+          upsertWatermarks(tx, commit.watermarks),
+          storeOffset(tx, owner, commit),
+        ];
+        return {
+          result: { outcome: 'committed' as const, ...result, reset: [...reset.values()] },
+          last,
+        };
       });
     },
 
@@ -389,18 +393,34 @@ async function readPositions(
  * offset moved past its batch and writes nothing.
  */
 async function lockOffset(tx: TransactionSql, owner: OffsetOwner, partition: number) {
-  await tx`
-    insert into consumer_offsets (group_id, topic, partition, next_offset)
-    values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
-    on conflict (group_id, topic, partition) do nothing
-  `;
-  const [row] = await tx<{ next_offset: string; state_revision: string }[]>`
-    select next_offset, state_revision from consumer_offsets
-    where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
-    for update
-  `;
+  // Both go out together: the select runs after the insert, on the same connection.
+  const [, [row]] = await Promise.all([
+    tx`
+      insert into consumer_offsets (group_id, topic, partition, next_offset)
+      values (${owner.groupId}, ${owner.topic}, ${partition}, 0)
+      on conflict (group_id, topic, partition) do nothing
+    `,
+    tx<{ next_offset: string; state_revision: string }[]>`
+      select next_offset, state_revision from consumer_offsets
+      where group_id = ${owner.groupId} and topic = ${owner.topic} and partition = ${partition}
+      for update
+    `,
+  ]);
   if (row === undefined) throw new Error('lockOffset: offset row vanished');
   return { nextOffset: Number(row.next_offset), revision: Number(row.state_revision) };
+}
+
+/** Moves the partition's stored offset past the committed batch. */
+async function storeOffset(
+  tx: TransactionSql,
+  owner: OffsetOwner,
+  commit: Pick<EvaluatorCommit, 'partition' | 'nextOffset'>,
+): Promise<void> {
+  await tx`
+    update consumer_offsets set next_offset = ${commit.nextOffset}
+    where group_id = ${owner.groupId} and topic = ${owner.topic}
+      and partition = ${commit.partition}
+  `;
 }
 
 /**

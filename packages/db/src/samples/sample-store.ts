@@ -10,6 +10,7 @@ import type { SeriesName } from './series-ids.js';
 import { resolveSeriesIds, seriesKey, seriesLabelsJson } from './series-ids.js';
 import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import { sqlState } from '../core/classify-db-error.js';
+import { transactionCommittingLast } from '../core/transaction-committing-last.js';
 import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
 import {
   checkSample,
@@ -116,8 +117,11 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       const projected =
         projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
       projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
-      const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
-        sql.begin(async (tx) => {
+      // The stale markers and the offsets go out with the COMMIT, unawaited: a round trip
+      // fewer for every batch, and small batches are all round trips.
+      const writeOnce = async (method: 'copy' | 'insert'): Promise<WriteBatchResult> => {
+        let staleMarkers = Promise.resolve(0);
+        const outcome = await transactionCommittingLast(sql, async (tx) => {
           // Both reads go out together, one round trip: the stored offsets and the services of
           // every host of the batch (replays included: they are few, and it saves a wait).
           const [stored, knownServices] = await Promise.all([
@@ -151,11 +155,17 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
                 ? await copyRows(tx, rows, order)
                 : await insertRows(tx, rows, order);
             Object.assign(result, written);
-            result.staleMarkersWritten = await insertStaleMarkers(tx, rows);
+            staleMarkers = insertStaleMarkers(tx, rows);
           }
-          if (owner !== undefined && next.size > 0) await storeOffsets(tx, owner, next, restarted);
-          return result;
+          const last: Promise<unknown>[] = [staleMarkers];
+          if (owner !== undefined && next.size > 0) {
+            last.push(storeOffsets(tx, owner, next, restarted));
+          }
+          return { result, last };
         });
+        outcome.staleMarkersWritten = await staleMarkers;
+        return outcome;
+      };
       const written = (async () => {
         try {
           return await writeOnce(copy ? 'copy' : 'insert');

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceUrl } from '@monitor/testkit/vitest';
-import type { Database } from './database.js';
+import type { Database, TransactionSql } from './database.js';
 import { createDatabase } from './database.js';
 import { isTransientDbError } from './classify-db-error.js';
 import { transactionCommittingLast } from './transaction-committing-last.js';
@@ -39,7 +39,7 @@ describe('transactionCommittingLast', () => {
     await admin.sql`truncate ${admin.sql(table)}`;
   };
   /** An async helper of one statement, as the stores pass them. */
-  const insert = async (tx: Parameters<Parameters<typeof db.sql.begin>[0]>[0], k: string) => {
+  const insert = async (tx: TransactionSql, k: string): Promise<void> => {
     await tx`insert into ${tx(table)} values (${k})`;
   };
 

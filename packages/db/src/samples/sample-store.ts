@@ -65,9 +65,10 @@ export type SampleStore = {
 
 export type SampleStoreOptions = {
   /**
-   * How samples and snapshots go in. `copy` (default): COPY straight into the tables (fastest),
-   * falling back to `insert` for a batch that holds an already-stored key. `insert`: INSERT …
-   * SELECT FROM unnest(…) ON CONFLICT DO NOTHING (a test compares the two).
+   * How samples and snapshots go in. `copy` (default): COPY straight into the tables (fastest
+   * per row), or for a small batch a plain INSERT (fewest round trips), falling back to `insert`
+   * for a batch that holds an already-stored key. `insert`: INSERT … SELECT FROM unnest(…)
+   * ON CONFLICT DO NOTHING (a test compares the two).
    */
   method?: 'copy' | 'insert';
   /**
@@ -80,6 +81,13 @@ export type SampleStoreOptions = {
 
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
 const rowsPerChunk = 2000;
+/**
+ * Up to this many samples a batch goes in by INSERT, not COPY: an INSERT goes out with the
+ * offsets and the COMMIT, where a COPY takes two round trips of its own (its start, then its
+ * rows). Small batches are the latency-bound ones (one host per request, each waiting for its
+ * batch's commit).
+ */
+const insertedRowsMax = 2000;
 const uniqueViolation = '23505';
 const newServiceId = (): string => newId('svc');
 /**
@@ -117,11 +125,10 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       const projected =
         projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
       projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
-      // The stale markers and the offsets go out with the COMMIT, unawaited: a round trip
-      // fewer for every batch, and small batches are all round trips.
-      const writeOnce = async (method: 'copy' | 'insert'): Promise<WriteBatchResult> => {
-        let staleMarkers = Promise.resolve(0);
-        const outcome = await transactionCommittingLast(sql, async (tx) => {
+      // What nothing here waits for (the stale markers, the offsets, a small batch's samples)
+      // goes out with the COMMIT: small batches are all round trips.
+      const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
+        transactionCommittingLast(sql, async (tx) => {
           // Both reads go out together, one round trip: the stored offsets and the services of
           // every host of the batch (replays included: they are few, and it saves a wait).
           const [stored, knownServices] = await Promise.all([
@@ -140,6 +147,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             staleMarkersWritten: 0,
             servicesCreated: 0,
           };
+          const last: Promise<unknown>[] = [];
           if (fresh.length > 0) {
             // Without replays (the usual case) the projection's summaries are the batch's:
             // checked as storable, not summarized twice.
@@ -150,29 +158,34 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
             const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
-            const written =
-              method === 'copy'
-                ? await copyRows(tx, rows, order)
-                : await insertRows(tx, rows, order);
-            Object.assign(result, written);
-            staleMarkers = insertStaleMarkers(tx, rows);
+            if (method === 'copy' && rows.samples.timesMs.length > insertedRowsMax) {
+              // A COPY holds the connection until it is done: nothing goes out with it.
+              Object.assign(result, await copyRows(tx, rows, order));
+            } else {
+              const conflicts = method === 'copy' ? 'fail' : 'skip';
+              last.push(
+                insertRows(tx, rows, order, conflicts).then((written) =>
+                  Object.assign(result, written),
+                ),
+              );
+            }
+            last.push(
+              insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
+            );
           }
-          const last: Promise<unknown>[] = [staleMarkers];
           if (owner !== undefined && next.size > 0) {
             last.push(storeOffsets(tx, owner, next, restarted));
           }
           return { result, last };
         });
-        outcome.staleMarkersWritten = await staleMarkers;
-        return outcome;
-      };
       const written = (async () => {
         try {
           return await writeOnce(copy ? 'copy' : 'insert');
         } catch (err) {
           // A key already stored (an agent resending a sample: replays are skipped by offset)
-          // fails a COPY as a whole, and with it the transaction: write the batch again on the
-          // ON CONFLICT path. Rarer than a savepoint around every COPY is costly (a round trip).
+          // fails a COPY or a plain INSERT as a whole, and with it the transaction: write the
+          // batch again on the ON CONFLICT path. Rarer than a savepoint around every statement
+          // is costly (a round trip).
           if (!copy || sqlState(err) !== uniqueViolation) throw err;
           return await writeOnce('insert');
         }
@@ -625,39 +638,48 @@ function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
   if (chunk !== '') yield chunk;
 }
 
-/** The ON CONFLICT DO NOTHING path: a few array parameters, whatever the batch size. */
+/**
+ * INSERT … SELECT FROM unnest: a few array parameters, whatever the batch size. On `skip` a key
+ * already stored is skipped (ON CONFLICT DO NOTHING) and counted; on `fail` it fails the
+ * statement, as a COPY would, and costs no arbiter check per row. Both statements are issued at
+ * once (so both go out with a COMMIT sent right after).
+ */
 async function insertRows(
   tx: TransactionSql,
   rows: BatchRows,
   order: Uint32Array,
+  conflicts: 'fail' | 'skip',
 ): Promise<WrittenCounts> {
-  const counts: WrittenCounts = { samplesWritten: 0, duplicatesSkipped: 0, snapshotsWritten: 0 };
   const { samples, snapshots } = rows;
-  if (samples.timesMs.length > 0) {
-    const inOrder = (column: readonly number[]): number[] =>
-      Array.from(order, (row) => column[row] ?? 0);
-    // Times as epoch milliseconds (float8): no Date or text per row.
-    const inserted = await tx`
-      insert into samples (time, series_id, value)
-      select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
-        ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
-        ${inOrder(samples.values)}::float8[]
-      ) as u(t, s, v)
-      on conflict do nothing
-    `;
-    counts.samplesWritten = inserted.count;
-    counts.duplicatesSkipped = samples.timesMs.length - inserted.count;
-  }
-  if (snapshots.times.length > 0) {
-    const inserted = await tx`
-      insert into snapshots (time, service_id, containers, processes)
-      select t, s, c::json, p::json from unnest(
-        ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
-        ${snapshots.containers}::text[], ${snapshots.processes}::text[]
-      ) as u(t, s, c, p)
-      on conflict do nothing
-    `;
-    counts.snapshotsWritten = inserted.count;
-  }
-  return counts;
+  const onConflict = conflicts === 'skip' ? tx`on conflict do nothing` : tx``;
+  const inOrder = (column: readonly number[]): number[] =>
+    Array.from(order, (row) => column[row] ?? 0);
+  // Times as epoch milliseconds (float8): no Date or text per row.
+  const [samplesInserted, snapshotsInserted] = await Promise.all([
+    samples.timesMs.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into samples (time, series_id, value)
+          select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
+            ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
+            ${inOrder(samples.values)}::float8[]
+          ) as u(t, s, v)
+          ${onConflict}
+        `,
+    snapshots.times.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into snapshots (time, service_id, containers, processes)
+          select t, s, c::json, p::json from unnest(
+            ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
+            ${snapshots.containers}::text[], ${snapshots.processes}::text[]
+          ) as u(t, s, c, p)
+          ${onConflict}
+        `,
+  ]);
+  return {
+    samplesWritten: samplesInserted.count,
+    duplicatesSkipped: samples.timesMs.length - samplesInserted.count,
+    snapshotsWritten: snapshotsInserted.count,
+  };
 }

@@ -362,7 +362,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       });
       const first = await store.writeBatch({ samples: [resent, resent] });
       expect(first).toMatchObject({ samplesWritten: 1, duplicatesSkipped: 1, snapshotsWritten: 1 });
-      // An agent's retry: same sample, new log position. COPY meets the key and falls back.
+      // An agent's retry: same sample, new log position. The plain insert of a small batch
+      // meets the key and the batch falls back to ON CONFLICT DO NOTHING.
       const second = await store.writeBatch({
         samples: [resent, sample({ orgId, host: 'h', timeMs: t0 + 1000, metrics: { cpu: 6 } })],
       });
@@ -374,11 +375,11 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(await samplesOfOrg(orgId)).toBe(2);
     });
 
-    it('stores a resent sample once in a batch of 2,100 rows', async () => {
+    it('stores a resent sample once in a batch big enough to go in by COPY', async () => {
       const store = createSampleStore(db);
       const orgId = uniqueOrg();
       const t0 = Date.now() - 25 * minuteMs;
-      // 700 hosts × 3 metrics, 2,100 rows.
+      // 700 hosts × 3 metrics, 2,100 rows: more than the store inserts with its COMMIT.
       const fleet = (timeMs: number) =>
         Array.from({ length: 700 }, (_, i) =>
           sample({ orgId, host: `h${i}`, timeMs, metrics: { a: i, b: 1, c: 2 } }),

@@ -135,7 +135,11 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
   const states = new Map<string, string>();
   const watermarks = new Map<string, string>();
   const alerts: StoredAlert[] = [];
-  const calls = { loadHosts: [] as string[][], commits: [] as EvaluatorCommit[] };
+  const calls = {
+    loadHosts: [] as string[][],
+    commits: [] as EvaluatorCommit[],
+    positionReads: [] as number[],
+  };
   let failNextCommit: Error | undefined;
   /** Commits touching this host fail for good, like PostgreSQL refusing a value. */
   let poisonHost: string | undefined;
@@ -195,8 +199,10 @@ function fakeStore(liveGenerations: () => ReadonlyMap<string, number>) {
   const store: EvaluatorStore = {
     appliedOffset: (partition) => Promise.resolve(offsets.get(partition) ?? 0),
     // No-data sweeps (the only writers of a revision) are tested against PostgreSQL.
-    appliedPosition: (partition) =>
-      Promise.resolve({ nextOffset: offsets.get(partition) ?? 0, revision: 0 }),
+    appliedPosition: (partition) => {
+      calls.positionReads.push(partition);
+      return Promise.resolve({ nextOffset: offsets.get(partition) ?? 0, revision: 0 });
+    },
     sweepNoData: () => Promise.resolve({ fired: 0, resolved: 0 }),
     loadHosts(hosts) {
       calls.loadHosts.push(hosts.map((h) => h.host));
@@ -464,6 +470,33 @@ describe('createAlertEvaluator', () => {
       status: 'pending',
       startedMs: at(5),
     });
+  });
+
+  it('reads the applied position only for a partition whose last batch it did not commit', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
+    await h.evaluator.handleBatch(batch(2, { host: 'web-1', minutes: 2, cpu: 95 }), ctx);
+    expect(h.calls.positionReads).toEqual([0]);
+    expect(h.calls.commits.map((c) => c.fromOffset)).toEqual([0, 1, 2]);
+    expect(h.alerts).toMatchObject([{ status: 'active', startedMs: at(0), firedMs: at(2) }]);
+  });
+
+  it('evaluates again from the stored position when another consumer moved it past its own', async () => {
+    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    const other = h.newEvaluator();
+    await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
+    // `other` took the partition for a batch, which it evaluated and committed.
+    await other.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
+    // Redelivered to the first with the next one: its own last commit is stale, its commit from
+    // there writes nothing, and the batch is evaluated again from the stored position.
+    await h.evaluator.handleBatch(
+      batch(1, { host: 'web-1', minutes: 1, cpu: 95 }, { host: 'web-1', minutes: 2, cpu: 95 }),
+      ctx,
+    );
+    expect(h.calls.commits.map((c) => c.fromOffset)).toEqual([0, 1, 1, 2]);
+    expect(h.counters.replayed).toBe(1);
+    expect(h.alerts).toMatchObject([{ status: 'active', startedMs: at(0), firedMs: at(2) }]);
   });
 
   it('throws when the stored offset moved during the batch, and skips it when redelivered', async () => {

@@ -49,6 +49,7 @@ import type { CopyCeilingResult } from './copy-ceiling.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import type { RemoteWriteFigures } from './remote-write-load.js';
 import {
+  defaultRemoteWriteRequests,
   measureRemoteWrite,
   remoteWriteBody,
   remoteWriteSeriesQuery,
@@ -124,7 +125,7 @@ const usage = `Usage: npm run bench:compare -- [options]
   --batch-connections N    connections, batched (default 16)
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
   --rw-warm-up N           remote-write bodies sent to each first, not measured (default 100)
-  --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default 300)
+  --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default ${defaultRemoteWriteRequests})
   --rw-series-per-request N  samples per remote-write body (default 2000)
   --rw-concurrency N       remote-write requests in flight (default 8)
   --victoria-metrics PATH  the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
@@ -570,7 +571,7 @@ await runBenchCommand({
     'batch-connections': '16',
     'backlog-seconds': '20',
     'rw-warm-up': '100',
-    'rw-requests': '300',
+    'rw-requests': String(defaultRemoteWriteRequests),
     'rw-series-per-request': '2000',
     'rw-concurrency': '8',
     'victoria-metrics': victoriaMetricsBinary,

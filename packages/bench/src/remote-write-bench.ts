@@ -16,6 +16,7 @@ import type { CompareTarget } from './compare-target.js';
 import { startKafkaMonitor } from './kafka-target.js';
 import type { RemoteWriteFigures, RemoteWriteOptions } from './remote-write-load.js';
 import {
+  defaultRemoteWriteRequests,
   measureRemoteWrite,
   remoteWriteBody,
   remoteWriteSeriesQuery,
@@ -98,7 +99,7 @@ async function run(options: Options, report: Report, cleanup: Cleanup, logDir: s
 
 const usage = `Usage: npm run bench:remote-write -- [options]
   --warm-up N              requests sent first to each, not measured (default 100)
-  --requests N             remote-write requests, each sent once (default 300)
+  --requests N             remote-write requests, each sent once (default ${defaultRemoteWriteRequests})
   --series-per-request N   samples per request (default 2000)
   --concurrency N          requests in flight (default 8)
   --out FILE               JSON results (default bench-results/remote-write-<iso date>.json)
@@ -108,7 +109,12 @@ ${victoriaMetricsInstall}. Kafka, PostgreSQL and Redis come from testkit or the 
 await runBenchCommand({
   name: 'remote-write',
   usage,
-  defaults: { 'warm-up': '100', requests: '300', 'series-per-request': '2000', concurrency: '8' },
+  defaults: {
+    'warm-up': '100',
+    requests: String(defaultRemoteWriteRequests),
+    'series-per-request': '2000',
+    concurrency: '8',
+  },
   parseOptions: (values) => ({
     warmUpRequests: integerOption('warm-up', values['warm-up'], 0),
     requests: integerOption('requests', values.requests),

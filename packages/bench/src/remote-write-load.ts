@@ -69,6 +69,14 @@ export function remoteWriteWarmUpBodies(
   return Array.from({ length: count }, (_, i) => remoteWriteBody(-1 - i, seriesPerRequest, baseMs));
 }
 
+/**
+ * Remote-write bodies each side gets by default. At 300 (1 s of VictoriaMetrics' time, 600,000
+ * samples) its CPU per sample ranged 0.43-0.90 µs over runs of the same bodies, so the ratio
+ * against it swung by 2 x on its own; at 1,500 it held 0.57-0.64 (docs/benchmarks.md,
+ * 2026-11-25 07:10).
+ */
+export const defaultRemoteWriteRequests = 1500;
+
 /** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
 export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
   const hosts = Math.ceil(seriesPerRequest / seriesPerHost);

@@ -491,11 +491,17 @@ describe('createAlertEvaluator', () => {
     // Redelivered to the first with the next one: its own last commit is stale, its commit from
     // there writes nothing, and the batch is evaluated again from the stored position.
     await h.evaluator.handleBatch(
-      batch(1, { host: 'web-1', minutes: 1, cpu: 95 }, { host: 'web-1', minutes: 2, cpu: 95 }),
+      batch(1, { host: 'web-1', minutes: 1, cpu: 95 }, null, {
+        host: 'web-1',
+        minutes: 2,
+        cpu: 95,
+      }),
       ctx,
     );
     expect(h.calls.commits.map((c) => c.fromOffset)).toEqual([0, 1, 1, 2]);
+    // Counted by the attempt that committed, not by the one evaluated from the stale position.
     expect(h.counters.replayed).toBe(1);
+    expect(h.counters.undecodable).toBe(1);
     expect(h.alerts).toMatchObject([{ status: 'active', startedMs: at(0), firedMs: at(2) }]);
   });
 

@@ -538,12 +538,13 @@ export function createAlertEvaluator(
     }
     const fresh = batch.records.filter((record) => Number(record.offset) >= appliedOffset);
     const replayed = batch.records.length - fresh.length;
-    if (replayed > 0) metrics.recordsSkipped('replayed', replayed);
     const last = fresh[fresh.length - 1];
-    if (last === undefined) return;
+    if (last === undefined) {
+      if (replayed > 0) metrics.recordsSkipped('replayed', replayed);
+      return;
+    }
 
     const { decoded, undecodable } = decode(fresh);
-    if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
     let work = newWork(rules);
     let { loaded: loadedHosts, newestEpoch } = await hostsOf(decoded, rules, cache, work);
     if (newestEpoch > rules.epoch) {
@@ -619,6 +620,9 @@ export function createAlertEvaluator(
       caches.delete(partition);
     }
 
+    // Counted once committed: an attempt evaluated again (or redelivered) is not counted twice.
+    if (replayed > 0) metrics.recordsSkipped('replayed', replayed);
+    if (undecodable > 0) metrics.recordsSkipped('undecodable', undecodable);
     metrics.evaluated(work.evaluations);
     if (result.fired > 0) metrics.alertsFired(result.fired);
     if (result.resolved > 0) metrics.alertsResolved(result.resolved);

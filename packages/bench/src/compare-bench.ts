@@ -278,6 +278,7 @@ async function measureTarget(
     const before = await stored(target, tally.storedAtStart + tally.acknowledged);
 
     logProgress(`${target.name} ${workload}: ${options.durationSeconds} s`);
+    const busBytesBefore = target.busBytes?.();
     const { figures, usage } = await load(workload, options.durationSeconds);
     addToTally(tally, figures);
     const after = await target.waitForStored({
@@ -293,10 +294,15 @@ async function measureTarget(
       drained: after.drained,
     });
     const serverProcesses = target.measured.map((proc) => proc.name);
+    // Read once the load's samples are stored: every one of them was on the topic by then.
+    const busBytesAfter = target.busBytes?.();
     targetReport.workloads[workload] = {
       ...shape,
       load: figures,
       ...chargeLoad(usage, figures, serverProcesses),
+      ...(busBytesBefore !== undefined && busBytesAfter !== undefined
+        ? { busBytesPerSample: (busBytesAfter - busBytesBefore) / figures.samplesAcknowledged }
+        : {}),
       stored: check,
     };
     logProgress(
@@ -404,7 +410,7 @@ async function measureRemoteWriteOf(
   target: CompareTarget,
   context: RunContext,
   tally: Tally,
-): Promise<RemoteWriteFigures> {
+): Promise<RemoteWriteFigures & { busBytesPerSample?: number }> {
   const { options, remoteWriteBodies } = context;
   const processName = target.name === 'kafka' ? 'gateway' : 'victoria-metrics';
   const pid = target.measured.find((each) => each.name === processName)?.pid();
@@ -416,6 +422,7 @@ async function measureRemoteWriteOf(
     concurrency: options.remoteWriteConcurrency,
   };
   const before = target.name === 'kafka' ? await stored(target, 0) : 0;
+  const busBytesBefore = target.busBytes?.();
   const bodies = remoteWriteBodies.warmUp.length + remoteWriteBodies.measured.length;
   const figures = await measureRemoteWrite(
     processName,
@@ -441,7 +448,11 @@ async function measureRemoteWriteOf(
     `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
       `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample`,
   );
-  return figures;
+  // Warm-up and measured bodies alike went to the bus, all of them stored by now.
+  const busBytesAfter = target.busBytes?.();
+  if (busBytesBefore === undefined || busBytesAfter === undefined) return figures;
+  const samples = (figures.warmUpOk + figures.ok) * options.remoteWriteSeriesPerRequest;
+  return { ...figures, busBytesPerSample: (busBytesAfter - busBytesBefore) / samples };
 }
 
 async function countVictoriaMetrics(baseUrl: string): Promise<number> {

@@ -42,6 +42,8 @@ export type WorkloadReport = {
   /** CPU of every process of the target (not the load generator) per acknowledged request. */
   serverCpuUsPerRequest: number | undefined;
   machineBusyPercent: number | undefined;
+  /** Bytes the bus's topic grew by per acknowledged sample (Kafka mode; before replication). */
+  busBytesPerSample?: number;
   stored: StoredCheck;
 };
 
@@ -72,7 +74,10 @@ type CompareRatios = {
 };
 
 /** The remote-write phase: the same bodies to VictoriaMetrics and to the Kafka mode's gateway. */
-type RemoteWriteReport = Partial<Record<'victoria-metrics' | 'gateway', RemoteWriteFigures>>;
+/** Remote-write figures per target; the gateway's with what its samples took on the bus. */
+type RemoteWriteReport = Partial<
+  Record<'victoria-metrics' | 'gateway', RemoteWriteFigures & { busBytesPerSample?: number }>
+>;
 
 export type CompareBenchReport = ReportBase & {
   settings: {
@@ -321,6 +326,7 @@ export function formatCompareReport(report: CompareBenchReport): string {
     row('missing / duplicates', (w) => `${int(w.stored.missing)} / ${int(w.stored.duplicates)}`);
     row('unanswered at stop / failed', (w) => `${int(w.load.unanswered)} / ${int(w.load.failed)}`);
     row('machine CPU busy', (w) => optional(w.machineBusyPercent, (p) => `${p.toFixed(0)} %`));
+    row('bus bytes per sample', (w) => optional(w.busBytesPerSample, (b) => b.toFixed(1)));
     lines.push('  per process: CPU s, µs per request, µs per sample, peak memory');
     for (const name of ran) {
       const figures = report.targets[name]?.workloads[workload];
@@ -358,7 +364,10 @@ export function formatCompareReport(report: CompareBenchReport): string {
       `  ${name.padEnd(18)}${figures.ok}/${figures.requests} 2xx after ${figures.warmUpOk}/${figures.warmUpRequests} warm-up, ` +
         `${int(figures.samplesSent)} samples sent, ` +
         `${int(figures.samplesStored)} stored, ${int(figures.samplesPerSecond)} samples/s, ` +
-        `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample (${figures.cpuProcess})`,
+        `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample (${figures.cpuProcess})` +
+        (figures.busBytesPerSample === undefined
+          ? ''
+          : `, ${figures.busBytesPerSample.toFixed(1)} bus bytes per sample`),
     );
   }
   if (report.remoteWrite === undefined) lines.push('  not measured');

@@ -26,6 +26,11 @@ export type CompareTarget = {
     timeoutMs: number;
     settleMs: number;
   }): Promise<{ stored: number; drained: boolean }>;
+  /**
+   * Bytes the samples topic holds on the broker's disk (its partitions' log segments), where
+   * the target has a bus whose disk can be read here; undefined otherwise.
+   */
+  busBytes?(): number | undefined;
   /** Stops what it started (idempotent); also registered with the run's cleanup. */
   stop(): Promise<void>;
 };

@@ -1,3 +1,5 @@
+import { readdirSync, readlinkSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
@@ -47,8 +49,9 @@ export async function startKafkaMonitor(options: {
     const postmaster = row === undefined ? undefined : parentPid(row.pid);
     measured.push({ name: 'postgres', pid: () => postmaster, tree: true });
   }
+  let broker: number | undefined;
   if (stack.serviceOrigins['kafka'] === 'native') {
-    const broker = findDescendantPid(process.pid, 'java');
+    broker = findDescendantPid(process.pid, 'java');
     measured.push({ name: 'kafka', pid: () => broker });
   }
   if (stack.serviceOrigins['redis'] === 'native') {
@@ -69,6 +72,7 @@ export async function startKafkaMonitor(options: {
       writer = await stack.startRole('writer', { name });
       return writer;
     },
+    busBytes: () => topicLogBytes(broker, stack.env['SAMPLES_TOPIC']),
     waitForStored: async (args) => {
       const landed = await waitForLanded(stack.db, { ...args, pollIntervalMs });
       return { stored: landed.stored, drained: landed.drained };
@@ -76,4 +80,30 @@ export async function startKafkaMonitor(options: {
     // The stack's servers stop with the run's cleanup: the Kafka target runs last.
     stop: () => Promise.all([gateway.stop(), writer.stop()]).then(() => undefined),
   };
+}
+
+/**
+ * The bytes of `topic`'s log segments on a native broker's disk (testkit runs it in its dir,
+ * data under `data/`): what the topic costs before replication. Only `.log` files: the offset
+ * and time indexes are sparse files preallocated to their maximum until a segment rolls.
+ */
+function topicLogBytes(
+  brokerPid: number | undefined,
+  topic: string | undefined,
+): number | undefined {
+  if (brokerPid === undefined || topic === undefined) return undefined;
+  let dataDir: string;
+  try {
+    dataDir = join(readlinkSync(`/proc/${brokerPid}/cwd`), 'data');
+  } catch {
+    return undefined;
+  }
+  let bytes = 0;
+  for (const partition of readdirSync(dataDir)) {
+    if (!partition.startsWith(`${topic}-`)) continue;
+    for (const file of readdirSync(join(dataDir, partition))) {
+      if (file.endsWith('.log')) bytes += statSync(join(dataDir, partition, file)).size;
+    }
+  }
+  return bytes;
 }

@@ -20,10 +20,15 @@ const valueList = (overrides: Record<string, unknown>) => ({
 });
 
 describe('decodeCollectdJson', () => {
-  it('names a single-value list collectd_<plugin>_<type>', () => {
+  it('names a single-value list collectd_<plugin>_<type>, labelled by its host', () => {
     expect(decodeCollectdJson(body([valueList({})]), options)).toEqual({
       samples: [
-        { host: 'db-1', timeMs: 1_750_000_000_123, metrics: { collectd_load_load: 42 }, tags: {} },
+        {
+          host: 'db-1',
+          timeMs: 1_750_000_000_123,
+          metrics: { collectd_load_load: 42 },
+          tags: { host: 'db-1' },
+        },
       ],
       accepted: 1,
       rejected: {},
@@ -84,7 +89,7 @@ describe('decodeCollectdJson', () => {
           collectd_disk_sda_1_disk_ops_read: 1,
           collectd_disk_sda_1_disk_ops_write: 2,
         },
-        tags: {},
+        tags: { host: 'db-1' },
       },
     ]);
   });

@@ -47,8 +47,9 @@ function collectdMetricName(list: ValueList, dsname: string): string {
 }
 
 /**
- * collectd's write_http plugin, JSON format: an array of value lists. host = `host`; the time
- * (float seconds) is rounded to the millisecond; samples have no tags. Throws
+ * collectd's write_http plugin, JSON format: an array of value lists. host = `host`, which is
+ * also the series' one label (the only one a value list writes: plugin and type are in the
+ * name); the time (float seconds) is rounded to the millisecond. Throws
  * `ProtocolDecodeError` when the body is not such an array, naming the first problem.
  */
 export function decodeCollectdJson(body: Uint8Array, options: DecodeOptions): DecodedHostSamples {
@@ -75,8 +76,10 @@ export function decodeCollectdJson(body: Uint8Array, options: DecodeOptions): De
     );
   }
   const collector = createSampleCollector(options);
-  const noTags: string[] = [];
+  const tags: string[] = [];
   for (const list of parsed.data) {
+    tags[0] = 'host';
+    tags[1] = list.host;
     const timeMs = Math.round(list.time * 1000);
     list.values.forEach((value, index) => {
       if (value === null) {
@@ -84,7 +87,7 @@ export function decodeCollectdJson(body: Uint8Array, options: DecodeOptions): De
         return;
       }
       const metric = collectdMetricName(list, list.dsnames[index] ?? '');
-      collector.add(list.host, timeMs, noTags, metric, value);
+      collector.add(list.host, timeMs, tags, metric, value);
     });
   }
   return collector.result();

@@ -12,7 +12,7 @@ const decode = (text: string, precision: 'ns' | 'us' | 'ms' | 's' | 'm' | 'h' = 
   decodeInfluxLineProtocol(body(text), { nowMs, precision });
 
 describe('decodeInfluxLineProtocol', () => {
-  it('names metrics <measurement>_<field>, takes host from the host tag and the rest as tags', () => {
+  it('names metrics <measurement>_<field>, takes host from the host tag and every tag as a label', () => {
     expect(
       decode('cpu,host=web-1,cpu=cpu-total usage_user=12.5,usage_system=3i 1750000000123456789'),
     ).toEqual({
@@ -21,7 +21,7 @@ describe('decodeInfluxLineProtocol', () => {
           host: 'web-1',
           timeMs: 1_750_000_000_123,
           metrics: { cpu_usage_user: 12.5, cpu_usage_system: 3 },
-          tags: { cpu: 'cpu-total' },
+          tags: { cpu: 'cpu-total', host: 'web-1' },
         },
       ],
       accepted: 2,
@@ -43,7 +43,7 @@ describe('decodeInfluxLineProtocol', () => {
   it('groups lines of the same host, time and tags, sorted tags or not', () => {
     const decoded = decode('a,host=h,x=1,y=2 v=1 1000000\nb,y=2,host=h,x=1 v=2 1000000');
     expect(decoded.samples).toEqual([
-      { host: 'h', timeMs: 1, metrics: { a_v: 1, b_v: 2 }, tags: { x: '1', y: '2' } },
+      { host: 'h', timeMs: 1, metrics: { a_v: 1, b_v: 2 }, tags: { host: 'h', x: '1', y: '2' } },
     ]);
   });
 

@@ -76,7 +76,7 @@ export function decodeInfluxLineProtocol(
     const pairs: [string, string][] = [];
     for (const pair of point.tags) {
       if (pair[0] === 'host') host = pair[1];
-      else pairs.push(pair);
+      pairs.push(pair);
     }
     flattenTags(pairs, tags);
     if (point.timestamp !== lastTimestamp) {

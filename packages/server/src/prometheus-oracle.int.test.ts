@@ -147,6 +147,25 @@ const handWritten = [
   'rate(node_cpu_seconds_total{host="h1",cpu="1"}[5m])',
   'last_over_time(http_request_duration_seconds_count[10m])',
   'count_over_time(http_request_duration_seconds_count[10m])',
+  // Labelled as Prometheus labels what it scrapes (`instance`, `job`, no `host`): grouping,
+  // joining and dropping those labels.
+  'up',
+  'up{instance=~"10.*"}',
+  'sum without (instance, job) (up)',
+  'sum without (instance) (up)',
+  'count by (job) (up)',
+  'sum by (job) (rate(process_cpu_seconds_total[5m]))',
+  'sum without (instance, job) (rate(process_cpu_seconds_total[5m]))',
+  'avg without (instance) (process_resident_memory_bytes)',
+  'max by (job) (scrape_duration_seconds)',
+  'process_resident_memory_bytes / ignoring (job, instance) group_left sum without (instance, job) (process_resident_memory_bytes)',
+  'sum by (job) (up) / ignoring (job) group_left count(up)',
+  'process_resident_memory_bytes * on(instance) group_left up',
+  'rate(process_cpu_seconds_total[5m]) / on(instance) scrape_duration_seconds',
+  'up{job="node"} unless on(instance) up == 0',
+  'topk by (job) (1, process_resident_memory_bytes)',
+  'sum by (host) (label_replace(up, "host", "$1", "instance", "(.*):.*"))',
+  'count(up) by (job) - ignoring(job) group_left count(up == 1)',
 ];
 
 const metrics = [
@@ -337,6 +356,36 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     expect(problems.slice(0, 30)).toEqual([]);
     expect(compared).toBeGreaterThanOrEqual(150);
     expect(nonEmpty).toBeGreaterThan(compared * 0.8);
+  });
+
+  it('lists series, label names and label values as Prometheus does', async () => {
+    const range = { start: String(startMs / 1000), end: String(endMs / 1000) };
+    const lists: [string, Record<string, string>][] = [
+      ['series', { 'match[]': 'up' }],
+      ['series', { 'match[]': '{job="prometheus"}' }],
+      ['series', { 'match[]': 'node_load1{host="h1"}' }],
+      ['labels', {}],
+      ['labels', { 'match[]': 'process_cpu_seconds_total' }],
+      ['label/instance/values', {}],
+      ['label/job/values', {}],
+      ['label/host/values', {}],
+      ['label/host/values', { 'match[]': 'up' }],
+      ['label/__name__/values', {}],
+    ];
+    for (const [path, params] of lists) {
+      const [want, got] = await Promise.all([
+        prometheusAnswer(path, { ...range, ...params }),
+        ourAnswer(path, { ...range, ...params }),
+      ]);
+      expect(want.status).toBe('success');
+      const sorted = (data: unknown) =>
+        (data as unknown[]).map((entry) => JSON.stringify(entry)).sort();
+      expect({ path, params, data: sorted(got.data) }).toEqual({
+        path,
+        params,
+        data: sorted(want.data),
+      });
+    }
   });
 
   it('answers promtool as a client', async () => {

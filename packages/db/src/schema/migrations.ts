@@ -585,6 +585,31 @@ const seriesLabelsAndStaleMarkers: Migration = {
   },
 };
 
+const seriesLabelsAsWritten: Migration = {
+  version: 22,
+  name: 'series_labels_as_written',
+  up: (sql) =>
+    run(sql, [
+      // A labelled series reads back with exactly its own labels from this version on, with no
+      // `host` = service name added (CONTRACT "Labels and values as written"). Influx line
+      // protocol and collectd wrote a `host` (tag, field) that was not kept among the labels:
+      // it is added back, the service's name. Their series are those that carry none of the
+      // labels a remote-write series (`host` or `instance`) or an OTLP one (the resource
+      // attribute its host came from) always carries. A series that would then read as
+      // another stored one of its service keeps its labels (the reader merges the two anyway).
+      `update series s set labels = s.labels || jsonb_build_object('host', v.name)
+        from services v
+        where v.id = s.service_id and s.labels is not null
+          and not jsonb_exists_any(s.labels,
+            array['host', 'instance', 'host.name', 'service.instance.id', 'service.name'])
+          and not exists (
+            select 1 from series o
+            where o.service_id = s.service_id and o.metric = s.metric
+              and o.labels = s.labels || jsonb_build_object('host', v.name)
+          )`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -608,4 +633,5 @@ export const migrations: readonly Migration[] = [
   realTimeRollups,
   compressedRollups,
   seriesLabelsAndStaleMarkers,
+  seriesLabelsAsWritten,
 ];

@@ -47,10 +47,10 @@ describe('the PromQL series source over stored series', () => {
     await store.writeBatch({
       samples: [sample({ timeMs: t0, metrics: { up: 1 }, tags: { job: 'node' } })],
     });
-    // Then through an agent protocol: the same labels (one series to PromQL), another tag set,
-    // and staleness markers.
+    // Then through an agent protocol with a `host` label: the same labels (one series to
+    // PromQL), another tag set, and staleness markers.
     const labelled = (timeMs: number, job: string, metrics: Record<string, number>) =>
-      sample({ timeMs, metrics, tags: { job }, tagsLabelSeries: true });
+      sample({ timeMs, metrics, tags: { host: 'h', job }, tagsLabelSeries: true });
     await store.writeBatch({
       samples: [
         labelled(t0 + 15_000, 'node', { up: 2 }),
@@ -58,6 +58,18 @@ describe('the PromQL series source over stored series', () => {
         { ...labelled(t0 + 30_000, 'node', {}), staleMetrics: ['up'] },
         labelled(t0 + 45_000, 'node', { up: 3 }),
         { ...labelled(t0 + 15_000, 'gone', {}), staleMetrics: ['up'] },
+      ],
+    });
+    // As a stock Prometheus writes it: `instance` and `job`, no `host` (service 10.0.0.1).
+    await store.writeBatch({
+      samples: [
+        sample({
+          host: '10.0.0.1',
+          timeMs: t0 + 15_000,
+          metrics: { node_load1: 0.5 },
+          tags: { instance: '10.0.0.1:9100', job: 'node' },
+          tagsLabelSeries: true,
+        }),
       ],
     });
   });
@@ -114,5 +126,37 @@ describe('the PromQL series source over stored series', () => {
     const later = { startMs: t0 + 50_000, endMs: t0 + 60_000 };
     expect(await source.labelValues('job', [], later, signal)).toEqual([]);
     expect(await source.labelValues('job', [], around, signal)).toEqual(['gone', 'node', 'other']);
+  });
+
+  it('reads a series back with exactly the labels it was written with, no host added', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const written = { __name__: 'node_load1', instance: '10.0.0.1:9100', job: 'node' };
+    const selected = await source.select([equal('job', 'node')], range, hints, signal);
+    expect(plain(selected).map((s) => s.labels)).toContainEqual(written);
+    expect(await source.series([[equal('__name__', 'node_load1')]], range, 10, signal)).toEqual([
+      Object.entries(written).map(([name, value]) => ({ name, value })),
+    ]);
+    expect(await source.labelNames([[equal('__name__', 'node_load1')]], range, signal)).toEqual([
+      '__name__',
+      'instance',
+      'job',
+    ]);
+    expect(await source.labelValues('host', [], range, signal)).toEqual(['h']);
+    // Its service is no label: a `host` matcher finds it only by a label it carries.
+    expect(await source.select([equal('host', '10.0.0.1')], range, hints, signal)).toEqual([]);
+    expect(
+      plain(await source.select([equal('instance', '10.0.0.1:9100')], range, hints, signal)),
+    ).toEqual([{ labels: written, points: [[t0 + 15_000, 0.5]] }]);
+  });
+
+  it('matches host on the service of an /ingest series and on the label of the others', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const selected = await source.select(
+      [equal('__name__', 'up'), equal('host', 'h'), equal('job', 'node')],
+      range,
+      hints,
+      signal,
+    );
+    expect(plain(selected).map((s) => s.points.length)).toEqual([4]);
   });
 });

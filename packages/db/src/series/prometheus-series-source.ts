@@ -10,18 +10,30 @@ import { translateDbError } from '../core/database-errors.js';
  */
 type SeriesRow = { ids: string[]; labels: Labels };
 
-type CandidateRow = { id: string; metric: string; host: string; labels: Record<string, string> };
+type CandidateRow = {
+  id: string;
+  metric: string;
+  host: string;
+  tags: Record<string, string>;
+  labels: Record<string, string> | null;
+};
 
 /**
- * The label set of a stored series (CONTRACT, "Prometheus-compatible reading"): its own labels
- * when it was written with them (the agent protocols: remote-write's every label but
- * `__name__`, `host` from the `host` label or the `instance` without its port), else its
- * service's tags (/ingest, and series stored before series had labels); then `host` = the
- * service's name and `__name__` = the metric. So a series written with a `host` label reads back
- * with exactly the labels it was written with.
+ * The label set of a stored series (CONTRACT "Labels and values as written"): a series written
+ * through an agent protocol (`labels` not null) reads back with exactly the labels it was
+ * written with, plus `__name__`; its service is ours to know, not a label. An /ingest series
+ * (`labels` null, and every series stored before series had labels) is labelled by its
+ * service's tags and `host` = the service's name.
  */
-function seriesLabels(metric: string, host: string, labels: Record<string, string>): Labels {
-  return labelsFrom({ ...labels, host, __name__: metric });
+function seriesLabels(
+  metric: string,
+  host: string,
+  tags: Record<string, string>,
+  labels: Record<string, string> | null,
+): Labels {
+  return labelsFrom(
+    labels === null ? { ...tags, host, __name__: metric } : { ...labels, __name__: metric },
+  );
 }
 
 function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
@@ -38,7 +50,10 @@ function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean 
   return true;
 }
 
-/** Equality matchers pushed into SQL; every matcher is still checked on the labels after. */
+/**
+ * Equality matchers pushed into SQL; every matcher is still checked on the labels after. `host`
+ * is the service's name for an /ingest series and a label like any other for the others.
+ */
 function pushedDown(matchers: readonly LabelMatcher[]): {
   metric: string | null;
   host: string | null;
@@ -176,19 +191,24 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
    */
   async function matching(matchers: readonly LabelMatcher[]): Promise<SeriesRow[]> {
     const { metric, host, tags } = pushedDown(matchers);
-    const json = Object.keys(tags).length === 0 ? null : sql.json(tags);
+    const hasTags = Object.keys(tags).length > 0;
+    // An /ingest series matches on its service (name, tags); a labelled one on its labels.
+    const ingestMatch = sql`s.labels is null
+      ${host === null ? sql`` : sql`and v.name = ${host}`}
+      ${hasTags ? sql`and v.tags @> ${sql.json(tags)}` : sql``}`;
+    const labelled = host === null ? tags : { ...tags, host };
+    const labelledMatch = sql`s.labels @> ${sql.json(labelled)}`;
     const rows = await sql<CandidateRow[]>`
-      select s.id::text as id, s.metric, v.name as host, coalesce(s.labels, v.tags) as labels
+      select s.id::text as id, s.metric, v.name as host, v.tags, s.labels
       from series s join services v on v.id = s.service_id
       where v.org_id = ${orgId}
         ${metric === null ? sql`` : sql`and s.metric = ${metric}`}
-        ${host === null ? sql`` : sql`and v.name = ${host}`}
-        ${json === null ? sql`` : sql`and (s.labels @> ${json} or (s.labels is null and v.tags @> ${json}))`}
+        ${host === null && !hasTags ? sql`` : sql`and ((${ingestMatch}) or ${labelledMatch})`}
       order by s.id
     `;
     const byLabels = new Map<string, SeriesRow>();
     for (const row of rows) {
-      const labels = seriesLabels(row.metric, row.host, row.labels);
+      const labels = seriesLabels(row.metric, row.host, row.tags, row.labels);
       if (!matchesAll(labels, matchers)) continue;
       const key = labelsKey(labels);
       const same = byLabels.get(key);

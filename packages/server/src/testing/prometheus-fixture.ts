@@ -99,6 +99,48 @@ export function oracleData(startMs: number): SeriesData[] {
     out.push(...histogramData(labels, times, hi, gap));
     out.push(...cpuData(labels, times, hi, gap));
   }
+  out.push(...scrapedData(startMs));
+  return out;
+}
+
+/**
+ * Series labelled as a stock Prometheus labels what it scrapes: `instance` and `job`, no `host`.
+ * Two node exporters and Prometheus itself, 50 minutes at 15 s, each target at its own offset in
+ * the interval plus a few milliseconds of jitter per scrape (as Prometheus' own timestamps
+ * have); `up`, a gauge, a counter and the scrape's duration. 10.0.0.2 is down (up 0, no other
+ * series) from 30:00 to 34:00.
+ */
+function scrapedData(startMs: number): SeriesData[] {
+  const random = seeded(3000);
+  const targets = [
+    { instance: '10.0.0.1:9100', job: 'node', offsetMs: 1_234 },
+    { instance: '10.0.0.2:9100', job: 'node', offsetMs: 7_020 },
+    { instance: 'localhost:9090', job: 'prometheus', offsetMs: 11_500 },
+  ];
+  const out: SeriesData[] = [];
+  for (const [ti, { offsetMs, ...labels }] of targets.entries()) {
+    const up: [number, number][] = [];
+    const memory: [number, number][] = [];
+    const cpu: [number, number][] = [];
+    const duration: [number, number][] = [];
+    let memoryBytes = 40e6 * (ti + 1);
+    let cpuSeconds = 10 * ti;
+    for (let i = 0; i < 200; i++) {
+      const t = startMs + offsetMs + i * 15_000 + Math.floor(random() * 25);
+      const down = ti === 1 && i >= 120 && i < 136;
+      memoryBytes = Math.max(1e6, memoryBytes + Math.round((random() - 0.5) * 1e6));
+      cpuSeconds = Math.round((cpuSeconds + random() * 0.4) * 1000) / 1000;
+      up.push([t, down ? 0 : 1]);
+      if (down) continue;
+      memory.push([t, memoryBytes]);
+      cpu.push([t, cpuSeconds]);
+      duration.push([t, Math.round(random() * 50) / 1000]);
+    }
+    out.push({ labels: { __name__: 'up', ...labels }, samples: up });
+    out.push({ labels: { __name__: 'process_resident_memory_bytes', ...labels }, samples: memory });
+    out.push({ labels: { __name__: 'process_cpu_seconds_total', ...labels }, samples: cpu });
+    out.push({ labels: { __name__: 'scrape_duration_seconds', ...labels }, samples: duration });
+  }
   return out;
 }
 

@@ -1,0 +1,222 @@
+// @services postgres
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/testkit';
+import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
+import { encode } from './testing/prometheus-fixture.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+/**
+ * The official PromQL compliance tester (prometheus/compliance, `promql-compliance-tester` with
+ * its standard `promql-test-queries.yml`), run against us (`monitor all`) and a reference
+ * Prometheus 2.42, both fed the same demo-service data by remote-write, labelled as a stock
+ * Prometheus labels what it scrapes (`instance`, `job`).
+ */
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const writeHeaders = {
+  'Content-Type': 'application/x-protobuf',
+  'Content-Encoding': 'snappy',
+  'X-Prometheus-Remote-Write-Version': '0.1.0',
+};
+
+type TesterResult = {
+  testCase: { query: string; shouldFail: boolean; skipComparison: boolean };
+  diff: string;
+  unexpectedFailure: string;
+  unexpectedSuccess: boolean;
+  unsupported: boolean;
+};
+
+type TesterRun = { total: number; failed: TesterResult[] };
+
+/**
+ * A YAML document of top-level keys, each value in JSON (YAML's flow style). The tester
+ * concatenates its config files before parsing them: a block of keys is what joins cleanly.
+ */
+function yamlOf(document: Record<string, unknown>): string {
+  return `\n${Object.entries(document)
+    .map(([name, value]) => `${name}: ${JSON.stringify(value)}\n`)
+    .join('')}`;
+}
+
+let database: TestDatabase;
+let monitor: RoleProcess;
+let prometheus: AgentProcess & { url: string };
+let tester: ComplianceTester;
+let workDir: string;
+// The data ends now; the tester's queries cover ten minutes ending 12 minutes before (its own
+// default), so that `offset -10m` still finds data, and reach back an hour and more before that.
+const toMs = Math.floor(Date.now() / 5_000) * 5_000;
+const fromMs = toMs - 90 * 60_000;
+const queryEndMs = toMs - 12 * 60_000;
+
+async function remoteWrite(url: string, body: Buffer, auth: Record<string, string>) {
+  for (;;) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { ...writeHeaders, ...auth },
+      body,
+    });
+    const text = await response.text();
+    if (response.ok) return;
+    // A busy writer asks the sender to come back, as it would ask a Prometheus.
+    if (response.status === 429 || response.status === 503) {
+      const seconds = Number(response.headers.get('retry-after') ?? '1');
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      continue;
+    }
+    throw new Error(`remote-write to ${url} answered ${response.status}: ${text}`);
+  }
+}
+
+async function instantValue(baseUrl: string, query: string, headers: Record<string, string>) {
+  const params = new URLSearchParams({ query, time: String(toMs / 1000) });
+  const response = await fetch(`${baseUrl}/api/v1/query?${params.toString()}`, { headers });
+  const text = await response.text();
+  const body = JSON.parse(text) as { data?: { result: { value: [number, string] }[] } };
+  if (!response.ok) throw new Error(`${query} at ${baseUrl}: ${text}`);
+  return Number(body.data?.result[0]?.value[1] ?? Number.NaN);
+}
+
+/** Runs the tester over `testCases` (a file) with our targets and `tweaks`; its JSON results. */
+async function runTester(testCases: string, tweaks: unknown[]): Promise<TesterRun> {
+  const config = join(workDir, `targets-${randomBytes(4).toString('hex')}.yml`);
+  writeFileSync(
+    config,
+    yamlOf({
+      reference_target_config: { query_url: prometheus.url },
+      test_target_config: {
+        query_url: `${monitor.baseUrl}/prometheus`,
+        headers: { Authorization: `Bearer ${key}` },
+      },
+      query_time_parameters: {
+        end_time: String(queryEndMs / 1000),
+        range_in_seconds: 600,
+        resolution_in_seconds: 10,
+      },
+      query_tweaks: tweaks,
+    }),
+  );
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(
+      tester.binary,
+      [
+        `-config-file=${testCases}`,
+        `-config-file=${config}`,
+        '-output-format=json',
+        '-output-passing',
+        // Each comparison has 10 s for both answers: few at a time on a 2-core machine.
+        '-query-parallelism=2',
+      ],
+      { maxBuffer: 256 * 1024 * 1024 },
+      // It exits 1 when any case fails: the JSON on stdout says which.
+      (err, out, stderr) => {
+        if (out.trim().startsWith('{')) resolve(out);
+        else reject(new Error(`the tester failed: ${err?.message ?? ''}\n${stderr}`));
+      },
+    );
+  });
+  const output = JSON.parse(stdout) as { totalResults: number; results: TesterResult[] };
+  const failed = output.results.filter(
+    (r) => r.diff !== '' || r.unexpectedFailure !== '' || r.unexpectedSuccess,
+  );
+  return { total: output.totalResults, failed };
+}
+
+function describeFailure(r: TesterResult): string {
+  if (r.unexpectedFailure !== '') return `${r.testCase.query}: failed (${r.unexpectedFailure})`;
+  if (r.unexpectedSuccess) return `${r.testCase.query}: succeeded, should have failed`;
+  return `${r.testCase.query}: answered differently`;
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'promql-compliance-'));
+  [tester, database, prometheus] = await Promise.all([
+    ensureComplianceTester(),
+    createTestDatabase(serviceUrl('postgres'), 'compliance'),
+    startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true }),
+  ]);
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: key,
+  });
+  const data = demoServiceData(fromMs, toMs);
+  for (const slice of sliceByTime(data, fromMs, 60_000)) {
+    const body = encode(slice);
+    await Promise.all([
+      remoteWrite(`${prometheus.url}/api/v1/write`, body, {}),
+      remoteWrite(`${monitor.baseUrl}/api/v1/write`, body, { Authorization: `Bearer ${key}` }),
+    ]);
+  }
+  // Both hold every sample once ours has stored them all (the writer stores asynchronously).
+  let samples = 0;
+  for (const s of data) samples += s.samples.filter(([, v]) => !Number.isNaN(v)).length;
+  // Per metric name: a range function drops the name, and series would then collide.
+  const names = [...new Set(data.map((s) => s.labels['__name__']!))];
+  const stored = async (baseUrl: string, headers: Record<string, string>): Promise<number> => {
+    let count = 0;
+    for (const name of names) {
+      count += await instantValue(baseUrl, `sum(count_over_time(${name}[100m]))`, headers);
+    }
+    return count;
+  };
+  expect(await stored(prometheus.url, {})).toBe(samples);
+  const auth = { Authorization: `Bearer ${key}` };
+  await waitFor(
+    async () =>
+      (await stored(`${monitor.baseUrl}/prometheus`, auth)) === samples ? true : undefined,
+    120_000,
+    `all ${samples} samples stored`,
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await monitor?.stop();
+  await prometheus?.stop();
+  await database?.drop();
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the PromQL compliance tester', () => {
+  it('passes every standard case, against Prometheus 2.42 fed the same samples', async () => {
+    const strict = await runTester(tester.testQueries, []);
+    const passed = strict.total - strict.failed.length;
+    const score = `${passed} / ${strict.total} (${((100 * passed) / strict.total).toFixed(2)} %)`;
+    process.stdout.write(`PromQL compliance: ${score} passed, no query tweaks\n`);
+    for (const r of strict.failed) process.stdout.write(`  FAILED ${describeFailure(r)}\n`);
+    expect(strict.total).toBeGreaterThan(500);
+
+    // Until series read back with exactly the labels they were written with (issue 40, point
+    // 1, another branch), ours carry a `host` label taken from `instance`. The failing cases
+    // are run again with that one label dropped from both answers: every one must then pass,
+    // so that nothing but that label is left. Once that change is in, this second run goes and
+    // the assertion becomes `expect(strict.failed.map(describeFailure)).toEqual([])`.
+    if (strict.failed.length === 0) return;
+    const retried = join(workDir, 'failed-cases.yml');
+    writeFileSync(
+      retried,
+      yamlOf({
+        test_cases: strict.failed.map((r) => ({
+          query: r.testCase.query,
+          should_fail: r.testCase.shouldFail,
+          skip_comparison: r.testCase.skipComparison,
+        })),
+      }),
+    );
+    const withoutHost = await runTester(retried, [
+      { note: 'Ours add a host label (issue 40, point 1).', drop_result_labels: ['host'] },
+    ]);
+    process.stdout.write(
+      `PromQL compliance with the host label set aside: ${strict.total - withoutHost.failed.length} / ${strict.total}\n`,
+    );
+    expect(withoutHost.failed.map(describeFailure)).toEqual([]);
+  }, 900_000);
+});

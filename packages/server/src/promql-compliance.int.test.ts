@@ -9,7 +9,7 @@ import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/test
 import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
-import { encode } from './testing/prometheus-fixture.js';
+import { differences, encode, normalize } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
@@ -142,7 +142,9 @@ beforeAll(async () => {
   [tester, database, prometheus] = await Promise.all([
     ensureComplianceTester(),
     createTestDatabase(serviceUrl('postgres'), 'compliance'),
-    startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true }),
+    // Its evaluation_interval (the launcher's scrape interval) is the step of a subquery that
+    // names none: 1 minute, Prometheus' default and ours.
+    startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true, scrapeIntervalSeconds: 60 }),
   ]);
   monitor = await startRoleProcess('all', {
     DATABASE_URL: database.url,
@@ -219,4 +221,97 @@ describe('the PromQL compliance tester', () => {
     );
     expect(withoutHost.failed.map(describeFailure)).toEqual([]);
   }, 900_000);
+
+  it('answers subqueries and signed literals as Prometheus does, beyond the standard cases', async () => {
+    const at = String(queryEndMs / 1000 - 300);
+    const expressions = [
+      'max_over_time(demo_memory_usage_bytes[5m:])',
+      'max_over_time(demo_memory_usage_bytes[5m:17s])',
+      'sum_over_time(rate(demo_cpu_usage_seconds_total[1m])[10m:30s] offset 3m)',
+      'rate(demo_cpu_usage_seconds_total[5m:10s] offset -2m)',
+      `min_over_time(demo_memory_usage_bytes[10m:1m] @ ${at})`,
+      'avg_over_time(demo_memory_usage_bytes[10m:1m] @ end())',
+      'avg_over_time(demo_memory_usage_bytes[10m:1m] @ start() offset 1m)',
+      `sum_over_time(demo_memory_usage_bytes{type="free"} @ ${at}[3m:20s])`,
+      'max_over_time(sum_over_time(demo_disk_usage_bytes[1m:10s])[5m:1m])',
+      'count_over_time(demo_intermittent_metric[10m:15s])',
+      'last_over_time(demo_memory_usage_bytes{type="free"}[3m:7s])',
+      'absent_over_time(nonexistent[5m:1m])',
+      'absent_over_time(demo_num_cpus[5m:1m])',
+      'quantile_over_time(0.5, demo_memory_usage_bytes[10m:1m])',
+      'deriv(demo_disk_usage_bytes[5m:30s])',
+      'changes(demo_batch_last_success_timestamp_seconds[15m:1m])',
+      'increase(demo_cpu_usage_seconds_total[10m:1m])',
+      'histogram_quantile(0.9, sum by (le) (rate(demo_api_request_duration_seconds_bucket[1m])))[5m:1m]',
+      'demo_memory_usage_bytes[5m:1m]',
+      'demo_num_cpus[1m][5m:]',
+      '-demo_num_cpus ^ 2',
+      '- 2 ^ 2',
+      '2 ^ - 1 ^ 2',
+      '-2 ^ 2 * demo_num_cpus',
+    ];
+    // Until series read back with the labels they were written with (issue 40, point 1), ours
+    // carry a `host` label more: set aside here, as in the run above.
+    const withoutHost = (data: { resultType: string; result: unknown }) => {
+      if (data.resultType === 'vector' || data.resultType === 'matrix') {
+        for (const s of data.result as { metric: Record<string, string> }[]) {
+          delete s.metric['host'];
+        }
+      }
+      return data;
+    };
+    const ask = async (baseUrl: string, path: string, params: Record<string, string>) => {
+      const response = await fetch(`${baseUrl}/api/v1/${path}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Authorization: `Bearer ${key}`,
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      return (await response.json()) as {
+        status: string;
+        errorType?: string;
+        data: { resultType: string; result: unknown };
+      };
+    };
+    const problems: string[] = [];
+    let nonEmpty = 0;
+    const requests: [string, Record<string, string>][] = [];
+    for (const query of expressions) {
+      for (const t of [queryEndMs - 600_000, queryEndMs - 7_000, queryEndMs]) {
+        requests.push(['query', { query, time: String(t / 1000) }]);
+      }
+      for (const step of ['10', '37']) {
+        const range = {
+          start: String((queryEndMs - 600_000) / 1000),
+          end: String(queryEndMs / 1000),
+        };
+        requests.push(['query_range', { query, ...range, step }]);
+      }
+    }
+    for (const [path, params] of requests) {
+      const [want, got] = await Promise.all([
+        ask(prometheus.url, path, params),
+        ask(`${monitor.baseUrl}/prometheus`, path, params),
+      ]);
+      const what = `${path} ${JSON.stringify(params)}`;
+      if (want.status !== 'success' || got.status !== 'success') {
+        if (want.status !== got.status || want.errorType !== got.errorType) {
+          problems.push(
+            `${what}: prometheus ${want.status}, ours ${got.status} ${got.errorType ?? ''}`,
+          );
+        }
+        continue;
+      }
+      const wanted = normalize(want.data);
+      if (typeof wanted === 'string' || wanted.size > 0) nonEmpty++;
+      problems.push(
+        ...differences(wanted, normalize(withoutHost(got.data))).map((d) => `${what}: ${d}`),
+      );
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
+    // Most answers hold data: the comparison is not vacuous.
+    expect(nonEmpty).toBeGreaterThan(requests.length * 0.7);
+  }, 300_000);
 });

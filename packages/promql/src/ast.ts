@@ -59,11 +59,31 @@ export type VectorSelector = {
   startOrEnd: 'start' | 'end' | null;
 };
 
+/**
+ * `expr[range:step]`: `expr` evaluated at every multiple of the step (in absolute time) within
+ * each outer step's window, read by a range function like a range selector.
+ */
+export type SubqueryExpr = {
+  kind: 'subquery';
+  expr: Expr;
+  rangeMs: number;
+  /** The step as written, ms; 0 when omitted (`[5m:]`): the engine's default step then. */
+  stepMs: number;
+  /** The `offset` as written, ms (negative offsets allowed). */
+  originalOffsetMs: number;
+  /** The offset the evaluator uses, adjusted for `@` relative to the evaluation start. */
+  offsetMs: number;
+  /** `@` time in ms, once resolved (start()/end() resolve per query). */
+  atMs: number | null;
+  startOrEnd: 'start' | 'end' | null;
+};
+
 export type Expr =
   | { kind: 'number'; value: number }
   | { kind: 'string'; value: string }
   | VectorSelector
   | { kind: 'matrix'; selector: VectorSelector; rangeMs: number }
+  | SubqueryExpr
   | { kind: 'call'; func: FunctionDefinition; args: Expr[] }
   | {
       kind: 'aggregate';
@@ -105,6 +125,7 @@ export function typeOf(expr: Expr): ValueType {
     case 'vector':
       return 'vector';
     case 'matrix':
+    case 'subquery':
       return 'matrix';
     case 'call':
       return expr.func.returnType;

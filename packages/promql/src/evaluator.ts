@@ -1,10 +1,11 @@
-import type { Expr, MatrixSelector, VectorSelector } from './ast.js';
+import type { Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './ast.js';
 import { isSetOperator, typeOf } from './ast.js';
 import { aggregate, groupingKey } from './aggregation.js';
 import type { EvalNodeHelper, FunctionArg } from './functions.js';
 import { extrapolatedRateOf, functionCalls, labelsForAbsent, unwrap } from './functions.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, labelsKey } from './labels.js';
+import { setOffsetForAtModifier } from './preprocess.js';
 import { executionError, PromqlError } from './promql-error.js';
 import type { BinopCache } from './vector-binops.js';
 import {
@@ -34,6 +35,8 @@ export type LoadedSeries = {
 export type EvalContext = {
   data: Map<VectorSelector, LoadedSeries[]>;
   lookbackMs: number;
+  /** The step of a subquery written without one (`[5m:]`): Prometheus' evaluation_interval. */
+  defaultSubqueryStepMs: number;
   maxSamples: number;
   /** Epoch ms after which evaluation stops with a timeout. */
   deadlineMs: number;
@@ -42,6 +45,36 @@ export type EvalContext = {
 };
 
 type EvalValue = Matrix | { string: string };
+
+/**
+ * What a range function reads: a range selector's series, or a subquery's results in their
+ * place, with the window each step looks back over. `heldSamples` are the subquery's samples,
+ * held only while the function runs.
+ */
+type RangeInput = {
+  series: LoadedSeries[];
+  offsetMs: number;
+  rangeMs: number;
+  heldSamples: number;
+};
+
+/** A subquery's result series as a range function reads it: every point, NaN values included. */
+function loadedFromPoints(series: Series): LoadedSeries {
+  const times = new Float64Array(series.points.length);
+  const values = new Float64Array(series.points.length);
+  series.points.forEach((p, i) => {
+    times[i] = p.t;
+    values[i] = p.v;
+  });
+  return {
+    metric: series.metric,
+    timestamps: times,
+    values,
+    pointTimes: times,
+    pointValues: values,
+    points: series.points,
+  };
+}
 
 /** The range functions evaluated on arrays (Prometheus' extrapolatedRate). */
 const rateKinds = new Map<string, { isCounter: boolean; isRate: boolean }>([
@@ -137,9 +170,52 @@ export class Evaluator {
           throw executionError('cannot do range evaluation of matrix selector');
         }
         return this.matrixSelector(expr);
+      case 'subquery':
+        return this.evalSubquery(expr);
       case 'step-invariant':
         return this.evalStepInvariant(expr.expr);
     }
+  }
+
+  /**
+   * Prometheus' subquery evaluation: the inner expression is evaluated as a range query whose
+   * steps are multiples of the subquery step in absolute time, from the first one at or after
+   * (start - offset - range) to (end - offset); each point keeps its own time.
+   */
+  private evalSubquery(expr: SubqueryExpr): Matrix {
+    const offsetMs = expr.offsetMs;
+    const intervalMs = expr.stepMs !== 0 ? expr.stepMs : this.ctx.defaultSubqueryStepMs;
+    const from = this.startMs - offsetMs - expr.rangeMs;
+    // Go's integer division truncates toward zero; the correction below makes it a ceiling.
+    let startMs = intervalMs * Math.trunc(from / intervalMs);
+    if (startMs < from) startMs += intervalMs;
+    if (startMs !== this.startMs) setOffsetForAtModifier(expr.expr, startMs);
+    const inner = new Evaluator(this.ctx, startMs, this.endMs - offsetMs, intervalMs);
+    return inner.matrix(expr.expr);
+  }
+
+  /** The series a range function reads, from a range selector or from a subquery. */
+  private rangeInput(arg: Expr): RangeInput {
+    const e = unwrap(arg);
+    if (e.kind === 'matrix') {
+      return {
+        series: this.loaded(e.selector),
+        offsetMs: e.selector.offsetMs,
+        rangeMs: e.rangeMs,
+        heldSamples: 0,
+      };
+    }
+    if (e.kind !== 'subquery') throw new Error('range function without a range argument');
+    const result = this.evalSubquery(e);
+    let heldSamples = 0;
+    for (const series of result) heldSamples += series.points.length;
+    return {
+      series: result.map(loadedFromPoints),
+      // As Prometheus: a subquery with `@` is read relative to this evaluation's start.
+      offsetMs: e.atMs === null ? e.offsetMs : e.originalOffsetMs + (this.startMs - e.atMs),
+      rangeMs: e.rangeMs,
+      heldSamples,
+    };
   }
 
   private matrix(expr: Expr): Matrix {
@@ -326,7 +402,8 @@ export class Evaluator {
     if (inner.kind === 'string' || inner.kind === 'number') return this.eval(inner);
     const once = new Evaluator(this.ctx, this.startMs, this.startMs, this.intervalMs);
     const value = once.eval(inner);
-    if (isString(value) || inner.kind === 'matrix') return value;
+    // Range results keep their own times: nothing to repeat per step.
+    if (isString(value) || inner.kind === 'matrix' || inner.kind === 'subquery') return value;
     for (const series of value) {
       const first = series.points[0]!;
       for (let ts = this.startMs + this.intervalMs; ts <= this.endMs; ts += this.intervalMs) {
@@ -357,7 +434,10 @@ export class Evaluator {
         );
       }
     }
-    const matrixIndex = expr.args.findIndex((a) => unwrap(a).kind === 'matrix');
+    const matrixIndex = expr.args.findIndex((a) => {
+      const kind = unwrap(a).kind;
+      return kind === 'matrix' || kind === 'subquery';
+    });
     if (matrixIndex === -1) {
       return this.rangeEval(
         null,
@@ -378,18 +458,33 @@ export class Evaluator {
     enh: EvalNodeHelper,
   ): Matrix {
     const name = expr.func.name;
-    const rateKind = rateKinds.get(name);
-    if (rateKind !== undefined) return this.evalRate(expr, rateKind);
+    const input = this.rangeInput(expr.args[matrixIndex]!);
+    try {
+      const rateKind = rateKinds.get(name);
+      if (rateKind !== undefined) return this.evalRate(input, rateKind);
+      return this.evalOverRange(expr, matrixIndex, input, enh);
+    } finally {
+      // As Prometheus: a subquery's results stop counting once the function has run.
+      this.ctx.currentSamples -= input.heldSamples;
+    }
+  }
+
+  private evalOverRange(
+    expr: Extract<Expr, { kind: 'call' }>,
+    matrixIndex: number,
+    input: RangeInput,
+    enh: EvalNodeHelper,
+  ): Matrix {
+    const name = expr.func.name;
     const call = functionCalls[name]!;
     const otherArgs: (Matrix | null)[] = expr.args.map((arg, i) =>
       i === matrixIndex || typeOf(arg) === 'string' ? null : this.matrix(arg),
     );
-    const sel = unwrap(expr.args[matrixIndex]!) as MatrixSelector;
-    const offset = sel.selector.offsetMs;
-    const range = sel.rangeMs;
+    const offset = input.offsetMs;
+    const range = input.rangeMs;
     const inArgs: FunctionArg[] = expr.args.map(() => []);
     const out: Matrix = [];
-    for (const series of this.loaded(sel.selector)) {
+    for (const series of input.series) {
       this.checkDeadline();
       const metric = name === 'last_over_time' ? series.metric : dropMetricName(series.metric);
       const points: Point[] = [];
@@ -433,15 +528,11 @@ export class Evaluator {
    * rate, increase and delta on the loaded arrays: each step's window is an index range, so
    * no Point per sample and no window array per step (evalRangeFunction's work otherwise).
    */
-  private evalRate(
-    expr: Extract<Expr, { kind: 'call' }>,
-    kind: { isCounter: boolean; isRate: boolean },
-  ): Matrix {
-    const sel = unwrap(expr.args[0]!) as MatrixSelector;
-    const offset = sel.selector.offsetMs;
-    const rangeMs = sel.rangeMs;
+  private evalRate(input: RangeInput, kind: { isCounter: boolean; isRate: boolean }): Matrix {
+    const offset = input.offsetMs;
+    const rangeMs = input.rangeMs;
     const out: Matrix = [];
-    for (const series of this.loaded(sel.selector)) {
+    for (const series of input.series) {
       this.checkDeadline();
       const times = series.pointTimes;
       const values = series.pointValues;

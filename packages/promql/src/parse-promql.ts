@@ -5,6 +5,7 @@ import type {
   AggregateOp,
   BinaryOp,
   Expr,
+  SubqueryExpr,
   ValueType,
   VectorMatching,
   VectorSelector,
@@ -134,7 +135,7 @@ class Builder {
   expr(node: SyntaxNode): Expr {
     switch (node.name) {
       case 'NumberLiteral':
-        return { kind: 'number', value: this.number(node) };
+        return this.numberLiteral(node);
       case 'StringLiteral':
         return { kind: 'string', value: this.string(node) };
       case 'VectorSelector':
@@ -142,7 +143,7 @@ class Builder {
       case 'MatrixSelector':
         return this.matrixSelector(node);
       case 'SubqueryExpr':
-        return this.fail(node, 'subqueries are not supported');
+        return this.subquery(node);
       case 'OffsetExpr':
         return this.offset(node);
       case 'StepInvariantExpr':
@@ -163,7 +164,11 @@ class Builder {
             `unary expression only allowed on expressions of type scalar or instant vector, got "${documented(type)}"`,
           );
         }
-        return { kind: 'unary', op: this.text(op!) === '-' ? '-' : '+', expr: inner };
+        const sign = this.text(op!) === '-' ? '-' : '+';
+        // As Prometheus: a sign on a literal is folded into it.
+        if (inner.kind === 'number')
+          return sign === '-' ? { ...inner, value: -inner.value } : inner;
+        return { kind: 'unary', op: sign, expr: inner };
       }
       case 'ParenExpr':
         return { kind: 'paren', expr: this.expr(children(node)[0]!) };
@@ -172,9 +177,29 @@ class Builder {
     }
   }
 
+  /**
+   * The grammar reads a sign before a number as part of the literal; Prometheus reads it as a
+   * unary operator folded into the literal, which is the same value.
+   */
+  numberLiteral(node: SyntaxNode): Expr {
+    const { sign, digits } = this.signedNumber(node);
+    const value = this.numberText(node, digits);
+    return { kind: 'number', value: sign === '-' ? -value : value };
+  }
+
+  signedNumber(node: SyntaxNode): { sign: '+' | '-' | null; digits: string } {
+    const match = /^([+-])\s*(.*)$/s.exec(this.text(node));
+    if (match === null) return { sign: null, digits: this.text(node) };
+    return { sign: match[1] === '-' ? '-' : '+', digits: match[2]! };
+  }
+
   number(node: SyntaxNode): number {
+    return this.numberText(node, this.text(node));
+  }
+
+  numberText(node: SyntaxNode, text: string): number {
     try {
-      return parseGoNumber(this.text(node));
+      return parseGoNumber(text);
     } catch (err) {
       return this.fail(node, (err as Error).message);
     }
@@ -244,9 +269,9 @@ class Builder {
     return { kind: 'matrix', selector, rangeMs: this.duration(duration!) };
   }
 
-  /** The selector an offset or @ applies to (Prometheus allows nothing else). */
-  modified(node: SyntaxNode, expr: Expr, what: string): VectorSelector {
-    if (expr.kind === 'vector') return expr;
+  /** The selector or subquery an offset or @ applies to (Prometheus allows nothing else). */
+  modified(node: SyntaxNode, expr: Expr, what: string): VectorSelector | SubqueryExpr {
+    if (expr.kind === 'vector' || expr.kind === 'subquery') return expr;
     if (expr.kind === 'matrix') return expr.selector;
     return this.fail(
       node,
@@ -284,6 +309,29 @@ class Builder {
       selector.atMs = Math.round(seconds * 1000);
     }
     return inner;
+  }
+
+  subquery(node: SyntaxNode): Expr {
+    const parts = children(node);
+    const inner = this.expr(parts[0]!);
+    const durations = parts.filter((p) => p.name === 'Duration');
+    const rangeMs = this.duration(durations[0]!);
+    const stepMs = durations[1] === undefined ? 0 : this.duration(durations[1]);
+    const type = typeOf(inner);
+    if (type !== 'vector') {
+      // Prometheus names the type itself here ("matrix"), not its documented name.
+      this.fail(node, `subquery is only allowed on instant vector, got ${type} instead`);
+    }
+    return {
+      kind: 'subquery',
+      expr: inner,
+      rangeMs,
+      stepMs,
+      originalOffsetMs: 0,
+      offsetMs: 0,
+      atMs: null,
+      startOrEnd: null,
+    };
   }
 
   call(node: SyntaxNode): Expr {
@@ -372,7 +420,21 @@ class Builder {
 
   binary(node: SyntaxNode): Expr {
     const parts = children(node);
-    const lhs = this.expr(parts[0]!);
+    const opName = parts[1]?.name;
+    if (opName === 'Pow' && parts[0]!.name === 'NumberLiteral') {
+      const { sign } = this.signedNumber(parts[0]!);
+      // `-1 ^ 2`: the grammar binds the sign to the literal, Prometheus binds `^` tighter than a
+      // unary minus (which has the precedence of `*`), so this is -(1 ^ 2).
+      if (sign !== null) {
+        const { digits } = this.signedNumber(parts[0]!);
+        const base: Expr = { kind: 'number', value: this.numberText(parts[0]!, digits) };
+        return { kind: 'unary', op: sign, expr: this.binaryOf(node, parts, base) };
+      }
+    }
+    return this.binaryOf(node, parts, this.expr(parts[0]!));
+  }
+
+  binaryOf(node: SyntaxNode, parts: SyntaxNode[], lhs: Expr): Expr {
     const rhs = this.expr(parts[parts.length - 1]!);
     const opNode = parts[1]!;
     const op = binaryOps[opNode.name];

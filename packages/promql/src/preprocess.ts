@@ -1,5 +1,6 @@
-import type { Expr } from './ast.js';
+import type { Expr, SubqueryExpr } from './ast.js';
 import { atModifierUnsafeFunctions } from './function-definitions.js';
+import { subqueryTimes } from './subquery-times.js';
 
 function invariant(expr: Expr): Expr {
   return { kind: 'step-invariant', expr };
@@ -24,6 +25,14 @@ function visit(expr: Expr, startMs: number, endMs: number): [Expr, boolean] {
     case 'matrix': {
       const [, isInvariant] = visit(expr.selector, startMs, endMs);
       return [expr, isInvariant];
+    }
+    case 'subquery': {
+      // The inside of a subquery is wrapped whenever it is invariant, with or without `@` on the
+      // subquery: it is then evaluated once, at the subquery's own start.
+      const [inner, innerInvariant] = visit(expr.expr, startMs, endMs);
+      if (expr.startOrEnd === 'start') expr.atMs = startMs;
+      else if (expr.startOrEnd === 'end') expr.atMs = endMs;
+      return [{ ...expr, expr: innerInvariant ? invariant(inner) : inner }, expr.atMs !== null];
     }
     case 'aggregate': {
       const [inner, isInvariant] = visit(expr.expr, startMs, endMs);
@@ -60,38 +69,52 @@ function visit(expr: Expr, startMs: number, endMs: number): [Expr, boolean] {
 }
 
 /**
- * Prometheus' setOffsetForAtModifier: a selector with `@` is read relative to the query start,
- * so its offset becomes its own plus (start - @ time).
+ * Prometheus' setOffsetForAtModifier: a selector or subquery with `@` is read relative to the
+ * evaluation start, so its offset becomes its own plus (start - @ time), less what the enclosing
+ * subqueries already shift (their offsets, or their own `@`).
  */
 export function setOffsetForAtModifier(expr: Expr, evalTimeMs: number): void {
-  const visitAll = (e: Expr): void => {
+  const offsetOf = (
+    node: { atMs: number | null; originalOffsetMs: number },
+    path: readonly SubqueryExpr[],
+  ): number => {
+    if (node.atMs === null) return node.originalOffsetMs;
+    const enclosing = subqueryTimes(path);
+    let subqueryOffsetMs = enclosing.offsetMs;
+    if (enclosing.atMs !== null) subqueryOffsetMs += evalTimeMs - enclosing.atMs;
+    return node.originalOffsetMs + (evalTimeMs - node.atMs) - subqueryOffsetMs;
+  };
+  const visitAll = (e: Expr, path: readonly SubqueryExpr[]): void => {
     switch (e.kind) {
       case 'vector':
-        e.offsetMs =
-          e.atMs === null ? e.originalOffsetMs : e.originalOffsetMs + (evalTimeMs - e.atMs);
+        e.offsetMs = offsetOf(e, path);
         return;
       case 'matrix':
-        visitAll(e.selector);
+        visitAll(e.selector, path);
+        return;
+      case 'subquery':
+        e.offsetMs = offsetOf(e, path);
+        visitAll(e.expr, [...path, e]);
         return;
       case 'call':
-        e.args.forEach(visitAll);
+        e.args.forEach((arg) => visitAll(arg, path));
         return;
       case 'aggregate':
-        if (e.param !== null) visitAll(e.param);
-        visitAll(e.expr);
+        if (e.param !== null) visitAll(e.param, path);
+        visitAll(e.expr, path);
         return;
       case 'binary':
-        visitAll(e.lhs);
-        visitAll(e.rhs);
+        visitAll(e.lhs, path);
+        visitAll(e.rhs, path);
         return;
       case 'paren':
       case 'unary':
       case 'step-invariant':
-        visitAll(e.expr);
+        visitAll(e.expr, path);
         return;
       default:
         return;
     }
   };
-  visitAll(expr);
+  visitAll(expr, []);
 }

@@ -1,4 +1,4 @@
-import type { Expr, VectorSelector } from './ast.js';
+import type { Expr, SubqueryExpr, VectorSelector } from './ast.js';
 import { typeOf } from './ast.js';
 import type { EvalContext, LoadedSeries } from './evaluator.js';
 import { Evaluator } from './evaluator.js';
@@ -6,7 +6,8 @@ import { compareLabels } from './labels.js';
 import { parsePromql } from './parse-promql.js';
 import { preprocessExpr, setOffsetForAtModifier } from './preprocess.js';
 import { badData, PromqlError } from './promql-error.js';
-import type { SeriesSource } from './series-source.js';
+import type { SeriesSource, TimeRange } from './series-source.js';
+import { subqueryTimes } from './subquery-times.js';
 import type { Matrix, Point, QueryValue } from './values.js';
 
 export type PromqlEngineOptions = {
@@ -17,6 +18,11 @@ export type PromqlEngineOptions = {
   maxSamples: number;
   /** Wall-clock budget of one query, ms: past it the query stops with a `timeout` error. */
   timeoutMs: number;
+  /**
+   * The step of a subquery written without one (`x[5m:]`): Prometheus takes its global
+   * evaluation_interval, 1 min unless configured. Default 60,000.
+   */
+  defaultSubqueryStepMs?: number;
   /** Series one query may select, over all its selectors. */
   maxSeries: number;
   /** Points per series of a range query (Prometheus: 11,000). */
@@ -64,6 +70,7 @@ function functionsOfSelectors(expr: Expr): Map<VectorSelector, string> {
         visit(e.expr, func);
         return;
       case 'unary':
+      case 'subquery':
         visit(e.expr, null);
         return;
       default:
@@ -74,40 +81,84 @@ function functionsOfSelectors(expr: Expr): Map<VectorSelector, string> {
   return out;
 }
 
-type Selection = { selector: VectorSelector; rangeMs: number };
+/** A selector, its range (0 for an instant selector) and the subqueries it sits in. */
+type Selection = { selector: VectorSelector; rangeMs: number; path: SubqueryExpr[] };
 
 function selectionsOf(expr: Expr): Selection[] {
   const out: Selection[] = [];
-  const visit = (e: Expr): void => {
+  const visit = (e: Expr, path: SubqueryExpr[]): void => {
     switch (e.kind) {
       case 'vector':
-        out.push({ selector: e, rangeMs: 0 });
+        out.push({ selector: e, rangeMs: 0, path });
         return;
       case 'matrix':
-        out.push({ selector: e.selector, rangeMs: e.rangeMs });
+        out.push({ selector: e.selector, rangeMs: e.rangeMs, path });
+        return;
+      case 'subquery':
+        visit(e.expr, [...path, e]);
         return;
       case 'call':
-        e.args.forEach(visit);
+        e.args.forEach((arg) => visit(arg, path));
         return;
       case 'aggregate':
-        if (e.param !== null) visit(e.param);
-        visit(e.expr);
+        if (e.param !== null) visit(e.param, path);
+        visit(e.expr, path);
         return;
       case 'binary':
-        visit(e.lhs);
-        visit(e.rhs);
+        visit(e.lhs, path);
+        visit(e.rhs, path);
         return;
       case 'paren':
       case 'unary':
       case 'step-invariant':
-        visit(e.expr);
+        visit(e.expr, path);
         return;
       default:
         return;
     }
   };
-  visit(expr);
+  visit(expr, []);
   return out;
+}
+
+/**
+ * The samples a selection needs, as Prometheus' getTimeRangesForSelector computes them: the
+ * query's range (or the `@` time), moved back by the enclosing subqueries' offsets and ranges and
+ * the selector's own offset, widened by the lookback or the selector's range.
+ */
+function timeRangeOf(
+  { selector, rangeMs, path }: Selection,
+  query: { startMs: number; endMs: number; lookbackDeltaMs: number },
+): TimeRange {
+  const window = rangeMs > 0 ? rangeMs : query.lookbackDeltaMs;
+  const orig = selector.originalOffsetMs;
+  if (path.length === 0) {
+    let refMin = query.startMs - orig;
+    let refMax = query.endMs - orig;
+    if (selector.atMs !== null) {
+      refMin = Math.min(selector.atMs - orig, selector.atMs);
+      refMax = Math.max(selector.atMs - orig + (query.endMs - query.startMs), selector.atMs);
+    }
+    return { startMs: refMin - window, endMs: refMax };
+  }
+  const enclosing = subqueryTimes(path);
+  let startMs = enclosing.atMs ?? query.startMs;
+  let endMs = enclosing.atMs ?? query.endMs;
+  if (selector.atMs !== null) {
+    startMs = selector.atMs;
+    endMs = selector.atMs;
+  } else {
+    startMs -= enclosing.offsetMs + enclosing.rangeMs;
+    endMs -= enclosing.offsetMs;
+  }
+  startMs -= window + orig;
+  endMs -= orig;
+  if (selector.atMs !== null) {
+    // timestamp() reads a selector with `@` at the `@` time itself, whatever its offset.
+    startMs = Math.min(startMs, selector.atMs - window);
+    endMs = Math.max(endMs, selector.atMs);
+  }
+  return { startMs, endMs };
 }
 
 function toLoaded(series: {
@@ -186,18 +237,11 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     try {
       let selected = 0;
       await Promise.all(
-        selectionsOf(expr).map(async ({ selector, rangeMs }) => {
-          const window = rangeMs > 0 ? rangeMs : options.lookbackDeltaMs;
-          const orig = selector.originalOffsetMs;
-          let refMin = startMs - orig;
-          let refMax = endMs - orig;
-          if (selector.atMs !== null) {
-            refMin = Math.min(selector.atMs - orig, selector.atMs);
-            refMax = Math.max(selector.atMs - orig + (endMs - startMs), selector.atMs);
-          }
+        selectionsOf(expr).map(async (selection) => {
+          const { selector, rangeMs } = selection;
           const series = await options.source.select(
             selector.matchers,
-            { startMs: refMin - window, endMs: refMax },
+            timeRangeOf(selection, { startMs, endMs, lookbackDeltaMs: options.lookbackDeltaMs }),
             {
               stepMs,
               rangeMs,
@@ -229,6 +273,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     const ctx: EvalContext = {
       data,
       lookbackMs: options.lookbackDeltaMs,
+      defaultSubqueryStepMs: options.defaultSubqueryStepMs ?? 60_000,
       maxSamples: options.maxSamples,
       deadlineMs,
       now,

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import type { ServiceName } from './service.js';
 import { ensureKafkaJars } from './kafka.js';
 import { addCollectorCommand } from './otelcol.js';
+import { addComplianceTesterCommand } from './promql-compliance-tester.js';
 import { addSchemathesisCommand } from './schemathesis.js';
 import { addTelegrafCommand } from './telegraf.js';
 import { serviceNames } from './service.js';
@@ -64,6 +65,7 @@ program
 
 addTelegrafCommand(program);
 addCollectorCommand(program);
+addComplianceTesterCommand(program);
 addSchemathesisCommand(program);
 
 program

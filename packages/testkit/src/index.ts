@@ -22,6 +22,10 @@ export { startPrometheus } from './prometheus.js';
 export { startTelegraf } from './telegraf.js';
 export { startCollector } from './otelcol.js';
 
+// The official PromQL compliance tester, built from its vendored source.
+export type { ComplianceTester } from './promql-compliance-tester.js';
+export { ensureComplianceTester } from './promql-compliance-tester.js';
+
 // Local stand-ins for Slack, customers' webhooks and a mail server, for notification tests.
 export type { HttpReceiver, HttpRequestReceived, SmtpReceiver } from './notification-receivers.js';
 export { receiverNetwork, startHttpReceiver, startSmtpReceiver } from './notification-receivers.js';

@@ -1,0 +1,317 @@
+// @services postgres
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/testkit';
+import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
+import { differences, encode, normalize } from './testing/prometheus-fixture.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+/**
+ * The official PromQL compliance tester (prometheus/compliance, `promql-compliance-tester` with
+ * its standard `promql-test-queries.yml`), run against us (`monitor all`) and a reference
+ * Prometheus 2.42, both fed the same demo-service data by remote-write, labelled as a stock
+ * Prometheus labels what it scrapes (`instance`, `job`).
+ */
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const writeHeaders = {
+  'Content-Type': 'application/x-protobuf',
+  'Content-Encoding': 'snappy',
+  'X-Prometheus-Remote-Write-Version': '0.1.0',
+};
+
+type TesterResult = {
+  testCase: { query: string; shouldFail: boolean; skipComparison: boolean };
+  diff: string;
+  unexpectedFailure: string;
+  unexpectedSuccess: boolean;
+  unsupported: boolean;
+};
+
+type TesterRun = { total: number; failed: TesterResult[] };
+
+/**
+ * A YAML document of top-level keys, each value in JSON (YAML's flow style). The tester
+ * concatenates its config files before parsing them: a block of keys is what joins cleanly.
+ */
+function yamlOf(document: Record<string, unknown>): string {
+  return `\n${Object.entries(document)
+    .map(([name, value]) => `${name}: ${JSON.stringify(value)}\n`)
+    .join('')}`;
+}
+
+let database: TestDatabase;
+let monitor: RoleProcess;
+let prometheus: AgentProcess & { url: string };
+let tester: ComplianceTester;
+let workDir: string;
+// The data ends now; the tester's queries cover ten minutes ending 12 minutes before (its own
+// default), so that `offset -10m` still finds data, and reach back an hour and more before that.
+const toMs = Math.floor(Date.now() / 5_000) * 5_000;
+const fromMs = toMs - 90 * 60_000;
+const queryEndMs = toMs - 12 * 60_000;
+
+async function remoteWrite(url: string, body: Buffer, auth: Record<string, string>) {
+  for (;;) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { ...writeHeaders, ...auth },
+      body,
+    });
+    const text = await response.text();
+    if (response.ok) return;
+    // A busy writer asks the sender to come back, as it would ask a Prometheus.
+    if (response.status === 429 || response.status === 503) {
+      const seconds = Number(response.headers.get('retry-after') ?? '1');
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      continue;
+    }
+    throw new Error(`remote-write to ${url} answered ${response.status}: ${text}`);
+  }
+}
+
+async function instantValue(baseUrl: string, query: string, headers: Record<string, string>) {
+  const params = new URLSearchParams({ query, time: String(toMs / 1000) });
+  const response = await fetch(`${baseUrl}/api/v1/query?${params.toString()}`, { headers });
+  const text = await response.text();
+  const body = JSON.parse(text) as { data?: { result: { value: [number, string] }[] } };
+  if (!response.ok) throw new Error(`${query} at ${baseUrl}: ${text}`);
+  return Number(body.data?.result[0]?.value[1] ?? Number.NaN);
+}
+
+/** Runs the tester over `testCases` (a file) with our targets and `tweaks`; its JSON results. */
+async function runTester(testCases: string, tweaks: unknown[]): Promise<TesterRun> {
+  const config = join(workDir, `targets-${randomBytes(4).toString('hex')}.yml`);
+  writeFileSync(
+    config,
+    yamlOf({
+      reference_target_config: { query_url: prometheus.url },
+      test_target_config: {
+        query_url: `${monitor.baseUrl}/prometheus`,
+        headers: { Authorization: `Bearer ${key}` },
+      },
+      query_time_parameters: {
+        end_time: String(queryEndMs / 1000),
+        range_in_seconds: 600,
+        resolution_in_seconds: 10,
+      },
+      query_tweaks: tweaks,
+    }),
+  );
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(
+      tester.binary,
+      [
+        `-config-file=${testCases}`,
+        `-config-file=${config}`,
+        '-output-format=json',
+        '-output-passing',
+        // Each comparison has 10 s for both answers: few at a time on a 2-core machine.
+        '-query-parallelism=2',
+      ],
+      { maxBuffer: 256 * 1024 * 1024 },
+      // It exits 1 when any case fails: the JSON on stdout says which.
+      (err, out, stderr) => {
+        if (out.trim().startsWith('{')) resolve(out);
+        else reject(new Error(`the tester failed: ${err?.message ?? ''}\n${stderr}`));
+      },
+    );
+  });
+  const output = JSON.parse(stdout) as { totalResults: number; results: TesterResult[] };
+  const failed = output.results.filter(
+    (r) => r.diff !== '' || r.unexpectedFailure !== '' || r.unexpectedSuccess,
+  );
+  return { total: output.totalResults, failed };
+}
+
+function describeFailure(r: TesterResult): string {
+  if (r.unexpectedFailure !== '') return `${r.testCase.query}: failed (${r.unexpectedFailure})`;
+  if (r.unexpectedSuccess) return `${r.testCase.query}: succeeded, should have failed`;
+  return `${r.testCase.query}: answered differently`;
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'promql-compliance-'));
+  [tester, database, prometheus] = await Promise.all([
+    ensureComplianceTester(),
+    createTestDatabase(serviceUrl('postgres'), 'compliance'),
+    // Its evaluation_interval (the launcher's scrape interval) is the step of a subquery that
+    // names none: 1 minute, Prometheus' default and ours.
+    startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true, scrapeIntervalSeconds: 60 }),
+  ]);
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: key,
+  });
+  const data = demoServiceData(fromMs, toMs);
+  for (const slice of sliceByTime(data, fromMs, 60_000)) {
+    const body = encode(slice);
+    await Promise.all([
+      remoteWrite(`${prometheus.url}/api/v1/write`, body, {}),
+      remoteWrite(`${monitor.baseUrl}/api/v1/write`, body, { Authorization: `Bearer ${key}` }),
+    ]);
+  }
+  // Both hold every sample once ours has stored them all (the writer stores asynchronously).
+  let samples = 0;
+  for (const s of data) samples += s.samples.filter(([, v]) => !Number.isNaN(v)).length;
+  // Per metric name: a range function drops the name, and series would then collide.
+  const names = [...new Set(data.map((s) => s.labels['__name__']!))];
+  const stored = async (baseUrl: string, headers: Record<string, string>): Promise<number> => {
+    let count = 0;
+    for (const name of names) {
+      count += await instantValue(baseUrl, `sum(count_over_time(${name}[100m]))`, headers);
+    }
+    return count;
+  };
+  expect(await stored(prometheus.url, {})).toBe(samples);
+  const auth = { Authorization: `Bearer ${key}` };
+  await waitFor(
+    async () =>
+      (await stored(`${monitor.baseUrl}/prometheus`, auth)) === samples ? true : undefined,
+    120_000,
+    `all ${samples} samples stored`,
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await monitor?.stop();
+  await prometheus?.stop();
+  await database?.drop();
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the PromQL compliance tester', () => {
+  it('passes every standard case, against Prometheus 2.42 fed the same samples', async () => {
+    const strict = await runTester(tester.testQueries, []);
+    const passed = strict.total - strict.failed.length;
+    const score = `${passed} / ${strict.total} (${((100 * passed) / strict.total).toFixed(2)} %)`;
+    process.stdout.write(`PromQL compliance: ${score} passed, no query tweaks\n`);
+    for (const r of strict.failed) process.stdout.write(`  FAILED ${describeFailure(r)}\n`);
+    expect(strict.total).toBeGreaterThan(500);
+
+    // Until series read back with exactly the labels they were written with (issue 40, point
+    // 1, another branch), ours carry a `host` label taken from `instance`. The failing cases
+    // are run again with that one label dropped from both answers: every one must then pass,
+    // so that nothing but that label is left. Once that change is in, this second run goes and
+    // the assertion becomes `expect(strict.failed.map(describeFailure)).toEqual([])`.
+    if (strict.failed.length === 0) return;
+    const retried = join(workDir, 'failed-cases.yml');
+    writeFileSync(
+      retried,
+      yamlOf({
+        test_cases: strict.failed.map((r) => ({
+          query: r.testCase.query,
+          should_fail: r.testCase.shouldFail,
+          skip_comparison: r.testCase.skipComparison,
+        })),
+      }),
+    );
+    const withoutHost = await runTester(retried, [
+      { note: 'Ours add a host label (issue 40, point 1).', drop_result_labels: ['host'] },
+    ]);
+    process.stdout.write(
+      `PromQL compliance with the host label set aside: ${strict.total - withoutHost.failed.length} / ${strict.total}\n`,
+    );
+    expect(withoutHost.failed.map(describeFailure)).toEqual([]);
+  }, 900_000);
+
+  it('answers subqueries and signed literals as Prometheus does, beyond the standard cases', async () => {
+    const at = String(queryEndMs / 1000 - 300);
+    const expressions = [
+      'max_over_time(demo_memory_usage_bytes[5m:])',
+      'max_over_time(demo_memory_usage_bytes[5m:17s])',
+      'sum_over_time(rate(demo_cpu_usage_seconds_total[1m])[10m:30s] offset 3m)',
+      'rate(demo_cpu_usage_seconds_total[5m:10s] offset -2m)',
+      `min_over_time(demo_memory_usage_bytes[10m:1m] @ ${at})`,
+      'avg_over_time(demo_memory_usage_bytes[10m:1m] @ end())',
+      'avg_over_time(demo_memory_usage_bytes[10m:1m] @ start() offset 1m)',
+      `sum_over_time(demo_memory_usage_bytes{type="free"} @ ${at}[3m:20s])`,
+      'max_over_time(sum_over_time(demo_disk_usage_bytes[1m:10s])[5m:1m])',
+      'count_over_time(demo_intermittent_metric[10m:15s])',
+      'last_over_time(demo_memory_usage_bytes{type="free"}[3m:7s])',
+      'absent_over_time(nonexistent[5m:1m])',
+      'absent_over_time(demo_num_cpus[5m:1m])',
+      'quantile_over_time(0.5, demo_memory_usage_bytes[10m:1m])',
+      'deriv(demo_disk_usage_bytes[5m:30s])',
+      'changes(demo_batch_last_success_timestamp_seconds[15m:1m])',
+      'increase(demo_cpu_usage_seconds_total[10m:1m])',
+      'histogram_quantile(0.9, sum by (le) (rate(demo_api_request_duration_seconds_bucket[1m])))[5m:1m]',
+      'demo_memory_usage_bytes[5m:1m]',
+      'demo_num_cpus[1m][5m:]',
+      '-demo_num_cpus ^ 2',
+      '- 2 ^ 2',
+      '2 ^ - 1 ^ 2',
+      '-2 ^ 2 * demo_num_cpus',
+    ];
+    // Until series read back with the labels they were written with (issue 40, point 1), ours
+    // carry a `host` label more: set aside here, as in the run above.
+    const withoutHost = (data: { resultType: string; result: unknown }) => {
+      if (data.resultType === 'vector' || data.resultType === 'matrix') {
+        for (const s of data.result as { metric: Record<string, string> }[]) {
+          delete s.metric['host'];
+        }
+      }
+      return data;
+    };
+    const ask = async (baseUrl: string, path: string, params: Record<string, string>) => {
+      const response = await fetch(`${baseUrl}/api/v1/${path}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Authorization: `Bearer ${key}`,
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      return (await response.json()) as {
+        status: string;
+        errorType?: string;
+        data: { resultType: string; result: unknown };
+      };
+    };
+    const problems: string[] = [];
+    let nonEmpty = 0;
+    const requests: [string, Record<string, string>][] = [];
+    for (const query of expressions) {
+      for (const t of [queryEndMs - 600_000, queryEndMs - 7_000, queryEndMs]) {
+        requests.push(['query', { query, time: String(t / 1000) }]);
+      }
+      for (const step of ['10', '37']) {
+        const range = {
+          start: String((queryEndMs - 600_000) / 1000),
+          end: String(queryEndMs / 1000),
+        };
+        requests.push(['query_range', { query, ...range, step }]);
+      }
+    }
+    for (const [path, params] of requests) {
+      const [want, got] = await Promise.all([
+        ask(prometheus.url, path, params),
+        ask(`${monitor.baseUrl}/prometheus`, path, params),
+      ]);
+      const what = `${path} ${JSON.stringify(params)}`;
+      if (want.status !== 'success' || got.status !== 'success') {
+        if (want.status !== got.status || want.errorType !== got.errorType) {
+          problems.push(
+            `${what}: prometheus ${want.status}, ours ${got.status} ${got.errorType ?? ''}`,
+          );
+        }
+        continue;
+      }
+      const wanted = normalize(want.data);
+      if (typeof wanted === 'string' || wanted.size > 0) nonEmpty++;
+      problems.push(
+        ...differences(wanted, normalize(withoutHost(got.data))).map((d) => `${what}: ${d}`),
+      );
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
+    // Most answers hold data: the comparison is not vacuous.
+    expect(nonEmpty).toBeGreaterThan(requests.length * 0.7);
+  }, 300_000);
+});

@@ -3,7 +3,6 @@ import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/pr
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
 import {
   prometheusApiBasePath,
-  prometheusErrorSchema,
   prometheusInstantQuerySchema,
   prometheusQueryDataSchema,
   prometheusRangeQuerySchema,
@@ -12,6 +11,7 @@ import {
 } from '@monitor/schemas';
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
+import { both, errors, success } from './prometheus-answer.js';
 import type { PrometheusParams } from './prometheus-params.js';
 import {
   allOfTime,
@@ -41,11 +41,8 @@ export type PrometheusRouteDeps = {
   nowMs: () => number;
 };
 
-type Handler = NonNullable<ApiRoute<PrometheusRouteDeps & { orgId: string }>['handle']>;
-
-function success(data: unknown): string {
-  return JSON.stringify({ status: 'success', data });
-}
+export type PrometheusRoute = ApiRoute<PrometheusRouteDeps & { orgId: string }>;
+type Handler = NonNullable<PrometheusRoute['handle']>;
 
 function pair(t: number, v: number | string): [number, string] {
   return [t / 1000, typeof v === 'number' ? formatFloat(v) : v];
@@ -181,35 +178,14 @@ const labelValuesHandler: Handler = async ({ params: path, query, res, deps }) =
   res.type('application/json').send(success(values));
 };
 
-const errors = {
-  400: json(
-    'bad_data: a parameter or the query is invalid, or over a limit.',
-    prometheusErrorSchema,
-  ),
-  401: json('The API key is missing or unknown.', prometheusErrorSchema),
-  403: json('The API key lacks the read scope.', prometheusErrorSchema),
-  422: json('execution: the query failed while running.', prometheusErrorSchema),
-  503: json('timeout, or unavailable: the database is away.', prometheusErrorSchema),
-};
-
 const base = prometheusApiBasePath;
 const stringList = prometheusSuccessSchema(z.array(z.string()));
-
-function both(
-  route: Omit<ApiRoute<PrometheusRouteDeps & { orgId: string }>, 'method' | 'operationId'>,
-  operationId: string,
-) {
-  return [
-    { ...route, method: 'get' as const, operationId },
-    { ...route, method: 'post' as const, operationId: `${operationId}Post` },
-  ];
-}
 
 /**
  * The Prometheus HTTP API's read side (CONTRACT, "Prometheus-compatible reading"), every
  * route behind the `read` scope. Queries and metadata take GET, or POST with a form body.
  */
-export const prometheusRoutes: readonly ApiRoute<PrometheusRouteDeps & { orgId: string }>[] = [
+export const prometheusRoutes: readonly PrometheusRoute[] = [
   ...both(
     {
       path: `${base}/query`,
@@ -280,44 +256,5 @@ export const prometheusRoutes: readonly ApiRoute<PrometheusRouteDeps & { orgId: 
     request: { query: prometheusSeriesQuerySchema },
     responses: { 200: json('Sorted label values.', stringList), ...errors },
     handle: labelValuesHandler,
-  },
-  {
-    method: 'get',
-    path: `${base}/metadata`,
-    operationId: 'prometheusMetadata',
-    summary: 'Metric metadata (none is stored: always empty)',
-    tags: ['prometheus'],
-    scope: 'read',
-    responses: {
-      200: json('Empty.', prometheusSuccessSchema(z.record(z.string(), z.unknown()))),
-      ...errors,
-    },
-    handle: ({ res }) => {
-      res.type('application/json').send(success({}));
-    },
-  },
-  {
-    method: 'get',
-    path: `${base}/status/buildinfo`,
-    operationId: 'prometheusBuildInfo',
-    summary: 'The Prometheus version whose API and PromQL this follows',
-    tags: ['prometheus'],
-    scope: 'read',
-    responses: {
-      200: json('Build information.', prometheusSuccessSchema(z.record(z.string(), z.string()))),
-      ...errors,
-    },
-    handle: ({ res }) => {
-      res.type('application/json').send(
-        success({
-          version: '2.42.0',
-          revision: 'monitor',
-          branch: 'monitor',
-          buildUser: 'monitor',
-          buildDate: '',
-          goVersion: '',
-        }),
-      );
-    },
   },
 ];

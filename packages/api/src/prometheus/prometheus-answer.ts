@@ -1,0 +1,31 @@
+import { prometheusErrorSchema } from '@monitor/schemas';
+import type { ApiRoute } from '../api-route.js';
+import { json } from '../api-route.js';
+
+/** `{"status":"success","data":…}`, the body of every successful Prometheus API answer. */
+export function success(data: unknown): string {
+  return JSON.stringify({ status: 'success', data });
+}
+
+/** The failures every Prometheus route may answer with, in Prometheus' error shape. */
+export const errors = {
+  400: json(
+    'bad_data: a parameter or the query is invalid, or over a limit.',
+    prometheusErrorSchema,
+  ),
+  401: json('The API key is missing or unknown.', prometheusErrorSchema),
+  403: json('The API key lacks the read scope.', prometheusErrorSchema),
+  422: json('execution: the query failed while running.', prometheusErrorSchema),
+  503: json('timeout, or unavailable: the database is away.', prometheusErrorSchema),
+};
+
+/** A route served on GET and on POST with a form body, as Prometheus serves its queries. */
+export function both<Deps>(
+  route: Omit<ApiRoute<Deps>, 'method' | 'operationId'>,
+  operationId: string,
+): ApiRoute<Deps>[] {
+  return [
+    { ...route, method: 'get', operationId },
+    { ...route, method: 'post', operationId: `${operationId}Post` },
+  ];
+}

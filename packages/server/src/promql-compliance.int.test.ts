@@ -196,30 +196,7 @@ describe('the PromQL compliance tester', () => {
     for (const r of strict.failed) process.stdout.write(`  FAILED ${describeFailure(r)}\n`);
     expect(strict.total).toBeGreaterThan(500);
 
-    // Until series read back with exactly the labels they were written with (issue 40, point
-    // 1, another branch), ours carry a `host` label taken from `instance`. The failing cases
-    // are run again with that one label dropped from both answers: every one must then pass,
-    // so that nothing but that label is left. Once that change is in, this second run goes and
-    // the assertion becomes `expect(strict.failed.map(describeFailure)).toEqual([])`.
-    if (strict.failed.length === 0) return;
-    const retried = join(workDir, 'failed-cases.yml');
-    writeFileSync(
-      retried,
-      yamlOf({
-        test_cases: strict.failed.map((r) => ({
-          query: r.testCase.query,
-          should_fail: r.testCase.shouldFail,
-          skip_comparison: r.testCase.skipComparison,
-        })),
-      }),
-    );
-    const withoutHost = await runTester(retried, [
-      { note: 'Ours add a host label (issue 40, point 1).', drop_result_labels: ['host'] },
-    ]);
-    process.stdout.write(
-      `PromQL compliance with the host label set aside: ${strict.total - withoutHost.failed.length} / ${strict.total}\n`,
-    );
-    expect(withoutHost.failed.map(describeFailure)).toEqual([]);
+    expect(strict.failed.map(describeFailure)).toEqual([]);
   }, 900_000);
 
   it('answers subqueries and signed literals as Prometheus does, beyond the standard cases', async () => {
@@ -250,16 +227,6 @@ describe('the PromQL compliance tester', () => {
       '2 ^ - 1 ^ 2',
       '-2 ^ 2 * demo_num_cpus',
     ];
-    // Until series read back with the labels they were written with (issue 40, point 1), ours
-    // carry a `host` label more: set aside here, as in the run above.
-    const withoutHost = (data: { resultType: string; result: unknown }) => {
-      if (data.resultType === 'vector' || data.resultType === 'matrix') {
-        for (const s of data.result as { metric: Record<string, string> }[]) {
-          delete s.metric['host'];
-        }
-      }
-      return data;
-    };
     const ask = async (baseUrl: string, path: string, params: Record<string, string>) => {
       const response = await fetch(`${baseUrl}/api/v1/${path}`, {
         method: 'POST',
@@ -306,9 +273,7 @@ describe('the PromQL compliance tester', () => {
       }
       const wanted = normalize(want.data);
       if (typeof wanted === 'string' || wanted.size > 0) nonEmpty++;
-      problems.push(
-        ...differences(wanted, normalize(withoutHost(got.data))).map((d) => `${what}: ${d}`),
-      );
+      problems.push(...differences(wanted, normalize(got.data)).map((d) => `${what}: ${d}`));
     }
     expect(problems.slice(0, 20)).toEqual([]);
     // Most answers hold data: the comparison is not vacuous.

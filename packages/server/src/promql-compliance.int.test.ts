@@ -86,8 +86,8 @@ async function instantValue(baseUrl: string, query: string, headers: Record<stri
   return Number(body.data?.result[0]?.value[1] ?? Number.NaN);
 }
 
-/** Runs the tester over `testCases` (a file) with our targets and `tweaks`; its JSON results. */
-async function runTester(testCases: string, tweaks: unknown[]): Promise<TesterRun> {
+/** Runs the tester over `testCases` (a file) with our targets, no query tweaks; its results. */
+async function runTester(testCases: string): Promise<TesterRun> {
   const config = join(workDir, `targets-${randomBytes(4).toString('hex')}.yml`);
   writeFileSync(
     config,
@@ -102,7 +102,7 @@ async function runTester(testCases: string, tweaks: unknown[]): Promise<TesterRu
         range_in_seconds: 600,
         resolution_in_seconds: 10,
       },
-      query_tweaks: tweaks,
+      query_tweaks: [],
     }),
   );
   const stdout = await new Promise<string>((resolve, reject) => {
@@ -189,13 +189,14 @@ afterAll(async () => {
 
 describe('the PromQL compliance tester', () => {
   it('passes every standard case, against Prometheus 2.42 fed the same samples', async () => {
-    const strict = await runTester(tester.testQueries, []);
+    const strict = await runTester(tester.testQueries);
     const passed = strict.total - strict.failed.length;
     const score = `${passed} / ${strict.total} (${((100 * passed) / strict.total).toFixed(2)} %)`;
     process.stdout.write(`PromQL compliance: ${score} passed, no query tweaks\n`);
     for (const r of strict.failed) process.stdout.write(`  FAILED ${describeFailure(r)}\n`);
     expect(strict.total).toBeGreaterThan(500);
-
+    // No exception: any would be a difference Prometheus' own behaviour justifies, listed in
+    // the README with its reason.
     expect(strict.failed.map(describeFailure)).toEqual([]);
   }, 900_000);
 

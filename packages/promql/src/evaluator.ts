@@ -23,6 +23,8 @@ export type LoadedSeries = {
   metric: Labels;
   timestamps: ArrayLike<number>;
   values: ArrayLike<number>;
+  /** 1 at a staleness marker; undefined when the source flags none (every NaN is one). */
+  stale: ArrayLike<number> | undefined;
   /** The samples that are no staleness markers, for range selectors: times and values. */
   pointTimes: ArrayLike<number>;
   pointValues: ArrayLike<number>;
@@ -278,7 +280,7 @@ export class Evaluator {
     const t = timestamps[last]!;
     if (t < refTime - this.ctx.lookbackMs) return null;
     const v = values[last]!;
-    if (Number.isNaN(v)) return null;
+    if (series.stale === undefined ? Number.isNaN(v) : series.stale[last] === 1) return null;
     return { t, v };
   }
 

@@ -12,6 +12,7 @@ import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 import { mapPrometheusError } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
+import { exemplarAndRuleRoutes } from './exemplar-and-rule-routes.js';
 import { createRemoteReadHandler } from './remote-read.js';
 
 export type PrometheusRouterDeps = PrometheusRouteDeps & {
@@ -51,7 +52,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
       (res: Response) => res.locals[orgLocal] as string,
     ),
   );
-  for (const route of prometheusRoutes) {
+  for (const route of [...prometheusRoutes, ...exemplarAndRuleRoutes]) {
     const handle = route.handle;
     if (handle === undefined) continue;
     router[route.method](route.path, authenticate, form, async (req, res) => {

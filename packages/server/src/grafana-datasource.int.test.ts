@@ -118,6 +118,18 @@ function grafanaCalls(startS: number, endS: number): GrafanaCall[] {
       unordered: true,
     },
     {
+      why: 'the code editor’s Format query',
+      method: 'GET',
+      path: 'format_query',
+      params: { query: 'sum(rate(process_cpu_seconds_total{job="node"}[5m]))by(instance)/2' },
+    },
+    {
+      why: 'Format query on an expression that does not parse',
+      method: 'GET',
+      path: 'format_query',
+      params: { query: 'sum(rate(' },
+    },
+    {
       why: 'a query with a syntax error',
       method: 'POST',
       path: 'query',

@@ -418,6 +418,32 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     }
   });
 
+  it('formats every hand-written expression as Prometheus does (format_query)', async () => {
+    const problems: string[] = [];
+    // Beyond those: durations, @, strings with escapes, literals, long nested nodes.
+    const printed = [
+      'node_load1 offset 90m',
+      'rate(http_requests_total[1h30m] offset -2m)',
+      'node_load1 @ 1700000000.5',
+      'label_replace(node_load1, "dc", "a\\\\b\\"c\\n", "region", "(.*)")',
+      '0x10 + 1e-7 - 2e21',
+      'node_load1{host=~"h.*", region!~"e\\\\.u", env!=""}',
+      'topk(3, sum by (region, env, host, job, le, mode, cpu) (rate(node_cpu_seconds_total{mode!="idle", cpu=~"0|1"}[5m])))',
+      '-(sum by (region) (rate(http_requests_total[5m])) + on (region) group_right sum by (region) (rate(net_bytes_total[5m])) * 2)',
+      'sum(rate(node_cpu_seconds_total[5m])) by (mode) > bool on (mode) avg without (cpu, host, region, env, job) (rate(node_cpu_seconds_total[5m]))',
+    ];
+    for (const expr of [...handWritten, ...generatedExpressions(80), ...printed]) {
+      const [want, got] = await Promise.all([
+        prometheusAnswer('format_query', { query: expr }),
+        ourAnswer('format_query', { query: expr }),
+      ]);
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        problems.push(`${expr}: ${JSON.stringify(want)} vs ${JSON.stringify(got)}`);
+      }
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
+  });
+
   it('answers promtool as a client', async () => {
     const promtool = (...args: string[]) =>
       run('promtool', ['query', ...args], { env: { ...process.env } }).then((r) => r.stdout);

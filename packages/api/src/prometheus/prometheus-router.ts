@@ -13,6 +13,7 @@ import { mapPrometheusError } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
 import { exemplarAndRuleRoutes } from './exemplar-and-rule-routes.js';
+import { formatQueryRoutes } from './format-query-routes.js';
 import { createRemoteReadHandler } from './remote-read.js';
 
 export type PrometheusRouterDeps = PrometheusRouteDeps & {
@@ -52,7 +53,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
       (res: Response) => res.locals[orgLocal] as string,
     ),
   );
-  for (const route of [...prometheusRoutes, ...exemplarAndRuleRoutes]) {
+  for (const route of [...prometheusRoutes, ...exemplarAndRuleRoutes, ...formatQueryRoutes]) {
     const handle = route.handle;
     if (handle === undefined) continue;
     router[route.method](route.path, authenticate, form, async (req, res) => {

@@ -403,6 +403,30 @@ describe('createAlertEvaluator', () => {
     expect(h.counters).toMatchObject({ evaluated: 5, fired: 1, resolved: 1 });
   });
 
+  it('skips NaN and infinite values: no threshold compares against them', async () => {
+    const h = harness([rule({ id: 'rul_cpu' })]);
+    await h.evaluator.handleBatch(
+      batch(
+        0,
+        { host: 'web-1', minutes: 0, cpu: Number.POSITIVE_INFINITY, labelled: true },
+        { host: 'web-1', minutes: 1, cpu: Number.NaN, labelled: true },
+        { host: 'web-1', minutes: 2, cpu: 95, labelled: true },
+      ),
+      ctx,
+    );
+    expect(h.calls.commits[0]!.events).toEqual([
+      {
+        orgId: 'org_1',
+        host: 'web-1',
+        ruleId: 'rul_cpu',
+        type: 'fire',
+        startedMs: at(2),
+        firedMs: at(2),
+        value: 95,
+      },
+    ]);
+  });
+
   it('skips records below the stored offset, and a batch entirely below it costs one read', async () => {
     const h = harness([rule({ id: 'rul_cpu' })]);
     const first = batch(

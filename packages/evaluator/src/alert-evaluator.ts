@@ -299,7 +299,9 @@ function evaluateMessage(
   for (const metric in message.metrics) {
     const groups = groupsByMetric.get(metric);
     const value = message.metrics[metric];
-    if (groups === undefined || value === undefined) continue;
+    // NaN and ±Inf (agents may send them: stored, read back by PromQL) are no value a threshold
+    // compares against: rules skip them, as the aggregates do.
+    if (groups === undefined || value === undefined || !Number.isFinite(value)) continue;
     for (const group of groups) {
       if (group.scoped && !scopeMatches(group.scope, message.tags)) continue;
       work.evaluations += group.rules.length;

@@ -24,6 +24,8 @@ export type LoadedSeries = {
   metric: Labels;
   timestamps: ArrayLike<number>;
   values: ArrayLike<number>;
+  /** 1 at a staleness marker; undefined when the source flags none (every NaN is one). */
+  stale: ArrayLike<number> | undefined;
   /** The samples that are no staleness markers, for range selectors: times and values. */
   pointTimes: ArrayLike<number>;
   pointValues: ArrayLike<number>;
@@ -70,6 +72,8 @@ function loadedFromPoints(series: Series): LoadedSeries {
     metric: series.metric,
     timestamps: times,
     values,
+    // No point of a computed series is a staleness marker, NaN values included.
+    stale: new Uint8Array(times.length),
     pointTimes: times,
     pointValues: values,
     points: series.points,
@@ -354,7 +358,7 @@ export class Evaluator {
     const t = timestamps[last]!;
     if (t < refTime - this.ctx.lookbackMs) return null;
     const v = values[last]!;
-    if (Number.isNaN(v)) return null;
+    if (series.stale === undefined ? Number.isNaN(v) : series.stale[last] === 1) return null;
     return { t, v };
   }
 

@@ -5,6 +5,7 @@ import type { MemorySeries } from './memory-series-source.js';
 import { createMemorySeriesSource } from './memory-series-source.js';
 import { PromqlError } from './promql-error.js';
 import { createPromqlEngine } from './promql-engine.js';
+import type { SeriesSource } from './series-source.js';
 import type { QueryValue } from './values.js';
 
 const staleNaN = NaN;
@@ -37,6 +38,40 @@ function vectorOf(value: QueryValue): [Record<string, string>, number][] {
 }
 
 describe('createPromqlEngine', () => {
+  it('tells a staleness marker from a NaN value when the source flags its markers', async () => {
+    // Samples at 0 s (NaN, a value), 15 s (a marker), 30 s (+Inf), 45 s (a marker), 60 s (−Inf).
+    const series = {
+      labels: [{ name: '__name__', value: 'g' }],
+      timestampsMs: [0, 15_000, 30_000, 45_000, 60_000],
+      values: [NaN, NaN, Infinity, NaN, -Infinity],
+      stale: Uint8Array.from([0, 1, 0, 1, 0]),
+    };
+    const source: SeriesSource = {
+      select: () => Promise.resolve([series]),
+      series: () => Promise.resolve([]),
+      labelNames: () => Promise.resolve([]),
+      labelValues: () => Promise.resolve([]),
+    };
+    const engine = createPromqlEngine({
+      source,
+      lookbackDeltaMs: 300_000,
+      maxSamples: 50_000_000,
+      timeoutMs: 10_000,
+      maxSeries: 10_000,
+      maxPointsPerSeries: 11_000,
+    });
+    const at = async (expr: string, timeMs: number) =>
+      vectorOf(await engine.instantQuery(expr, timeMs)).map(([, v]) => v);
+    expect(await at('g', 10_000)).toEqual([NaN]);
+    expect(await at('g', 20_000)).toEqual([]);
+    expect(await at('g', 40_000)).toEqual([Infinity]);
+    expect(await at('g', 50_000)).toEqual([]);
+    expect(await at('g', 70_000)).toEqual([-Infinity]);
+    // Range functions see the three values, never the markers.
+    expect(await at('count_over_time(g[2m])', 70_000)).toEqual([3]);
+    expect(await at('max_over_time(g[2m])', 70_000)).toEqual([Infinity]);
+  });
+
   it('extrapolates rate to the range boundaries as Prometheus does', async () => {
     // Samples 0, 15 s … 300 s, counter going up by 15 per sample (1/s).
     const engine = engineOver([every15s({ __name__: 'c', host: 'a' }, 21, (i) => 100 + i * 15)]);

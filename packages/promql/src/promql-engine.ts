@@ -7,7 +7,7 @@ import { parsePromql } from './parse-promql.js';
 import { planSelections } from './plan-selections.js';
 import { preprocessExpr, setOffsetForAtModifier } from './preprocess.js';
 import { badData, PromqlError } from './promql-error.js';
-import type { SeriesSource } from './series-source.js';
+import type { SeriesSource, SourceSeries } from './series-source.js';
 import type { Matrix, Point, QueryValue } from './values.js';
 
 export type PromqlEngineOptions = {
@@ -43,14 +43,12 @@ export type PromqlEngine = {
   ): Promise<QueryValue>;
 };
 
-function toLoaded(series: {
-  labels: LoadedSeries['metric'];
-  timestampsMs: ArrayLike<number>;
-  values: ArrayLike<number>;
-}): LoadedSeries {
-  const { timestampsMs, values } = series;
+function toLoaded(series: SourceSeries): LoadedSeries {
+  const { timestampsMs, values, stale: flags } = series;
+  const isStale =
+    flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
   let stale = 0;
-  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) stale++;
+  for (let i = 0; i < values.length; i++) if (isStale(i)) stale++;
   let pointTimes = timestampsMs;
   let pointValues = values;
   if (stale > 0) {
@@ -58,7 +56,7 @@ function toLoaded(series: {
     const v = new Float64Array(values.length - stale);
     let n = 0;
     for (let i = 0; i < values.length; i++) {
-      if (Number.isNaN(values[i])) continue;
+      if (isStale(i)) continue;
       t[n] = timestampsMs[i]!;
       v[n++] = values[i]!;
     }
@@ -70,6 +68,7 @@ function toLoaded(series: {
     metric: series.labels,
     timestamps: timestampsMs,
     values,
+    stale: flags,
     pointTimes,
     pointValues,
     // Made on first use only: the range functions on arrays never ask for them.

@@ -18,13 +18,16 @@ type SelectHints = {
 
 /**
  * One series as a source returns it: samples in ascending time order, at most one per
- * millisecond. A NaN value is a staleness marker (stores take no other NaN): the series ends
- * there until its next sample.
+ * millisecond. A staleness marker ends the series there until its next sample: the points that
+ * `stale` flags (1), their values NaN. Without `stale`, every NaN value is a staleness marker
+ * (for sources that hold no other NaN); with it, a NaN it does not flag is a value like any
+ * other, as Prometheus tells its StaleNaN from other NaNs by their bits.
  */
 export type SourceSeries = {
   labels: Labels;
   timestampsMs: ArrayLike<number>;
   values: ArrayLike<number>;
+  stale?: ArrayLike<number>;
 };
 
 /** A time range, ms, both ends inclusive (Prometheus' selection semantics). */

@@ -41,10 +41,6 @@ export const rejectReasons = [
   'too_many_tags',
   /** NUL or an unpaired UTF-16 surrogate in the host, a tag key or a tag value. */
   'unstorable_text',
-  /** NaN (other than a staleness marker) or ±Infinity. */
-  'non_finite_value',
-  /** Beyond ±`maxMetricMagnitude` (1e100). */
-  'value_out_of_range',
   /** Not an integer number of milliseconds within the range of a date (±8.64e15). */
   'invalid_timestamp',
   /** Only with `rawRetentionMs`: the /ingest sample-time window (`checkSampleTime`). */
@@ -104,7 +100,7 @@ export function totalCount(counts: Partial<Record<string, number>>): number {
 }
 
 /**
- * A count record as text for an operator, largest first: `3 non_finite_value, 1 no_host`; an
+ * A count record as text for an operator, largest first: `3 invalid_timestamp, 1 no_host`; an
  * empty string when nothing was counted. Meant for an OTLP `error_message` or a 400 detail.
  */
 export function describeCounts(counts: Partial<Record<string, number>>): string {

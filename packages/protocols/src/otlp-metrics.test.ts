@@ -200,12 +200,21 @@ describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
             ],
           },
         },
-        { name: 'bad', gauge: { dataPoints: [{ timeUnixNano, asDouble: 'NaN' }] } },
+        { name: 'nan', gauge: { dataPoints: [{ timeUnixNano, asDouble: 'NaN' }] } },
+        { name: 'inf', gauge: { dataPoints: [{ timeUnixNano, asDouble: '-Infinity' }] } },
       ],
     );
     const decoded = decode(json);
-    expect(decoded.rejected).toEqual({ invalid_timestamp: 1, non_finite_value: 1 });
-    expect(decoded.accepted).toBe(2);
+    expect(decoded.rejected).toEqual({ invalid_timestamp: 1 });
+    expect(decoded.accepted).toBe(4);
+    expect(decoded.samples.flatMap((s) => Object.entries(s.metrics))).toContainEqual([
+      'nan',
+      Number.NaN,
+    ]);
+    expect(decoded.samples.flatMap((s) => Object.entries(s.metrics))).toContainEqual([
+      'inf',
+      Number.NEGATIVE_INFINITY,
+    ]);
   });
 
   it('rewrites names /ingest refuses', () => {

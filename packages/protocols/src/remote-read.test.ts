@@ -131,6 +131,33 @@ describe('encodeRemoteReadSamples', () => {
     // The stale sample's value: tag 0x09, then 0x7ff0000000000002 little-endian.
     expect(raw.includes(Buffer.from('09' + '02000000' + '0000f07f', 'hex'))).toBe(true);
   });
+
+  it('writes a NaN that is a value as NormalNaN, and only flagged points as markers', () => {
+    const body = encodeRemoteReadSamples([
+      [
+        {
+          labels: [{ name: '__name__', value: 'q' }],
+          timestampsMs: [1_000, 2_000, 3_000, 4_000],
+          values: [Number.NaN, Number.NaN, Infinity, -Infinity],
+          stale: [0, 1, 0, 0],
+        },
+      ],
+    ]);
+    const raw = uncompressSync(body) as Buffer;
+    const decoded = remoteReadTypes().readResponse.decode(raw) as unknown as Decoded;
+    expect(decoded.results[0]!.timeseries[0]!.samples.map((s) => s.value)).toEqual([
+      Number.NaN,
+      Number.NaN,
+      Infinity,
+      -Infinity,
+    ]);
+    // 0x7ff8000000000001 (NormalNaN) once, then the marker once, little-endian after tag 0x09.
+    const normal = Buffer.from('09' + '01000000' + '0000f87f', 'hex');
+    const stale = Buffer.from('09' + '02000000' + '0000f07f', 'hex');
+    expect(raw.indexOf(normal)).toBeGreaterThan(-1);
+    expect(raw.indexOf(normal, raw.indexOf(normal) + 1)).toBe(-1);
+    expect(raw.indexOf(stale)).toBeGreaterThan(raw.indexOf(normal));
+  });
 });
 
 describe('encodeChunkedReadFrames', () => {

@@ -6,7 +6,7 @@ import { int64ToNumber } from './int64.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteReadTypes } from './proto-types.js';
 import { decompressSnappyBlock } from './snappy-block.js';
-import { encodeXorChunks, staleNaNBits } from './xor-chunk.js';
+import { encodeXorChunks, floatBits } from './xor-chunk.js';
 
 const protocol = 'prometheus_remote_read';
 
@@ -109,11 +109,15 @@ export function decodeRemoteReadRequest(
   return { queries, responseType };
 }
 
-/** A series to send: labels sorted by name, samples in ascending time order, NaN = stale. */
+/**
+ * A series to send: labels sorted by name, samples in ascending time order; `stale` flags the
+ * staleness markers (1), and without it every NaN is one (as PromQL's SourceSeries).
+ */
 export type ReadSeries = {
   labels: readonly { name: string; value: string }[];
   timestampsMs: ArrayLike<number>;
   values: ArrayLike<number>;
+  stale?: ArrayLike<number>;
 };
 
 function writeLabel(writer: protobuf.Writer, field: number, name: string, value: string): void {
@@ -130,8 +134,8 @@ function writeLabel(writer: protobuf.Writer, field: number, name: string, value:
 /**
  * The `samples` response: a snappy-compressed prometheus.ReadResponse with one QueryResult per
  * query, in order. Written field by field rather than through the reflected type, for two
- * reasons: a NaN is written as the staleness marker's exact bits (a JavaScript NaN need not
- * keep its payload), and a large answer is not first built as objects.
+ * reasons: a NaN is written as the staleness marker's or NormalNaN's exact bits (a JavaScript
+ * NaN need not keep its payload), and a large answer is not first built as objects.
  */
 export function encodeRemoteReadSamples(results: readonly (readonly ReadSeries[])[]): Buffer {
   const writer = protobuf.Writer.create();
@@ -140,13 +144,15 @@ export function encodeRemoteReadSamples(results: readonly (readonly ReadSeries[]
     for (const series of result) {
       writer.uint32((1 << 3) | 2).fork(); // QueryResult.timeseries
       for (const label of series.labels) writeLabel(writer, 1, label.name, label.value);
-      const { timestampsMs, values } = series;
+      const { timestampsMs, values, stale } = series;
       for (let i = 0; i < timestampsMs.length; i++) {
         writer.uint32((2 << 3) | 2).fork(); // TimeSeries.samples
         const value = values[i]!;
         writer.uint32((1 << 3) | 1); // Sample.value, fixed64 little-endian
-        if (Number.isNaN(value)) writer.fixed32(staleNaNBits.lo).fixed32(staleNaNBits.hi);
-        else writer.double(value);
+        if (Number.isNaN(value)) {
+          const bits = floatBits(value, stale === undefined || stale[i] === 1);
+          writer.fixed32(bits.lo).fixed32(bits.hi);
+        } else writer.double(value);
         writer.uint32(2 << 3).int64(timestampsMs[i]!); // Sample.timestamp
         writer.ldelim();
       }
@@ -199,7 +205,7 @@ export function encodeChunkedReadFrames(
   const frames: Buffer[] = [];
   let chunks: { minTimeMs: number; maxTimeMs: number; type: number; data: Uint8Array }[] = [];
   let left = maxDataLength;
-  const all = encodeXorChunks(series.timestampsMs, series.values);
+  const all = encodeXorChunks(series.timestampsMs, series.values, undefined, series.stale);
   all.forEach((chunk, i) => {
     chunks.push({ ...chunk, type: 1 /* XOR */ });
     left -= chunk.data.length + 24;

@@ -137,7 +137,7 @@ describe('decodeRemoteWriteV1', () => {
     expect(decoded.rejected).toEqual({ duplicate_series_time: 1 });
   });
 
-  it('takes staleness markers as the end of their series and rejects any other NaN and infinities', () => {
+  it('takes staleness markers as the end of their series, and any other NaN, infinity or size as a value', () => {
     const body = writeRequestBody([
       {
         labels: { __name__: 'up', instance: 'h:1' },
@@ -152,10 +152,13 @@ describe('decodeRemoteWriteV1', () => {
     ]);
     const decoded = decodeRemoteWriteV1(body, options);
     expect(decoded.skipped).toEqual({});
-    expect(decoded.rejected).toEqual({ non_finite_value: 2, value_out_of_range: 1 });
-    expect(decoded.accepted).toBe(2);
+    expect(decoded.rejected).toEqual({});
+    expect(decoded.accepted).toBe(5);
     expect(decoded.samples).toEqual([
       { host: 'h', timeMs: t0, metrics: {}, tags: { instance: 'h:1' }, staleMetrics: ['up'] },
+      { host: 'h', timeMs: t0 + 1, metrics: { up: Number.NaN }, tags: { instance: 'h:1' } },
+      { host: 'h', timeMs: t0 + 2, metrics: { up: Infinity }, tags: { instance: 'h:1' } },
+      { host: 'h', timeMs: t0 + 3, metrics: { up: 1e101 }, tags: { instance: 'h:1' } },
       { host: 'h', timeMs: t0 + 4, metrics: { up: 7 }, tags: { instance: 'h:1' } },
     ]);
   });

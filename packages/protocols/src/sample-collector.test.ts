@@ -96,16 +96,25 @@ describe('createSampleCollector', () => {
     expect(new Set(result.samples.map((sample) => sample.timeMs))).toEqual(new Set([nowMs]));
   });
 
-  it('counts values that are not finite or beyond ±1e100', () => {
+  it('takes every value, NaN, ±Inf, −0 and those beyond /ingest’s ±1e100 included', () => {
     const result = addAll([
       { metric: 'a', value: Number.NaN },
       { metric: 'b', value: Number.NEGATIVE_INFINITY },
       { metric: 'c', value: -1.0000001e100 },
-      { metric: 'd', value: 1e100 },
-      { metric: 'e', value: -1e100 },
+      { metric: 'd', value: Number.MAX_VALUE },
+      { metric: 'e', value: -0 },
+      { metric: 'f', value: Number.POSITIVE_INFINITY },
     ]);
-    expect(result.rejected).toEqual({ non_finite_value: 2, value_out_of_range: 1 });
-    expect(result.samples[0]?.metrics).toEqual({ d: 1e100, e: -1e100 });
+    expect(result.rejected).toEqual({});
+    expect(result.samples[0]?.metrics).toEqual({
+      a: Number.NaN,
+      b: Number.NEGATIVE_INFINITY,
+      c: -1.0000001e100,
+      d: Number.MAX_VALUE,
+      e: -0,
+      f: Number.POSITIVE_INFINITY,
+    });
+    expect(Object.is(result.samples[0]?.metrics['e'], -0)).toBe(true);
   });
 
   it('counts times that are not whole milliseconds within the range of a date', () => {
@@ -252,9 +261,9 @@ describe('tag sets', () => {
 
 describe('totalCount and describeCounts', () => {
   it('sum and describe a count record, largest first', () => {
-    const counts = { no_host: 1, non_finite_value: 3, histogram: 1 };
+    const counts = { no_host: 1, invalid_timestamp: 3, histogram: 1 };
     expect(totalCount(counts)).toBe(5);
-    expect(describeCounts(counts)).toBe('3 non_finite_value, 1 histogram, 1 no_host');
+    expect(describeCounts(counts)).toBe('3 invalid_timestamp, 1 histogram, 1 no_host');
     expect(describeCounts({})).toBe('');
   });
 });

@@ -1,9 +1,4 @@
-import {
-  checkSampleTime,
-  ingestLimits,
-  isStorableText,
-  maxMetricMagnitude,
-} from '@monitor/schemas';
+import { checkSampleTime, ingestLimits, isStorableText } from '@monitor/schemas';
 import type {
   DecodeOptions,
   DecodedHostSamples,
@@ -32,8 +27,9 @@ export type FlatTags = readonly string[];
  */
 export type SampleCollector = {
   /**
-   * Takes one point, or counts why not. `tags` is read during this call only (the caller may
-   * reuse the array for its next point).
+   * Takes one point, or counts why not; any value (NaN and ±Inf too: a staleness marker goes to
+   * `addStale`). `tags` is read during this call only (the caller may reuse the array for its
+   * next point).
    */
   add(
     host: string | undefined,
@@ -287,10 +283,9 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     metric: string,
     value: number,
   ): void {
-    if (!Number.isFinite(value)) return reject('non_finite_value');
-    if (value > maxMetricMagnitude || value < -maxMetricMagnitude) {
-      return reject('value_out_of_range');
-    }
+    // Every value is taken, NaN and ±Inf included (CONTRACT "Labels and values as written"):
+    // /ingest's ±1e100 bound is not the agents'. Storage keeps what its aggregates cannot hold
+    // apart from them.
     const group = groupOf(host, timeMs, tags, metric, false);
     if (group !== undefined) group.sample.metrics[takenName] = value;
   }

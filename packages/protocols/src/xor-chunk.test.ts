@@ -5,6 +5,7 @@ import {
   decodeXorChunk,
   encodeXorChunks,
   samplesPerXorChunk,
+  normalNaNBits,
   staleNaNBits,
   XorChunkEncoder,
 } from './xor-chunk.js';
@@ -108,6 +109,17 @@ describe('encodeXorChunks', () => {
     ]);
     expect(chunks[1]).toMatchObject({ minTimeMs: times[120], maxTimeMs: times[239] });
     expect(chunks.flatMap((c) => decodeXorChunk(c.data).values)).toEqual(values);
+  });
+
+  it('writes flagged points as staleness markers and other NaNs as NormalNaN', () => {
+    const times = [1_000, 2_000, 3_000];
+    const [chunk] = encodeXorChunks(times, [Number.NaN, Number.NaN, Infinity], 120, [1, 0, 0]);
+    const decoded = decodeXorChunk(chunk!.data);
+    expect(decoded.valueBits).toEqual([
+      [staleNaNBits.hi, staleNaNBits.lo],
+      [normalNaNBits.hi, normalNaNBits.lo],
+      [0x7ff00000, 0],
+    ]);
   });
 
   it('gives no chunk for no samples', () => {

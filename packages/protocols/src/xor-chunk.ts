@@ -14,10 +14,19 @@ export const samplesPerXorChunk = 120;
 const twoTo32 = 4294967296;
 const scratch = new DataView(new ArrayBuffer(8));
 
-/** A float's 64 bits as two unsigned halves; every NaN becomes the staleness marker (a store
- * keeps no other NaN: see SourceSeries). */
-function floatBits(value: number): { hi: number; lo: number } {
-  if (Number.isNaN(value)) return staleNaNBits;
+/**
+ * Prometheus' value.NormalNaN, 0x7ff8000000000001: the bits of a NaN that is a value (a
+ * JavaScript NaN need not keep its payload, so every such NaN goes out as these bits).
+ */
+export const normalNaNBits = { hi: 0x7ff80000, lo: 0x00000001 } as const;
+
+/**
+ * A float's 64 bits as two unsigned halves: a NaN becomes the staleness marker when `stale`,
+ * Prometheus' NormalNaN otherwise.
+ */
+export function floatBits(value: number, stale = Number.isNaN(value)): { hi: number; lo: number } {
+  if (stale) return staleNaNBits;
+  if (Number.isNaN(value)) return normalNaNBits;
   scratch.setFloat64(0, value);
   return { hi: scratch.getUint32(0), lo: scratch.getUint32(4) };
 }
@@ -119,9 +128,9 @@ export class XorChunkEncoder {
     return this.count;
   }
 
-  /** Appends a float (NaN as the staleness marker). */
-  append(timestampMs: number, value: number): void {
-    const { hi, lo } = floatBits(value);
+  /** Appends a float; a staleness marker when `stale` (by default: when it is NaN). */
+  append(timestampMs: number, value: number, stale = Number.isNaN(value)): void {
+    const { hi, lo } = floatBits(value, stale);
     this.appendBits(timestampMs, hi, lo);
   }
 
@@ -334,17 +343,28 @@ function shiftLeft(hi: number, lo: number, n: number): [number, number] {
 /** One chunk of a series as remote read sends it. */
 export type XorChunk = { minTimeMs: number; maxTimeMs: number; data: Uint8Array };
 
-/** A series' samples (ascending times) cut into XOR chunks of at most `samplesPerChunk`. */
+/**
+ * A series' samples (ascending times) cut into XOR chunks of at most `samplesPerChunk`. `stale`
+ * flags the staleness markers (1); without it, every NaN is one.
+ */
 export function encodeXorChunks(
   timestampsMs: ArrayLike<number>,
   values: ArrayLike<number>,
   samplesPerChunk = samplesPerXorChunk,
+  stale?: ArrayLike<number>,
 ): XorChunk[] {
   const chunks: XorChunk[] = [];
   for (let start = 0; start < timestampsMs.length; start += samplesPerChunk) {
     const end = Math.min(start + samplesPerChunk, timestampsMs.length);
     const encoder = new XorChunkEncoder();
-    for (let i = start; i < end; i++) encoder.append(timestampsMs[i]!, values[i]!);
+    for (let i = start; i < end; i++) {
+      const value = values[i]!;
+      encoder.append(
+        timestampsMs[i]!,
+        value,
+        stale === undefined ? Number.isNaN(value) : stale[i] === 1,
+      );
+    }
     chunks.push({
       minTimeMs: timestampsMs[start]!,
       maxTimeMs: timestampsMs[end - 1]!,

@@ -118,8 +118,8 @@ export function encodeBinarySampleMessage(message: SampleMessage): Buffer {
     writeShort(metricNames.length);
     for (const name of metricNames) {
       writeString(name);
-      // + 0: -0 is 0, as in JSON text.
-      writeDouble((metrics[name] as number) + 0);
+      // Any value, bit for bit (NaN, ±Inf and −0 included; JSON spells those out).
+      writeDouble(metrics[name] as number);
     }
     const tagKeys = keysOf(tags);
     reserve(2);
@@ -260,11 +260,7 @@ function readBinary(value: Buffer): DecodedSample {
   const metrics: Record<string, number> = {};
   for (let count = reader.short(); count > 0; count--) {
     const name = reader.string();
-    const metricValue = reader.double();
-    if (!Number.isFinite(metricValue)) {
-      throw new Undecodable(`has a value of metric ${name} that is not finite`);
-    }
-    setOwn(metrics, name, metricValue);
+    setOwn(metrics, name, reader.double());
   }
   const tags: Record<string, string> = {};
   for (let count = reader.short(); count > 0; count--) {

@@ -1,6 +1,7 @@
 import type { DecodeResult } from './sample-message.js';
 import { decodeSampleMessage } from './sample-message.js';
 import { sampleRecordMessages } from './sample-record.js';
+import { metricValueFromJson } from './metric-value-json.js';
 import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-message.js';
 import type { DecodedSample, SnapshotJson } from './decoded-sample.js';
 
@@ -135,7 +136,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     host.length > maxHostLength ||
     !Number.isSafeInteger(timeMs) ||
     !Number.isSafeInteger(receivedMs) ||
-    !isRecordOf(metrics, (value) => typeof value === 'number' && Number.isFinite(value)) ||
+    !isMetricValues(metrics) ||
     !isRecordOf(tags, (value) => typeof value === 'string') ||
     (tagsLabelSeries !== undefined && tagsLabelSeries !== true) ||
     (staleMetrics !== undefined && !isArrayOf(staleMetrics, (value) => typeof value === 'string'))
@@ -153,6 +154,33 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     containers: members.containers,
     processes: members.processes,
   };
+}
+
+/**
+ * Whether `value` is a record of metric values as a message's JSON carries them; the special
+ * values' strings are read into numbers in place (the object was just parsed, and is the
+ * caller's alone).
+ */
+function isMetricValues(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    const entry = value[key];
+    // A number past double's range (1e999) reads as ±Inf: not how a message spells one.
+    if (typeof entry === 'number') {
+      if (Number.isFinite(entry)) continue;
+      return false;
+    }
+    const special = metricValueFromJson(entry);
+    if (special === undefined) return false;
+    // Defined, not assigned: assigning `__proto__` would set the prototype.
+    Object.defineProperty(value, key, {
+      value: special,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return true;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

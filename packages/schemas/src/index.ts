@@ -11,7 +11,7 @@ export {
 } from './ingest.js';
 export { readCanonicalIngestBody } from './canonical-ingest.js';
 export { parseIngestBody } from './parse-ingest-body.js';
-export { isStorableText, maxMetricMagnitude } from './input-policy.js';
+export { isStorableText } from './input-policy.js';
 export {
   formatRateLimit,
   formatRateLimitPolicy,

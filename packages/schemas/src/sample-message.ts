@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { containerMessageSchema, processMessageSchema } from './ingest.js';
+import { metricsToJson, metricValueFromJson, specialValueNames } from './metric-value-json.js';
 
 /**
  * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
@@ -14,7 +15,14 @@ const sampleMessageSchema = z.object({
   /** Sample time, epoch milliseconds (the agent's timestamp, or receipt time without one). */
   time_ms: z.number().int(),
   received_ms: z.number().int(),
-  metrics: z.record(z.string(), z.number()),
+  /** Values JSON numbers cannot carry (NaN, ±Inf, −0) are strings: see metric-value-json.ts. */
+  metrics: z.record(
+    z.string(),
+    z.union([
+      z.number(),
+      z.enum(specialValueNames).transform((name) => metricValueFromJson(name) as number),
+    ]),
+  ),
   tags: z.record(z.string(), z.string()),
   /**
    * Present (only ever `true`) when `tags` are the labels of this sample's series, as the agent
@@ -38,7 +46,10 @@ export function sampleMessageKey(message: Pick<SampleMessage, 'org_id' | 'host'>
 }
 
 export function encodeSampleMessage(message: SampleMessage): Buffer {
-  return Buffer.from(JSON.stringify(message));
+  const metrics = metricsToJson(message.metrics);
+  return Buffer.from(
+    JSON.stringify(metrics === message.metrics ? message : { ...message, metrics }),
+  );
 }
 
 export type DecodeResult<T> = { ok: true; value: T } | { ok: false; reason: string };

@@ -164,6 +164,22 @@ describe('agent protocols, with the real senders', () => {
           [t0 + 30_000, Number.NaN],
         ],
       },
+      {
+        // A summary's quantile without observations: NaN, a value (not a staleness marker).
+        labels: { __name__: 'rw_rpc_seconds', host, job: 'api', quantile: '0.5' },
+        samples: [
+          [t0, Number.NaN],
+          [t0 + 15_000, 0.25],
+        ],
+        nanIsValue: true,
+      },
+      {
+        labels: { __name__: 'rw_ratio', host, job: 'api' },
+        samples: [
+          [t0, Number.POSITIVE_INFINITY],
+          [t0 + 15_000, Number.NEGATIVE_INFINITY],
+        ],
+      },
     ]);
     const written = await fetch(`${monitor.baseUrl}/api/v1/write`, {
       method: 'POST',
@@ -224,6 +240,17 @@ describe('agent protocols, with the real senders', () => {
     expect(
       (await query(`last_over_time(rw_queue_depth{host="${host}"}[1m])`, t0 + 45_000))[0]?.value[1],
     ).toBe('4');
+
+    // NaN and ±Inf are stored and read back as written (role `all`: the in-process bus).
+    const valueAt = async (expr: string, timeMs: number) =>
+      (await query(expr, timeMs)).map(({ value }) => value[1]);
+    expect(await valueAt(`rw_rpc_seconds{host="${host}"}`, t0 + 1_000)).toEqual(['NaN']);
+    expect(await valueAt(`rw_rpc_seconds{host="${host}"}`, t0 + 16_000)).toEqual(['0.25']);
+    expect(await valueAt(`rw_ratio{host="${host}"}`, t0 + 1_000)).toEqual(['+Inf']);
+    expect(await valueAt(`rw_ratio{host="${host}"}`, t0 + 16_000)).toEqual(['-Inf']);
+    expect(await valueAt(`max_over_time(rw_ratio{host="${host}"}[1m])`, t0 + 16_000)).toEqual([
+      '+Inf',
+    ]);
   });
 
   it('collectd write_http (JSON) authenticates with the key as its password', async () => {
@@ -364,7 +391,12 @@ describe('agent protocols, with the real senders', () => {
       'the v2 host',
     );
     expect(fromV2.metrics).toEqual({ cpu_usage: 12.5, cpu_procs: 3, cpu_up: 1 });
-    expect(fromV2.tags).toEqual({ region: 'eu' });
+    expect(fromV2.tags).toEqual({ host: 'influx-v2', region: 'eu' });
+    // Its series reads back with exactly the tags it was written with, `host` included.
+    const { body: series } = await api<{ data: Record<string, string>[] }>(
+      `/prometheus/api/v1/series?${new URLSearchParams({ 'match[]': 'cpu_usage' }).toString()}`,
+    );
+    expect(series.data).toEqual([{ __name__: 'cpu_usage', host: 'influx-v2', region: 'eu' }]);
     const fromV1 = await waitFor(
       () => serviceWith('influx-v1', (metrics) => 'mem_used_percent' in metrics),
       10_000,

@@ -228,6 +228,39 @@ describe("Grafana's Prometheus data source, request by request, against Promethe
     expectSameAnswer(await both('GET', 'alerts', []));
   });
 
+  it("formats a query for the code editor's Format query button (format_query)", async () => {
+    expectSameAnswer(
+      await both('GET', 'format_query', [
+        ['query', 'sum(rate(node_cpu_seconds_total{job="node"}[5m]))by(mode)/2'],
+      ]),
+    );
+    expectSameAnswer(
+      await both('POST', 'format_query', [
+        [
+          'query',
+          'sum by (mode) (rate(node_cpu_seconds_total{job="node",mode!="idle",cpu=~"0|1"}[5m])) / on (mode) group_left sum by (mode) (rate(node_cpu_seconds_total[5m]))',
+        ],
+      ]),
+    );
+    expectSameAnswer(
+      await both('GET', 'format_query', [
+        [
+          'query',
+          'max_over_time(rate(node_cpu_seconds_total{mode="user"}[1m])[10m:30s] offset 1m)',
+        ],
+      ]),
+    );
+    expectSameAnswer(
+      await both('GET', 'format_query', [
+        [
+          'query',
+          'max_over_time(sum by (mode) (rate(node_cpu_seconds_total{job="node",mode!="idle",cpu=~"0|1"}[5m]) / 2)[30m:1m] @ end())',
+        ],
+      ]),
+    );
+    expectSameAnswer(await both('GET', 'format_query', [['query', 'sum(rate(']]), false);
+  });
+
   it('runs a panel query (query_range, POST) and an Explore instant query (GET)', async () => {
     const panel = await both('POST', 'query_range', [
       ['query', 'sum by (mode) (rate(node_cpu_seconds_total[5m]))'],

@@ -166,6 +166,36 @@ const handWritten = [
   'topk by (job) (1, process_resident_memory_bytes)',
   'sum by (host) (label_replace(up, "host", "$1", "instance", "(.*):.*"))',
   'count(up) by (job) - ignoring(job) group_left count(up == 1)',
+  // NaN (a summary without observations) and ±Inf, as Prometheus stores and computes them.
+  'prometheus_rpc_duration_seconds',
+  'max_over_time(prometheus_rpc_duration_seconds[5m])',
+  'min_over_time(prometheus_rpc_duration_seconds[5m])',
+  'avg_over_time(prometheus_rpc_duration_seconds[5m])',
+  'quantile_over_time(0.5, prometheus_rpc_duration_seconds[5m])',
+  'changes(prometheus_rpc_duration_seconds[5m])',
+  'sum by (quantile) (prometheus_rpc_duration_seconds)',
+  'max(prometheus_rpc_duration_seconds)',
+  'topk(1, prometheus_rpc_duration_seconds)',
+  'sort_desc(prometheus_rpc_duration_seconds)',
+  'prometheus_rpc_duration_seconds > 0.1',
+  'prometheus_rpc_duration_seconds != bool prometheus_rpc_duration_seconds',
+  'prometheus_bound_ratio',
+  'prometheus_bound_ratio * 0',
+  'abs(prometheus_bound_ratio)',
+  'clamp_max(prometheus_bound_ratio, 0.5)',
+  'max_over_time(prometheus_bound_ratio[2m])',
+  'min_over_time(prometheus_bound_ratio[2m])',
+  'sum_over_time(prometheus_bound_ratio[2m])',
+  'avg_over_time(prometheus_bound_ratio[5m])',
+  'stddev_over_time(prometheus_bound_ratio[5m])',
+  'deriv(prometheus_bound_ratio[5m])',
+  'prometheus_bound_ratio > 0.5',
+  'avg(prometheus_bound_ratio)',
+  'prometheus_inf_total',
+  'rate(prometheus_inf_total[5m])',
+  'increase(prometheus_inf_total[2m])',
+  'delta(prometheus_inf_total[2m])',
+  'resets(prometheus_inf_total[10m])',
 ];
 
 const metrics = [
@@ -386,6 +416,32 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
         data: sorted(want.data),
       });
     }
+  });
+
+  it('formats every hand-written expression as Prometheus does (format_query)', async () => {
+    const problems: string[] = [];
+    // Beyond those: durations, @, strings with escapes, literals, long nested nodes.
+    const printed = [
+      'node_load1 offset 90m',
+      'rate(http_requests_total[1h30m] offset -2m)',
+      'node_load1 @ 1700000000.5',
+      'label_replace(node_load1, "dc", "a\\\\b\\"c\\n", "region", "(.*)")',
+      '0x10 + 1e-7 - 2e21',
+      'node_load1{host=~"h.*", region!~"e\\\\.u", env!=""}',
+      'topk(3, sum by (region, env, host, job, le, mode, cpu) (rate(node_cpu_seconds_total{mode!="idle", cpu=~"0|1"}[5m])))',
+      '-(sum by (region) (rate(http_requests_total[5m])) + on (region) group_right sum by (region) (rate(net_bytes_total[5m])) * 2)',
+      'sum(rate(node_cpu_seconds_total[5m])) by (mode) > bool on (mode) avg without (cpu, host, region, env, job) (rate(node_cpu_seconds_total[5m]))',
+    ];
+    for (const expr of [...handWritten, ...generatedExpressions(80), ...printed]) {
+      const [want, got] = await Promise.all([
+        prometheusAnswer('format_query', { query: expr }),
+        ourAnswer('format_query', { query: expr }),
+      ]);
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        problems.push(`${expr}: ${JSON.stringify(want)} vs ${JSON.stringify(got)}`);
+      }
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
   });
 
   it('answers promtool as a client', async () => {

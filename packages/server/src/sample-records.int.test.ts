@@ -20,6 +20,7 @@ import type { RoleProcess } from './testing/role-process.js';
 import { postIngest } from './testing/ingest-client.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 import { waitFor } from './testing/wait-for.js';
+import { encode } from './testing/prometheus-fixture.js';
 
 /**
  * The samples topic carrying records of many hosts (issue 26) beside the single-host records
@@ -301,6 +302,80 @@ describe('sample records of many hosts', () => {
         ['encoded-json', '{'.charCodeAt(0)],
       ]),
     );
+  }, 120_000);
+
+  it('carries NaN, ±Inf, −0 and values past ±1e100 from remote-write to storage in either encoding', async () => {
+    const key = `mon_test_${randomBytes(16).toString('hex')}`;
+    const writer = await startRole('writer');
+    const values: [string, number][] = [
+      ['nan', Number.NaN],
+      ['pinf', Number.POSITIVE_INFINITY],
+      ['ninf', Number.NEGATIVE_INFINITY],
+      ['huge', 1e300],
+      ['negzero', -0],
+      ['one', 1],
+    ];
+    for (const encoding of ['binary', 'json']) {
+      const gateway = await startRoleProcess('gateway', {
+        ...env,
+        MONITOR_BOOTSTRAP_API_KEY: key,
+        ...(encoding === 'binary' ? {} : { INGEST_BUS_ENCODING: encoding }),
+      });
+      started.add(gateway);
+      // The bootstrap key's organization, not the test's: the host name tells them apart.
+      const host = `values-${encoding}-${randomBytes(3).toString('hex')}`;
+      const body = encode(
+        values.map(([name, value]) => ({
+          labels: { __name__: `v_${name}`, host },
+          samples: [[t0, value]],
+          nanIsValue: true,
+        })),
+      );
+      const answer = await fetch(`${gateway.baseUrl}/api/v1/write`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${key}`,
+          'Content-Type': 'application/x-protobuf',
+          'Content-Encoding': 'snappy',
+          'X-Prometheus-Remote-Write-Version': '0.1.0',
+        },
+        body,
+      });
+      expect(answer.status).toBe(204);
+      await gateway.stop();
+      started.delete(gateway);
+      const stored = async () =>
+        db.sql<{ metric: string; value: number; apart: boolean }[]>`
+          select r.metric, x.value, x.apart from (
+            select series_id, value, false as apart from samples
+            union all select series_id, value, true from unaggregated_samples
+          ) x join series r on r.id = x.series_id join services v on v.id = r.service_id
+          where v.name = ${host} order by r.metric`;
+      const rows = await waitFor(
+        async () => {
+          const found = await stored();
+          return found.length === values.length ? found : undefined;
+        },
+        30_000,
+        `the values sent through ${encoding}`,
+      );
+      expect(rows.map((row) => [row.metric, row.apart])).toEqual([
+        ['v_huge', true],
+        ['v_nan', true],
+        ['v_negzero', false],
+        ['v_ninf', true],
+        ['v_one', false],
+        ['v_pinf', true],
+      ]);
+      const byMetric = new Map(rows.map((row) => [row.metric, row.value]));
+      for (const [name, value] of values) {
+        // −0 is a value like 0 to PromQL; what storage keeps of its sign is the storage's.
+        if (name !== 'negzero') expect(byMetric.get(`v_${name}`)).toEqual(value);
+      }
+    }
+    expect(writer.ended()).toBeUndefined();
+    const letters = await deadLetters();
+    expect(letters.filter((letter) => letter.key?.includes(':values-') === true)).toEqual([]);
   }, 120_000);
 
   it('completes the services projection after a writer killed between the samples and the projection', async () => {

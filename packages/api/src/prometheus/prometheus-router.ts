@@ -12,6 +12,7 @@ import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 import { mapPrometheusError } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
+import { formatQueryRoutes } from './format-query-routes.js';
 import { prometheusStatusRoutes } from './prometheus-status-routes.js';
 import { createRemoteReadHandler } from './remote-read.js';
 
@@ -52,7 +53,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
       (res: Response) => res.locals[orgLocal] as string,
     ),
   );
-  for (const route of [...prometheusRoutes, ...prometheusStatusRoutes]) {
+  for (const route of [...prometheusRoutes, ...prometheusStatusRoutes, ...formatQueryRoutes]) {
     const handle = route.handle;
     if (handle === undefined) continue;
     router[route.method](route.path, authenticate, form, async (req, res) => {

@@ -27,11 +27,11 @@ type RangeAnswer = { resultType: string; result: MatrixSeries[] };
 /**
  * A PromQL box under a host's charts: an expression, run over the view's range as a range
  * query of the Prometheus-compatible API, its series plotted by uPlot (the first ten).
- * Prefilled with the host's own series; nothing runs until asked.
+ * Prefilled with `selector`, the host's own series; nothing runs until asked.
  */
-export function PromqlChart(props: { api: ApiClient; host: string; range: MetricRange }) {
-  const { api, host, range } = props;
-  const [expr, setExpr] = useState(`{host=${JSON.stringify(host)}}`);
+export function PromqlChart(props: { api: ApiClient; selector: string; range: MetricRange }) {
+  const { api, selector, range } = props;
+  const [expr, setExpr] = useState(selector);
   const [error, setError] = useState<unknown>();
   const [summary, setSummary] = useState<string>();
   const [running, setRunning] = useState(false);

@@ -9,6 +9,7 @@ import { usePolling } from '../use-polling.js';
 import { ErrorNotice, Loading, StatusBadge, Time, formatBytes, formatNumber } from './common.js';
 import { MetricChart } from './metric-chart.js';
 import { PromqlChart } from './promql-chart.js';
+import { serviceSelector } from '../service-selector.js';
 
 const refreshMs = 10_000;
 /** A host with hundreds of metrics (a node exporter's) gets this many charts at once. */
@@ -164,7 +165,7 @@ export function ServiceView(props: { api: ApiClient; id: string; search: URLSear
             />
           ))}
         </div>
-        <PromqlChart api={api} host={service.name} range={range} />
+        <PromqlChart api={api} selector={serviceSelector(service)} range={range} />
       </section>
 
       <section aria-labelledby="containers-title">

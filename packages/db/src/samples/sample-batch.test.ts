@@ -112,10 +112,16 @@ describe('summarizeServices', () => {
     expect([...summary!.metrics.keys()]).toEqual(['__proto__']);
   });
 
-  it('refuses a non-finite value or an invalid time', () => {
-    expect(() =>
-      summarizeServices([sample({ host: 'a', timeMs: 1, metrics: { cpu: Number.NaN } })]),
-    ).toThrow(InvalidSampleError);
+  it('keeps the latest finite value of a metric, never NaN or ±Inf, which JSON cannot hold', () => {
+    const [summary] = summarizeServices([
+      sample({ host: 'a', timeMs: 1, metrics: { cpu: 5, mem: Number.NaN } }),
+      sample({ host: 'a', timeMs: 2, metrics: { cpu: Number.POSITIVE_INFINITY } }),
+    ]);
+    expect(summary!.lastSeenMs).toBe(2);
+    expect(summary!.metrics).toEqual(new Map([['cpu', { value: 5, timeMs: 1 }]]));
+  });
+
+  it('refuses an invalid time', () => {
     expect(() => summarizeServices([sample({ host: 'a', timeMs: 1.5 })])).toThrow(
       InvalidSampleError,
     );

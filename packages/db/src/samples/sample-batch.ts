@@ -1,3 +1,5 @@
+import { rollupValueBound } from '../storage/rollups.js';
+
 /** Where a sample sits in its source log: the writer's Kafka partition and offset. */
 type LogPosition = {
   partition: number;
@@ -24,7 +26,10 @@ export type HostSample = {
   host: string;
   /** Sample time, epoch milliseconds. */
   timeMs: number;
-  /** Metric name → finite value. */
+  /**
+   * Metric name → value, any double: NaN, ±Inf and values beyond ±1e100 (the agent protocols')
+   * are stored apart from the aggregated samples (`isAggregatable`).
+   */
   metrics: Readonly<Record<string, number>>;
   tags: Readonly<Record<string, string>>;
   /**
@@ -195,6 +200,9 @@ export function summarizeServices(
     }
     const { metrics } = sample;
     for (const metric in metrics) {
+      // A service's latest metrics are JSON, which holds no NaN or ±Inf: it shows the latest
+      // finite value (PromQL reads every stored one).
+      if (!Number.isFinite(metrics[metric])) continue;
       const latest = summary.metrics.get(metric);
       if (latest === undefined || sample.timeMs >= latest.timeMs) {
         summary.metrics.set(metric, { value: metrics[metric] as number, timeMs: sample.timeMs });
@@ -224,19 +232,25 @@ function isStorable(sample: HostSample): boolean {
 /** The most milliseconds from the epoch, either way, that a Date (and so storage) holds. */
 const maxDateMs = 8.64e15;
 
-/** Throws InvalidSampleError on a sample storage cannot take (its time, a value not finite). */
+/**
+ * Throws InvalidSampleError on a sample storage cannot take: its time. Every value is storable
+ * (see `isAggregatable` for where).
+ */
 export function checkSample(sample: HostSample): void {
   if (!Number.isSafeInteger(sample.timeMs) || Math.abs(sample.timeMs) > maxDateMs) {
     throw new InvalidSampleError(`sample time ${sample.timeMs} is not a valid epoch-ms time`);
   }
-  const { metrics } = sample;
-  for (const metric in metrics) {
-    if (!Number.isFinite(metrics[metric])) {
-      throw new InvalidSampleError(
-        `metric ${metric} of host ${sample.host} is not a finite number`,
-      );
-    }
-  }
+}
+
+/**
+ * Whether a value goes into `samples`, whose aggregates (samples_1m, samples_1h) sum, average
+ * and compare it: a finite value within /ingest's ±1e100 (rollupValueBound), so no sum of them
+ * can overflow and no NaN poisons a bucket. Any other value (NaN, ±Inf, a larger magnitude, as
+ * the agent protocols may send) goes into `unaggregated_samples`, which PromQL and remote read
+ * merge in and the aggregates and rules never see.
+ */
+export function isAggregatable(value: number): boolean {
+  return value >= -rollupValueBound && value <= rollupValueBound;
 }
 
 /** Code-unit order, the same for every process (localeCompare is not). */

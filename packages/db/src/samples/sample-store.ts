@@ -12,9 +12,12 @@ import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import { sqlState } from '../core/classify-db-error.js';
 import { transactionCommittingLast } from '../core/transaction-committing-last.js';
 import type { HostSample, SampleBatch, ServiceSummary, SnapshotList } from './sample-batch.js';
+import type { UnaggregatedRows } from './unaggregated-samples.js';
+import { insertUnaggregatedSamples } from './unaggregated-samples.js';
 import {
   checkSample,
   hasMetrics,
+  isAggregatable,
   nextOffsets,
   partitionsRestarted,
   ServiceMap,
@@ -26,7 +29,7 @@ import {
 export type OffsetOwner = { groupId: string; topic: string };
 
 type WriteBatchResult = {
-  /** Rows inserted into `samples` (one per metric value). */
+  /** Rows inserted into `samples` or `unaggregated_samples` (one per metric value). */
   samplesWritten: number;
   /** Metric values not inserted because (service, metric, time) was already stored. */
   duplicatesSkipped: number;
@@ -125,10 +128,14 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       const projected =
         projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
       projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
+      // The unaggregated samples of the attempt that committed, counted into the result once
+      // it did (their statement settles beside the samples' own, in any order).
+      let unaggregated = { written: 0, skipped: 0 };
       // What nothing here waits for (the stale markers, the offsets, a small batch's samples)
       // goes out with the COMMIT: small batches are all round trips.
       const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
         transactionCommittingLast(sql, async (tx) => {
+          unaggregated = { written: 0, skipped: 0 };
           // Both reads go out together, one round trip: the stored offsets and the services of
           // every host of the batch (replays included: they are few, and it saves a wait).
           const [stored, knownServices] = await Promise.all([
@@ -171,6 +178,9 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             }
             last.push(
               insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
+              insertUnaggregatedSamples(tx, rows.unaggregated).then((counts) => {
+                unaggregated = counts;
+              }),
             );
           }
           if (owner !== undefined && next.size > 0) {
@@ -195,6 +205,8 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       const [samples, services] = await Promise.allSettled([written, projected]);
       if (samples.status === 'rejected') throw samples.reason;
       if (services.status === 'rejected') throw services.reason;
+      samples.value.samplesWritten += unaggregated.written;
+      samples.value.duplicatesSkipped += unaggregated.skipped;
       for (const { serviceId, generation, metric, labels, id } of learned) {
         seriesCache.add(serviceId, generation, seriesKey(metric, labels), id);
       }
@@ -221,7 +233,11 @@ async function resolveMissingSeries(tx: TransactionSql, rows: BatchRows): Promis
   const { missing } = rows.series;
   if (missing.length === 0) return [];
   const resolved = await resolveSeriesIds(tx, missing);
-  for (const seriesIds of [rows.samples.seriesIds, rows.staleMarkers.seriesIds]) {
+  for (const seriesIds of [
+    rows.samples.seriesIds,
+    rows.staleMarkers.seriesIds,
+    rows.unaggregated.seriesIds,
+  ]) {
     for (let i = 0; i < seriesIds.length; i++) {
       const value = seriesIds[i] ?? 0;
       if (value < 0) seriesIds[i] = resolved[-value - 1] ?? 0;
@@ -478,6 +494,8 @@ type BatchRows = {
    * `series.missing` until `resolveMissingSeries` replaced it.
    */
   samples: { timesMs: number[]; seriesIds: number[]; values: number[] };
+  /** The values `samples` does not take (`isAggregatable`), series ids as in `samples`. */
+  unaggregated: UnaggregatedRows;
   /** One entry per staleness marker, series ids as in `samples`. */
   staleMarkers: { timesMs: number[]; seriesIds: number[] };
   /** The batch's distinct series missing from the cache. */
@@ -492,6 +510,7 @@ function toRows(
 ): BatchRows {
   const rows: BatchRows = {
     samples: { timesMs: [], seriesIds: [], values: [] },
+    unaggregated: { timesMs: [], seriesIds: [], values: [] },
     staleMarkers: { timesMs: [], seriesIds: [] },
     series: { missing: [] },
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
@@ -517,9 +536,11 @@ function toRows(
     const labels = sample.tagsLabelSeries === true ? seriesLabelsJson(sample.tags) : null;
     const { metrics, timeMs } = sample;
     for (const metric in metrics) {
-      rows.samples.timesMs.push(timeMs);
-      rows.samples.seriesIds.push(seriesIdOf(series, metric, labels, rows));
-      rows.samples.values.push(metrics[metric] as number);
+      const value = metrics[metric] as number;
+      const into = isAggregatable(value) ? rows.samples : rows.unaggregated;
+      into.timesMs.push(timeMs);
+      into.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+      into.values.push(value);
     }
     for (const metric of sample.staleMetrics ?? []) {
       rows.staleMarkers.timesMs.push(timeMs);

@@ -29,13 +29,20 @@ describe.each(['postgres', 'timescale'] as const)('migration 15 on %s', (engine)
           orgId: 'org_clamp',
           host: 'clamp-1',
           timeMs,
-          metrics: { up: doubleMax, down: -doubleMax, fine: 42 },
+          metrics: { up: 0, down: 0, fine: 42 },
           tags: {},
           containers: [],
           processes: [],
         },
       ],
     });
+    // Stored in `samples` before values were bounded (the store now keeps such values in
+    // unaggregated_samples): set there directly.
+    await db.sql`
+      update samples s set value = case r.metric when 'up' then ${doubleMax}::float8
+        else ${-doubleMax}::float8 end
+      from series r where r.id = s.series_id and r.metric in ('up', 'down')
+    `;
     const clamp = migrations.find((migration) => migration.version === 15);
     await db.sql.begin((tx) => clamp!.up(tx, { engine: storageEngine(engine) }));
     const rows = await db.sql<{ metric: string; value: number }[]>`

@@ -610,6 +610,15 @@ const seriesLabelsAsWritten: Migration = {
     ]),
 };
 
+const unaggregatedSamples: Migration = {
+  version: 23,
+  name: 'unaggregated_samples',
+  // The values an agent may send that the aggregates cannot take (NaN, ±Inf, beyond ±1e100),
+  // stored apart so that samples_1m and samples_1h (and the samples table, another's to
+  // redesign) stay as they are: PromQL and remote read merge them in, as the staleness markers.
+  up: (sql, { engine }) => engine.createUnaggregatedSamples(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -634,4 +643,5 @@ export const migrations: readonly Migration[] = [
   compressedRollups,
   seriesLabelsAndStaleMarkers,
   seriesLabelsAsWritten,
+  unaggregatedSamples,
 ];

@@ -243,6 +243,8 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       'policy_retention',
       // stale_markers' (migration 21)
       'policy_retention',
+      // unaggregated_samples' (migration 23)
+      'policy_retention',
     ]);
     const [compressed] = await db.sql<{ n: number }[]>`
       select count(*)::int as n from timescaledb_information.chunks

@@ -153,6 +153,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ['policy_retention', 'samples_1m', '20 days'],
         ['policy_retention', 'snapshots', '3 days'],
         ['policy_retention', 'stale_markers', '10 days'],
+        ['policy_retention', 'unaggregated_samples', '10 days'],
       ]);
       await migrate(db); // back to the defaults for the other tests
     });
@@ -758,6 +759,15 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect(markers).not.toContain(
         partitionName('stale_markers', new Date(now.getTime() - 31 * dayMs)),
       );
+      // Unaggregated samples are raw samples: kept as long.
+      const unaggregated = await partitionsOf('unaggregated_samples');
+      expect(unaggregated).toContain('unaggregated_samples_default');
+      expect(unaggregated).toContain(
+        partitionName('unaggregated_samples', new Date(now.getTime() - 29 * dayMs)),
+      );
+      expect(unaggregated).not.toContain(
+        partitionName('unaggregated_samples', new Date(now.getTime() - 31 * dayMs)),
+      );
     });
 
     it('keeps a sample outside every partition in the default partition, then moves it out', async () => {
@@ -812,7 +822,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
   });
 
   onEngine('timescale', describe)('hypertables', () => {
-    it('makes samples, snapshots and staleness markers hypertables and the rollups continuous aggregates', async () => {
+    it('makes samples, unaggregated samples, snapshots and staleness markers hypertables and the rollups continuous aggregates', async () => {
       const rows = await db.sql`
         select hypertable_name from timescaledb_information.hypertables
         where hypertable_schema = 'public' order by 1
@@ -821,6 +831,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         'samples',
         'snapshots',
         'stale_markers',
+        'unaggregated_samples',
       ]);
       const views = await db.sql`
         select view_name from timescaledb_information.continuous_aggregates order by 1

@@ -71,37 +71,39 @@ function pushedDown(matchers: readonly LabelMatcher[]): {
   return { metric, host, tags };
 }
 
-/** Samples of one stored series, or its staleness markers (values NaN), as read. */
-type Points = { timestampsMs: Float64Array; values: Float64Array };
+/**
+ * Samples of one stored series (from `samples` or `unaggregated_samples`), or its staleness
+ * markers (`stale`, values NaN), as read.
+ */
+type Points = { timestampsMs: Float64Array; values: Float64Array; stale?: true };
 
 /**
  * The series with its samples in ascending time order: array_agg keeps the order rows came in,
  * page order, which SQL does not promise to be time order. Checked, and sorted here when it is
  * not, rather than sorting every series in the aggregate (which doubled the server's time).
  */
-function inTimeOrder(series: {
-  labels: Labels;
-  timestampsMs: Float64Array;
-  values: Float64Array;
-}): SourceSeries {
-  const { timestampsMs: t, values: v } = series;
+function inTimeOrder(labels: Labels, points: Points): SourceSeries {
+  const { timestampsMs: t, values: v } = points;
+  // Every point flagged: a NaN that is no marker is a value (SourceSeries).
+  const stale = new Uint8Array(t.length).fill(points.stale === true ? 1 : 0);
   let sorted = true;
   for (let i = 1; i < t.length && sorted; i++) sorted = t[i - 1]! < t[i]!;
-  if (sorted) return series;
+  if (sorted) return { labels, timestampsMs: t, values: v, stale };
   const order = Array.from(t.keys()).sort((a, b) => t[a]! - t[b]!);
   return {
-    labels: series.labels,
+    labels,
     timestampsMs: Float64Array.from(order, (i) => t[i]!),
     values: Float64Array.from(order, (i) => v[i]!),
+    stale,
   };
 }
 
 /**
- * One series out of several lists of points (those of each stored series that carries its
- * labels, then their staleness markers): in time order, one point per millisecond. At a
- * millisecond held twice the earlier list wins: a sample over a marker, and of two samples the
- * older series' (a marker at a sample's time ends nothing before that sample, which Prometheus
- * itself refuses to hold).
+ * One series out of several lists of points (the samples of each stored series that carries its
+ * labels, then their unaggregated samples, then their staleness markers): in time order, one
+ * point per millisecond, the markers flagged. At a millisecond held twice the earlier list wins:
+ * a sample over a marker, and of two samples the older series' (a marker at a sample's time
+ * ends nothing before that sample, which Prometheus itself refuses to hold).
  */
 function merged(labels: Labels, lists: readonly Points[]): SourceSeries {
   let total = 0;
@@ -109,24 +111,34 @@ function merged(labels: Labels, lists: readonly Points[]): SourceSeries {
   const times = new Float64Array(total);
   const values = new Float64Array(total);
   const ranks = new Float64Array(total);
+  const flags = new Uint8Array(total);
   let at = 0;
   lists.forEach((list, rank) => {
+    const end = at + list.timestampsMs.length;
     times.set(list.timestampsMs, at);
     values.set(list.values, at);
-    ranks.fill(rank, at, at + list.timestampsMs.length);
-    at += list.timestampsMs.length;
+    ranks.fill(rank, at, end);
+    if (list.stale === true) flags.fill(1, at, end);
+    at = end;
   });
   const order = Array.from(times.keys()).sort(
     (a, b) => times[a]! - times[b]! || ranks[a]! - ranks[b]!,
   );
   const t: number[] = [];
   const v: number[] = [];
+  const stale: number[] = [];
   for (const i of order) {
     if (t.length > 0 && t[t.length - 1] === times[i]) continue;
     t.push(times[i]!);
     v.push(values[i]!);
+    stale.push(flags[i]!);
   }
-  return { labels, timestampsMs: Float64Array.from(t), values: Float64Array.from(v) };
+  return {
+    labels,
+    timestampsMs: Float64Array.from(t),
+    values: Float64Array.from(v),
+    stale: Uint8Array.from(stale),
+  };
 }
 
 /** Statements one selection runs at once (the pool holds DATABASE_POOL_MAX, 10 by default). */
@@ -179,7 +191,8 @@ function canceled(signal: AbortSignal): PromqlError {
 
 /**
  * The database side of PromQL's SeriesSource, for one organization: series chosen by their
- * labels, samples read raw from `samples` (see `select` for why never from the rollups).
+ * labels, samples read raw from `samples` and `unaggregated_samples` (see `select` for why
+ * never from the rollups), staleness markers flagged.
  * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
  */
 export function createPrometheusSeriesSource(db: Database, orgId: string): SeriesSource {
@@ -218,7 +231,7 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     return [...byLabels.values()];
   }
 
-  /** Of `ids`, those with a sample or a staleness marker within `range`. */
+  /** Of `ids`, those with a sample (of either table) or a staleness marker within `range`. */
   async function withPoints(ids: string[], range: TimeRange): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const from = new Date(range.startMs);
@@ -227,6 +240,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       select s.id::text as id from unnest(${ids}::bigint[]) as s(id)
       where exists (
         select 1 from samples x where x.series_id = s.id and x.time >= ${from} and x.time <= ${to}
+      ) or exists (
+        select 1 from unaggregated_samples u
+        where u.series_id = s.id and u.time >= ${from} and u.time <= ${to}
       ) or exists (
         select 1 from stale_markers m
         where m.series_id = s.id and m.time >= ${from} and m.time <= ${to}
@@ -300,6 +316,34 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     );
   }
 
+  /**
+   * The unaggregated samples (NaN, ±Inf, beyond ±1e100) of the stored series `ids` in `range`:
+   * few, so one statement, ordered.
+   */
+  async function readUnaggregated(
+    ids: string[],
+    range: TimeRange,
+    signal: AbortSignal,
+  ): Promise<Map<string, Points>> {
+    const rows = await cancelable(
+      sql<{ id: string; t: Buffer; v: Buffer }[]>`
+        select series_id::text as id, array_send(array_agg(time order by time)) as t,
+          array_send(array_agg(value order by time)) as v
+        from unaggregated_samples
+        where series_id = any(${ids}::bigint[])
+          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+        group by series_id
+      `,
+      signal,
+    );
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        { timestampsMs: decodeTimestampArray(r.t), values: decodeFloat8Array(r.v) },
+      ]),
+    );
+  }
+
   /** The staleness markers of the stored series `ids` in `range`, as points valued NaN. */
   async function readStaleMarkers(
     ids: string[],
@@ -319,29 +363,29 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     return new Map(
       rows.map((r) => {
         const timestampsMs = decodeTimestampArray(r.t);
-        return [r.id, { timestampsMs, values: new Float64Array(timestampsMs.length).fill(NaN) }];
+        const values = new Float64Array(timestampsMs.length).fill(NaN);
+        return [r.id, { timestampsMs, values, stale: true as const }];
       }),
     );
   }
 
-  /** A selected series out of what was read for its stored series. */
+  /**
+   * A selected series out of what was read for its stored series: `read` holds the samples,
+   * the unaggregated samples and the markers, in the order a millisecond held twice is won.
+   */
   function sourceSeries(
     row: SeriesRow,
-    samples: ReadonlyMap<string, Points>,
-    markers: ReadonlyMap<string, Points>,
+    read: readonly ReadonlyMap<string, Points>[],
   ): SourceSeries {
     const lists: Points[] = [];
-    for (const id of row.ids) {
-      const points = samples.get(id);
-      if (points !== undefined) lists.push(points);
-    }
-    for (const id of row.ids) {
-      const points = markers.get(id);
-      if (points !== undefined) lists.push(points);
+    for (const points of read) {
+      for (const id of row.ids) {
+        const list = points.get(id);
+        if (list !== undefined) lists.push(list);
+      }
     }
     const [only] = lists;
-    if (lists.length === 1 && only !== undefined)
-      return inTimeOrder({ labels: row.labels, ...only });
+    if (lists.length === 1 && only !== undefined) return inTimeOrder(row.labels, only);
     if (lists.length === 0) return { labels: row.labels, timestampsMs: empty, values: empty };
     return merged(row.labels, lists);
   }
@@ -368,18 +412,22 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       if (selected.length > hints.maxSeries) selected = selected.slice(0, hints.maxSeries + 1);
       if (selected.length === 0) return [];
       // A few statements side by side: each reads its share of the series, so the server
-      // spends more than one core on a query over many series. The markers, few, in one more.
+      // spends more than one core on a query over many series. The markers and the
+      // unaggregated samples, few, in one more each.
       const ids = selected.flatMap((row) => row.ids);
       const share = Math.ceil(ids.length / readConcurrency);
       const parts: string[][] = [];
       for (let i = 0; i < ids.length; i += share) parts.push(ids.slice(i, i + share));
-      const [markers, ...read] = await Promise.all([
+      const [markers, unaggregated, ...read] = await Promise.all([
         readStaleMarkers(ids, range, signal),
+        readUnaggregated(ids, range, signal),
         ...parts.map((part) => readSamples(part, range, signal)),
       ]);
       const samples = new Map<string, Points>();
       for (const part of read) for (const [id, points] of part) samples.set(id, points);
-      return selected.map((row) => sourceSeries(row, samples, markers ?? new Map()));
+      return selected.map((row) =>
+        sourceSeries(row, [samples, unaggregated ?? new Map(), markers ?? new Map()]),
+      );
     }),
 
     series: guarded(async (sets, range, limit) => {

@@ -4,6 +4,7 @@ import {
   materializationTable,
   seriesAggregates,
   staleMarkersHypertable,
+  unaggregatedSamplesHypertable,
 } from './timescale/tables.js';
 import { timescaleNotPreloaded } from './server-capabilities.js';
 
@@ -15,6 +16,7 @@ export type ConversionResult = {
   samples: number;
   snapshots: number;
   staleMarkers: number;
+  unaggregatedSamples: number;
   rollupBuckets: number;
 };
 
@@ -47,10 +49,11 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const samples = await samplesToHypertable(sql);
     const snapshots = await snapshotsToHypertable(sql);
     const staleMarkers = await staleMarkersToHypertable(sql);
+    const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
-    return { samples, snapshots, staleMarkers, rollupBuckets };
+    return { samples, snapshots, staleMarkers, unaggregatedSamples, rollupBuckets };
   });
 }
 
@@ -116,6 +119,21 @@ async function staleMarkersToHypertable(sql: TransactionSql): Promise<number> {
     `insert into stale_markers (series_id, time) select series_id, time from stale_markers${plain}`,
   );
   await run(sql, [`drop table stale_markers${plain}`]);
+  return copied.count;
+}
+
+async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table unaggregated_samples rename to unaggregated_samples${plain}`,
+    `alter index unaggregated_samples_series_id_time_key
+      rename to unaggregated_samples${plain}_series_id_time_key`,
+    ...unaggregatedSamplesHypertable,
+  ]);
+  const copied = await sql.unsafe(
+    `insert into unaggregated_samples (series_id, time, value)
+      select series_id, time, value from unaggregated_samples${plain}`,
+  );
+  await run(sql, [`drop table unaggregated_samples${plain}`]);
   return copied.count;
 }
 

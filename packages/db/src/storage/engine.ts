@@ -36,6 +36,8 @@ export type StorageEngine = {
   compressRollups(sql: TransactionSql): Promise<void>;
   /** Migration 21: the staleness markers' table, kept as long as the raw samples. */
   createStaleMarkers(sql: TransactionSql): Promise<void>;
+  /** Migration 23: the values the aggregates skip, kept as long as the raw samples. */
+  createUnaggregatedSamples(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -69,6 +71,7 @@ const timescaleEngine: StorageEngine = {
   createRealTimeRollups: timescaleTables.createRealTimeRollups,
   compressRollups: timescaleTables.compressRollups,
   createStaleMarkers: timescaleTables.createStaleMarkers,
+  createUnaggregatedSamples: timescaleTables.createUnaggregatedSamples,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -93,6 +96,7 @@ const postgresEngine: StorageEngine = {
   createRealTimeRollups: postgresTables.createRealTimeRollups,
   compressRollups: postgresTables.compressRollups,
   createStaleMarkers: postgresTables.createStaleMarkers,
+  createUnaggregatedSamples: postgresTables.createUnaggregatedSamples,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -28,7 +28,8 @@ export type RefreshRollupsResult = {
 /**
  * The magnitude sample values are clamped to in the rollups and in metrics reads: the input
  * policy's bound (`maxMetricMagnitude` of @monitor/schemas, ±1e100, which this package cannot
- * import). The gateway refuses larger values; samples stored before it did, up to ±1.8e308,
+ * import). Larger values never reach `samples` (/ingest refuses them, the agents' go to
+ * unaggregated_samples: `isAggregatable`); samples stored before that, up to ±1.8e308,
  * count as ±1e100 in avg, min, max and sum, so no sum can overflow double precision: a minute
  * holds at most 60 000 samples of a series (time is unique per millisecond), an hour 3.6 million,
  * and 3.6e6 · 1e100 is far below 1.8e308. Averages are sum / count, never PostgreSQL's

@@ -36,7 +36,16 @@ export async function storeRemoteWrite(db: Database, orgId: string, body: Buffer
   });
 }
 
-export type SeriesData = { labels: Record<string, string>; samples: [number, number][] };
+/**
+ * A series to write: its labels and [ms, value] samples. A NaN is a staleness marker, unless
+ * `nanIsValue`: then it is Prometheus' NormalNaN, a value (a summary's quantile without
+ * observations).
+ */
+export type SeriesData = {
+  labels: Record<string, string>;
+  samples: [number, number][];
+  nanIsValue?: true;
+};
 
 /** A deterministic random walk (no Math.random: the oracle's data is the same on every run). */
 function seeded(seed: number): () => number {
@@ -141,7 +150,53 @@ function scrapedData(startMs: number): SeriesData[] {
     out.push({ labels: { __name__: 'process_cpu_seconds_total', ...labels }, samples: cpu });
     out.push({ labels: { __name__: 'scrape_duration_seconds', ...labels }, samples: duration });
   }
+  out.push(...nonFiniteData(startMs));
   return out;
+}
+
+/**
+ * Values Prometheus stores that are not finite, on Prometheus itself (`job="prometheus"`):
+ * a summary's quantiles, NaN while it has no observations (10:00 to 20:00); a ratio that is
+ * now and then +Inf or −Inf (a division by zero); a counter that reaches +Inf at 37:30.
+ */
+function nonFiniteData(startMs: number): SeriesData[] {
+  const random = seeded(4000);
+  const labels = { instance: 'localhost:9090', job: 'prometheus' };
+  const times = Array.from(
+    { length: 200 },
+    (_, i) => startMs + 11_500 + i * 15_000 + Math.floor(random() * 25),
+  );
+  const quantile = (q: string, scale: number): SeriesData => ({
+    labels: { __name__: 'prometheus_rpc_duration_seconds', ...labels, quantile: q },
+    samples: times.map((t, i) => [
+      t,
+      i >= 40 && i < 80 ? Number.NaN : Math.round(random() * scale * 1000) / 1000,
+    ]),
+    nanIsValue: true,
+  });
+  let total = 0;
+  return [
+    quantile('0.5', 0.2),
+    quantile('0.99', 2),
+    {
+      labels: { __name__: 'prometheus_bound_ratio', ...labels },
+      samples: times.map((t, i) => [
+        t,
+        i % 7 === 3
+          ? Number.POSITIVE_INFINITY
+          : i % 11 === 5
+            ? Number.NEGATIVE_INFINITY
+            : Math.round(random() * 100) / 100,
+      ]),
+    },
+    {
+      labels: { __name__: 'prometheus_inf_total', ...labels },
+      samples: times.map((t, i) => {
+        total += Math.round(random() * 10);
+        return [t, i >= 150 ? Number.POSITIVE_INFINITY : total];
+      }),
+    },
+  ];
 }
 
 const histogramBounds = [0.05, 0.1, 0.25, 0.5, 1];
@@ -230,8 +285,9 @@ function cpuData(
 
 /**
  * The remote-write body (prompb.WriteRequest, snappy) of `series`, labels sorted. A NaN sample
- * goes out as Prometheus' staleness marker: its bits are written here, since a NaN kept in a
- * JavaScript array loses its payload.
+ * goes out as Prometheus' staleness marker, or as its NormalNaN when the series says
+ * `nanIsValue`: the bits are written here, since a NaN kept in a JavaScript array loses its
+ * payload.
  */
 export function encode(series: SeriesData[]): Buffer {
   const writer = protobuf.Writer.create();
@@ -252,7 +308,8 @@ export function encode(series: SeriesData[]): Buffer {
         .uint32((2 << 3) | 2)
         .fork()
         .uint32((1 << 3) | 1);
-      if (Number.isNaN(value)) writer.fixed32(2).fixed32(0x7ff00000);
+      if (Number.isNaN(value) && s.nanIsValue === true) writer.fixed32(1).fixed32(0x7ff80000);
+      else if (Number.isNaN(value)) writer.fixed32(2).fixed32(0x7ff00000);
       else writer.double(value);
       writer
         .uint32(2 << 3)

@@ -1,5 +1,10 @@
 /** Tables that plain-PostgreSQL mode range-partitions by day on `time`. */
-export const partitionedTables = ['samples', 'snapshots', 'stale_markers'] as const;
+export const partitionedTables = [
+  'samples',
+  'snapshots',
+  'stale_markers',
+  'unaggregated_samples',
+] as const;
 export type PartitionedTable = (typeof partitionedTables)[number];
 
 /** One daily partition: rows with `from <= time < to` (UTC days). */

@@ -28,8 +28,8 @@ const defaultDaysAhead = 3;
 const lockTimeout = '10s';
 
 /**
- * Plain-PostgreSQL partition maintenance for `samples`, `snapshots` and `stale_markers`
- * (from the migration that creates it on): creates the daily
+ * Plain-PostgreSQL partition maintenance for `samples`, `snapshots`, `stale_markers` and
+ * `unaggregated_samples` (from the migrations that create those two on): creates the daily
  * partitions from the retention cutoff to `daysAhead` days ahead, drops the expired ones, and
  * keeps the DEFAULT partition (which catches any sample outside them) small (TimescaleDB's
  * chunks and retention policy do this by themselves). Idempotent; each partition
@@ -50,6 +50,7 @@ export async function ensurePartitions(
     samples: options.rawRetentionDays,
     snapshots: options.snapshotRetentionDays,
     stale_markers: options.rawRetentionDays,
+    unaggregated_samples: options.rawRetentionDays,
   };
   for (const table of partitionedTables) {
     const [exists] = await db.sql<{ exists: boolean }[]>`

@@ -213,3 +213,23 @@ export async function createStaleMarkers(sql: TransactionSql): Promise<void> {
     `create unique index stale_markers_series_id_time_key on stale_markers (series_id, time)`,
   ]);
 }
+
+/**
+ * Version 23: the values the aggregates skip (NaN, ±Inf, beyond ±1e100: see `isAggregatable`),
+ * `(series_id, time, value)`, range-partitioned by day like the samples (partitions.ts keeps
+ * their daily partitions and drops them with the raw retention), with a DEFAULT partition for
+ * rows outside them. The rollups read `samples` only, so they never see these.
+ */
+export async function createUnaggregatedSamples(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table unaggregated_samples (
+      series_id bigint not null,
+      time timestamptz not null,
+      value double precision not null
+    ) partition by range (time)`,
+    `create table unaggregated_samples_default partition of unaggregated_samples default`,
+    // The samples' dedup key: replays and an agent's own retries store each point once.
+    `create unique index unaggregated_samples_series_id_time_key
+      on unaggregated_samples (series_id, time)`,
+  ]);
+}

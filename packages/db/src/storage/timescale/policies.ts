@@ -43,13 +43,14 @@ const expectedJobs = [
   ['policy_retention', 'samples_1m'],
   ['policy_retention', 'samples_1h'],
   ['policy_retention', 'stale_markers'],
+  ['policy_retention', 'unaggregated_samples'],
 ] as const;
 
 /**
  * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
  * compression of sample chunks older than `compressAfterHours` and of the aggregates past their
- * refresh windows, and retention of raw samples, staleness markers, snapshots and each
- * aggregate. The server's job scheduler runs them; nothing here runs one.
+ * refresh windows, and retention of raw samples (unaggregated ones too), staleness markers,
+ * snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
  * Replaces only what differs from the stored policies, or when a job is missing (a migration
  * that re-created a table took its jobs along).
  */
@@ -78,15 +79,19 @@ export async function applyTimescalePolicies(
       `
     ).map((row) => row.view),
   );
-  // Migration 21 makes stale_markers; a database at an earlier version has no job for it.
-  const [markers] = await sql<{ exists: boolean }[]>`
-    select to_regclass('stale_markers') is not null as exists
-  `;
-  const hasStaleMarkers = markers?.exists === true;
+  // Migrations 21 and 23 make stale_markers and unaggregated_samples, which go with the raw
+  // samples; a database at an earlier version has no job for them.
+  const laterRawTables = (
+    await sql<{ table: 'stale_markers' | 'unaggregated_samples' }[]>`
+      select t as table from unnest(array['stale_markers', 'unaggregated_samples']) as t
+      where to_regclass(t) is not null
+    `
+  ).map((row) => row.table);
   const expected = expectedJobs.filter(
     ([proc, table]) =>
       (proc !== 'policy_compression' || table === 'samples' || compressible.has(table)) &&
-      (table !== 'stale_markers' || hasStaleMarkers),
+      ((table !== 'stale_markers' && table !== 'unaggregated_samples') ||
+        laterRawTables.includes(table)),
   );
   const complete = expected.every(([proc, table]) =>
     jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
@@ -105,10 +110,7 @@ export async function applyTimescalePolicies(
     await sql`select remove_retention_policy(${view}::regclass, if_exists => true)`;
     await sql`select remove_compression_policy(${view}::regclass, if_exists => true)`;
   }
-  const rawTables = hasStaleMarkers
-    ? (['samples', 'snapshots', 'stale_markers'] as const)
-    : (['samples', 'snapshots'] as const);
-  for (const table of rawTables) {
+  for (const table of ['samples', 'snapshots', ...laterRawTables]) {
     await sql`select remove_retention_policy(${table}::regclass, if_exists => true)`;
   }
   await sql`select remove_compression_policy('samples'::regclass, if_exists => true)`;
@@ -147,8 +149,9 @@ export async function applyTimescalePolicies(
     ['samples_1m', policies.rollup1mRetentionDays],
     ['samples_1h', policies.rollup1hRetentionDays],
   ];
-  // Markers end series of the raw samples: they go with them.
-  if (hasStaleMarkers) retention.push(['stale_markers', policies.rawRetentionDays]);
+  // Markers end series of the raw samples, and unaggregated samples are raw samples: they go
+  // with them.
+  for (const table of laterRawTables) retention.push([table, policies.rawRetentionDays]);
   for (const [table, keepDays] of retention) {
     await sql`
       select add_retention_policy(${table}::regclass, drop_after => ${days(keepDays)},

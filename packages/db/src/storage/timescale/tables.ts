@@ -190,6 +190,29 @@ export const staleMarkersHypertable: readonly string[] = [
 ];
 
 /**
+ * Version 23: the values the aggregates skip (NaN, ±Inf, beyond ±1e100: see `isAggregatable`),
+ * `(series_id, time, value)`, as a hypertable of daily chunks like the samples', dropped by a
+ * retention job of the raw samples' retention (policies.ts). Never compressed: such values are
+ * few, and are read by series and time only.
+ */
+export async function createUnaggregatedSamples(sql: TransactionSql): Promise<void> {
+  await run(sql, unaggregatedSamplesHypertable);
+}
+
+/** The unaggregated_samples hypertable, empty, with its key (migration 23; the conversion). */
+export const unaggregatedSamplesHypertable: readonly string[] = [
+  `create table unaggregated_samples (
+    series_id bigint not null,
+    time timestamptz not null,
+    value double precision not null
+  )`,
+  // The samples' dedup key: replays and an agent's own retries store each point once.
+  `create unique index unaggregated_samples_series_id_time_key
+    on unaggregated_samples (series_id, time)`,
+  `select create_hypertable('unaggregated_samples', by_range('time', interval '1 day'))`,
+];
+
+/**
  * samples_1m and samples_1h keyed by series, as migration 16 made them (the rollups of
  * migration 4 were keyed by service and metric). Real-time aggregation (materialized_only =
  * false) adds what the refresh has not materialized yet; samples_1h is built on samples_1m, so

@@ -1,0 +1,201 @@
+import { copyIn } from './copy-in.js';
+import { copyTextField } from './copy-text.js';
+import { binarySampleChunks } from './copy-binary.js';
+import type { SeriesCache } from './series-cache.js';
+import type { SeriesName } from './series-ids.js';
+import { seriesLabelsJson } from './series-ids.js';
+import type { TransactionSql } from '../core/database.js';
+import type { HostSample, ServiceMap, SnapshotList } from './sample-batch.js';
+import { hasMetrics } from './sample-batch.js';
+import type { ServiceSeriesIds } from './sample-series.js';
+import { seriesIdOf } from './sample-series.js';
+import type { StoredService } from './service-projection.js';
+
+/** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
+const rowsPerChunk = 2000;
+
+/** Samples and snapshots of a batch, flattened. */
+export type BatchRows = {
+  /**
+   * One entry per metric value. A series id the cache did not have is -(i + 1) for entry i of
+   * `series.missing` until `resolveMissingSeries` replaced it.
+   */
+  samples: { timesMs: number[]; seriesIds: number[]; values: number[] };
+  /** One entry per staleness marker, series ids as in `samples`. */
+  staleMarkers: { timesMs: number[]; seriesIds: number[] };
+  /** The batch's distinct series missing from the cache. */
+  series: { missing: (SeriesName & { generation: number })[] };
+  snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };
+};
+
+export function toRows(
+  samples: readonly HostSample[],
+  services: ServiceMap<StoredService>,
+  cache: SeriesCache,
+): BatchRows {
+  const rows: BatchRows = {
+    samples: { timesMs: [], seriesIds: [], values: [] },
+    staleMarkers: { timesMs: [], seriesIds: [] },
+    series: { missing: [] },
+    snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
+  };
+  // Per service of the batch: its cached ids, and the placeholders of its missing series.
+  const known = new Map<StoredService, ServiceSeriesIds>();
+  for (const sample of samples) {
+    const service = services.get(sample.orgId, sample.host);
+    if (service === undefined) {
+      // Staleness markers of a host never stored: no series of it can end.
+      if (!hasMetrics(sample)) continue;
+      throw new Error(`no service id for host ${sample.host}`);
+    }
+    let series = known.get(service);
+    if (series === undefined) {
+      series = {
+        service,
+        cached: cache.idsOf(service.id, service.seriesGeneration),
+        missing: new Map<string, number>(),
+      };
+      known.set(service, series);
+    }
+    const labels = sample.tagsLabelSeries === true ? seriesLabelsJson(sample.tags) : null;
+    const { metrics, timeMs } = sample;
+    for (const metric in metrics) {
+      rows.samples.timesMs.push(timeMs);
+      rows.samples.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+      rows.samples.values.push(metrics[metric] as number);
+    }
+    for (const metric of sample.staleMetrics ?? []) {
+      rows.staleMarkers.timesMs.push(timeMs);
+      rows.staleMarkers.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+    }
+    const containers = snapshotJson(sample.containers);
+    const processes = snapshotJson(sample.processes);
+    if (containers !== undefined || processes !== undefined) {
+      rows.snapshots.times.push(new Date(sample.timeMs).toISOString());
+      rows.snapshots.serviceIds.push(service.id);
+      rows.snapshots.containers.push(containers ?? '[]');
+      rows.snapshots.processes.push(processes ?? '[]');
+    }
+  }
+  return rows;
+}
+
+/**
+ * Inserts the batch's staleness markers; a marker already stored is kept (a replay, or an
+ * agent's retry). Returns how many went in.
+ */
+export async function insertStaleMarkers(tx: TransactionSql, rows: BatchRows): Promise<number> {
+  const { timesMs, seriesIds } = rows.staleMarkers;
+  if (timesMs.length === 0) return 0;
+  const inserted = await tx`
+    insert into stale_markers (series_id, time)
+    select s, timestamptz 'epoch' + t * interval '1 millisecond'
+    from unnest(${seriesIds}::int8[], ${timesMs}::float8[]) as u(s, t)
+    on conflict do nothing
+  `;
+  return inserted.count;
+}
+
+/** The list as JSON text, or undefined when it is empty. */
+function snapshotJson(list: SnapshotList): string | undefined {
+  if ('json' in list) return list.json;
+  return list.length > 0 ? JSON.stringify(list) : undefined;
+}
+
+/** What `copyRows` and `insertRows` wrote; see `SampleStore.writeBatch`'s result. */
+export type WrittenCounts = {
+  samplesWritten: number;
+  duplicatesSkipped: number;
+  snapshotsWritten: number;
+};
+
+/**
+ * COPY into the tables, the fast path; a replay is already filtered out by offsets, so a key
+ * conflict is rare (an agent resending a sample). When one happens the COPY fails as a whole,
+ * with the server's unique violation (`writeBatch` then writes the batch again with
+ * `insertRows`).
+ */
+export async function copyRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+): Promise<WrittenCounts> {
+  const { timesMs, seriesIds, values } = rows.samples;
+  if (timesMs.length > 0) {
+    // Binary: measured against text through writeBatch, 11 % less server and 6 % less client
+    // CPU per row (no timestamps or numbers formatted and parsed again).
+    await copyIn(
+      tx`copy samples (time, series_id, value) from stdin (format binary)`,
+      binarySampleChunks(timesMs, seriesIds, values, rowsPerChunk, order),
+    );
+  }
+  if (rows.snapshots.times.length > 0) {
+    await copyIn(
+      tx`copy snapshots (time, service_id, containers, processes) from stdin`,
+      snapshotLines(rows.snapshots),
+    );
+  }
+  return {
+    samplesWritten: timesMs.length,
+    duplicatesSkipped: 0,
+    snapshotsWritten: rows.snapshots.times.length,
+  };
+}
+
+function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
+  let chunk = '';
+  for (let i = 0; i < snapshots.times.length; i++) {
+    chunk += `${snapshots.times[i]}\t${snapshots.serviceIds[i]}\t${copyTextField(snapshots.containers[i] ?? '[]')}\t${copyTextField(snapshots.processes[i] ?? '[]')}\n`;
+    if ((i + 1) % (rowsPerChunk / 10) === 0) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+/**
+ * INSERT … SELECT FROM unnest: a few array parameters, whatever the batch size. On `skip` a key
+ * already stored is skipped (ON CONFLICT DO NOTHING) and counted; on `fail` it fails the
+ * statement, as a COPY would, and costs no arbiter check per row. Both statements are issued at
+ * once (so both go out with a COMMIT sent right after).
+ */
+export async function insertRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+  conflicts: 'fail' | 'skip',
+): Promise<WrittenCounts> {
+  const { samples, snapshots } = rows;
+  const onConflict = conflicts === 'skip' ? tx`on conflict do nothing` : tx``;
+  const inOrder = (column: readonly number[]): number[] =>
+    Array.from(order, (row) => column[row] ?? 0);
+  // Times as epoch milliseconds (float8): no Date or text per row.
+  const [samplesInserted, snapshotsInserted] = await Promise.all([
+    samples.timesMs.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into samples (time, series_id, value)
+          select timestamptz 'epoch' + t * interval '1 millisecond', s, v from unnest(
+            ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
+            ${inOrder(samples.values)}::float8[]
+          ) as u(t, s, v)
+          ${onConflict}
+        `,
+    snapshots.times.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into snapshots (time, service_id, containers, processes)
+          select t, s, c::json, p::json from unnest(
+            ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
+            ${snapshots.containers}::text[], ${snapshots.processes}::text[]
+          ) as u(t, s, c, p)
+          ${onConflict}
+        `,
+  ]);
+  return {
+    samplesWritten: samplesInserted.count,
+    duplicatesSkipped: samples.timesMs.length - samplesInserted.count,
+    snapshotsWritten: snapshotsInserted.count,
+  };
+}

@@ -13,7 +13,8 @@ import {
 } from './sample-batch.js';
 import type { OffsetOwner } from './sample-offsets.js';
 import { lockOffsets, storeOffsets } from './sample-offsets.js';
-import { copyRows, insertRows, insertStaleMarkers, toRows } from './sample-rows.js';
+import { copyRows, insertRows, insertStaleMarkers, scaleValues, toRows } from './sample-rows.js';
+import { createSeriesScales } from './scaled-value.js';
 import type { LearnedSeries } from './sample-series.js';
 import { resolveMissingSeries } from './sample-series.js';
 import {
@@ -100,6 +101,7 @@ const firstAnalyzeAfterServices = 100;
 export function createSampleStore(db: Database, options: SampleStoreOptions = {}): SampleStore {
   const { sql } = db;
   const seriesCache = createSeriesCache(options.seriesCacheEntries);
+  const seriesScales = createSeriesScales();
   const copy = (options.method ?? 'copy') === 'copy';
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
@@ -155,6 +157,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
+            scaleValues(rows.samples, seriesScales);
             const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
             if (method === 'copy' && rows.samples.timesMs.length > insertedRowsMax) {
               // A COPY holds the connection until it is done: nothing goes out with it.

@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../core/database.js';
 import type { StorageEngine } from '../storage/engine.js';
 import { run } from '../storage/ddl.js';
+import { sampleValueFunction } from '../samples/scaled-value.js';
 
 /** The storage engine supplies what differs between TimescaleDB and plain PostgreSQL. */
 type MigrationContext = { engine: StorageEngine };
@@ -585,6 +586,24 @@ const seriesLabelsAndStaleMarkers: Migration = {
   },
 };
 
+const scaledSampleValues: Migration = {
+  version: 22,
+  name: 'scaled_sample_values',
+  async up(sql, { engine }) {
+    await run(sql, [
+      sampleValueFunction,
+      // A sample's value is `mantissa / 10^scale` when both are set, else the float8 `value`
+      // (samples/scaled-value.ts): TimescaleDB compresses integers with delta-of-delta and
+      // simple8b, floats with Gorilla, about twice the bytes. Rows stored before keep `value`.
+      `alter table samples
+        add column mantissa bigint,
+        add column scale smallint,
+        alter column value drop not null`,
+    ]);
+    await engine.scaleSampleValues(sql);
+  },
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -608,4 +627,5 @@ export const migrations: readonly Migration[] = [
   realTimeRollups,
   compressedRollups,
   seriesLabelsAndStaleMarkers,
+  scaledSampleValues,
 ];

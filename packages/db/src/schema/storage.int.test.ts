@@ -221,7 +221,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((web1['last_seen'] as Date).getTime()).toBe(t0);
 
       const samples = await db.sql`
-        select r.metric, s.value, s.time from samples s join series r on r.id = s.series_id
+        select r.metric, sample_value(s.mantissa, s.scale, s.value) as value, s.time from samples s join series r on r.id = s.series_id
         where r.service_id = ${web1['id'] as string} order by r.metric
       `;
       expect(

@@ -36,6 +36,11 @@ export type StorageEngine = {
   compressRollups(sql: TransactionSql): Promise<void>;
   /** Migration 21: the staleness markers' table, kept as long as the raw samples. */
   createStaleMarkers(sql: TransactionSql): Promise<void>;
+  /**
+   * Migration 22: what reads sample values (the aggregates, plain PostgreSQL's rollup views)
+   * reads them decoded from the scaled-integer columns; TimescaleDB's new raw chunks smaller.
+   */
+  scaleSampleValues(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -69,6 +74,7 @@ const timescaleEngine: StorageEngine = {
   createRealTimeRollups: timescaleTables.createRealTimeRollups,
   compressRollups: timescaleTables.compressRollups,
   createStaleMarkers: timescaleTables.createStaleMarkers,
+  scaleSampleValues: timescaleTables.scaleSampleValues,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -93,6 +99,7 @@ const postgresEngine: StorageEngine = {
   createRealTimeRollups: postgresTables.createRealTimeRollups,
   compressRollups: postgresTables.compressRollups,
   createStaleMarkers: postgresTables.createStaleMarkers,
+  scaleSampleValues: postgresTables.scaleSampleValues,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -144,8 +144,8 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ]),
       ).toEqual([
         ['policy_compression', 'samples', '48:00:00'],
-        ['policy_compression', 'samples_1h', '8 days'],
-        ['policy_compression', 'samples_1m', '8 days'],
+        ['policy_compression', 'samples_1h', '02:00:00'],
+        ['policy_compression', 'samples_1m', '02:00:00'],
         ['policy_refresh_continuous_aggregate', 'samples_1h', '7 days'],
         ['policy_refresh_continuous_aggregate', 'samples_1m', '7 days'],
         ['policy_retention', 'samples', '10 days'],

@@ -96,6 +96,7 @@ export type StorageBenchReport = ReportBase & {
   /** Bytes per raw sample at steady state under the shipped policies (storage-steady-state.ts). */
   steadyState?: SteadyState & {
     uncompressedHoursOf: Record<string, number>;
+    heldHoursOf: Record<string, number>;
     victoriaMetricsBytesPerSample: number;
     ratio: number;
   };
@@ -193,6 +194,10 @@ export function formatStorageReport(report: StorageBenchReport): string {
       '',
       `uncompressed windows (half a chunk + compress_after + half a job interval), hours: ${Object.entries(
         steady.uncompressedHoursOf,
+      )
+        .map(([name, hours]) => `${name} ${hours.toFixed(1)}`)
+        .join(', ')}; held for only part of the retention, hours: ${Object.entries(
+        steady.heldHoursOf,
       )
         .map(([name, hours]) => `${name} ${hours.toFixed(1)}`)
         .join(', ')}`,

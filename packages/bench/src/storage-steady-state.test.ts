@@ -51,6 +51,24 @@ describe('steadyState', () => {
     expect(state.terms[0]).toMatchObject({ uncompressedShare: 1, perSample: 0.5 });
   });
 
+  it('counts a relation that holds rows for part of the retention over that part only', () => {
+    const state = steadyState({
+      ...base,
+      parts: [
+        {
+          name: 'samples_1m',
+          compressed: { bytes: 12_000, samples: 1_000 },
+          uncompressed: { bytes: 72_000, samples: 1_000 },
+        },
+      ],
+      uncompressedHoursOf: { samples_1m: 14.5 },
+      heldHoursOf: { samples_1m: 12 },
+    });
+    expect(state.terms[0]!.compressedShare).toBe(0);
+    expect(state.terms[0]!.uncompressedShare).toBeCloseTo(12 / 720, 12);
+    expect(state.terms[0]!.perSample).toBeCloseTo((72 * 12) / 720, 12);
+  });
+
   it('refuses a relation with nothing measured or no window', () => {
     const empty = { bytes: 0, samples: 0 };
     expect(() =>

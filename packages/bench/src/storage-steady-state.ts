@@ -37,7 +37,8 @@ export type SteadyStateTerm = {
   name: string;
   compressedPerSample: number;
   uncompressedPerSample: number;
-  /** The share of the retention's samples whose chunks are uncompressed. */
+  /** The share of the retention's samples whose chunks are compressed, and uncompressed. */
+  compressedShare: number;
   uncompressedShare: number;
   perSample: number;
 };
@@ -58,6 +59,11 @@ export function steadyState(input: {
   parts: readonly MeasuredParts[];
   /** Hours each relation's chunks stay uncompressed (`uncompressedHours`), by name. */
   uncompressedHoursOf: Readonly<Record<string, number>>;
+  /**
+   * Hours of the retention a relation holds rows for, by name, when not all of it: samples_1m
+   * is materialized only for the last hours before the raw retention drops its samples.
+   */
+  heldHoursOf?: Readonly<Record<string, number>>;
   retentionHours: number;
   dictionaryBytes: number;
   /** Raw samples measured, and the hours of history they span. */
@@ -72,13 +78,16 @@ export function steadyState(input: {
       throw new RangeError(`nothing measured of ${part.name}`);
     const hours = input.uncompressedHoursOf[part.name];
     if (hours === undefined) throw new RangeError(`no uncompressed window for ${part.name}`);
-    const share = Math.min(1, hours / input.retentionHours);
+    const held = Math.min(input.retentionHours, input.heldHoursOf?.[part.name] ?? Infinity);
+    const uncompressedShare = Math.min(held, hours) / input.retentionHours;
+    const compressedShare = held / input.retentionHours - uncompressedShare;
     return {
       name: part.name,
       compressedPerSample: compressed,
       uncompressedPerSample: uncompressed,
-      uncompressedShare: share,
-      perSample: compressed * (1 - share) + uncompressed * share,
+      compressedShare,
+      uncompressedShare,
+      perSample: compressed * compressedShare + uncompressed * uncompressedShare,
     };
   });
   const samplesAtRetention = (input.samples * input.retentionHours) / input.historyHours;
@@ -94,7 +103,7 @@ export function formatSteadyState(state: SteadyState): string[] {
     `steady state (raw retention ${state.retentionHours / 24} days), bytes per raw sample:`,
     ...state.terms.map(
       (t) =>
-        `  ${t.name.padEnd(12)} ${f(t.compressedPerSample)} compressed × ${f(1 - t.uncompressedShare)} + ` +
+        `  ${t.name.padEnd(12)} ${f(t.compressedPerSample)} compressed × ${f(t.compressedShare)} + ` +
         `${f(t.uncompressedPerSample)} uncompressed × ${f(t.uncompressedShare)} = ${f(t.perSample)}`,
     ),
     `  series and services over the retention's samples: ${f(state.dictionaryPerSample)}`,

@@ -143,15 +143,15 @@ describe.each(['postgres', 'timescale'] as const)(
       // Plain PostgreSQL's refresh is this version's code, which reads the columns of
       // migration 22: its rollups are read as the views compute them from the raw samples.
       if (engine === 'timescale') await refreshRollups(float8.db, { now });
-      if (engine === 'timescale') {
-        // Compressed as the policy leaves older chunks: the migration reads them too.
-        await float8.db.sql`select compress_chunk(c) from show_chunks('samples') c`;
-      }
       before = {
         points: await points(float8.db, 'value'),
         minutes: await buckets(float8.db, 'samples_1m'),
         hours: await buckets(float8.db, 'samples_1h'),
       };
+      if (engine === 'timescale') {
+        // Compressed as the policy leaves older chunks: the migration reads them too.
+        await float8.db.sql`select compress_chunk(c) from show_chunks('samples') c`;
+      }
 
       scaled = await migratedDatabase(engine, `scaled_layout_${engine}`);
       await pauseJobs(scaled.db, engine);
@@ -182,7 +182,10 @@ describe.each(['postgres', 'timescale'] as const)(
       expect(before.minutes.length).toBeGreaterThan(3 * 170);
       expect(before.hours.length).toBeGreaterThanOrEqual(3 * 3);
       expect(await buckets(scaled.db, 'samples_1m')).toEqual(before.minutes);
-      expect(await buckets(scaled.db, 'samples_1h')).toEqual(before.hours);
+      // TimescaleDB: samples_1h sums an hour's samples, no longer its minutes' sums.
+      if (engine === 'timescale')
+        expectSameBuckets(await buckets(scaled.db, 'samples_1h'), before.hours);
+      else expect(await buckets(scaled.db, 'samples_1h')).toEqual(before.hours);
     });
 
     it('migrates the float8 layout with nothing lost, writers old and new going on', async () => {

@@ -231,10 +231,28 @@ export function seriesAggregateViews(value: string): readonly string[] {
 /** The aggregates as migration 16 made them, over the float8 `value` column. */
 export const seriesAggregates: readonly string[] = seriesAggregateViews('value');
 
-/** The aggregates since migration 22, over the decoded value of a sample (scaled-value.ts). */
-export const scaledSeriesAggregates: readonly string[] = seriesAggregateViews(
-  'sample_value(mantissa, scale, value)',
-);
+/**
+ * The aggregates since migration 22, over the decoded value of a sample (scaled-value.ts), both
+ * computed from the raw samples. samples_1h is no longer built on samples_1m: samples_1m is
+ * materialized only for minutes about to leave the raw retention (policies.ts), and
+ * TimescaleDB refreshes a hierarchical aggregate only up to what its parent has materialized
+ * (measured on 2.28.3: nothing, for samples written after the parent's creation). Its average
+ * is still sum / count over the hour's samples; sums may differ from the sum of minute sums in
+ * the last bits (the order samples are added in), as any two refreshes may.
+ */
+export const scaledSeriesAggregates: readonly string[] = [
+  seriesAggregateViews('sample_value(mantissa, scale, value)')[0] as string,
+  `create materialized view samples_1h
+    with (timescaledb.continuous, timescaledb.materialized_only = false) as
+    select time_bucket(interval '1 hour', time) as bucket, series_id,
+      sum(sample_value(mantissa, scale, value)) / count(*) as avg,
+      min(sample_value(mantissa, scale, value)) as min,
+      max(sample_value(mantissa, scale, value)) as max,
+      count(*) as count, sum(sample_value(mantissa, scale, value)) as sum
+    from samples
+    group by 1, 2
+    with no data`,
+];
 
 /** The hypertable that holds a continuous aggregate's materialized rows, quoted for SQL. */
 export async function materializationTable(sql: TransactionSql, view: string): Promise<string> {

@@ -2,11 +2,11 @@ import { copyIn } from './copy-in.js';
 import { copyTextField } from './copy-text.js';
 import { binarySampleChunks } from './copy-binary.js';
 import type { SeriesCache } from './series-cache.js';
-import type { SeriesName } from './series-ids.js';
 import { seriesLabelsJson } from './series-ids.js';
 import type { TransactionSql } from '../core/database.js';
 import type { HostSample, ServiceMap, SnapshotList } from './sample-batch.js';
 import { hasMetrics } from './sample-batch.js';
+import type { BatchRows, SampleColumns } from './batch-rows.js';
 import type { ServiceSeriesIds } from './sample-series.js';
 import { seriesIdOf } from './sample-series.js';
 import type { StoredService } from './service-projection.js';
@@ -15,19 +15,6 @@ import { encodeScale, scaledMantissa, unscaled } from './scaled-value.js';
 
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
 const rowsPerChunk = 2000;
-
-/**
- * One entry per metric value. `mantissas` and `scales` are filled by `scaleValues` once the
- * series ids are known: a value is stored as `mantissa / 10^scale`, or as the float8 `value`
- * where its scale is `unscaled` (scaled-value.ts).
- */
-export type SampleColumns = {
-  timesMs: number[];
-  seriesIds: number[];
-  values: number[];
-  mantissas: number[];
-  scales: number[];
-};
 
 /**
  * Fills in the batch's mantissas and scales, each series at the scale it had so far where that
@@ -48,20 +35,6 @@ export function scaleValues(samples: SampleColumns, seriesScales: SeriesScales):
   samples.mantissas = mantissas;
   samples.scales = scales;
 }
-
-/** Samples and snapshots of a batch, flattened. */
-export type BatchRows = {
-  /**
-   * One entry per metric value. A series id the cache did not have is -(i + 1) for entry i of
-   * `series.missing` until `resolveMissingSeries` replaced it.
-   */
-  samples: SampleColumns;
-  /** One entry per staleness marker, series ids as in `samples`. */
-  staleMarkers: { timesMs: number[]; seriesIds: number[] };
-  /** The batch's distinct series missing from the cache. */
-  series: { missing: (SeriesName & { generation: number })[] };
-  snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };
-};
 
 export function toRows(
   samples: readonly HostSample[],

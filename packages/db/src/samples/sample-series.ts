@@ -1,7 +1,7 @@
 import type { TransactionSql } from '../core/database.js';
 import type { SeriesName } from './series-ids.js';
 import { resolveSeriesIds, seriesKey } from './series-ids.js';
-import type { BatchRows } from './sample-rows.js';
+import type { BatchRows } from './batch-rows.js';
 import type { StoredService } from './service-projection.js';
 
 export type LearnedSeries = SeriesName & { generation: number; id: number };

@@ -39,6 +39,7 @@ import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
 import { compressOlderChunks, pauseJobs, refreshRollups } from './storage-maintenance.js';
+import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
@@ -198,14 +199,21 @@ async function runBenchmark(
   // state: materialized in full here and compressed but the newest hour's chunk.
   const partSteps: Record<string, number> = {};
   partSteps['refresh samples_1m'] = await timed(() => refreshRollups(db, ['samples_1m']));
+  // samples_1h's chunks last 7 days, so none of a 24-hour history has ended: weighed
+  // uncompressed first, then compressed whole (the newest bucket included) for what its
+  // chunks weigh once the policy took them.
+  const hourUncompressed = await measureParts(db, ['samples_1h']);
   for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
-    partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
+    const olderThan = view === 'samples_1h' ? new Date(endMs + 7 * 24 * hourMs) : newestHour;
+    partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, olderThan));
   }
   partSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
   report.layouts.push(
     await measureLayout(db, {
       name: 'aggregates materialized and compressed, to measure them',
-      changes: ['samples_1m materialized in full, the aggregates compressed but the newest chunk'],
+      changes: [
+        'samples_1m materialized in full and compressed but its newest chunk, samples_1h compressed whole',
+      ],
       exclude: [],
       steps: partSteps,
       samples: fleet.sampleCount,
@@ -213,6 +221,7 @@ async function runBenchmark(
     }),
   );
   report.steadyState = await measureSteadyState(db, {
+    uncompressedParts: hourUncompressed,
     sizes: shipped.sizes,
     samples: fleet.sampleCount,
     historyHours: options.hours,
@@ -227,6 +236,8 @@ async function runBenchmark(
 async function measureSteadyState(
   db: Database,
   input: {
+    /** Parts measured before a step compressed them, whose uncompressed figures count. */
+    uncompressedParts: readonly MeasuredParts[];
     sizes: LayoutFigures['sizes'];
     samples: number;
     historyHours: number;
@@ -286,7 +297,10 @@ async function measureSteadyState(
   }
   const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
   const state = steadyState({
-    parts: await measureParts(db, relations),
+    parts: (await measureParts(db, relations)).map((part) => {
+      const before = input.uncompressedParts.find((p) => p.name === part.name);
+      return before === undefined ? part : { ...part, uncompressed: before.uncompressed };
+    }),
     uncompressedHoursOf,
     heldHoursOf,
     retentionHours,

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Database } from '@monitor/db';
-import { binarySampleChunks } from '@monitor/db';
+import { binarySampleChunks, createSeriesScales, scaleValues } from '@monitor/db';
 import { fleetMetricNames } from './fleet.js';
 
 type CopyCeilingOptions = {
@@ -52,6 +52,7 @@ export async function measureCopyCeiling(
   const metricCount = fleetMetricNames.length;
   const seriesIds = await seriesOf(db, serviceIds);
   const batchChunks: Buffer[][] = [];
+  const scales = createSeriesScales();
   let row = 0;
   for (let batch = 0; batch < batches; batch++) {
     const timesMs: number[] = [];
@@ -66,14 +67,18 @@ export async function measureCopyCeiling(
       ids.push(seriesIds[service * metricCount + (row % metricCount)] ?? 0);
       values.push((row % 1000) / 10);
     }
-    batchChunks.push([...binarySampleChunks(timesMs, ids, values, rowsPerChunk)]);
+    // Encoded as the writer encodes them (scaled integers where exact), before the clock.
+    const samples = { timesMs, seriesIds: ids, values, mantissas: [], scales: [] };
+    scaleValues(samples, scales);
+    batchChunks.push([...binarySampleChunks(samples, rowsPerChunk)]);
   }
   const connections = Math.max(1, Math.min(options.connections ?? 1, batches));
   let next = 0;
   const copier = async (): Promise<void> => {
     for (let chunks = batchChunks[next++]; chunks !== undefined; chunks = batchChunks[next++]) {
-      const writable =
-        await db.sql`copy samples (time, series_id, value) from stdin (format binary)`.writable();
+      const writable = await db.sql`
+          copy samples (time, series_id, mantissa, scale, value) from stdin (format binary)
+        `.writable();
       await withTimeout(pipeline(Readable.from(chunks), writable), timeoutMs, 'COPY batch');
     }
   };

@@ -4,7 +4,8 @@
  * docs/benchmarks.md, "Storage").
  *
  * 1. A fleet (storage-fleet.ts): 1,000 hosts × 10 metrics × 24 h at 30 s by default, every
- *    value generated up front from a seed.
+ *    value generated up front from a seed; with `--jitter-ms`, each scrape's time that far off
+ *    the grid at most, the same times sent to both.
  * 2. VictoriaMetrics (Debian's package): every series through `/api/v1/import`, a forced merge
  *    waited out, then the bytes of its storage dir. Stopped before our side loads.
  * 3. Ours: PostgreSQL 15 with TimescaleDB preloaded (timescale-server.ts), `migrate` in
@@ -17,9 +18,12 @@
  *    `services`.
  * 4. `monitor api` over that database: GET /api/v1/services/:id/metrics for the whole 24 h at
  *    step=1m and step=1h, random services and metrics, p50/p95/p99.
- * 5. The proposal (storage-proposal.ts) applied to the same database: the aggregates made
- *    again with their own chunk interval and compression, measured, swapped in for the
- *    shipped ones, and the queries measured again.
+ * 5. The steady state (storage-steady-state.ts): bytes per raw sample of a deployment past its
+ *    first raw retention, from the parts measured (each hypertable's compressed and
+ *    uncompressed chunks) weighted by the share of the retention the shipped policies (read
+ *    from the database's jobs and chunk intervals) leave uncompressed. The aggregates' older
+ *    chunks are compressed above to measure what they weigh compressed; a deployment leaves
+ *    the newest days of them uncompressed, which the steady state counts.
  */
 import { performance } from 'node:perf_hooks';
 import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
@@ -34,15 +38,9 @@ import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import {
-  applyProposal,
-  compressOlderChunks,
-  pauseJobs,
-  proposalChanges,
-  proposedRollups,
-  refreshRollups,
-  swapInProposal,
-} from './storage-proposal.js';
+import { compressOlderChunks, pauseJobs, refreshRollups } from './storage-maintenance.js';
+import type { MeasuredParts } from './storage-steady-state.js';
+import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
 import { measureTimescale } from './storage-sizes.js';
@@ -75,7 +73,7 @@ type Options = {
   pointsPerBatch: number;
   queryConcurrency: number;
   queryDurationSeconds: number;
-  proposal: boolean;
+  jitterMs: number;
   victoriaMetrics: string;
 };
 
@@ -88,7 +86,7 @@ const usage = `Usage: npm run bench:storage -- [options]
   --points-per-batch N      our load: points of each host per writeBatch (default 2)
   --query-concurrency N     history queries in flight (default 4)
   --query-duration-seconds N  measured time per query kind (default 15)
-  --proposal yes|no         also measure the proposed aggregate settings (default yes)
+  --jitter-ms N             each scrape up to N ms off the 30 s grid (default 0: exact grid)
   --victoria-metrics PATH   the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
   --out FILE                JSON results (default bench-results/storage-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
@@ -127,6 +125,7 @@ async function runBenchmark(
     intervalMs: options.intervalSeconds * 1000,
     startMs,
     seed: options.seed,
+    jitterMs: options.jitterMs,
   });
   report.samples = fleet.sampleCount;
 
@@ -164,21 +163,18 @@ async function runBenchmark(
 
   const newestHour = new Date(endMs - hourMs);
   const steps: Record<string, number> = {};
-  steps['refresh samples_1m, samples_1h'] = await timed(() =>
-    refreshRollups(db, ['samples_1m', 'samples_1h']),
-  );
+  // As the policies leave a 24-hour history: samples_1h refreshed (from samples_1m's real-time
+  // part), samples_1m not materialized (its refresh takes only buckets about to leave the raw
+  // retention), raw chunks compressed but the newest hour.
+  steps['refresh samples_1h'] = await timed(() => refreshRollups(db, ['samples_1h']));
   steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
-  // As the schema declares them: aggregates with compression on get theirs compressed too.
-  for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
-    steps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
-  }
   // What autovacuum would have done by now: the services projection is updated with every
   // batch, and its dead row versions are reusable space, not history.
   steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
   const shipped = await measureLayout(db, {
     name: 'as shipped',
     changes: [],
-    exclude: proposedRollups,
+    exclude: [],
     steps,
     samples: fleet.sampleCount,
     victoriaMetricsBytes,
@@ -198,38 +194,132 @@ async function runBenchmark(
   });
   await api.stop();
 
-  if (!options.proposal) return;
-  logProgress('the proposal: aggregates with their own chunk interval, compressed');
-  const proposalSteps: Record<string, number> = {};
-  proposalSteps['create and refresh the proposed aggregates'] = await timed(() =>
-    applyProposal(db),
-  );
-  proposalSteps['compress them'] = await timed(async () => {
-    for (const view of proposedRollups) await compressOlderChunks(db, view, newestHour);
-  });
-  proposalSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  // What the aggregates weigh where the policies do materialize and compress them (samples_1m
+  // for its last hours before the raw retention, samples_1h's older chunks), for the steady
+  // state: materialized in full here and compressed but the newest hour's chunk.
+  const partSteps: Record<string, number> = {};
+  partSteps['refresh samples_1m'] = await timed(() => refreshRollups(db, ['samples_1m']));
+  // samples_1h's chunks last 7 days, so none of a 24-hour history has ended: weighed
+  // uncompressed first, then compressed whole (the newest bucket included) for what its
+  // chunks weigh once the policy took them.
+  const hourUncompressed = await measureParts(db, ['samples_1h']);
+  for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
+    const olderThan = view === 'samples_1h' ? new Date(endMs + 7 * 24 * hourMs) : newestHour;
+    partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, olderThan));
+  }
+  partSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
   report.layouts.push(
     await measureLayout(db, {
-      name: 'proposed',
-      changes: proposalChanges,
-      exclude: ['samples_1m', 'samples_1h'],
-      steps: proposalSteps,
+      name: 'aggregates materialized and compressed, to measure them',
+      changes: [
+        'samples_1m materialized in full and compressed but its newest chunk, samples_1h compressed whole',
+      ],
+      exclude: [],
+      steps: partSteps,
       samples: fleet.sampleCount,
       victoriaMetricsBytes,
     }),
   );
-  await swapInProposal(db);
-  // A fresh process: the first one's prepared statements name the aggregates just dropped.
-  const proposedApi = await startApi(database.url, logDir, cleanup, 'api-proposed');
-  processes.push(proposedApi);
-  await measureQueries(db, options, report, {
-    api: proposedApi,
-    key,
-    targets,
-    startMs,
-    endMs,
-    layout: 'proposed',
+  report.steadyState = await measureSteadyState(db, {
+    uncompressedParts: hourUncompressed,
+    sizes: shipped.sizes,
+    samples: fleet.sampleCount,
+    historyHours: options.hours,
+    victoriaMetricsBytesPerSample: victoriaMetricsBytes / fleet.sampleCount,
   });
+}
+
+/**
+ * The steady state from this database's parts and its policies as the jobs hold them (chunk
+ * intervals, compress_after, schedule intervals) and the raw retention stored.
+ */
+async function measureSteadyState(
+  db: Database,
+  input: {
+    /** Parts measured before a step compressed them, whose uncompressed figures count. */
+    uncompressedParts: readonly MeasuredParts[];
+    sizes: LayoutFigures['sizes'];
+    samples: number;
+    historyHours: number;
+    victoriaMetricsBytesPerSample: number;
+  },
+): Promise<NonNullable<StorageBenchReport['steadyState']>> {
+  const relations = ['samples', 'samples_1m', 'samples_1h'];
+  const windows = await db.sql<
+    { name: string; chunk_hours: number; compress_after_hours: number; job_hours: number }[]
+  >`
+    -- A continuous aggregate's compression job names its view; its chunks are the
+    -- materialization hypertable's (which timescaledb_information.dimensions leaves out).
+    select j.hypertable_name::text as name,
+      (select extract(epoch from max(k.range_end - k.range_start))::float8 / 3600
+       from timescaledb_information.chunks k
+       where k.hypertable_schema = coalesce(c.materialization_hypertable_schema, j.hypertable_schema)
+         and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name))
+        as chunk_hours,
+      extract(epoch from (j.config ->> 'compress_after')::interval)::float8 / 3600
+        as compress_after_hours,
+      extract(epoch from j.schedule_interval)::float8 / 3600 as job_hours
+    from timescaledb_information.jobs j
+    left join timescaledb_information.continuous_aggregates c
+      on c.view_schema = j.hypertable_schema and c.view_name = j.hypertable_name
+    where j.proc_name = 'policy_compression' and j.hypertable_schema = current_schema()
+  `;
+  const uncompressedHoursOf: Record<string, number> = {};
+  for (const w of windows) {
+    uncompressedHoursOf[w.name] = uncompressedHours({
+      chunkHours: w.chunk_hours,
+      compressAfterHours: w.compress_after_hours,
+      jobIntervalHours: w.job_hours,
+    });
+  }
+  const [settings] = await db.sql<{ days: number }[]>`
+    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
+    from storage_settings
+  `;
+  // samples_1m holds rows only for buckets older than its refresh's end_offset.
+  const [minute] = await db.sql<{ end_hours: number }[]>`
+    select extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600 as end_hours
+    from timescaledb_information.jobs
+    where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_name = 'samples_1m'
+      and hypertable_schema = current_schema()
+  `;
+  const retentionHours = (settings?.days ?? 30) * 24;
+  const heldHoursOf = { samples_1m: retentionHours - (minute?.end_hours ?? 0) };
+  // Its chunks are compressed compress_after past their end, but only end_offset after it
+  // are they materialized: what stays uncompressed is the difference.
+  const minuteWindow = windows.find((w) => w.name === 'samples_1m');
+  if (minuteWindow !== undefined) {
+    uncompressedHoursOf['samples_1m'] = uncompressedHours({
+      chunkHours: minuteWindow.chunk_hours,
+      compressAfterHours: minuteWindow.compress_after_hours - (minute?.end_hours ?? 0),
+      jobIntervalHours: minuteWindow.job_hours,
+    });
+  }
+  const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
+  const state = steadyState({
+    parts: (await measureParts(db, relations)).map((part) => {
+      const before = input.uncompressedParts.find((p) => p.name === part.name);
+      return before === undefined ? part : { ...part, uncompressed: before.uncompressed };
+    }),
+    uncompressedHoursOf,
+    heldHoursOf,
+    retentionHours,
+    dictionaryBytes,
+    samples: input.samples,
+    historyHours: input.historyHours,
+  });
+  const ratio = state.total / input.victoriaMetricsBytesPerSample;
+  logProgress(
+    `steady state: ${state.total.toFixed(3)} bytes/sample against ` +
+      `${input.victoriaMetricsBytesPerSample.toFixed(3)} (${ratio.toFixed(2)}×)`,
+  );
+  return {
+    ...state,
+    uncompressedHoursOf,
+    heldHoursOf,
+    victoriaMetricsBytesPerSample: input.victoriaMetricsBytesPerSample,
+    ratio,
+  };
 }
 
 /** Loads, merges and measures VictoriaMetrics, then stops it; returns its bytes. */
@@ -465,11 +555,10 @@ await runBenchCommand({
     'points-per-batch': '2',
     'query-concurrency': '4',
     'query-duration-seconds': '15',
-    proposal: 'yes',
+    'jitter-ms': '0',
     'victoria-metrics': victoriaMetricsBinary,
   },
   parseOptions: (values): Options => {
-    if (!['yes', 'no'].includes(values.proposal)) throw new Error('--proposal must be yes or no');
     const options: Options = {
       hosts: integerOption('hosts', values.hosts),
       hours: integerOption('hours', values.hours, 2, 24 * 7),
@@ -482,7 +571,7 @@ await runBenchCommand({
         'query-duration-seconds',
         values['query-duration-seconds'],
       ),
-      proposal: values.proposal === 'yes',
+      jitterMs: integerOption('jitter-ms', values['jitter-ms'], 0, 1000),
       victoriaMetrics: values['victoria-metrics'],
     };
     if ((options.hours * 3600) % options.intervalSeconds !== 0)
@@ -495,6 +584,7 @@ await runBenchCommand({
       metrics: [...storageMetricNames],
       pointsPerSeries: (options.hours * 3600) / options.intervalSeconds,
       intervalSeconds: options.intervalSeconds,
+      jitterMs: options.jitterMs,
       seed: options.seed,
       queryConcurrency: options.queryConcurrency,
       queryDurationSeconds: options.queryDurationSeconds,

@@ -40,6 +40,22 @@ describe('createStorageFleet', () => {
     expect(new Set(fleet.hosts.map((h) => h.name)).size).toBe(12);
   });
 
+  it('stamps each host’s points up to the jitter off the grid, the same values as without', () => {
+    const jittered = createStorageFleet({ ...options, jitterMs: 15 });
+    expect(jittered.values).toEqual(fleet.values);
+    const offsets = Array.from({ length: 12 * 2_880 }, (_, i) => {
+      const host = Math.floor(i / 2_880);
+      const point = i % 2_880;
+      return jittered.timeOf(point, host) - fleet.timeOf(point);
+    });
+    expect(Math.min(...offsets)).toBe(-15);
+    expect(Math.max(...offsets)).toBe(15);
+    expect(offsets.every(Number.isInteger)).toBe(true);
+    expect(createStorageFleet({ ...options, jitterMs: 15 }).timeOf(7, 3)).toBe(
+      jittered.timeOf(7, 3),
+    );
+  });
+
   it('gives the same values for the same seed and others for another', () => {
     expect(createStorageFleet(options).values).toEqual(fleet.values);
     const other = createStorageFleet({ ...options, seed: 26 });

@@ -153,6 +153,12 @@ type StorageFleetOptions = {
   /** Time of point 0, epoch ms. */
   startMs: number;
   seed: number;
+  /**
+   * Scrape jitter: each host's point `p` is stamped up to this many milliseconds before or
+   * after its place on the grid (uniform, whole ms; 0, the default, for an exact grid). All
+   * metrics of a host's point share its time, as a scrape's samples do.
+   */
+  jitterMs?: number;
 };
 
 export type StorageFleet = StorageFleetOptions & {
@@ -164,8 +170,8 @@ export type StorageFleet = StorageFleetOptions & {
   values: Float64Array;
   /** Samples in the fleet: series × points. */
   sampleCount: number;
-  /** Epoch ms of point `p`. */
-  timeOf(point: number): number;
+  /** Epoch ms of point `p` of host `host` (0 when there is no jitter, any host). */
+  timeOf(point: number, host?: number): number;
 };
 
 const environments = ['prod', 'prod', 'prod', 'staging', 'dev'] as const;
@@ -208,6 +214,12 @@ export function createStorageFleet(options: StorageFleetOptions): StorageFleet {
       else fillCounter(out, shape, times, options.intervalMs, phase, random);
     }
   }
+  // Drawn after the values, so that the same seed gives the same values with or without it.
+  const jitterMs = options.jitterMs ?? 0;
+  const offsets = new Int32Array(jitterMs > 0 ? hostCount * pointsPerSeries : 0);
+  for (let i = 0; i < offsets.length; i++) {
+    offsets[i] = Math.floor(random.next() * (2 * jitterMs + 1)) - jitterMs;
+  }
   return {
     ...options,
     hosts,
@@ -215,7 +227,10 @@ export function createStorageFleet(options: StorageFleetOptions): StorageFleet {
     seriesCount,
     values,
     sampleCount: seriesCount * pointsPerSeries,
-    timeOf: (point) => options.startMs + point * options.intervalMs,
+    timeOf: (point, host = 0) =>
+      options.startMs +
+      point * options.intervalMs +
+      (jitterMs > 0 ? (offsets[host * pointsPerSeries + point] ?? 0) : 0),
   };
 }
 

@@ -65,8 +65,8 @@ function hostSamples(
   const { metrics, pointsPerSeries, values } = fleet;
   const samples: HostSample[] = [];
   for (let point = range.firstPoint; point < range.endPoint; point++) {
-    const timeMs = fleet.timeOf(point);
     for (let host = range.firstHost; host < range.endHost; host++) {
+      const timeMs = fleet.timeOf(point, host);
       const hostInfo = fleet.hosts[host];
       if (hostInfo === undefined) throw new RangeError(`no host ${host}`);
       const sampleMetrics: Record<string, number> = {};

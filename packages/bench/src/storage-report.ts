@@ -4,6 +4,8 @@ import { formatMachine, formatNotes, int } from './report-text.js';
 import type { HistoryExplain } from './history-explain.js';
 import type { CompressedColumn } from './storage-columns.js';
 import type { VictoriaMetricsSizes } from './victoria-metrics-storage.js';
+import type { SteadyState } from './storage-steady-state.js';
+import { formatSteadyState } from './storage-steady-state.js';
 
 /** One relation of our storage: a hypertable, an aggregate's materialization, a dictionary table. */
 export type RelationSize = {
@@ -75,6 +77,7 @@ export type StorageBenchReport = ReportBase & {
     metrics: string[];
     pointsPerSeries: number;
     intervalSeconds: number;
+    jitterMs: number;
     seed: number;
     windowStart?: string;
     windowEnd?: string;
@@ -90,6 +93,13 @@ export type StorageBenchReport = ReportBase & {
   };
   victoriaMetrics?: VictoriaMetricsSizes & { mergeSeconds: number };
   layouts: LayoutFigures[];
+  /** Bytes per raw sample at steady state under the shipped policies (storage-steady-state.ts). */
+  steadyState?: SteadyState & {
+    uncompressedHoursOf: Record<string, number>;
+    heldHoursOf: Record<string, number>;
+    victoriaMetricsBytesPerSample: number;
+    ratio: number;
+  };
   queries: QueryLatency[];
 };
 
@@ -150,7 +160,7 @@ export function formatStorageReport(report: StorageBenchReport): string {
     `Storage benchmark, ${report.date}`,
     formatMachine(report.machine),
     `fleet: ${int(settings.hosts)} hosts × ${settings.metrics.length} metrics × ${int(settings.pointsPerSeries)} points ` +
-      `at ${settings.intervalSeconds} s = ${int(report.samples ?? 0)} samples (${settings.windowStart ?? '?'} to ${settings.windowEnd ?? '?'}), seed ${settings.seed}`,
+      `at ${settings.intervalSeconds} s${settings.jitterMs > 0 ? ` ± ${settings.jitterMs} ms` : ''} = ${int(report.samples ?? 0)} samples (${settings.windowStart ?? '?'} to ${settings.windowEnd ?? '?'}), seed ${settings.seed}`,
     `VictoriaMetrics ${settings.victoriaMetrics.version ?? '?'}, TimescaleDB ${settings.timescaledb ?? '?'}`,
   ];
   const { ours, victoriaMetrics } = report.load;
@@ -178,6 +188,24 @@ export function formatStorageReport(report: StorageBenchReport): string {
     );
   }
   for (const layout of report.layouts) lines.push('', ...formatLayout(layout));
+  const steady = report.steadyState;
+  if (steady) {
+    lines.push(
+      '',
+      `uncompressed windows (half a chunk + compress_after + half a job interval), hours: ${Object.entries(
+        steady.uncompressedHoursOf,
+      )
+        .map(([name, hours]) => `${name} ${hours.toFixed(1)}`)
+        .join(', ')}; held for only part of the retention, hours: ${Object.entries(
+        steady.heldHoursOf,
+      )
+        .map(([name, hours]) => `${name} ${hours.toFixed(1)}`)
+        .join(', ')}`,
+      ...formatSteadyState(steady),
+      `  against VictoriaMetrics' ${steady.victoriaMetricsBytesPerSample.toFixed(3)}: ${steady.ratio.toFixed(2)}× ` +
+        `(target ≤ ${targetRatio}×: ${steady.ratio <= targetRatio ? 'met' : 'NOT MET'})`,
+    );
+  }
   if (report.queries.length > 0) {
     lines.push(
       '',

@@ -33,13 +33,22 @@ function importLine(fleet: StorageFleet, series: number, timestamps: string): st
 
 /** Imports every series of the fleet; resolves once every request was answered 204. */
 export async function importFleet(baseUrl: string, fleet: StorageFleet): Promise<void> {
-  const timestamps = Array.from({ length: fleet.pointsPerSeries }, (_, p) => fleet.timeOf(p)).join(
-    ',',
-  );
+  // Each host's timestamps, shared by its metrics (the same times our side stores).
+  const timestampsOf = (host: number): string =>
+    Array.from({ length: fleet.pointsPerSeries }, (_, p) => fleet.timeOf(p, host)).join(',');
   for (let first = 0; first < fleet.seriesCount; first += seriesPerRequest) {
     let body = '';
     const end = Math.min(fleet.seriesCount, first + seriesPerRequest);
-    for (let series = first; series < end; series++) body += importLine(fleet, series, timestamps);
+    let host = -1;
+    let timestamps = '';
+    for (let series = first; series < end; series++) {
+      const seriesHost = Math.floor(series / fleet.metrics.length);
+      if (seriesHost !== host) {
+        host = seriesHost;
+        timestamps = timestampsOf(host);
+      }
+      body += importLine(fleet, series, timestamps);
+    }
     const response = await fetch(`${baseUrl}/api/v1/import`, {
       method: 'POST',
       body,

@@ -430,7 +430,7 @@ describe('chaos in Kafka mode', () => {
 
     // What was stored, fired and delivered.
     const stored = await db.sql<{ host: string; time: Date; value: number; copies: number }[]>`
-      select v.name as host, s.time, min(s.value) as value, count(*)::int as copies
+      select v.name as host, s.time, min(sample_value(s.mantissa, s.scale, s.value)) as value, count(*)::int as copies
       from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
       where r.metric = ${metric}
       group by v.name, s.time`;

@@ -154,7 +154,7 @@ describe('ingest durability', () => {
         async () => {
           const rows = await stack.db.sql<
             { value: number }[]
-          >`select value from samples order by value`;
+          >`select sample_value(mantissa, scale, value) as value from samples order by 1`;
           return rows.some((row) => row.value === 10) ? rows.map((row) => row.value) : undefined;
         },
         60_000,

@@ -102,7 +102,7 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
       'samples',
     );
     const samples = await db.sql<{ metric: string; value: number; time: Date }[]>`
-      select r.metric, s.value, s.time
+      select r.metric, sample_value(s.mantissa, s.scale, s.value) as value, s.time
       from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
       where v.name = 'web-1' order by r.metric`;
     expect(samples.map((s) => [s.metric, s.value, s.time.toISOString()])).toEqual([

@@ -58,7 +58,7 @@ function message(host: string, timeMs: number, cpu: number): SampleMessage {
 /** Stored samples of a host: cpu values in time order. */
 async function storedCpu(host: string): Promise<number[]> {
   const rows = await db.sql<{ value: number }[]>`
-    select s.value from samples s join series r on r.id = s.series_id
+    select sample_value(s.mantissa, s.scale, s.value) as value from samples s join series r on r.id = s.series_id
     join services v on v.id = r.service_id
     where v.org_id = ${orgId} and v.name = ${host} order by s.time`;
   return rows.map((row) => row.value);

@@ -601,7 +601,7 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
       request(fromMs, toMs - 15 * minuteMs, toMs, ['cpu_percent']),
     );
     const raw = await db.sql<{ time: Date; metric: string; value: number }[]>`
-      select s.time, r.metric, s.value from samples s join series r on r.id = s.series_id
+      select s.time, r.metric, sample_value(s.mantissa, s.scale, s.value) as value from samples s join series r on r.id = s.series_id
       where r.service_id = ${idOf('long-1')} and s.time >= ${new Date(fromMs)}
         and s.time <= ${new Date(toMs)}
       order by s.time, r.metric

@@ -369,7 +369,7 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       // avg and the first time: a bucket holding a single sample is that sample, unchanged. A
       // metric with several series (an agent's label sets) is their samples together.
       const samples = await sql<EvidenceSample[]>`
-        select min(s.time) as time, r.metric, avg(s.value) as value
+        select min(s.time) as time, r.metric, avg(sample_value(s.mantissa, s.scale, s.value)) as value
         from series r join samples s on s.series_id = r.id
         where r.service_id = ${service.id} and s.time >= ${request.from} and s.time <= ${request.to}
         group by r.metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
@@ -412,7 +412,7 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         peerMetrics.length === 0
           ? []
           : await sql<(EvidenceSample & { service_id: string })[]>`
-              select r.service_id, min(s.time) as time, r.metric, avg(s.value) as value
+              select r.service_id, min(s.time) as time, r.metric, avg(sample_value(s.mantissa, s.scale, s.value)) as value
               from series r join samples s on s.series_id = r.id
               where r.service_id = any(${peerIds}::text[]) and r.metric = any(${peerMetrics}::text[])
                 and s.time >= ${request.from} and s.time <= ${request.to}

@@ -1,27 +1,68 @@
 import { describe, expect, it } from 'vitest';
 import { binarySampleChunks } from './copy-binary.js';
+import { unscaled } from './scaled-value.js';
 
 const signature = '5047434f50590aff0d0a00' + '00000000' + '00000000';
 const trailer = 'ffff';
+const nullField = 'ffffffff';
 
-/** One row as COPY's binary format spells it: 3 fields, each an 8-byte value. */
+/** One row of a float8 value as COPY's binary format spells it: 5 fields, two of them NULL. */
 function row(timeMicros: string, id: string, value: string): string {
-  return `0003` + `00000008${timeMicros}` + `00000008${id}` + `00000008${value}`;
+  return (
+    `0005` + `00000008${timeMicros}` + `00000008${id}` + nullField + nullField + `00000008${value}`
+  );
+}
+
+/** Sample columns of float8 values only (every scale `unscaled`). */
+function floats(timesMs: number[], seriesIds: number[], values: number[]) {
+  return {
+    timesMs,
+    seriesIds,
+    values,
+    mantissas: values.map(() => 0),
+    scales: values.map(() => unscaled),
+  };
 }
 
 describe('binarySampleChunks', () => {
   it('writes microseconds since 2000, the id and the double, big-endian', () => {
-    const chunks = [...binarySampleChunks([Date.UTC(2000, 0, 1) + 1], [258], [1.5], 10)].map(
-      (chunk) => chunk.toString('hex'),
-    );
-    expect(chunks).toEqual([
+    const chunks = [...binarySampleChunks(floats([Date.UTC(2000, 0, 1) + 1], [258], [1.5]), 10)];
+    expect(chunks.map((chunk) => chunk.toString('hex'))).toEqual([
       signature + row('00000000000003e8', '0000000000000102', '3ff8000000000000') + trailer,
     ]);
   });
 
+  it('writes a scaled value as its mantissa and scale, the double NULL', () => {
+    const samples = {
+      timesMs: [Date.UTC(2000, 0, 1)],
+      seriesIds: [1],
+      values: [-12.5],
+      mantissas: [-125],
+      scales: [1],
+    };
+    const [chunk] = [...binarySampleChunks(samples, 10)];
+    expect(chunk?.toString('hex')).toBe(
+      signature +
+        '0005' +
+        '00000008' +
+        '0000000000000000' +
+        '00000008' +
+        '0000000000000001' +
+        '00000008' +
+        'ffffffffffffff83' +
+        '00000002' +
+        '0001' +
+        nullField +
+        trailer,
+    );
+  });
+
   it('writes times before 2000 and ids beyond 32 bits as two’s complement int64', () => {
     const [chunk] = [
-      ...binarySampleChunks([Date.UTC(1999, 11, 31, 23, 59, 59, 999)], [2 ** 40 + 5], [-0], 10),
+      ...binarySampleChunks(
+        floats([Date.UTC(1999, 11, 31, 23, 59, 59, 999)], [2 ** 40 + 5], [-0]),
+        10,
+      ),
     ];
     expect(chunk?.toString('hex')).toBe(
       signature + row('fffffffffffffc18', '0000010000000005', '8000000000000000') + trailer,
@@ -30,7 +71,7 @@ describe('binarySampleChunks', () => {
 
   it('is exact for every time a Date holds, though its microseconds pass 2^53', () => {
     for (const timeMs of [8.64e15, -8.64e15, Date.UTC(2262, 3, 11, 23, 47, 16, 855), 1, -1]) {
-      const [chunk] = [...binarySampleChunks([timeMs], [1], [0], 10)];
+      const [chunk] = [...binarySampleChunks(floats([timeMs], [1], [0]), 10)];
       const micros = chunk!.readBigInt64BE(signature.length / 2 + 2 + 4);
       expect(micros).toBe(BigInt(timeMs - Date.UTC(2000, 0, 1)) * 1000n);
     }
@@ -38,8 +79,8 @@ describe('binarySampleChunks', () => {
 
   it('splits rows into chunks, the header in the first and the trailer in the last', () => {
     const times = [0, 1, 2, 3, 4].map((i) => Date.UTC(2026, 0, 1) + i);
-    const chunks = [...binarySampleChunks(times, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5], 2)];
-    const rowBytes = 2 + 3 * 12;
+    const chunks = [...binarySampleChunks(floats(times, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), 2)];
+    const rowBytes = 2 + 3 * 12 + 2 * 4;
     expect(chunks.map((chunk) => chunk.length)).toEqual([
       signature.length / 2 + 2 * rowBytes,
       2 * rowBytes,
@@ -53,7 +94,7 @@ describe('binarySampleChunks', () => {
     const epoch = Date.UTC(2000, 0, 1);
     const hex = (n: number): string => n.toString(16).padStart(16, '0');
     const chunks = [
-      ...binarySampleChunks([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0], 2, [2, 0, 1]),
+      ...binarySampleChunks(floats([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0]), 2, [2, 0, 1]),
     ];
     expect(chunks.map((chunk) => chunk.toString('hex')).join('')).toBe(
       signature + [3, 1, 2].map((id) => row(hex(0), hex(id), hex(0))).join('') + trailer,
@@ -61,8 +102,8 @@ describe('binarySampleChunks', () => {
   });
 
   it('writes a header and trailer alone for no rows', () => {
-    expect([...binarySampleChunks([], [], [], 10)].map((chunk) => chunk.toString('hex'))).toEqual([
-      signature + trailer,
-    ]);
+    expect(
+      [...binarySampleChunks(floats([], [], []), 10)].map((chunk) => chunk.toString('hex')),
+    ).toEqual([signature + trailer]);
   });
 });

@@ -1,3 +1,5 @@
+import { unscaled } from './scaled-value.js';
+
 /**
  * What opens COPY's binary format: the signature `PGCOPY\n\377\r\n\0`, then 32-bit flags (no
  * OIDs) and header extension length, both 0.
@@ -6,26 +8,36 @@ const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffe
 /** A field count of -1 ends the data. */
 const trailer = Buffer.from([0xff, 0xff]);
 
-/** Field count, then (length, bytes) of a timestamptz, an int8 and a float8. */
-const bytesPerRow = 2 + 3 * (4 + 8);
+/**
+ * At most: field count, then (length, bytes) of a timestamptz, an int8, an int8 mantissa, an
+ * int2 scale, and a NULL float8 (length -1 only); or the mantissa and scale NULL and a float8.
+ */
+const maxBytesPerRow = 2 + 3 * (4 + 8) + (4 + 2) + 4;
 /** Milliseconds from the Unix epoch to PostgreSQL's, 2000-01-01 00:00 UTC. */
 const postgresEpochMs = Date.UTC(2000, 0, 1);
 const twoTo32 = 2 ** 32;
 
 /**
- * `samples (time, series_id, value)` rows in COPY's binary format, `rowsPerChunk` rows a chunk,
- * the header in the first chunk and the trailer in the last; in the order of the row numbers
- * `order` lists, else as given. No text is built or parsed: a time is an int64 of microseconds
- * since 2000 and an id an int8. Times are whole milliseconds (the batch was checked), ids safe
- * integers (identity values).
+ * `samples (time, series_id, mantissa, scale, value)` rows in COPY's binary format,
+ * `rowsPerChunk` rows a chunk, the header in the first chunk and the trailer in the last; in
+ * the order of the row numbers `order` lists, else as given. A value whose scale is `unscaled`
+ * goes in as float8 with the mantissa and scale NULL, any other as mantissa and scale with the
+ * float8 NULL (scaled-value.ts). No text is built or parsed: a time is an int64 of
+ * microseconds since 2000 and an id an int8. Times are whole milliseconds (the batch was
+ * checked), ids safe integers (identity values), mantissas at most 2^53 in magnitude.
  */
 export function* binarySampleChunks(
-  timesMs: readonly number[],
-  seriesIds: readonly number[],
-  values: readonly number[],
+  samples: {
+    timesMs: readonly number[];
+    seriesIds: readonly number[];
+    values: readonly number[];
+    mantissas: readonly number[];
+    scales: readonly number[];
+  },
   rowsPerChunk: number,
   order?: ArrayLike<number>,
 ): Generator<Buffer> {
+  const { timesMs, seriesIds, values, mantissas, scales } = samples;
   const rows = timesMs.length;
   if (rows === 0) {
     yield Buffer.concat([header, trailer]);
@@ -36,22 +48,33 @@ export function* binarySampleChunks(
     const first = start === 0;
     const last = end === rows;
     const chunk = Buffer.allocUnsafe(
-      (first ? header.length : 0) + (end - start) * bytesPerRow + (last ? trailer.length : 0),
+      (first ? header.length : 0) + (end - start) * maxBytesPerRow + (last ? trailer.length : 0),
     );
     let at = 0;
     if (first) at += header.copy(chunk, 0);
     for (let i = start; i < end; i++) {
       const row = order === undefined ? i : (order[i] ?? 0);
-      at = chunk.writeInt16BE(3, at);
+      at = chunk.writeInt16BE(5, at);
       at = chunk.writeInt32BE(8, at);
       at = writeMicros(chunk, (timesMs[row] ?? 0) - postgresEpochMs, at);
       at = chunk.writeInt32BE(8, at);
       at = writeInt64(chunk, seriesIds[row] ?? 0, at);
-      at = chunk.writeInt32BE(8, at);
-      at = chunk.writeDoubleBE(values[row] ?? 0, at);
+      const scale = scales[row] ?? unscaled;
+      if (scale === unscaled) {
+        at = chunk.writeInt32BE(-1, at);
+        at = chunk.writeInt32BE(-1, at);
+        at = chunk.writeInt32BE(8, at);
+        at = chunk.writeDoubleBE(values[row] ?? 0, at);
+      } else {
+        at = chunk.writeInt32BE(8, at);
+        at = writeInt64(chunk, mantissas[row] ?? 0, at);
+        at = chunk.writeInt32BE(2, at);
+        at = chunk.writeInt16BE(scale, at);
+        at = chunk.writeInt32BE(-1, at);
+      }
     }
-    if (last) trailer.copy(chunk, at);
-    yield chunk;
+    if (last) at += trailer.copy(chunk, at);
+    yield chunk.subarray(0, at);
   }
 }
 

@@ -35,7 +35,8 @@ describe('series ids of the sample store', () => {
   const stored = async (orgId: string) =>
     (
       await db.sql<{ host: string; metric: string; time: Date; value: number }[]>`
-        select v.name as host, r.metric, s.time, s.value
+        select v.name as host, r.metric, s.time,
+          sample_value(s.mantissa, s.scale, s.value) as value
         from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
         where v.org_id = ${orgId}
         order by s.time, r.metric, v.name

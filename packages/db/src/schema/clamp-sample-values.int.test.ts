@@ -46,7 +46,8 @@ describe.each(['postgres', 'timescale'] as const)('migration 15 on %s', (engine)
     const clamp = migrations.find((migration) => migration.version === 15);
     await db.sql.begin((tx) => clamp!.up(tx, { engine: storageEngine(engine) }));
     const rows = await db.sql<{ metric: string; value: number }[]>`
-      select r.metric, s.value from samples s join series r on r.id = s.series_id order by r.metric`;
+      select r.metric, sample_value(s.mantissa, s.scale, s.value) as value
+      from samples s join series r on r.id = s.series_id order by r.metric`;
     expect(rows.map((row) => [row.metric, row.value])).toEqual([
       ['down', -1e100],
       ['fine', 42],

@@ -117,7 +117,7 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       select service_id, metric, bucket::text, avg, min, max, count, sum from samples_1h
     `;
     const applied = await migrate(db, { now, compressAfterHours: 24, ...retention });
-    // 16 first, then whatever later versions exist (none of them touches the samples).
+    // 16 first, then whatever later versions exist (22 adds columns; these rows keep theirs).
     expect(applied.applied.map((migration) => migration.version)[0]).toBe(16);
   });
 
@@ -141,6 +141,9 @@ describe.each(['postgres', 'timescale'] as const)('migration 16 (series ids) on 
       { column_name: 'time', data_type: 'timestamp with time zone' },
       { column_name: 'series_id', data_type: 'bigint' },
       { column_name: 'value', data_type: 'double precision' },
+      // Migration 22: values as scaled integers; these rows, stored before it, keep `value`.
+      { column_name: 'mantissa', data_type: 'bigint' },
+      { column_name: 'scale', data_type: 'smallint' },
     ]);
     const leftovers = await db.sql`
       select relname from pg_class where relname like '%\\_v15%' and relkind in ('r', 'p', 'v', 'm', 'i')

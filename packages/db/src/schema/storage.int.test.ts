@@ -144,10 +144,12 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         ]),
       ).toEqual([
         ['policy_compression', 'samples', '48:00:00'],
-        ['policy_compression', 'samples_1h', '8 days'],
-        ['policy_compression', 'samples_1m', '8 days'],
-        ['policy_refresh_continuous_aggregate', 'samples_1h', '7 days'],
-        ['policy_refresh_continuous_aggregate', 'samples_1m', '7 days'],
+        ['policy_compression', 'samples_1h', '02:00:00'],
+        // samples_1m is materialized only from 12 hours before the raw retention (10 days), and
+        // compressed 2 hours after that.
+        ['policy_compression', 'samples_1m', '230:00:00'],
+        ['policy_refresh_continuous_aggregate', 'samples_1h', '168:00:00'],
+        ['policy_refresh_continuous_aggregate', 'samples_1m', '240:00:00'],
         ['policy_retention', 'samples', '10 days'],
         ['policy_retention', 'samples_1h', '40 days'],
         ['policy_retention', 'samples_1m', '20 days'],
@@ -222,7 +224,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((web1['last_seen'] as Date).getTime()).toBe(t0);
 
       const samples = await db.sql`
-        select r.metric, s.value, s.time from samples s join series r on r.id = s.series_id
+        select r.metric, sample_value(s.mantissa, s.scale, s.value) as value, s.time from samples s join series r on r.id = s.series_id
         where r.service_id = ${web1['id'] as string} order by r.metric
       `;
       expect(

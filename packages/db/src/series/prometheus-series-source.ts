@@ -300,7 +300,7 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     const rows = await cancelable(
       sql<{ id: string; t: Buffer; v: Buffer }[]>`
         select series_id::text as id, array_send(array_agg(time)) as t,
-          array_send(array_agg(value)) as v
+          array_send(array_agg(sample_value(mantissa, scale, value))) as v
         from samples
         where series_id = any(${ids}::bigint[])
           and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}

@@ -64,9 +64,11 @@ export type ServiceQueries = {
   }): Promise<ServiceDetailRow | undefined>;
   /**
    * The metric's buckets in `[from, to)` from the 1-minute or 1-hour aggregates, oldest first;
-   * undefined if the service is not the org's. Raw samples are read only for buckets the
-   * rollups have not reached yet (plain PostgreSQL mode), and never from before `now` minus
-   * one hour, so a range above one hour is served from the aggregates.
+   * undefined if the service is not the org's. The aggregates compute what they have not
+   * materialized from the raw samples: on plain PostgreSQL the buckets past the refresh
+   * (about the newest hour); on TimescaleDB that too, and every 1-minute bucket whose raw
+   * samples are still kept (samples_1m is materialized only as they near their retention,
+   * policies.ts), a minute of a 30 s series being two samples.
    */
   readMetricSeries(query: MetricSeriesQuery): Promise<MetricBucketRow[] | undefined>;
 };

@@ -2,7 +2,8 @@ import type { Database, TransactionSql } from '../core/database.js';
 import { run } from './ddl.js';
 import {
   materializationTable,
-  seriesAggregates,
+  rawChunkInterval,
+  scaledSeriesAggregates,
   staleMarkersHypertable,
   unaggregatedSamplesHypertable,
 } from './timescale/tables.js';
@@ -65,12 +66,15 @@ async function samplesToHypertable(sql: TransactionSql): Promise<number> {
     `create table samples (
       time timestamptz not null,
       series_id bigint not null,
-      value double precision not null
+      value double precision,
+      mantissa bigint,
+      scale smallint
     )`,
-    `select create_hypertable('samples', by_range('time', interval '1 day'))`,
+    `select create_hypertable('samples', by_range('time', interval '${rawChunkInterval}'))`,
   ]);
   const copied = await sql.unsafe(
-    `insert into samples (time, series_id, value) select time, series_id, value from samples${plain}`,
+    `insert into samples (time, series_id, value, mantissa, scale)
+      select time, series_id, value, mantissa, scale from samples${plain}`,
   );
   await run(sql, [
     // The dedup key: replays and an agent's own retries store each point once.
@@ -143,7 +147,7 @@ async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<num
  * buckets are computed from the raw samples, as real-time aggregation does.
  */
 async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
-  await run(sql, seriesAggregates);
+  await run(sql, scaledSeriesAggregates);
   let copied = 0;
   for (const rollup of ['samples_1m', 'samples_1h'] as const) {
     const result = await sql.unsafe(

@@ -38,6 +38,11 @@ export type StorageEngine = {
   createStaleMarkers(sql: TransactionSql): Promise<void>;
   /** Migration 23: the values the aggregates skip, kept as long as the raw samples. */
   createUnaggregatedSamples(sql: TransactionSql): Promise<void>;
+  /**
+   * Migration 24: what reads sample values (the aggregates, plain PostgreSQL's rollup views)
+   * reads them decoded from the scaled-integer columns; TimescaleDB's new raw chunks smaller.
+   */
+  scaleSampleValues(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -72,6 +77,7 @@ const timescaleEngine: StorageEngine = {
   compressRollups: timescaleTables.compressRollups,
   createStaleMarkers: timescaleTables.createStaleMarkers,
   createUnaggregatedSamples: timescaleTables.createUnaggregatedSamples,
+  scaleSampleValues: timescaleTables.scaleSampleValues,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -97,6 +103,7 @@ const postgresEngine: StorageEngine = {
   compressRollups: postgresTables.compressRollups,
   createStaleMarkers: postgresTables.createStaleMarkers,
   createUnaggregatedSamples: postgresTables.createUnaggregatedSamples,
+  scaleSampleValues: postgresTables.scaleSampleValues,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -155,7 +155,8 @@ const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
     sum(v) / count(*), min(v), max(v), count(*), sum(v)
   from (
     select time, series_id,
-      least(greatest(value, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as v
+      least(greatest(sample_value(mantissa, scale, value), ${-rollupValueBound}::float8),
+        ${rollupValueBound}::float8) as v
     from samples
     where time >= ${lowerBound(window)}::text::timestamptz and time < ${window.to}
       ${ofOrganization(sql, orgId)}

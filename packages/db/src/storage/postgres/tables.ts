@@ -151,6 +151,23 @@ const materializedRollup = {
  * clamps them (see rollupValueBound), so a bucket reads the same before and after it is refreshed.
  */
 export async function createRealTimeRollups(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `alter table samples_1m rename to ${materializedRollup.samples_1m}`,
+    `alter table samples_1h rename to ${materializedRollup.samples_1h}`,
+    `alter table ${materializedRollup.samples_1m} rename constraint samples_1m_series_id_bucket_key
+      to ${materializedRollup.samples_1m}_series_id_bucket_key`,
+    `alter table ${materializedRollup.samples_1h} rename constraint samples_1h_series_id_bucket_key
+      to ${materializedRollup.samples_1h}_series_id_bucket_key`,
+    ...realTimeRollupViews('create', 'value'),
+  ]);
+}
+
+/**
+ * The views of samples_1m and samples_1h (see createRealTimeRollups), aggregating `value`: the
+ * SQL expression of a sample's value (the float8 column until migration 24,
+ * `sample_value(…)` since).
+ */
+function realTimeRollupViews(verb: 'create' | 'create or replace', value: string): string[] {
   const bound = '1e100::float8';
   const watermark = (rollup: string) =>
     `coalesce((select watermark from rollup_watermarks where rollup = '${rollup}'), '-infinity')`;
@@ -160,14 +177,8 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
       least(greatest(max, -${bound}), ${bound}) as max,
       count,
       least(greatest(sum, -${bound} * count), ${bound} * count) as sum`;
-  await run(sql, [
-    `alter table samples_1m rename to ${materializedRollup.samples_1m}`,
-    `alter table samples_1h rename to ${materializedRollup.samples_1h}`,
-    `alter table ${materializedRollup.samples_1m} rename constraint samples_1m_series_id_bucket_key
-      to ${materializedRollup.samples_1m}_series_id_bucket_key`,
-    `alter table ${materializedRollup.samples_1h} rename constraint samples_1h_series_id_bucket_key
-      to ${materializedRollup.samples_1h}_series_id_bucket_key`,
-    `create view samples_1m as
+  return [
+    `${verb} view samples_1m as
       select ${clampedColumns} from ${materializedRollup.samples_1m}
       where bucket < ${watermark('samples_1m')}
       union all
@@ -175,11 +186,11 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
         series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
         sum(v) as sum
       from (
-        select time, series_id, least(greatest(value, -${bound}), ${bound}) as v from samples
+        select time, series_id, least(greatest(${value}, -${bound}), ${bound}) as v from samples
         where time >= ${watermark('samples_1m')}
       ) clamped
       group by 1, 2`,
-    `create view samples_1h as
+    `${verb} view samples_1h as
       select ${clampedColumns} from ${materializedRollup.samples_1h}
       where bucket < ${watermark('samples_1h')}
       union all
@@ -189,7 +200,16 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
       from samples_1m
       where bucket >= ${watermark('samples_1h')}
       group by 1, 2`,
-  ]);
+  ];
+}
+
+/**
+ * Version 24: sample values as scaled integers (samples/scaled-value.ts). The columns are
+ * added for both engines by the migration; here the rollup views read the decoded value. The
+ * rows stored before keep their float8 `value` and read back through it.
+ */
+export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
+  await run(sql, realTimeRollupViews('create or replace', 'sample_value(mantissa, scale, value)'));
 }
 
 /** Version 20: nothing to do; plain PostgreSQL has no compression. */

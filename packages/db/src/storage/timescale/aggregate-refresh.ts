@@ -3,11 +3,9 @@ import type { RefreshRollupsResult, RollupWindow } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs } from '../rollups.js';
 import type { RefreshWindows } from './policies.js';
 
-const dayMs = 24 * hourMs;
-
 /**
  * Brings the continuous aggregates up to `now` with `refresh_continuous_aggregate` over the
- * refresh policies' windows (`windows`, in days back). The refresh policies do this by themselves wherever the server runs its job
+ * refresh policies' windows (`windows`, in hours back). The refresh policies do this by themselves wherever the server runs its job
  * scheduler; this is for a server without one (`timescaledb.max_background_workers = 0`) and
  * for tests that need the materialized part current at a known moment. Must not run inside a
  * transaction (refresh_continuous_aggregate refuses to).
@@ -21,8 +19,11 @@ export async function refreshContinuousAggregates(
     ['samples_1m', minuteMs],
     ['samples_1h', hourMs],
   ] as const) {
-    const to = bucketStart(options.now, bucketMs);
-    const from = new Date(to.getTime() - options.windows[rollup] * dayMs);
+    const window = options.windows[rollup];
+    const to = bucketStart(new Date(options.now.getTime() - window.endHours * hourMs), bucketMs);
+    const from = new Date(
+      bucketStart(options.now, bucketMs).getTime() - window.startHours * hourMs,
+    );
     await refreshOnce(db, rollup, from, to);
     refreshed.push({ rollup, from, to });
   }

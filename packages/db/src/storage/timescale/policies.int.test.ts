@@ -114,26 +114,37 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
     expect(before1m).toHaveLength((recentTo - recentFrom) / minuteMs);
     expect(before1h).toHaveLength((recentTo - recentFrom) / hourMs);
 
-    // The refresh jobs (every second, 30 days back) materialize even the old history.
-    const materialized = async (view: 'samples_1m' | 'samples_1h'): Promise<number> => {
+    // The refresh jobs run every second. samples_1h's (a week back) materializes the old
+    // history, from samples_1m's real-time part; samples_1m's materializes only buckets about to
+    // leave the raw retention (30 days here): none of this history yet.
+    const materialized = async (
+      view: 'samples_1m' | 'samples_1h',
+      before = oldTo,
+    ): Promise<number> => {
       const [table] = await db.sql<{ schema: string; name: string }[]>`
         select materialization_hypertable_schema as schema, materialization_hypertable_name as name
         from timescaledb_information.continuous_aggregates where view_name = ${view}`;
       const [count] = await db.sql<{ buckets: number }[]>`
         select count(*)::int as buckets from ${db.sql(table!.schema)}.${db.sql(table!.name)}
-        where bucket < ${new Date(oldTo)}`;
+        where bucket < ${new Date(before)}`;
       return count!.buckets;
     };
-    await eventually(
-      'the refresh of samples_1m',
-      () => materialized('samples_1m'),
-      (n) => n > 0,
-    );
     await eventually(
       'the refresh of samples_1h',
       () => materialized('samples_1h'),
       (n) => n > 0,
     );
+    await eventually(
+      'a run of the refresh of samples_1m',
+      () =>
+        db.sql<{ runs: number }[]>`
+          select coalesce(sum(s.total_runs), 0)::int as runs
+          from timescaledb_information.jobs j join timescaledb_information.job_stats s using (job_id)
+          where j.proc_name = 'policy_refresh_continuous_aggregate' and j.hypertable_name = 'samples_1m'
+        `.then(([row]) => row?.runs ?? 0),
+      (runs) => runs > 0,
+    );
+    expect(await materialized('samples_1m', now)).toBe(0);
 
     // Second policies: compress raw samples after an hour, keep them and snapshots 2 days and
     // the aggregates 4 (so late samples count for 2 days and the aggregates compress after 3);
@@ -157,6 +168,13 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
       (value) => value,
     );
     expect(compressed).toBe(true);
+    // Raw samples kept 2 days now: the recent history's minutes over 36 hours old are about to
+    // leave it, and samples_1m materializes them.
+    await eventually(
+      'the refresh of samples_1m, twelve hours before the raw retention',
+      () => materialized('samples_1m', now - 36 * hourMs),
+      (n) => n > 0,
+    );
     const oldRows = () =>
       db.sql<{ raw: number; snapshots: number }[]>`
         select (select count(*)::int from samples where time < ${new Date(oldTo)}) as raw,

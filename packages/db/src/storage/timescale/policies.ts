@@ -1,22 +1,25 @@
 import type { TransactionSql } from '../../core/database.js';
 import type { StoragePolicies } from '../storage-mode.js';
 
-/** How far back (days) each continuous aggregate's refresh looks, from the policies. */
-export type RefreshWindows = { samples_1m: number; samples_1h: number };
+/** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
+export type RefreshWindow = { startHours: number; endHours: number };
+
+/** Each continuous aggregate's refresh window, from the policies. */
+export type RefreshWindows = { samples_1m: RefreshWindow; samples_1h: RefreshWindow };
 
 /**
  * How late a sample may arrive and still be rolled up: the refresh jobs look this far back.
  * Only invalidated buckets are recomputed inside a window, so a wide one costs nothing while
- * nothing arrives late; but TimescaleDB compresses an aggregate's chunks only past its refresh
- * window, and an uncompressed samples_1m costs 72 bytes per raw sample (docs/benchmarks.md). A
- * week covers an agent that buffered through an outage; a sample older than that is stored and
- * read raw (PromQL, investigations) but not counted in the rollups.
+ * nothing arrives late, and it no longer holds off the aggregates' compression (see
+ * applyTimescalePolicies). A week covers an agent that buffered through an outage; a sample
+ * older than that is stored and read raw (PromQL, investigations) but not counted in the
+ * rollups.
  */
 const lateSampleWindowDays = 7;
 
 /**
  * The refresh windows: as far back as a late sample is rolled up, never further back than the
- * data read is kept (samples_1h reads samples_1m), and never as wide as an aggregate's own
+ * raw samples are kept (both aggregates read them), and never as wide as an aggregate's own
  * retention (TimescaleDB refuses a refresh window reaching into data its retention drops).
  */
 export function refreshWindows(policies: StoragePolicies): RefreshWindows {
@@ -26,8 +29,32 @@ export function refreshWindows(policies: StoragePolicies): RefreshWindows {
     policies.rollup1mRetentionDays - 1,
     policies.rollup1hRetentionDays - 1,
   );
-  return { samples_1m: days, samples_1h: days };
+  // samples_1m is materialized only for buckets about to leave the raw retention: until then
+  // real-time aggregation computes it from the raw samples (a minute of a 30 s series is two
+  // of them), and a materialized minute weighed 11.5 bytes per raw sample compressed, 68
+  // uncompressed, against 3.4 for the raw samples themselves (docs/benchmarks.md, "Storage").
+  // The window reaches back as far as samples are kept raw (the latest a sample is accepted),
+  // never into what samples_1m's own retention drops.
+  const minuteStartHours =
+    Math.min(policies.rollup1mRetentionDays - 1, policies.rawRetentionDays) * 24;
+  const minuteEndHours = Math.max(0, minuteStartHours - materializedBeforeRawRetentionHours);
+  return {
+    samples_1m: { startHours: minuteStartHours, endHours: minuteEndHours },
+    samples_1h: { startHours: days * 24, endHours: 0 },
+  };
 }
+
+/**
+ * How long before the raw retention (or samples_1m's own, if shorter) drops a minute's samples
+ * the minute is materialized: the hourly refresh has twelve chances to do it first.
+ */
+const materializedBeforeRawRetentionHours = 12;
+
+/**
+ * Hours after an aggregate's chunk ended that it is compressed: past the last refresh that
+ * materializes its newest buckets (samples_1h's runs every 30 minutes, an hour behind).
+ */
+const aggregateCompressAfterHours = 2;
 
 type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
 
@@ -119,14 +146,16 @@ export async function applyTimescalePolicies(
   // migrations still run (or while a test template is being made) would materialize nothing
   // and move the watermark past every sample written after it (the real-time part of an
   // aggregate shows only what lies past its watermark, until the next refresh).
+  const hours = (value: number) => sql`make_interval(hours => ${value}::int)`;
   await sql`
     select add_continuous_aggregate_policy('samples_1m'::regclass,
-      start_offset => ${days(windows.samples_1m)}, end_offset => interval '1 minute',
-      schedule_interval => ${every('1 minute')}, initial_start => now() + ${every('1 minute')})
+      start_offset => ${hours(windows.samples_1m.startHours)},
+      end_offset => greatest(${hours(windows.samples_1m.endHours)}, interval '1 minute'),
+      schedule_interval => ${every('1 hour')}, initial_start => now() + ${every('1 hour')})
   `;
   await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
-      start_offset => ${days(windows.samples_1h)}, end_offset => interval '1 hour',
+      start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => interval '1 hour',
       schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')})
   `;
   await sql`
@@ -134,13 +163,18 @@ export async function applyTimescalePolicies(
       compress_after => make_interval(hours => ${policies.compressAfterHours}::int),
       schedule_interval => ${every('1 hour')})
   `;
-  // An aggregate's chunks are compressed a day past its refresh window (TimescaleDB refuses a
-  // compression job that could compress what a refresh still rewrites).
+  // An aggregate's chunks are compressed soon after they ended, not past the refresh window:
+  // with a week's window a week of samples_1m stayed uncompressed, ~68 bytes per raw sample
+  // against ~11.5 compressed (docs/benchmarks.md, "Storage"). TimescaleDB accepts that since
+  // 2.19 (timescaledb#7656: compressed chunks take the refresh's deletes and inserts); a late
+  // sample's buckets are rewritten in the compressed chunk, which the job compresses again.
   for (const view of ['samples_1m', 'samples_1h'] as const) {
     if (!compressible.has(view)) continue;
+    // samples_1m's newest materialized bucket is its window's end old.
+    const after = aggregateCompressAfterHours + windows[view].endHours;
     await sql`
       select add_compression_policy(${view}::regclass,
-        compress_after => ${days(windows[view] + 1)}, schedule_interval => ${every('1 hour')})
+        compress_after => ${hours(after)}, schedule_interval => ${every('1 hour')})
     `;
   }
   const retention: [string, number][] = [

@@ -62,6 +62,17 @@ export async function createRollups(sql: TransactionSql): Promise<void> {
 
 /** What the layout of version 15 is renamed to while its rows are copied into the new one. */
 const previous = '_v15';
+/** What the aggregates of version 21 are renamed to while their rows are copied. */
+const unscaledPrevious = '_v21';
+
+/**
+ * The raw samples' chunk interval since migration 24 (new chunks; existing ones keep theirs). A
+ * chunk is compressed whole, once it ended and `COMPRESS_AFTER_HOURS` passed: with daily chunks
+ * a day to two stayed uncompressed at ~100 bytes a row, more than the whole compressed month
+ * (docs/benchmarks.md, "Storage"). Small chunks keep that window small; much smaller ones give
+ * each series too few rows per chunk for compression to work well (measured in the same place).
+ */
+export const rawChunkInterval = '6 hours';
 
 /**
  * TimescaleDB: a new samples hypertable (the old one's chunk interval, compression segmented by
@@ -214,25 +225,54 @@ export const unaggregatedSamplesHypertable: readonly string[] = [
 
 /**
  * samples_1m and samples_1h keyed by series, as migration 16 made them (the rollups of
- * migration 4 were keyed by service and metric). Real-time aggregation (materialized_only =
- * false) adds what the refresh has not materialized yet; samples_1h is built on samples_1m, so
- * its average is weighted by each minute's count.
+ * migration 4 were keyed by service and metric), aggregating `value`: the SQL expression of a
+ * sample's value (the float8 column until migration 24, `sample_value(…)` since). Real-time
+ * aggregation (materialized_only = false) adds what the refresh has not materialized yet;
+ * samples_1h is built on samples_1m, so its average is weighted by each minute's count.
  */
-export const seriesAggregates: readonly string[] = [
-  `create materialized view samples_1m
-    with (timescaledb.continuous, timescaledb.materialized_only = false) as
-    select time_bucket(interval '1 minute', time) as bucket, series_id,
-      avg(value) as avg, min(value) as min, max(value) as max,
-      count(*) as count, sum(value) as sum
-    from samples
-    group by 1, 2
-    with no data`,
+export function seriesAggregateViews(value: string): readonly string[] {
+  return [
+    `create materialized view samples_1m
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 minute', time) as bucket, series_id,
+        avg(${value}) as avg, min(${value}) as min, max(${value}) as max,
+        count(*) as count, sum(${value}) as sum
+      from samples
+      group by 1, 2
+      with no data`,
+    `create materialized view samples_1h
+      with (timescaledb.continuous, timescaledb.materialized_only = false) as
+      select time_bucket(interval '1 hour', bucket) as bucket, series_id,
+        sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
+        sum(count)::bigint as count, sum(sum) as sum
+      from samples_1m
+      group by 1, 2
+      with no data`,
+  ];
+}
+
+/** The aggregates as migration 16 made them, over the float8 `value` column. */
+export const seriesAggregates: readonly string[] = seriesAggregateViews('value');
+
+/**
+ * The aggregates since migration 24, over the decoded value of a sample (scaled-value.ts), both
+ * computed from the raw samples. samples_1h is no longer built on samples_1m: samples_1m is
+ * materialized only for minutes about to leave the raw retention (policies.ts), and
+ * TimescaleDB refreshes a hierarchical aggregate only up to what its parent has materialized
+ * (measured on 2.28.3: nothing, for samples written after the parent's creation). Its average
+ * is still sum / count over the hour's samples; sums may differ from the sum of minute sums in
+ * the last bits (the order samples are added in), as any two refreshes may.
+ */
+export const scaledSeriesAggregates: readonly string[] = [
+  seriesAggregateViews('sample_value(mantissa, scale, value)')[0] as string,
   `create materialized view samples_1h
     with (timescaledb.continuous, timescaledb.materialized_only = false) as
-    select time_bucket(interval '1 hour', bucket) as bucket, series_id,
-      sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
-      sum(count)::bigint as count, sum(sum) as sum
-    from samples_1m
+    select time_bucket(interval '1 hour', time) as bucket, series_id,
+      sum(sample_value(mantissa, scale, value)) / count(*) as avg,
+      min(sample_value(mantissa, scale, value)) as min,
+      max(sample_value(mantissa, scale, value)) as max,
+      count(*) as count, sum(sample_value(mantissa, scale, value)) as sum
+    from samples
     group by 1, 2
     with no data`,
 ];
@@ -246,4 +286,37 @@ export async function materializationTable(sql: TransactionSql, view: string): P
   `;
   if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
   return `${identifier(table.schema)}.${identifier(table.name)}`;
+}
+
+/**
+ * Version 24: sample values as scaled integers (samples/scaled-value.ts). The columns
+ * themselves are added for both engines by the migration; here the continuous aggregates are
+ * made again over the decoded value (a continuous aggregate's query cannot be altered), their
+ * materialized rows copied from the old ones as in migration 16, with the compression of
+ * migration 20; and new raw chunks get the smaller interval. No stored sample is rewritten: a
+ * row stored before keeps its float8 `value` and reads back through it, until retention drops
+ * its chunk.
+ */
+export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `alter materialized view samples_1h rename to samples_1h${unscaledPrevious}`,
+    `alter materialized view samples_1m rename to samples_1m${unscaledPrevious}`,
+    ...scaledSeriesAggregates,
+  ]);
+  // Materialized rows only, as in keySamplesBySeries: until the first refresh, reads aggregate
+  // the raw samples, which decode to the same values.
+  for (const rollup of ['samples_1m', 'samples_1h']) {
+    await sql.unsafe(
+      `insert into ${await materializationTable(sql, rollup)}
+        (bucket, series_id, avg, min, max, count, sum)
+      select bucket, series_id, avg, min, max, count, sum
+      from ${await materializationTable(sql, `${rollup}${unscaledPrevious}`)}`,
+    );
+  }
+  await run(sql, [
+    `drop materialized view samples_1h${unscaledPrevious}`,
+    `drop materialized view samples_1m${unscaledPrevious}`,
+  ]);
+  await compressRollups(sql);
+  await sql`select set_chunk_time_interval('samples', ${rawChunkInterval}::interval)`;
 }

@@ -1,0 +1,223 @@
+import { copyIn } from './copy-in.js';
+import { copyTextField } from './copy-text.js';
+import { binarySampleChunks } from './copy-binary.js';
+import type { SeriesCache } from './series-cache.js';
+import { seriesLabelsJson } from './series-ids.js';
+import type { TransactionSql } from '../core/database.js';
+import type { HostSample, ServiceMap, SnapshotList } from './sample-batch.js';
+import { hasMetrics, isAggregatable } from './sample-batch.js';
+import type { BatchRows, SampleColumns } from './batch-rows.js';
+import type { ServiceSeriesIds } from './sample-series.js';
+import { seriesIdOf } from './sample-series.js';
+import type { StoredService } from './service-projection.js';
+import type { SeriesScales } from './scaled-value.js';
+import { encodeScale, scaledMantissa, unscaled } from './scaled-value.js';
+
+/** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
+const rowsPerChunk = 2000;
+
+/**
+ * Fills in the batch's mantissas and scales, each series at the scale it had so far where that
+ * is exact (`encodeScale`), and remembers each series' scale for the next batches.
+ */
+export function scaleValues(samples: SampleColumns, seriesScales: SeriesScales): void {
+  const { seriesIds, values } = samples;
+  const mantissas = new Array<number>(values.length);
+  const scales = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as number;
+    const seriesId = seriesIds[i] as number;
+    const scale = encodeScale(value, seriesScales.scaleOf(seriesId));
+    scales[i] = scale;
+    mantissas[i] = scale === unscaled ? 0 : scaledMantissa(value, scale);
+    if (scale !== unscaled) seriesScales.saw(seriesId, scale);
+  }
+  samples.mantissas = mantissas;
+  samples.scales = scales;
+}
+
+export function toRows(
+  samples: readonly HostSample[],
+  services: ServiceMap<StoredService>,
+  cache: SeriesCache,
+): BatchRows {
+  const rows: BatchRows = {
+    samples: { timesMs: [], seriesIds: [], values: [], mantissas: [], scales: [] },
+    unaggregated: { timesMs: [], seriesIds: [], values: [] },
+    staleMarkers: { timesMs: [], seriesIds: [] },
+    series: { missing: [] },
+    snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
+  };
+  // Per service of the batch: its cached ids, and the placeholders of its missing series.
+  const known = new Map<StoredService, ServiceSeriesIds>();
+  for (const sample of samples) {
+    const service = services.get(sample.orgId, sample.host);
+    if (service === undefined) {
+      // Staleness markers of a host never stored: no series of it can end.
+      if (!hasMetrics(sample)) continue;
+      throw new Error(`no service id for host ${sample.host}`);
+    }
+    let series = known.get(service);
+    if (series === undefined) {
+      series = {
+        service,
+        cached: cache.idsOf(service.id, service.seriesGeneration),
+        missing: new Map<string, number>(),
+      };
+      known.set(service, series);
+    }
+    const labels = sample.tagsLabelSeries === true ? seriesLabelsJson(sample.tags) : null;
+    const { metrics, timeMs } = sample;
+    for (const metric in metrics) {
+      const value = metrics[metric] as number;
+      const into = isAggregatable(value) ? rows.samples : rows.unaggregated;
+      into.timesMs.push(timeMs);
+      into.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+      into.values.push(value);
+    }
+    for (const metric of sample.staleMetrics ?? []) {
+      rows.staleMarkers.timesMs.push(timeMs);
+      rows.staleMarkers.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+    }
+    const containers = snapshotJson(sample.containers);
+    const processes = snapshotJson(sample.processes);
+    if (containers !== undefined || processes !== undefined) {
+      rows.snapshots.times.push(new Date(sample.timeMs).toISOString());
+      rows.snapshots.serviceIds.push(service.id);
+      rows.snapshots.containers.push(containers ?? '[]');
+      rows.snapshots.processes.push(processes ?? '[]');
+    }
+  }
+  return rows;
+}
+
+/**
+ * Inserts the batch's staleness markers; a marker already stored is kept (a replay, or an
+ * agent's retry). Returns how many went in.
+ */
+export async function insertStaleMarkers(tx: TransactionSql, rows: BatchRows): Promise<number> {
+  const { timesMs, seriesIds } = rows.staleMarkers;
+  if (timesMs.length === 0) return 0;
+  const inserted = await tx`
+    insert into stale_markers (series_id, time)
+    select s, timestamptz 'epoch' + t * interval '1 millisecond'
+    from unnest(${seriesIds}::int8[], ${timesMs}::float8[]) as u(s, t)
+    on conflict do nothing
+  `;
+  return inserted.count;
+}
+
+/** The list as JSON text, or undefined when it is empty. */
+function snapshotJson(list: SnapshotList): string | undefined {
+  if ('json' in list) return list.json;
+  return list.length > 0 ? JSON.stringify(list) : undefined;
+}
+
+/** What `copyRows` and `insertRows` wrote; see `SampleStore.writeBatch`'s result. */
+export type WrittenCounts = {
+  samplesWritten: number;
+  duplicatesSkipped: number;
+  snapshotsWritten: number;
+};
+
+/**
+ * COPY into the tables, the fast path; a replay is already filtered out by offsets, so a key
+ * conflict is rare (an agent resending a sample). When one happens the COPY fails as a whole,
+ * with the server's unique violation (`writeBatch` then writes the batch again with
+ * `insertRows`).
+ */
+export async function copyRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+): Promise<WrittenCounts> {
+  const { timesMs } = rows.samples;
+  if (timesMs.length > 0) {
+    // Binary: measured against text through writeBatch, 11 % less server and 6 % less client
+    // CPU per row (no timestamps or numbers formatted and parsed again).
+    await copyIn(
+      tx`copy samples (time, series_id, mantissa, scale, value) from stdin (format binary)`,
+      binarySampleChunks(rows.samples, rowsPerChunk, order),
+    );
+  }
+  if (rows.snapshots.times.length > 0) {
+    await copyIn(
+      tx`copy snapshots (time, service_id, containers, processes) from stdin`,
+      snapshotLines(rows.snapshots),
+    );
+  }
+  return {
+    samplesWritten: timesMs.length,
+    duplicatesSkipped: 0,
+    snapshotsWritten: rows.snapshots.times.length,
+  };
+}
+
+function* snapshotLines(snapshots: BatchRows['snapshots']): Generator<string> {
+  let chunk = '';
+  for (let i = 0; i < snapshots.times.length; i++) {
+    chunk += `${snapshots.times[i]}\t${snapshots.serviceIds[i]}\t${copyTextField(snapshots.containers[i] ?? '[]')}\t${copyTextField(snapshots.processes[i] ?? '[]')}\n`;
+    if ((i + 1) % (rowsPerChunk / 10) === 0) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+/**
+ * A double as float8 text, −0 included: an array of numbers goes out through `String(n)`, which
+ * writes −0 as "0" (every other double as its shortest round-trip decimal, which is exact).
+ */
+function float8Text(value: number): string {
+  return value === 0 && 1 / value < 0 ? '-0' : String(value);
+}
+
+/**
+ * INSERT … SELECT FROM unnest: a few array parameters, whatever the batch size. On `skip` a key
+ * already stored is skipped (ON CONFLICT DO NOTHING) and counted; on `fail` it fails the
+ * statement, as a COPY would, and costs no arbiter check per row. Both statements are issued at
+ * once (so both go out with a COMMIT sent right after).
+ */
+export async function insertRows(
+  tx: TransactionSql,
+  rows: BatchRows,
+  order: Uint32Array,
+  conflicts: 'fail' | 'skip',
+): Promise<WrittenCounts> {
+  const { samples, snapshots } = rows;
+  const onConflict = conflicts === 'skip' ? tx`on conflict do nothing` : tx``;
+  const inOrder = (column: readonly number[]): number[] =>
+    Array.from(order, (row) => column[row] ?? 0);
+  // Times as epoch milliseconds (float8): no Date or text per row.
+  const [samplesInserted, snapshotsInserted] = await Promise.all([
+    samples.timesMs.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into samples (time, series_id, mantissa, scale, value)
+          select timestamptz 'epoch' + t * interval '1 millisecond', s,
+            case when k >= 0 then m end, case when k >= 0 then k end, case when k < 0 then v end
+          from unnest(
+            ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
+            ${inOrder(samples.mantissas)}::int8[], ${inOrder(samples.scales)}::int2[],
+            ${Array.from(order, (row) => float8Text(samples.values[row] ?? 0))}::text[]::float8[]
+          ) as u(t, s, m, k, v)
+          ${onConflict}
+        `,
+    snapshots.times.length === 0
+      ? { count: 0 }
+      : tx`
+          insert into snapshots (time, service_id, containers, processes)
+          select t, s, c::json, p::json from unnest(
+            ${snapshots.times}::timestamptz[], ${snapshots.serviceIds}::text[],
+            ${snapshots.containers}::text[], ${snapshots.processes}::text[]
+          ) as u(t, s, c, p)
+          ${onConflict}
+        `,
+  ]);
+  return {
+    samplesWritten: samplesInserted.count,
+    duplicatesSkipped: samples.timesMs.length - samplesInserted.count,
+    snapshotsWritten: snapshotsInserted.count,
+  };
+}

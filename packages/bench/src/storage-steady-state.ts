@@ -11,7 +11,7 @@ import type { Database } from '@monitor/db';
  */
 
 /** Bytes of some chunks of a hypertable, and the raw samples of their time ranges. */
-export type ChunkPart = { bytes: number; samples: number };
+type ChunkPart = { bytes: number; samples: number };
 
 export type MeasuredParts = {
   /** The raw samples' hypertable or an aggregate's view name. */
@@ -33,7 +33,7 @@ export function uncompressedHours(window: {
   return window.chunkHours / 2 + window.compressAfterHours + window.jobIntervalHours / 2;
 }
 
-export type SteadyStateTerm = {
+type SteadyStateTerm = {
   name: string;
   compressedPerSample: number;
   uncompressedPerSample: number;

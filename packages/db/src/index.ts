@@ -55,7 +55,6 @@ export const createSampleStore = translatingStoreFactory(sampleStore);
 /** The rows the sample store COPYs into `samples`, for the benchmark's raw COPY ceiling. */
 export { binarySampleChunks } from './samples/copy-binary.js';
 export { scaleValues } from './samples/sample-rows.js';
-export type { SampleColumns } from './samples/batch-rows.js';
 export { createSeriesScales } from './samples/scaled-value.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';

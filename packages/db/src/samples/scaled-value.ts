@@ -18,7 +18,7 @@ export const maxValueScale = 22;
 const maxMantissa = 2 ** 53;
 
 /** 10^k for k = 0…22, each exact (parsed from decimal, not multiplied up). */
-export const powersOfTen: readonly number[] = Array.from({ length: maxValueScale + 1 }, (_, k) =>
+const powersOfTen: readonly number[] = Array.from({ length: maxValueScale + 1 }, (_, k) =>
   Number(`1e${k}`),
 );
 

@@ -615,9 +615,11 @@ const unaggregatedSamples: Migration = {
   version: 23,
   name: 'unaggregated_samples',
   // The values an agent may send that the aggregates cannot take (NaN, ±Inf, beyond ±1e100),
-  // stored apart so that samples_1m and samples_1h (and the samples table, another's to
-  // redesign) stay as they are: PromQL and remote read merge them in, as the staleness markers.
+  // stored apart so that samples_1m and samples_1h never see them: PromQL and remote read merge
+  // them in, as they merge the staleness markers.
   up: (sql, { engine }) => engine.createUnaggregatedSamples(sql),
+};
+
 const scaledSampleValues: Migration = {
   version: 24,
   name: 'scaled_sample_values',

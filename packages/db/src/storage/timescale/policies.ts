@@ -2,7 +2,7 @@ import type { TransactionSql } from '../../core/database.js';
 import type { StoragePolicies } from '../storage-mode.js';
 
 /** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
-export type RefreshWindow = { startHours: number; endHours: number };
+type RefreshWindow = { startHours: number; endHours: number };
 
 /** Each continuous aggregate's refresh window, from the policies. */
 export type RefreshWindows = { samples_1m: RefreshWindow; samples_1h: RefreshWindow };

@@ -230,7 +230,7 @@ export const unaggregatedSamplesHypertable: readonly string[] = [
  * aggregation (materialized_only = false) adds what the refresh has not materialized yet;
  * samples_1h is built on samples_1m, so its average is weighted by each minute's count.
  */
-export function seriesAggregateViews(value: string): readonly string[] {
+function seriesAggregateViews(value: string): readonly string[] {
   return [
     `create materialized view samples_1m
       with (timescaledb.continuous, timescaledb.materialized_only = false) as
@@ -252,7 +252,7 @@ export function seriesAggregateViews(value: string): readonly string[] {
 }
 
 /** The aggregates as migration 16 made them, over the float8 `value` column. */
-export const seriesAggregates: readonly string[] = seriesAggregateViews('value');
+const seriesAggregates: readonly string[] = seriesAggregateViews('value');
 
 /**
  * The aggregates since migration 24, over the decoded value of a sample (scaled-value.ts), both

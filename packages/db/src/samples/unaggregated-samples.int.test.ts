@@ -58,7 +58,9 @@ describe.each(['postgres', 'timescale'] as const)(
 
     it('keeps them apart from samples, each value as written', async () => {
       expect(written).toMatchObject({ samplesWritten: 8, staleMarkersWritten: 1 });
-      const samples = await db.sql<{ v: number }[]>`select value as v from samples order by time`;
+      const samples = await db.sql<{ v: number }[]>`
+        select sample_value(mantissa, scale, value) as v from samples order by time
+      `;
       expect(samples.map((row) => row.v)).toEqual([1, 3]);
       const apart = await db.sql<{ t: Date; v: number }[]>`
         select time as t, value as v from unaggregated_samples order by time

@@ -15,7 +15,9 @@ const host = 'scaled-1';
 
 /** Three series as agents send them, a point every 20 s: one decimal, two, and any double. */
 function fleet(startMs: number, points: number): HostSample[] {
-  const odd = [0.1 + 0.2, -0, 5e-324, 1e100, -1e100, 1 / 3, 2 ** 60, 123456.78901234567];
+  // Large, but within ±1e100 however far `p` goes: values beyond go to unaggregated_samples,
+  // which the aggregates skip by design (unaggregated-samples.int.test.ts), in either layout.
+  const odd = [0.1 + 0.2, -0, 5e-324, 1e98, -1e98, 1 / 3, 2 ** 60, 123456.78901234567];
   return Array.from({ length: points }, (_, p) => ({
     orgId,
     host,
@@ -54,10 +56,16 @@ async function points(
 ) {
   return withSign(
     await db.sql<Point[]>`
-      select r.metric, s.time::text as time, ${db.sql.unsafe(value)} as value
-      from samples s join series r on r.id = s.series_id
-      where s.time < ${before}
-      order by r.metric, s.time
+      select p.metric, p.time::text as time, p.value from (
+        select r.metric, s.time, ${db.sql.unsafe(value)} as value
+        from samples s join series r on r.id = s.series_id
+        union all
+        -- Values beyond ±1e100: the store keeps them apart from the aggregated samples.
+        select r.metric, u.time, u.value
+        from unaggregated_samples u join series r on r.id = u.series_id
+      ) p
+      where p.time < ${before}
+      order by p.metric, p.time
     `,
   );
 }

@@ -238,6 +238,11 @@ async function deliver(
         if (!target.success) return invalid();
         return outcomeOf(await senders.webhook.send(notification, target.data));
       }
+      case 'alertmanager': {
+        const target = notificationTargetSchemas.alertmanager.safeParse(claim.target);
+        if (!target.success) return invalid();
+        return outcomeOf(await senders.alertmanager.send(notification, target.data));
+      }
     }
   } catch (err) {
     // Senders report failures as results; a throw is a bug, but the attempt still counts.

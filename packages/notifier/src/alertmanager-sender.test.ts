@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertmanagerTarget } from '@monitor/schemas';
 import type { AlertmanagerAlert } from './alertmanager-alert.js';
-import { alertsUrl, createAlertmanagerSender } from './alertmanager-sender.js';
+import { alertsUrl, createAlertmanagerSender, latestState } from './alertmanager-sender.js';
 import type { HttpPostTransport } from './http-post-transport.js';
 import { TargetRefusedError } from './http-post-transport.js';
 import { firedWarning } from './testing/fired-warning.js';
@@ -91,6 +91,19 @@ describe('createAlertmanagerSender', () => {
       detail: 'target refused: a loopback address',
       retriable: false,
     });
+  });
+});
+
+describe('latestState', () => {
+  it('sends a firing message retried after the alert resolved as resolved', () => {
+    const resolvedAt = new Date('2026-11-22T10:28:00.000Z');
+    expect(latestState({ ...notification, alertResolvedAt: resolvedAt }).alert).toMatchObject({
+      status: 'resolved',
+      resolved_at: '2026-11-22T10:28:00.000Z',
+      fired_at: firedWarning.alert.fired_at,
+    });
+    expect(latestState({ ...notification, alertResolvedAt: null })).toBe(firedWarning);
+    expect(latestState(notification)).toBe(firedWarning);
   });
 });
 

@@ -1,9 +1,13 @@
-import type { AlertmanagerTarget } from '@monitor/schemas';
+import type { AlertmanagerTarget, AlertNotification } from '@monitor/schemas';
 import type { AlertmanagerAlert } from './alertmanager-alert.js';
 import { toAlertmanagerAlert } from './alertmanager-alert.js';
 import type { HttpPostTransport } from './http-post-transport.js';
 import { httpPost } from './http-post.js';
-import type { DeliveryResult, NotificationSender } from './notification-sender.js';
+import type {
+  DeliveryResult,
+  NotificationSender,
+  OutgoingNotification,
+} from './notification-sender.js';
 import { idempotencyKeyHeader } from './notification-sender.js';
 
 export type AlertmanagerSenderOptions = {
@@ -75,7 +79,7 @@ export function createAlertmanagerSender(options: AlertmanagerSenderOptions): Al
 
   return {
     send(notification, target) {
-      const alert = toAlertmanagerAlert(notification.payload, notification, {
+      const alert = toAlertmanagerAlert(latestState(notification), notification, {
         nowMs: nowMs(),
         validForMs: validityInResendIntervals * options.resendIntervalMs,
         consoleUrl: options.consoleUrl,
@@ -83,6 +87,26 @@ export function createAlertmanagerSender(options: AlertmanagerSenderOptions): Al
       return post([alert], target, { [idempotencyKeyHeader]: notification.idempotencyKey });
     },
     post,
+  };
+}
+
+/**
+ * The message's alert as Alertmanager must see it now: a firing message retried after the alert
+ * resolved (its resolution may even have been delivered first) goes out resolved, since
+ * Alertmanager keeps the latest post of an alert and a firing one would reopen it.
+ */
+export function latestState(notification: OutgoingNotification): AlertNotification {
+  const { payload, alertResolvedAt } = notification;
+  if (
+    payload.alert.status !== 'active' ||
+    alertResolvedAt === undefined ||
+    alertResolvedAt === null
+  ) {
+    return payload;
+  }
+  return {
+    ...payload,
+    alert: { ...payload.alert, status: 'resolved', resolved_at: alertResolvedAt.toISOString() },
   };
 }
 

@@ -221,6 +221,41 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
     }
   });
 
+  it('posts a firing message that goes out after its alert resolved as resolved', async () => {
+    const ruleId = await createRule('queue stuck');
+    const alert = await fire(ruleId, 'worker-1');
+    await db.sql.begin((tx) => resolveAlerts(tx, { orgId, ruleId, host: alert.host }, new Date()));
+    // The firing message waits for a retry (as when Alertmanager was down): the resolution
+    // goes out first, then the firing message.
+    const held = await db.sql`
+      update notifications set next_attempt_at = now() + interval '1 hour'
+      where alert_id = ${alert.id} and transition = 'fired' returning id
+    `;
+    expect(held).toHaveLength(1);
+    await waitFor('the resolution to be delivered', async () => {
+      await notifier.runOnce();
+      const [row] = await db.sql<{ status: string }[]>`
+        select status from notifications where alert_id = ${alert.id} and transition = 'resolved'
+      `;
+      return row?.status === 'delivered' ? true : undefined;
+    });
+    await db.sql`update notifications set next_attempt_at = now() where id = ${held[0]!['id'] as string}`;
+    await drain();
+
+    const listed = await fetch(`${alertmanager.url}/api/v2/alerts?filter=alertname="queue stuck"`);
+    const alerts = (await listed.json()) as { endsAt: string; status: { state: string } }[];
+    // Alertmanager lists it, if at all, ended: the late firing message did not reopen it.
+    for (const listedAlert of alerts) {
+      expect(Date.parse(listedAlert.endsAt)).toBeLessThanOrEqual(Date.now());
+    }
+    expect(
+      messages().filter(
+        (message) =>
+          message.groupLabels['alertname'] === 'queue stuck' && message.status === 'firing',
+      ),
+    ).toEqual([]);
+  });
+
   it('loses no alert across an Alertmanager restart: the outbox retries, re-sends restore the rest', async () => {
     const ruleId = await createRule('memory high');
     const before = await fire(ruleId, 'app-1');

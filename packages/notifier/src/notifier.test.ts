@@ -42,6 +42,7 @@ function claim(overrides: Partial<ClaimedNotification> = {}): ClaimedNotificatio
     target: targets[channel],
     messageTemplate: null,
     tags: {},
+    alertResolvedAt: null,
     ...overrides,
   };
 }
@@ -157,6 +158,7 @@ describe('createNotifier', () => {
       payload,
       messageTemplate: null,
       tags: {},
+      alertResolvedAt: null,
     });
     expect(fake.records[0]).toEqual({
       notification: rows[0],

@@ -216,6 +216,7 @@ async function deliver(
     payload: claim.payload,
     messageTemplate: claim.messageTemplate,
     tags: claim.tags,
+    alertResolvedAt: claim.alertResolvedAt,
   };
   const invalid = (): { result: DeliveryResult; final: boolean } => ({
     result: { delivered: false, detail: `the stored ${channel} target is invalid` },

@@ -27,7 +27,7 @@ export type NotificationSendersOptions = {
 };
 
 /** Prometheus' `--rules.alert.resend-delay` default. */
-export const defaultAlertmanagerResendIntervalMs = 60_000;
+const defaultAlertmanagerResendIntervalMs = 60_000;
 
 /** The production senders, and `close` for the SMTP transport (call it after the notifier stopped). */
 export function createNotificationSenders(options: NotificationSendersOptions): {

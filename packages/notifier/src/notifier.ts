@@ -216,7 +216,6 @@ async function deliver(
     payload: claim.payload,
     messageTemplate: claim.messageTemplate,
     tags: claim.tags,
-    alertResolvedAt: claim.alertResolvedAt,
   };
   const invalid = (): { result: DeliveryResult; final: boolean } => ({
     result: { delivered: false, detail: `the stored ${channel} target is invalid` },
@@ -238,11 +237,6 @@ async function deliver(
         const target = notificationTargetSchemas.webhook.safeParse(claim.target);
         if (!target.success) return invalid();
         return outcomeOf(await senders.webhook.send(notification, target.data));
-      }
-      case 'alertmanager': {
-        const target = notificationTargetSchemas.alertmanager.safeParse(claim.target);
-        if (!target.success) return invalid();
-        return outcomeOf(await senders.alertmanager.send(notification, target.data));
       }
     }
   } catch (err) {

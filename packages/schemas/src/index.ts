@@ -122,7 +122,6 @@ export {
   parseInvestigationRequest,
 } from './investigations.js';
 export type {
-  AlertmanagerTarget,
   EmailTarget,
   NotificationChannelListResponse,
   NotificationChannelResponse,
@@ -135,7 +134,6 @@ export type {
   WebhookTarget,
 } from './notification-channels.js';
 export {
-  alertmanagerTargetSchema,
   emailTargetSchema,
   isNotificationChannelType,
   notificationChannelListResponseSchema,

@@ -209,6 +209,13 @@ describe('sample records of many hosts', () => {
         `the samples of ${host}`,
       );
       expect(await storedCpu(host)).toEqual([95, 20, 96]);
+      // The projection goes in beside the samples' transaction, on a connection of its own, and
+      // may land after it (behind the evaluator's lock on a service row it created first).
+      await waitFor(
+        async () => ((await projectionOf(host))?.lastSeenMs === t0 + 2_000 ? true : undefined),
+        30_000,
+        `the projection of ${host}`,
+      );
       expect(await projectionOf(host)).toEqual({ lastSeenMs: t0 + 2_000, cpu: 96 });
     }
     expect(await projectionOf(unstorableHost)).toBeUndefined();

@@ -174,7 +174,7 @@ async function runBenchmark(
   const evaluations = evaluationsAfter - evaluationsBefore;
   report.evaluator = {
     evaluationsPerSecond: (evaluations * 1000) / (performance.now() - windowStartedAt),
-    // What the capacity planner takes (docs/capacity-costs.json, evaluatorCpuUsPerSampleRule).
+    // What the capacity planner takes (packages/server/src/capacity/capacity-costs.json, evaluatorCpuUsPerSampleRule).
     cpuUsPerEvaluation:
       evaluations > 0 ? ((cpu.seconds['evaluator'] ?? 0) * 1e6) / evaluations : undefined,
     recordsBehindWriter: await recordsBehindWriter(stack.db, stack.env['SAMPLES_TOPIC'] ?? ''),

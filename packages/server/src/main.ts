@@ -1,11 +1,13 @@
 /**
  * The one entry point: `monitor <role>` runs a role (gateway, writer, api, all);
- * `monitor migrate`, `monitor orgs …` and `monitor keys …` administer the database. Only this
+ * `monitor migrate`, `monitor orgs …` and `monitor keys …` administer the database;
+ * `monitor capacity` plans a deployment. Only this
  * file touches `process`: argv, signals and exit codes.
  */
 import { Command } from 'commander';
 import { ConfigError, createMetrics, createShutdown, parseConfig } from '@monitor/platform';
 import { createAdminCommands } from './admin-commands.js';
+import { createCapacityCommand } from './capacity/capacity-command.js';
 import type { Role } from './config.js';
 import { adminConfigSchema, parseRoleConfig, roles } from './config.js';
 import { createProcessLogger } from './process-logger.js';
@@ -76,6 +78,7 @@ const admin = createAdminCommands({
   createLogger: (config, name) => createProcessLogger(config, name, 'stderr'),
 });
 for (const command of admin) program.addCommand(command);
+program.addCommand(createCapacityCommand((text) => process.stdout.write(text)));
 
 await program.parseAsync(process.argv).catch((err: unknown) => {
   // The typed database errors say what kind of failure it was; the operator of a one-shot

@@ -1,8 +1,10 @@
 /**
- * The capacity planner's arithmetic (`npm run capacity`): from a fleet's shape to replicas,
- * cores, memory and disk, using per-unit costs that benchmarks measured (docs/capacity-costs.json,
+ * The capacity planner's arithmetic (`monitor capacity`): from a fleet's shape to replicas,
+ * cores, memory and disk, using per-unit costs that benchmarks measured (capacity-costs.json,
  * each figure naming its run). Pure: the command reads the file and prints the plan.
  */
+
+import { defaultStoragePolicies } from '@monitor/db';
 
 /** One measured cost and the run it comes from. */
 type Figure = {
@@ -25,8 +27,15 @@ const figureNames = [
   'postgresCpuUsPerHostSample',
   'evaluatorCpuUsPerHostSample',
   'evaluatorCpuUsPerSampleRule',
-  'recordBytesPerSample',
-  'storedBytesPerRowUncompressed',
+  'busBytesPerRequest',
+  'busBytesPerSample',
+  'rawBytesPerSampleCompressed',
+  'rawBytesPerRowUncompressed',
+  'rollup1mBytesPerBucketCompressed',
+  'rollup1mBytesPerBucketUncompressed',
+  'rollup1hBytesPerBucketCompressed',
+  'rollup1hBytesPerBucketUncompressed',
+  'bytesPerSeries',
   'gatewayRssMiB',
   'writerRssMiB',
   'loadGeneratorCpuUsPerRequest',
@@ -34,10 +43,7 @@ const figureNames = [
 
 export type CapacityCosts = {
   version: 1;
-  figures: Record<(typeof figureNames)[number], Figure> & {
-    /** Compressed bytes per row, once a benchmark measured it; absent: disk is an upper bound. */
-    storedBytesPerRowCompressed?: Figure;
-  };
+  figures: Record<(typeof figureNames)[number], Figure>;
   /** The latest recorded bench figure the planner must reproduce. */
   check: {
     bench: string;
@@ -59,9 +65,8 @@ export function parseCapacityCosts(json: unknown): CapacityCosts {
   if (costs?.version !== 1) throw new Error('capacity costs: version must be 1');
   const figures = (costs.figures ?? {}) as Record<string, Partial<Figure> | undefined>;
   const required: readonly string[] = figureNames;
-  for (const name of [...required, 'storedBytesPerRowCompressed']) {
+  for (const name of required) {
     const figure = figures[name];
-    if (figure === undefined && !required.includes(name)) continue;
     if (typeof figure?.value !== 'number' || !(figure.value >= 0))
       throw new Error(`capacity costs: ${name} needs a non-negative value`);
     for (const field of figureFields) {
@@ -83,7 +88,11 @@ export type FleetShape = {
   hosts: number;
   metricsPerHost: number;
   intervalSeconds: number;
+  /** Raw sample retention (RAW_RETENTION_DAYS). */
   retentionDays: number;
+  /** How long the 1-minute and 1-hour aggregates are kept (ROLLUP_1M/1H_RETENTION_DAYS). */
+  rollup1mRetentionDays: number;
+  rollup1hRetentionDays: number;
   /** Alert rules; each evaluated on every sample of its metric (rules spread over the metrics). */
   rules: number;
   /** Hosts per ingest request: 1 for agents that each send their own. */
@@ -100,8 +109,19 @@ export type PlanAssumptions = {
   replicationFactor: number;
   /** How long the samples topic keeps records (the broker's default, 7 days). */
   topicRetentionDays: number;
-  /** Raw samples stay uncompressed this long (COMPRESS_AFTER_DAYS). */
-  compressAfterDays: number;
+  /** A raw chunk is compressed this long after its end (COMPRESS_AFTER_HOURS). */
+  compressAfterHours: number;
+  /** How often the compression job runs: a chunk may wait this long besides. */
+  jobIntervalHours: number;
+  /**
+   * `samples_1m` is computed from the raw samples while they are kept, and materialized only
+   * this long before the raw retention drops them.
+   */
+  rollup1mHeldHours: number;
+  /** `samples_1m`'s chunk interval: materialized rows stay uncompressed until theirs ended. */
+  rollup1mChunkHours: number;
+  /** `samples_1h` keeps its newest chunk (7 days) and the job's delay uncompressed. */
+  rollup1hUncompressedHours: number;
   /** The largest TimescaleDB primary one would run; beyond it the design stops scaling. */
   maxDatabaseCores: number;
   maxDatabaseMemoryGB: number;
@@ -112,7 +132,11 @@ export const defaultAssumptions: PlanAssumptions = {
   brokerCores: 4,
   replicationFactor: 3,
   topicRetentionDays: 7,
-  compressAfterDays: 7,
+  compressAfterHours: defaultStoragePolicies.compressAfterHours,
+  jobIntervalHours: 1,
+  rollup1mHeldHours: 12,
+  rollup1mChunkHours: 24,
+  rollup1hUncompressedHours: 7 * 24 + 2,
   maxDatabaseCores: 32,
   maxDatabaseMemoryGB: 512,
 };
@@ -122,10 +146,10 @@ const writerConsumersPerReplica = 2;
 /** The partition count's floor (SAMPLES_TOPIC_PARTITIONS' default). */
 const minimumPartitions = 6;
 /**
- * Chunk intervals of `samples` to choose from, longest first: the shipped one is a day, and
- * `set_chunk_time_interval('samples', …)` shortens it for a fleet whose day does not fit.
+ * Chunk intervals of `samples` to choose from, longest first: the shipped one is 6 hours, and
+ * `set_chunk_time_interval('samples', …)` shortens it for a fleet whose chunk does not fit.
  */
-const chunkIntervalsHours = [24, 12, 6, 3, 1, 0.5, 0.25] as const;
+const chunkIntervalsHours = [6, 3, 1, 0.5, 0.25] as const;
 
 export type CapacityPlan = {
   samplesPerSecond: number;
@@ -150,8 +174,10 @@ export type CapacityPlan = {
     /** The chunk interval of `samples` that memory was sized for. */
     chunkIntervalHours: number;
     diskGB: number;
-    /** Whether the disk figure uses a measured compressed size (false: uncompressed bound). */
-    diskCompressed: boolean;
+    /** Disk at steady state, by what holds it. */
+    disk: { rawGB: number; rollup1mGB: number; rollup1hGB: number; seriesGB: number };
+    /** Disk per raw sample kept, everything counted. */
+    bytesPerSample: number;
     /** Whether one primary of at most `maxDatabaseCores` takes the load. */
     fitsOnePrimary: boolean;
   };
@@ -197,7 +223,8 @@ export function planCapacity(
   const consumersNeeded = Math.max(writerReplicas * writerConsumersPerReplica, evaluatorReplicas);
   const partitions = Math.max(minimumPartitions, 2 * consumersNeeded);
 
-  const ingressBytesPerSecond = samplesPerSecond * f.recordBytesPerSample.value;
+  const ingressBytesPerSecond =
+    requestsPerSecond * f.busBytesPerRequest.value + samplesPerSecond * f.busBytesPerSample.value;
   // Each replica of a record costs its broker about what the leader's copy costs.
   const kafkaCores =
     samplesPerSecond * f.kafkaCpuUsPerSample.value * us * assumptions.replicationFactor;
@@ -212,21 +239,15 @@ export function planCapacity(
     (hostSamplesPerSecond * f.postgresCpuUsPerHostSample.value +
       samplesPerSecond * f.postgresCpuUsPerRow.value) *
     us;
-  const rowBytes = f.storedBytesPerRowUncompressed.value;
-  const compressedBytes = f.storedBytesPerRowCompressed?.value ?? rowBytes;
-  const uncompressedDays = Math.min(fleet.retentionDays, assumptions.compressAfterDays);
-  const rowsPerDay = samplesPerSecond * 86_400;
-  const diskBytes =
-    rowsPerDay * uncompressedDays * rowBytes +
-    rowsPerDay * (fleet.retentionDays - uncompressedDays) * compressedBytes;
   // TimescaleDB's sizing rule: the chunk being written, indexes included, within a quarter of
   // memory; the longest chunk interval whose memory a primary can have.
   const memoryGBFor = (hours: number): number =>
-    (4 * samplesPerSecond * hours * 3_600 * rowBytes) / 1e9;
+    (4 * samplesPerSecond * hours * 3_600 * f.rawBytesPerRowUncompressed.value) / 1e9;
   const shortestChunkHours = 0.25;
   const chunkIntervalHours =
     chunkIntervalsHours.find((hours) => memoryGBFor(hours) <= assumptions.maxDatabaseMemoryGB) ??
     shortestChunkHours;
+  const disk = steadyStateDisk(fleet, costs, assumptions, chunkIntervalHours);
   const memoryGB = memoryGBFor(chunkIntervalHours);
 
   return {
@@ -257,12 +278,67 @@ export function planCapacity(
       cores: databaseCores,
       memoryGB,
       chunkIntervalHours,
-      diskGB: diskBytes / 1e9,
-      diskCompressed: f.storedBytesPerRowCompressed !== undefined,
+      diskGB: disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB,
+      disk,
+      bytesPerSample:
+        ((disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB) * 1e9) /
+        (samplesPerSecond * fleet.retentionDays * 86_400),
       fitsOnePrimary:
         databaseCores / u <= assumptions.maxDatabaseCores &&
         memoryGB <= assumptions.maxDatabaseMemoryGB,
     },
+  };
+}
+
+/**
+ * The database's disk once every retention is reached, per series: raw samples compressed but
+ * for the chunk being written and its wait for the job (at its fullest, not on average: disk is
+ * sized for the peak); `samples_1m` as materialized rows from shortly before the raw retention to
+ * its own; `samples_1h` over its retention, compressed but for its newest chunk.
+ */
+function steadyStateDisk(
+  fleet: FleetShape,
+  costs: CapacityCosts,
+  assumptions: PlanAssumptions,
+  chunkIntervalHours: number,
+): CapacityPlan['database']['disk'] {
+  const f = costs.figures;
+  const series = fleet.hosts * fleet.metricsPerHost;
+  const samplesPerHour = 3_600 / fleet.intervalSeconds;
+  const rawHours = fleet.retentionDays * 24;
+  const rawUncompressedHours = Math.min(
+    rawHours,
+    chunkIntervalHours + assumptions.compressAfterHours + assumptions.jobIntervalHours,
+  );
+  const raw =
+    samplesPerHour *
+    ((rawHours - rawUncompressedHours) * f.rawBytesPerSampleCompressed.value +
+      rawUncompressedHours * f.rawBytesPerRowUncompressed.value);
+  const rollup1mHours = fleet.rollup1mRetentionDays * 24;
+  const rollup1mMaterializedHours = Math.min(
+    rollup1mHours,
+    Math.max(0, rollup1mHours - rawHours) + assumptions.rollup1mHeldHours,
+  );
+  const rollup1mUncompressedHours = Math.min(
+    rollup1mMaterializedHours,
+    assumptions.rollup1mHeldHours + assumptions.rollup1mChunkHours,
+  );
+  const rollup1mCompressedHours = rollup1mMaterializedHours - rollup1mUncompressedHours;
+  const rollup1m =
+    60 *
+    (rollup1mCompressedHours * f.rollup1mBytesPerBucketCompressed.value +
+      rollup1mUncompressedHours * f.rollup1mBytesPerBucketUncompressed.value);
+  const rollup1hHours = fleet.rollup1hRetentionDays * 24;
+  const rollup1hUncompressedHours = Math.min(rollup1hHours, assumptions.rollup1hUncompressedHours);
+  const rollup1h =
+    (rollup1hHours - rollup1hUncompressedHours) * f.rollup1hBytesPerBucketCompressed.value +
+    rollup1hUncompressedHours * f.rollup1hBytesPerBucketUncompressed.value;
+  const gb = (bytesPerSeries: number): number => (series * bytesPerSeries) / 1e9;
+  return {
+    rawGB: gb(raw),
+    rollup1mGB: gb(rollup1m),
+    rollup1hGB: gb(rollup1h),
+    seriesGB: gb(f.bytesPerSeries.value),
   };
 }
 

@@ -1,0 +1,173 @@
+/**
+ * `monitor capacity --hosts 1000000 --metrics 100 --interval 15s --retention 30d`: how many
+ * gateways, Kafka brokers and partitions, writers and evaluators, and how much TimescaleDB for a
+ * fleet, from the measured costs in capacity-costs.json (docs/capacity.md walks through it).
+ * Reads no configuration and opens no connection.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { defaultStoragePolicies } from '@monitor/db';
+import costsJson from './capacity-costs.json' with { type: 'json' };
+import type { CapacityPlan, FleetShape, PlanAssumptions } from './capacity-plan.js';
+import {
+  defaultAssumptions,
+  parseCapacityCosts,
+  planCapacity,
+  predictBenchThroughput,
+} from './capacity-plan.js';
+
+/** `15s`, `1m`, `2h`, `30d` (or a bare number of the default unit) in seconds. */
+function durationSeconds(text: string, defaultUnit: 's' | 'd'): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h|d)?$/.exec(text.trim());
+  if (match === null) throw new InvalidArgumentError('must look like 15s, 5m, 2h or 30d');
+  const factor = { s: 1, m: 60, h: 3_600, d: 86_400 }[match[2] ?? defaultUnit] ?? 1;
+  const seconds = Number(match[1]) * factor;
+  if (!(seconds > 0)) throw new InvalidArgumentError('must be above zero');
+  return seconds;
+}
+
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+function nonNegativeInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError('must be a non-negative integer');
+  return n;
+}
+
+const days = (text: string): number => durationSeconds(text, 'd') / 86_400;
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssumptions): string {
+  const db = plan.database;
+  const lines = [
+    `Fleet: ${fmt(fleet.hosts)} hosts × ${fleet.metricsPerHost} metrics every ${fleet.intervalSeconds} s, ` +
+      `raw samples kept ${fleet.retentionDays} days (1-minute aggregates ${fleet.rollup1mRetentionDays}, ` +
+      `1-hour ${fleet.rollup1hRetentionDays}), ${fmt(fleet.rules)} rules`,
+    `  ${fmt(plan.samplesPerSecond)} samples/s in ${fmt(plan.requestsPerSecond)} requests/s ` +
+      `(${fmt(plan.hostSamplesPerSecond)} host samples/s)`,
+    '',
+    `Gateways        ${fmt(plan.gateway.replicas)} replicas (${fmt(plan.gateway.cores, 1)} cores of work, ` +
+      `${fmt(plan.gateway.memoryMiB / 1024, 1)} GiB), Redis ${fmt(plan.redis.cores, 2)} cores`,
+    `Kafka           ${plan.kafka.brokers} brokers of ${assumptions.brokerCores} cores ` +
+      `(${fmt(plan.kafka.cores, 1)} cores of work at replication ${assumptions.replicationFactor}), ` +
+      `${plan.kafka.partitions} partitions, ${fmt(plan.kafka.ingressMBps, 1)} MB/s in, ` +
+      `${fmt(plan.kafka.diskGB)} GB disk (${assumptions.topicRetentionDays} days × ${assumptions.replicationFactor})`,
+    `Writers         ${fmt(plan.writer.replicas)} replicas (${fmt(plan.writer.cores, 1)} cores of work, ` +
+      `${fmt(plan.writer.memoryMiB / 1024, 1)} GiB)`,
+    `Evaluators      ${fmt(plan.evaluator.replicas)} replicas (${fmt(plan.evaluator.cores, 1)} cores of work): ` +
+      `${fmt(plan.evaluationsPerSecond)} rule evaluations/s`,
+    `TimescaleDB     ${fmt(Math.ceil(db.cores / assumptions.targetUtilization))} cores ` +
+      `(${fmt(db.cores, 1)} of work), ${fmt(db.memoryGB)} GB memory ` +
+      `(chunks of ${db.chunkIntervalHours} h), ${fmt(db.diskGB)} GB disk ` +
+      `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the aggregates kept longer included): raw ${fmt(db.disk.rawGB)}, ` +
+      `samples_1m ${fmt(db.disk.rollup1mGB)}, samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
+      `series ${fmt(db.disk.seriesGB, 1)}`,
+    '',
+    `Replicas and cores at ${assumptions.targetUtilization * 100} % of a core each (two of every role at least, ` +
+      `for failover); partitions leave room for twice the consumers.`,
+  ];
+  if (!db.fitsOnePrimary) {
+    lines.push(
+      `Beyond one TimescaleDB primary of ${assumptions.maxDatabaseCores} cores and ` +
+        `${assumptions.maxDatabaseMemoryGB} GB: see docs/capacity.md, ` +
+        '"Where the design stops scaling".',
+    );
+  }
+  return lines.join('\n');
+}
+
+type CapacityOptions = {
+  hosts: number;
+  metrics: number;
+  interval: number;
+  retention: number;
+  rollup1mRetention: number;
+  rollup1hRetention: number;
+  rules: number;
+  hostsPerRequest: number;
+  maxDbCores: number;
+  brokerCores: number;
+};
+
+export function createCapacityCommand(write: (text: string) => void): Command {
+  return new Command('capacity')
+    .description(
+      'plan replicas, cores, memory and disk for a fleet, from measured costs (docs/capacity.md)',
+    )
+    .requiredOption('--hosts <n>', 'monitored hosts', positiveInteger)
+    .option('--metrics <n>', 'metrics per host sample', positiveInteger, 10)
+    .option(
+      '--interval <duration>',
+      'how often each host sends, e.g. 15s, 1m',
+      (text) => durationSeconds(text, 's'),
+      15,
+    )
+    .option(
+      '--retention <duration>',
+      'raw sample retention, e.g. 30d',
+      days,
+      defaultStoragePolicies.rawRetentionDays,
+    )
+    .option(
+      '--rollup-1m-retention <duration>',
+      '1-minute aggregate retention',
+      days,
+      defaultStoragePolicies.rollup1mRetentionDays,
+    )
+    .option(
+      '--rollup-1h-retention <duration>',
+      '1-hour aggregate retention',
+      days,
+      defaultStoragePolicies.rollup1hRetentionDays,
+    )
+    .option('--rules <n>', 'alert rules, spread over the metrics', nonNegativeInteger, 100)
+    .option(
+      '--hosts-per-request <n>',
+      'hosts per ingest request (1: each agent sends its own)',
+      positiveInteger,
+      1,
+    )
+    .option(
+      '--max-db-cores <n>',
+      'the largest TimescaleDB primary you would run',
+      positiveInteger,
+      defaultAssumptions.maxDatabaseCores,
+    )
+    .option(
+      '--broker-cores <n>',
+      'cores per Kafka broker',
+      positiveInteger,
+      defaultAssumptions.brokerCores,
+    )
+    .action((options: CapacityOptions) => {
+      const fleet: FleetShape = {
+        hosts: options.hosts,
+        metricsPerHost: options.metrics,
+        intervalSeconds: options.interval,
+        retentionDays: options.retention,
+        rollup1mRetentionDays: options.rollup1mRetention,
+        rollup1hRetentionDays: options.rollup1hRetention,
+        rules: options.rules,
+        hostsPerRequest: options.hostsPerRequest,
+      };
+      const assumptions: PlanAssumptions = {
+        ...defaultAssumptions,
+        maxDatabaseCores: options.maxDbCores,
+        brokerCores: options.brokerCores,
+      };
+      const costs = parseCapacityCosts(costsJson);
+      write(`${formatPlan(fleet, planCapacity(fleet, costs, assumptions), assumptions)}\n`);
+      const predicted = predictBenchThroughput(costs);
+      write(
+        `\nCheck: on ${costs.check.cores} cores the costs predict ${fmt(predicted)} samples/s for ` +
+          `${costs.check.bench}; it measured ${fmt(costs.check.samplesPerSecond)} ` +
+          `(${costs.check.date}), ${fmt((predicted / costs.check.samplesPerSecond - 1) * 100, 1)} %.\n`,
+      );
+    });
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import costsJson from './capacity-costs.json' with { type: 'json' };
+import {
+  defaultAssumptions,
+  parseCapacityCosts,
+  planCapacity,
+  predictBenchThroughput,
+} from './capacity-plan.js';
+
+const costs = parseCapacityCosts(costsJson);
+
+const fleet = {
+  hosts: 10_000,
+  metricsPerHost: 100,
+  intervalSeconds: 15,
+  retentionDays: 30,
+  rollup1mRetentionDays: 90,
+  rollup1hRetentionDays: 730,
+  rules: 100,
+  hostsPerRequest: 1,
+};
+
+describe('the capacity costs', () => {
+  it('reproduce the latest recorded bench:compare figure for its 2-core machine within the tolerance', () => {
+    expect(costs.check.cores).toBe(2);
+    const predicted = predictBenchThroughput(costs);
+    const error = Math.abs(predicted / costs.check.samplesPerSecond - 1);
+    expect(error).toBeLessThanOrEqual(costs.check.tolerance);
+    expect(costs.check.tolerance).toBeLessThanOrEqual(0.25);
+  });
+
+  it('name the benchmark, machine and date of every figure', () => {
+    for (const figure of Object.values(costs.figures)) {
+      expect(figure.bench).toMatch(/^bench:/);
+      expect(figure.date).toMatch(/^2\d{3}-\d{2}-\d{2}/);
+      expect(figure.machine).not.toBe('');
+    }
+  });
+
+  it('refuses a figure without its source', () => {
+    const broken = structuredClone(costs) as { figures: Record<string, { source?: string }> };
+    delete broken.figures['writerCpuUsPerRow']?.source;
+    expect(() => parseCapacityCosts(broken)).toThrow(/writerCpuUsPerRow needs its source/);
+  });
+});
+
+describe('planCapacity', () => {
+  it('scales every role with the samples per second', () => {
+    const small = planCapacity(fleet, costs);
+    const large = planCapacity({ ...fleet, hosts: 100_000 }, costs);
+    expect(small.samplesPerSecond).toBeCloseTo(66_666.7, 1);
+    expect(large.samplesPerSecond).toBeCloseTo(10 * small.samplesPerSecond, 6);
+    for (const role of ['gateway', 'writer', 'evaluator', 'database'] as const)
+      expect(large[role].cores).toBeCloseTo(10 * small[role].cores, 6);
+    // Disk too, at one chunk interval (a larger fleet's shorter chunks leave less uncompressed).
+    const hundred = planCapacity({ ...fleet, hosts: 100 }, costs);
+    const thousand = planCapacity({ ...fleet, hosts: 1_000 }, costs);
+    expect(thousand.database.chunkIntervalHours).toBe(hundred.database.chunkIntervalHours);
+    expect(thousand.database.diskGB).toBeCloseTo(10 * hundred.database.diskGB, 6);
+    expect(large.database.diskGB).toBeLessThan(10 * small.database.diskGB);
+  });
+
+  it('costs the gateway per request and per sample, as measured', () => {
+    const plan = planCapacity(fleet, costs);
+    const f = costs.figures;
+    const expectedUs =
+      (fleet.hosts / fleet.intervalSeconds) *
+      (f.gatewayCpuUsPerRequest.value + fleet.metricsPerHost * f.gatewayCpuUsPerSample.value);
+    expect(plan.gateway.cores).toBeCloseTo(expectedUs / 1e6, 9);
+    expect(plan.gateway.replicas).toBe(Math.max(2, Math.ceil(plan.gateway.cores / 0.7)));
+  });
+
+  it('keeps two replicas of each role and room for twice the consumers in the partitions', () => {
+    const tiny = planCapacity({ ...fleet, hosts: 10 }, costs);
+    expect([tiny.gateway.replicas, tiny.writer.replicas, tiny.evaluator.replicas]).toEqual([
+      2, 2, 2,
+    ]);
+    // Two writers of two consumers each, twice over.
+    expect(tiny.kafka.partitions).toBe(8);
+    expect(tiny.kafka.brokers).toBe(3);
+    const big = planCapacity({ ...fleet, hosts: 1_000_000 }, costs);
+    expect(big.kafka.partitions).toBe(
+      2 * Math.max(2 * big.writer.replicas, big.evaluator.replicas),
+    );
+  });
+
+  it('evaluates each sample against the rules of its metric', () => {
+    const plan = planCapacity({ ...fleet, rules: 1_000 }, costs);
+    expect(plan.evaluationsPerSecond).toBeCloseTo(plan.samplesPerSecond * 10, 6);
+  });
+
+  it('shortens the chunk interval until the chunk being written fits a quarter of memory', () => {
+    const plan = planCapacity({ ...fleet, hosts: 1_000 }, costs);
+    expect(plan.database.chunkIntervalHours).toBe(6);
+    const larger = planCapacity(fleet, costs);
+    expect(larger.database.chunkIntervalHours).toBeLessThan(6);
+    expect(larger.database.memoryGB).toBeLessThanOrEqual(512);
+  });
+
+  it('says when one TimescaleDB primary no longer takes the load', () => {
+    expect(planCapacity(fleet, costs).database.fitsOnePrimary).toBe(true);
+    expect(planCapacity({ ...fleet, hosts: 1_000_000 }, costs).database.fitsOnePrimary).toBe(false);
+  });
+
+  it('sizes Kafka per request and per sample, as the bus carries them', () => {
+    const f = costs.figures;
+    const single = planCapacity(fleet, costs);
+    const batched = planCapacity({ ...fleet, hostsPerRequest: 100 }, costs);
+    const bytesPerSecond = (plan: typeof single): number => plan.kafka.ingressMBps * 1e6;
+    expect(bytesPerSecond(single) - bytesPerSecond(batched)).toBeCloseTo(
+      (single.requestsPerSecond - batched.requestsPerSecond) * f.busBytesPerRequest.value,
+      3,
+    );
+    expect(single.kafka.diskGB).toBeCloseTo((bytesPerSecond(single) * 3 * 7 * 86_400) / 1e9, 6);
+  });
+
+  it('counts the raw samples compressed but for the chunk being written and its wait', () => {
+    const f = costs.figures;
+    const plan = planCapacity({ ...fleet, hosts: 1_000 }, costs);
+    const series = 1_000 * fleet.metricsPerHost;
+    const uncompressedHours = 6 + defaultAssumptions.compressAfterHours + 1;
+    const perSeries =
+      240 *
+      ((30 * 24 - uncompressedHours) * f.rawBytesPerSampleCompressed.value +
+        uncompressedHours * f.rawBytesPerRowUncompressed.value);
+    expect(plan.database.disk.rawGB).toBeCloseTo((series * perSeries) / 1e9, 6);
+    // A short retention keeps the raw samples near their uncompressed size.
+    const short = planCapacity({ ...fleet, hosts: 1_000, retentionDays: 0.25 }, costs);
+    expect(short.database.disk.rawGB).toBeCloseTo(
+      (series * 240 * 6 * f.rawBytesPerRowUncompressed.value) / 1e9,
+      6,
+    );
+  });
+
+  it('keeps the 1-minute aggregate only from shortly before the raw retention, the 1-hour one throughout', () => {
+    const f = costs.figures;
+    const plan = planCapacity(fleet, costs);
+    const series = fleet.hosts * fleet.metricsPerHost;
+    const held = defaultAssumptions.rollup1mHeldHours;
+    const uncompressed = held + defaultAssumptions.rollup1mChunkHours;
+    const materialized = (90 - 30) * 24 + held;
+    expect(plan.database.disk.rollup1mGB).toBeCloseTo(
+      (series *
+        60 *
+        ((materialized - uncompressed) * f.rollup1mBytesPerBucketCompressed.value +
+          uncompressed * f.rollup1mBytesPerBucketUncompressed.value)) /
+        1e9,
+      6,
+    );
+    // Kept no longer than the raw samples, it is only the held window.
+    const equal = planCapacity({ ...fleet, rollup1mRetentionDays: 30 }, costs);
+    expect(equal.database.disk.rollup1mGB).toBeCloseTo(
+      (series * 60 * held * f.rollup1mBytesPerBucketUncompressed.value) / 1e9,
+      6,
+    );
+    const longer = planCapacity({ ...fleet, rollup1hRetentionDays: 1_460 }, costs);
+    expect(longer.database.disk.rollup1hGB).toBeGreaterThan(1.9 * plan.database.disk.rollup1hGB);
+    expect(plan.database.bytesPerSample).toBeCloseTo(
+      (plan.database.diskGB * 1e9) / (plan.samplesPerSecond * 30 * 86_400),
+      9,
+    );
+  });
+});

@@ -283,8 +283,28 @@ describe('analyzeIncident without a baseline', () => {
       'Top CPU consumers at the end of the range',
     );
     expect(firstSeenOnly!.analysis.summary).toMatch(
-      /cpu_percent on web-1 was [\d.]+ at the end of the range/,
+      /cpu_percent on web-1 averaged [\d.]+ over the last minutes of the range/,
     );
+  });
+
+  it('gives the value that fired as the value at firing, and the bucket averages as averages', () => {
+    // The alert fired on one sample of 97 whose bucket averages down with its neighbours.
+    const input = firstSeen(hogInput(), 8);
+    input.alert = { ...input.alert!, value: 97 };
+    const { report } = analyzeIncident(input);
+    const average = report.findings.find((f) => f.title.startsWith('No baseline'))?.evidence[
+      'recent_average'
+    ] as number;
+    expect(average).not.toBe(97);
+    expect(report.analysis.summary).toContain(
+      `cpu_percent on web-1 was 97 at firing (threshold ${input.alert.threshold}), and averaged ${average} over the last minutes before firing.`,
+    );
+    expect(report.findings.find((f) => f.title.startsWith('No baseline'))?.evidence).toMatchObject({
+      value_at_firing: 97,
+    });
+    const measured = analyzeIncident({ ...hogInput(), alert: { ...hogInput().alert!, value: 97 } });
+    const metric = measured.report.findings.find((f) => f.title.includes('to an average of'));
+    expect(metric?.detail).toContain('the alert fired on 97');
   });
 
   it('ranks by current use when the metric has a baseline but no snapshot falls in it', () => {

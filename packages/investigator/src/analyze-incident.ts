@@ -22,7 +22,7 @@ import type {
   RuleHistorySummary,
 } from './incident-evidence.js';
 import type { AlertCondition } from '@monitor/schemas';
-import type { IncidentInput, TimeRange } from './incident-input.js';
+import type { AlertFacts, IncidentInput, TimeRange } from './incident-input.js';
 import type { MetricDeviation } from './metric-deviation.js';
 import { deviationSigmas, effectiveSpread, measureDeviation } from './metric-deviation.js';
 import { rankHypotheses } from './rank-hypotheses.js';
@@ -282,7 +282,7 @@ function observe(input: IncidentInput, focus: FocusMetric): Observation {
     snapshots,
     firstSeenMs: seen.length === 0 ? undefined : Math.min(...seen),
     firstSnapshotMs: listing.length === 0 ? undefined : Math.min(...listing.map((s) => s.timeMs)),
-    firingLevel:
+    recentLevel:
       incidentValues.length === 0
         ? (input.alert?.value ?? undefined)
         : mean(incidentValues.slice(-3)),
@@ -374,21 +374,31 @@ function deviationEvidence(d: MetricDeviation): Record<string, unknown> {
       last: round(d.incident.last),
       samples: d.incident.count,
     },
-    firing_level: round(d.firingLevel),
+    recent_average: round(d.recentLevel),
     z: round(d.z),
     incident_slope_per_minute: round(d.incidentSlopePerMinute),
     onset: d.onsetMs === undefined ? null : iso(d.onsetMs),
   };
 }
 
-function describeDeviation(d: MetricDeviation, host: string): string {
-  const moved = d.firingLevel >= d.baseline.mean ? 'rose' : 'fell';
+function describeDeviation(d: MetricDeviation, host: string, alert?: AlertFacts): string {
+  const moved = d.recentLevel >= d.baseline.mean ? 'rose' : 'fell';
   const onset = d.onsetMs === undefined ? '' : `, deviating since ${clockTime(d.onsetMs)}`;
+  const fired =
+    alert?.value === null || alert === undefined
+      ? ''
+      : `; the alert fired on ${formatValue(alert.value)}`;
   return (
     `${d.metric} on ${host} ${moved} from ${round(d.baseline.mean)} (baseline mean, ` +
-    `${clockTime(d.baseline.fromMs)}–${clockTime(d.baseline.toMs)}) to ${round(d.firingLevel)} ` +
-    `at ${clockTime(d.incident.toMs)}, ${round(Math.abs(d.z))} baseline spreads${onset}`
+    `${clockTime(d.baseline.fromMs)}–${clockTime(d.baseline.toMs)}) to an average of ` +
+    `${round(d.recentLevel)} by ${clockTime(d.incident.toMs)}, ${round(Math.abs(d.z))} baseline ` +
+    `spreads${onset}${fired}`
   );
+}
+
+/** An alert's value as stored: exact, not rounded like the averages. */
+function formatValue(value: number): string {
+  return String(value);
 }
 
 /**
@@ -402,11 +412,19 @@ function atMoment(evidence: IncidentEvidence): string {
 /** Why there is no baseline, with the numbers. */
 function describeMissingBaseline(evidence: IncidentEvidence): string {
   const { observation, focus, host, alert } = evidence;
-  const level =
-    observation.firingLevel === undefined
+  const average =
+    observation.recentLevel === undefined
       ? ''
-      : `${focus.metric} on ${host} was ${round(observation.firingLevel)} ${atMoment(evidence)}` +
-        `${alert === undefined ? '' : ` (threshold ${alert.threshold})`}. `;
+      : `averaged ${round(observation.recentLevel)} over the last minutes ${
+          evidence.alert === undefined ? 'of the range' : 'before firing'
+        }`;
+  const level =
+    alert?.value === null || alert === undefined
+      ? average === ''
+        ? ''
+        : `${focus.metric} on ${host} ${average}. `
+      : `${focus.metric} on ${host} was ${formatValue(alert.value)} at firing (threshold ` +
+        `${alert.threshold})${average === '' ? '' : `, and ${average}`}. `;
   const seen =
     observation.firstSeenMs === undefined
       ? `${host} has no samples or snapshots in the windows read`
@@ -445,7 +463,7 @@ function buildSummary(
         `current use says who consumes, not what changed.`
       : deviation === undefined
         ? `No samples of ${metric} on ${evidence.host} cover both the baseline and the incident window.`
-        : `${describeDeviation(deviation, evidence.host)}.${
+        : `${describeDeviation(deviation, evidence.host, evidence.alert)}.${
             observation.consumerBasis === 'current_snapshots'
               ? ` No process or container snapshot falls in the baseline: processes and ` +
                 `containers are ranked by what they use now, their scores scaled by ` +
@@ -525,7 +543,8 @@ function missingBaselineFinding(evidence: IncidentEvidence): InvestigationFindin
       baseline_points: observation.baselinePoints,
       minimum_baseline_points: minBaselinePoints,
       first_seen: observation.firstSeenMs === undefined ? null : iso(observation.firstSeenMs),
-      firing_level: observation.firingLevel === undefined ? null : round(observation.firingLevel),
+      recent_average: observation.recentLevel === undefined ? null : round(observation.recentLevel),
+      value_at_firing: alert?.value ?? null,
       threshold: alert?.threshold ?? null,
       snapshots: observation.snapshots,
       thinness: round(observation.thinness),
@@ -596,8 +615,8 @@ function buildFindings(
             },
           }
         : {
-            title: `${metric} ${deviation.firingLevel >= deviation.baseline.mean ? 'rose' : 'fell'} from ${round(deviation.baseline.mean)} to ${round(deviation.firingLevel)}`,
-            detail: `${describeDeviation(deviation, evidence.host)}; slope in the incident window ${round(deviation.incidentSlopePerMinute)} per minute.`,
+            title: `${metric} ${deviation.recentLevel >= deviation.baseline.mean ? 'rose' : 'fell'} from ${round(deviation.baseline.mean)} to an average of ${round(deviation.recentLevel)}`,
+            detail: `${describeDeviation(deviation, evidence.host, evidence.alert)}; slope in the incident window ${round(deviation.incidentSlopePerMinute)} per minute.`,
             evidence: deviationEvidence(deviation),
           },
   );
@@ -717,7 +736,7 @@ function buildFindings(
       detail: evidence.movedMetrics
         .map(
           (d) =>
-            `${d.metric} ${round(d.baseline.mean)} → ${round(d.firingLevel)} (z ${round(d.z)})`,
+            `${d.metric} ${round(d.baseline.mean)} → ${round(d.recentLevel)} (z ${round(d.z)})`,
         )
         .join('; '),
       evidence: { metrics: evidence.movedMetrics.map(deviationEvidence) },
@@ -884,7 +903,7 @@ function buildTimeline(
     add(moved.onsetMs, 'metric_moved', `${moved.metric} left its baseline range`, {
       metric: moved.metric,
       baseline_mean: round(moved.baseline.mean),
-      firing_level: round(moved.firingLevel),
+      recent_average: round(moved.recentLevel),
       z: round(moved.z),
     });
   }

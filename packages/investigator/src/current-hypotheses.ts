@@ -29,7 +29,7 @@ function coverageOf(
   evidence: IncidentEvidence,
 ): { coverage: number; against: 'host_metric' | 'listed' } {
   const { metric } = evidence.focus;
-  const hostLevel = evidence.observation.firingLevel;
+  const hostLevel = evidence.observation.recentLevel;
   if (
     consumer.resource === 'cpu' &&
     /cpu/i.test(metric) &&
@@ -86,7 +86,7 @@ function levelHypothesis(
   const { observation, windows } = evidence;
   const what = resourceWord(level.resource);
   const uses = formatResource(level.resource, level.level);
-  const hostLevel = observation.firingLevel;
+  const hostLevel = observation.recentLevel;
   const covered =
     against === 'listed'
       ? `${Math.round(level.share * 100)}% of the ${what} the listed ${level.kind === 'process' ? 'processes' : 'containers'} use`

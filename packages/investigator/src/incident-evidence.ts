@@ -62,8 +62,12 @@ export type Observation = {
   firstSeenMs: number | undefined;
   /** The earliest snapshot listing processes or containers in the windows read. */
   firstSnapshotMs: number | undefined;
-  /** The focus metric at firing: the mean of the incident window's last three points. */
-  firingLevel: number | undefined;
+  /**
+   * Where the focus metric stood when the incident window ends: the mean of its last three
+   * points, each a bucket's average (or the alert's value when the window has none). An
+   * average, not the value that fired: that is the alert's `value`.
+   */
+  recentLevel: number | undefined;
   /**
    * What the process and container hypotheses compare: `current_snapshots` also when the metric
    * has a baseline but no snapshot falls in it (the agent began listing processes recently).

@@ -8,9 +8,12 @@ export type MetricDeviation = {
   metric: string;
   baseline: TimeRange & { mean: number; stddev: number; count: number };
   incident: TimeRange & { mean: number; min: number; max: number; last: number; count: number };
-  /** The level at firing: the mean of the incident window's last three points. */
-  firingLevel: number;
-  /** (firingLevel - baseline mean) / the baseline's spread. */
+  /**
+   * Where the metric stood at the incident window's end: the mean of its last three points, each
+   * a bucket's average. Not the value that fired an alert (the alert's `value`).
+   */
+  recentLevel: number;
+  /** (recentLevel - baseline mean) / the baseline's spread. */
   z: number;
   /** Least-squares slope over the incident window, per minute. */
   incidentSlopePerMinute: number;
@@ -57,8 +60,8 @@ export function measureDeviation(
   const baseMean = mean(baseValues);
   const baseStddev = standardDeviation(baseValues);
   const spread = effectiveSpread(baseStddev, baseMean);
-  const firingLevel = mean(incidentValues.slice(-3));
-  const z = (firingLevel - baseMean) / spread;
+  const recentLevel = mean(incidentValues.slice(-3));
+  const z = (recentLevel - baseMean) / spread;
   const span = [...base, ...incident];
   const minutes = (list: readonly TimedValue[]) => list.map((p) => p.timeMs / minuteMs);
   const spanFit = linearFit(
@@ -78,10 +81,10 @@ export function measureDeviation(
       mean: mean(incidentValues),
       min: Math.min(...incidentValues),
       max: Math.max(...incidentValues),
-      last: incidentValues[incidentValues.length - 1] ?? firingLevel,
+      last: incidentValues[incidentValues.length - 1] ?? recentLevel,
       count: incident.length,
     },
-    firingLevel,
+    recentLevel,
     z,
     incidentSlopePerMinute: incidentFit.slope,
     spanSlopePerMinute: spanFit.slope,

@@ -26,7 +26,7 @@ function explainedFactor(change: ConsumerChange, evidence: IncidentEvidence): nu
   const { metric, deviation } = evidence.focus;
   if (change.resource !== 'cpu' || deviation === undefined) return 1;
   if (!/cpu/i.test(metric) || !/percent|pct|util/i.test(metric)) return 1;
-  const hostRise = evidence.focus.direction * (deviation.firingLevel - deviation.baseline.mean);
+  const hostRise = evidence.focus.direction * (deviation.recentLevel - deviation.baseline.mean);
   if (hostRise <= 0) return 1;
   return 0.3 + 0.7 * Math.min(1, change.growth / hostRise);
 }

@@ -1,6 +1,6 @@
 // No @services: role `all` and the CLI bring their own embedded PostgreSQL under MONITOR_DATA_DIR.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ describe('the admin CLI without DATABASE_URL', () => {
     const all = await startRoleProcess('all', env);
     started.push(all);
     expect(all.output()).toMatch(
-      /"databaseUrl":"postgres:\/\/postgres:[^"@]+@127\.0\.0\.1:\d+\/postgres".*"msg":"embedded PostgreSQL started"/,
+      /"databaseUrl":"postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres","passwordFile":"[^"]+".*"msg":"embedded PostgreSQL started"/,
     );
 
     const created = parse<{ key: string; orgId: string; scopes: string[] }>(
@@ -65,7 +65,22 @@ describe('the admin CLI without DATABASE_URL', () => {
       .split('\n')
       .find((text) => text.includes('"path":"/api/v1/ingest"'));
     expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'request', method: 'POST', orgId });
-    expect(all.output()).not.toContain(key);
+    // A failed login is logged too, without the key it tried.
+    const wrongKey = `${key.slice(0, -4)}xxxx`;
+    const refused = await postIngest(
+      all.baseUrl,
+      { host: 'web-1', metrics: { cpu_percent: 1 } },
+      { key: wrongKey },
+    );
+    expect(refused.status).toBe(401);
+    await expect.poll(() => all.output()).toMatch(/"path":"\/api\/v1\/ingest","status":401/);
+    // No line of the start, the ingest or the failed login holds a key or the store's password.
+    const [, passwordFile] = /"passwordFile":"([^"]+)"/.exec(all.output()) ?? [];
+    const password = readFileSync(passwordFile ?? '', 'utf8').trim();
+    expect(password.length).toBeGreaterThan(16);
+    for (const secret of [key, wrongKey, password, encodeURIComponent(password)]) {
+      expect(all.output()).not.toContain(secret);
+    }
 
     expect(await all.stop()).toBe(0);
     expect(existsSync(postmasterPid)).toBe(false);

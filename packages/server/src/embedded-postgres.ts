@@ -104,10 +104,16 @@ export async function startEmbeddedPostgres(options: {
   const exited = new Promise<number | null>((resolveExit) => server.once('exit', resolveExit));
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   await waitUntilAccepting(port, exited, root);
-  // Once per start, so a newcomer can point psql or the CLI's DATABASE_URL at it (the password
-  // is the one kept beside the data, of a server that listens on 127.0.0.1 only).
+  // Once per start, so a newcomer can point psql or the CLI's DATABASE_URL at it: the URL
+  // without its password, and the file the password is kept in (no secret in any log line).
   options.logger.info(
-    { port, dataDir, databaseUrl: url, timescaledb: timescale?.version ?? null },
+    {
+      port,
+      dataDir,
+      databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      passwordFile,
+      timescaledb: timescale?.version ?? null,
+    },
     // One message either way: TimescaleDB's version (or null) is in its field.
     'embedded PostgreSQL started',
   );

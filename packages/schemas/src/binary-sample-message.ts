@@ -2,6 +2,7 @@ import type { DecodedSample } from './decoded-sample.js';
 import type { DecodeResult, SampleMessage } from './sample-message.js';
 import { encodeSampleMessage } from './sample-message.js';
 import { maxInternedLength, StringTable } from './string-table.js';
+import { maxHostNameLength } from './host-name.js';
 
 /**
  * A host sample message in binary: what `encodeSampleMessage`'s JSON carries, without the text
@@ -29,7 +30,6 @@ const flagTagsLabelSeries = 0b01;
 const flagStaleMetrics = 0b10;
 const knownFlags = flagTagsLabelSeries | flagStaleMetrics;
 const maxShort = 0xffff;
-const maxHostLength = 255;
 
 /** Whether a host sample message is binary (else it is JSON text). */
 export function isBinarySampleMessage(value: Buffer): boolean {
@@ -254,8 +254,8 @@ function readBinary(value: Buffer): DecodedSample {
   const orgId = reader.string();
   const host = reader.string();
   if (orgId.length === 0) throw new Undecodable('has an empty org_id');
-  if (host.length === 0 || host.length > maxHostLength) {
-    throw new Undecodable(`has a host of ${host.length} characters (1 to ${maxHostLength})`);
+  if (host.length === 0 || host.length > maxHostNameLength) {
+    throw new Undecodable(`has a host of ${host.length} characters (1 to ${maxHostNameLength})`);
   }
   const metrics: Record<string, number> = {};
   for (let count = reader.short(); count > 0; count--) {

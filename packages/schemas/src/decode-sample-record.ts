@@ -4,6 +4,7 @@ import { sampleRecordMessages } from './sample-record.js';
 import { metricValueFromJson } from './metric-value-json.js';
 import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-message.js';
 import type { DecodedSample, SnapshotJson } from './decoded-sample.js';
+import { maxHostNameLength } from './host-name.js';
 
 export type { DecodedSample } from './decoded-sample.js';
 
@@ -95,8 +96,6 @@ export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSamp
   };
 }
 
-const maxHostLength = 255;
-
 /**
  * How the gateway's message of a host without containers and processes ends (they are its last
  * members): the usual case of every protocol but the spec's /ingest with snapshots.
@@ -133,7 +132,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     orgId.length === 0 ||
     typeof host !== 'string' ||
     host.length === 0 ||
-    host.length > maxHostLength ||
+    host.length > maxHostNameLength ||
     !Number.isSafeInteger(timeMs) ||
     !Number.isSafeInteger(receivedMs) ||
     !isMetricValues(metrics) ||

@@ -5,6 +5,7 @@ import {
   storableRecord,
   storableText,
 } from './input-policy.js';
+import { maxHostNameLength } from './host-name.js';
 
 /** The route agents POST samples to: the gateway serves it, the OpenAPI document describes it. */
 export const ingestPath = '/api/v1/ingest';
@@ -12,7 +13,7 @@ export const ingestPath = '/api/v1/ingest';
 /** Limits of POST /api/v1/ingest, as the API contract states them. */
 export const ingestLimits = {
   maxPayloadsPerRequest: 1000,
-  maxHostLength: 255,
+  maxHostLength: maxHostNameLength,
   maxMetricsPerPayload: 500,
   maxTags: 64,
   maxTagKeyLength: 64,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { containerMessageSchema, processMessageSchema } from './ingest.js';
 import { metricsToJson, metricValueFromJson, specialValueNames } from './metric-value-json.js';
+import { maxHostNameLength } from './host-name.js';
 
 /**
  * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
@@ -11,7 +12,7 @@ import { metricsToJson, metricValueFromJson, specialValueNames } from './metric-
 const sampleMessageSchema = z.object({
   v: z.literal(1),
   org_id: z.string().min(1),
-  host: z.string().min(1).max(255),
+  host: z.string().min(1).max(maxHostNameLength),
   /** Sample time, epoch milliseconds (the agent's timestamp, or receipt time without one). */
   time_ms: z.number().int(),
   received_ms: z.number().int(),

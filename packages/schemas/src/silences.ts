@@ -9,6 +9,7 @@ import {
 } from './api.js';
 import { ingestLimits } from './ingest.js';
 import { keyNamesDocument, storableRecord, storableText } from './input-policy.js';
+import { maxHostNameLength } from './host-name.js';
 
 /**
  * Wire formats of `/api/v1/silences` (CONTRACT.md, "Alerting, next wave"). A silence acts on
@@ -17,7 +18,7 @@ import { keyNamesDocument, storableRecord, storableText } from './input-policy.j
 
 const silenceLimits = {
   maxCommentLength: 2000,
-  maxHostLength: 255,
+  maxHostLength: maxHostNameLength,
   maxRruleLength: 1000,
   maxTimezoneLength: 64,
   minRecurrenceMinutes: 1,

@@ -1,6 +1,6 @@
 import type { AggregateOp } from './ast.js';
 import { formatFloat } from './format-float.js';
-import { heapPop, heapPush } from './go-heap.js';
+import { heapPop, heapPush } from './binary-heap.js';
 import type { Labels } from './labels.js';
 import { keepLabels, metricNameLabel, withLabel, withoutLabels } from './labels.js';
 import { executionError } from './promql-error.js';

@@ -1,5 +1,5 @@
 import type { Expr, MatrixSelector } from './ast.js';
-import { compileGoRegexp } from './go-regexp.js';
+import { compileGoRegexp } from './re2-regexp.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, getLabel, labelsKey, metricNameLabel, withLabel } from './labels.js';
 import { executionError } from './promql-error.js';

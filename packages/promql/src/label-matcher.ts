@@ -1,5 +1,5 @@
 import { badData } from './promql-error.js';
-import { compileGoRegexp } from './go-regexp.js';
+import { compileGoRegexp } from './re2-regexp.js';
 
 export type MatchType = '=' | '!=' | '=~' | '!~';
 

@@ -16,7 +16,7 @@ import type { MatchType } from './label-matcher.js';
 import { createLabelMatcher } from './label-matcher.js';
 import { metricNameLabel } from './labels.js';
 import { badData } from './promql-error.js';
-import { parseDurationMs, parseGoNumber, unquoteGoString } from './go-literals.js';
+import { parseDurationMs, parseGoNumber, unquoteGoString } from './promql-literals.js';
 
 // Loaded through its CommonJS entry: the package's `exports` do not point at its types, which
 // NodeNext resolution of the ES entry would need.

@@ -61,6 +61,27 @@ describe('parseConfig', () => {
     });
   });
 
+  it('takes a DATABASE_URL with several hosts, libpq style, and refuses a malformed one', () => {
+    for (const url of [
+      'postgres://monitor:pw@db-1:5432,db-2:5432/monitor?target_session_attrs=read-write',
+      'postgresql://db-1,db-2,db-3/monitor',
+      'postgres://monitor@[::1]:5432,10.0.0.2:5433/monitor',
+      'postgres:///monitor?host=/run/postgresql',
+    ]) {
+      expect(parseConfig(baseConfigSchema, { DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    }
+    for (const url of [
+      'postgres://db-1,,db-2/monitor',
+      'postgres://db-1:5432,db 2:5432/monitor',
+      'postgres://db-1:99999999,db-2/monitor',
+      'mysql://db-1,db-2/monitor',
+    ]) {
+      expect(() => parseConfig(baseConfigSchema, { DATABASE_URL: url }), url).toThrow(
+        /DATABASE_URL/,
+      );
+    }
+  });
+
   it('takes LOG_FORMAT json or pretty and names it when it is anything else', () => {
     expect(parseConfig(baseConfigSchema, { LOG_FORMAT: 'json' }).LOG_FORMAT).toBe('json');
     expect(parseConfig(baseConfigSchema, {}).LOG_FORMAT).toBeUndefined();
@@ -96,7 +117,8 @@ describe('parseConfig', () => {
       { variable: 'PORT', message: 'must be an integer from 1 to 65535' },
       {
         variable: 'DATABASE_URL',
-        message: 'must be a URL with scheme postgres:// or postgresql://',
+        message:
+          'must be a URL with scheme postgres:// or postgresql://, with one host or several (h1:5432,h2:5432)',
       },
       { variable: 'KAFKA_BROKERS', message: 'entry 2 must be host:port' },
       { variable: 'INGEST_RATE_LIMIT_PER_MINUTE', message: 'must be a positive integer' },

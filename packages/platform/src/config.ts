@@ -182,6 +182,34 @@ export function envUrl(options: EnvUrlOptions = {}) {
   );
 }
 
+/**
+ * A PostgreSQL URL, libpq style: `postgres://user:pass@h1:5432,h2:5432/db?target_session_attrs=
+ * read-write` names every host of a replicated database (the roles connect to whichever is the
+ * primary). WHATWG URLs take one host, so each host is checked on its own, the rest of the URL
+ * with the first.
+ */
+export function envPostgresUrl() {
+  const message =
+    'must be a URL with scheme postgres:// or postgresql://, with one host or several (h1:5432,h2:5432)';
+  return z.string({ error: message }).refine(
+    (value) => {
+      const match = /^(postgres(?:ql)?:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/.exec(value);
+      if (match === null) return false;
+      const [, prefix = '', hostList = '', rest = ''] = match;
+      // No host at all (a Unix socket given as `?host=/run/postgresql`) is one URL.
+      const hosts = hostList === '' ? [''] : hostList.split(',');
+      if (hosts.length > 1 && hosts.some((host) => host === '')) return false;
+      try {
+        for (const host of hosts) new URL(`${prefix}${host}${rest}`);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: message },
+  );
+}
+
 /** One of pino's levels (see `logLevels`). */
 function envLogLevel() {
   return z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` });
@@ -201,7 +229,7 @@ function envLogFormat() {
 export const baseConfigFields = {
   /** HTTP port of the role. */
   PORT: envPort().default(8080),
-  DATABASE_URL: envUrl({ protocols: ['postgres', 'postgresql'] }).optional(),
+  DATABASE_URL: envPostgresUrl().optional(),
   KAFKA_BROKERS: envList({ item: hostPortSchema }).optional(),
   REDIS_URL: envUrl({ protocols: ['redis', 'rediss'] }).optional(),
   /** When set, start-up ensures a default organization holding this key with every scope. */

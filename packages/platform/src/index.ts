@@ -21,6 +21,7 @@ export {
   envNonNegativeInt,
   envPositiveInt,
   envString,
+  envPostgresUrl,
   envUrl,
   hostPortSchema,
   parseConfig,

@@ -9,6 +9,7 @@ import {
   envNonNegativeInt,
   envPositiveInt,
   envString,
+  envPostgresUrl,
   envUrl,
   hostPortSchema,
   isNetwork,
@@ -44,7 +45,7 @@ const baseFields = {
   SHUTDOWN_TIMEOUT_MS: envPositiveInt().default(25_000),
 };
 
-const databaseUrl = envUrl({ protocols: ['postgres', 'postgresql'] });
+const databaseUrl = envPostgresUrl();
 
 /** The database of a role; DATABASE_URL is required (see `embeddedDatabaseFields` for `all`). */
 const databaseFields = {

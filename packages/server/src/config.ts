@@ -275,6 +275,11 @@ export const apiFields = {
   PROMQL_TIMEOUT_MS: envPositiveInt().default(30_000),
   /** How far back an instant selector looks for a series' latest sample. */
   PROMQL_LOOKBACK_DELTA_MS: envPositiveInt().default(300_000),
+  /**
+   * A standby (or several hosts) for the reads that may lag: PromQL, remote read, and the
+   * services' listing, detail and history. Unset: DATABASE_URL.
+   */
+  DATABASE_READ_URL: envPostgresUrl().optional(),
 };
 
 const gatewayConfigSchema = z.object({

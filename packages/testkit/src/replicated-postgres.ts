@@ -13,7 +13,7 @@ import type { SupervisedProcess } from './supervised-process.js';
 const execFileAsync = promisify(execFile);
 
 /** One server of a replicated pair. */
-export type ReplicaServer = {
+type ReplicaServer = {
   /** The superuser's URL on database `postgres`, this server only. */
   readonly url: string;
   readonly port: number;

@@ -20,15 +20,19 @@ import { createPrometheusMount } from './prometheus-mount.js';
 /**
  * The REST API (everything under `/api/v1` but ingest), the Prometheus-compatible API
  * (`/prometheus`) and the web console as a `mount` for an express app: the app of role `api`,
- * or the gateway's app in role `all`, on the same port.
+ * or the gateway's app in role `all`, on the same port. `databases.reads` serves what may lag
+ * behind the primary (samples and the services projection: the writer's, never the API's own
+ * writes); everything else, keys included, reads and writes `databases.primary`, so an answer
+ * always includes the write its client just made.
  */
 export function createApiMount(
   config: ApiConfig,
-  db: Database,
+  databases: { primary: Database; reads: Database },
   logger: Logger,
 ): (app: Express) => void {
+  const db = databases.primary;
   const router = createApiRouter({
-    services: createServiceQueries(db, {
+    services: createServiceQueries(databases.reads, {
       staleAfterSeconds: config.SERVICE_STALE_AFTER_SECONDS,
     }),
     rules: createRuleStore(db),
@@ -41,7 +45,7 @@ export function createApiMount(
     targetPolicy: createTargetAddressPolicy(config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
   const mountConsole = createConsoleMount();
-  const mountPrometheus = createPrometheusMount(config, db, logger);
+  const mountPrometheus = createPrometheusMount(config, databases, logger);
   return (app) => {
     mountPrometheus(app);
     // The web console (`/` and its client routes, `/console/assets/`): no path under /api/v1.

@@ -14,19 +14,22 @@ const maxPointsPerSeries = 11_000;
 /** The longest range query: a year, past every retention default. */
 const maxRangeMs = 366 * 24 * 3600 * 1000;
 
-/** The Prometheus-compatible API (`/prometheus`) as a mount for the api role's app (and `all`'s). */
+/**
+ * The Prometheus-compatible API (`/prometheus`) as a mount for the api role's app (and `all`'s):
+ * samples from `databases.reads`, keys from the primary.
+ */
 export function createPrometheusMount(
   config: ApiConfig,
-  db: Database,
+  databases: { primary: Database; reads: Database },
   logger: Logger,
 ): (app: Express) => void {
   const router = createPrometheusRouter({
-    authenticator: createKeyAuthenticator(config, db),
+    authenticator: createKeyAuthenticator(config, databases.primary),
     logger: logger.child({ component: 'prometheus-api' }),
-    sourceFor: (orgId) => createPrometheusSeriesSource(db, orgId),
+    sourceFor: (orgId) => createPrometheusSeriesSource(databases.reads, orgId),
     engineFor: (orgId, timeoutMs) =>
       createPromqlEngine({
-        source: createPrometheusSeriesSource(db, orgId),
+        source: createPrometheusSeriesSource(databases.reads, orgId),
         lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
         maxSamples: config.PROMQL_MAX_SAMPLES,
         timeoutMs: Math.min(timeoutMs ?? config.PROMQL_TIMEOUT_MS, config.PROMQL_TIMEOUT_MS),

@@ -65,7 +65,13 @@ async function startDatabaseRole(
     metrics: ctx.metrics,
     readiness: [databaseReadiness(db)],
     ...(start.role === 'api'
-      ? { mount: createApiMount(sliceOf(apiFields, start.config), db, ctx.logger) }
+      ? {
+          mount: createApiMount(
+            sliceOf(apiFields, start.config),
+            { primary: db, reads: openReadDatabase(ctx, start.config, db) },
+            ctx.logger,
+          ),
+        }
       : {}),
   });
   await listenHttp(ctx, app, start.config.PORT);
@@ -136,7 +142,11 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     redis,
     readiness,
     // Role `all` serves the query API on the same port.
-    mount: createApiMount(sliceOf(apiFields, config), db, ctx.logger),
+    mount: createApiMount(
+      sliceOf(apiFields, config),
+      { primary: db, reads: openReadDatabase(ctx, config, db) },
+      ctx.logger,
+    ),
   });
   await listenHttp(ctx, listener, config.PORT);
 }
@@ -161,6 +171,20 @@ function openIngestPublisher(ctx: RoleContext, bus: Bus, config: IngestConfig): 
 }
 
 /** The database of a distributed role, and the bootstrap key in it. */
+/**
+ * The pool of DATABASE_READ_URL (a standby: reads that may lag), or `primary` when it is unset.
+ * Not a readiness check of its own: a lagging or missing standby fails those reads with a 503,
+ * the rest of the API serves on.
+ */
+function openReadDatabase(
+  ctx: RoleContext,
+  config: Pick<DatabaseConfig, 'DATABASE_POOL_MAX'> & { DATABASE_READ_URL?: string | undefined },
+  primary: Database,
+): Database {
+  if (config.DATABASE_READ_URL === undefined) return primary;
+  return openDatabase(ctx, config, config.DATABASE_READ_URL, 'monitor-api-reads');
+}
+
 async function openRoleDatabase(
   ctx: RoleContext,
   config: DatabaseConfig,

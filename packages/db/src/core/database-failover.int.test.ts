@@ -41,8 +41,16 @@ describe('a pool over a primary and its synchronous standby', () => {
       select count(compress_chunk(c))::int as n
       from show_chunks('acknowledged', older_than => interval '2 hours') c`;
     expect(compressed?.n).toBe(1);
-    const [before] = await db.sql<{ recovery: boolean }[]>`select pg_is_in_recovery() as recovery`;
-    expect(before?.recovery).toBe(false);
+    // Every connection of the pool is on the primary: the hosts are tried from different
+    // starts, and a standby (which reports default_transaction_read_only off) is passed over.
+    const before = await Promise.all(
+      Array.from(
+        { length: 8 },
+        () =>
+          db.sql<{ recovery: boolean }[]>`select pg_is_in_recovery() as recovery, pg_sleep(0.05)`,
+      ),
+    );
+    expect(before.map(([row]) => row?.recovery)).toEqual(Array(8).fill(false));
 
     await pair.primary.kill();
     await pair.standby.promote();

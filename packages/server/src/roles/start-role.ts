@@ -21,6 +21,7 @@ import { listenHttp } from '../http-listen.js';
 import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../dependencies.js';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
+import { watchDatabase } from '../database-watch.js';
 import type { RoleContext } from '../role-context.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener, ingestPublisherOptions } from './gateway-role.js';
@@ -123,6 +124,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   applyAllHeapSettings(config);
   const databaseUrl = config.DATABASE_URL ?? (await startEmbeddedDatabase(ctx, config));
   const db = openDatabase(ctx, config, databaseUrl, 'monitor-all');
+  watchDatabase(ctx, db);
   await waitForDatabase(db);
   const migrated = await migrate(db, migrationOptions(config));
   for (const note of migrated.notes) ctx.logger.warn({ component: 'storage' }, note);
@@ -191,6 +193,7 @@ async function openRoleDatabase(
   role: string,
 ): Promise<Database> {
   const db = openDatabase(ctx, config, config.DATABASE_URL, `monitor-${role}`);
+  watchDatabase(ctx, db);
   await ensureBootstrapKey(ctx, config, db);
   await reportStorage(ctx, db).catch((err: unknown) => {
     // Not migrated yet (the migrate job runs beside the roles): storage is reported next start.

@@ -1,0 +1,157 @@
+// @services kafka
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { createDatabase, createRuleStore, defaultOrganizationId } from '@monitor/db';
+import type { ReplicatedPostgres } from '@monitor/testkit';
+import { createTestDatabase, receiverNetwork, startReplicatedPostgres } from '@monitor/testkit';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+import { evaluatorRulesLoaded } from './testing/monitor-stack.js';
+import { waitFor } from './testing/wait-for.js';
+
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+
+/**
+ * The database's primary dies under ingest, in Kafka mode (issue 42, item 3), and its
+ * synchronous standby is promoted: the roles, given both hosts, carry on against the new primary
+ * without a restart. Every sample a gateway acknowledged is stored once, before and after; an
+ * alert whose window the kill interrupted fires once; the writer counts the change of primary.
+ */
+describe('a primary killed under load, its synchronous standby promoted', () => {
+  let pair: ReplicatedPostgres;
+  let db: Database;
+  const roles: RoleProcess[] = [];
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    pair = await startReplicatedPostgres({ timescale: true });
+    const database = await createTestDatabase(pair.primary.url, 'db_failover');
+    const { pathname } = new URL(database.url);
+    const bothHosts =
+      `postgres://postgres@127.0.0.1:${pair.primary.port},127.0.0.1:${pair.standby.port}` +
+      `${pathname}?target_session_attrs=read-write`;
+    env = {
+      DATABASE_URL: bothHosts,
+      KAFKA_BROKERS: serviceUrl('kafka'),
+      SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
+      SAMPLES_TOPIC_PARTITIONS: '3',
+      WRITER_BATCH_MAX_WAIT_MS: '20',
+      EVALUATOR_RULE_POLL_MS: '200',
+      NOTIFIER_ALLOWED_TARGET_NETWORKS: receiverNetwork,
+      MONITOR_BOOTSTRAP_API_KEY: key,
+    };
+    await runCommand(['migrate'], env);
+    db = createDatabase({ url: bothHosts, maxConnections: 2, connectTimeoutSeconds: 2 });
+    for (const role of ['gateway', 'writer', 'evaluator']) {
+      roles.push(await startRoleProcess(role, env));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(roles.map((role) => role.stop()));
+    await db?.close({ timeoutSeconds: 1 });
+    await pair?.stop();
+  });
+
+  it('stores every acknowledged sample once and fires the interrupted alert once', async () => {
+    const [gateway, writer, evaluator] = roles as [RoleProcess, RoleProcess, RoleProcess];
+    // Fires after two minutes of breaching samples: the kill falls inside the window.
+    await createRuleStore(db).createRule(defaultOrganizationId, {
+      name: 'cpu high',
+      metric: 'cpu_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      durationMinutes: 2,
+      severity: 'warning',
+      channels: [],
+      scope: {},
+      enabled: true,
+    });
+    await evaluatorRulesLoaded(evaluator.baseUrl, 1, 20_000);
+
+    const t0 = Date.now() - 10 * 60_000;
+    const acknowledged = new Set<number>();
+    let sent = 0;
+    /** One sample every 10 s of sample time for host `load-1`, breaching from the start. */
+    const send = async (): Promise<void> => {
+      const timeMs = t0 + sent * 10_000;
+      sent += 1;
+      const answer = await postIngest(
+        gateway.baseUrl,
+        { host: 'load-1', timestamp: new Date(timeMs).toISOString(), metrics: { cpu_percent: 95 } },
+        { key },
+      ).catch(() => undefined);
+      if (answer?.status === 200) acknowledged.add(timeMs);
+    };
+    // Six samples (50 s of sample time) before the kill: the window is pending, not firing.
+    while (sent < 6) await send();
+    expect(acknowledged.size).toBe(6);
+
+    // The writer has seen the first primary (a process that never did sees no change).
+    await waitFor(
+      async () =>
+        /monitor_database_up\{[^}]*\} 1/.test(
+          await (await fetch(`${writer.baseUrl}/metrics`)).text(),
+        )
+          ? true
+          : undefined,
+      10_000,
+      'the writer to see its database',
+    );
+    await pair.primary.kill();
+    // Ingest goes on while no primary answers: the gateway needs Kafka (and its key cache).
+    for (let i = 0; i < 3; i++) await send();
+    await pair.standby.promote();
+    while (sent < 18) await send();
+
+    const stored = await waitFor(
+      async () => {
+        const rows = await db.sql<{ ms: number }[]>`
+          select (extract(epoch from s.time) * 1000)::float8 as ms
+          from samples s join series r on r.id = s.series_id
+          join services v on v.id = r.service_id
+          where v.name = 'load-1' and r.metric = 'cpu_percent'`.catch(() => undefined);
+        if (rows === undefined) return undefined;
+        const times = rows.map((row) => row.ms);
+        return [...acknowledged].every((ms) => times.includes(ms)) ? times : undefined;
+      },
+      60_000,
+      'every acknowledged sample in the promoted database',
+    );
+    expect(new Set(stored).size).toBe(stored.length);
+    expect(acknowledged.size).toBeGreaterThanOrEqual(15);
+
+    const alerts = await waitFor(
+      async () => {
+        const rows = await db.sql<{ status: string; fired_at: Date }[]>`
+          select a.status, a.fired_at from alerts a join services v on v.id = a.service_id
+          where v.name = 'load-1'`.catch(() => undefined);
+        return rows !== undefined && rows.length > 0 ? rows : undefined;
+      },
+      60_000,
+      'the alert',
+    );
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]?.status).toBe('active');
+    // Its window started with the first sample, before the kill: 2 minutes after it.
+    expect(alerts[0]?.fired_at.getTime()).toBe(t0 + 120_000);
+
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await fetch(`${writer.baseUrl}/metrics`)).text();
+        return /monitor_database_primary_changes_total\{[^}]*\} [1-9]/.test(text)
+          ? text
+          : undefined;
+      },
+      30_000,
+      "the writer's count of primary changes",
+    );
+    expect(metrics).toMatch(
+      /monitor_database_unavailable_seconds_total\{[^}]*role="writer"[^}]*\} /,
+    );
+    for (const role of roles) expect(role.ended()).toBeUndefined();
+  }, 240_000);
+});

@@ -24,9 +24,20 @@
  *    from the database's jobs and chunk intervals) leave uncompressed. The aggregates' older
  *    chunks are compressed above to measure what they weigh compressed; a deployment leaves
  *    the newest days of them uncompressed, which the steady state counts.
+ *
+ * `--engine postgres` stores our side in plain PostgreSQL storage instead (issue 39, item 7:
+ * reported, no target): daily partitions and rollup tables refreshed by maintenance, nothing
+ * compressed, so its steady state is what 24 hours weigh per sample, with the dictionary spread
+ * over the retention's samples.
  */
 import { performance } from 'node:perf_hooks';
-import { createApiKeyStore, createDatabase, createOrgStore, migrate } from '@monitor/db';
+import {
+  createApiKeyStore,
+  createDatabase,
+  createOrgStore,
+  migrate,
+  refreshRollups as refreshDbRollups,
+} from '@monitor/db';
 import type { Database } from '@monitor/db';
 import { createSeededRandom, createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
@@ -43,7 +54,7 @@ import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
-import { measureTimescale } from './storage-sizes.js';
+import { measurePlain, measureTimescale } from './storage-sizes.js';
 import { explainHistoryRead } from './history-explain.js';
 import type { CompressedColumn } from './storage-columns.js';
 import { measureCompressedColumns } from './storage-columns.js';
@@ -74,6 +85,7 @@ type Options = {
   queryConcurrency: number;
   queryDurationSeconds: number;
   jitterMs: number;
+  engine: 'timescale' | 'postgres';
   victoriaMetrics: string;
 };
 
@@ -87,6 +99,7 @@ const usage = `Usage: npm run bench:storage -- [options]
   --query-concurrency N     history queries in flight (default 4)
   --query-duration-seconds N  measured time per query kind (default 15)
   --jitter-ms N             each scrape up to N ms off the 30 s grid (default 0: exact grid)
+  --engine E                our storage: timescale (default) or postgres (plain, no compression)
   --victoria-metrics PATH   the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
   --out FILE                JSON results (default bench-results/storage-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
@@ -107,11 +120,13 @@ async function runBenchmark(
     applicationName: 'monitor-bench-storage',
   });
   cleanup.add('database pool', () => db.close());
-  logProgress('migrating (TimescaleDB mode)');
-  const migrated = await migrate(db, { mode: 'timescale' });
-  if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
-  await pauseJobs(db);
-  const chunkMs = await rawChunkIntervalMs(db);
+  logProgress(`migrating (${options.engine} mode)`);
+  const migrated = await migrate(db, { mode: options.engine });
+  if (migrated.mode !== options.engine) throw new Error(`migrate chose ${migrated.mode}`);
+  const plain = options.engine === 'postgres';
+  if (!plain) await pauseJobs(db);
+  // Plain PostgreSQL's partitions are daily.
+  const chunkMs = plain ? 24 * hourMs : await rawChunkIntervalMs(db);
 
   const endMs = historyEndMs(Date.now(), chunkMs, hourMs);
   const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
@@ -160,6 +175,19 @@ async function runBenchmark(
     batchSamples: Math.ceil(options.hosts / options.connections) * options.pointsPerBatch * 10,
   };
   logProgress(`loaded in ${loaded.seconds.toFixed(1)} s`);
+  if (plain) {
+    await measurePlainSide(db, options, report, {
+      cleanup,
+      processes,
+      databaseUrl: database.url,
+      key,
+      samples: fleet.sampleCount,
+      startMs,
+      endMs,
+      victoriaMetricsBytes,
+    });
+    return;
+  }
 
   const newestHour = new Date(endMs - hourMs);
   const steps: Record<string, number> = {};
@@ -320,6 +348,102 @@ async function measureSteadyState(
     victoriaMetricsBytesPerSample: input.victoriaMetricsBytesPerSample,
     ratio,
   };
+}
+
+/**
+ * Our side in plain PostgreSQL storage: the rollup tables brought up to the history's end by
+ * the same refresh maintenance runs every minute, then sizes, the history endpoint, and the
+ * steady state (every relation uncompressed for the whole retention).
+ */
+async function measurePlainSide(
+  db: Database,
+  options: Options,
+  report: StorageBenchReport,
+  run: {
+    cleanup: Cleanup;
+    processes: BenchProcess[];
+    databaseUrl: string;
+    key: string;
+    samples: number;
+    startMs: number;
+    endMs: number;
+    victoriaMetricsBytes: number;
+  },
+): Promise<void> {
+  const steps: Record<string, number> = {};
+  steps['refresh rollups'] = await timed(() =>
+    refreshDbRollups(db, { now: new Date(run.endMs + hourMs) }),
+  );
+  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  const sizes = await measurePlain(db);
+  const countedBytes = countBytes(sizes, () => true);
+  const comparison = compareStorage({
+    samples: run.samples,
+    ourBytes: countedBytes,
+    victoriaMetricsBytes: run.victoriaMetricsBytes,
+  });
+  logProgress(
+    `plain PostgreSQL: ${comparison.ourBytesPerSample.toFixed(3)} bytes/sample against ` +
+      `${comparison.victoriaMetricsBytesPerSample.toFixed(3)} (${comparison.ratio.toFixed(2)}×)`,
+  );
+  report.layouts.push({
+    name: 'plain PostgreSQL',
+    changes: ['STORAGE_MODE=postgres: daily partitions and rollup tables, nothing compressed'],
+    sizes,
+    countedBytes,
+    comparison,
+    columns: [],
+    steps,
+  });
+
+  const api = await startApi(run.databaseUrl, report.logDir, run.cleanup, 'api');
+  run.processes.push(api);
+  await measureQueries(db, options, report, {
+    api,
+    key: run.key,
+    targets: await queryTargets(db),
+    startMs: run.startMs,
+    endMs: run.endMs,
+    layout: 'plain',
+  });
+  await api.stop();
+
+  // Nothing is compressed and both rollups are kept past the raw retention: each relation
+  // holds what 24 hours hold, for every hour of the retention.
+  const [settings] = await db.sql<{ days: number }[]>`
+    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
+    from storage_settings
+  `;
+  const retentionHours = (settings?.days ?? 30) * 24;
+  const part = (name: string): MeasuredParts => ({
+    name,
+    compressed: { bytes: 0, samples: 0 },
+    uncompressed: {
+      bytes: countBytes(sizes, (r) => r.name === name),
+      samples: run.samples,
+    },
+  });
+  const parts = ['samples', 'samples_1m', 'samples_1h'].map(part);
+  const state = steadyState({
+    parts,
+    uncompressedHoursOf: Object.fromEntries(parts.map((p) => [p.name, retentionHours])),
+    retentionHours,
+    dictionaryBytes: countBytes(sizes, (r) => r.kind === 'dictionary'),
+    samples: run.samples,
+    historyHours: options.hours,
+  });
+  const victoriaMetricsBytesPerSample = run.victoriaMetricsBytes / run.samples;
+  report.steadyState = {
+    ...state,
+    uncompressedHoursOf: Object.fromEntries(parts.map((p) => [p.name, retentionHours])),
+    heldHoursOf: {},
+    victoriaMetricsBytesPerSample,
+    ratio: state.total / victoriaMetricsBytesPerSample,
+  };
+  logProgress(
+    `plain PostgreSQL steady state: ${state.total.toFixed(3)} bytes/sample ` +
+      `(${(state.total / victoriaMetricsBytesPerSample).toFixed(2)}×)`,
+  );
 }
 
 /** Loads, merges and measures VictoriaMetrics, then stops it; returns its bytes. */
@@ -537,6 +661,11 @@ async function rawChunkIntervalMs(db: Database): Promise<number> {
   return ms;
 }
 
+function engineOption(value: string | undefined): Options['engine'] {
+  if (value === 'timescale' || value === 'postgres') return value;
+  throw new Error(`--engine must be timescale or postgres, not ${String(value)}`);
+}
+
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const startedAt = performance.now();
   await work();
@@ -556,6 +685,7 @@ await runBenchCommand({
     'query-concurrency': '4',
     'query-duration-seconds': '15',
     'jitter-ms': '0',
+    engine: 'timescale',
     'victoria-metrics': victoriaMetricsBinary,
   },
   parseOptions: (values): Options => {
@@ -572,6 +702,7 @@ await runBenchCommand({
         values['query-duration-seconds'],
       ),
       jitterMs: integerOption('jitter-ms', values['jitter-ms'], 0, 1000),
+      engine: engineOption(values.engine),
       victoriaMetrics: values['victoria-metrics'],
     };
     if ((options.hours * 3600) % options.intervalSeconds !== 0)
@@ -585,6 +716,7 @@ await runBenchCommand({
       pointsPerSeries: (options.hours * 3600) / options.intervalSeconds,
       intervalSeconds: options.intervalSeconds,
       jitterMs: options.jitterMs,
+      engine: options.engine,
       seed: options.seed,
       queryConcurrency: options.queryConcurrency,
       queryDurationSeconds: options.queryDurationSeconds,

@@ -85,6 +85,8 @@ export type StorageBenchReport = ReportBase & {
     queryDurationSeconds: number;
     victoriaMetrics: { binary: string; version: string | undefined };
     timescaledb?: string;
+    /** Our storage: TimescaleDB (the target's), or plain PostgreSQL (reported, no target). */
+    engine?: 'timescale' | 'postgres';
   };
   samples?: number;
   load: {
@@ -203,7 +205,9 @@ export function formatStorageReport(report: StorageBenchReport): string {
         .join(', ')}`,
       ...formatSteadyState(steady),
       `  against VictoriaMetrics' ${steady.victoriaMetricsBytesPerSample.toFixed(3)}: ${steady.ratio.toFixed(2)}× ` +
-        `(target ≤ ${targetRatio}×: ${steady.ratio <= targetRatio ? 'met' : 'NOT MET'})`,
+        (settings.engine === 'postgres'
+          ? '(plain PostgreSQL: no target)'
+          : `(target ≤ ${targetRatio}×: ${steady.ratio <= targetRatio ? 'met' : 'NOT MET'})`),
     );
   }
   if (report.queries.length > 0) {

@@ -104,3 +104,47 @@ function hypertableList(sql: Sql) {
     where view_schema = current_schema()
   `;
 }
+
+/**
+ * The same relations in plain PostgreSQL storage: each partitioned table with all its
+ * partitions (the DEFAULT one included), the rollup tables under the names of the views that
+ * read them, the series dictionary. Nothing is compressed.
+ */
+export async function measurePlain(db: Database): Promise<TimescaleSizes> {
+  const rows = await db.sql<
+    { name: string; table_bytes: string; index_bytes: string; toast_bytes: string }[]
+  >`
+    select t.name, sum(pg_relation_size(c.oid)) as table_bytes,
+      sum(pg_indexes_size(c.oid)) as index_bytes,
+      sum(coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)) as toast_bytes
+    from unnest(array['samples', 'snapshots', 'stale_markers', 'unaggregated_samples',
+      'samples_1m_materialized', 'samples_1h_materialized', 'series', 'services']) as t(name)
+    -- pg_partition_tree gives nothing for a table that is not partitioned: the table itself.
+    cross join lateral (
+      select relid from pg_partition_tree(t.name::regclass) union select t.name::regclass
+    ) p
+    join pg_class c on c.oid = p.relid
+    group by t.name
+    order by t.name
+  `;
+  const kindOf = (name: string): RelationSize['kind'] =>
+    name.endsWith('_materialized')
+      ? 'aggregate'
+      : name === 'series' || name === 'services'
+        ? 'dictionary'
+        : 'hypertable';
+  const [database] = await db.sql<{ bytes: string }[]>`
+    select pg_database_size(current_database()) as bytes
+  `;
+  return {
+    relations: rows.map((row) => ({
+      name: row.name.replace(/_materialized$/, ''),
+      kind: kindOf(row.name),
+      tableBytes: Number(row.table_bytes),
+      indexBytes: Number(row.index_bytes),
+      toastBytes: Number(row.toast_bytes),
+    })),
+    compression: [],
+    databaseBytes: Number(database?.bytes ?? 0),
+  };
+}

@@ -145,9 +145,9 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       ).toEqual([
         ['policy_compression', 'samples', '48:00:00'],
         ['policy_compression', 'samples_1h', '02:00:00'],
-        // samples_1m is materialized only from 12 hours before the raw retention (10 days), and
+        // samples_1m is materialized only from 3 hours before the raw retention (10 days), and
         // compressed 2 hours after that.
-        ['policy_compression', 'samples_1m', '230:00:00'],
+        ['policy_compression', 'samples_1m', '239:00:00'],
         ['policy_refresh_continuous_aggregate', 'samples_1h', '168:00:00'],
         ['policy_refresh_continuous_aggregate', 'samples_1m', '240:00:00'],
         ['policy_retention', 'samples', '10 days'],

@@ -43,6 +43,11 @@ export type StorageEngine = {
    * reads them decoded from the scaled-integer columns; TimescaleDB's new raw chunks smaller.
    */
   scaleSampleValues(sql: TransactionSql): Promise<void>;
+  /**
+   * Migration 25: samples_1m's jobs made again for its shorter materialized window
+   * (TimescaleDB); plain PostgreSQL has no such jobs.
+   */
+  remakeMinuteAggregateJobs(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -78,6 +83,7 @@ const timescaleEngine: StorageEngine = {
   createStaleMarkers: timescaleTables.createStaleMarkers,
   createUnaggregatedSamples: timescaleTables.createUnaggregatedSamples,
   scaleSampleValues: timescaleTables.scaleSampleValues,
+  remakeMinuteAggregateJobs: timescaleTables.remakeMinuteAggregateJobs,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -104,6 +110,7 @@ const postgresEngine: StorageEngine = {
   createStaleMarkers: postgresTables.createStaleMarkers,
   createUnaggregatedSamples: postgresTables.createUnaggregatedSamples,
   scaleSampleValues: postgresTables.scaleSampleValues,
+  remakeMinuteAggregateJobs: postgresTables.remakeMinuteAggregateJobs,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -212,6 +212,14 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
   await run(sql, realTimeRollupViews('create or replace', 'sample_value(mantissa, scale, value)'));
 }
 
+/**
+ * Version 25: nothing to do. Plain PostgreSQL has no jobs: maintenance refreshes its rollup
+ * tables every minute (rollup-refresh.ts), not just before the raw retention.
+ */
+export function remakeMinuteAggregateJobs(): Promise<void> {
+  return Promise.resolve();
+}
+
 /** Version 20: nothing to do; plain PostgreSQL has no compression. */
 export function compressRollups(): Promise<void> {
   return Promise.resolve();

@@ -24,9 +24,11 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   let dispose: () => Promise<void>;
   const orgId = `org_policies_${randomBytes(6).toString('hex')}`;
   const now = Date.now();
-  // Recent history: 14 hours at 1 minute, ending 26 hours ago, so its daily chunks ended over an
-  // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept).
-  const recentFrom = Math.floor((now - 40 * hourMs) / hourMs) * hourMs;
+  // Recent history: 20 to 21 hours at 1 minute, ending 26 hours ago, so its chunks ended over an
+  // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept); its oldest
+  // hour or two fall in samples_1m's materialized window under the second policies (3 hours
+  // before the raw retention: 45 to 48 hours back), an hour clear of the retention itself.
+  const recentFrom = Math.floor((now - 46 * hourMs) / hourMs) * hourMs;
   const recentTo = Math.floor((now - 26 * hourMs) / hourMs) * hourMs;
   // Old history, rolled up under the first policies and dropped by the second (4 days for the
   // aggregates). Retention drops whole chunks, and samples_1h's are 7 days long, aligned on the
@@ -169,11 +171,11 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
       (value) => value,
     );
     expect(compressed).toBe(true);
-    // Raw samples kept 2 days now: the recent history's minutes over 36 hours old are about to
+    // Raw samples kept 2 days now: the recent history's minutes over 45 hours old are about to
     // leave it, and samples_1m materializes them.
     await eventually(
-      'the refresh of samples_1m, twelve hours before the raw retention',
-      () => materialized('samples_1m', now - 36 * hourMs),
+      'the refresh of samples_1m, three hours before the raw retention',
+      () => materialized('samples_1m', now - 45 * hourMs),
       (n) => n > 0,
     );
     const oldRows = () =>

@@ -320,3 +320,14 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
   await compressRollups(sql);
   await sql`select set_chunk_time_interval('samples', ${rawChunkInterval}::interval)`;
 }
+
+/**
+ * Version 25: samples_1m's refresh and compression jobs removed, so that migrate() makes them
+ * again (applyTimescalePolicies re-creates missing jobs) for the shorter materialized window of
+ * policies.ts: 3 hours before the raw retention instead of 12. Its rows already materialized
+ * stay; nothing else changes.
+ */
+export async function remakeMinuteAggregateJobs(sql: TransactionSql): Promise<void> {
+  await sql`select remove_continuous_aggregate_policy('samples_1m'::regclass, if_exists => true)`;
+  await sql`select remove_compression_policy('samples_1m'::regclass, if_exists => true)`;
+}

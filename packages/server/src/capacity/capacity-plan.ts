@@ -134,7 +134,7 @@ export const defaultAssumptions: PlanAssumptions = {
   topicRetentionDays: 7,
   compressAfterHours: defaultStoragePolicies.compressAfterHours,
   jobIntervalHours: 1,
-  rollup1mHeldHours: 12,
+  rollup1mHeldHours: 3,
   rollup1mChunkHours: 24,
   rollup1hUncompressedHours: 7 * 24 + 2,
   maxDatabaseCores: 32,

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
 import { createDatabase, createRuleStore, defaultOrganizationId } from '@monitor/db';
-import type { ReplicatedPostgres } from '@monitor/testkit';
-import { createTestDatabase, receiverNetwork, startReplicatedPostgres } from '@monitor/testkit';
+import type { PatroniCluster } from '@monitor/testkit';
+import { createTestDatabase, receiverNetwork, startPatroniCluster } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
@@ -15,24 +15,23 @@ import { waitFor } from './testing/wait-for.js';
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 
 /**
- * The database's primary dies under ingest, in Kafka mode (issue 42, item 3), and its
- * synchronous standby is promoted: the roles, given both hosts, carry on against the new primary
- * without a restart. Every sample a gateway acknowledged is stored once, before and after; an
- * alert whose window the kill interrupted fires once; the writer counts the change of primary.
+ * The database's primary node dies under ingest, in Kafka mode (issue 42, item 3): Patroni
+ * promotes its synchronous standby once the leader's key expires, and the roles, given both
+ * hosts, carry on against the new primary without a restart. Every sample a gateway
+ * acknowledged is stored once, before and after; an alert whose window the kill interrupted
+ * fires once; the writer counts the change of primary.
  */
-describe('a primary killed under load, its synchronous standby promoted', () => {
-  let pair: ReplicatedPostgres;
+describe('a primary killed under load, Patroni promoting its synchronous standby', () => {
+  let cluster: PatroniCluster;
   let db: Database;
   const roles: RoleProcess[] = [];
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    pair = await startReplicatedPostgres({ timescale: true });
-    const database = await createTestDatabase(pair.primary.url, 'db_failover');
-    const { pathname } = new URL(database.url);
-    const bothHosts =
-      `postgres://postgres@127.0.0.1:${pair.primary.port},127.0.0.1:${pair.standby.port}` +
-      `${pathname}?target_session_attrs=read-write`;
+    cluster = await startPatroniCluster({ timescale: true });
+    const primary = await cluster.leader();
+    const database = await createTestDatabase(primary.url, 'db_failover');
+    const bothHosts = cluster.url.replace('/postgres?', `${new URL(database.url).pathname}?`);
     env = {
       DATABASE_URL: bothHosts,
       KAFKA_BROKERS: serviceUrl('kafka'),
@@ -53,7 +52,7 @@ describe('a primary killed under load, its synchronous standby promoted', () => 
   afterAll(async () => {
     await Promise.all(roles.map((role) => role.stop()));
     await db?.close({ timeoutSeconds: 1 });
-    await pair?.stop();
+    await cluster?.stop();
   });
 
   it('stores every acknowledged sample once and fires the interrupted alert once', async () => {
@@ -101,10 +100,11 @@ describe('a primary killed under load, its synchronous standby promoted', () => 
       10_000,
       'the writer to see its database',
     );
-    await pair.primary.kill();
+    const killed = await cluster.leader();
+    await cluster.kill(killed);
     // Ingest goes on while no primary answers: the gateway needs Kafka (and its key cache).
     for (let i = 0; i < 3; i++) await send();
-    await pair.standby.promote();
+    await cluster.leader({ not: killed, timeoutMs: 60_000 });
     while (sent < 18) await send();
 
     const stored = await waitFor(

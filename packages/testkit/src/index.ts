@@ -3,6 +3,8 @@ export type { RestartableKafka } from './kafka.js';
 export { startRestartableKafka } from './kafka.js';
 export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
+export type { PatroniCluster } from './patroni.js';
+export { startPatroniCluster } from './patroni.js';
 export type { ReplicatedPostgres } from './replicated-postgres.js';
 export { startReplicatedPostgres } from './replicated-postgres.js';
 export { runSchemathesis, schemathesisVersion } from './schemathesis.js';

@@ -15,7 +15,7 @@ import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
 
 /** One PostgreSQL node and the Patroni that manages it. */
-export type PatroniNode = {
+type PatroniNode = {
   readonly name: string;
   /** The node's PostgreSQL, superuser, database `postgres`. */
   readonly url: string;
@@ -41,11 +41,6 @@ export type PatroniCluster = {
 };
 
 const patroniBinary = '/usr/bin/patroni';
-
-/** Whether this machine has Patroni and etcd (Debian's `patroni`, `etcd-server`). */
-export function patroniInstalled(): boolean {
-  return existsSync(patroniBinary) && existsSync('/usr/bin/etcd');
-}
 
 export async function startPatroniCluster(
   options: { nodes?: number; timescale?: boolean } = {},

@@ -41,6 +41,23 @@ export function toChannelResponse(record: NotificationChannelRecord): Notificati
         ...times,
       };
     }
+    case 'alertmanager': {
+      const target = notificationTargetSchemas.alertmanager.parse(record.config);
+      return {
+        type: 'alertmanager',
+        urls: target.urls,
+        ...(target.basic_auth === undefined
+          ? {}
+          : {
+              basic_auth: {
+                username: target.basic_auth.username,
+                password: maskWebhookSecret(target.basic_auth.password),
+              },
+            }),
+        timeout_seconds: target.timeout_seconds,
+        ...times,
+      };
+    }
   }
 }
 

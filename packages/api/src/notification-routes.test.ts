@@ -310,6 +310,44 @@ describe('notificationRoutes, served', () => {
     expect(wrongLimit).toMatchObject({ status: 422, body: { errors: [{ path: 'limit' }] } });
   });
 
+  it('stores Alertmanagers, masking the password, and refuses an internal or credentialed URL', async () => {
+    const path = '/api/v1/notification-channels/alertmanager';
+    const stored = await call(path, {
+      method: 'PUT',
+      key: 'write-key',
+      body: {
+        urls: ['https://am-1.example:9093', 'http://10.9.3.4:9093'],
+        basic_auth: { username: 'monitor', password: 'am-password-x7Qp' },
+      },
+    });
+    expect(stored).toMatchObject({
+      status: 200,
+      body: {
+        type: 'alertmanager',
+        urls: ['https://am-1.example:9093', 'http://10.9.3.4:9093'],
+        basic_auth: { username: 'monitor', password: '********x7Qp' },
+        timeout_seconds: 10,
+      },
+    });
+    const read = await call(path, { key: 'read-key' });
+    expect(JSON.stringify(read.body)).not.toContain('am-password');
+    for (const [urls, errorPath, message] of [
+      [
+        ['https://am.example:9093', 'http://127.0.0.1:9093'],
+        'urls[1]',
+        'must not lead to a loopback address (allowed only in NOTIFIER_ALLOWED_TARGET_NETWORKS)',
+      ],
+      [['http://user:pw@am.example:9093'], 'urls[0]', 'must not contain a user name or password'],
+      [[], 'urls', 'must list at least one URL'],
+    ] as const) {
+      expect(
+        await call(path, { method: 'PUT', key: 'write-key', body: { urls } }),
+        JSON.stringify(urls),
+      ).toMatchObject({ status: 422, body: { errors: [{ path: errorPath, message }] } });
+    }
+    expect((await call(path, { method: 'DELETE', key: 'write-key' })).status).toBe(204);
+  });
+
   it('answers 415 for a body that is not JSON', async () => {
     const result = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',

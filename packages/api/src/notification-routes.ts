@@ -11,6 +11,7 @@ import type {
   NotificationTarget,
 } from '@monitor/schemas';
 import {
+  alertmanagerTargetSchema,
   emailTargetSchema,
   isNotificationChannelType,
   notificationChannelListResponseSchema,
@@ -50,11 +51,17 @@ export type NotificationRouteDeps = {
 
 const channelTypeParams = z.object({
   type: z.enum(notificationChannelTypes).meta({
-    description: 'The channel type: `slack`, `email` or `webhook`. Any other value is 404.',
+    description:
+      'The channel type: `slack`, `email`, `webhook` or `alertmanager`. Any other value is 404.',
   }),
 });
 
-const channelTargetBody = z.union([slackTargetSchema, emailTargetSchema, webhookTargetSchema]);
+const channelTargetBody = z.union([
+  slackTargetSchema,
+  emailTargetSchema,
+  webhookTargetSchema,
+  alertmanagerTargetSchema,
+]);
 
 const signatureDescription =
   'Webhook messages are a POST of the JSON notification `{ "transition", "alert" }` with ' +
@@ -126,7 +133,10 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
       'channel notify it on fire and on resolve; a channel without a target fails visibly in ' +
       'the alert’s notifications. `slack` takes `{ "webhook_url" }`, `email` ' +
       '`{ "to": [...], "from" }` (sent through the service’s SMTP server), `webhook` ' +
-      '`{ "url", "secret" }` (the secret: 16 to 256 characters; the response masks it). ' +
+      '`{ "url", "secret" }` (the secret: 16 to 256 characters; the response masks it), ' +
+      '`alertmanager` `{ "urls": [...], "basic_auth"?: { "username", "password" }, ' +
+      '"timeout_seconds"? }` (Prometheus Alertmanagers, posted to `<url>/api/v2/alerts`; the ' +
+      'response masks the password). ' +
       signatureDescription,
     tags: ['notifications'],
     scope: 'write',
@@ -220,19 +230,28 @@ function channelTypeOf(value: string | string[] | undefined): NotificationChanne
 }
 
 /**
- * A 422 for a Slack or webhook URL the notifier would refuse on its face: one with a user name
- * or password (GET shows a webhook URL in full), or whose host is an address the policy
- * refuses (loopback, private, link-local…) or `localhost`. A host name is not resolved here:
- * it can resolve anywhere later, so the notifier checks again where it connects.
+ * A 422 for a Slack, webhook or Alertmanager URL the notifier would refuse on its face: one with
+ * a user name or password (GET shows these URLs in full; Alertmanager takes `basic_auth`), or
+ * whose host is an address the policy refuses (loopback, private, link-local…) or `localhost`.
+ * A host name is not resolved here: it can resolve anywhere later, so the notifier checks again
+ * where it connects.
  */
 function rejectUnreachableUrl(target: NotificationTarget, policy: TargetAddressPolicy): void {
-  const field =
+  const fields =
     'webhook_url' in target
-      ? { path: 'webhook_url', url: target.webhook_url }
-      : 'url' in target
-        ? { path: 'url', url: target.url }
-        : undefined;
-  if (field === undefined) return;
+      ? [{ path: 'webhook_url', url: target.webhook_url }]
+      : 'urls' in target
+        ? target.urls.map((url, i) => ({ path: `urls[${i}]`, url }))
+        : 'url' in target
+          ? [{ path: 'url', url: target.url }]
+          : [];
+  for (const field of fields) rejectUnreachable(field, policy);
+}
+
+function rejectUnreachable(
+  field: { path: string; url: string },
+  policy: TargetAddressPolicy,
+): void {
   const { username, password, hostname } = new URL(field.url);
   if (username !== '' || password !== '') {
     throw validationError([

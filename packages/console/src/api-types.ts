@@ -83,7 +83,7 @@ export const conditions = [
 ] as const;
 export type Condition = (typeof conditions)[number];
 
-export const channels = ['slack', 'email', 'webhook'] as const;
+export const channels = ['slack', 'email', 'webhook', 'alertmanager'] as const;
 export type Channel = (typeof channels)[number];
 
 export const noDataStates = ['alerting', 'ok', 'keep'] as const;

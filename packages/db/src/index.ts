@@ -23,6 +23,7 @@ import {
 } from './maintenance/run-maintenance.js';
 import { createNotificationChannelStore as notificationChannelStore } from './notifications/notification-channel-store.js';
 import { createNotificationStore as notificationStore } from './notifications/notification-store.js';
+import { createAlertmanagerResendStore as alertmanagerResendStore } from './notifications/alertmanager-resends.js';
 import { createApiKeyStore as apiKeyStore } from './orgs/api-key-store.js';
 import { createOrgStore as orgStore } from './orgs/org-store.js';
 import {
@@ -128,6 +129,11 @@ export type {
   NotificationChannelStore,
 } from './notifications/notification-channel-store.js';
 export const createNotificationStore = translatingStoreFactory(notificationStore);
+export const createAlertmanagerResendStore = translatingStoreFactory(alertmanagerResendStore);
+export type {
+  AlertmanagerResend,
+  AlertmanagerResendStore,
+} from './notifications/alertmanager-resends.js';
 export { abandonedAttemptDetail } from './notifications/notification-store.js';
 export type {
   ClaimedNotification,

@@ -8,7 +8,7 @@ import type { NotificationChannelType, NotificationTargets } from '@monitor/sche
  * alert and its service's `tags`.
  */
 export type OutgoingNotification = Pick<ClaimedNotification, 'idempotencyKey' | 'payload'> &
-  Partial<Pick<ClaimedNotification, 'messageTemplate' | 'tags'>>;
+  Partial<Pick<ClaimedNotification, 'messageTemplate' | 'tags' | 'alertResolvedAt'>>;
 
 /** The outcome of one delivery attempt. */
 export type DeliveryResult = {

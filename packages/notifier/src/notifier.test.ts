@@ -22,6 +22,7 @@ const targets: Record<NotificationChannelType, Record<string, unknown>> = {
   slack: { webhook_url: 'https://hooks.example/x' },
   email: { to: ['ops@example.com'], from: 'monitor@example.com' },
   webhook: { url: 'https://receiver.example/hook', secret: 'whsec-0123456789abcdef' },
+  alertmanager: { urls: ['https://alertmanager.example:9093'], timeout_seconds: 10 },
 };
 
 let sequence = 0;
@@ -41,6 +42,7 @@ function claim(overrides: Partial<ClaimedNotification> = {}): ClaimedNotificatio
     target: targets[channel],
     messageTemplate: null,
     tags: {},
+    alertResolvedAt: null,
     ...overrides,
   };
 }
@@ -80,6 +82,7 @@ function fakeSenders(result: (channel: NotificationChannelType) => Promise<Deliv
     slack: sender('slack'),
     email: sender('email'),
     webhook: sender('webhook'),
+    alertmanager: sender('alertmanager'),
   };
   return { senders, sent };
 }
@@ -155,6 +158,7 @@ describe('createNotifier', () => {
       payload,
       messageTemplate: null,
       tags: {},
+      alertResolvedAt: null,
     });
     expect(fake.records[0]).toEqual({
       notification: rows[0],

@@ -216,6 +216,7 @@ async function deliver(
     payload: claim.payload,
     messageTemplate: claim.messageTemplate,
     tags: claim.tags,
+    alertResolvedAt: claim.alertResolvedAt,
   };
   const invalid = (): { result: DeliveryResult; final: boolean } => ({
     result: { delivered: false, detail: `the stored ${channel} target is invalid` },
@@ -237,6 +238,11 @@ async function deliver(
         const target = notificationTargetSchemas.webhook.safeParse(claim.target);
         if (!target.success) return invalid();
         return outcomeOf(await senders.webhook.send(notification, target.data));
+      }
+      case 'alertmanager': {
+        const target = notificationTargetSchemas.alertmanager.safeParse(claim.target);
+        if (!target.success) return invalid();
+        return outcomeOf(await senders.alertmanager.send(notification, target.data));
       }
     }
   } catch (err) {

@@ -153,7 +153,7 @@ describe('alertRuleCreateSchema', () => {
 
   it('refuses unknown and repeated channels', () => {
     expect(createIssues({ ...minimal, channels: ['slack', 'pager'] })).toEqual([
-      { path: 'channels.1', message: 'must be one of slack, email, webhook' },
+      { path: 'channels.1', message: 'must be one of slack, email, webhook, alertmanager' },
     ]);
     expect(createIssues({ ...minimal, channels: ['email', 'email'] })).toEqual([
       { path: 'channels', message: 'must not name a channel twice' },

@@ -36,7 +36,7 @@ type NoDataState = (typeof noDataStates)[number];
  */
 export type RuleFlapping = { windowMinutes: number; maxTransitions: number };
 
-const alertChannels = ['slack', 'email', 'webhook'] as const;
+const alertChannels = ['slack', 'email', 'webhook', 'alertmanager'] as const;
 type AlertChannel = (typeof alertChannels)[number];
 
 /** `is required` when the field is absent, `must be <what>` when it has another type. */

@@ -122,6 +122,7 @@ export {
   parseInvestigationRequest,
 } from './investigations.js';
 export type {
+  AlertmanagerTarget,
   EmailTarget,
   NotificationChannelListResponse,
   NotificationChannelResponse,
@@ -134,6 +135,7 @@ export type {
   WebhookTarget,
 } from './notification-channels.js';
 export {
+  alertmanagerTargetSchema,
   emailTargetSchema,
   isNotificationChannelType,
   notificationChannelListResponseSchema,

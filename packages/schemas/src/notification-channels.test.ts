@@ -72,9 +72,42 @@ describe('notification target schemas', () => {
   });
 });
 
+describe('the alertmanager target schema', () => {
+  it('takes URLs, optional basic auth, and a timeout of 10 s by default', () => {
+    expect(notificationTargetSchemas.alertmanager.parse({ urls: ['http://am:9093'] })).toEqual({
+      urls: ['http://am:9093'],
+      timeout_seconds: 10,
+    });
+    const full = {
+      urls: ['http://am-1:9093', 'https://am-2.example/prefix'],
+      basic_auth: { username: 'monitor', password: 'secret' },
+      timeout_seconds: 3,
+    };
+    expect(notificationTargetSchemas.alertmanager.parse(full)).toEqual(full);
+  });
+
+  it('refuses no URL, a repeated one, a non-http one, and a timeout out of bounds', () => {
+    const issues = (target: unknown) =>
+      issuesOf(notificationTargetSchemas.alertmanager.safeParse(target));
+    expect(issues({ urls: [] })).toEqual([['urls', 'must list at least one URL']]);
+    expect(issues({ urls: ['http://a', 'http://a'] })).toEqual([
+      ['urls', 'must not name a URL twice'],
+    ]);
+    expect(issues({ urls: ['ftp://a'] })).toEqual([['urls.0', 'must be an http or https URL']]);
+    expect(issues({ urls: ['http://a'], timeout_seconds: 0 })).toEqual([
+      ['timeout_seconds', 'must be at least 1'],
+    ]);
+    expect(issues({ urls: ['http://a'], basic_auth: { username: 'u' } })).toEqual([
+      ['basic_auth.password', 'is required'],
+    ]);
+  });
+});
+
 describe('isNotificationChannelType', () => {
-  it('knows exactly the three types', () => {
-    expect(['slack', 'email', 'webhook'].every(isNotificationChannelType)).toBe(true);
+  it('knows exactly the four types', () => {
+    expect(['slack', 'email', 'webhook', 'alertmanager'].every(isNotificationChannelType)).toBe(
+      true,
+    );
     expect(['sms', 'Slack', '', undefined, ['slack']].some(isNotificationChannelType)).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ import { storableText } from './input-policy.js';
  * (`/api/v1/alerts/:id/notifications`). The notifier reads stored targets with the same schemas.
  */
 
-export const notificationChannelTypes = ['slack', 'email', 'webhook'] as const;
+export const notificationChannelTypes = ['slack', 'email', 'webhook', 'alertmanager'] as const;
 export type NotificationChannelType = (typeof notificationChannelTypes)[number];
 
 export function isNotificationChannelType(value: unknown): value is NotificationChannelType {
@@ -23,6 +23,10 @@ export const notificationLimits = {
   maxUrlLength: 2048,
   /** Characters of a stored webhook secret that responses reveal, at its end. */
   shownWebhookSecretCharacters: 4,
+  /** Alertmanagers of one channel: a cluster's peers, or a few independent ones. */
+  maxAlertmanagerUrls: 10,
+  maxAlertmanagerTimeoutSeconds: 60,
+  maxBasicAuthFieldLength: 256,
 } as const;
 
 /**
@@ -97,17 +101,79 @@ export const webhookTargetSchema = z
   .meta({ id: 'WebhookTarget' });
 export type WebhookTarget = z.infer<typeof webhookTargetSchema>;
 
+const basicAuthField = (description: string) =>
+  storableText(
+    z
+      .string({ error: 'is required' })
+      .min(1, { error: 'must not be empty' })
+      .max(notificationLimits.maxBasicAuthFieldLength, {
+        error: `must be at most ${notificationLimits.maxBasicAuthFieldLength} characters`,
+      }),
+  ).meta({ description });
+
+export const alertmanagerTargetSchema = z
+  .object({
+    urls: z
+      .array(
+        httpUrl.meta({
+          description:
+            'An Alertmanager’s base URL, e.g. `http://alertmanager:9093` (messages go to ' +
+            '`<url>/api/v2/alerts`). No user name or password in it: see `basic_auth`.',
+        }),
+      )
+      .min(1, { error: 'must list at least one URL' })
+      .max(notificationLimits.maxAlertmanagerUrls, {
+        error: `must list at most ${notificationLimits.maxAlertmanagerUrls} URLs`,
+      })
+      .refine((urls) => new Set(urls).size === urls.length, {
+        error: 'must not name a URL twice',
+      })
+      .meta({
+        description:
+          'Every message goes to each of them, as Prometheus sends to all its Alertmanagers; ' +
+          'it is delivered once one of them accepted it.',
+      }),
+    basic_auth: z
+      .object({
+        username: basicAuthField('HTTP basic authentication user name.'),
+        password: basicAuthField(
+          'Never shown again: responses show `********` followed by its last 4 characters.',
+        ),
+      })
+      .optional()
+      .meta({ description: 'Sent with every request when the Alertmanagers sit behind a proxy.' }),
+    timeout_seconds: z
+      .number({ error: 'must be a number of seconds' })
+      .int({ error: 'must be a whole number of seconds' })
+      .min(1, { error: 'must be at least 1' })
+      .max(notificationLimits.maxAlertmanagerTimeoutSeconds, {
+        error: `must be at most ${notificationLimits.maxAlertmanagerTimeoutSeconds}`,
+      })
+      .default(10)
+      .meta({ description: 'Bounds each POST to one Alertmanager.' }),
+  })
+  .meta({
+    id: 'AlertmanagerTarget',
+    description:
+      'Prometheus Alertmanagers (API v2): firing alerts are posted with `startsAt` and an ' +
+      '`endsAt` 4 minutes ahead, re-sent every minute while active, and posted resolved with ' +
+      'their `endsAt`.',
+  });
+export type AlertmanagerTarget = z.output<typeof alertmanagerTargetSchema>;
+
 /** The target of each channel type: PUT bodies, and what the notifier reads back. */
 export const notificationTargetSchemas = {
   slack: slackTargetSchema,
   email: emailTargetSchema,
   webhook: webhookTargetSchema,
+  alertmanager: alertmanagerTargetSchema,
 } as const;
 
 export type NotificationTargets = {
   slack: SlackTarget;
   email: EmailTarget;
   webhook: WebhookTarget;
+  alertmanager: AlertmanagerTarget;
 };
 
 /** Any channel's target. */
@@ -141,10 +207,26 @@ export const notificationChannelSchema = z
       }),
       ...storedTimes,
     }),
+    alertmanagerTargetSchema.extend({
+      type: z.literal('alertmanager'),
+      basic_auth: z
+        .object({
+          username: z.string(),
+          password: z.string().meta({
+            description: 'Masked: `********` followed by the last 4 characters of the password.',
+            example: '********s3cr',
+          }),
+        })
+        .optional(),
+      timeout_seconds: z.number().int(),
+      ...storedTimes,
+    }),
   ])
   .meta({
     id: 'NotificationChannel',
-    description: 'The target of one channel type; the Slack URL and a webhook secret are masked.',
+    description:
+      'The target of one channel type; the Slack URL, a webhook secret and an Alertmanager ' +
+      'password are masked.',
   });
 export type NotificationChannelResponse = z.infer<typeof notificationChannelSchema>;
 

@@ -243,6 +243,13 @@ export const notifierFields = {
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
   /** SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`. */
   SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] }).optional(),
+  /**
+   * How often active alerts are posted again to Alertmanagers (Prometheus' resend delay); they
+   * stay firing there for 4 times this without a re-send.
+   */
+  NOTIFIER_ALERTMANAGER_RESEND_MS: envPositiveInt().default(60_000),
+  /** The URL people reach the console at: Alertmanager alerts link to it (`generatorURL`). */
+  PUBLIC_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
 };
 
 export const investigatorFields = {

@@ -10,7 +10,8 @@ import { serviceUrl } from '@monitor/testkit/vitest';
  * postgres.js 3.4.9 is patched (patches/postgres+3.4.9.patch): a small write scheduled just
  * before its connection closed threw from setImmediate and killed the process, and a connection
  * torn down with a write pending never flushed again (every later query on it hung). A
- * PostgreSQL restart did both to the roles.
+ * PostgreSQL restart did both to the roles. The array-types query it runs on each new connection
+ * rejected with nobody listening when the server went away meanwhile, which killed the process too.
  */
 describe('the database pool when the server drops its connection', () => {
   let admin: Database;
@@ -22,10 +23,12 @@ describe('the database pool when the server drops its connection', () => {
   beforeAll(() => {
     admin = createDatabase({ url: serviceUrl('postgres'), maxConnections: 1 });
     process.on('uncaughtException', onUncaught);
+    process.on('unhandledRejection', onUncaught);
   });
 
   afterAll(async () => {
     process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onUncaught);
     await admin?.close();
   });
 
@@ -81,6 +84,50 @@ describe('the database pool when the server drops its connection', () => {
         expect(uncaught).toEqual([]);
       } finally {
         await db.close();
+      }
+    });
+
+    it('fails only the query when the server stops while a new connection fetches its array types', async () => {
+      // The catalog that query reads is locked, so the new connection waits in it for sure.
+      const locker = createDatabase({ url: server.url, maxConnections: 1 });
+      const db = createDatabase({
+        url: server.url,
+        maxConnections: 1,
+        applicationName: 'array-types-fetch',
+      });
+      try {
+        const lock = await locker.sql.reserve();
+        let outcome: Promise<unknown>;
+        try {
+          await lock`begin`;
+          await lock`lock table pg_catalog.pg_type in access exclusive mode`;
+          outcome = db.sql`select 1`.then(
+            () => 'served',
+            (err: unknown) => err,
+          );
+          for (;;) {
+            // The locking session's lookups never wait; it needs a fresh view of the activity.
+            await lock`select pg_stat_clear_snapshot()`;
+            const [row] = await lock<{ waiting: number }[]>`
+              select count(*)::int as waiting from pg_stat_activity
+              where application_name = 'array-types-fetch' and wait_event_type = 'Lock'
+                and query like '%pg_catalog.pg_type%'
+            `;
+            if (row!.waiting > 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          await server.stop();
+        } finally {
+          lock.release();
+        }
+        expect(await outcome).toBeInstanceOf(Error);
+        await server.start();
+        const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
+        expect(row?.one).toBe(1);
+        expect(uncaught).toEqual([]);
+      } finally {
+        await server.start();
+        await Promise.all([db.close(), locker.close({ timeoutSeconds: 0 })]);
       }
     });
   });

@@ -2,7 +2,7 @@ import type { Database } from '../core/database.js';
 import { expectRow } from '../core/expect-row.js';
 
 /** The channel types the `notification_channels` table accepts. */
-export type ChannelType = 'slack' | 'email' | 'webhook';
+export type ChannelType = 'slack' | 'email' | 'webhook' | 'alertmanager';
 
 /** An organization's target of one channel type; `config` was validated by the API. */
 export type NotificationChannelRecord = {

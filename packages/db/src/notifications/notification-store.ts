@@ -61,6 +61,12 @@ export type ClaimedNotification = {
   messageTemplate: string | null;
   /** The tags of the alert's service at claim time (`{{tags.<key>}}`). */
   tags: Readonly<Record<string, string>>;
+  /**
+   * When the alert resolved, read at claim time; null while it is active. A message about the
+   * alert firing that is retried after it resolved can say so (Alertmanager takes the latest
+   * state, and a late firing post would reopen the alert there).
+   */
+  alertResolvedAt: Date | null;
 };
 
 export type RecordAttemptInput = {
@@ -145,6 +151,7 @@ type ClaimedRow = {
   config: Record<string, unknown> | null;
   message_template: string | null;
   tags: Record<string, string> | null;
+  alert_resolved_at: Date | null;
 };
 
 type NotificationRow = {
@@ -238,7 +245,7 @@ export function createNotificationStore(db: Database): NotificationStore {
           where n.id = leased.id
           returning n.id, n.org_id, n.alert_id, n.transition, n.channel, n.idempotency_key,
             n.payload, n.status, n.attempts, n.lease_until, leased.abandoned, c.config,
-            r.message_template, sv.tags
+            r.message_template, sv.tags, al.resolved_at as alert_resolved_at
         `;
         const abandoned = claimed.filter((row) => row.abandoned);
         if (abandoned.length > 0) {
@@ -274,6 +281,7 @@ export function createNotificationStore(db: Database): NotificationStore {
                 target: row.config ?? undefined,
                 messageTemplate: row.message_template,
                 tags: row.tags ?? {},
+                alertResolvedAt: row.alert_resolved_at,
               },
             ]
           : [],

@@ -647,6 +647,28 @@ const minuteAggregateHeldWindow: Migration = {
   up: (sql, { engine }) => engine.remakeMinuteAggregateJobs(sql),
 };
 
+const alertmanagerChannel: Migration = {
+  version: 26,
+  name: 'alertmanager_channel',
+  up: (sql) =>
+    run(sql, [
+      // Channel type `alertmanager` (CONTRACT "Prometheus rules and Alertmanager"): a target of
+      // its own, named by rules, and a channel of the outbox like the others.
+      `alter table notification_channels
+        drop constraint notification_channels_type_check,
+        add constraint notification_channels_type_check
+          check (type in ('slack', 'email', 'webhook', 'alertmanager'))`,
+      `alter table alert_rules
+        drop constraint alert_rules_channels_check,
+        add constraint alert_rules_channels_check
+          check (channels <@ array['slack', 'email', 'webhook', 'alertmanager'])`,
+      `alter table notifications
+        drop constraint notifications_channel_check,
+        add constraint notifications_channel_check
+          check (channel in ('slack', 'email', 'webhook', 'alertmanager'))`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -674,4 +696,5 @@ export const migrations: readonly Migration[] = [
   unaggregatedSamples,
   scaledSampleValues,
   minuteAggregateHeldWindow,
+  alertmanagerChannel,
 ];

@@ -127,7 +127,7 @@ describe.each(['postgres', 'timescale'] as const)(
         minuteJobsBefore = await minuteJobs(db);
       }
       const applied = await migrate(db, { now });
-      expect(applied.applied.map((migration) => migration.version)).toEqual([25]);
+      expect(applied.applied.map((migration) => migration.version)).toContain(25);
       await pauseJobs(db, engine);
     });
 

@@ -1,6 +1,7 @@
 import type { Database } from '@monitor/db';
-import { createNotificationStore } from '@monitor/db';
+import { createAlertmanagerResendStore, createNotificationStore } from '@monitor/db';
 import {
+  createAlertmanagerResender,
   createNotificationSenders,
   createNotifier,
   createNotifierMetrics,
@@ -10,16 +11,28 @@ import type { NotifierConfig } from '../config.js';
 import type { RoleContext } from '../role-context.js';
 
 /**
- * Drains the notification outbox: Slack, email (SMTP_URL) and signed webhooks, with bounded
- * retries. Replicas share the work through leases on the outbox rows. Slack and webhook targets
- * on internal addresses are refused unless NOTIFIER_ALLOWED_TARGET_NETWORKS allows them.
+ * Drains the notification outbox: Slack, email (SMTP_URL), signed webhooks and Alertmanagers,
+ * with bounded retries. Replicas share the work through leases on the outbox rows. HTTP targets
+ * on internal addresses are refused unless NOTIFIER_ALLOWED_TARGET_NETWORKS allows them. Active
+ * alerts are posted again to Alertmanagers every NOTIFIER_ALERTMANAGER_RESEND_MS.
  */
 export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Database): void {
   const senders = createNotificationSenders({
     smtpUrl: config.SMTP_URL,
     httpTimeoutMs: config.NOTIFIER_HTTP_TIMEOUT_MS,
     allowedTargetNetworks: config.NOTIFIER_ALLOWED_TARGET_NETWORKS,
+    alertmanagerResendIntervalMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS,
+    consoleUrl: config.PUBLIC_URL,
   });
+  const resender = createAlertmanagerResender(
+    {
+      store: createAlertmanagerResendStore(db),
+      sender: senders.alertmanager,
+      logger: ctx.logger.child({ component: 'alertmanager-resender' }),
+      consoleUrl: config.PUBLIC_URL,
+    },
+    { resendIntervalMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS, pageSize: 1_000 },
+  );
   const notifier = createNotifier(
     {
       store: createNotificationStore(db),
@@ -41,8 +54,9 @@ export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Data
     },
   );
   notifier.start();
+  resender.start();
   ctx.shutdown.onShutdown('notifier', async () => {
-    await notifier.stop();
+    await Promise.all([notifier.stop(), resender.stop()]);
     senders.close();
   });
 }

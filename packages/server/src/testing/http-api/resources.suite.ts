@@ -622,6 +622,38 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
         expect(listed.body.channels.map((channel) => channel.type)).toEqual(['email', 'webhook']);
         expect(listed.body.pagination.total).toBe(2);
       });
+
+      it('sets Alertmanagers: 200 with the password masked, listed by type, and removable', async () => {
+        const password = 'am-password-resources-Pq9z';
+        const target = {
+          urls: ['https://alertmanager-1.example:9093', 'https://alertmanager-2.example:9093'],
+          basic_auth: { username: 'monitor', password },
+        };
+        const stored = await put('alertmanager', target);
+        expect(stored.status).toBe(200);
+        expect(stored.body).toEqual({
+          type: 'alertmanager',
+          urls: target.urls,
+          basic_auth: { username: 'monitor', password: '********Pq9z' },
+          timeout_seconds: 10,
+          created_at: expect.stringMatching(isoTime),
+          updated_at: expect.stringMatching(isoTime),
+        });
+        const listed = await call<NotificationChannelListResponse>(readKey, channelsPath);
+        expect(listed.body.channels.map((channel) => channel.type)).toEqual([
+          'alertmanager',
+          'email',
+          'webhook',
+        ]);
+        expect(listed.body.channels[0]).toEqual(stored.body);
+        expect(JSON.stringify(listed.body)).not.toContain(password);
+        const refused = await put<Problem>('alertmanager', { urls: ['http://10.0.0.5:9093'] });
+        expect(refused.status).toBe(422);
+        expect(refused.body.errors?.map((error) => error.path)).toEqual(['urls[0]']);
+        expect((await call(key, `${channelsPath}/alertmanager`, { method: 'DELETE' })).status).toBe(
+          204,
+        );
+      });
     });
 
     describe('investigations', () => {

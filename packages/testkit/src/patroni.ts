@@ -1,11 +1,4 @@
-import {
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPostgresServerBinaries, postgresServerUser } from '@monitor/platform';
 import { getFreePort } from './free-port.js';

@@ -18,11 +18,11 @@ const posixClasses: Record<string, string> = {
 
 /**
  * A Go (RE2) regular expression as Prometheus compiles it for a matcher or label_replace:
- * `^(?:re)$`. RE2's syntax is mostly JavaScript's; the differences handled are leading flag
+ * `^(?:re)$`; unanchored (as Go's regexp.Compile leaves it) when `anchored` is false. RE2's syntax is mostly JavaScript's; the differences handled are leading flag
  * groups (`(?i)`, `(?s)`, `(?is)`), POSIX bracket classes, `\z` and `\A`. RE2 has no
  * backreferences or lookaround: they are refused as RE2 refuses them.
  */
-export function compileGoRegexp(source: string): RegExp {
+export function compileGoRegexp(source: string, anchored = true): RegExp {
   let body = source;
   let flags = '';
   const leading = /^\(\?([imsU]+)\)/.exec(body);
@@ -44,5 +44,5 @@ export function compileGoRegexp(source: string): RegExp {
     })
     .replace(/\\z/g, '$')
     .replace(/\\A/g, '^');
-  return new RegExp(`^(?:${body})$`, flags);
+  return new RegExp(anchored ? `^(?:${body})$` : body, flags);
 }

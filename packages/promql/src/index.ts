@@ -3,6 +3,8 @@ export { createLabelMatcher } from './label-matcher.js';
 export type { Labels } from './labels.js';
 export { compareLabels, labelsFrom, labelsKey, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
+export { compileGoRegexp } from './go-regexp.js';
+export { unquoteGoString } from './go-literals.js';
 export { prettifyPromql } from './format-promql.js';
 export { parsePromql } from './parse-promql.js';
 export { parseSeriesSelector } from './parse-series-selector.js';

@@ -1,0 +1,7 @@
+export type { AlertTemplateData } from './alert-template.js';
+export { checkAlertTemplate, expandAlertTemplate } from './alert-template.js';
+export type { TemplateEnvironment } from './prometheus-template-functions.js';
+export { formatPrometheusDuration, parsePrometheusDuration } from './prometheus-duration.js';
+export type { RuleParseResult } from './parse-rule-file.js';
+export { parseRuleFile, parseRuleGroup } from './parse-rule-file.js';
+export type { AlertingRule, RecordingRule, Rule, RuleGroup } from './rule-group.js';

@@ -68,7 +68,7 @@ function bad(value: GoValue, spec: Spec): string {
 }
 
 function withSign(text: string, spec: Spec): string {
-  if (text.startsWith('-')) return text;
+  if (text.startsWith('-') || text.startsWith('+')) return text;
   if (spec.flags.includes('+')) return `+${text}`;
   if (spec.flags.includes(' ')) return ` ${text}`;
   return text;

@@ -326,29 +326,37 @@ function describe(node: ArgNode): string {
 /** The functions every Go template has, but and/or, which the executor evaluates lazily. */
 export function builtinFunctions(): Map<string, GoFunction> {
   const fns = new Map<string, GoFunction>();
-  const compare = (name: string, test: (c: number) => boolean, equality: boolean): void => {
-    fns.set(name, {
-      params: ['any'],
-      variadic: equality ? 'any' : undefined,
-      call(args) {
-        const [first, ...others] = args;
-        if (equality) {
-          if (others.length === 0) throw new Error('missing argument for comparison');
-          const wanted = name === 'eq';
-          const equal = others.some((other) => compareBasic(first!, other, true) === 0);
-          return wanted ? equal : !equal;
-        }
-        return test(compareBasic(first!, others[0]!, false));
-      },
-    });
-    if (!equality) fns.get(name)!.params = ['any', 'any'];
-  };
-  compare('eq', (c) => c === 0, true);
-  compare('ne', (c) => c !== 0, true);
-  compare('lt', (c) => c < 0, false);
-  compare('le', (c) => c <= 0, false);
-  compare('gt', (c) => c > 0, false);
-  compare('ge', (c) => c >= 0, false);
+  // Go 1.19 derives the orderings from lt and eq: le = lt || eq, gt = !le, ge = !lt, so with
+  // a NaN `gt` and `ge` are true.
+  const lt = (a: GoValue, b: GoValue): boolean => compareBasic(a, b, false) < 0;
+  const eq = (a: GoValue, b: GoValue): boolean => compareBasic(a, b, true) === 0;
+  const le = (a: GoValue, b: GoValue): boolean => lt(a, b) || eq(a, b);
+  const ordering = (test: (a: GoValue, b: GoValue) => boolean): GoFunction => ({
+    params: ['any', 'any'],
+    call: ([a, b]) => test(a!, b!),
+  });
+  fns.set('eq', {
+    params: ['any'],
+    variadic: 'any',
+    call([first, ...others]) {
+      if (others.length === 0) throw new Error('missing argument for comparison');
+      return others.some((other) => eq(first!, other));
+    },
+  });
+  fns.set(
+    'ne',
+    ordering((a, b) => !eq(a, b)),
+  );
+  fns.set('lt', ordering(lt));
+  fns.set('le', ordering(le));
+  fns.set(
+    'gt',
+    ordering((a, b) => !le(a, b)),
+  );
+  fns.set(
+    'ge',
+    ordering((a, b) => !lt(a, b)),
+  );
   fns.set('not', { params: ['any'], call: ([v]) => !isTrue(v!) });
   fns.set('len', {
     params: ['any'],

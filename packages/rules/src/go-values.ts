@@ -151,6 +151,11 @@ function decimalDigits(value: number, verb: 'e' | 'f' | 'g', prec: number): Digi
 
 /** The exact decimal expansion of a double (JS prints up to 100 exact digits). */
 function exactDecimal(value: number): Digits {
+  // Past 2^53 every double is an integer, whose digits a bigint writes exactly, all of them.
+  if (value >= 2 ** 53) {
+    const digits = BigInt(value).toString();
+    return { digits: digits.replace(/0+$/, ''), exp: digits.length - 1 };
+  }
   const [mantissa, exponent] = value.toExponential(99).split('e') as [string, string];
   return { digits: mantissa.replace('.', '').replace(/0+$/, '') || '0', exp: Number(exponent) };
 }

@@ -132,21 +132,28 @@ function humanize1024(v: number): string {
   return `${g4(value)}${prefix}`;
 }
 
+/**
+ * Go's int64(v) on amd64: truncated toward zero, and the minimum int64 for anything out of
+ * range (which humanizeDuration then prints as a negative count of days).
+ */
+function goInt64(v: number): bigint {
+  return Math.abs(v) < 2 ** 63 ? BigInt(Math.trunc(v)) : -(2n ** 63n);
+}
+
 function humanizeDuration(v: number): string {
   if (!Number.isFinite(v)) return g4(v);
   if (v === 0) return `${g4(v)}s`;
   if (Math.abs(v) >= 1) {
     const sign = v < 0 ? '-' : '';
     const abs = Math.abs(v);
-    // Go's int64(v) truncates toward zero.
-    const whole = Math.trunc(abs);
-    const seconds = whole % 60;
-    const minutes = Math.trunc(whole / 60) % 60;
-    const hours = Math.trunc(whole / 3600) % 24;
-    const days = Math.trunc(whole / 86400);
-    if (days !== 0) return `${sign}${days}d ${hours}h ${minutes}m ${seconds}s`;
-    if (hours !== 0) return `${sign}${hours}h ${minutes}m ${seconds}s`;
-    if (minutes !== 0) return `${sign}${minutes}m ${seconds}s`;
+    const whole = goInt64(abs);
+    const seconds = whole % 60n;
+    const minutes = (whole / 60n) % 60n;
+    const hours = (whole / 3600n) % 24n;
+    const days = whole / 86400n;
+    if (days !== 0n) return `${sign}${days}d ${hours}h ${minutes}m ${seconds}s`;
+    if (hours !== 0n) return `${sign}${hours}h ${minutes}m ${seconds}s`;
+    if (minutes !== 0n) return `${sign}${minutes}m ${seconds}s`;
     return `${sign}${g4(abs)}s`;
   }
   let value = v;

@@ -11,5 +11,7 @@ export { parseSeriesSelector } from './parse-series-selector.js';
 export { PromqlError } from './promql-error.js';
 export type { PromqlEngine } from './promql-engine.js';
 export { createPromqlEngine } from './promql-engine.js';
+export type { MemorySeries } from './memory-series-source.js';
+export { createMemorySeriesSource } from './memory-series-source.js';
 export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 export type { QueryValue } from './values.js';

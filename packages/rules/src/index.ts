@@ -5,3 +5,10 @@ export { formatPrometheusDuration, parsePrometheusDuration } from './prometheus-
 export type { RuleParseResult } from './parse-rule-file.js';
 export { parseRuleFile, parseRuleGroup } from './parse-rule-file.js';
 export type { AlertingRule, RecordingRule, Rule, RuleGroup } from './rule-group.js';
+export type {
+  ActiveAlert,
+  RuleGroupEvaluation,
+  RuleGroupEvaluationOptions,
+  RuleGroupState,
+} from './evaluate-rule-group.js';
+export { evaluateRuleGroup } from './evaluate-rule-group.js';

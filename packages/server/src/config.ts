@@ -274,6 +274,8 @@ export const apiFields = {
   PROMQL_TIMEOUT_MS: envPositiveInt().default(30_000),
   /** How far back an instant selector looks for a series' latest sample. */
   PROMQL_LOOKBACK_DELTA_MS: envPositiveInt().default(300_000),
+  /** The Prometheus rules one organization may load, over all its rule groups. */
+  RULES_MAX_PER_ORG: envPositiveInt().default(10_000),
 };
 
 const gatewayConfigSchema = z.object({

@@ -348,6 +348,8 @@ export const adminConfigSchema = z.object({
   ...logFields,
   ...embeddedDatabaseFields,
   ...migrationFields,
+  // `monitor rules load` holds an organization to the ruler API's limit.
+  RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,
 });
 
 type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;

@@ -1,9 +1,13 @@
 // @services postgres
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { addKey, newOrganization } from './testing/api-target.js';
 import type { LocalApiTarget } from './testing/monitor-stack.js';
 import { startLocalApiTarget } from './testing/monitor-stack.js';
+import { runMonitor } from './testing/role-process.js';
 
 const nodeGroup = `name: node
 interval: 30s
@@ -29,11 +33,13 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
   let key: string;
   let readKey: string;
   let otherKey: string;
+  let orgId: string;
 
   beforeAll(async () => {
     target = await startLocalApiTarget('ruler_api', 'embedded', { RULES_MAX_PER_ORG: '5' });
     const org = await newOrganization(target.db);
     key = org.key;
+    orgId = org.orgId;
     readKey = await addKey(target.db, org.orgId, ['read']);
     otherKey = (await newOrganization(target.db)).key;
   });
@@ -128,5 +134,33 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
     expect((await call('DELETE', '/team-b')).status).toBe(202);
     expect((await call('DELETE', '/team-b')).status).toBe(404);
     expect((await call('GET', '')).status).toBe(404);
+  });
+
+  it('loads rule files with `monitor rules load`, all or nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rules-load-'));
+    try {
+      const good = join(dir, 'node-alerts.yml');
+      writeFileSync(good, `groups:\n- ${nodeGroup.replaceAll('\n', '\n  ').trimEnd()}\n`);
+      const bad = join(dir, 'bad.yml');
+      writeFileSync(bad, 'groups:\n- name: b\n  rules:\n  - record: 1x\n    expr: up\n');
+
+      const refused = await runMonitor(
+        ['rules', 'load', good, bad, '--org', orgId],
+        target.stack.env,
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('invalid recording rule name: 1x');
+      expect((await call('GET', '')).status).toBe(404);
+
+      const loaded = await runMonitor(['rules', 'load', good, '--org', orgId], target.stack.env);
+      expect(loaded.code).toBe(0);
+      expect(JSON.parse(loaded.stdout)).toEqual({
+        orgId,
+        groups: [{ namespace: 'node-alerts', name: 'node', rules: 2 }],
+      });
+      expect(parse((await call('GET', '/node-alerts/node')).text)).toEqual(parse(nodeGroup));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -44,7 +44,7 @@ const templates = [
   '{{ humanize1024 $value }}',
   '{{ humanizeDuration $value }}',
   '{{ humanizePercentage $value }}',
-  '{{ if and (lt $value 1e10) (gt $value -1e10) }}{{ humanizeTimestamp $value }}{{ end }}',
+  '{{ if and (lt $value 1e15) (gt $value -1e15) }}{{ humanizeTimestamp $value }}{{ end }}',
   '{{ printf "%.2f" $value }}',
   '{{ printf "%g|%e|%v|%8.3f|%-6.1f|%+.0f" $value $value $value $value $value $value }}',
   '{{ printf "%d %s %q %x %5s|%-5s|%t" 42 "s" "q" "hi" "r" "l" true }}',
@@ -69,6 +69,12 @@ const templates = [
   '{{ $labels }}',
   '{{/* a comment */}}text {{- /* trimmed */ -}} more',
   'plain text with {braces} and $value',
+  // Errors, which Prometheus writes into the annotation with Go's position and node.
+  '{{ humanize "not a number" }}',
+  'x\n  {{ .Nope }}',
+  '{{ if gt $value 1 }}int{{ end }}',
+  '{{ title 5 }}',
+  '{{ $labels.job | printf "%s" | humanizeDuration }}',
 ];
 
 const labels = { instance: 'db-1.example.com:9100', job: 'node' };

@@ -71,7 +71,7 @@ export async function expandAlertTemplate(
         ExternalURL: data.externalUrl,
         Value: data.value,
       },
-      'struct { Labels map[string]string; ExternalLabels map[string]string; ExternalURL string; Value interface {} }',
+      'struct { Labels map[string]string; ExternalLabels map[string]string; ExternalURL string; Value float64 }',
     );
     return await executeGoTemplate(name, template, root, functions);
   } catch (error) {

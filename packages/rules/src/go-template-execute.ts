@@ -5,6 +5,7 @@ import type {
   PipeNode,
   TemplateNode,
 } from './go-template-parse.js';
+import { nodeString } from './go-template-parse.js';
 import { goSprintf } from './go-sprintf.js';
 import type { GoValue } from './go-values.js';
 import { formatGoValue, goTypeName, GoHtml, GoMap, GoStruct, isTrue } from './go-values.js';
@@ -65,8 +66,16 @@ export async function executeGoTemplate(
   functions: ReadonlyMap<string, GoFunction>,
 ): Promise<string> {
   let out = '';
-  const fail = (message: string): never => {
-    throw new TemplateExecError(`template: ${name}: executing "${name}": ${message}`);
+  /** Go's state.errorf: where (line and byte in line of `at`) and what it was running. */
+  const fail = (message: string, at?: ArgNode | CommandNode): never => {
+    if (at === undefined) throw new TemplateExecError(`template: ${name}: ${message}`);
+    const before = template.text.slice(0, at.pos);
+    const lineStart = before.lastIndexOf('\n') + 1;
+    const line = 1 + (before.match(/\n/g)?.length ?? 0);
+    const byte = Buffer.byteLength(before.slice(lineStart));
+    throw new TemplateExecError(
+      `template: ${name}:${line}:${byte}: executing "${name}" at <${nodeString(at)}>: ${message}`,
+    );
   };
 
   async function walkList(dot: GoValue, list: readonly TemplateNode[], vars: Variable[]) {
@@ -164,24 +173,24 @@ export async function executeGoTemplate(
     vars: Variable[],
     final: GoValue | undefined,
   ): Promise<GoValue> {
-    const [first, ...rest] = cmd.args;
+    const [first, ...rest] = cmd.args as [ArgNode, ...ArgNode[]];
     const hasArgs = rest.length > 0 || final !== undefined;
-    switch (first!.kind) {
+    switch (first.kind) {
       case 'identifier':
-        return callFunction(first.name, dot, rest, vars, final);
+        return callFunction(first.name, dot, rest, vars, final, first, cmd);
       case 'field':
       case 'variable':
       case 'chain':
-        if (hasArgs) fail(`${describe(first)} is not a method but has arguments`);
+        if (hasArgs) fail(`${describe(first)} is not a method but has arguments`, first);
         return evalArg(dot, first, vars);
       case 'pipe':
-        if (hasArgs) fail("can't give argument to non-function");
+        if (hasArgs) fail("can't give argument to non-function", first);
         return evalArg(dot, first, vars);
       case 'nil':
-        return fail('nil is not a command');
+        return fail('nil is not a command', first);
       default:
-        if (hasArgs) fail(`can't give argument to non-function ${describe(first!)}`);
-        return evalArg(dot, first!, vars);
+        if (hasArgs) fail(`can't give argument to non-function ${describe(first)}`, first);
+        return evalArg(dot, first, vars);
     }
   }
 
@@ -198,23 +207,23 @@ export async function executeGoTemplate(
       case 'number':
         return node.isFloat ? node.value : BigInt(node.value);
       case 'field':
-        return fields(dot, node.names);
+        return fields(dot, node.names, node);
       case 'variable': {
         const [variableName, ...names] = node.names;
         const variable = vars.findLast((v) => v.name === variableName);
-        if (variable === undefined) return fail(`undefined variable: ${variableName}`);
-        return fields(variable.value, names);
+        if (variable === undefined) return fail(`undefined variable: ${variableName}`, node);
+        return fields(variable.value, names, node);
       }
       case 'chain':
-        return fields(await evalArg(dot, node.node, vars), node.fields);
+        return fields(await evalArg(dot, node.node, vars), node.fields, node);
       case 'pipe':
         return evalPipeline(dot, node.pipe, [...vars]);
       case 'identifier':
-        return callFunction(node.name, dot, [], vars, undefined);
+        return callFunction(node.name, dot, [], vars, undefined, node, node);
     }
   }
 
-  function fields(value: GoValue, names: readonly string[]): GoValue {
+  function fields(value: GoValue, names: readonly string[], at: ArgNode): GoValue {
     let current = value;
     for (const field of names) {
       if (current instanceof GoMap) {
@@ -222,9 +231,9 @@ export async function executeGoTemplate(
       } else if (current instanceof GoStruct && field in current.fields) {
         current = current.fields[field]!;
       } else if (current === null) {
-        return fail(`nil pointer evaluating interface {}.${field}`);
+        return fail(`nil pointer evaluating interface {}.${field}`, at);
       } else {
-        return fail(`can't evaluate field ${field} in type ${goTypeName(current)}`);
+        return fail(`can't evaluate field ${field} in type ${goTypeName(current)}`, at);
       }
     }
     return current;
@@ -236,11 +245,13 @@ export async function executeGoTemplate(
     argNodes: readonly ArgNode[],
     vars: Variable[],
     final: GoValue | undefined,
+    identifier: ArgNode,
+    call: ArgNode | CommandNode,
   ): Promise<GoValue> {
     // and/or evaluate their arguments only as far as needed (Go 1.18+).
     if (functionName === 'and' || functionName === 'or') {
       if (argNodes.length + (final === undefined ? 0 : 1) < 1) {
-        fail(`wrong number of args for ${functionName}: want at least 1 got 0`);
+        fail(`wrong number of args for ${functionName}: want at least 1 got 0`, identifier);
       }
       let value: GoValue = null;
       for (const node of argNodes) {
@@ -250,12 +261,15 @@ export async function executeGoTemplate(
       return final === undefined ? value : final;
     }
     const fn = functions.get(functionName);
-    if (fn === undefined) return fail(`${JSON.stringify(functionName)} is not a defined function`);
+    if (fn === undefined) {
+      return fail(`${JSON.stringify(functionName)} is not a defined function`, identifier);
+    }
     const count = argNodes.length + (final === undefined ? 0 : 1);
     const fixed = fn.params.length;
     if (fn.variadic === undefined ? count !== fixed : count < fixed) {
       fail(
         `wrong number of args for ${functionName}: want ${fn.variadic === undefined ? '' : 'at least '}${fixed} got ${count}`,
+        identifier,
       );
     }
     const args: GoValue[] = [];
@@ -263,26 +277,29 @@ export async function executeGoTemplate(
       const type = fn.params[i] ?? fn.variadic ?? 'any';
       const node = argNodes[i];
       const raw = node === undefined ? final! : await evalArg(dot, node, vars);
-      args.push(convertArg(functionName, raw, type, node));
+      args.push(convertArg(raw, type, node, node ?? call));
     }
     try {
       return await fn.call(args);
     } catch (error) {
       if (error instanceof TemplateExecError) throw error;
-      return fail(`error calling ${functionName}: ${(error as Error).message}`);
+      return fail(`error calling ${functionName}: ${(error as Error).message}`, call);
     }
   }
 
   function convertArg(
-    functionName: string,
     value: GoValue,
     type: ParamType,
     node: ArgNode | undefined,
+    at: ArgNode | CommandNode,
   ): GoValue {
-    const wrong = (): never =>
-      fail(
-        `wrong type for value; expected ${type === 'float64' ? 'float64' : type}; got ${goTypeName(value)}`,
-      );
+    const wrong = (): never => {
+      // Go checks a literal against the parameter before it has a value.
+      if (node !== undefined && ['number', 'bool', 'string', 'nil'].includes(node.kind)) {
+        return fail(`expected ${type}; found ${nodeString(node)}`, node);
+      }
+      return fail(`wrong type for value; expected ${type}; got ${goTypeName(value)}`, at);
+    };
     switch (type) {
       case 'any':
         return value;
@@ -299,7 +316,6 @@ export async function executeGoTemplate(
       case 'bool':
         return typeof value === 'boolean' ? value : wrong();
     }
-    void functionName;
   }
 
   await walkList(data, template.root, [{ name: '$', value: data }]);

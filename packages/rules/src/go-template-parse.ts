@@ -2,20 +2,21 @@ import { unquoteGoString } from '@monitor/promql';
 import type { Token, TokenType } from './go-template-lexer.js';
 import { lexGoTemplate } from './go-template-lexer.js';
 
-/** An operand of a command, as Go's parse package builds it. */
-export type ArgNode =
+/** An operand of a command, as Go's parse package builds it; `pos` is its offset in the text. */
+export type ArgNode = { pos: number } & (
   | { kind: 'field'; names: string[] }
   | { kind: 'variable'; names: string[] }
   | { kind: 'dot' }
   | { kind: 'nil' }
   | { kind: 'bool'; value: boolean }
   | { kind: 'number'; text: string; isFloat: boolean; value: number }
-  | { kind: 'string'; value: string }
+  | { kind: 'string'; value: string; quoted: string }
   | { kind: 'identifier'; name: string }
   | { kind: 'chain'; node: ArgNode; fields: string[] }
-  | { kind: 'pipe'; pipe: PipeNode };
+  | { kind: 'pipe'; pipe: PipeNode }
+);
 
-export type CommandNode = { args: ArgNode[] };
+export type CommandNode = { args: ArgNode[]; pos: number };
 export type PipeNode = { decl: string[]; isAssign: boolean; cmds: CommandNode[] };
 
 export type TemplateNode =
@@ -31,8 +32,12 @@ export type TemplateNode =
   | { kind: 'break' }
   | { kind: 'continue' };
 
-/** A parsed template: its body and the templates it `define`s (or `block`s). */
-export type ParsedTemplate = { root: TemplateNode[]; definitions: Map<string, TemplateNode[]> };
+/** A parsed template: its text, its body and the templates it `define`s (or `block`s). */
+export type ParsedTemplate = {
+  text: string;
+  root: TemplateNode[];
+  definitions: Map<string, TemplateNode[]>;
+};
 
 /** A template that Go's parser refuses; the message is Go's (`template: NAME:LINE: …`). */
 export class TemplateParseError extends Error {
@@ -313,7 +318,7 @@ export function parseGoTemplate(
   }
 
   function command(): CommandNode {
-    const cmd: CommandNode = { args: [] };
+    const cmd: CommandNode = { args: [], pos: peekNonSpace().pos };
     for (;;) {
       peekNonSpace();
       const arg = operand();
@@ -332,13 +337,14 @@ export function parseGoTemplate(
     const node = term();
     if (node === null) return null;
     if (peek().type !== 'field') return node;
+    const pos = node.pos;
     const fields: string[] = [];
     while (peek().type === 'field') fields.push(next().value.slice(1));
     switch (node.kind) {
       case 'field':
-        return { kind: 'field', names: [...node.names, ...fields] };
+        return { kind: 'field', names: [...node.names, ...fields], pos };
       case 'variable':
-        return { kind: 'variable', names: [...node.names, ...fields] };
+        return { kind: 'variable', names: [...node.names, ...fields], pos };
       case 'bool':
       case 'string':
       case 'number':
@@ -346,7 +352,7 @@ export function parseGoTemplate(
       case 'dot':
         return fail(`unexpected . after term ${JSON.stringify(describeArg(node))}`);
       default:
-        return { kind: 'chain', node, fields };
+        return { kind: 'chain', node, fields, pos };
     }
   }
 
@@ -356,28 +362,32 @@ export function parseGoTemplate(
       case 'identifier':
         if (!functions.has(token.value))
           fail(`function ${JSON.stringify(token.value)} not defined`);
-        return { kind: 'identifier', name: token.value };
+        return { kind: 'identifier', name: token.value, pos: token.pos };
       case 'dot':
-        return { kind: 'dot' };
+        return { kind: 'dot', pos: token.pos };
       case 'nil':
-        return { kind: 'nil' };
+        return { kind: 'nil', pos: token.pos };
       case 'variable': {
         const [variable, ...fields] = token.value.split('.');
         if (!vars.includes(variable!)) fail(`undefined variable ${JSON.stringify(variable)}`);
-        return { kind: 'variable', names: [variable!, ...fields] };
+        return { kind: 'variable', names: [variable!, ...fields], pos: token.pos };
       }
       case 'field':
-        return { kind: 'field', names: token.value.slice(1).split('.') };
+        return { kind: 'field', names: token.value.slice(1).split('.'), pos: token.pos };
       case 'bool':
-        return { kind: 'bool', value: token.value === 'true' };
+        return { kind: 'bool', value: token.value === 'true', pos: token.pos };
       case 'charConstant':
       case 'number':
         return number(token);
       case 'leftParen':
-        return { kind: 'pipe', pipe: pipeline('parenthesized pipeline', 'rightParen') };
+        return {
+          kind: 'pipe',
+          pipe: pipeline('parenthesized pipeline', 'rightParen'),
+          pos: token.pos,
+        };
       case 'string':
       case 'rawString':
-        return { kind: 'string', value: unquote(token) };
+        return { kind: 'string', value: unquote(token), quoted: token.value, pos: token.pos };
     }
     backup();
     return null;
@@ -396,7 +406,7 @@ export function parseGoTemplate(
     if (token.type === 'charConstant') {
       const rune = unquote({ ...token, value: `"${text.slice(1, -1).replace(/"/g, '\\"')}"` });
       if ([...rune].length !== 1) fail(`malformed character constant: ${text}`);
-      return { kind: 'number', text, isFloat: false, value: rune.codePointAt(0)! };
+      return { kind: 'number', text, isFloat: false, value: rune.codePointAt(0)!, pos: token.pos };
     }
     if (text.endsWith('i')) return fail(`complex numbers are not supported: ${text}`);
     const value = parseGoNumberLiteral(text);
@@ -406,7 +416,7 @@ export function parseGoTemplate(
     if (!isFloat && !Number.isSafeInteger(value) && Math.abs(value) > 2 ** 63) {
       fail(`integer overflow: ${JSON.stringify(text)}`);
     }
-    return { kind: 'number', text, isFloat, value };
+    return { kind: 'number', text, isFloat, value, pos: token.pos };
   }
 
   // Top level: `{{define}}` only here, as Go's Tree.parse allows.
@@ -434,7 +444,46 @@ export function parseGoTemplate(
     }
     root.push(node);
   }
-  return { root, definitions };
+  return { text, root, definitions };
+}
+
+/** Go's String() of a node, as an execution error shows it (`at <humanize $value>`). */
+export function nodeString(node: ArgNode | CommandNode | PipeNode): string {
+  if ('cmds' in node) {
+    const decl =
+      node.decl.length === 0 ? '' : `${node.decl.join(', ')} ${node.isAssign ? '=' : ':='} `;
+    return decl + node.cmds.map(nodeString).join(' | ');
+  }
+  if (!('kind' in node)) {
+    return node.args
+      .map((arg) => (arg.kind === 'pipe' ? `(${nodeString(arg.pipe)})` : nodeString(arg)))
+      .join(' ');
+  }
+  switch (node.kind) {
+    case 'field':
+      return `.${node.names.join('.')}`;
+    case 'variable':
+      return node.names.join('.');
+    case 'dot':
+      return '.';
+    case 'nil':
+      return 'nil';
+    case 'bool':
+      return String(node.value);
+    case 'number':
+      return node.text;
+    case 'string':
+      return node.quoted;
+    case 'identifier':
+      return node.name;
+    case 'chain': {
+      const base =
+        node.node.kind === 'pipe' ? `(${nodeString(node.node.pipe)})` : nodeString(node.node);
+      return `${base}.${node.fields.join('.')}`;
+    }
+    case 'pipe':
+      return nodeString(node.pipe);
+  }
 }
 
 function describeArg(node: ArgNode): string {

@@ -2,3 +2,4 @@ export { findApiRoute } from './api-routes.js';
 export { createApiRouter } from './api-router.js';
 export { toOpenApiPath } from './openapi-document.js';
 export { createPrometheusRouter } from './prometheus/prometheus-router.js';
+export { createRulerRouter } from './prometheus/ruler-router.js';

@@ -31,6 +31,7 @@ import {
   ruleSetFingerprint as ruleSetFingerprintRaw,
 } from './rules/rule-snapshot.js';
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
+import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
@@ -109,6 +110,8 @@ export type {
 
 export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
+export const createRuleGroupStore = translatingStoreFactory(ruleGroupStore);
+export type { RuleGroupStore, StoredRuleGroup } from './rule-groups/rule-group-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
 export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
 export const createSilenceStore = translatingStoreFactory(silenceStore);

@@ -18,11 +18,12 @@ const posixClasses: Record<string, string> = {
 
 /**
  * A Go (RE2) regular expression as Prometheus compiles it for a matcher or label_replace:
- * `^(?:re)$`. RE2's syntax is mostly JavaScript's; the differences handled are leading flag
- * groups (`(?i)`, `(?s)`, `(?is)`), POSIX bracket classes, `\z` and `\A`. RE2 has no
+ * `^(?:re)$`; unanchored (as Go's regexp.Compile leaves it) when `anchored` is false. RE2's syntax is mostly JavaScript's; the differences handled are leading flag
+ * groups (`(?i)`, `(?s)`, `(?is)`), POSIX bracket classes, named groups `(?P<name>…)`, `\z`
+ * and `\A`. RE2 has no
  * backreferences or lookaround: they are refused as RE2 refuses them.
  */
-export function compileGoRegexp(source: string): RegExp {
+export function compileGoRegexp(source: string, anchored = true): RegExp {
   let body = source;
   let flags = '';
   const leading = /^\(\?([imsU]+)\)/.exec(body);
@@ -42,7 +43,8 @@ export function compileGoRegexp(source: string): RegExp {
       if (negated !== '') throw new Error('negated POSIX classes are not supported');
       return range;
     })
+    .replace(/\(\?P</g, '(?<')
     .replace(/\\z/g, '$')
     .replace(/\\A/g, '^');
-  return new RegExp(`^(?:${body})$`, flags);
+  return new RegExp(anchored ? `^(?:${body})$` : body, flags);
 }

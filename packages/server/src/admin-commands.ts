@@ -1,12 +1,17 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parsePath } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { ApiKeyScope as Scope, Database } from '@monitor/db';
 import {
   convertToTimescale,
   createApiKeyStore,
   createDatabase,
   createOrgStore,
+  createRuleGroupStore,
   migrate,
 } from '@monitor/db';
+import { parseRuleFile } from '@monitor/rules';
 import type { Logger } from '@monitor/platform';
 import { embeddedPostgresDir } from '@monitor/platform';
 import type { AdminConfig } from './config.js';
@@ -16,7 +21,7 @@ import { useEmbeddedPostgres } from './embedded-postgres.js';
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
 /**
- * `migrate`, `orgs create`, `keys create|list|revoke`: one-shot commands against DATABASE_URL,
+ * `migrate`, `orgs create`, `keys create|list|revoke`, `rules load`: one-shot commands against DATABASE_URL,
  * or, when it is unset, against the embedded PostgreSQL of `npm start` (MONITOR_DATA_DIR): the
  * running server's, or one started for the command and stopped after it.
  */
@@ -145,7 +150,63 @@ export function createAdminCommands(deps: {
       }),
     );
 
-  return [migrateCommand, storage, orgs, keys];
+  const rules = new Command('rules').description('Prometheus rule files');
+  rules
+    .command('load')
+    .argument('<files...>', 'Prometheus rule files, as `promtool check rules` takes them')
+    .option('--namespace <name>', "the ruler API namespace (default: each file's base name)")
+    .option('--org <id>', 'organization id (org_…); default: the bootstrap organization')
+    .description(
+      'check rule files as promtool does and store their groups, replacing groups of the same ' +
+        'name in the namespace; nothing is stored unless every file is valid',
+    )
+    .action((files: string[], options: { namespace?: string; org?: string }) =>
+      withDatabase(async (db, config) => {
+        const loaded = [];
+        for (const file of files) {
+          const text = await readFile(file, 'utf8');
+          const parsed = parseRuleFile(text);
+          if (!parsed.ok) throw new Error(`${file}: ${parsed.errors.join(`\n${file}: `)}`);
+          // Each group is stored as its own YAML, as the ruler API receives one.
+          const raw = (parseYaml(text) as { groups?: unknown[] } | null)?.groups ?? [];
+          const namespace = options.namespace ?? parsePath(file).name;
+          loaded.push(
+            ...parsed.groups.map((group, i) => ({
+              namespace,
+              group: {
+                name: group.name,
+                definition: stringifyYaml(raw[i]),
+                ruleCount: group.rules.length,
+              },
+            })),
+          );
+        }
+        const orgs = createOrgStore(db);
+        const org =
+          options.org === undefined
+            ? await orgs.ensureDefaultOrganization()
+            : await orgs.getOrganization(options.org);
+        if (org === undefined) throw new Error(`organization ${options.org} does not exist`);
+        const store = createRuleGroupStore(db);
+        for (const { namespace, group } of loaded) {
+          if (!(await store.putGroup(org.id, namespace, group, config.RULES_MAX_PER_ORG))) {
+            throw new Error(
+              `${namespace}/${group.name}: per-tenant rules limit (limit: ${config.RULES_MAX_PER_ORG}) exceeded`,
+            );
+          }
+        }
+        print({
+          orgId: org.id,
+          groups: loaded.map(({ namespace, group }) => ({
+            namespace,
+            name: group.name,
+            rules: group.ruleCount,
+          })),
+        });
+      }),
+    );
+
+  return [migrateCommand, storage, orgs, keys, rules];
 }
 
 function parseScopes(value: string): Scope[] {

@@ -163,7 +163,7 @@ describe('parseRoleConfig', () => {
 });
 
 describe('adminConfigSchema', () => {
-  it('reads the database and migration settings only', () => {
+  it('reads the database and migration settings, and the rules limit, only', () => {
     const config = parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad', PORT: 'x' });
     // Unset optional settings are left out.
     expect(Object.keys(config).sort()).toEqual(
@@ -174,6 +174,7 @@ describe('adminConfigSchema', () => {
         'RAW_RETENTION_DAYS',
         'ROLLUP_1H_RETENTION_DAYS',
         'ROLLUP_1M_RETENTION_DAYS',
+        'RULES_MAX_PER_ORG',
         'SNAPSHOT_RETENTION_DAYS',
         'STORAGE_MODE',
       ].sort(),

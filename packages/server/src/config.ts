@@ -287,6 +287,8 @@ export const apiFields = {
    * services' listing, detail and history. Unset: DATABASE_URL.
    */
   DATABASE_READ_URL: envPostgresUrl().optional(),
+  /** The Prometheus rules one organization may load, over all its rule groups. */
+  RULES_MAX_PER_ORG: envPositiveInt().default(10_000),
 };
 
 const gatewayConfigSchema = z.object({
@@ -359,6 +361,8 @@ export const adminConfigSchema = z.object({
   ...logFields,
   ...embeddedDatabaseFields,
   ...migrationFields,
+  // `monitor rules load` holds an organization to the ruler API's limit.
+  RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,
 });
 
 type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;

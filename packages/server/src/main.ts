@@ -1,8 +1,8 @@
 /**
  * The one entry point: `monitor <role>` runs a role (gateway, writer, api, all);
- * `monitor migrate`, `monitor orgs …` and `monitor keys …` administer the database;
- * `monitor capacity` plans a deployment. Only this
- * file touches `process`: argv, signals and exit codes.
+ * `monitor migrate`, `monitor orgs …`, `monitor keys …` and `monitor rules load` administer the
+ * database; `monitor capacity` plans a deployment. Only this file touches `process`: argv,
+ * signals and exit codes.
  */
 import { Command } from 'commander';
 import { ConfigError, createMetrics, createShutdown, parseConfig } from '@monitor/platform';

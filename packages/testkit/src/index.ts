@@ -16,6 +16,7 @@ export type { TestDatabase } from './test-database.js';
 export { createTestDatabase } from './test-database.js';
 
 export { createSeededRandom } from './seeded-random.js';
+export { runPromtool } from './promtool.js';
 export type { SeededRandom } from './seeded-random.js';
 
 // The real agents for the protocol endpoints' integration tests.

@@ -669,6 +669,26 @@ const alertmanagerChannel: Migration = {
     ]),
 };
 
+const prometheusRuleGroups: Migration = {
+  version: 27,
+  name: 'prometheus_rule_groups',
+  up: (sql) =>
+    run(sql, [
+      // Prometheus rule groups loaded through the ruler API or `monitor rules load`, kept as the
+      // YAML that was posted so that the API answers it back unchanged; rule_count is the
+      // group's number of rules, for RULES_MAX_PER_ORG. Plain rows on either storage engine.
+      `create table prometheus_rule_groups (
+        org_id text not null references organizations (id) on delete cascade,
+        namespace text not null check (namespace <> ''),
+        name text not null check (name <> ''),
+        definition text not null,
+        rule_count integer not null check (rule_count >= 0),
+        updated_at timestamptz not null default now(),
+        primary key (org_id, namespace, name)
+      )`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -697,4 +717,5 @@ export const migrations: readonly Migration[] = [
   scaledSampleValues,
   minuteAggregateHeldWindow,
   alertmanagerChannel,
+  prometheusRuleGroups,
 ];

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
-import { createPrometheusRouter } from '@monitor/api';
+import { createPrometheusRouter, createRulerRouter } from '@monitor/api';
 import type { Database } from '@monitor/db';
+import { createRuleGroupStore } from '@monitor/db';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
@@ -15,8 +16,9 @@ const maxPointsPerSeries = 11_000;
 const maxRangeMs = 366 * 24 * 3600 * 1000;
 
 /**
- * The Prometheus-compatible API (`/prometheus`) as a mount for the api role's app (and `all`'s):
- * samples from `databases.reads`, keys from the primary.
+ * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
+ * for the api role's app (and `all`'s): samples from `databases.reads`, keys and rule groups from
+ * the primary.
  */
 export function createPrometheusMount(
   config: ApiConfig,
@@ -44,7 +46,14 @@ export function createPrometheusMount(
     },
     nowMs: Date.now,
   });
+  const ruler = createRulerRouter({
+    authenticator: createKeyAuthenticator(config, databases.primary),
+    logger: logger.child({ component: 'ruler-api' }),
+    ruleGroups: createRuleGroupStore(databases.primary),
+    maxRulesPerOrg: config.RULES_MAX_PER_ORG,
+  });
   return (app) => {
+    app.use(ruler);
     app.use(router);
   };
 }

@@ -123,8 +123,9 @@ describe('the HTTP API suites together', () => {
 });
 
 // Last in the file: by then the stack has run for a few minutes, and the refresh job of samples_1m,
-// which TimescaleDB runs when `migrate` creates it and then every minute (its default schedule),
-// has run more than once; the wait below is only a bound.
+// which TimescaleDB runs every 20 s in this stack (deploy/compose.test-db.yml sets
+// STORAGE_JOB_INTERVAL_SECONDS; the shipped schedule is hourly), has run more than once; the
+// wait below is only a bound.
 describe('the storage of the compose stack', () => {
   it('runs on TimescaleDB 2.28.3 and says so on /metrics', async () => {
     // The edge sends /metrics to the api role, whose metrics carry its `role` label as well.

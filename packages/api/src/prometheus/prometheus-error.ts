@@ -1,4 +1,6 @@
+import type { ErrorRequestHandler } from 'express';
 import type { PrometheusError, PrometheusErrorType } from '@monitor/schemas';
+import type { Logger } from '@monitor/platform';
 import { AppError } from '@monitor/platform';
 import { PromqlError } from '@monitor/promql';
 
@@ -15,7 +17,7 @@ const statusOf: Record<PrometheusErrorType, number> = {
   forbidden: 403,
 };
 
-export type MappedPrometheusError = {
+type MappedPrometheusError = {
   status: number;
   body: PrometheusError;
   headers: Record<string, string>;
@@ -27,7 +29,7 @@ export type MappedPrometheusError = {
  * their type; our AppErrors map by code (a database away is `unavailable`, retried later);
  * anything else is `internal`, with a generic text (the cause goes to the log).
  */
-export function mapPrometheusError(err: unknown): MappedPrometheusError {
+function mapPrometheusError(err: unknown): MappedPrometheusError {
   let errorType: PrometheusErrorType = 'internal';
   let error = 'internal error';
   const headers: Record<string, string> = {};
@@ -67,4 +69,27 @@ export function mapPrometheusError(err: unknown): MappedPrometheusError {
     }
   }
   return { status: statusOf[errorType], body: { status: 'error', errorType, error }, headers };
+}
+
+/**
+ * The error handler of a router under `/prometheus`: Prometheus' JSON error shape, an internal
+ * failure logged at ERROR, a refused request at INFO, both as `<what> request …`.
+ */
+export function prometheusErrorHandler(logger: Logger, what: string): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const mapped = mapPrometheusError(err);
+    const fields = { method: req.method, path: req.path, errorType: mapped.body.errorType };
+    if (mapped.body.errorType === 'internal')
+      logger.error({ ...fields, err }, `${what} request failed`);
+    else logger.info({ ...fields, error: mapped.body.error }, `${what} request rejected`);
+    res
+      .status(mapped.status)
+      .set(mapped.headers)
+      .type('application/json')
+      .send(JSON.stringify(mapped.body));
+  };
 }

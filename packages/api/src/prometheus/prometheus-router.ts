@@ -1,15 +1,10 @@
 import express, { Router } from 'express';
-import type {
-  ErrorRequestHandler,
-  RequestHandler,
-  Response,
-  Router as ExpressRouter,
-} from 'express';
+import type { RequestHandler, Response, Router as ExpressRouter } from 'express';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import type { Logger } from '@monitor/platform';
 import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
-import { mapPrometheusError } from './prometheus-error.js';
+import { prometheusErrorHandler } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
 import { formatQueryRoutes } from './format-query-routes.js';
@@ -66,22 +61,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
       });
     });
   }
-  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    const mapped = mapPrometheusError(err);
-    const fields = { method: req.method, path: req.path, errorType: mapped.body.errorType };
-    if (mapped.body.errorType === 'internal')
-      logger.error({ ...fields, err }, 'prometheus request failed');
-    else logger.info({ ...fields, error: mapped.body.error }, 'prometheus request rejected');
-    res
-      .status(mapped.status)
-      .set(mapped.headers)
-      .type('application/json')
-      .send(JSON.stringify(mapped.body));
-  };
+  const onError = prometheusErrorHandler(logger, 'prometheus');
   router.use('/prometheus', onError);
   return router;
 }

@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import type { ErrorRequestHandler, RequestHandler, Router as ExpressRouter } from 'express';
+import type { RequestHandler, Router as ExpressRouter } from 'express';
 import { parse, stringify } from 'yaml';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
@@ -7,7 +7,7 @@ import type { RuleGroupStore, StoredRuleGroup } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { AppError, forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 import { parseRuleGroup } from '@monitor/rules';
-import { mapPrometheusError } from './prometheus-error.js';
+import { prometheusErrorHandler } from './prometheus-error.js';
 
 export type RulerRouterDeps = {
   authenticator: ApiKeyAuthenticator;
@@ -123,22 +123,7 @@ export function createRulerRouter(deps: RulerRouterDeps): ExpressRouter {
     res.status(202).json(accepted);
   });
 
-  const onError: ErrorRequestHandler = (err: unknown, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    const mapped = mapPrometheusError(err);
-    const fields = { method: req.method, path: req.path, errorType: mapped.body.errorType };
-    if (mapped.body.errorType === 'internal')
-      logger.error({ ...fields, err }, 'ruler request failed');
-    else logger.info({ ...fields, error: mapped.body.error }, 'ruler request rejected');
-    res
-      .status(mapped.status)
-      .set(mapped.headers)
-      .type('application/json')
-      .send(JSON.stringify(mapped.body));
-  };
+  const onError = prometheusErrorHandler(logger, 'ruler');
   router.use(basePath, onError);
   return router;
 }

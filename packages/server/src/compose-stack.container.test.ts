@@ -171,10 +171,13 @@ describe('the storage of the compose stack', () => {
         and coalesce(c.view_name, j.hypertable_name) = 'samples_1m'
     `;
     expect(await refreshStats()).toHaveLength(1);
+    // last_run_status reads null while a run is under way (every 20 s in this stack), so wait
+    // for a moment between runs rather than read it once.
     const [stats] = await vi.waitFor(
       async () => {
         const rows = await refreshStats();
         expect(rows[0]?.successes ?? 0).toBeGreaterThanOrEqual(2);
+        expect(rows[0]?.lastStatus).not.toBeNull();
         return rows;
       },
       { timeout: 150_000, interval: 2_000 },

@@ -28,7 +28,7 @@ const alertRuleLimits = {
 } as const;
 
 const noDataStates = ['alerting', 'ok', 'keep'] as const;
-type NoDataState = (typeof noDataStates)[number];
+export type NoDataState = (typeof noDataStates)[number];
 
 /**
  * More than `maxTransitions` state changes of a (rule, service) within `windowMinutes` make

@@ -114,6 +114,7 @@ export const problemSchema = z
     id: 'Problem',
     description: 'An RFC 9457 problem, sent as application/problem+json.',
   });
+export type ProblemResponse = z.infer<typeof problemSchema>;
 
 // ---- alerts --------------------------------------------------------------------------------
 
@@ -211,7 +212,7 @@ export type AlertResponse = z.infer<typeof alertSchema>;
 // ---- services ------------------------------------------------------------------------------
 
 const serviceStatuses = ['healthy', 'warning', 'critical', 'stale'] as const;
-type ServiceStatus = (typeof serviceStatuses)[number];
+export type ServiceStatus = (typeof serviceStatuses)[number];
 
 const serviceStatusSchema = z.enum(serviceStatuses, {
   error: `must be one of ${serviceStatuses.join(', ')}`,
@@ -304,7 +305,7 @@ export type ServiceDetailResponse = z.infer<typeof serviceDetailSchema>;
 // ---- metrics -------------------------------------------------------------------------------
 
 const metricSteps = ['1m', '1h'] as const;
-type MetricStep = (typeof metricSteps)[number];
+export type MetricStep = (typeof metricSteps)[number];
 const metricStepMs: Readonly<Record<MetricStep, number>> = { '1m': minuteMs, '1h': hourMs };
 
 export const serviceMetricsQuerySchema = z.object({

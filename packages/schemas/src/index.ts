@@ -39,8 +39,10 @@ export type {
   AlertResponse,
   BodyParseResult,
   AlertSeverity,
+  MetricStep,
   Pagination,
   PaginationQuery,
+  ProblemResponse,
   QueryInput,
   QueryParseResult,
   ServiceDetailResponse,
@@ -48,6 +50,7 @@ export type {
   ServiceMetricsQuery,
   ServiceMetricsResponse,
   ServiceResponse,
+  ServiceStatus,
 } from './api.js';
 export {
   alertSchema,
@@ -73,6 +76,7 @@ export type {
   AlertRuleListResponse,
   AlertRuleResponse,
   AlertRuleUpdateRequest,
+  NoDataState,
 } from './alert-rules.js';
 export {
   alertRuleCreateSchema,

@@ -123,22 +123,8 @@ export function lexGoTemplate(text: string): Token[] {
         pos++;
         emit('pipe', start, '|');
       } else if (c === '"') {
-        pos++;
-        for (;;) {
-          const d = text[pos];
-          if (d === '\\') {
-            pos++;
-            if (text[pos] === undefined || text[pos] === '\n') {
-              return fail('unterminated quoted string');
-            }
-          } else if (d === undefined || d === '\n') {
-            return fail('unterminated quoted string');
-          } else if (d === '"') {
-            break;
-          }
-          pos++;
-        }
-        pos++;
+        const error = lexQuoted('"', 'unterminated quoted string');
+        if (error !== null) return fail(error);
         emit('string', start, text.slice(start, pos));
       } else if (c === '`') {
         const close = text.indexOf('`', pos + 1);
@@ -146,22 +132,8 @@ export function lexGoTemplate(text: string): Token[] {
         pos = close + 1;
         emit('rawString', start, text.slice(start, pos));
       } else if (c === "'") {
-        pos++;
-        for (;;) {
-          const d = text[pos];
-          if (d === '\\') {
-            pos++;
-            if (text[pos] === undefined || text[pos] === '\n') {
-              return fail('unterminated character constant');
-            }
-          } else if (d === undefined || d === '\n') {
-            return fail('unterminated character constant');
-          } else if (d === "'") {
-            break;
-          }
-          pos++;
-        }
-        pos++;
+        const error = lexQuoted("'", 'unterminated character constant');
+        if (error !== null) return fail(error);
         emit('charConstant', start, text.slice(start, pos));
       } else if (c === '$') {
         pos++;
@@ -232,6 +204,26 @@ export function lexGoTemplate(text: string): Token[] {
   }
 
   /** Go's scanNumber: a superset of numbers; the parser decides what it means. */
+  /** From an opening quote past its closing one, as Go's lexQuote and lexChar: a backslash
+   * escapes the next character, and a newline or the end of the text ends it unterminated. */
+  function lexQuoted(quote: '"' | "'", unterminated: string): string | null {
+    pos++;
+    for (;;) {
+      const d = text[pos];
+      if (d === '\\') {
+        pos++;
+        if (text[pos] === undefined || text[pos] === '\n') return unterminated;
+      } else if (d === undefined || d === '\n') {
+        return unterminated;
+      } else if (d === quote) {
+        break;
+      }
+      pos++;
+    }
+    pos++;
+    return null;
+  }
+
   function lexNumber(): string | null {
     const start = pos;
     if (text[pos] === '+' || text[pos] === '-') pos++;

@@ -122,3 +122,11 @@ export type Hypothesis = {
   evidence: Record<string, unknown>;
   recommendation: InvestigationRecommendation;
 };
+
+/** The machine-checkable outcome: what was named, or inconclusive. */
+export type Verdict = {
+  kind: CauseKind | 'inconclusive';
+  /** The named process, container, `tag=value`, rule or metric; null when inconclusive. */
+  subject: string | null;
+  confidence: number;
+};

@@ -1,8 +1,10 @@
 import type { ClaimOptions, ClaimedInvestigation, InvestigationStore } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { createPollLoop, isRetriable } from '@monitor/platform';
-import type { AnalyzeOptions, Verdict } from './analyze-incident.js';
-import { analyzeIncident, defaultPeerTagKeys, focusMetricOf } from './analyze-incident.js';
+import type { AnalyzeOptions } from './analyze-incident.js';
+import { focusMetricOf } from './gather-evidence.js';
+import type { Verdict } from './incident-evidence.js';
+import { analyzeIncident, defaultPeerTagKeys } from './analyze-incident.js';
 import { toAlertFacts, toIncidentInput, toSeries } from './evidence-to-input.js';
 import { incidentWindows } from './incident-input.js';
 import type { Narrator } from './narrator.js';

@@ -1,4 +1,4 @@
-import type { Verdict } from '../analyze-incident.js';
+import type { Verdict } from '../incident-evidence.js';
 import { analyzeIncident } from '../analyze-incident.js';
 import { buildScenarios } from './incident-scenarios.js';
 import type { Cause, Scenario, ScenarioOptions } from './scenario.js';

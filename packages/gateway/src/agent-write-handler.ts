@@ -1,15 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, badRequest, payloadTooLarge, rateLimited, sendProblem } from '@monitor/platform';
+import type { IncomingMessage } from 'node:http';
+import { AppError, badRequest, payloadTooLarge } from '@monitor/platform';
 import type { DecodedHostSamples, DecodeOptions } from '@monitor/protocols';
 import { ProtocolDecodeError, describeCounts, totalCount } from '@monitor/protocols';
 import type { SampleMessage } from '@monitor/schemas';
-import { readBody } from './read-body.js';
-import { refuseAfterDrain } from './refuse-after-drain.js';
 import type { SeriesRefusalReason } from './series-policy.js';
-import { policeSeries } from './series-policy.js';
-import { createWriteAdmission } from './write-admission.js';
+import type { DecodedWrite } from './write-pipeline.js';
+import { createWritePipeline } from './write-pipeline.js';
 import type { WriteDeps } from './write-steps.js';
-import { bodyReadError, publishSamples } from './write-steps.js';
 
 /** How one request of an agent protocol is decoded and answered. */
 export type AgentWriteDecoder = {
@@ -49,73 +46,67 @@ export type AgentWriteHandlerDeps = WriteDeps & { metrics: AgentWriteMetrics };
  * A write of an agent protocol (remote-write, OTLP, Influx line protocol, collectd): the same
  * key, scope and rate limit as /ingest, the same body limit after decompression, the same
  * durability (answered only once the bus has every sample), and samples published as /ingest
- * publishes them, but with their tags as their series' labels and any staleness markers. Points that cannot be taken are counted per reason and logged; a body
- * none of whose points can be taken is a 400, which these senders do not retry.
+ * publishes them, but with their tags as their series' labels and any staleness markers.
+ * Points that cannot be taken are counted per reason and logged; a body none of whose points
+ * can be taken is a 400, which these senders do not retry.
  */
 export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWriteHandlerDeps) {
   const log = deps.logger.child({ protocol: route.protocol });
-  const admit = createWriteAdmission({
-    authenticator: deps.authenticator,
-    rateLimiter: deps.rateLimiter,
-    rejected: () => undefined,
-  });
-  const readOptions = { rawEncodings: route.rawEncodings ?? [] };
+  return createWritePipeline(
+    {
+      logger: log,
+      challenge: true,
+      rawEncodings: route.rawEncodings ?? [],
+      select(req) {
+        const decoder = route.select(req, queryOf(req.url));
+        return decoder instanceof AppError
+          ? decoder
+          : (body, context) => decodeWith(decoder, body, context);
+      },
+      seriesRefused: (detail) => badRequest(detail),
+      rejected: () => undefined,
+    },
+    deps,
+  );
 
-  function fail(res: ServerResponse, err: AppError): void {
-    sendProblem(res, err);
-  }
-
-  /** A refusal before the body was read to its end: the rest is dropped, then the connection closed. */
-  async function refuse(req: IncomingMessage, res: ServerResponse, err: AppError): Promise<void> {
-    await refuseAfterDrain(req, res, err);
-  }
-
-  return async function handleAgentWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = await admit(req, res, { challenge: true });
-    if (key === undefined) return;
-    const decoder = route.select(req, queryOf(req.url));
-    if (decoder instanceof AppError) return refuse(req, res, decoder);
-
-    const body = await readBody(req, deps.maxBodyBytes, readOptions);
-    if (!body.ok) {
-      const err = bodyReadError(body, deps.maxBodyBytes, ['gzip', ...readOptions.rawEncodings]);
-      return err === undefined ? undefined : refuse(req, res, err);
-    }
-
-    const receivedMs = deps.nowMs();
+  function decodeWith(
+    decoder: AgentWriteDecoder,
+    body: Buffer,
+    { orgId, receivedMs }: { orgId: string; receivedMs: number },
+  ): DecodedWrite {
     let decoded: DecodedHostSamples;
     try {
-      decoded = decoder.decode(body.body, {
+      decoded = decoder.decode(body, {
         nowMs: receivedMs,
         rawRetentionMs: deps.rawRetentionMs,
         maxDecodedBytes: deps.maxBodyBytes,
       });
     } catch (err) {
       if (!(err instanceof ProtocolDecodeError)) throw err;
-      if (err.code === 'body_too_large') {
-        return refuse(req, res, payloadTooLarge(deps.maxBodyBytes));
-      }
-      return fail(res, badRequest(err.message));
+      return err.code === 'body_too_large'
+        ? { ok: false, error: payloadTooLarge(deps.maxBodyBytes), bodyLeft: true }
+        : { ok: false, error: badRequest(err.message) };
     }
     count(decoded);
     const rejected = totalCount(decoded.rejected);
     if (rejected > 0) {
       log.warn(
-        { orgId: key.orgId, accepted: decoded.accepted, rejected: decoded.rejected },
+        { orgId, accepted: decoded.accepted, rejected: decoded.rejected },
         'points of an agent write could not be taken',
       );
     }
     if (decoded.samples.length === 0 && rejected > 0) {
-      return fail(
-        res,
-        badRequest(`No point of the body could be taken: ${describeCounts(decoded.rejected)}.`),
-      );
+      return {
+        ok: false,
+        error: badRequest(
+          `No point of the body could be taken: ${describeCounts(decoded.rejected)}.`,
+        ),
+      };
     }
-
     // An agent's tags are its series' labels (/ingest's belong to the host).
-    const decodedMessages = decoded.samples.map((sample): SampleMessage => ({
+    const messages = decoded.samples.map((sample): SampleMessage => ({
       v: 1,
-      org_id: key.orgId,
+      org_id: orgId,
       host: sample.host,
       time_ms: sample.timeMs,
       received_ms: receivedMs,
@@ -126,21 +117,15 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       containers: [],
       processes: [],
     }));
-    const policed = policeSeries(deps.seriesPolicy, deps, key.orgId, decodedMessages);
-    if (policed.refusal !== undefined) {
-      if (policed.refusal.reason === 'new_series_limit') {
-        return fail(res, rateLimited(policed.retryAfterSeconds, policed.refusal.detail));
-      }
-      return fail(res, badRequest(policed.refusal.detail));
-    }
-    const unpublished = await publishSamples(deps, log, key.orgId, policed.kept);
-    if (unpublished !== undefined) return fail(res, unpublished);
-    const answer = decoder.answer(decoded);
-    const headers: Record<string, string | number> = { ...answer.headers };
-    if (answer.body !== undefined) headers['Content-Length'] = answer.body.byteLength;
-    res.writeHead(answer.status, headers);
-    res.end(answer.body);
-  };
+    return {
+      ok: true,
+      messages,
+      answer: () => {
+        const answer = decoder.answer(decoded);
+        return { status: answer.status, headers: { ...answer.headers }, body: answer.body };
+      },
+    };
+  }
 
   function count(decoded: DecodedHostSamples): void {
     const { protocol } = route;

@@ -6,8 +6,6 @@ import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-m
 import type { DecodedSample, SnapshotJson } from './decoded-sample.js';
 import { maxHostNameLength } from './host-name.js';
 
-export type { DecodedSample } from './decoded-sample.js';
-
 /** One host of a record: its message as the record carried it, and what it decodes to. */
 export type RecordHostSample = {
   /** The host's message alone: a format-1 record value (what a dead letter of it carries). */

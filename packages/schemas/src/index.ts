@@ -23,9 +23,11 @@ export type { SampleMessage } from './sample-message.js';
 export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
 export type {
   DecodedSample,
-  RecordHostSample,
-  SampleRecordDecoder,
-} from './decode-sample-record.js';
+  PositionedSample,
+  SamplePosition,
+  SnapshotJson,
+} from './decoded-sample.js';
+export type { RecordHostSample, SampleRecordDecoder } from './decode-sample-record.js';
 export {
   createSharedSampleRecordDecoder,
   decodeHostSample,

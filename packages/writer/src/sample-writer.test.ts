@@ -5,7 +5,7 @@ import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
 import type { PendingSample, SampleSink } from './sample-writer.js';
-import { byPartitionLanes, createSampleWriter } from './sample-writer.js';
+import { byPartitionLanes, createSampleWriter, toSampleWrite } from './sample-writer.js';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 
@@ -316,5 +316,42 @@ describe('createSampleWriter on several connections', () => {
     );
     expect(most).toBe(2);
     expect(partitionsWritten.flat().sort()).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('toSampleWrite', () => {
+  const sample = (host: string) => ({
+    orgId: 'org_1',
+    host,
+    timeMs: 1_000,
+    metrics: { cpu: 1 },
+    tags: {},
+    tagsLabelSeries: undefined,
+    staleMetrics: undefined,
+    containers: [],
+    processes: [],
+  });
+
+  it('gives positioned samples their record’s position, one object per record, and done records their next offsets', () => {
+    const first = record(7, null);
+    const second = record(8, null);
+    const write = toSampleWrite(
+      [
+        { record: first, sample: sample('a'), logEndOffset: 20, positioned: true },
+        { record: first, sample: sample('b'), logEndOffset: 20, positioned: true },
+        { record: second, sample: sample('c'), logEndOffset: 20, positioned: true },
+        { record: second, sample: sample('d'), logEndOffset: 20, positioned: false },
+      ],
+      [record(9, null)],
+    );
+    expect(write.samples.map((s) => [s.host, s.position])).toEqual([
+      ['a', { partition: 0, offset: 7, logEndOffset: 20 }],
+      ['b', { partition: 0, offset: 7, logEndOffset: 20 }],
+      ['c', { partition: 0, offset: 8, logEndOffset: 20 }],
+      ['d', undefined],
+    ]);
+    expect(write.samples[0]!.position).toBe(write.samples[1]!.position);
+    expect(write.samples[3]).toEqual(sample('d'));
+    expect(write.offsets).toEqual([{ partition: 0, nextOffset: 10 }]);
   });
 });

@@ -2,7 +2,13 @@ import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
-import type { DecodedSample, RecordHostSample, SampleRecordDecoder } from '@monitor/schemas';
+import type {
+  DecodedSample,
+  PositionedSample,
+  RecordHostSample,
+  SamplePosition,
+  SampleRecordDecoder,
+} from '@monitor/schemas';
 import { decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
@@ -22,6 +28,14 @@ export type PendingSample = {
   hostOfRecord?: { message: Buffer; index: number };
 };
 
+/** A write as storage takes it (the db package's `SampleBatch`): see `toSampleWrite`. */
+export type SampleWrite = {
+  /** Each partition's in offset order. */
+  samples: readonly PositionedSample[];
+  /** Next offsets to record beyond those of positioned samples (records done host by host). */
+  offsets: readonly { partition: number; nextOffset: number }[];
+};
+
 /** Where the writer puts samples. */
 export type SampleSink = {
   /**
@@ -30,7 +44,7 @@ export type SampleSink = {
    * or whose hosts were all set aside). Idempotent: positioned samples at offsets already
    * written, and duplicate (service, metric, time), are skipped. Throws a retriable AppError
    * (connection lost, deadlock…) to have the whole write retried; anything else isolates and
-   * dead-letters the samples that cause it.
+   * dead-letters the samples that cause it. `toSampleWrite` gives the write storage takes.
    */
   write(
     samples: readonly PendingSample[],
@@ -293,4 +307,45 @@ function byRecord(samples: readonly PendingSample[]): PendingSample[][] {
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The write storage takes: positioned samples carry their record's position (one object per
+ * record, its hosts being consecutive), and records done host by host their next offsets.
+ */
+export function toSampleWrite(
+  samples: readonly PendingSample[],
+  doneRecords: readonly ConsumedRecord[] = [],
+): SampleWrite {
+  let positionOf: { record: ConsumedRecord; position: SamplePosition } | undefined;
+  return {
+    samples: samples.map(({ record, sample, logEndOffset, positioned }): PositionedSample => {
+      if (!positioned) return sample;
+      if (positionOf?.record !== record) {
+        const position = {
+          partition: record.partition,
+          offset: Number(record.offset),
+          logEndOffset,
+        };
+        positionOf = { record, position };
+      }
+      // Field by field, in one order: one object shape for the store's loops over them.
+      return {
+        orgId: sample.orgId,
+        host: sample.host,
+        timeMs: sample.timeMs,
+        metrics: sample.metrics,
+        tags: sample.tags,
+        tagsLabelSeries: sample.tagsLabelSeries,
+        staleMetrics: sample.staleMetrics,
+        containers: sample.containers,
+        processes: sample.processes,
+        position: positionOf.position,
+      };
+    }),
+    offsets: doneRecords.map((record) => ({
+      partition: record.partition,
+      nextOffset: Number(record.offset) + 1,
+    })),
+  };
 }

@@ -1,57 +1,15 @@
+import type { PositionedSample, SnapshotJson } from '@monitor/schemas';
 import { rollupValueBound } from '../storage/rollups.js';
-
-/** Where a sample sits in its source log: the writer's Kafka partition and offset. */
-type LogPosition = {
-  partition: number;
-  offset: number;
-  /**
-   * The partition's log end offset when the sample was read. A stored next offset past it
-   * belongs to an earlier log of the same name (a topic created again): storage then starts the
-   * partition afresh instead of skipping the new log's records as replays.
-   */
-  logEndOffset?: number;
-};
 
 /**
  * A snapshot's list: values to serialize, or a non-empty JSON array as text, stored as it is
  * (the writer passes its message's slice on rather than parse and serialize it again). Text
  * that is not valid JSON fails the write permanently.
  */
-export type SnapshotList = readonly unknown[] | { readonly json: string };
+export type SnapshotList = SnapshotJson;
 
-/** One decoded host sample, as the writer hands it to storage. Independent of any bus. */
-export type HostSample = {
-  orgId: string;
-  /** The host name; the service is (orgId, host). */
-  host: string;
-  /** Sample time, epoch milliseconds. */
-  timeMs: number;
-  /**
-   * Metric name → value, any double: NaN, ±Inf and values beyond ±1e100 (the agent protocols')
-   * are stored apart from the aggregated samples (`isAggregatable`).
-   */
-  metrics: Readonly<Record<string, number>>;
-  tags: Readonly<Record<string, string>>;
-  /**
-   * True when `tags` are the labels of the sample's series (the agent protocols): each tag set
-   * of a metric is a series of its own, stored with those labels. Otherwise (/ingest) the
-   * series is the service's metric, labelled by the service's tags.
-   */
-  tagsLabelSeries?: boolean;
-  /**
-   * Metrics whose series (as `tagsLabelSeries` says) ends at `timeMs`: staleness markers,
-   * stored apart from the values.
-   */
-  staleMetrics?: readonly string[];
-  /** Stored as JSON in the snapshot of this sample (none when both are empty). */
-  containers: SnapshotList;
-  processes: SnapshotList;
-  /**
-   * Its position in the source log. When given, a sample below its partition's stored next
-   * offset is skipped as already written. Omit it for sources without a durable log.
-   */
-  position?: LogPosition;
-};
+/** One decoded host sample, as the writer hands it to storage: the schemas' shape. */
+export type HostSample = PositionedSample;
 
 export type SampleBatch = {
   /** Host samples, each partition's in offset order. */

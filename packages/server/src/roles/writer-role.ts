@@ -1,8 +1,8 @@
-import type { Bus, ConsumedRecord, Subscription } from '@monitor/bus';
-import type { Database, HostSample, RollupChunkSetAside } from '@monitor/db';
+import type { Bus, Subscription } from '@monitor/bus';
+import type { Database, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, runMaintenance } from '@monitor/db';
 import type { SampleSink } from '@monitor/writer';
-import { createSampleWriter, createWriterMetrics } from '@monitor/writer';
+import { createSampleWriter, createWriterMetrics, toSampleWrite } from '@monitor/writer';
 import { createConsumerLagReporter } from '@monitor/platform';
 import type { SampleRecordDecoder } from '@monitor/schemas';
 import { Counter } from 'prom-client';
@@ -40,43 +40,11 @@ export async function startSampleWriter(
   const store = createSampleStore(deps.db);
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const sink: SampleSink = {
-    write: async (samples, doneRecords = []) => {
-      // A record's hosts are consecutive and share its position: one object per record.
-      let positionOf:
-        { record: ConsumedRecord; position: NonNullable<HostSample['position']> } | undefined;
-      const result = await store.writeBatch(
-        {
-          samples: samples.map(({ record, sample, logEndOffset, positioned }) => {
-            if (!positioned) return sample;
-            if (positionOf?.record !== record) {
-              const position = {
-                partition: record.partition,
-                offset: Number(record.offset),
-                logEndOffset,
-              };
-              positionOf = { record, position };
-            }
-            // Field by field, in one order: one object shape for the store's loops over them.
-            return {
-              orgId: sample.orgId,
-              host: sample.host,
-              timeMs: sample.timeMs,
-              metrics: sample.metrics,
-              tags: sample.tags,
-              tagsLabelSeries: sample.tagsLabelSeries,
-              staleMetrics: sample.staleMetrics,
-              containers: sample.containers,
-              processes: sample.processes,
-              position: positionOf.position,
-            };
-          }),
-          offsets: doneRecords.map((record) => ({
-            partition: record.partition,
-            nextOffset: Number(record.offset) + 1,
-          })),
-        },
-        { groupId: writerGroupId, topic: config.SAMPLES_TOPIC },
-      );
+    write: async (samples, doneRecords) => {
+      const result = await store.writeBatch(toSampleWrite(samples, doneRecords), {
+        groupId: writerGroupId,
+        topic: config.SAMPLES_TOPIC,
+      });
       if (result.partitionsRestarted.length > 0) {
         writerMetrics.logsRestarted.inc(result.partitionsRestarted.length);
         logger.warn(

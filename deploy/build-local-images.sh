@@ -12,15 +12,20 @@
 # TimescaleDB (the testkit's plain `postgres`); the TimescaleDB one, the compose stack's `db`, is
 # that PostgreSQL plus TimescaleDB built from the upstream source tarball MONITOR_TIMESCALEDB_TARBALL
 # names (required; .ci/run sets it) by deploy/timescaledb/install-from-source.sh, with its patches.
+# The HA shape (docker-compose.ha.yml) runs that image plus Debian's Patroni (the stand-in of
+# timescale/timescaledb-ha) and Debian's etcd 3.4; their names go into a second override.
 # Environment: MONITOR_IMAGE_CACHE (default ~/.cache/monitor-images), MONITOR_DEBIAN_MIRROR
 # (default http://deb.debian.org/debian), MONITOR_COMPOSE_OVERRIDE (default
-# <repo>/docker-compose.override.yml; `none` writes no override).
+# <repo>/docker-compose.override.yml; `none` writes no override), MONITOR_COMPOSE_HA_OVERRIDE
+# (default <repo>/docker-compose.ha.override.yml, the same for docker-compose.ha.yml's services;
+# `none` writes none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here=$root/deploy/local-images
 cache=${MONITOR_IMAGE_CACHE:-$HOME/.cache/monitor-images}
 mirror=${MONITOR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 override=${MONITOR_COMPOSE_OVERRIDE:-$root/docker-compose.override.yml}
+ha_override=${MONITOR_COMPOSE_HA_OVERRIDE:-$root/docker-compose.ha.override.yml}
 
 # Checked first: nothing is built without the TimescaleDB source.
 timescale_tarball=${MONITOR_TIMESCALEDB_TARBALL:-}
@@ -46,6 +51,8 @@ node_image=monitor-local/node:$node_version-bookworm
 kafka_image=monitor-local/kafka:$kafka_version-bookworm
 postgres_image=monitor-local/postgres:15-bookworm
 timescale_image=monitor-local/timescaledb:$timescale_version-pg15-bookworm
+timescale_ha_image=monitor-local/timescaledb-ha:$timescale_version-pg15-bookworm
+etcd_image=monitor-local/etcd:3.4-bookworm
 redis_image=monitor-local/redis:7.0-bookworm
 nginx_image=monitor-local/nginx:1.22-bookworm
 
@@ -63,7 +70,8 @@ build() {
   local out
   # The legacy builder (no buildx here); its output only when it fails.
   if ! out=$(DOCKER_BUILDKIT=0 docker build --build-arg "BASE_IMAGE=$base_image" \
-    --build-arg "POSTGRES_IMAGE=$postgres_image" -t "$tag" "$dir" 2>&1); then
+    --build-arg "POSTGRES_IMAGE=$postgres_image" --build-arg "TIMESCALE_IMAGE=$timescale_image" \
+    -t "$tag" "$dir" 2>&1); then
     printf '%s\n' "$out" | tail -40 >&2
     echo "building $tag failed" >&2
     exit 1
@@ -140,6 +148,9 @@ if [ ! -s "$timescale_built" ]; then
     >"$timescale_built.partial"
   mv "$timescale_built.partial" "$timescale_built"
 fi
+# --- the HA shape (docker-compose.ha.yml): TimescaleDB plus Debian's Patroni, and etcd ----------
+build "$timescale_ha_image" "$here/timescaledb-ha"
+build "$etcd_image" "$here/etcd"
 build "$redis_image" "$here/redis"
 build "$nginx_image" "$here/nginx"
 
@@ -175,6 +186,20 @@ if [ "$override" != none ]; then
   } >"$override.partial"
   mv "$override.partial" "$override"
   say "wrote $override"
+fi
+# Read after docker-compose.override.yml, with docker-compose.ha.yml before both:
+#   docker compose -f docker-compose.yml -f docker-compose.ha.yml -f docker-compose.override.yml \
+#     -f docker-compose.ha.override.yml up -d
+if [ "$ha_override" != none ]; then
+  {
+    echo '# Written by deploy/build-local-images.sh: the local images of docker-compose.ha.yml.'
+    echo 'services:'
+    echo "  db: { image: $timescale_ha_image }"
+    echo "  db-2: { image: $timescale_ha_image }"
+    echo "  etcd: { image: $etcd_image }"
+  } >"$ha_override.partial"
+  mv "$ha_override.partial" "$ha_override"
+  say "wrote $ha_override"
 fi
 # The testkit's testcontainers path reads these (packages/testkit/src/container-images.ts).
 {

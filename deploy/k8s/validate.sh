@@ -5,11 +5,15 @@
 # into ~/.cache/monitor-k8s; openapi-to-schemas.py turns that document into kubeconform's schemas
 # (strict: an unknown field is an error). KEDA's ScaledObject is validated the same way against
 # the CRDs its Go module (pinned) carries in config/crd/bases, converted by crd-to-schemas.py.
+# Each file is validated on its own, then what kustomize (pinned, through the same proxy) builds:
+# the default kustomization, and it with the HA component (ha/: Patroni instead of the single
+# TimescaleDB), checked to hold the Patroni StatefulSet and no longer the single one.
 # No cluster is needed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kubeconform_version=v0.7.0
 kubernetes_version=v1.31.4
+kustomize_version=v5.5.0
 # KEDA 2.16 supports Kubernetes 1.29 to 1.31.
 keda_version=v2.16.1
 cache=${MONITOR_K8S_CACHE:-$HOME/.cache/monitor-k8s}
@@ -19,6 +23,10 @@ go=$(command -v go || echo /usr/local/go/bin/go)
 bin=$cache/kubeconform-$kubeconform_version
 if [ ! -x "$bin/kubeconform" ]; then
   GOBIN=$bin GOFLAGS=-mod=mod "$go" install "github.com/yannh/kubeconform/cmd/kubeconform@$kubeconform_version"
+fi
+kustomize_bin=$cache/kustomize-$kustomize_version
+if [ ! -x "$kustomize_bin/kustomize" ]; then
+  GOBIN=$kustomize_bin GOFLAGS=-mod=mod "$go" install "sigs.k8s.io/kustomize/kustomize/v5@$kustomize_version"
 fi
 schemas=$cache/schemas-$kubernetes_version
 if [ ! -f "$schemas/deployment-apps-v1.json" ]; then
@@ -34,8 +42,31 @@ if [ ! -f "$keda_schemas/scaledobject-keda-v1alpha1.json" ]; then
   python3 "$here/crd-to-schemas.py" "$keda_schemas.partial" "$dir"/config/crd/bases/*.yaml
   rm -rf "$keda_schemas" && mv "$keda_schemas.partial" "$keda_schemas"
 fi
-"$bin/kubeconform" -strict -summary -kubernetes-version "${kubernetes_version#v}" \
-  -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
-  -schema-location "$keda_schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
-  "$here/config.yaml" "$here/migrate.yaml" "$here/roles.yaml" "$here/services.yaml" \
-  "$here/timescaledb.yaml" "$here/autoscaling.yaml"
+kubeconform() {
+  "$bin/kubeconform" -strict -summary -kubernetes-version "${kubernetes_version#v}" \
+    -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
+    -schema-location "$keda_schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" "$@"
+}
+kubeconform "$here/config.yaml" "$here/migrate.yaml" "$here/roles.yaml" "$here/services.yaml" \
+  "$here/timescaledb.yaml" "$here/autoscaling.yaml" "$here/ha/patroni.yaml" "$here/ha/database-url.yaml"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo 'kustomize build deploy/k8s:'
+"$kustomize_bin/kustomize" build "$here" >"$work/default.yaml"
+kubeconform "$work/default.yaml"
+# An overlay beside it (kustomize refuses a root that contains its own base) with the component.
+mkdir "$work/ha"
+rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$here" "$work/ha")
+printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n  - %s/ha\n' \
+  "$rel" "$rel" >"$work/ha/kustomization.yaml"
+echo 'kustomize build deploy/k8s with the component ha:'
+"$kustomize_bin/kustomize" build "$work/ha" >"$work/ha.yaml"
+kubeconform "$work/ha.yaml"
+statefulsets() { python3 -c 'import sys, yaml
+print(" ".join(sorted(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "StatefulSet")))' "$1"; }
+[ "$(statefulsets "$work/default.yaml")" = monitor-db ] || { echo 'deploy/k8s: expected the StatefulSet monitor-db' >&2; exit 1; }
+[ "$(statefulsets "$work/ha.yaml")" = monitor-patroni ] || {
+  echo "deploy/k8s with ha: expected only the StatefulSet monitor-patroni, got $(statefulsets "$work/ha.yaml")" >&2
+  exit 1
+}

@@ -42,19 +42,156 @@ function composeCommand(): string[] {
 export async function startComposeStack(
   options: { upTimeoutMs?: number } = {},
 ): Promise<ComposeStack> {
+  const dbPort = await getFreePort();
+  const { stack } = await upComposeStack({
+    files: ['docker-compose.yml', 'docker-compose.override.yml'],
+    env: { MONITOR_TEST_DB_PORT: String(dbPort) },
+    dbUrl: `postgres://monitor:monitor@127.0.0.1:${dbPort}/monitor`,
+    upTimeoutMs: options.upTimeoutMs ?? 600_000,
+  });
+  return stack;
+}
+
+/** One Patroni node of the HA shape: a compose service running TimescaleDB under Patroni. */
+type ComposeDbNode = {
+  /** The compose service: `db` or `db-2`. */
+  readonly service: string;
+  /** Its Patroni REST API on 127.0.0.1. */
+  readonly apiUrl: string;
+};
+
+/** The stack with docker-compose.ha.yml: the database as two Patroni nodes on etcd. */
+export type HaComposeStack = ComposeStack & {
+  /** The node whose Patroni answers 200 on /primary (waits up to `timeoutMs`, default 60 s). */
+  leader(options?: { timeoutMs?: number; not?: ComposeDbNode }): Promise<ComposeDbNode>;
+  /** Waits (up to `timeoutMs`) for a node whose Patroni answers 200 on /sync. */
+  syncStandby(timeoutMs: number): Promise<ComposeDbNode>;
+  /** `docker kill` (SIGKILL) of the node's container: PostgreSQL and Patroni die together. */
+  kill(node: ComposeDbNode): Promise<void>;
+  /** `docker inspect` of a service's container: whether it runs, and its exit code. */
+  containerState(service: string): Promise<{ running: boolean; exitCode: number }>;
+};
+
+/**
+ * The compose stack of docker-compose.yml and docker-compose.ha.yml (plus the overrides of
+ * deploy/build-local-images.sh when there are any, read after both), with deploy/compose.test-db.yml
+ * and deploy/compose.test-ha.yml publishing both nodes' PostgreSQL and Patroni API on 127.0.0.1.
+ * `db` of the result names both nodes, read-write, as the roles' DATABASE_URL does. Resolves once
+ * the edge answers, as startComposeStack.
+ */
+export async function startHaComposeStack(
+  options: { upTimeoutMs?: number } = {},
+): Promise<HaComposeStack> {
+  const [dbPort, dbApiPort, db2Port, db2ApiPort] = [
+    await getFreePort(),
+    await getFreePort(),
+    await getFreePort(),
+    await getFreePort(),
+  ];
+  const { stack, run } = await upComposeStack({
+    files: [
+      'docker-compose.yml',
+      'docker-compose.ha.yml',
+      'docker-compose.override.yml',
+      'docker-compose.ha.override.yml',
+      'deploy/compose.test-ha.yml',
+    ],
+    env: {
+      MONITOR_TEST_DB_PORT: String(dbPort),
+      MONITOR_TEST_DB_API_PORT: String(dbApiPort),
+      MONITOR_TEST_DB2_PORT: String(db2Port),
+      MONITOR_TEST_DB2_API_PORT: String(db2ApiPort),
+    },
+    dbUrl:
+      `postgres://monitor:monitor@127.0.0.1:${dbPort},127.0.0.1:${db2Port}/monitor` +
+      '?target_session_attrs=read-write',
+    upTimeoutMs: options.upTimeoutMs ?? 600_000,
+  });
+  const nodes: ComposeDbNode[] = [
+    { service: 'db', apiUrl: `http://127.0.0.1:${dbApiPort}` },
+    { service: 'db-2', apiUrl: `http://127.0.0.1:${db2ApiPort}` },
+  ];
+  const answering = async (
+    path: string,
+    timeoutMs: number,
+    not?: ComposeDbNode,
+  ): Promise<ComposeDbNode> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (const node of nodes) {
+        if (node.service === not?.service) continue;
+        const status = await fetch(`${node.apiUrl}${path}`, {
+          signal: AbortSignal.timeout(2_000),
+        }).then(
+          (response) => response.status,
+          () => 0,
+        );
+        if (status === 200) return node;
+      }
+      if (Date.now() > deadline) throw new Error(`no Patroni node answered 200 on ${path} in time`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+  const containerId = async (service: string): Promise<string> => {
+    // `--all`: a killed container is listed too (docker-compose 1.29 and v2 both take it).
+    const result = await run(['ps', '-q', '--all', service], 60_000);
+    const id = result.output.trim().split('\n').pop() ?? '';
+    if (result.code !== 0 || !/^[0-9a-f]{12,}$/.test(id)) {
+      throw new Error(`no container for ${service}: ${result.output}`);
+    }
+    return id;
+  };
+  return {
+    ...stack,
+    leader: (leaderOptions = {}) =>
+      answering('/primary', leaderOptions.timeoutMs ?? 60_000, leaderOptions.not),
+    syncStandby: (timeoutMs) => answering('/sync', timeoutMs),
+    async kill(node) {
+      const id = await containerId(node.service);
+      const result = await runCommand(
+        ['docker', 'kill', '--signal', 'KILL', id],
+        process.env,
+        60_000,
+      );
+      if (result.code !== 0) throw new Error(`docker kill ${id} failed: ${result.output}`);
+    },
+    async containerState(service) {
+      const id = await containerId(service);
+      const result = await runCommand(
+        ['docker', 'inspect', '--format', '{{.State.Running}} {{.State.ExitCode}}', id],
+        process.env,
+        60_000,
+      );
+      const [running, exitCode] = result.output.trim().split(' ');
+      return { running: running === 'true', exitCode: Number(exitCode) };
+    },
+  };
+}
+
+/**
+ * `up -d --no-build` of `files` (those that exist; deploy/compose.test-db.yml after them) under
+ * a project name of its own, with a random bootstrap key and the edge on a free port; waits for
+ * the edge to answer an authenticated request.
+ */
+async function upComposeStack(o: {
+  files: string[];
+  env: Record<string, string>;
+  dbUrl: string;
+  upTimeoutMs: number;
+}): Promise<{
+  stack: ComposeStack;
+  run: (args: string[], timeoutMs: number) => ReturnType<typeof runCommand>;
+}> {
   const compose = composeCommand();
-  const files = ['docker-compose.yml'];
-  if (existsSync(join(repoRoot, 'docker-compose.override.yml'))) {
-    files.push('docker-compose.override.yml');
-  }
+  const files = o.files.filter((file) => existsSync(join(repoRoot, file)));
   files.push('deploy/compose.test-db.yml');
-  const [port, dbPort] = [await getFreePort(), await getFreePort()];
+  const port = await getFreePort();
   const bootstrapKey = `mon_compose_${randomBytes(16).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...o.env,
     COMPOSE_PROJECT_NAME: `monitor-test-${randomBytes(3).toString('hex')}`,
     MONITOR_PORT: String(port),
-    MONITOR_TEST_DB_PORT: String(dbPort),
     MONITOR_BOOTSTRAP_API_KEY: bootstrapKey,
   };
   const run = (args: string[], timeoutMs: number) =>
@@ -68,12 +205,9 @@ export async function startComposeStack(
   const baseUrl = `http://127.0.0.1:${port}`;
   let db: Database | undefined;
   try {
-    const up = await run(['up', '-d', '--no-build'], options.upTimeoutMs ?? 600_000);
+    const up = await run(['up', '-d', '--no-build'], o.upTimeoutMs);
     if (up.code !== 0) throw new Error(`compose up failed (${up.code}):\n${up.output}`);
-    db = createDatabase({
-      url: `postgres://monitor:monitor@127.0.0.1:${dbPort}/monitor`,
-      maxConnections: 2,
-    });
+    db = createDatabase({ url: o.dbUrl, maxConnections: 2, connectTimeoutSeconds: 3 });
     // The edge starts once gateway and api are healthy; the first requests may still race it.
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -97,14 +231,17 @@ export async function startComposeStack(
   }
   const pool = db;
   return {
-    baseUrl,
-    ingestUrl: baseUrl,
-    apiUrl: baseUrl,
-    db: pool,
-    bootstrapKey,
-    async down() {
-      await pool.close();
-      await down();
+    run,
+    stack: {
+      baseUrl,
+      ingestUrl: baseUrl,
+      apiUrl: baseUrl,
+      db: pool,
+      bootstrapKey,
+      async down() {
+        await pool.close({ timeoutSeconds: 5 });
+        await down();
+      },
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The wire formats the console reads, as the contract (CONTRACT.md) names them. Written here
+ * The wire formats the console reads, as the API names them (docs/api.md). Written here
  * rather than imported from @monitor/schemas so the browser bundle carries no zod and no Node
  * code; the integration test runs the console against the real API, which keeps them honest.
  */

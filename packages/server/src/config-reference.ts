@@ -20,7 +20,7 @@ const readerNames: Readonly<Record<CommandName, string>> = {
  * where the embedded PostgreSQL is looked for. The reference test holds every `process.env`
  * read of the roles' sources to this list or the schemas.
  */
-export const unschemaedVariables: readonly ConfigVariable[] = [
+const unschemaedVariables: readonly ConfigVariable[] = [
   {
     name: 'MONITOR_NODE',
     readBy: ['image entry point'],

@@ -39,8 +39,13 @@ function proseLines(text: string): string[] {
   });
 }
 
+const anchorsByFile = new Map<string, Set<string>>();
+
 function anchorsOf(file: string): Set<string> {
+  const known = anchorsByFile.get(file);
+  if (known !== undefined) return known;
   const anchors = new Set<string>();
+  anchorsByFile.set(file, anchors);
   const seen = new Map<string, number>();
   for (const line of proseLines(readFileSync(file, 'utf8'))) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);

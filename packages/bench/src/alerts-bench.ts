@@ -230,7 +230,7 @@ async function runBenchmark(
     report.notes.push('fleet rules fired: their thresholds are not out of the fleet’s reach');
 }
 
-/** A rule body with the next wave's fields (CONTRACT "Alerting, next wave"). */
+/** A rule body with every rule option (docs/api.md#rule-options). */
 type NextWaveRuleBody = RuleBody & {
   recovery_threshold?: number;
   keep_firing_for_minutes?: number;

@@ -38,7 +38,7 @@ import { formatIngestReport } from './ingest-report.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
-/** The gateway's body limit (CONTRACT: at most 1 MiB after decompression). */
+/** The gateway's body limit (docs/api.md#ingest: at most 1 MiB after decompression). */
 const maxIngestBodyBytes = 1024 * 1024;
 const gatewayWarmUpMs = 3_000;
 const bareWarmUpMs = 2_000;

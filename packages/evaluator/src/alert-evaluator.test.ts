@@ -1184,7 +1184,7 @@ function alertsOf(events: ReturnType<typeof straightEvents>) {
 describe('createAlertEvaluator over random streams', () => {
   const rules = [
     rule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }),
-    // The next wave: hysteresis and keep-firing-for, and flap detection (ok windows with flap
+    // Rule options: hysteresis and keep-firing-for, and flap detection (ok windows with flap
     // data are kept as windows of their own beside the group's mark).
     rule({
       id: 'rul_deep',

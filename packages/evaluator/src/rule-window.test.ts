@@ -273,7 +273,7 @@ describe('evaluateSample against a whole-sequence reference', () => {
   });
 });
 
-// ---- the next wave: recovery threshold, keep-firing-for, flapping ------------------------------
+// ---- rule options: recovery threshold, keep-firing-for, flapping -------------------------------
 
 const withRecovery = (
   rule: Partial<WindowRule> & Pick<WindowRule, 'durationMinutes'>,
@@ -434,10 +434,10 @@ describe('evaluateSample with flapping', () => {
   });
 });
 
-// ---- property: the next wave against a whole-sequence reference, with restarts and replays ----
+// ---- property: rule options against a whole-sequence reference, with restarts and replays -----
 
 /**
- * The alerts of a whole sequence with the next-wave fields, computed from the whole sequence:
+ * The alerts of a whole sequence with the rule options, computed from the whole sequence:
  * episodes are found by index (a run of samples breaching the threshold that lasts `duration`
  * fires; the alert resolves at the first sample ending a run of samples that do not breach the
  * recovery threshold and that lasts `keep`), then flapping is read off the list of changes: a
@@ -445,7 +445,10 @@ describe('evaluateSample with flapping', () => {
  * previous change was flapping and less than the window before it; a flapping episode settles
  * at the first sample at least the window after its last change.
  */
-function referenceNextWave(rule: WindowRule, samples: readonly MetricSample[]): WindowEvent[] {
+function referenceWithRuleOptions(
+  rule: WindowRule,
+  samples: readonly MetricSample[],
+): WindowEvent[] {
   const effective: MetricSample[] = [];
   for (const sample of samples) {
     if (effective.every((earlier) => sample.timeMs > earlier.timeMs)) effective.push(sample);
@@ -522,7 +525,7 @@ function referenceNextWave(rule: WindowRule, samples: readonly MetricSample[]): 
   return events;
 }
 
-const nextWaveRuleArbitrary: fc.Arbitrary<WindowRule> = fc
+const ruleWithOptionsArbitrary: fc.Arbitrary<WindowRule> = fc
   .record({
     condition: fc.constantFrom<AlertCondition>(
       'greater_than',
@@ -575,12 +578,12 @@ function atMostOneActive(events: readonly WindowEvent[]): boolean {
   return true;
 }
 
-describe('evaluateSample (next wave) against a whole-sequence reference', () => {
+describe('evaluateSample (rule options) against a whole-sequence reference', () => {
   it('produces the same alerts, flapping marks and settles, times and values', () => {
     fc.assert(
-      fc.property(nextWaveRuleArbitrary, samplesArbitrary, (rule, samples) => {
+      fc.property(ruleWithOptionsArbitrary, samplesArbitrary, (rule, samples) => {
         const { events } = run(rule, samples);
-        expect(events).toEqual(referenceNextWave(rule, samples));
+        expect(events).toEqual(referenceWithRuleOptions(rule, samples));
         expect(atMostOneActive(events)).toBe(true);
       }),
       { numRuns: 3000 },
@@ -590,7 +593,7 @@ describe('evaluateSample (next wave) against a whole-sequence reference', () => 
   it('produces the same through restarts from JSON checkpoints, lost batches and replays', () => {
     fc.assert(
       fc.property(
-        nextWaveRuleArbitrary,
+        ruleWithOptionsArbitrary,
         samplesArbitrary,
         scheduleArbitrary,
         (rule, samples, schedule) => {
@@ -621,7 +624,7 @@ describe('evaluateSample (next wave) against a whole-sequence reference', () => 
               expect(parseWindowState(checkpoint)).toEqual(result.state);
             from = to;
           }
-          expect(committed).toEqual(referenceNextWave(rule, samples));
+          expect(committed).toEqual(referenceWithRuleOptions(rule, samples));
           expect(atMostOneActive(committed)).toBe(true);
         },
       ),

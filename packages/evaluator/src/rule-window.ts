@@ -48,11 +48,11 @@ export type WindowEvent =
 /** One value of the rule's metric at a sample time. */
 export type MetricSample = { timeMs: number; value: number };
 
-/** How a rule detects flapping (CONTRACT "Alerting, next wave", `flapping`). */
+/** How a rule detects flapping (docs/api.md#rule-options, `flapping`). */
 type FlappingSetting = { windowMinutes: number; maxTransitions: number };
 
 /**
- * What the window logic reads of a rule. The next-wave fields are optional here (absent is
+ * What the window logic reads of a rule. The rule options are optional here (absent is
  * their default: recovery at `threshold`, no keep-firing period, no flap detection).
  */
 export type WindowRule = Pick<LiveRule, 'condition' | 'threshold' | 'durationMinutes'> & {
@@ -85,10 +85,10 @@ export function scopeMatches(
 }
 
 /**
- * Moves one (rule, host) window by one sample (CONTRACT "Alert evaluation" and "Alerting, next
- * wave"). Event time only, no clock: a window started by a breaching sample fires at the first
- * sample, breaching all along, whose time is at least `startedMs + durationMinutes`; one good
- * sample clears a pending window. A firing alert resolves on a sample that does not breach
+ * Moves one (rule, host) window by one sample (docs/api.md#alert-evaluation, #rule-options).
+ * Event time only, no clock: a window started by a breaching sample fires at the first sample,
+ * breaching all along, whose time is at least `startedMs + durationMinutes`; one good sample
+ * clears a pending window. A firing alert resolves on a sample that does not breach
  * `recoveryThreshold` (default `threshold`); with `keepFiringForMinutes` such a sample starts a
  * clear period that a breaching one cancels, and the alert resolves at the first sample at or
  * after its start + N minutes. Fires and resolves are the (rule, host)'s state changes: more than

@@ -15,7 +15,7 @@ import {
 } from '@monitor/protocols';
 import type { AgentWriteDecoder, AgentWriteRoute } from './agent-write-handler.js';
 
-/** The paths of the agent protocols (CONTRACT "Agent protocols"). */
+/** The paths of the agent protocols (docs/api.md#agent-protocols). */
 export const agentWritePaths = {
   remoteWrite: '/api/v1/write',
   otlpMetrics: '/api/v1/otlp/v1/metrics',

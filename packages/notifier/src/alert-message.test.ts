@@ -93,7 +93,7 @@ describe('formatSlackText', () => {
   });
 });
 
-describe('the message of the next wave', () => {
+describe('the message with rule options', () => {
   it('labels every transition, and says where a settled alert settled', () => {
     const subjects = (['renotified', 'unsilenced'] as const).map(
       (transition) => formatAlertMessage({ ...fired, transition }).subject,

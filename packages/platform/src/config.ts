@@ -221,26 +221,42 @@ function envLogFormat() {
 }
 
 /**
- * The shared variables of CONTRACT "Configuration names", with their defaults. Services that
- * are optional in the embedded mode (database, Kafka, Redis, bootstrap key) are optional here; a
- * role that needs one overrides the field: `baseConfigSchema.extend({ DATABASE_URL: envUrl(…) })`,
- * or takes only what it uses: `z.object({ PORT: baseConfigFields.PORT, … })`.
+ * The shared variables (docs/api.md#configuration), with their defaults and their line in
+ * docs/configuration.md (`.describe()`). Services that are optional in the embedded mode
+ * (database, Kafka, Redis, bootstrap key) are optional here; a role that needs one overrides the
+ * field: `baseConfigSchema.extend({ DATABASE_URL: envUrl(…) })`, or takes only what it uses:
+ * `z.object({ PORT: baseConfigFields.PORT, … })`.
  */
 export const baseConfigFields = {
-  /** HTTP port of the role. */
-  PORT: envPort().default(8080),
-  DATABASE_URL: envPostgresUrl().optional(),
-  KAFKA_BROKERS: envList({ item: hostPortSchema }).optional(),
-  REDIS_URL: envUrl({ protocols: ['redis', 'rediss'] }).optional(),
-  /** When set, start-up ensures a default organization holding this key with every scope. */
-  MONITOR_BOOTSTRAP_API_KEY: envString().optional(),
-  /** Requests per minute per API key on POST /ingest. */
-  INGEST_RATE_LIMIT_PER_MINUTE: envPositiveInt().default(6000),
-  /** A service without samples for longer than this is `stale`. */
-  SERVICE_STALE_AFTER_SECONDS: envPositiveInt().default(300),
-  LOG_LEVEL: envLogLevel().default('info'),
-  /** `json` or `pretty`; unset, the server writes `pretty` to a terminal and `json` elsewhere. */
-  LOG_FORMAT: envLogFormat().optional(),
+  PORT: envPort().default(8080).describe('HTTP port of the role.'),
+  DATABASE_URL: envPostgresUrl().optional().describe('PostgreSQL ≥ 15.'),
+  KAFKA_BROKERS: envList({ item: hostPortSchema })
+    .optional()
+    .describe('Kafka bootstrap servers, comma-separated `host:port`.'),
+  REDIS_URL: envUrl({ protocols: ['redis', 'rediss'] })
+    .optional()
+    .describe(
+      'Redis, for an ingest rate limit that every gateway shares; unset: each process counts on its own.',
+    ),
+  MONITOR_BOOTSTRAP_API_KEY: envString()
+    .optional()
+    .describe(
+      'When set, start-up ensures a default organization holding this key with every scope (demos, compose, tests).',
+    ),
+  INGEST_RATE_LIMIT_PER_MINUTE: envPositiveInt()
+    .default(6000)
+    .describe('Ingest requests per minute per API key, on every write endpoint.'),
+  SERVICE_STALE_AFTER_SECONDS: envPositiveInt()
+    .default(300)
+    .describe('A service without samples for longer than this is `stale`.'),
+  LOG_LEVEL: envLogLevel()
+    .default('info')
+    .describe(`The least level logged: ${logLevels.map((level) => `\`${level}\``).join(', ')}.`),
+  LOG_FORMAT: envLogFormat()
+    .optional()
+    .describe(
+      '`json` (one object per line, for machines) or `pretty` (readable lines, for a person); unset: `pretty` on a terminal, `json` anywhere else.',
+    ),
 };
 
 export const baseConfigSchema = z.object(baseConfigFields);

@@ -1,7 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 
-/** Type prefixes of CONTRACT "Identifiers", plus `ntf` for notification outbox entries and `sil` for silences. */
+/** Type prefixes (docs/api.md#identifiers): `ntf` for notification outbox entries, `sil` for silences. */
 export const idPrefixes = ['svc', 'rul', 'alr', 'inv', 'org', 'key', 'ntf', 'sil'] as const;
 
 export type IdPrefix = (typeof idPrefixes)[number];

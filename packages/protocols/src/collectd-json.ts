@@ -35,7 +35,7 @@ type ValueList = z.infer<typeof valueListSchema>;
 
 /**
  * `collectd_<plugin>[_<plugin_instance>]_<type>[_<type_instance>][_<dsname>]`, the data-source
- * name only when the list has more than one value (CONTRACT "Agent protocols").
+ * name only when the list has more than one value (docs/api.md#agent-protocols).
  */
 function collectdMetricName(list: ValueList, dsname: string): string {
   const parts = ['collectd', list.plugin];

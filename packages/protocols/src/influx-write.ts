@@ -55,9 +55,9 @@ export function influxTimestampToMs(timestamp: string, precision: InfluxPrecisio
 export type InfluxDecodeOptions = DecodeOptions & { precision: InfluxPrecision };
 
 /**
- * InfluxDB line protocol (v1 and v2 write APIs alike), UTF-8 text. Mapping (CONTRACT "Agent
- * protocols"): metric = `<measurement>_<field>`; host = tag `host`; the other tags are tags;
- * float, integer and unsigned fields are values, booleans 1/0; string fields are skipped and
+ * InfluxDB line protocol (v1 and v2 write APIs alike), UTF-8 text. Mapping (docs/agents.md):
+ * metric = `<measurement>_<field>`; host = tag `host`; the other tags are tags; float,
+ * integer and unsigned fields are values, booleans 1/0; string fields are skipped and
  * counted. A point without a timestamp takes `nowMs`. Throws `LineProtocolSyntaxError` naming
  * the first line that does not parse (nothing of the body is taken then, as InfluxDB does).
  */

@@ -125,7 +125,7 @@ function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string
 }
 
 /**
- * Mapping (CONTRACT "Agent protocols"): host = resource attribute `host.name`, else
+ * Mapping (docs/api.md#agent-protocols): host = resource attribute `host.name`, else
  * `service.instance.id`, else `service.name`; metric = the OTLP name (rewritten only where
  * /ingest's pattern refuses it); gauge and sum points → one value; histogram, exponential
  * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; resource and

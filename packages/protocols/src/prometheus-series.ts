@@ -65,7 +65,7 @@ export type PrometheusSeriesCollector = (
 ) => void;
 
 /**
- * Mapping (CONTRACT "Agent protocols"): metric = `__name__`; host = label `host`, else label
+ * Mapping (docs/api.md#agent-protocols): metric = `__name__`; host = label `host`, else label
  * `instance` without its port; every label but `__name__` is a tag (`job`, `instance` and
  * `host` included), and the tags label the series. A label with an empty value is no label, as in
  * Prometheus. A staleness marker ends its series at its time (stored as a marker, not a value);

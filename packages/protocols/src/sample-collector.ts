@@ -283,7 +283,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     metric: string,
     value: number,
   ): void {
-    // Every value is taken, NaN and ±Inf included (CONTRACT "Labels and values as written"):
+    // Every value is taken, NaN and ±Inf included (docs/api.md#labels-and-values-as-written):
     // /ingest's ±1e100 bound is not the agents'. Storage keeps what its aggregates cannot hold
     // apart from them.
     const group = groupOf(host, timeMs, tags, metric, false);

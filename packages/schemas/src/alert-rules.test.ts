@@ -16,7 +16,7 @@ const minimal = {
   severity: 'critical',
 };
 
-/** The fields of the next wave as a rule that does not set them has them. */
+/** The rule options as a rule that does not set them has them. */
 const optionDefaults = {
   recovery_threshold: null,
   keep_firing_for_minutes: 0,
@@ -245,7 +245,7 @@ describe('alertRuleSchema', () => {
   });
 });
 
-describe('the next wave of rule fields', () => {
+describe('the rule options', () => {
   it.each([
     ['keep_firing_for_minutes', -1, 'must be an integer from 0 to 1440'],
     ['keep_firing_for_minutes', 1441, 'must be an integer from 0 to 1440'],

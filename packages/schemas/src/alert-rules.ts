@@ -428,7 +428,7 @@ export type AlertRule = {
 /** The fields of a rule its author writes (the rest the store assigns). */
 export type AlertRuleFields = Omit<AlertRule, 'id' | 'createdAt' | 'updatedAt'>;
 
-/** The fields of the next wave (CONTRACT.md, "Alerting, next wave"): each has a default. */
+/** The rule options (docs/api.md#rule-options): each has a default. */
 type AlertRuleOptions = Pick<
   AlertRule,
   | 'recoveryThreshold'
@@ -440,7 +440,7 @@ type AlertRuleOptions = Pick<
   | 'flapping'
 >;
 
-/** What a rule that does not set them has: every behaviour of the next wave off. */
+/** What a rule that does not set them has: every rule option off. */
 export const alertRuleOptionDefaults: Readonly<AlertRuleOptions> = {
   recoveryThreshold: null,
   keepFiringForMinutes: 0,
@@ -451,7 +451,7 @@ export const alertRuleOptionDefaults: Readonly<AlertRuleOptions> = {
   flapping: null,
 };
 
-/** A new rule's fields; those of the next wave default to `alertRuleOptionDefaults`. */
+/** A new rule's fields; the rule options default to `alertRuleOptionDefaults`. */
 export type AlertRuleDraft = Omit<AlertRuleFields, keyof AlertRuleOptions> &
   Partial<AlertRuleOptions>;
 

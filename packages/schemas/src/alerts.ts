@@ -121,7 +121,7 @@ export function toAlertResponse(alert: Alert): AlertResponse {
   };
 }
 
-/** Severities whose alerts open an investigation when they fire (CONTRACT "Investigations"). */
+/** Severities whose alerts open an investigation when they fire (docs/api.md#investigations). */
 export function opensInvestigation(severity: AlertSeverity): boolean {
   return severity === 'critical' || severity === 'warning';
 }

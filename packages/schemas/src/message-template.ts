@@ -1,6 +1,6 @@
 /**
- * A rule's `message_template`: text with `{{name}}` placeholders (CONTRACT.md, "Alerting, next
- * wave"). The API parses it at save (an unknown placeholder is a 422) and the notifier renders
+ * A rule's `message_template`: text with `{{name}}` placeholders (docs/api.md#rule-options).
+ * The API parses it at save (an unknown placeholder is a 422) and the notifier renders
  * it, both through `parseMessageTemplate`, so what is accepted is exactly what renders.
  */
 

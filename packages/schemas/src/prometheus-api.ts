@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Where the Prometheus-compatible API lives (CONTRACT, "Prometheus-compatible reading"). */
+/** Where the Prometheus-compatible API lives (docs/api.md#prometheus-compatible-reading). */
 export const prometheusApiBasePath = '/prometheus/api/v1';
 
 /** Prometheus 2.x `errorType`s, plus the two of authentication (Prometheus has none). */

@@ -12,7 +12,7 @@ import { keyNamesDocument, storableRecord, storableText } from './input-policy.j
 import { maxHostNameLength } from './host-name.js';
 
 /**
- * Wire formats of `/api/v1/silences` (CONTRACT.md, "Alerting, next wave"). A silence acts on
+ * Wire formats of `/api/v1/silences` (docs/api.md#silences). A silence acts on
  * notifications only: matching alerts still fire, resolve and open investigations.
  */
 

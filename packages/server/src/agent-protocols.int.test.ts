@@ -281,7 +281,7 @@ describe('agent protocols, with the real senders', () => {
 
   it.each([
     [
-      // Configured as the README says, through the SDK's environment variables.
+      // Configured as docs/agents.md says, through the SDK's environment variables.
       'protobuf',
       (url: string) => {
         process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = url;
@@ -333,7 +333,7 @@ describe('agent protocols, with the real senders', () => {
     },
   );
 
-  it('the OpenTelemetry Collector relays an SDK’s metrics with the README’s otlphttp exporter', async () => {
+  it('the OpenTelemetry Collector relays an SDK’s metrics with docs/agents.md’s otlphttp exporter', async () => {
     const collector = await startCollector({ endpoint: `${monitor.baseUrl}/api/v1/otlp`, key });
     agents.push(collector);
     const host = 'otel-collector-relayed';
@@ -406,7 +406,7 @@ describe('agent protocols, with the real senders', () => {
   });
 
   it.each(['v2', 'v1'] as const)(
-    'Telegraf writes with its influxdb%s output, configured as the README says',
+    'Telegraf writes with its influxdb%s output, configured as docs/agents.md says',
     async (output) => {
       const hostname = `telegraf-${output}`;
       const telegraf = await startTelegraf({

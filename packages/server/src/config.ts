@@ -28,96 +28,140 @@ export const roles = [
 export type Role = (typeof roles)[number];
 
 // Field groups: each role's schema is composed of the groups it uses, so a role parses (and
-// requires) only what it reads. A variable in several groups is the same field object.
+// requires) only what it reads. A variable in several groups is the same field object. Each
+// field's `.describe()` is its line in docs/configuration.md (`monitor config-reference`);
+// comments keep the reasons behind a default.
 
 /** How the process logs; every command reads these. */
 const logFields = {
   LOG_LEVEL: baseConfigFields.LOG_LEVEL,
-  /** `json` or `pretty`; unset, the server writes `pretty` to a terminal and `json` elsewhere. */
   LOG_FORMAT: baseConfigFields.LOG_FORMAT,
 };
 
 /** Every long-running role. */
 const baseFields = {
   ...logFields,
-  /** HTTP port of the role. */
   PORT: baseConfigFields.PORT,
-  SHUTDOWN_TIMEOUT_MS: envPositiveInt().default(25_000),
+  SHUTDOWN_TIMEOUT_MS: envPositiveInt()
+    .default(25_000)
+    .describe(
+      'How long a SIGTERMed role may take to finish its work in flight, flush and commit before it exits anyway (exit code 1).',
+    ),
 };
 
-const databaseUrl = envPostgresUrl();
+const databaseUrl = envPostgresUrl().describe(
+  'PostgreSQL ≥ 15, with or without TimescaleDB. A replicated database as several hosts, libpq style (`postgres://u:p@db-1:5432,db-2:5432/monitor?target_session_attrs=read-write`): every role connects to whichever is the primary, again after a promotion. Required by every role but `all`; unset in `all` and the commands, the embedded PostgreSQL under `MONITOR_DATA_DIR`.',
+);
 
 /** The database of a role; DATABASE_URL is required (see `embeddedDatabaseFields` for `all`). */
 const databaseFields = {
   DATABASE_URL: databaseUrl,
-  DATABASE_POOL_MAX: envPositiveInt().default(10),
-  /** When set, start-up ensures a default organization holding this key with every scope. */
+  DATABASE_POOL_MAX: envPositiveInt()
+    .default(10)
+    .describe('Connections a role opens to its database at most.'),
   MONITOR_BOOTSTRAP_API_KEY: baseConfigFields.MONITOR_BOOTSTRAP_API_KEY,
 };
 
 /** Role `all` and the admin commands: without DATABASE_URL, the embedded PostgreSQL. */
 const embeddedDatabaseFields = {
   DATABASE_URL: databaseUrl.optional(),
-  /** Role `all` without DATABASE_URL keeps its embedded PostgreSQL here. */
-  MONITOR_DATA_DIR: envString().default('./data'),
-  /**
-   * Role `all` without DATABASE_URL: `auto` preloads TimescaleDB into the embedded PostgreSQL
-   * whenever the machine's PostgreSQL has it installed; `off` never does.
-   */
-  EMBEDDED_TIMESCALEDB: z.enum(['auto', 'off']).default('auto'),
+  MONITOR_DATA_DIR: envString()
+    .default('./data')
+    .describe(
+      'Where role `all` and the commands keep the embedded PostgreSQL when `DATABASE_URL` is unset (as root, user `postgres` must be able to enter it).',
+    ),
+  EMBEDDED_TIMESCALEDB: z
+    .enum(['auto', 'off'])
+    .default('auto')
+    .describe(
+      '`auto`: the embedded PostgreSQL preloads TimescaleDB whenever the machine has it installed; `off`: never.',
+    ),
 };
 
-const rawRetentionDays = envPositiveInt().default(30);
+const rawRetentionDays = envPositiveInt()
+  .default(30)
+  .describe(
+    'Days raw samples and staleness markers are kept: the gateway refuses older samples, and retention (TimescaleDB jobs, or the writer on plain PostgreSQL) drops them.',
+  );
 
 /**
  * The storage `migrate` creates and its policies (role `all` and the admin commands migrate).
  * Defaults: `defaultStoragePolicies` of @monitor/db.
  */
 const migrationFields = {
-  /** `auto`: TimescaleDB when the server has it preloaded, else plain PostgreSQL (a warning). */
-  STORAGE_MODE: z.enum(['auto', 'timescale', 'postgres']).default('auto'),
+  STORAGE_MODE: z
+    .enum(['auto', 'timescale', 'postgres'])
+    .default('auto')
+    .describe(
+      "Storage at a database's first migration: `auto` (TimescaleDB when the server has it preloaded, else plain PostgreSQL with a warning), `timescale` (TimescaleDB or exit 1), `postgres`.",
+    ),
   RAW_RETENTION_DAYS: rawRetentionDays,
-  SNAPSHOT_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.snapshotRetentionDays),
-  ROLLUP_1M_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.rollup1mRetentionDays),
-  ROLLUP_1H_RETENTION_DAYS: envPositiveInt().default(defaultStoragePolicies.rollup1hRetentionDays),
-  COMPRESS_AFTER_HOURS: envPositiveInt().optional(),
-  /** Replaced by COMPRESS_AFTER_HOURS, still accepted (days × 24) when that is not set. */
-  COMPRESS_AFTER_DAYS: envPositiveInt().optional(),
-  /** How often TimescaleDB runs the storage jobs; unset: each job's own default. */
-  STORAGE_JOB_INTERVAL_SECONDS: envPositiveInt().optional(),
+  SNAPSHOT_RETENTION_DAYS: envPositiveInt()
+    .default(defaultStoragePolicies.snapshotRetentionDays)
+    .describe('Days container and process snapshots are kept.'),
+  ROLLUP_1M_RETENTION_DAYS: envPositiveInt()
+    .default(defaultStoragePolicies.rollup1mRetentionDays)
+    .describe('Days the 1-minute rollups are kept (at least 2).'),
+  ROLLUP_1H_RETENTION_DAYS: envPositiveInt()
+    .default(defaultStoragePolicies.rollup1hRetentionDays)
+    .describe('Days the 1-hour rollups are kept (at least 2).'),
+  COMPRESS_AFTER_HOURS: envPositiveInt()
+    .optional()
+    .describe(
+      'TimescaleDB compresses a sample chunk this many hours after it ended; unset: `COMPRESS_AFTER_DAYS` × 24, else 1.',
+    ),
+  COMPRESS_AFTER_DAYS: envPositiveInt()
+    .optional()
+    .describe('Replaced by `COMPRESS_AFTER_HOURS`, still accepted (× 24) when that is unset.'),
+  STORAGE_JOB_INTERVAL_SECONDS: envPositiveInt()
+    .optional()
+    .describe(
+      "How often TimescaleDB runs every storage job; unset: each job's own schedule (1 minute to 1 hour).",
+    ),
 };
 
-const kafkaBrokers = envList({ item: hostPortSchema });
+const kafkaBrokers = envList({ item: hostPortSchema }).describe(
+  'Kafka bootstrap servers, comma-separated `host:port`. Required by the gateway, writer and evaluator; unset in `all`, an in-process bus.',
+);
 
 /** The samples topic on Kafka; KAFKA_BROKERS is required (role `all` overrides it). */
 const busFields = {
   KAFKA_BROKERS: kafkaBrokers,
-  KAFKA_CLIENT_ID: envString().default('monitor'),
-  SAMPLES_TOPIC: envString().default('metrics.samples.v1'),
-  /**
-   * Used when the Kafka topic does not exist yet; more partitions allow more writer replicas.
-   * The in-process bus of role `all` has one partition (see `startAll`).
-   */
-  SAMPLES_TOPIC_PARTITIONS: envPositiveInt().default(6),
+  KAFKA_CLIENT_ID: envString()
+    .default('monitor')
+    .describe("The Kafka client id of the role's producers and consumers."),
+  SAMPLES_TOPIC: envString()
+    .default('metrics.samples.v1')
+    .describe(
+      'The Kafka topic the gateway publishes samples to and the writer and evaluator read.',
+    ),
+  /** The in-process bus of role `all` has one partition (see `startAll`). */
+  SAMPLES_TOPIC_PARTITIONS: envPositiveInt()
+    .default(6)
+    .describe(
+      'Partitions of the samples topic when it is created (never changed after): the most consumers a group can use.',
+    ),
 };
 
 /** The consumers of the samples topic (writer, evaluator). */
 const consumerFields = {
   /**
-   * How long Kafka waits for a silent consumer before giving its partitions to the rest of the
-   * group: the pause a crashed (SIGKILLed) writer or evaluator replica causes, and what a
-   * replica joining meanwhile waits for too (kafkajs rebalances the whole group). 6 s is the
-   * least a broker accepts by default (`group.min.session.timeout.ms`). The cost: a replica
-   * whose event loop or database stalls this long without a heartbeat loses its partitions
-   * (a rebalance, then its batch is delivered again: nothing lost, nothing stored twice).
+   * 6 s is the least a broker accepts by default (`group.min.session.timeout.ms`). The cost: a
+   * replica whose event loop or database stalls this long without a heartbeat loses its
+   * partitions (a rebalance, then its batch is delivered again: nothing lost, nothing stored
+   * twice). kafkajs rebalances the whole group, so a replica joining meanwhile waits too.
    */
-  KAFKA_SESSION_TIMEOUT_MS: envPositiveInt().default(6_000),
-  /**
-   * How often a consumer tells the broker it is alive, and so how soon a survivor hears of a
-   * rebalance (a replica that left or died). Must be below the session timeout, a third or less
-   * to survive a lost heartbeat. Cost: one small request per consumer and interval.
-   */
-  KAFKA_HEARTBEAT_INTERVAL_MS: envPositiveInt().default(1_000),
+  KAFKA_SESSION_TIMEOUT_MS: envPositiveInt()
+    .default(6_000)
+    .describe(
+      'How long Kafka waits for a silent writer or evaluator before giving its partitions to the rest of the group: the pause a crashed replica causes. Raise it (10–15 s) if replicas lose their partitions during database hiccups.',
+    ),
+  /** Cost: one small request per consumer and interval. */
+  KAFKA_HEARTBEAT_INTERVAL_MS: envPositiveInt()
+    .default(1_000)
+    .describe(
+      'How often a consumer tells Kafka it is alive, and so how soon a survivor hears of a rebalance; below `KAFKA_SESSION_TIMEOUT_MS`, a third of it or less.',
+    ),
 };
 
 /** A heartbeat at least as long as the session would lose every partition between two beats. */
@@ -134,161 +178,213 @@ function checkConsumerTimings(
   }
 }
 
-/** How long a revoked API key may still work on a replica that cached it (gateway, api). */
-const apiKeyCacheTtlMs = envPositiveInt().default(15_000);
+const apiKeyCacheTtlMs = envPositiveInt()
+  .default(15_000)
+  .describe('How long a revoked API key may still work on a replica that cached it.');
 
 /**
- * Networks (CIDRs such as `10.0.0.0/8`, `fd00::/8`, or single addresses) that Slack and
- * webhook targets may reach although they are internal: loopback, private, link-local (cloud
- * metadata), CGNAT… Empty by default, since tenants choose the targets and the notifier posts
- * from inside the operator's network; a self-hosted install with an internal receiver lists
- * its network here. The api checks it when a channel is saved, the notifier when it posts.
+ * Empty by default, since tenants choose the targets and the notifier posts from inside the
+ * operator's network; a self-hosted install with an internal receiver lists its network here.
+ * The api checks it when a channel is saved, the notifier when it posts.
  */
 const notifierAllowedTargetNetworks = envList({
   item: z.string().refine(isNetwork, {
     error: 'must be a CIDR network such as 10.0.0.0/8 or fd00::/8, or an IP address',
   }),
-}).default([]);
+})
+  .default([])
+  .describe(
+    'Internal networks (CIDRs such as `10.0.0.0/8`, `fd00::/8`, or addresses) that Slack, webhook and Alertmanager targets may reach; loopback, private, link-local and other internal addresses are refused otherwise.',
+  );
 
 /** The ingest path of the gateway: rate limit (Redis), publishing, key cache. */
 const ingestFields = {
   REDIS_URL: baseConfigFields.REDIS_URL,
-  /** Requests per minute per API key on POST /ingest. */
   INGEST_RATE_LIMIT_PER_MINUTE: baseConfigFields.INGEST_RATE_LIMIT_PER_MINUTE,
-  /** An ingest request not acknowledged by Kafka within this time answers 503. */
-  INGEST_PUBLISH_TIMEOUT_MS: envPositiveInt().default(5_000),
-  /** How long the gateway gathers requests into one Kafka produce. */
-  INGEST_PRODUCE_LINGER_MS: envPositiveInt().default(2),
-  /**
-   * How host samples go on the bus: `binary` (the writer and the evaluator decode it at a
-   * fraction of JSON's cost), or `json`, which writers and evaluators older than the binary
-   * encoding read: set it while upgrading from one, until every writer and evaluator runs this
-   * version. Both read either.
-   */
-  INGEST_BUS_ENCODING: z.enum(['binary', 'json']).default('binary'),
-  /** Samples older than this are refused at ingest. */
+  INGEST_PUBLISH_TIMEOUT_MS: envPositiveInt()
+    .default(5_000)
+    .describe(
+      'An ingest request whose samples Kafka has not acknowledged within this answers 503.',
+    ),
+  INGEST_PRODUCE_LINGER_MS: envPositiveInt()
+    .default(2)
+    .describe('How long the gateway gathers requests into one Kafka produce.'),
+  INGEST_BUS_ENCODING: z
+    .enum(['binary', 'json'])
+    .default('binary')
+    .describe(
+      'How host samples go on the bus: `binary`, or `json` while writers or evaluators older than the binary encoding still run (both read either).',
+    ),
   RAW_RETENTION_DAYS: rawRetentionDays,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
-  /** Cardinality limits of every write (see `SeriesLimits`); the defaults are /ingest's bounds. */
-  SERIES_MAX_LABELS: envPositiveInt().max(ingestLimits.maxTags).default(ingestLimits.maxTags),
+  /** The defaults are /ingest's own bounds (see `SeriesLimits`). */
+  SERIES_MAX_LABELS: envPositiveInt()
+    .max(ingestLimits.maxTags)
+    .default(ingestLimits.maxTags)
+    .describe('Tags (labels) one sample may carry, on every write path.'),
   SERIES_MAX_LABEL_NAME_LENGTH: envPositiveInt()
     .max(ingestLimits.maxTagKeyLength)
-    .default(ingestLimits.maxTagKeyLength),
+    .default(ingestLimits.maxTagKeyLength)
+    .describe('The longest tag (label) name, on every write path.'),
   SERIES_MAX_LABEL_VALUE_LENGTH: envPositiveInt()
     .max(ingestLimits.maxTagValueLength)
-    .default(ingestLimits.maxTagValueLength),
-  /** New series (org, host, metric) per organization per minute and gateway; 0 = no limit. */
-  SERIES_MAX_NEW_PER_MINUTE: envNonNegativeInt().default(0),
-  /** Series a gateway remembers for that limit (≈ 150 bytes each). */
-  SERIES_MAX_TRACKED: envPositiveInt().default(500_000),
+    .default(ingestLimits.maxTagValueLength)
+    .describe('The longest tag (label) value, on every write path.'),
+  SERIES_MAX_NEW_PER_MINUTE: envNonNegativeInt()
+    .default(0)
+    .describe(
+      'New series (organization, host, metric, tag set) one organization may create per minute on each gateway; 0: no limit.',
+    ),
+  SERIES_MAX_TRACKED: envPositiveInt()
+    .default(500_000)
+    .describe('Series a gateway remembers for `SERIES_MAX_NEW_PER_MINUTE` (≈ 150 bytes each).'),
 };
 
 const writerFields = {
+  /** Each batch upserts every service it touches once, so bigger batches spread that. */
+  WRITER_BATCH_MAX_MESSAGES: envPositiveInt()
+    .default(20_000)
+    .describe('The most host samples a writer stores in one transaction.'),
   /**
-   * The most host samples in one transaction. Each batch upserts every service it touches once,
-   * so bigger batches of a backlog spread that over more samples.
+   * The gateway's large publishes are snappy-compressed about 4-5 times, so kafkajs's 1 MiB
+   * default holds 4-5 MiB of records; 4 MiB of compressed records raised the writer's peak RSS
+   * for no measurable gain (docs/benchmarks.md).
    */
-  WRITER_BATCH_MAX_MESSAGES: envPositiveInt().default(20_000),
+  WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt()
+    .default(1024 * 1024)
+    .describe(
+      "The most a writer's fetch returns per partition, in bytes as stored (kafkajs caps a whole fetch at 10 MiB).",
+    ),
   /**
-   * The most a writer's fetch returns per partition (kafkajs caps a whole fetch at 10 MiB), in
-   * bytes as stored: the gateway's large publishes are snappy-compressed about 4-5 times, so
-   * kafkajs's 1 MiB default holds the 4-5 MiB of records that 4 MiB uncompressed held before.
-   * Each fetch ends in a transaction, and fewer, bigger ones drain a backlog faster; 4 MiB of
-   * compressed records took the writer's peak RSS from 659 to 805 MiB for no measurable gain.
+   * kafkajs fetches from a broker again only once the handlers of its last fetch resolved, so a
+   * longer wait merges nothing more from that broker and only stalls catch-up. The in-process
+   * bus hands over everything that arrived during the last transaction at once, so a wait there
+   * is only latency.
    */
-  WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt().default(1024 * 1024),
-  /**
-   * How long the writer waits for more partitions' records before it writes. kafkajs fetches
-   * from a broker again only once the handlers of its last fetch resolved, so a longer wait
-   * merges nothing more from that broker and only stalls catch-up (measured: 10 ms drained a
-   * backlog 25-45 % faster than 100 ms). Short is enough to merge concurrent fetches.
-   * Unset: 10 ms with Kafka; none on the in-process bus (its records go out at the end of the
-   * event loop's turn), whose one log already hands over everything that arrived during the
-   * last transaction and delivers nothing more while the writer waits: a wait is only latency
-   * there (10 → 1 ms took `monitor all` from 1,897 to 2,649 single-payload requests/s).
-   */
-  WRITER_BATCH_MAX_WAIT_MS: envPositiveInt().optional(),
-  /**
-   * Kafka consumers per writer process, each writing its own partitions' batches in its own
-   * transactions, so one fetches and decodes while another writes. More than the topic's
-   * partitions leaves some idle.
-   */
-  WRITER_CONSUMERS: envPositiveInt().default(2),
-  /**
-   * Transactions (connections) each writer consumer writes a batch with at once, the batch's
-   * partitions shared out between them: PostgreSQL's COPY of one connection uses one core.
-   */
-  WRITER_WRITE_CONNECTIONS: envPositiveInt().default(2),
-  /** Storage maintenance (plain PostgreSQL) drops raw samples past this. */
+  WRITER_BATCH_MAX_WAIT_MS: envPositiveInt()
+    .optional()
+    .describe(
+      "How long a writer waits for more partitions' records before it writes; unset: 10 ms with Kafka, none on the in-process bus.",
+    ),
+  WRITER_CONSUMERS: envPositiveInt()
+    .default(2)
+    .describe(
+      "Kafka consumers per writer process, each writing its own partitions' batches, so one fetches while another writes. More than the topic's partitions leaves some idle.",
+    ),
+  /** PostgreSQL's COPY of one connection uses one core. */
+  WRITER_WRITE_CONNECTIONS: envPositiveInt()
+    .default(2)
+    .describe(
+      "Transactions (connections) each writer consumer writes a batch with at once, the batch's partitions shared out between them.",
+    ),
   RAW_RETENTION_DAYS: rawRetentionDays,
-  /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
-  ALERT_RETENTION_DAYS: envPositiveInt().default(90),
+  ALERT_RETENTION_DAYS: envPositiveInt()
+    .default(90)
+    .describe(
+      'Days resolved alerts (with their notifications) and finished investigations are kept.',
+    ),
 };
 
 const evaluatorFields = {
-  /** How often evaluators check whether alert rules changed (a change applies within ~this). */
-  EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
+  EVALUATOR_RULE_POLL_MS: envPositiveInt()
+    .default(1_000)
+    .describe(
+      'How often an idle evaluator checks whether alert rules changed (before each batch it checks anyway).',
+    ),
 };
 
 export const notifierFields = {
-  /** How often the notifier looks for due outbox rows. */
-  NOTIFIER_POLL_MS: envPositiveInt().default(500),
-  /** Delivery attempts per message before it is marked failed. */
-  NOTIFIER_MAX_ATTEMPTS: envPositiveInt().default(10),
-  /** The first retry waits this long; each next one twice as long, up to the maximum. */
-  NOTIFIER_RETRY_BASE_MS: envPositiveInt().default(5_000),
-  NOTIFIER_RETRY_MAX_MS: envPositiveInt().default(30 * 60_000),
-  /** A Slack or webhook request without an answer after this long is a failed attempt. */
-  NOTIFIER_HTTP_TIMEOUT_MS: envPositiveInt().default(10_000),
+  NOTIFIER_POLL_MS: envPositiveInt()
+    .default(500)
+    .describe('How often the notifier looks for due outbox rows.'),
+  NOTIFIER_MAX_ATTEMPTS: envPositiveInt()
+    .default(10)
+    .describe('Delivery attempts per message before it is marked `failed`.'),
+  NOTIFIER_RETRY_BASE_MS: envPositiveInt()
+    .default(5_000)
+    .describe(
+      'The wait before the first retry; each next one waits twice as long, up to `NOTIFIER_RETRY_MAX_MS`.',
+    ),
+  NOTIFIER_RETRY_MAX_MS: envPositiveInt()
+    .default(30 * 60_000)
+    .describe('The longest wait between two delivery attempts.'),
+  NOTIFIER_HTTP_TIMEOUT_MS: envPositiveInt()
+    .default(10_000)
+    .describe('A Slack or webhook request without an answer after this long is a failed attempt.'),
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
-  /** SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`. */
-  SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] }).optional(),
-  /**
-   * How often active alerts are posted again to Alertmanagers (Prometheus' resend delay); they
-   * stay firing there for 4 times this without a re-send.
-   */
-  NOTIFIER_ALERTMANAGER_RESEND_MS: envPositiveInt().default(60_000),
-  /** The URL people reach the console at: Alertmanager alerts link to it (`generatorURL`). */
-  PUBLIC_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
+  SMTP_URL: envUrl({ protocols: ['smtp', 'smtps'] })
+    .optional()
+    .describe(
+      'SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`; unset: email attempts fail visibly.',
+    ),
+  NOTIFIER_ALERTMANAGER_RESEND_MS: envPositiveInt()
+    .default(60_000)
+    .describe(
+      "How often active alerts are posted again to Alertmanagers (Prometheus' resend delay); they stay firing there for 4 times this.",
+    ),
+  PUBLIC_URL: envUrl({ protocols: ['http', 'https'] })
+    .optional()
+    .describe(
+      'The URL people reach the console at, which Alertmanager alerts link to (`generatorURL`); unset: no link.',
+    ),
 };
 
 export const investigatorFields = {
-  /** How often the investigator looks for queued investigations. */
-  INVESTIGATOR_POLL_MS: envPositiveInt().default(500),
-  /** A running investigation whose investigator died is taken over after this long. */
-  INVESTIGATOR_LEASE_MS: envPositiveInt().default(120_000),
-  INVESTIGATOR_MAX_ATTEMPTS: envPositiveInt().default(3),
-  /**
-   * The longest an investigation waits for the writer to store the samples its alert fired on
-   * (the evaluator reads the stream independently and is often ahead).
-   */
-  INVESTIGATOR_EVIDENCE_WAIT_MS: envPositiveInt().default(30_000),
-  /** An OpenAI-compatible endpoint (…/v1) that may rewrite the investigation narrative. */
-  LLM_BASE_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
-  LLM_API_KEY: envString().optional(),
-  LLM_MODEL: envString().default('gpt-4o-mini'),
-  LLM_TIMEOUT_MS: envPositiveInt().default(10_000),
+  INVESTIGATOR_POLL_MS: envPositiveInt()
+    .default(500)
+    .describe('How often the investigator looks for queued investigations.'),
+  INVESTIGATOR_LEASE_MS: envPositiveInt()
+    .default(120_000)
+    .describe('A running investigation whose investigator died is taken over after this long.'),
+  INVESTIGATOR_MAX_ATTEMPTS: envPositiveInt()
+    .default(3)
+    .describe('Attempts at one investigation before it is `failed`.'),
+  /** The evaluator reads the stream independently of the writer and is often ahead. */
+  INVESTIGATOR_EVIDENCE_WAIT_MS: envPositiveInt()
+    .default(30_000)
+    .describe(
+      'The longest an investigation waits for the writer to store the samples its alert fired on.',
+    ),
+  LLM_BASE_URL: envUrl({ protocols: ['http', 'https'] })
+    .optional()
+    .describe(
+      'An OpenAI-compatible endpoint (…/v1) that may reword the narrative of investigations; unset: nothing is called.',
+    ),
+  LLM_API_KEY: envString().optional().describe('The key sent to `LLM_BASE_URL`.'),
+  LLM_MODEL: envString().default('gpt-4o-mini').describe('The model asked at `LLM_BASE_URL`.'),
+  LLM_TIMEOUT_MS: envPositiveInt()
+    .default(10_000)
+    .describe(
+      "The longest wait for `LLM_BASE_URL`'s answer (at most a quarter of `INVESTIGATOR_LEASE_MS`).",
+    ),
 };
 
 /** The query API (role `api`, and role `all` on the gateway's port). */
 export const apiFields = {
-  /** A service without samples for longer than this is `stale`. */
   SERVICE_STALE_AFTER_SECONDS: baseConfigFields.SERVICE_STALE_AFTER_SECONDS,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
-  /** The most samples one PromQL query may load (Prometheus' `--query.max-samples`). */
-  PROMQL_MAX_SAMPLES: envPositiveInt().default(50_000_000),
-  /** A PromQL query's time limit, also the most a request's `timeout` may ask for. */
-  PROMQL_TIMEOUT_MS: envPositiveInt().default(30_000),
-  /** How far back an instant selector looks for a series' latest sample. */
-  PROMQL_LOOKBACK_DELTA_MS: envPositiveInt().default(300_000),
-  /**
-   * A standby (or several hosts) for the reads that may lag: PromQL, remote read, and the
-   * services' listing, detail and history. Unset: DATABASE_URL.
-   */
-  DATABASE_READ_URL: envPostgresUrl().optional(),
-  /** The Prometheus rules one organization may load, over all its rule groups. */
-  RULES_MAX_PER_ORG: envPositiveInt().default(10_000),
+  PROMQL_MAX_SAMPLES: envPositiveInt()
+    .default(50_000_000)
+    .describe(
+      "The most samples one PromQL query may hold (Prometheus' `--query.max-samples`); past it, an `execution` error.",
+    ),
+  PROMQL_TIMEOUT_MS: envPositiveInt()
+    .default(30_000)
+    .describe(
+      "A PromQL query's time limit (503 `timeout` past it), also the most a request's `timeout` may ask for.",
+    ),
+  PROMQL_LOOKBACK_DELTA_MS: envPositiveInt()
+    .default(300_000)
+    .describe("How far back an instant selector looks for a series' latest sample."),
+  DATABASE_READ_URL: envPostgresUrl()
+    .optional()
+    .describe(
+      "A standby (or several hosts) for the reads that may lag: PromQL, remote read, and the services' listing, detail and history; writes and keys stay on `DATABASE_URL`. Unset: `DATABASE_URL`.",
+    ),
+  RULES_MAX_PER_ORG: envPositiveInt()
+    .default(10_000)
+    .describe('The Prometheus rules one organization may load, over all its rule groups.'),
 };
 
 const gatewayConfigSchema = z.object({
@@ -342,18 +438,17 @@ export const allConfigSchema = z
     ...notifierFields,
     ...investigatorFields,
     ...apiFields,
-    /**
-     * The consumers thread's young generation: each of its two semi-spaces, in MiB (the thread's
-     * `--max-semi-space-size`; the main thread takes the process's flag).
-     */
-    CONSUMERS_SEMI_SPACE_MB: envPositiveInt().default(16),
-    /**
-     * How far, in percent, either thread's old generation grows past what survived its last full
-     * collection before the next one (V8's `--heap-growing-percent`; V8's own choice is up to 300).
-     * 60 against 100: peak RSS under the 100-host load 269 against 281 MiB (mean of three and
-     * four alternating runs), the same requests/s within the noise.
-     */
-    HEAP_GROWING_PERCENT: envPositiveInt().default(60),
+    CONSUMERS_SEMI_SPACE_MB: envPositiveInt()
+      .default(16)
+      .describe(
+        "Role `all`: each of the two semi-spaces of the consumers thread's young generation, in MiB (its `--max-semi-space-size`; the main thread takes the process's flag).",
+      ),
+    /** 60 against 100: a lower peak RSS under the batched load, the same throughput (docs/benchmarks.md). */
+    HEAP_GROWING_PERCENT: envPositiveInt()
+      .default(60)
+      .describe(
+        "Role `all`: how far, in percent, either thread's old generation grows past what survived its last full collection (V8's `--heap-growing-percent`, whose own choice is up to 300).",
+      ),
   })
   .superRefine(checkConsumerTimings);
 /** `migrate`, `orgs`, `keys`: a database (or the embedded one) and how to migrate it. */
@@ -364,6 +459,18 @@ export const adminConfigSchema = z.object({
   // `monitor rules load` holds an organization to the ruler API's limit.
   RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,
 });
+
+/** Each command's schema, by the name the configuration reference gives it. */
+export const commandConfigSchemas = {
+  gateway: gatewayConfigSchema,
+  writer: writerConfigSchema,
+  evaluator: evaluatorConfigSchema,
+  api: apiConfigSchema,
+  notifier: notifierConfigSchema,
+  investigator: investigatorConfigSchema,
+  all: allConfigSchema,
+  commands: adminConfigSchema,
+} as const;
 
 type GatewayConfig = ConfigOf<typeof gatewayConfigSchema>;
 type WriterRoleConfig = ConfigOf<typeof writerConfigSchema>;

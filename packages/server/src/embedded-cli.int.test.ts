@@ -1,5 +1,6 @@
 // No @services: role `all` and the CLI bring their own embedded PostgreSQL under MONITOR_DATA_DIR.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,9 @@ describe('the admin CLI without DATABASE_URL', () => {
   });
 
   it('creates a key in the store of the running `all`, which then accepts it', async () => {
-    const all = await startRoleProcess('all', env);
+    // A bootstrap key in the environment too: start-up ensures it, and it must not be logged.
+    const bootstrapKey = `bootstrap-${randomBytes(12).toString('hex')}`;
+    const all = await startRoleProcess('all', { ...env, MONITOR_BOOTSTRAP_API_KEY: bootstrapKey });
     started.push(all);
     expect(all.output()).toMatch(
       /"databaseUrl":"postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres","passwordFile":"[^"]+".*"msg":"embedded PostgreSQL started"/,
@@ -57,6 +60,12 @@ describe('the admin CLI without DATABASE_URL', () => {
       { key },
     );
     expect(ingest).toMatchObject({ status: 200, body: { status: 'ok', events_accepted: 1 } });
+    const bootstrapIngest = await postIngest(
+      all.baseUrl,
+      { host: 'web-2', metrics: { cpu_percent: 7 } },
+      { key: bootstrapKey },
+    );
+    expect(bootstrapIngest.status).toBe(200);
 
     // The request's log line names the org, and no line anywhere holds the key.
     await expect.poll(() => all.output()).toMatch(/"path":"\/api\/v1\/ingest","status":200/);
@@ -78,7 +87,7 @@ describe('the admin CLI without DATABASE_URL', () => {
     const [, passwordFile] = /"passwordFile":"([^"]+)"/.exec(all.output()) ?? [];
     const password = readFileSync(passwordFile ?? '', 'utf8').trim();
     expect(password.length).toBeGreaterThan(16);
-    for (const secret of [key, wrongKey, password, encodeURIComponent(password)]) {
+    for (const secret of [key, wrongKey, bootstrapKey, password, encodeURIComponent(password)]) {
       expect(all.output()).not.toContain(secret);
     }
 

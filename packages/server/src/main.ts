@@ -1,13 +1,15 @@
 /**
  * The one entry point: `monitor <role>` runs a role (gateway, writer, api, all);
  * `monitor migrate`, `monitor orgs …`, `monitor keys …` and `monitor rules load` administer the
- * database; `monitor capacity` plans a deployment. Only this file touches `process`: argv,
+ * database; `monitor capacity` plans a deployment; `monitor config-reference` prints
+ * docs/configuration.md. Only this file touches `process`: argv,
  * signals and exit codes.
  */
 import { Command } from 'commander';
 import { ConfigError, createMetrics, createShutdown, parseConfig } from '@monitor/platform';
 import { createAdminCommands } from './admin-commands.js';
 import { createCapacityCommand } from './capacity/capacity-command.js';
+import { renderConfigurationReference } from './config-reference.js';
 import type { Role } from './config.js';
 import { adminConfigSchema, parseRoleConfig, roles } from './config.js';
 import { createProcessLogger } from './process-logger.js';
@@ -79,6 +81,12 @@ const admin = createAdminCommands({
 });
 for (const command of admin) program.addCommand(command);
 program.addCommand(createCapacityCommand((text) => process.stdout.write(text)));
+program
+  .command('config-reference')
+  .description('print the table of every setting of every role (docs/configuration.md)')
+  .action(() => {
+    process.stdout.write(renderConfigurationReference());
+  });
 
 await program.parseAsync(process.argv).catch((err: unknown) => {
   // The typed database errors say what kind of failure it was; the operator of a one-shot

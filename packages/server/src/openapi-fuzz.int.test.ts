@@ -22,7 +22,7 @@ import type { RoleProcess } from './testing/role-process.js';
  */
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
-/** The checks that must hold for every generated request (see the README, "Input limits"). */
+/** The checks that must hold for every generated request (docs/api.md#input-limits). */
 const checks = [
   'not_a_server_error',
   'status_code_conformance',

@@ -196,7 +196,7 @@ describe('the PromQL compliance tester', () => {
     for (const r of strict.failed) process.stdout.write(`  FAILED ${describeFailure(r)}\n`);
     expect(strict.total).toBeGreaterThan(500);
     // No exception: any would be a difference Prometheus' own behaviour justifies, listed in
-    // the README with its reason.
+    // docs/promql.md with its reason.
     expect(strict.failed.map(describeFailure)).toEqual([]);
   }, 900_000);
 

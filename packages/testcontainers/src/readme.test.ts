@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 
-/** The README's vitest example is this package's container test, character for character. */
-it('the README shows exactly the example that CI runs', () => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+/** The documented vitest example is this package's container test, character for character. */
+it('docs/development.md shows exactly the example that CI runs', () => {
+  const readme = readFileSync(new URL('../../../docs/development.md', import.meta.url), 'utf8');
   const example = readFileSync(
     new URL('./readme-example.container.test.ts', import.meta.url),
     'utf8',

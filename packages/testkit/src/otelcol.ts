@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry Collector, relaying OTLP to the gateway as the README's `otlphttp` block
+ * The OpenTelemetry Collector, relaying OTLP to the gateway as docs/agents.md's `otlphttp` block
  * says. Debian does not package it; the upstream way to get one is its builder (`ocb`), which
  * generates a distribution with the components a manifest names and compiles it: here the OTLP
  * receiver, the batch processor and the OTLP/HTTP exporter, pinned, built once into the testkit
@@ -15,7 +15,7 @@ import { getFreePort } from './free-port.js';
 import { cachedAgentPath, ensureBuilt, runGo } from './go-build.js';
 import { createServiceDir } from './service-dir.js';
 
-/** Pinned: the Collector our README's exporter block was tried with. */
+/** Pinned: the Collector docs/agents.md's exporter block was tried with. */
 const collectorVersion = '0.165.0';
 
 function binaryPath(): string {
@@ -75,7 +75,7 @@ export function addCollectorCommand(program: Command): void {
 }
 
 export type CollectorOptions = {
-  /** The exporter's endpoint, as the README gives it: e.g. `http://127.0.0.1:8080/api/v1/otlp`. */
+  /** The exporter's endpoint, as docs/agents.md has it: `http://127.0.0.1:8080/api/v1/otlp`. */
   endpoint: string;
   key: string;
 };
@@ -85,7 +85,7 @@ export type CollectorProcess = AgentProcess & {
   readonly otlpHttpUrl: string;
 };
 
-/** The Collector's configuration: an OTLP/HTTP receiver, batching, the README's exporter block. */
+/** The Collector's configuration: OTLP/HTTP receiver, batching, docs/agents.md's exporter. */
 function collectorConfig(options: CollectorOptions, receiverPort: number): string {
   const quote = (value: string): string => JSON.stringify(value);
   return [

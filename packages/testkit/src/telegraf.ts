@@ -13,7 +13,7 @@ import { startAgentProcess } from './agent-process.js';
 import { cachedAgentPath, ensureBuilt, runGo, writableCopy } from './go-build.js';
 import { createServiceDir } from './service-dir.js';
 
-/** Pinned: the agent our README's Telegraf configuration was tried with. */
+/** Pinned: the agent docs/agents.md's Telegraf configuration was tried with. */
 const telegrafVersion = 'v1.37.2';
 const buildTags = 'custom,inputs.mem,outputs.influxdb,outputs.influxdb_v2';
 
@@ -56,14 +56,14 @@ export function addTelegrafCommand(program: Command): void {
 export type TelegrafOptions = {
   /** `v2`: `[[outputs.influxdb_v2]]` with the key as token; `v1`: `[[outputs.influxdb]]` with it as password. */
   output: 'v1' | 'v2';
-  /** The base URL the README gives, e.g. `http://127.0.0.1:8080/api/v1/influx`. */
+  /** The base URL docs/agents.md gives, e.g. `http://127.0.0.1:8080/api/v1/influx`. */
   url: string;
   key: string;
   /** The `host` tag of every point. */
   hostname: string;
 };
 
-/** The telegraf.conf of `options`: the README's output block, reading memory every second. */
+/** The telegraf.conf of `options`: docs/agents.md's output block, reading memory every second. */
 function telegrafConfig(options: TelegrafOptions): string {
   const quote = (value: string): string => JSON.stringify(value);
   const output =

@@ -21,7 +21,7 @@ import {
   prometheusParams,
 } from './prometheus-params.js';
 
-/** The limits of one query beyond the engine's own (CONTRACT settings feed those). */
+/** The limits of one query beyond the engine's own (settings feed those: docs/configuration.md). */
 type PrometheusQueryLimits = {
   /** The longest end - start of a range query. */
   maxRangeMs: number;
@@ -182,7 +182,7 @@ const base = prometheusApiBasePath;
 const stringList = prometheusSuccessSchema(z.array(z.string()));
 
 /**
- * The Prometheus HTTP API's read side (CONTRACT, "Prometheus-compatible reading"), every
+ * The Prometheus HTTP API's read side (docs/api.md#prometheus-compatible-reading), every
  * route behind the `read` scope. Queries and metadata take GET, or POST with a form body.
  */
 export const prometheusRoutes: readonly PrometheusRoute[] = [

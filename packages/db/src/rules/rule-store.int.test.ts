@@ -107,7 +107,7 @@ describe('rule store on postgres', () => {
     flapping: { windowMinutes: 30, maxTransitions: 4 },
   } as const;
 
-  it('stores and reads back the fields of the next wave, and sets them back to null', async () => {
+  it('stores and reads back the rule options, and sets them back to null', async () => {
     const created = await store.createRule(orgId, { ...cpuHigh, ...options });
     expect(created).toMatchObject(options);
     expect(await store.getRule(orgId, created.id)).toEqual(created);

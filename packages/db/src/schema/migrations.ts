@@ -446,7 +446,7 @@ const alertingDepth: Migration = {
   name: 'alerting_depth',
   up: (sql) =>
     run(sql, [
-      // The rule fields of the next wave (CONTRACT.md, "Alerting, next wave"). The API validates
+      // The rule options (docs/api.md#rule-options). The API validates
       // them (422 naming the field); the checks hold the bounds for anything else that writes.
       // flapping is `{ "window_minutes", "max_transitions" }` or null (off).
       `alter table alert_rules
@@ -515,7 +515,7 @@ const noData: Migration = {
   name: 'evaluator_no_data',
   up: (sql) =>
     run(sql, [
-      // No data (CONTRACT "Alerting, next wave"): when the evaluator last took a sample of a
+      // No data (docs/api.md#rule-options): when the evaluator last took a sample of a
       // metric of a host, by its own clock (wall-clock arrival, not sample time), for the metrics
       // some rule watches for silence; with the host's tags (rule scopes) and its partition, so
       // a sweep finds the silent hosts of a partition without samples to look at.
@@ -567,7 +567,7 @@ const seriesLabelsAndStaleMarkers: Migration = {
   async up(sql, { engine }) {
     await run(sql, [
       // A series written through an agent protocol keeps the labels it was written with
-      // (CONTRACT "Prometheus-compatible reading"): every label but `__name__`, so each label
+      // (docs/api.md#labels-and-values-as-written): every label but `__name__`, so each label
       // set of a metric on a host is a series of its own (a classic histogram's `le`,
       // node_cpu_seconds_total's cpu and mode). NULL: the series' labels are its service's
       // tags (/ingest, and every series stored before this version).
@@ -592,7 +592,7 @@ const seriesLabelsAsWritten: Migration = {
   up: (sql) =>
     run(sql, [
       // A labelled series reads back with exactly its own labels from this version on, with no
-      // `host` = service name added (CONTRACT "Labels and values as written"). Influx line
+      // `host` = service name added (docs/api.md#labels-and-values-as-written). Influx line
       // protocol and collectd wrote a `host` (tag, field) that was not kept among the labels:
       // it is added back, the service's name. Their series are those that carry none of the
       // labels a remote-write series (`host` or `instance`) or an OTLP one (the resource
@@ -652,7 +652,7 @@ const alertmanagerChannel: Migration = {
   name: 'alertmanager_channel',
   up: (sql) =>
     run(sql, [
-      // Channel type `alertmanager` (CONTRACT "Prometheus rules and Alertmanager"): a target of
+      // Channel type `alertmanager` (docs/api.md#prometheus-rules-and-alertmanager): a target of
       // its own, named by rules, and a channel of the outbox like the others.
       `alter table notification_channels
         drop constraint notification_channels_type_check,

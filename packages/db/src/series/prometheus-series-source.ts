@@ -19,7 +19,7 @@ type CandidateRow = {
 };
 
 /**
- * The label set of a stored series (CONTRACT "Labels and values as written"): a series written
+ * The label set of a stored series (docs/api.md#labels-and-values-as-written): a series written
  * through an agent protocol (`labels` not null) reads back with exactly the labels it was
  * written with, plus `__name__`; its service is ours to know, not a label. An /ingest series
  * (`labels` null, and every series stored before series had labels) is labelled by its

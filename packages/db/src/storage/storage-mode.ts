@@ -10,7 +10,7 @@ export type StorageMode = 'timescale' | 'postgres';
 
 export const storageModes = ['timescale', 'postgres'] as const satisfies readonly StorageMode[];
 
-/** How long each kind of data is kept and when samples are compressed (README, settings). */
+/** How long each kind of data is kept and when samples are compressed (docs/operations.md). */
 export type StoragePolicies = {
   /** Raw samples (RAW_RETENTION_DAYS). */
   rawRetentionDays: number;

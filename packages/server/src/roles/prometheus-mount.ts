@@ -8,7 +8,7 @@ import { createPromqlEngine } from '@monitor/promql';
 import type { ApiConfig } from '../config.js';
 import { createKeyAuthenticator } from '../key-authenticator.js';
 
-/** Series one PromQL query may select, and the most `series` lists (not a CONTRACT setting). */
+/** Series one PromQL query may select, and the most `series` lists (not an environment setting). */
 const maxSeriesPerQuery = 100_000;
 /** Prometheus' limit of points per series of a range query. */
 const maxPointsPerSeries = 11_000;

@@ -16,7 +16,7 @@ const cpuHigh = {
 };
 
 /**
- * The alerting API of the next wave over HTTP: the new rule fields and their validation,
+ * The alerting API over HTTP: the rule options and their validation,
  * acknowledgement, `silenced` and the new alert filters, silences. It works in an organization
  * of its own and fires its alerts straight into the database, for hosts that never send a
  * sample, so a running evaluator leaves them alone. Every answer is checked against the served
@@ -42,7 +42,7 @@ export function describeAlertingApi(target: () => ApiTarget, exchanges: Exchange
     ({ key, orgId } = await newOrganization(target().db));
   });
 
-  describe('alert rules: the next wave of fields', () => {
+  describe('alert rules: the rule options', () => {
     it('returns every new field with its default on a rule that does not set them', async () => {
       const created = await call<Rule>('/api/v1/alerts/rules', { method: 'POST', body: cpuHigh });
       expect(created.status).toBe(201);

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 
-/** An RFC 9457 problem body of `status`, as every error of the API answers (the README, "Errors"). */
+/** An RFC 9457 problem body of `status`, as every error of the API answers (docs/api.md#errors). */
 export const problemBody = (status: number) =>
   expect.objectContaining({
     type: expect.stringMatching(/^https:\/\//),

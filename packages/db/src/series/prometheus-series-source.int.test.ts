@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabelMatcher, SourceSeries } from '@monitor/promql';
 import { createLabelMatcher } from '@monitor/promql';
+import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
+import { createDatabase } from '../core/database.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { migratedDatabase } from '../testing/clean-database.js';
@@ -158,5 +160,42 @@ describe('the PromQL series source over stored series', () => {
       signal,
     );
     expect(plain(selected).map((s) => s.points.length)).toEqual([4]);
+  });
+});
+
+describe('the PromQL series source over long series', () => {
+  it('reads a series longer than the driver buffers, selections after and beside each other on one connection', async () => {
+    const { db, dispose } = await migratedDatabase('postgres', 'series_source_long');
+    // One connection: a COPY that left its socket paused would hang every later query
+    // (patches/postgres+3.4.9.patch, ReadyForQuery).
+    const url = new URL(serviceUrl('postgres'));
+    url.pathname = `/${db.sql.options.database}`;
+    const one = createDatabase({ url: url.toString(), maxConnections: 1 });
+    try {
+      // 4,000 points: each array 48 kB, past the 16 kB the driver's COPY stream buffers.
+      const t0 = Math.floor(Date.now() / 1000) * 1000 - 2 * 3_600_000;
+      const times = Array.from({ length: 4000 }, (_, i) => t0 + i * 1000);
+      const value = (i: number) => (i % 7 === 0 ? -0 : i / 8 - 100);
+      await createSampleStore(db).writeBatch({
+        samples: times.map((timeMs, i) => sample({ timeMs, metrics: { load: value(i) } })),
+      });
+      const source = createPrometheusSeriesSource(one, orgId);
+      const range = { startMs: t0, endMs: t0 + 4000 * 1000 };
+      const hints = { stepMs: 0, rangeMs: 0, func: null, maxSeries: 10 };
+      const select = () =>
+        source.select([equal('__name__', 'load')], range, hints, new AbortController().signal);
+      // Rounds one after the other, two selections at once in each: the COPY holds its
+      // connection, and hands it back usable.
+      for (let round = 0; round < 3; round++) {
+        for (const [series, ...others] of await Promise.all([select(), select()])) {
+          expect(others).toEqual([]);
+          expect(Array.from(series?.timestampsMs ?? [])).toEqual(times);
+          expect(Array.from(series?.values ?? [])).toEqual(times.map((_, i) => value(i)));
+        }
+      }
+    } finally {
+      await one.close();
+      await dispose();
+    }
   });
 });

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { copyBinaryRows, decodeFloat8Array, decodeTimestampArray } from './binary-arrays.js';
+
+/** A one-dimensional array of 8-byte elements in PostgreSQL's binary form (array_send). */
+function binaryArray(
+  elementOid: number,
+  write: (buf: Buffer, at: number, i: number) => void,
+  n: number,
+): Buffer {
+  const buf = Buffer.alloc(n === 0 ? 12 : 20 + n * 12);
+  buf.writeInt32BE(n === 0 ? 0 : 1, 0);
+  buf.writeInt32BE(0, 4);
+  buf.writeInt32BE(elementOid, 8);
+  if (n === 0) return buf;
+  buf.writeInt32BE(n, 12);
+  buf.writeInt32BE(1, 16);
+  for (let i = 0; i < n; i++) {
+    buf.writeInt32BE(8, 20 + i * 12);
+    write(buf, 24 + i * 12, i);
+  }
+  return buf;
+}
+
+/** COPY's binary output of rows of fields (null for NULL). */
+function copyOutput(rows: (Buffer | null)[][]): Buffer {
+  const parts: Buffer[] = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)];
+  for (const row of rows) {
+    const count = Buffer.alloc(2);
+    count.writeInt16BE(row.length);
+    parts.push(count);
+    for (const field of row) {
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(field === null ? -1 : field.length);
+      parts.push(length, ...(field === null ? [] : [field]));
+    }
+  }
+  parts.push(Buffer.from([0xff, 0xff]));
+  return Buffer.concat(parts);
+}
+
+describe('decodeFloat8Array', () => {
+  it('reads every value bit for bit', () => {
+    const values = [-0, 0, Number.NaN, Number.POSITIVE_INFINITY, -1e100, 5e-324, 0.1 + 0.2];
+    const bytes = binaryArray(
+      701,
+      (buf, at, i) => buf.writeDoubleBE(values[i]!, at),
+      values.length,
+    );
+    expect(Array.from(decodeFloat8Array(bytes))).toEqual(values);
+    expect(Object.is(decodeFloat8Array(bytes)[0], -0)).toBe(true);
+  });
+
+  it('reads an empty array and NULL as no values', () => {
+    expect(decodeFloat8Array(binaryArray(701, () => undefined, 0))).toHaveLength(0);
+    expect(decodeFloat8Array(null)).toHaveLength(0);
+  });
+
+  it('refuses elements that are not 8 bytes', () => {
+    const bytes = binaryArray(701, (buf, at) => buf.writeDoubleBE(1, at), 2);
+    expect(() => decodeFloat8Array(bytes.subarray(0, bytes.length - 4))).toThrow(/8-byte/);
+  });
+});
+
+describe('decodeTimestampArray', () => {
+  it('reads microseconds since 2000-01-01 as Unix milliseconds', () => {
+    const timesMs = [Date.UTC(2026, 10, 25, 16, 0, 0, 1), Date.UTC(1999, 11, 31, 23, 59, 59, 999)];
+    const micros = timesMs.map((ms) => BigInt(ms - Date.UTC(2000, 0, 1)) * 1000n);
+    const bytes = binaryArray(1184, (buf, at, i) => buf.writeBigInt64BE(micros[i]!, at), 2);
+    expect(Array.from(decodeTimestampArray(bytes))).toEqual(timesMs);
+  });
+});
+
+describe('copyBinaryRows', () => {
+  it('reads each row as its fields, NULL as null', () => {
+    const id = Buffer.alloc(8);
+    id.writeBigInt64BE(42n);
+    const rows = copyBinaryRows(
+      copyOutput([
+        [id, null, Buffer.from('ab')],
+        [id, Buffer.alloc(0)],
+      ]),
+    );
+    expect(rows).toEqual([
+      [id, null, Buffer.from('ab')],
+      [id, Buffer.alloc(0)],
+    ]);
+  });
+
+  it('refuses what is no COPY binary output, or ends inside a field', () => {
+    expect(() => copyBinaryRows(Buffer.from('id\tvalue\n'))).toThrow(/COPY binary/);
+    const whole = copyOutput([[Buffer.from('abcdef')]]);
+    expect(() => copyBinaryRows(whole.subarray(0, whole.length - 5))).toThrow();
+  });
+});

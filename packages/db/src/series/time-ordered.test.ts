@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { timeOrdered } from './time-ordered.js';
+
+/** Each point's value is derived from its time, so that the pairs can be checked after. */
+const valueAt = (timeMs: number): number => timeMs * 3 + 0.5;
+
+/** Distinct times cut into runs, each ascending or descending: how scans hand rows over. */
+const runsOfDistinctTimes = fc
+  .uniqueArray(fc.integer({ min: 0, max: 1_000_000 }), { maxLength: 300 })
+  .chain((times) =>
+    fc
+      .array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.boolean()), { minLength: 1 })
+      .map((cuts) => {
+        const out: number[] = [];
+        let at = 0;
+        for (let k = 0; at < times.length; k++) {
+          const [length, descending] = cuts[k % cuts.length]!;
+          const run = times.slice(at, at + length).sort((a, b) => a - b);
+          out.push(...(descending ? run.reverse() : run));
+          at += length;
+        }
+        return out;
+      }),
+  );
+
+function check(times: number[]): void {
+  const { timesMs, values } = timeOrdered(
+    Float64Array.from(times),
+    Float64Array.from(times, valueAt),
+  );
+  const want = [...times].sort((a, b) => a - b);
+  expect(Array.from(timesMs)).toEqual(want);
+  expect(Array.from(values)).toEqual(want.map(valueAt));
+}
+
+describe('timeOrdered', () => {
+  it('orders points cut into ascending and descending runs, values with their times', () => {
+    fc.assert(fc.property(runsOfDistinctTimes, check), { numRuns: 500 });
+  });
+
+  it('orders points in any order', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: -1e6, max: 1e6 }), { maxLength: 200 }), check),
+      { numRuns: 500 },
+    );
+  });
+
+  it('hands back points already in order as they are', () => {
+    const timesMs = Float64Array.from([1, 2, 5]);
+    const values = Float64Array.from([-0, Number.NaN, Number.POSITIVE_INFINITY]);
+    const ordered = timeOrdered(timesMs, values);
+    expect(ordered.timesMs).toBe(timesMs);
+    expect(ordered.values).toBe(values);
+  });
+
+  it('keeps values bit for bit and, at a time held twice, the earlier run first', () => {
+    const { timesMs, values } = timeOrdered(
+      Float64Array.from([30, 20, 10, 20, 40]),
+      Float64Array.from([-0, 1, Number.NaN, 2, Number.NEGATIVE_INFINITY]),
+    );
+    expect(Array.from(timesMs)).toEqual([10, 20, 20, 30, 40]);
+    expect(Array.from(values)).toEqual([Number.NaN, 1, 2, -0, Number.NEGATIVE_INFINITY]);
+    expect(Object.is(values[3], -0)).toBe(true);
+  });
+});

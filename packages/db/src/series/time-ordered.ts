@@ -1,0 +1,89 @@
+/**
+ * Points of one stored series put in ascending time order, in linear time for the orders they
+ * come in. A read hands a series' rows over in scan order, which is a few runs each in time
+ * order one way or the other: an uncompressed chunk's rows ascending (page order, as they were
+ * written), a compressed chunk's batches descending (the compression orders by `time desc`).
+ * Each run is taken as it is (a descending one reversed) and the runs merged pairwise, so the
+ * cost is n × log2(runs) moves, where a comparison sort per series took most of a query's time
+ * in the api (docs/benchmarks.md, "PromQL").
+ *
+ * Times are distinct within a stored series (its unique key); at a time held twice the earlier
+ * run's point comes first.
+ */
+export function timeOrdered(
+  timesMs: Float64Array,
+  values: Float64Array,
+): { timesMs: Float64Array; values: Float64Array } {
+  const n = timesMs.length;
+  // Run boundaries: run k is [bounds[k], bounds[k + 1]).
+  const bounds: number[] = [0];
+  let descending = false;
+  let reversed = false;
+  for (let i = 1; i < n; i++) {
+    const runLength = i - bounds[bounds.length - 1]!;
+    const previous = timesMs[i - 1]!;
+    const current = timesMs[i]!;
+    if (runLength === 1) {
+      descending = current < previous;
+      continue;
+    }
+    if (descending ? current < previous : current > previous) continue;
+    bounds.push(i);
+  }
+  bounds.push(n);
+  if (bounds.length === 2 && !(n > 1 && timesMs[1]! < timesMs[0]!)) return { timesMs, values };
+
+  let t = Float64Array.from(timesMs);
+  let v = Float64Array.from(values);
+  // Reverse the descending runs in place (a run of 1 or of equal times is taken as ascending).
+  for (let k = 0; k + 1 < bounds.length; k++) {
+    const start = bounds[k]!;
+    const end = bounds[k + 1]!;
+    if (end - start < 2 || !(t[start + 1]! < t[start]!)) continue;
+    reversed = true;
+    for (let a = start, b = end - 1; a < b; a++, b--) {
+      const ta = t[a]!;
+      t[a] = t[b]!;
+      t[b] = ta;
+      const va = v[a]!;
+      v[a] = v[b]!;
+      v[b] = va;
+    }
+  }
+  if (bounds.length === 2 && reversed) return { timesMs: t, values: v };
+
+  // Bottom-up merge of neighbouring runs, ping-ponging between two pairs of buffers.
+  let runs = bounds;
+  let tOut = new Float64Array(n);
+  let vOut = new Float64Array(n);
+  while (runs.length > 2) {
+    const merged: number[] = [0];
+    for (let k = 0; k + 1 < runs.length; k += 2) {
+      const start = runs[k]!;
+      const middle = runs[k + 1]!;
+      const end = k + 2 < runs.length ? runs[k + 2]! : middle;
+      let a = start;
+      let b = middle;
+      let o = start;
+      while (a < middle && b < end) {
+        if (t[b]! < t[a]!) {
+          tOut[o] = t[b]!;
+          vOut[o++] = v[b++]!;
+        } else {
+          tOut[o] = t[a]!;
+          vOut[o++] = v[a++]!;
+        }
+      }
+      tOut.set(t.subarray(a, middle), o);
+      vOut.set(v.subarray(a, middle), o);
+      o += middle - a;
+      tOut.set(t.subarray(b, end), o);
+      vOut.set(v.subarray(b, end), o);
+      merged.push(end);
+    }
+    runs = merged;
+    [t, tOut] = [tOut, t];
+    [v, vOut] = [vOut, v];
+  }
+  return { timesMs: t, values: v };
+}

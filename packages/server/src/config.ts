@@ -223,6 +223,12 @@ const writerFields = {
   RAW_RETENTION_DAYS: rawRetentionDays,
   /** Resolved alerts (with their notifications) and finished investigations are kept this long. */
   ALERT_RETENTION_DAYS: envPositiveInt().default(90),
+  /**
+   * After the upgrade to scaled sample values (migration 24, TimescaleDB), the chunks of data
+   * stored before that the writer's maintenance moves into the new layout per run (about every
+   * minute), each in short transactions while ingest goes on; 0 pauses the move.
+   */
+  STORAGE_MOVE_BATCHES_PER_RUN: envNonNegativeInt().default(4),
 };
 
 const evaluatorFields = {

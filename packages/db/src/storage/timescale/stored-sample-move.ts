@@ -170,6 +170,10 @@ async function moveAggregateChunk(
       `select exists (select ${await oldRowsUnanswered(sql, rollup)}) as any`,
     );
     if (left?.any === true) return 'waiting';
+    // The old samples_1h is built on the old samples_1m: that one waits until it is gone.
+    const [dependent] = await sql<{ exists: boolean }[]>`
+      select to_regclass(${unscaledAggregate('samples_1h')}) is not null as exists`;
+    if (rollup === 'samples_1m' && dependent?.exists === true) return 'waiting';
     // Dropping the old aggregate waits for the readers of the view; ingest never waits long.
     await sql`set local lock_timeout = '10s'`;
     await sql.unsafe(aggregateHistory(rollup));

@@ -317,12 +317,16 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
   }
   await compressRollups(sql);
   await sql`select set_chunk_time_interval('samples', ${rawChunkInterval}::interval)`;
-  for (const rollup of ['samples_1m', 'samples_1h'] as const) {
+  // The old samples_1h is built on the old samples_1m: it goes first.
+  for (const rollup of ['samples_1h', 'samples_1m'] as const) {
     const old = `${rollup}${unscaledPrevious}`;
     const [stored] = await sql.unsafe<{ any: boolean }[]>(
       `select exists (select from ${await materializationTable(sql, old)}) as any`,
     );
-    if (stored?.any === true) {
+    // An empty old samples_1m under a kept old samples_1h stays until that one moved.
+    const [dependent] = await sql<{ exists: boolean }[]>`
+      select to_regclass(${`samples_1h${unscaledPrevious}`}) is not null as exists`;
+    if (stored?.any === true || (rollup === 'samples_1m' && dependent?.exists === true)) {
       await sql.unsafe(await aggregateHistoryDuringMove(sql, rollup));
       await sql`insert into storage_moves (step, before) values (${rollup}, now())`;
     } else {

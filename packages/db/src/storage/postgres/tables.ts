@@ -220,7 +220,7 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
 }
 
 /** What readers read on both engines (see the TimescaleDB twin): here the views themselves. */
-export const rollupHistoryViews: readonly string[] = ['samples_1m', 'samples_1h'].map(
+const rollupHistoryViews: readonly string[] = ['samples_1m', 'samples_1h'].map(
   (rollup) => `create view ${rollup}_history as
     select bucket, series_id, avg, min, max, count, sum from ${rollup}`,
 );

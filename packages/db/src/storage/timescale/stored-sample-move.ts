@@ -104,7 +104,6 @@ type Chunk = {
   name: string;
   range_start: Date;
   range_end: Date;
-  is_compressed: boolean;
 };
 
 /**
@@ -118,7 +117,7 @@ async function nextChunk(
   before: Date,
 ): Promise<Chunk | undefined> {
   const [chunk] = await sql<Chunk[]>`
-    select chunk_schema as schema, chunk_name as name, range_start, range_end, is_compressed
+    select chunk_schema as schema, chunk_name as name, range_start, range_end
     from timescaledb_information.chunks
     where hypertable_schema = ${hypertable.schema} and hypertable_name = ${hypertable.name}
       and range_end > ${doneUntil}::text::timestamptz and range_start < ${before}
@@ -232,9 +231,9 @@ async function moveRawChunk(db: Database, options: StoredSampleMoveOptions): Pro
   // Three short transactions: a compressed chunk's rows are rewritten decompressed (updating
   // compressed batches in place would decompress them anyway, batch by batch), then compressed
   // again as the compression job would, or later by the job itself after a crash.
-  if (chunk.is_compressed) {
-    await db.sql`select decompress_chunk(${name}::regclass, if_compressed => true)`;
-  }
+  // Whatever the catalog listed: a chunk compressed since, or left partly compressed by a late
+  // sample, is decompressed whole too.
+  await db.sql`select decompress_chunk(${name}::regclass, if_compressed => true)`;
   await db.sql.unsafe(rewriteExact(name));
   const compressBefore = options.now.getTime() - options.policies.compressAfterHours * 3_600_000;
   if (chunk.range_end.getTime() <= compressBefore) {

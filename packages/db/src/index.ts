@@ -33,7 +33,7 @@ import {
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
-import { migrate as migrateRaw } from './schema/migrate.js';
+import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
@@ -43,6 +43,7 @@ export type { Database } from './core/database.js';
 export { DatabaseRefusedError, DatabaseUnavailableError } from './core/database-errors.js';
 
 export const migrate = translatingDbErrors(migrateRaw);
+export const migrateBefore = translatingDbErrors(migrateBeforeRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './storage/rollups.js';
 export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);

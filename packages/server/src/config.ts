@@ -283,6 +283,11 @@ const writerFields = {
     .describe(
       'Days resolved alerts (with their notifications) and finished investigations are kept.',
     ),
+  STORAGE_MOVE_BATCHES_PER_RUN: envNonNegativeInt()
+    .default(4)
+    .describe(
+      'After an upgrade from float8 sample values (TimescaleDB), the chunks of older data the writer moves into the scaled layout per maintenance run (about a minute), each in short transactions while ingest goes on; 0 pauses the move.',
+    ),
 };
 
 const evaluatorFields = {

@@ -204,7 +204,7 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
     it('tells the maintenance observer, or rejects once its work is done when there is none', async () => {
       await db.sql`update rollup_watermarks set watermark = ${new Date(hourStart - minuteMs)}`;
       const told: RollupChunkSetAside[] = [];
-      const options = { alertRetentionDays: 90, rawRetentionDays: 30 };
+      const options = { alertRetentionDays: 90, rawRetentionDays: 30, storageMoveBatchesPerRun: 4 };
       const result = await runMaintenance(db, now, {
         ...options,
         onRollupSetAside: (chunk) => told.push(chunk),

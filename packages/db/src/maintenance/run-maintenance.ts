@@ -2,6 +2,7 @@ import type { Database } from '../core/database.js';
 import { requireStorageSettings } from '../schema/storage-settings.js';
 import type { StorageUpkeep } from '../storage/engine.js';
 import { storageEngine } from '../storage/engine.js';
+import type { StoredSampleMoveResult } from '../storage/timescale/stored-sample-move.js';
 import type { RefreshRollupsResult, RollupChunkSetAside } from '../storage/rollups.js';
 import type { PruneAlertHistoryResult } from './prune-alert-history.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
@@ -18,6 +19,11 @@ export type MaintenanceOptions = {
    * `RollupsSetAsideError` once all its work is done, so the failure is never silent.
    */
   onRollupSetAside?: (chunk: RollupChunkSetAside) => void;
+  /**
+   * Batches (a chunk each) of the storage move after migration 24 done per run
+   * (STORAGE_MOVE_BATCHES_PER_RUN); 0 leaves the move for later.
+   */
+  storageMoveBatchesPerRun: number;
 };
 
 /** What a maintenance run set aside, when nobody was told of it (see `onRollupSetAside`). */
@@ -37,6 +43,8 @@ export class RollupsSetAsideError extends Error {
 
 export type MaintenanceResult = StorageUpkeep & {
   pruned: PruneAlertHistoryResult & { watermarks: number };
+  /** What the storage move after migration 24 did in this run. */
+  moved: StoredSampleMoveResult;
 };
 
 /**
@@ -71,7 +79,14 @@ export async function runMaintenance(
   options: MaintenanceOptions,
 ): Promise<MaintenanceResult> {
   const { mode, policies } = await requireStorageSettings(db);
-  const storage = await storageEngine(mode).maintain(db, { now, policies });
+  const engine = storageEngine(mode);
+  const storage = await engine.maintain(db, { now, policies });
+  // After the refresh: the move finishes an aggregate once a refresh has covered its rows.
+  const moved = await engine.moveStoredSamples(db, {
+    now,
+    policies,
+    maxBatches: options.storageMoveBatchesPerRun,
+  });
   const { rollups } = storage;
   const pruned = { alerts: 0, notifications: 0, investigations: 0, watermarks: 0 };
   for (let batch = 0; batch < pruneBatchesPerRun; batch++) {
@@ -95,5 +110,5 @@ export async function runMaintenance(
   } else {
     for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
   }
-  return { ...storage, pruned };
+  return { ...storage, pruned, moved };
 }

@@ -54,6 +54,22 @@ export function migrate(db: Database, options: MigrateOptions = {}): Promise<Mig
 }
 
 /**
+ * `migrate` up to (not including) `version`: a database as an older release left it, for a
+ * benchmark of what the next migrations do to its data.
+ */
+export function migrateBefore(
+  db: Database,
+  version: number,
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
+  return migrateWith(
+    db,
+    allMigrations.filter((migration) => migration.version < version),
+    options,
+  );
+}
+
+/**
  * `migrate` with the given migrations only, for tests that need a database at an earlier
  * version (say, to migrate stored data from it).
  */

@@ -633,6 +633,16 @@ const scaledSampleValues: Migration = {
         add column mantissa bigint,
         add column scale smallint,
         alter column value drop not null`,
+      // What a running service still moves into this layout, in batches after the migration
+      // (storage/timescale/stored-sample-move.ts), one row per step: `samples_1m`,
+      // `samples_1h` (an aggregate's materialized rows) or `samples` (raw float8 rows), from
+      // the oldest chunk up to `done_until`, for rows written before `before`.
+      `create table storage_moves (
+        step text primary key,
+        before timestamptz not null,
+        done_until timestamptz not null default '-infinity',
+        finished_at timestamptz
+      )`,
     ]);
     await engine.scaleSampleValues(sql);
   },

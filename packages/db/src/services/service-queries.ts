@@ -276,9 +276,10 @@ function statusExpression(sql: Sql, staleBefore: Date) {
 }
 
 /**
- * samples_1m or samples_1h: on both engines they read as real-time aggregates (TimescaleDB's
- * continuous aggregates; plain PostgreSQL's views over its rollup tables), so they include the
- * buckets the refresh has not reached yet.
+ * samples_1m or samples_1h, through their `_history` views (which also answer the rows a storage
+ * move after migration 24 has not carried over yet): on both engines they read as real-time
+ * aggregates (TimescaleDB's continuous aggregates; plain PostgreSQL's views over its rollup
+ * tables), so they include the buckets the refresh has not reached yet.
  */
 /**
  * The buckets of the metric's series in the range. One series (every /ingest metric) reads as
@@ -291,7 +292,7 @@ function readRollup(
   query: MetricSeriesQuery,
   seriesIds: readonly string[],
 ): Promise<BucketDbRow[]> {
-  const view = query.step === '1m' ? sql`samples_1m` : sql`samples_1h`;
+  const view = query.step === '1m' ? sql`samples_1m_history` : sql`samples_1h_history`;
   const [only] = seriesIds;
   if (seriesIds.length === 1 && only !== undefined) {
     return sql<BucketDbRow[]>`

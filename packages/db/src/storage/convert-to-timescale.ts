@@ -3,6 +3,7 @@ import { run } from './ddl.js';
 import {
   materializationTable,
   rawChunkInterval,
+  aggregateHistory,
   scaledSeriesAggregates,
   staleMarkersHypertable,
   unaggregatedSamplesHypertable,
@@ -46,7 +47,12 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     await sql`create extension if not exists timescaledb`;
     // Plain storage reads the rollups through views over samples (migration 19): they go
     // first, their tables stay until their rows are copied.
-    await run(sql, [`drop view samples_1h`, `drop view samples_1m`]);
+    await run(sql, [
+      `drop view if exists samples_1h_history`,
+      `drop view if exists samples_1m_history`,
+      `drop view samples_1h`,
+      `drop view samples_1m`,
+    ]);
     const samples = await samplesToHypertable(sql);
     const snapshots = await snapshotsToHypertable(sql);
     const staleMarkers = await staleMarkersToHypertable(sql);
@@ -165,6 +171,9 @@ async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
     `drop table samples_1h_materialized`,
     `drop table samples_1m_materialized`,
     `drop table rollup_watermarks`,
+    // What readers read (migration 24): nothing to move, the aggregates hold every row.
+    aggregateHistory('samples_1m'),
+    aggregateHistory('samples_1h'),
   ]);
   return copied;
 }

@@ -6,6 +6,11 @@ import * as postgresTables from './postgres/tables.js';
 import type { RefreshRollupsResult } from './rollups.js';
 import { refreshContinuousAggregates } from './timescale/aggregate-refresh.js';
 import { applyTimescalePolicies, refreshWindows } from './timescale/policies.js';
+import type {
+  StoredSampleMoveOptions,
+  StoredSampleMoveResult,
+} from './timescale/stored-sample-move.js';
+import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
 import type { StorageMode, StoragePolicies } from './storage-mode.js';
 
@@ -63,6 +68,14 @@ export type StorageEngine = {
   ): Promise<RefreshRollupsResult>;
   /** The storage upkeep the server does not do by itself, for the writer about every minute. */
   maintain(db: Database, options: { now: Date; policies: StoragePolicies }): Promise<StorageUpkeep>;
+  /**
+   * Moves a few batches of what migration 24 left in the previous layout (`storage_moves`),
+   * for the writer's maintenance; resumable, reads stay right meanwhile.
+   */
+  moveStoredSamples(
+    db: Database,
+    options: StoredSampleMoveOptions,
+  ): Promise<StoredSampleMoveResult>;
 };
 
 const noPartitions: EnsurePartitionsResult = {
@@ -97,6 +110,7 @@ const timescaleEngine: StorageEngine = {
       : await timescaleEngine.refreshRollups(db, options);
     return { partitions: noPartitions, rollups, rollupRowsPruned: 0 };
   },
+  moveStoredSamples,
 };
 
 const postgresEngine: StorageEngine = {
@@ -131,6 +145,8 @@ const postgresEngine: StorageEngine = {
     const rollupRowsPruned = await pruneRollupTables(db, { now, policies });
     return { partitions, rollups, rollupRowsPruned };
   },
+  // Nothing to move: see postgresTables.scaleSampleValues.
+  moveStoredSamples: () => Promise.resolve({ batches: 0, pending: 0 }),
 };
 
 /** The engine of a storage mode. */

@@ -128,6 +128,7 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
   const options = {
     alertRetentionDays: config.ALERT_RETENTION_DAYS,
     rawRetentionDays: config.RAW_RETENTION_DAYS,
+    storageMoveBatchesPerRun: config.STORAGE_MOVE_BATCHES_PER_RUN,
     onRollupSetAside: (chunk: RollupChunkSetAside) => {
       setAside.inc({ rollup: chunk.rollup });
       logger.error(
@@ -145,9 +146,10 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
   };
   const run = (): void => {
     runMaintenance(db, new Date(), options)
-      .then(({ pruned }) => {
+      .then(({ pruned, moved }) => {
         if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)
           logger.info({ pruned }, 'history past retention pruned');
+        if (moved.batches > 0) logger.info({ moved }, 'stored samples moved to the new layout');
       })
       .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'));
   };

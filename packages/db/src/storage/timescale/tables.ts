@@ -291,11 +291,17 @@ export async function materializationTable(sql: TransactionSql, view: string): P
 /**
  * Version 24: sample values as scaled integers (samples/scaled-value.ts). The columns
  * themselves are added for both engines by the migration; here the continuous aggregates are
- * made again over the decoded value (a continuous aggregate's query cannot be altered), their
- * materialized rows copied from the old ones as in migration 16, with the compression of
- * migration 20; and new raw chunks get the smaller interval. No stored sample is rewritten: a
- * row stored before keeps its float8 `value` and reads back through it, until retention drops
- * its chunk.
+ * made again over the decoded value (a continuous aggregate's query cannot be altered), with
+ * the compression of migration 20, and new raw chunks get the smaller interval.
+ *
+ * Nothing stored is copied here: the migration is one transaction, and copying a big
+ * database's aggregates in it held ingest off for its whole length. The old aggregates are
+ * kept, renamed and frozen (their jobs removed: their query reads the float8 column only), and
+ * `storage_moves` records what a running service moves in batches afterwards
+ * (stored-sample-move.ts): their materialized rows, and the float8 raw rows into the scaled
+ * columns. Readers read `samples_1m_history` and `samples_1h_history`, which answer the old
+ * aggregates' rows not carried over yet until the move is done. A database with nothing stored
+ * (a new installation) has nothing to move.
  */
 export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
   await run(sql, [
@@ -303,22 +309,90 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
     `alter materialized view samples_1m rename to samples_1m${unscaledPrevious}`,
     ...scaledSeriesAggregates,
   ]);
-  // Materialized rows only, as in keySamplesBySeries: until the first refresh, reads aggregate
-  // the raw samples, which decode to the same values.
-  for (const rollup of ['samples_1m', 'samples_1h']) {
-    await sql.unsafe(
-      `insert into ${await materializationTable(sql, rollup)}
-        (bucket, series_id, avg, min, max, count, sum)
-      select bucket, series_id, avg, min, max, count, sum
-      from ${await materializationTable(sql, `${rollup}${unscaledPrevious}`)}`,
-    );
+  for (const rollup of ['samples_1m', 'samples_1h'] as const) {
+    const old = `${rollup}${unscaledPrevious}`;
+    await sql`select remove_continuous_aggregate_policy(${old}::regclass, if_exists => true)`;
+    await sql`select remove_compression_policy(${old}::regclass, if_exists => true)`;
+    await sql`select remove_retention_policy(${old}::regclass, if_exists => true)`;
   }
-  await run(sql, [
-    `drop materialized view samples_1h${unscaledPrevious}`,
-    `drop materialized view samples_1m${unscaledPrevious}`,
-  ]);
   await compressRollups(sql);
   await sql`select set_chunk_time_interval('samples', ${rawChunkInterval}::interval)`;
+  // The old samples_1h is built on the old samples_1m: it goes first.
+  for (const rollup of ['samples_1h', 'samples_1m'] as const) {
+    const old = `${rollup}${unscaledPrevious}`;
+    const [stored] = await sql.unsafe<{ any: boolean }[]>(
+      `select exists (select from ${await materializationTable(sql, old)}) as any`,
+    );
+    // An empty old samples_1m under a kept old samples_1h stays until that one moved.
+    const [dependent] = await sql<{ exists: boolean }[]>`
+      select to_regclass(${`samples_1h${unscaledPrevious}`}) is not null as exists`;
+    if (stored?.any === true || (rollup === 'samples_1m' && dependent?.exists === true)) {
+      await sql.unsafe(await aggregateHistoryDuringMove(sql, rollup));
+      await sql`insert into storage_moves (step, before) values (${rollup}, now())`;
+    } else {
+      await run(sql, [aggregateHistory(rollup), `drop materialized view ${old}`]);
+    }
+  }
+  const [float8] = await sql<{ any: boolean }[]>`
+    select exists (select from samples where value is not null) as any`;
+  if (float8?.any === true) {
+    await sql`insert into storage_moves (step, before) values ('samples', now())`;
+  }
+}
+
+/** What readers read for an aggregate once nothing is left to move: the aggregate itself. */
+export function aggregateHistory(rollup: 'samples_1m' | 'samples_1h'): string {
+  return `create or replace view ${rollup}_history as
+    select bucket, series_id, avg, min, max, count, sum from ${rollup}`;
+}
+
+/** The renamed aggregate of migration 21 whose materialized rows a storage move carries over. */
+export function unscaledAggregate(rollup: 'samples_1m' | 'samples_1h'): string {
+  return `${rollup}${unscaledPrevious}`;
+}
+
+/**
+ * What readers read for an aggregate while its old rows move: the new aggregate, plus each old
+ * materialized row it does not answer (`oldRowsUnanswered`).
+ */
+async function aggregateHistoryDuringMove(
+  sql: TransactionSql,
+  rollup: 'samples_1m' | 'samples_1h',
+): Promise<string> {
+  return `create or replace view ${rollup}_history as
+    select bucket, series_id, avg, min, max, count, sum from ${rollup}
+    union all
+    select o.bucket, o.series_id, o.avg, o.min, o.max, o.count, o.sum
+    ${await oldRowsUnanswered(sql, rollup)}`;
+}
+
+/**
+ * `from … o where …`: the old aggregate's materialized rows `o` that the new one does not
+ * answer. The new aggregate answers a bucket below its watermark from its materialized rows
+ * (the copied ones among them), and above it from the raw samples, which are complete from
+ * their oldest chunk on (retention drops whole chunks). So an old row is unanswered below the
+ * watermark when it has no materialized twin, above it when it is older than the raw samples:
+ * each bucket is answered once, whatever the move, the refresh jobs and the retention have
+ * done so far.
+ */
+export async function oldRowsUnanswered(
+  sql: TransactionSql,
+  rollup: 'samples_1m' | 'samples_1h',
+): Promise<string> {
+  const [aggregate] = await sql<{ id: number }[]>`
+    select mat_hypertable_id as id from _timescaledb_catalog.continuous_agg
+    where user_view_schema = current_schema() and user_view_name = ${rollup}`;
+  if (aggregate === undefined) throw new Error(`no continuous aggregate ${rollup}`);
+  const watermark = `coalesce(_timescaledb_functions.to_timestamp(
+    _timescaledb_functions.cagg_watermark(${aggregate.id})), '-infinity'::timestamptz)`;
+  const rawStart = `coalesce((select min(range_start) from timescaledb_information.chunks
+    where hypertable_schema = current_schema() and hypertable_name = 'samples'),
+    'infinity'::timestamptz)`;
+  return `from ${await materializationTable(sql, unscaledAggregate(rollup))} o
+    where case when o.bucket < ${watermark}
+      then not exists (select from ${await materializationTable(sql, rollup)} n
+        where n.series_id = o.series_id and n.bucket = o.bucket)
+      else o.bucket < ${rawStart} end`;
 }
 
 /**

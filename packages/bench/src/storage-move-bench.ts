@@ -1,0 +1,196 @@
+/**
+ * `npm run bench:storage-move`: how long a running service takes to move a database of the
+ * float8 layout (before migration 24) into the scaled one, per million samples, while it keeps
+ * ingesting (issue 39, point 6; docs/benchmarks.md, "Storage move").
+ *
+ * 1. PostgreSQL with TimescaleDB (timescale-server.ts), migrated up to migration 23 with a one
+ *    day raw retention (so that the aggregates hold rows older than the refresh windows, which
+ *    the move copies); `--series` series of `--points` samples 20 s apart ending now, written
+ *    as that version wrote them (float8 `value`, one decimal); both aggregates refreshed whole,
+ *    every raw chunk but the newest compressed, jobs paused.
+ * 2. `migrate` (timed: it no longer copies anything), one refresh as the jobs would run it.
+ * 3. `runMaintenance` with one batch per run, back to back until nothing is pending, while one
+ *    sample store writes a point of every series every 100 ms of wall time (the new layout).
+ *    The time of each step (raw rows, samples_1h, samples_1m) is when its row of
+ *    `storage_moves` was seen finished.
+ */
+import { performance } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
+import {
+  createDatabase,
+  createSampleStore,
+  migrate,
+  migrateBefore,
+  refreshRollups,
+  runMaintenance,
+} from '@monitor/db';
+import type { Database, HostSample } from '@monitor/db';
+import { createTestDatabase } from '@monitor/testkit';
+import type { Cleanup, ReportBase } from './bench-run.js';
+import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { compressOlderChunks, pauseJobs } from './storage-maintenance.js';
+import { startTimescaleServer } from './timescale-server.js';
+
+const hourMs = 3_600_000;
+const stepMs = 20_000;
+
+type Options = { series: number; points: number };
+
+type Report = {
+  settings: Options & { timescaledb?: string };
+  stored?: { rawSamples: number; minuteRows: number; hourRows: number };
+  migrateMs?: number;
+  /** Milliseconds from the move's start until each step was seen finished. */
+  stepsDoneMs?: Record<string, number>;
+  batches?: number;
+  samplesIngestedDuringMove?: number;
+  loadAverage?: { before: number; after: number };
+};
+
+const usage = `Usage: npm run bench:storage-move -- [options]
+  --series N   series in the old layout (default 100)
+  --points N   samples per series, 20 s apart (default 10000: 1,000,000 samples)
+  --out FILE   JSON results (default bench-results/storage-move-<iso date>.json)
+Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
+
+async function runBenchmark(options: Options, report: ReportBase & Report, cleanup: Cleanup) {
+  const server = await startTimescaleServer({ logDir: report.logDir, cleanup });
+  report.settings.timescaledb = server.version;
+  const database = await createTestDatabase(server.url, 'bench_storage_move');
+  const db = createDatabase({ url: database.url, maxConnections: 4 });
+  cleanup.add('database pool', () => db.close());
+  const now = new Date();
+  const policies = {
+    rawRetentionDays: 1,
+    rollup1mRetentionDays: 4,
+    rollup1hRetentionDays: 8,
+    compressAfterHours: 1,
+  };
+  logProgress('migrating up to the float8 layout');
+  await migrateBefore(db, 24, { now, mode: 'timescale', ...policies });
+  await pauseJobs(db);
+  logProgress(`writing ${options.series} × ${options.points} samples as it stored them`);
+  await writeFloat8(db, options, now);
+  await db.sql`call refresh_continuous_aggregate('samples_1m', null, ${now})`;
+  await db.sql`call refresh_continuous_aggregate('samples_1h', null, ${now})`;
+  await compressOlderChunks(db, 'samples', new Date(now.getTime() - hourMs));
+  const [stored] = await db.sql<{ raw: number; minutes: number; hours: number }[]>`
+    select (select count(*) from samples)::int as raw,
+      (select count(*) from samples_1m)::int as minutes,
+      (select count(*) from samples_1h)::int as hours`;
+  report.stored = {
+    rawSamples: stored?.raw ?? 0,
+    minuteRows: stored?.minutes ?? 0,
+    hourRows: stored?.hours ?? 0,
+  };
+
+  logProgress('migrating');
+  const loadBefore = loadavg()[0] ?? 0;
+  let started = performance.now();
+  await migrate(db, { now, ...policies });
+  report.migrateMs = Math.round(performance.now() - started);
+  await pauseJobs(db);
+  await refreshRollups(db, { now });
+
+  logProgress('moving while ingesting');
+  const ingest = ingestMeanwhile(db, options.series);
+  const stepsDoneMs: Record<string, number> = {};
+  let batches = 0;
+  started = performance.now();
+  try {
+    for (;;) {
+      const { moved } = await runMaintenance(db, new Date(), {
+        alertRetentionDays: 90,
+        rawRetentionDays: policies.rawRetentionDays,
+        storageMoveBatchesPerRun: 1,
+      });
+      batches += moved.batches;
+      const done = await db.sql<{ step: string }[]>`
+        select step from storage_moves where finished_at is not null`;
+      for (const { step } of done) stepsDoneMs[step] ??= Math.round(performance.now() - started);
+      if (moved.pending === 0) break;
+    }
+  } finally {
+    report.samplesIngestedDuringMove = await ingest.stop();
+  }
+  report.stepsDoneMs = stepsDoneMs;
+  report.batches = batches;
+  report.loadAverage = { before: loadBefore, after: loadavg()[0] ?? 0 };
+}
+
+/** The old layout's rows: float8 `value` only, one decimal, every series 20 s apart. */
+async function writeFloat8(db: Database, options: Options, now: Date): Promise<void> {
+  await db.sql`
+    insert into services (id, org_id, name, last_seen)
+    values ('svc_move', 'org_move', 'move-host', now())`;
+  await db.sql`
+    insert into series (service_id, metric)
+    select 'svc_move', 'metric_' || i from generate_series(1, ${options.series}) i`;
+  const startMs = now.getTime() - options.points * stepMs;
+  await db.sql`
+    insert into samples (time, series_id, value)
+    select ${new Date(startMs)}::timestamptz + p * interval '20 seconds', r.id,
+      round((50 + 40 * sin(p / 17.0 + r.id))::numeric, 1)::float8
+    from series r, generate_series(0, ${options.points - 1}) p`;
+}
+
+/** Writes a point of every series every 100 ms until stopped; resolves the samples written. */
+function ingestMeanwhile(db: Database, series: number): { stop(): Promise<number> } {
+  const store = createSampleStore(db);
+  let running = true;
+  let written = 0;
+  const loop = (async () => {
+    while (running) {
+      const sample: HostSample = {
+        orgId: 'org_move',
+        host: 'move-host',
+        timeMs: Date.now(),
+        metrics: Object.fromEntries(
+          Array.from({ length: series }, (_, i) => [`metric_${i + 1}`, (written % 1000) / 10]),
+        ),
+        tags: {},
+        containers: [],
+        processes: [],
+      };
+      await store.writeBatch({ samples: [sample] });
+      written += series;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return written;
+    },
+  };
+}
+
+function formatReport(report: ReportBase & Report): string {
+  const raw = report.stored?.rawSamples ?? 0;
+  const perMillion = (ms: number | undefined) =>
+    ms === undefined || raw === 0 ? 'n/a' : `${((ms / 1000) * (1e6 / raw)).toFixed(1)} s`;
+  const total = Math.max(0, ...Object.values(report.stepsDoneMs ?? {}));
+  return [
+    `storage move, ${raw} raw samples, ${report.stored?.minuteRows ?? 0} minute rows, ` +
+      `${report.stored?.hourRows ?? 0} hour rows (TimescaleDB ${report.settings.timescaledb ?? '?'})`,
+    `migrate: ${report.migrateMs ?? 'n/a'} ms`,
+    `steps done after (ms): ${JSON.stringify(report.stepsDoneMs ?? {})}, ${report.batches ?? 0} batches`,
+    `whole move: ${total} ms, ${perMillion(total)} per million raw samples`,
+    `ingested meanwhile: ${report.samplesIngestedDuringMove ?? 0} samples`,
+    `load average: ${report.loadAverage?.before ?? '?'} before, ${report.loadAverage?.after ?? '?'} after`,
+  ].join('\n');
+}
+
+await runBenchCommand<'series' | 'points', Options, Report>({
+  name: 'storage-move',
+  usage,
+  defaults: { series: '100', points: '10000' },
+  parseOptions: (values) => ({
+    series: integerOption('series', values.series, 1, 10_000),
+    points: integerOption('points', values.points, 2, 10_000_000),
+  }),
+  createReport: (options) => ({ settings: { ...options } }),
+  run: runBenchmark,
+  format: formatReport,
+});

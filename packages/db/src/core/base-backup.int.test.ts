@@ -24,7 +24,7 @@ function onMonitor(url: string): string {
 async function fingerprint(db: Database) {
   const [samples] = await db.sql<{ rows: number; checksum: string }[]>`
     select count(*)::int as rows,
-      md5(string_agg(series_id || '@' || (extract(epoch from time) * 1000)::bigint || '=' || value,
+      md5(string_agg(series_id || '@' || (extract(epoch from time) * 1000)::bigint || '=' || sample_value(mantissa, scale, value),
         ',' order by series_id, time)) as checksum
     from samples`;
   const rollup = async (name: 'samples_1m' | 'samples_1h') => {
@@ -113,6 +113,8 @@ describe('a base backup of a running TimescaleDB primary', () => {
 
     const before = await fingerprint(db);
     expect(before.samples?.rows).toBe(hosts * minutes * 3);
+    for (const relation of [before.samples, before.samples1m, before.samples1h])
+      expect(relation?.checksum).toMatch(/^[0-9a-f]{32}$/);
     expect(before.compressedChunks).toBeGreaterThan(0);
     expect(before.aggregates).toEqual(expect.arrayContaining(['samples_1m', 'samples_1h']));
     expect(before.samples1h?.rows).toBe(hosts * 3 * 6);

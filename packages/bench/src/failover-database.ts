@@ -150,7 +150,7 @@ export async function runDatabaseFailover(
   );
   // The window opened with the host's first sample: run until a step past its end is stored.
   if (!(await waitForSeq(stack.db, windowHost, windowMinutes * 60 + 1)))
-    report.notes.push(`${windowHost} did not reach the end of the pending window within 2 minutes`);
+    report.notes.push(`${windowHost} did not reach the end of the pending window within 4 minutes`);
 
   stopping = true;
   const [loadResult, probeResults] = await Promise.all([load, probes]);
@@ -222,12 +222,12 @@ export async function runDatabaseFailover(
     database.pendingWindow.firedOnceOnTime;
 }
 
-/** Whether `host`'s stored step number reached `seq` within 2 minutes. */
+/** Whether `host`'s stored step number reached `seq` within 4 minutes. */
 async function waitForSeq(db: Database, host: string, seq: number): Promise<boolean> {
-  const deadline = performance.now() + 120_000;
+  const deadline = performance.now() + 240_000;
   while (performance.now() < deadline) {
     const [row] = await db.sql<{ seq: number | null }[]>`
-      select max(s.value)::float8 as seq from samples s
+      select max(sample_value(s.mantissa, s.scale, s.value)) as seq from samples s
       join series r on r.id = s.series_id join services v on v.id = r.service_id
       where v.name = ${host} and r.metric = ${failoverSeqMetric}`.catch(() => []);
     if ((row?.seq ?? -1) >= seq) return true;
@@ -251,7 +251,7 @@ async function checkProbeSamples(
   results: readonly PartitionProbeResults[],
 ): Promise<DatabaseFailover['samples']['probeHosts']> {
   const rows = await db.sql<{ host: string; seq: number }[]>`
-    select v.name as host, s.value::float8 as seq from samples s
+    select v.name as host, sample_value(s.mantissa, s.scale, s.value) as seq from samples s
     join series r on r.id = s.series_id join services v on v.id = r.service_id
     where v.name = any(${hosts as string[]}) and r.metric = ${failoverSeqMetric}`;
   let acknowledged = 0;

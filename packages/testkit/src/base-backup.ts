@@ -21,7 +21,7 @@ type RestoredPostgres = {
 };
 
 /** A `pg_basebackup` in plain format, WAL included (`-X stream`): restorable on its own. */
-export type BaseBackup = {
+type BaseBackup = {
   /** The backup's directory (with its `backup_manifest`). */
   readonly dir: string;
   /** `pg_verifybackup`: every file against the manifest, and the WAL it needs. */

@@ -5,7 +5,7 @@ export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
 export type { PatroniCluster } from './patroni.js';
 export { startPatroniCluster } from './patroni.js';
-export type { BackupSource, BaseBackup } from './base-backup.js';
+export type { BackupSource } from './base-backup.js';
 export { startBackupSource } from './base-backup.js';
 export type { ReplicatedPostgres } from './replicated-postgres.js';
 export { startReplicatedPostgres } from './replicated-postgres.js';

@@ -21,20 +21,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { partitionForKey } from '@monitor/bus';
-import { defaultOrganizationId } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
 import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
-import type { PartitionProbeDeps, PartitionProbeResults } from './failover-probe.js';
+import { runDatabaseFailover } from './failover-database.js';
+import type { PartitionProbeResults } from './failover-probe.js';
+import { probePartition } from './failover-probe.js';
 import {
-  failoverProbeMetric,
-  failoverProbeTag,
-  failoverProbeThreshold,
-  failoverSeqMetric,
-  probePartition,
-} from './failover-probe.js';
+  createProbeDeps,
+  createProbeRules,
+  probeHosts,
+  waitForRules,
+} from './failover-probe-http.js';
 import type { FailoverBenchReport, FailoverEvent, ObservedJoin } from './failover-report.js';
 import { formatFailoverReport } from './failover-report.js';
 import type { ProbeLatency } from './failover-stall.js';
@@ -44,7 +43,6 @@ import { summarizeLatencies } from './latency-summary.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { runPacedLoad } from './paced-load.js';
 import { countSamples, waitForLanded } from './wait-for-landed.js';
-import { sumOf } from './writer-metrics.js';
 
 /** The issue's target: back under the threshold within 10 s of a replica going away. */
 const targetStallMs = 10_000;
@@ -57,6 +55,8 @@ type Options = Omit<
 >;
 
 const usage = `Usage: npm run bench:failover -- [options]
+  --scenario roles|database  roles (default): writers and evaluators killed, joining, leaving;
+                           database: the Patroni leader's node killed (its own PostgreSQL)
   --hosts N                fleet hosts of the steady load (default 1000)
   --payloads-per-request N hosts per ingest request (default 50)
   --requests-per-second N  the load's pace (default 10)
@@ -65,24 +65,10 @@ const usage = `Usage: npm run bench:failover -- [options]
   --step-interval-ms N     a probe sample per partition this often (default 1000)
   --poll-interval-ms N     how often a probe polls the API (default 100)
   --out FILE               JSON results (default bench-results/failover-<iso date>.json)
-Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
+Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them
+(the database scenario always starts its own Patroni cluster).
 KAFKA_SESSION_TIMEOUT_MS, KAFKA_HEARTBEAT_INTERVAL_MS, WRITER_*, EVALUATOR_* and
 SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes; unset, they keep their defaults.`;
-
-/** One host name per partition of the samples topic (key `org:host`, as the gateway keys it). */
-function probeHosts(partitions: number): string[] {
-  const hosts: string[] = new Array<string>(partitions);
-  let found = 0;
-  for (let i = 0; found < partitions; i++) {
-    const host = `failover-probe-${i}`;
-    const partition = partitionForKey(`${defaultOrganizationId}:${host}`, partitions);
-    if (hosts[partition] === undefined) {
-      hosts[partition] = host;
-      found += 1;
-    }
-  }
-  return hosts;
-}
 
 async function runBenchmark(
   options: Options,
@@ -312,6 +298,12 @@ async function runBenchmark(
     landed.stored === acknowledged;
 }
 
+function scenarioOption(value: string): Options['scenario'] {
+  if (value !== 'roles' && value !== 'database')
+    throw new Error('--scenario must be roles or database');
+  return value;
+}
+
 /** Resolves once the process named `name` wrote its first line to its log in `logDir`. */
 async function firstLogLine(logDir: string, name: string): Promise<void> {
   const deadline = performance.now() + 60_000;
@@ -359,96 +351,11 @@ function joinsAfter(
   return joins;
 }
 
-/** One rule per probe host: fires on a breaching sample of its host (duration 0, info). */
-async function createProbeRules(
-  apiBaseUrl: string,
-  headers: Record<string, string>,
-  hosts: readonly string[],
-): Promise<string[]> {
-  const ids: string[] = [];
-  for (const host of hosts) {
-    const response = await fetch(new URL('/api/v1/alerts/rules', apiBaseUrl), {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        name: `failover probe ${host}`,
-        metric: failoverProbeMetric,
-        condition: 'greater_than',
-        threshold: failoverProbeThreshold,
-        duration_minutes: 0,
-        // info: no investigation is opened for it, so the probe measures the evaluator alone.
-        severity: 'info',
-        scope: { [failoverProbeTag]: host },
-      }),
-    });
-    const text = await response.text();
-    if (response.status !== 201)
-      throw new Error(
-        `POST /api/v1/alerts/rules answered ${response.status}: ${text.slice(0, 300)}`,
-      );
-    ids.push((JSON.parse(text) as { id: string }).id);
-  }
-  return ids;
-}
-
-async function waitForRules(evaluatorBaseUrl: string, count: number): Promise<void> {
-  const deadline = performance.now() + 60_000;
-  while (performance.now() < deadline) {
-    const text = await (await fetch(new URL('/metrics', evaluatorBaseUrl))).text();
-    if (sumOf(text, 'evaluator_rules') >= count) return;
-    await sleep(100);
-  }
-  throw new Error(`an evaluator did not load ${count} rules within 60 s`);
-}
-
-function createProbeDeps(
-  gatewayBaseUrl: string,
-  apiBaseUrl: string,
-  headers: Record<string, string>,
-): PartitionProbeDeps {
-  const get = async (url: URL): Promise<unknown> => {
-    const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
-    const text = await response.text();
-    if (response.status !== 200)
-      throw new Error(`GET ${url.pathname} answered ${response.status}: ${text.slice(0, 300)}`);
-    return JSON.parse(text);
-  };
-  return {
-    async ingest(sample) {
-      // A 503 while the bus is busy is retried: the probe measures from the 200.
-      for (let attempt = 1; ; attempt++) {
-        const response = await fetch(new URL(ingestPath, gatewayBaseUrl), {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(sample),
-        });
-        const text = await response.text();
-        if (response.status === 200) return;
-        if (attempt >= 10 || response.status !== 503)
-          throw new Error(`probe ingest answered ${response.status}: ${text.slice(0, 300)}`);
-        await sleep(200);
-      }
-    },
-    async listAlerts(ruleId) {
-      const url = new URL('/api/v1/alerts', apiBaseUrl);
-      url.search = new URLSearchParams({ rule_id: ruleId, status: 'all', limit: '3' }).toString();
-      return ((await get(url)) as { alerts: { status: string; fired_at: string }[] }).alerts;
-    },
-    async storedSeq(host) {
-      const url = new URL('/api/v1/services', apiBaseUrl);
-      url.search = new URLSearchParams({ [`tag.${failoverProbeTag}`]: host }).toString();
-      const body = (await get(url)) as { services: { metrics: Record<string, number> }[] };
-      return body.services[0]?.metrics[failoverSeqMetric];
-    },
-    now: () => performance.now(),
-    sleep: (ms) => sleep(ms),
-  };
-}
-
 await runBenchCommand({
   name: 'failover',
   usage,
   defaults: {
+    scenario: 'roles',
     hosts: '1000',
     'payloads-per-request': '50',
     'requests-per-second': '10',
@@ -458,6 +365,7 @@ await runBenchCommand({
     'poll-interval-ms': '100',
   },
   parseOptions: (values): Options => ({
+    scenario: scenarioOption(values.scenario),
     hosts: integerOption('hosts', values.hosts),
     payloadsPerRequest: integerOption(
       'payloads-per-request',
@@ -481,10 +389,19 @@ await runBenchCommand({
     },
     events: [],
     target: {
-      description: `every kill and leave (a join is reported only): its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
+      description:
+        options.scenario === 'database'
+          ? 'storage and alerting resume within 30 s of the kill; every acknowledged sample stored once; each alert fired once, the pending window included'
+          : `every kill and leave (a join is reported only): its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
       met: false,
     },
   }),
-  run: runBenchmark,
+  run: (options, report, cleanup, processes) =>
+    (options.scenario === 'database' ? runDatabaseFailover : runBenchmark)(
+      options,
+      report,
+      cleanup,
+      processes,
+    ),
   format: formatFailoverReport,
 });

@@ -30,8 +30,40 @@ export type FailoverEvent = {
   met: boolean | undefined;
 };
 
+/** The database scenario: a Patroni leader's node killed, what it cost, what was kept. */
+export type DatabaseFailover = {
+  killed: string;
+  promoted: string;
+  /** From the kill until Patroni's REST API named the standby as the primary. */
+  promotionMs: number;
+  /** From the kill until the first sample acknowledged after it was queryable. */
+  firstStoredMs: number | undefined;
+  /** From the kill until the first alert fired by a sample acknowledged after it was listed. */
+  firstFiredMs: number | undefined;
+  stall: { alert: StallSummary; stored: StallSummary };
+  samples: {
+    /** Samples the gateway acknowledged (load and probes), and rows stored once drained. */
+    acknowledged: number;
+    stored: number;
+    /** Rows sharing a (series, time) with another row. */
+    duplicates: number;
+    /** The probe hosts' acknowledged steps, checked one by one. */
+    probeHosts: { acknowledged: number; missing: number; duplicates: number };
+  };
+  /** The probe rules: one alert per breaching step expected. */
+  alerts: { expected: number; fired: number; duplicates: number };
+  /** A rule whose window was pending at the kill. */
+  pendingWindow: {
+    expectedFiredAt: string;
+    alerts: { status: string; firedAt: string }[];
+    firedOnceOnTime: boolean;
+  };
+};
+
 export type FailoverBenchReport = ReportBase & {
   settings: {
+    /** `roles`: consumer kills and joins; `database`: the database's primary killed. */
+    scenario: 'roles' | 'database';
     partitions: number;
     hosts: number;
     payloadsPerRequest: number;
@@ -49,6 +81,7 @@ export type FailoverBenchReport = ReportBase & {
   /** Every probe over the whole run. */
   probes?: { alert: LatencySummary; stored: LatencySummary; timedOut: number };
   events: FailoverEvent[];
+  database?: DatabaseFailover;
   /** Acknowledged samples (load and probes) against the rows stored once the lag drained. */
   storage?: { acknowledged: number; stored: number; drained: boolean };
   target: { description: string; met: boolean };
@@ -81,7 +114,11 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
   const lines = [
     `bench:failover ${report.date}`,
     formatMachine(report.machine),
-    `${settings.partitions} partitions · two writers and two evaluators · ${int(settings.hosts)} hosts, ` +
+    `${settings.partitions} partitions · ` +
+      (settings.scenario === 'database'
+        ? 'a Patroni cluster (two TimescaleDB nodes, synchronous), one writer, one evaluator'
+        : 'two writers and two evaluators') +
+      ` · ${int(settings.hosts)} hosts, ` +
       `${settings.payloadsPerRequest} per request, ${settings.requestsPerSecond} requests/s · ` +
       `session ${settings.kafkaSessionTimeoutMs} ms, heartbeat ${settings.kafkaHeartbeatIntervalMs} ms`,
   ];
@@ -100,10 +137,11 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
         `${report.probes.timedOut} timed out`,
     );
   }
-  lines.push(
-    '',
-    'Events (stall: from the event until the last probe over the threshold was visible)',
-  );
+  if (report.events.length > 0)
+    lines.push(
+      '',
+      'Events (stall: from the event until the last probe over the threshold was visible)',
+    );
   for (const event of report.events) {
     lines.push(
       `  ${event.name} at ${event.atSeconds.toFixed(1)} s — ` +
@@ -117,6 +155,7 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
       );
     }
   }
+  if (report.database !== undefined) lines.push('', ...databaseLines(report.database));
   if (report.storage !== undefined) {
     lines.push(
       '',
@@ -127,4 +166,22 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
   lines.push('', `target: ${report.target.description}: ${report.target.met ? 'met' : 'NOT met'}`);
   lines.push(...formatNotes(report));
   return lines.join('\n');
+}
+
+function databaseLines(database: DatabaseFailover): string[] {
+  const { samples, alerts, pendingWindow } = database;
+  return [
+    `SIGKILL to ${database.killed}'s Patroni and PostgreSQL: ${database.promoted} promoted after ${seconds(database.promotionMs)}`,
+    `  first sample acknowledged after the kill queryable after ${seconds(database.firstStoredMs)}; ` +
+      `first alert fired after the kill listed after ${seconds(database.firstFiredMs)}`,
+    stallLine('sample → alert', database.stall.alert),
+    stallLine('acknowledged → queryable', database.stall.stored),
+    `  samples: ${int(samples.acknowledged)} acknowledged, ${int(samples.stored)} stored, ` +
+      `${samples.duplicates} duplicated; probe hosts ${int(samples.probeHosts.acknowledged)} steps, ` +
+      `${samples.probeHosts.missing} missing, ${samples.probeHosts.duplicates} twice`,
+    `  probe alerts: ${alerts.fired} fired of ${alerts.expected} expected, ${alerts.duplicates} twice`,
+    `  pending window (expected to fire at ${pendingWindow.expectedFiredAt}): ` +
+      (pendingWindow.alerts.map((a) => `${a.status} fired ${a.firedAt}`).join(', ') || 'no alert') +
+      (pendingWindow.firedOnceOnTime ? ' — once, on time' : ' — NOT once on time'),
+  ];
 }

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ProbeLatency } from './failover-stall.js';
-import { summarizeStall } from './failover-stall.js';
+import { firstVisibleAfter, summarizeStall } from './failover-stall.js';
 
 /** A probe per partition every second from `fromMs` to `toMs`, with the latency `at` gives. */
 function probes(
@@ -65,5 +66,50 @@ describe('summarizeStall', () => {
     );
     expect(summary.worstMs).toBe(30_000);
     expect(summary.stallMs).toBeUndefined();
+  });
+});
+
+describe('firstVisibleAfter', () => {
+  it('ignores probes acknowledged before the event, however late they became visible', () => {
+    const all = [
+      { partition: 0, sentAtMs: 19_900, latencyMs: 12_000 },
+      { partition: 1, sentAtMs: 20_500, latencyMs: 13_000 },
+      { partition: 0, sentAtMs: 21_000, latencyMs: 12_000 },
+      { partition: 1, sentAtMs: 25_000, latencyMs: undefined },
+    ];
+    expect(firstVisibleAfter(all, 20_000)).toBe(13_000);
+  });
+
+  it('is undefined when no probe acknowledged after the event was seen', () => {
+    const all = [
+      { partition: 0, sentAtMs: 10_000, latencyMs: 100 },
+      { partition: 0, sentAtMs: 21_000, latencyMs: undefined },
+    ];
+    expect(firstVisibleAfter(all, 20_000)).toBeUndefined();
+  });
+
+  it('is never earlier than any visible probe sent after the event (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            partition: fc.nat(5),
+            sentAtMs: fc.nat(60_000),
+            latencyMs: fc.option(fc.nat(30_000), { nil: undefined }),
+          }),
+        ),
+        fc.nat(60_000),
+        (all, eventAtMs) => {
+          const first = firstVisibleAfter(all, eventAtMs);
+          const after = all.filter((p) => p.sentAtMs >= eventAtMs && p.latencyMs !== undefined);
+          if (after.length === 0) return first === undefined;
+          return (
+            first !== undefined &&
+            after.every((p) => p.sentAtMs + (p.latencyMs ?? 0) - eventAtMs >= first) &&
+            after.some((p) => p.sentAtMs + (p.latencyMs ?? 0) - eventAtMs === first)
+          );
+        },
+      ),
+    );
   });
 });

@@ -80,3 +80,20 @@ export function summarizeStall(
     })),
   };
 }
+
+/**
+ * From `eventAtMs` until the first probe acknowledged at or after it was visible: when the
+ * pipeline served a sample accepted after the event again. Undefined when none was.
+ */
+export function firstVisibleAfter(
+  probes: readonly ProbeLatency[],
+  eventAtMs: number,
+): number | undefined {
+  let first: number | undefined;
+  for (const probe of probes) {
+    if (probe.sentAtMs < eventAtMs || probe.latencyMs === undefined) continue;
+    const visibleAfterMs = probe.sentAtMs + probe.latencyMs - eventAtMs;
+    if (first === undefined || visibleAfterMs < first) first = visibleAfterMs;
+  }
+  return first;
+}

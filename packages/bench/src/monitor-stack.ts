@@ -120,11 +120,12 @@ export async function startPipelineStack(options: {
   logDir: string;
   databasePrefix: string;
   build?: MonitorBuild;
+  database?: DatabaseServer;
 }): Promise<{ stack: MonitorStack; headers: Record<string, string> }> {
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
   const stack = await startMonitorStack({
     ...options,
-    services: ['postgres', 'kafka', 'redis'],
+    services: options.database === undefined ? ['postgres', 'kafka', 'redis'] : ['kafka', 'redis'],
     env: {
       SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
       MONITOR_BOOTSTRAP_API_KEY: apiKey,
@@ -134,6 +135,16 @@ export async function startPipelineStack(options: {
   });
   return { stack, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } };
 }
+
+/**
+ * A PostgreSQL server the stack does not start (a Patroni cluster): the run's database is
+ * created through `serverUrl`, and the monitor processes get `clientUrl(database URL)` (both
+ * hosts, read-write wanted) while the stack's own pool keeps to the same.
+ */
+export type DatabaseServer = {
+  serverUrl: string;
+  clientUrl(databaseUrl: string): string;
+};
 
 /**
  * PostgreSQL (and Kafka, Redis when asked) from testkit or the environment, a fresh database,
@@ -151,6 +162,8 @@ export async function startMonitorStack(options: {
   env: Record<string, string>;
   /** The sources through tsx (default), or the built service. */
   build?: MonitorBuild;
+  /** The database server, when not one of `services`. */
+  database?: DatabaseServer;
 }): Promise<MonitorStack> {
   const { cleanup, logDir } = options;
   const build = options.build ?? 'source';
@@ -158,18 +171,19 @@ export async function startMonitorStack(options: {
   cleanup.add('services', () => started.stop());
   const serviceOrigins: Record<string, string> = {};
   for (const service of started.services) serviceOrigins[service.name] = service.origin;
-  const serverUrl = started.env['DATABASE_URL'];
+  const serverUrl = options.database?.serverUrl ?? started.env['DATABASE_URL'];
   if (serverUrl === undefined) throw new Error('testkit gave no DATABASE_URL');
 
   const database = await createTestDatabase(serverUrl, options.databasePrefix);
   cleanup.add(`database ${database.name}`, () => database.drop());
   logProgress(`database ${database.name} created`);
+  const databaseUrl = options.database?.clientUrl(database.url) ?? database.url;
 
   const env: Record<string, string> = {
     ...tunedMonitorEnv(),
     ...pickEnv(process.env, (name) => ['PATH', 'HOME'].includes(name)),
     ...pickEnv(started.env, (name) => ['KAFKA_BROKERS', 'REDIS_URL'].includes(name)),
-    DATABASE_URL: database.url,
+    DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',
     ...options.env,
   };
@@ -181,7 +195,7 @@ export async function startMonitorStack(options: {
   );
 
   const db = createDatabase({
-    url: database.url,
+    url: databaseUrl,
     maxConnections: 2,
     applicationName: 'monitor-bench',
   });
@@ -210,7 +224,7 @@ export async function startMonitorStack(options: {
     );
   return {
     serviceOrigins,
-    databaseUrl: database.url,
+    databaseUrl,
     env,
     db,
     startRole,

@@ -19,7 +19,8 @@ const key = `mon_test_${randomBytes(16).toString('hex')}`;
  * promotes its synchronous standby once the leader's key expires, and the roles, given both
  * hosts, carry on against the new primary without a restart. Every sample a gateway
  * acknowledged is stored once, before and after; an alert whose window the kill interrupted
- * fires once; the writer counts the change of primary.
+ * fires once, at the end of that window; each breach of a rule without a window, one of them
+ * sent while no primary answered, fires one alert; the writer counts the change of primary.
  */
 describe('a primary killed under load, Patroni promoting its synchronous standby', () => {
   let cluster: PatroniCluster;
@@ -55,7 +56,7 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
     await cluster?.stop();
   });
 
-  it('stores every acknowledged sample once and fires the interrupted alert once', async () => {
+  it('stores every acknowledged sample once and fires each alert once, the interrupted window included', async () => {
     const [gateway, writer, evaluator] = roles as [RoleProcess, RoleProcess, RoleProcess];
     // Fires after two minutes of breaching samples: the kill falls inside the window.
     await createRuleStore(db).createRule(defaultOrganizationId, {
@@ -69,7 +70,19 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
       scope: {},
       enabled: true,
     });
-    await evaluatorRulesLoaded(evaluator.baseUrl, 1, 20_000);
+    // Fires on each breaching sample: one alert per breach, whichever primary stores it.
+    await createRuleStore(db).createRule(defaultOrganizationId, {
+      name: 'memory high',
+      metric: 'mem_percent',
+      condition: 'greater_than',
+      threshold: 90,
+      durationMinutes: 0,
+      severity: 'warning',
+      channels: [],
+      scope: {},
+      enabled: true,
+    });
+    await evaluatorRulesLoaded(evaluator.baseUrl, 2, 20_000);
 
     const t0 = Date.now() - 10 * 60_000;
     const acknowledged = new Set<number>();
@@ -85,9 +98,29 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
       ).catch(() => undefined);
       if (answer?.status === 200) acknowledged.add(timeMs);
     };
+    /** A `mem_percent` sample of host `load-2`, sent again until acknowledged (bounded). */
+    const breaches: number[] = [];
+    const flip = async (timeMs: number, memPercent: number): Promise<void> => {
+      for (let attempt = 0; ; attempt++) {
+        const answer = await postIngest(
+          gateway.baseUrl,
+          {
+            host: 'load-2',
+            timestamp: new Date(timeMs).toISOString(),
+            metrics: { mem_percent: memPercent },
+          },
+          { key },
+        ).catch(() => undefined);
+        if (answer?.status === 200) break;
+        expect(attempt, `load-2 sample at ${timeMs} not acknowledged`).toBeLessThan(60);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      if (memPercent > 90) breaches.push(timeMs);
+    };
     // Six samples (50 s of sample time) before the kill: the window is pending, not firing.
     while (sent < 6) await send();
     expect(acknowledged.size).toBe(6);
+    await flip(t0, 50);
 
     // The writer has seen the first primary (a process that never did sees no change).
     await waitFor(
@@ -104,8 +137,12 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
     await cluster.kill(killed);
     // Ingest goes on while no primary answers: the gateway needs Kafka (and its key cache).
     for (let i = 0; i < 3; i++) await send();
+    // A breach while no primary answers: its alert fires once one does.
+    await flip(t0 + 10_000, 95);
     await cluster.leader({ not: killed, timeoutMs: 60_000 });
     while (sent < 18) await send();
+    await flip(t0 + 20_000, 50);
+    await flip(t0 + 30_000, 95);
 
     const stored = await waitFor(
       async () => {
@@ -138,6 +175,26 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
     expect(alerts[0]?.status).toBe('active');
     // Its window started with the first sample, before the kill: 2 minutes after it.
     expect(alerts[0]?.fired_at.getTime()).toBe(t0 + 120_000);
+
+    // Each breach fired one alert, at its sample's time: the one during the outage resolved
+    // by the next sample, the last one active; none twice.
+    const breachAlerts = await waitFor(
+      async () => {
+        const rows = await db.sql<{ status: string; fired_at: Date }[]>`
+          select a.status, a.fired_at from alerts a join services v on v.id = a.service_id
+          where v.name = 'load-2' order by a.fired_at`.catch(() => undefined);
+        return rows !== undefined && rows.some((row) => row.fired_at.getTime() === t0 + 30_000)
+          ? rows
+          : undefined;
+      },
+      60_000,
+      'the alerts of both breaches',
+    );
+    expect(breaches).toEqual([t0 + 10_000, t0 + 30_000]);
+    expect(breachAlerts.map((row) => [row.status, row.fired_at.getTime()])).toEqual([
+      ['resolved', t0 + 10_000],
+      ['active', t0 + 30_000],
+    ]);
 
     const metrics = await waitFor(
       async () => {

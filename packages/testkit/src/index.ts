@@ -5,6 +5,8 @@ export type { RestartablePostgres } from './postgres.js';
 export { startRestartablePostgres } from './postgres.js';
 export type { PatroniCluster } from './patroni.js';
 export { startPatroniCluster } from './patroni.js';
+export type { BackupSource } from './base-backup.js';
+export { startBackupSource } from './base-backup.js';
 export type { ReplicatedPostgres } from './replicated-postgres.js';
 export { startReplicatedPostgres } from './replicated-postgres.js';
 export { runSchemathesis, schemathesisVersion } from './schemathesis.js';

@@ -38,6 +38,13 @@ function nonNegativeInteger(text: string): number {
   return n;
 }
 
+function nonNegativeNumber(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError('must be a non-negative number');
+  return n;
+}
+
 const days = (text: string): number => durationSeconds(text, 'd') / 86_400;
 
 const fmt = (n: number, digits = 0): string =>
@@ -62,12 +69,19 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
       `${fmt(plan.writer.memoryMiB / 1024, 1)} GiB)`,
     `Evaluators      ${fmt(plan.evaluator.replicas)} replicas (${fmt(plan.evaluator.cores, 1)} cores of work): ` +
       `${fmt(plan.evaluationsPerSecond)} rule evaluations/s`,
-    `TimescaleDB     ${fmt(Math.ceil(db.cores / assumptions.targetUtilization))} cores ` +
-      `(${fmt(db.cores, 1)} of work), ${fmt(db.memoryGB)} GB memory ` +
+    `TimescaleDB     ${db.nodes === 1 ? 'one node' : `${db.nodes} nodes (a primary, ${db.nodes - 1} ${db.nodes === 2 ? 'standby' : 'standbys'})`} ` +
+      `of ${fmt(db.coresPerNode)} ${db.coresPerNode === 1 ? 'core' : 'cores'} (${fmt(db.cores, 1)} of writes` +
+      (db.readCores > 0 && db.readReplica.pays !== true
+        ? ` and ${fmt(db.readCores, 1)} of reads`
+        : '') +
+      `), ${fmt(db.memoryGB)} GB memory ` +
       `(chunks of ${db.chunkIntervalHours} h), ${fmt(db.diskGB)} GB disk ` +
       `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the aggregates kept longer included): raw ${fmt(db.disk.rawGB)}, ` +
       `samples_1m ${fmt(db.disk.rollup1mGB)}, samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
       `series ${fmt(db.disk.seriesGB, 1)}`,
+    `                ${db.nodes === 1 ? 'no standby: a dead primary stops storage and alerting (--database-standbys 1 for HA)' : 'every node a whole copy'}; ` +
+      `${fmt(db.total.cores)} cores, ${fmt(db.total.memoryGB)} GB memory, ${fmt(db.total.diskGB)} GB disk in all`,
+    `Read replica    ${readReplicaLine(plan, assumptions)}`,
     '',
     `Replicas and cores at ${assumptions.targetUtilization * 100} % of a core each (two of every role at least, ` +
       `for failover); partitions leave room for twice the consumers.`,
@@ -82,6 +96,30 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
   return lines.join('\n');
 }
 
+/** The read-replica rule, what it says for this plan, and reading from the standby. */
+function readReplicaLine(plan: CapacityPlan, assumptions: PlanAssumptions): string {
+  const db = plan.database;
+  const rule =
+    'a replica is a whole copy that replays every write, so it pays only once writes and reads ' +
+    `no longer fit the largest primary (--max-db-cores ${assumptions.maxDatabaseCores} at ` +
+    `${assumptions.targetUtilization * 100} %); until then give the primary the cores`;
+  const standby =
+    assumptions.databaseStandbys > 0
+      ? '. Reads may go to the standby (DATABASE_READ_URL), no machine of its own, stale by its replay lag'
+      : '';
+  const verdict = db.readReplica;
+  switch (verdict.reason) {
+    case 'reads not measured':
+      return `${rule}: pass --database-read-cores (the primary's CPU on reads, measured)${standby}`;
+    case 'primary takes both':
+      return `none: ${fmt(db.cores, 1)} cores of writes and ${fmt(db.readCores, 1)} of reads fit one primary (${rule})${standby}`;
+    case 'writes alone fill the primary':
+      return `none would help: the writes alone fill the largest primary (see "Where the design stops scaling")`;
+    case 'primary too small for both':
+      return `${verdict.replicas} of ${verdict.coresPerReplica} cores pay for themselves: ${fmt(db.readCores, 1)} cores of reads beside ${fmt(db.cores, 1)} of writes (${rule})`;
+  }
+}
+
 type CapacityOptions = {
   hosts: number;
   metrics: number;
@@ -93,6 +131,8 @@ type CapacityOptions = {
   hostsPerRequest: number;
   maxDbCores: number;
   brokerCores: number;
+  databaseStandbys: number;
+  databaseReadCores?: number;
 };
 
 export function createCapacityCommand(write: (text: string) => void): Command {
@@ -140,6 +180,17 @@ export function createCapacityCommand(write: (text: string) => void): Command {
       defaultAssumptions.maxDatabaseCores,
     )
     .option(
+      '--database-standbys <n>',
+      'TimescaleDB standbys beside the primary, each a whole copy (0: no HA)',
+      nonNegativeInteger,
+      defaultAssumptions.databaseStandbys,
+    )
+    .option(
+      '--database-read-cores <n>',
+      'cores the primary spends on reads, as measured (decides whether a read replica pays)',
+      nonNegativeNumber,
+    )
+    .option(
       '--broker-cores <n>',
       'cores per Kafka broker',
       positiveInteger,
@@ -155,11 +206,13 @@ export function createCapacityCommand(write: (text: string) => void): Command {
         rollup1hRetentionDays: options.rollup1hRetention,
         rules: options.rules,
         hostsPerRequest: options.hostsPerRequest,
+        databaseReadCores: options.databaseReadCores,
       };
       const assumptions: PlanAssumptions = {
         ...defaultAssumptions,
         maxDatabaseCores: options.maxDbCores,
         brokerCores: options.brokerCores,
+        databaseStandbys: options.databaseStandbys,
       };
       const costs = parseCapacityCosts(costsJson);
       write(`${formatPlan(fleet, planCapacity(fleet, costs, assumptions), assumptions)}\n`);

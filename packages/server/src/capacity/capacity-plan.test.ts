@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import costsJson from './capacity-costs.json' with { type: 'json' };
 import {
@@ -5,6 +6,7 @@ import {
   parseCapacityCosts,
   planCapacity,
   predictBenchThroughput,
+  readReplicaVerdict,
 } from './capacity-plan.js';
 
 const costs = parseCapacityCosts(costsJson);
@@ -158,6 +160,91 @@ describe('planCapacity', () => {
     expect(plan.database.bytesPerSample).toBeCloseTo(
       (plan.database.diskGB * 1e9) / (plan.samplesPerSecond * 30 * 86_400),
       9,
+    );
+  });
+});
+
+describe('the database nodes', () => {
+  it('counts the standby as a whole copy: memory and disk twice by default', () => {
+    const plan = planCapacity(fleet, costs);
+    expect(defaultAssumptions.databaseStandbys).toBe(1);
+    expect(plan.database.nodes).toBe(2);
+    expect(plan.database.total.memoryGB).toBeCloseTo(2 * plan.database.memoryGB, 9);
+    expect(plan.database.total.diskGB).toBeCloseTo(2 * plan.database.diskGB, 9);
+    expect(plan.database.total.cores).toBe(2 * plan.database.coresPerNode);
+  });
+
+  it('counts one node without a standby and n + 1 with n', () => {
+    const single = planCapacity(fleet, costs, { ...defaultAssumptions, databaseStandbys: 0 });
+    expect(single.database.total.diskGB).toBeCloseTo(single.database.diskGB, 9);
+    const three = planCapacity(fleet, costs, { ...defaultAssumptions, databaseStandbys: 2 });
+    expect(three.database.nodes).toBe(3);
+    expect(three.database.total.memoryGB).toBeCloseTo(3 * single.database.memoryGB, 9);
+    // A standby changes neither the primary's size nor the Kafka or role plan.
+    expect(three.database.coresPerNode).toBe(single.database.coresPerNode);
+    expect(three.writer).toEqual(single.writer);
+  });
+
+  it('gives the primary and its standbys the cores its measured reads take while they fit', () => {
+    const writesOnly = planCapacity(fleet, costs);
+    const withReads = planCapacity({ ...fleet, databaseReadCores: 4 }, costs);
+    expect(withReads.database.readReplica).toEqual({ pays: false, reason: 'primary takes both' });
+    expect(withReads.database.coresPerNode).toBe(
+      Math.ceil((writesOnly.database.cores + 4) / defaultAssumptions.targetUtilization),
+    );
+    expect(withReads.database.total.diskGB).toBeCloseTo(writesOnly.database.total.diskGB, 9);
+  });
+
+  it('adds read replicas, whole copies, once writes and reads outgrow the largest primary', () => {
+    const plan = planCapacity({ ...fleet, databaseReadCores: 40 }, costs);
+    const verdict = plan.database.readReplica;
+    expect(verdict.pays).toBe(true);
+    if (verdict.pays !== true) return;
+    expect(verdict.replicas).toBe(2);
+    expect(plan.database.total.diskGB).toBeCloseTo(4 * plan.database.diskGB, 9);
+    // The reads left the primary.
+    expect(plan.database.coresPerNode).toBe(planCapacity(fleet, costs).database.coresPerNode);
+  });
+});
+
+describe('readReplicaVerdict', () => {
+  const assumptions = { targetUtilization: 0.7, maxDatabaseCores: 32 };
+
+  it('says nothing without measured reads', () => {
+    expect(readReplicaVerdict(3, undefined, assumptions).pays).toBeUndefined();
+  });
+
+  it('keeps the reads on the primary while both fit it, however the reads compare', () => {
+    expect(readReplicaVerdict(1, 20, assumptions)).toEqual({
+      pays: false,
+      reason: 'primary takes both',
+    });
+  });
+
+  it('finds no replica worth having when the writes alone fill the largest primary', () => {
+    expect(readReplicaVerdict(23, 5, assumptions).reason).toBe('writes alone fill the primary');
+  });
+
+  it('takes the fewest replicas that serve the reads beside their replay, none beyond the largest size', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 40, noNaN: true }),
+        fc.double({ min: 0, max: 500, noNaN: true }),
+        fc.integer({ min: 1, max: 128 }),
+        (writes, reads, maxDatabaseCores) => {
+          const limits = { targetUtilization: 0.7, maxDatabaseCores };
+          const verdict = readReplicaVerdict(writes, reads, limits);
+          const fits = (writes + reads) / 0.7 <= maxDatabaseCores;
+          if (fits) return verdict.pays === false && verdict.reason === 'primary takes both';
+          if (verdict.pays !== true) return verdict.reason === 'writes alone fill the primary';
+          const perReplica = maxDatabaseCores * 0.7 - writes;
+          return (
+            verdict.replicas * perReplica >= reads - 1e-9 &&
+            (verdict.replicas - 1) * perReplica < reads &&
+            verdict.coresPerReplica <= maxDatabaseCores
+          );
+        },
+      ),
     );
   });
 });

@@ -97,6 +97,11 @@ export type FleetShape = {
   rules: number;
   /** Hosts per ingest request: 1 for agents that each send their own. */
   hostsPerRequest: number;
+  /**
+   * CPU cores the primary spends answering reads (the api role's queries, PromQL), as measured
+   * on a running deployment; undefined when not measured (the plan then counts writes only).
+   */
+  databaseReadCores?: number | undefined;
 };
 
 /** What the plan assumes besides the measured costs: deployment choices, stated in the output. */
@@ -125,6 +130,11 @@ export type PlanAssumptions = {
   /** The largest TimescaleDB primary one would run; beyond it the design stops scaling. */
   maxDatabaseCores: number;
   maxDatabaseMemoryGB: number;
+  /**
+   * Standbys beside the primary (Patroni's synchronous standby is one): each is a whole copy,
+   * sized as the primary, since it becomes the primary on a failover.
+   */
+  databaseStandbys: number;
 };
 
 export const defaultAssumptions: PlanAssumptions = {
@@ -139,6 +149,7 @@ export const defaultAssumptions: PlanAssumptions = {
   rollup1hUncompressedHours: 7 * 24 + 2,
   maxDatabaseCores: 32,
   maxDatabaseMemoryGB: 512,
+  databaseStandbys: 1,
 };
 
 /** Consumers per writer replica (WRITER_CONSUMERS' default). */
@@ -169,7 +180,15 @@ export type CapacityPlan = {
   writer: { cores: number; replicas: number; memoryMiB: number };
   evaluator: { cores: number; replicas: number };
   database: {
+    /** Cores of work the writes cost the primary (measured costs). */
     cores: number;
+    /** Cores of work its reads cost (measured by the user; 0 when not given). */
+    readCores: number;
+    /**
+     * Cores the primary and each standby get at the target utilization: the writes, and the
+     * reads unless read replicas take them (a standby that takes over serves what it did).
+     */
+    coresPerNode: number;
     memoryGB: number;
     /** The chunk interval of `samples` that memory was sized for. */
     chunkIntervalHours: number;
@@ -178,10 +197,50 @@ export type CapacityPlan = {
     disk: { rawGB: number; rollup1mGB: number; rollup1hGB: number; seriesGB: number };
     /** Disk per raw sample kept, everything counted. */
     bytesPerSample: number;
-    /** Whether one primary of at most `maxDatabaseCores` takes the load. */
+    /** Whether one primary of at most `maxDatabaseCores` takes the writes (reads can move). */
     fitsOnePrimary: boolean;
+    /** The primary and its standbys, each as large as the primary (read replicas aside). */
+    nodes: number;
+    /** Every node, read replicas included. */
+    total: { cores: number; memoryGB: number; diskGB: number };
+    readReplica: ReadReplicaVerdict;
   };
 };
+
+/**
+ * Whether read replicas (nodes of their own beyond the standbys) pay for themselves. A replica
+ * is a whole copy of the database (its memory, its disk) that also replays every write, which
+ * we count as costing it what the writes cost the primary (an upper bound: replay skips parsing,
+ * planning and locking). Giving the primary the cores its reads take costs cores only, so a
+ * replica pays only once writes and reads no longer fit the largest primary one would run; then
+ * enough replicas to take the reads, each serving what is left of that size after the replay.
+ */
+export type ReadReplicaVerdict =
+  | { pays: undefined; reason: 'reads not measured' }
+  | { pays: false; reason: 'primary takes both' }
+  | { pays: true; reason: 'primary too small for both'; replicas: number; coresPerReplica: number }
+  | { pays: false; reason: 'writes alone fill the primary' };
+
+export function readReplicaVerdict(
+  writeCores: number,
+  readCores: number | undefined,
+  assumptions: Pick<PlanAssumptions, 'targetUtilization' | 'maxDatabaseCores'>,
+): ReadReplicaVerdict {
+  if (readCores === undefined) return { pays: undefined, reason: 'reads not measured' };
+  const u = assumptions.targetUtilization;
+  if ((writeCores + readCores) / u <= assumptions.maxDatabaseCores)
+    return { pays: false, reason: 'primary takes both' };
+  const readsPerReplica = assumptions.maxDatabaseCores * u - writeCores;
+  // A replica replays the writes too: one that writes alone fill cannot serve reads either.
+  if (readsPerReplica <= 0) return { pays: false, reason: 'writes alone fill the primary' };
+  const replicas = Math.ceil(readCores / readsPerReplica);
+  return {
+    pays: true,
+    reason: 'primary too small for both',
+    replicas,
+    coresPerReplica: Math.ceil((writeCores + readCores / replicas) / u),
+  };
+}
 
 const us = 1e-6;
 
@@ -249,6 +308,17 @@ export function planCapacity(
     shortestChunkHours;
   const disk = steadyStateDisk(fleet, costs, assumptions, chunkIntervalHours);
   const memoryGB = memoryGBFor(chunkIntervalHours);
+  const readCores = fleet.databaseReadCores ?? 0;
+  const readReplica = readReplicaVerdict(databaseCores, fleet.databaseReadCores, assumptions);
+  // The primary and its standbys serve the reads unless replicas take them.
+  const coresPerNode = Math.max(
+    1,
+    Math.ceil((databaseCores + (readReplica.pays === true ? 0 : readCores)) / u),
+  );
+  const diskGB = disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB;
+  const nodes = 1 + assumptions.databaseStandbys;
+  const replicas = readReplica.pays === true ? readReplica.replicas : 0;
+  const replicaCores = readReplica.pays === true ? readReplica.coresPerReplica : 0;
 
   return {
     samplesPerSecond,
@@ -276,16 +346,23 @@ export function planCapacity(
     evaluator: { cores: evaluatorCores, replicas: evaluatorReplicas },
     database: {
       cores: databaseCores,
+      readCores,
+      coresPerNode,
       memoryGB,
       chunkIntervalHours,
-      diskGB: disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB,
+      diskGB,
       disk,
-      bytesPerSample:
-        ((disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB) * 1e9) /
-        (samplesPerSecond * fleet.retentionDays * 86_400),
+      bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
       fitsOnePrimary:
         databaseCores / u <= assumptions.maxDatabaseCores &&
         memoryGB <= assumptions.maxDatabaseMemoryGB,
+      nodes,
+      total: {
+        cores: nodes * coresPerNode + replicas * replicaCores,
+        memoryGB: (nodes + replicas) * memoryGB,
+        diskGB: (nodes + replicas) * diskGB,
+      },
+      readReplica,
     },
   };
 }

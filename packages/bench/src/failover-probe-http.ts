@@ -1,0 +1,144 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { partitionForKey } from '@monitor/bus';
+import { defaultOrganizationId } from '@monitor/db';
+import { ingestPath } from '@monitor/schemas';
+import type { PartitionProbeDeps } from './failover-probe.js';
+import {
+  failoverProbeMetric,
+  failoverProbeTag,
+  failoverProbeThreshold,
+  failoverSeqMetric,
+} from './failover-probe.js';
+import { sumOf } from './writer-metrics.js';
+
+/**
+ * What the failover scenarios share: the probe hosts (one per partition), their rules, and the
+ * probe's reach into the gateway and the API over HTTP.
+ */
+
+/** One host name per partition of the samples topic (key `org:host`, as the gateway keys it). */
+export function probeHosts(partitions: number): string[] {
+  const hosts: string[] = new Array<string>(partitions);
+  let found = 0;
+  for (let i = 0; found < partitions; i++) {
+    const host = `failover-probe-${i}`;
+    const partition = partitionForKey(`${defaultOrganizationId}:${host}`, partitions);
+    if (hosts[partition] === undefined) {
+      hosts[partition] = host;
+      found += 1;
+    }
+  }
+  return hosts;
+}
+
+/** One rule per probe host: fires on a breaching sample of its host (duration 0, info). */
+export async function createProbeRules(
+  apiBaseUrl: string,
+  headers: Record<string, string>,
+  hosts: readonly string[],
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const host of hosts) {
+    ids.push(
+      await createRule(apiBaseUrl, headers, {
+        name: `failover probe ${host}`,
+        metric: failoverProbeMetric,
+        condition: 'greater_than',
+        threshold: failoverProbeThreshold,
+        duration_minutes: 0,
+        // info: no investigation is opened for it, so the probe measures the evaluator alone.
+        severity: 'info',
+        scope: { [failoverProbeTag]: host },
+      }),
+    );
+  }
+  return ids;
+}
+
+/** POST /api/v1/alerts/rules with `rule` (the API's field names); the new rule's id. */
+export async function createRule(
+  apiBaseUrl: string,
+  headers: Record<string, string>,
+  rule: Record<string, unknown>,
+): Promise<string> {
+  const response = await fetch(new URL('/api/v1/alerts/rules', apiBaseUrl), {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(rule),
+  });
+  const text = await response.text();
+  if (response.status !== 201)
+    throw new Error(`POST /api/v1/alerts/rules answered ${response.status}: ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+
+export async function waitForRules(evaluatorBaseUrl: string, count: number): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    const text = await (await fetch(new URL('/metrics', evaluatorBaseUrl))).text();
+    if (sumOf(text, 'evaluator_rules') >= count) return;
+    await sleep(100);
+  }
+  throw new Error(`an evaluator did not load ${count} rules within 60 s`);
+}
+
+export function createProbeDeps(
+  gatewayBaseUrl: string,
+  apiBaseUrl: string,
+  headers: Record<string, string>,
+): PartitionProbeDeps {
+  /**
+   * The body of a 200; undefined on a 503 or no answer within 10 s (no database for now: the
+   * probe polls on, and a sample's latency counts the wait).
+   */
+  const get = async (url: URL): Promise<unknown> => {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+      text = await response.text();
+    } catch (err) {
+      if (err instanceof DOMException && err.name === 'TimeoutError') return undefined;
+      throw err;
+    }
+    if (response.status === 503) return undefined;
+    if (response.status !== 200)
+      throw new Error(`GET ${url.pathname} answered ${response.status}: ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  return {
+    async ingest(sample) {
+      // A 503 (the bus busy, a dependency away for a moment) is retried for up to 10 s: the
+      // probe measures from the 200.
+      for (let attempt = 1; ; attempt++) {
+        const response = await fetch(new URL(ingestPath, gatewayBaseUrl), {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(sample),
+        });
+        const text = await response.text();
+        if (response.status === 200) return;
+        if (attempt >= 50 || response.status !== 503)
+          throw new Error(`probe ingest answered ${response.status}: ${text.slice(0, 300)}`);
+        await sleep(200);
+      }
+    },
+    async listAlerts(ruleId) {
+      const url = new URL('/api/v1/alerts', apiBaseUrl);
+      url.search = new URLSearchParams({ rule_id: ruleId, status: 'all', limit: '3' }).toString();
+      const body = (await get(url)) as
+        { alerts: { status: string; fired_at: string }[] } | undefined;
+      return body?.alerts ?? [];
+    },
+    async storedSeq(host) {
+      const url = new URL('/api/v1/services', apiBaseUrl);
+      url.search = new URLSearchParams({ [`tag.${failoverProbeTag}`]: host }).toString();
+      const body = (await get(url)) as
+        { services: { metrics: Record<string, number> }[] } | undefined;
+      return body?.services[0]?.metrics[failoverSeqMetric];
+    },
+    now: () => performance.now(),
+    sleep: (ms) => sleep(ms),
+  };
+}

@@ -271,6 +271,11 @@ class Builder {
 
   /** The selector or subquery an offset or @ applies to (Prometheus allows nothing else). */
   modified(node: SyntaxNode, expr: Expr, what: string): VectorSelector | SubqueryExpr {
+    // Lezer's grammar hangs a modifier written after `a or b` (or `-b`) on the whole expression;
+    // Prometheus' own parser binds it tighter, to the operand it follows: `a or (b offset 1m)`.
+    while (expr.kind === 'binary' || expr.kind === 'unary') {
+      expr = expr.kind === 'binary' ? expr.rhs : expr.expr;
+    }
     if (expr.kind === 'vector' || expr.kind === 'subquery') return expr;
     if (expr.kind === 'matrix') return expr.selector;
     return this.fail(

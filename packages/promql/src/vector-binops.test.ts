@@ -731,6 +731,10 @@ describe('vector binary operations', { timeout: 60_000 }, () => {
     const value = async (query: string): Promise<number> =>
       vectorOf(await engine.instantQuery(query, 60_000))[0]![1];
     expect(await value('a + b offset 1m')).toBe(12);
+    // The modifier does not close the expression before it: `*` still binds tighter than `+`.
+    expect(await value('a + b offset 1m * 2')).toBe(22);
+    expect(await value('a or b + b @ 0 * 0 + a')).toBe(2);
+    expect(await value('2 ^ b offset 1m ^ 0.5')).toBe(2 ** Math.sqrt(10));
     expect(await value('a offset 1m + b')).toBe(21);
     expect(await value('-b offset 1m')).toBe(-10);
     expect(await value('a + b @ 0')).toBe(12);

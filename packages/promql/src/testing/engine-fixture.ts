@@ -1,9 +1,12 @@
 import { expect } from 'vitest';
+import type { Expr } from '../ast.js';
+import { formatPromql } from '../format-promql.js';
 import { labelsToRecord } from '../labels.js';
 import type { MemorySeries } from '../memory-series-source.js';
 import { createMemorySeriesSource } from '../memory-series-source.js';
 import type { PromqlEngine } from '../promql-engine.js';
 import { createPromqlEngine } from '../promql-engine.js';
+import { parsePromql } from '../parse-promql.js';
 import { unquoteGoString } from '../promql-literals.js';
 import type { QueryValue } from '../values.js';
 
@@ -295,6 +298,64 @@ async function runEval(engine: PromqlEngine, cmd: Eval): Promise<string | null> 
   return rangeProblem === null ? null : `range mode: ${rangeProblem}`;
 }
 
+/** Functions whose answer varies with the evaluation time even on pinned arguments (2.42). */
+const atModifierUnsafeFunctions = new Set([
+  'days_in_month',
+  'day_of_month',
+  'day_of_week',
+  'day_of_year',
+  'hour',
+  'minute',
+  'month',
+  'year',
+  'predict_linear',
+  'time',
+  'timestamp',
+]);
+
+/**
+ * Prometheus' atModifierTestCases (promql/test.go): the query with `@ <its time>` on every
+ * selector and subquery not already pinned nor inside a subquery, to be answered the same at
+ * other times; none when it calls a function whose answer depends on the evaluation time.
+ */
+function atModifierVariants(query: string, atMs: number): { query: string; atMs: number }[] {
+  const expr = parsePromql(query);
+  let unsafe = false;
+  const visit = (e: Expr): void => {
+    switch (e.kind) {
+      case 'vector':
+      case 'subquery':
+        if (e.atMs === null && e.startOrEnd === null) e.atMs = atMs;
+        // Prometheus leaves everything within a pinned subquery as it is, calls unchecked.
+        return;
+      case 'matrix':
+        return visit(e.selector);
+      case 'call':
+        if (atModifierUnsafeFunctions.has(e.func.name)) unsafe = true;
+        return e.args.forEach(visit);
+      case 'aggregate':
+        if (e.param !== null) visit(e.param);
+        return visit(e.expr);
+      case 'binary':
+        visit(e.lhs);
+        return visit(e.rhs);
+      case 'unary':
+      case 'paren':
+      case 'step-invariant':
+        return visit(e.expr);
+      case 'number':
+      case 'string':
+        return;
+    }
+  };
+  visit(expr);
+  if (unsafe) return [];
+  const pinned = formatPromql(expr);
+  const times =
+    atMs === 0 ? [-1000, 0, 1000] : [-10 * atMs, 0, Math.trunc(atMs / 5), atMs, 10 * atMs];
+  return times.map((t) => ({ query: pinned, atMs: t }));
+}
+
 /**
  * Runs a script in the language of Prometheus' promql/testdata/*.test (load, clear, eval,
  * eval_ordered, eval_fail) and expects every evaluation to pass, listing the ones that do not.
@@ -312,8 +373,15 @@ export async function expectPromqlScript(script: string): Promise<void> {
       engine = engineOver(series);
     } else {
       const cmd = command.eval;
-      const problem = await runEval(engine, cmd);
-      if (problem !== null) failures.push(`line ${cmd.line}: ${cmd.query}: ${problem}`);
+      for (const variant of [
+        cmd,
+        ...atModifierVariants(cmd.query, cmd.atMs).map((v) => ({ ...cmd, ...v })),
+      ]) {
+        const problem = await runEval(engine, variant);
+        if (problem !== null) {
+          failures.push(`line ${cmd.line}: ${variant.query} at ${variant.atMs} ms: ${problem}`);
+        }
+      }
     }
   }
   expect(failures).toEqual([]);

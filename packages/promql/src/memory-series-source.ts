@@ -3,8 +3,16 @@ import type { Labels } from './labels.js';
 import { compareLabels, getLabel, labelsFrom } from './labels.js';
 import type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 
-/** A series for the in-memory source: labels and [ms, value] samples in time order. */
-export type MemorySeries = { labels: Record<string, string>; samples: [number, number][] };
+/**
+ * A series for the in-memory source: labels and [ms, value] samples in time order. Without
+ * `stale`, every NaN value is a staleness marker; with it (one flag per sample, 1 for a marker),
+ * only the flagged samples are, as in SourceSeries.
+ */
+export type MemorySeries = {
+  labels: Record<string, string>;
+  samples: [number, number][];
+  stale?: number[];
+};
 
 function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
   return matchers.every((m) => m.matches(getLabel(labels, m.name)));
@@ -16,10 +24,11 @@ function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean 
  */
 export function createMemorySeriesSource(input: readonly MemorySeries[]): SeriesSource {
   const all = input
-    .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples }))
+    .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples, stale: s.stale }))
     .sort((a, b) => compareLabels(a.labels, b.labels));
+  const within = (t: number, range: TimeRange): boolean => t >= range.startMs && t <= range.endMs;
   const inRange = (samples: [number, number][], range: TimeRange): [number, number][] =>
-    samples.filter(([t]) => t >= range.startMs && t <= range.endMs);
+    samples.filter(([t]) => within(t, range));
   const matching = (sets: readonly (readonly LabelMatcher[])[], range: TimeRange) =>
     all.filter(
       (s) =>
@@ -36,6 +45,7 @@ export function createMemorySeriesSource(input: readonly MemorySeries[]): Series
           labels: s.labels,
           timestampsMs: samples.map(([t]) => t),
           values: samples.map(([, v]) => v),
+          ...(s.stale && { stale: s.stale.filter((_, i) => within(s.samples[i]![0], range)) }),
         });
       }
       return Promise.resolve(out);

@@ -44,6 +44,26 @@ const binaryOps: Record<string, BinaryOp> = {
   Unless: 'unless',
 };
 
+/** Binding strength of each operator, as Prometheus' yacc grammar orders them (^ binds right). */
+const precedence: Record<BinaryOp, number> = {
+  or: 1,
+  and: 2,
+  unless: 2,
+  '==': 3,
+  '!=': 3,
+  '>': 3,
+  '<': 3,
+  '>=': 3,
+  '<=': 3,
+  '+': 4,
+  '-': 4,
+  '*': 5,
+  '/': 5,
+  '%': 5,
+  atan2: 5,
+  '^': 6,
+};
+
 const matchOps: Record<string, MatchType> = {
   EqlSingle: '=',
   Neq: '!=',
@@ -271,6 +291,11 @@ class Builder {
 
   /** The selector or subquery an offset or @ applies to (Prometheus allows nothing else). */
   modified(node: SyntaxNode, expr: Expr, what: string): VectorSelector | SubqueryExpr {
+    // Lezer's grammar hangs a modifier written after `a or b` (or `-b`) on the whole expression;
+    // Prometheus' own parser binds it tighter, to the operand it follows: `a or (b offset 1m)`.
+    while (expr.kind === 'binary' || expr.kind === 'unary') {
+      expr = expr.kind === 'binary' ? expr.rhs : expr.expr;
+    }
     if (expr.kind === 'vector' || expr.kind === 'subquery') return expr;
     if (expr.kind === 'matrix') return expr.selector;
     return this.fail(
@@ -431,7 +456,22 @@ class Builder {
         return { kind: 'unary', op: sign, expr: this.binaryOf(node, parts, base) };
       }
     }
-    return this.binaryOf(node, parts, this.expr(parts[0]!));
+    return this.rotated(node, parts, this.expr(parts[0]!));
+  }
+
+  /**
+   * `lhs op rhs`, re-associated where Lezer's grammar got the precedence wrong: it parses
+   * `a + b @ 1 * c` as `(a + b @ 1) * c`, a modifier closing the expression before it, where
+   * Prometheus reads `a + ((b @ 1) * c)`. An unparenthesized left operand that binds looser than
+   * `op` arises only so, and then `op` takes its right operand instead.
+   */
+  rotated(node: SyntaxNode, parts: SyntaxNode[], lhs: Expr): Expr {
+    const op = binaryOps[parts[1]!.name];
+    if (lhs.kind === 'binary' && op !== undefined) {
+      const tighter = precedence[op] > precedence[lhs.op] || (op === '^' && lhs.op === '^');
+      if (tighter) return { ...lhs, rhs: this.rotated(node, parts, lhs.rhs) };
+    }
+    return this.binaryOf(node, parts, lhs);
   }
 
   binaryOf(node: SyntaxNode, parts: SyntaxNode[], lhs: Expr): Expr {

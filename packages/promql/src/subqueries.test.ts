@@ -2,66 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { labelsToRecord } from './labels.js';
 import type { MemorySeries } from './memory-series-source.js';
-import { createMemorySeriesSource } from './memory-series-source.js';
-import { createPromqlEngine } from './promql-engine.js';
-import type { QueryValue } from './values.js';
+import type { Row } from './testing/engine-fixture.js';
+import { almostEqual, byLabels, engineOver, load, rowsOf } from './testing/engine-fixture.js';
 
-function engineOver(series: MemorySeries[]) {
-  return createPromqlEngine({
-    source: createMemorySeriesSource(series),
-    lookbackDeltaMs: 300_000,
-    maxSamples: 50_000_000,
-    timeoutMs: 10_000,
-    maxSeries: 10_000,
-    maxPointsPerSeries: 11_000,
-  });
-}
-
-/**
- * Series in the notation of Prometheus' test scripts (`load 10s` then `metric{a="b"} 0+1x1000`):
- * `a+bxN` is the N + 1 values a, a + b, …, one every interval from 0.
- */
-function load(intervalMs: number, lines: Record<string, string>): MemorySeries[] {
-  return Object.entries(lines).map(([selector, values]) => {
-    const [, name, body] = /^([^{]*)(?:\{(.*)\})?$/.exec(selector)!;
-    const labels: Record<string, string> = { __name__: name! };
-    for (const [, key, value] of (body ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels[key!] = value!;
-    const samples: [number, number][] = [];
-    for (const token of values.trim().split(/\s+/)) {
-      const series = /^(-?[\d.e]+)([+-][\d.e]+)x(\d+)$/.exec(token);
-      const push = (v: number): number => samples.push([samples.length * intervalMs, v]);
-      if (series === null) {
-        push(Number(token));
-        continue;
-      }
-      for (let i = 0; i <= Number(series[3]); i++) push(Number(series[1]) + i * Number(series[2]));
-    }
-    return { labels, samples };
-  });
-}
-
-/** Orders results by their labels, whatever the order of each one's keys. */
-function byLabels([a]: [Record<string, string>, number], [b]: [Record<string, string>, number]) {
-  const key = (labels: Record<string, string>): string =>
-    JSON.stringify(Object.entries(labels).sort());
-  return key(a).localeCompare(key(b));
-}
-
-function instant(value: QueryValue): [Record<string, string>, number][] {
-  if (value.resultType === 'scalar') return [[{}, value.result.v]];
-  if (value.resultType !== 'vector') throw new Error(`not a vector: ${value.resultType}`);
-  return value.result
-    .map((s): [Record<string, string>, number] => [labelsToRecord(s.metric), s.v])
-    .sort(byLabels);
-}
-
-type Case = [query: string, atSeconds: number, expected: [Record<string, string>, number][]];
+type Case = [query: string, atSeconds: number, expected: Row[]];
 
 /** Checks each case as Prometheus' test scripts do: same series, values within 1e-6 relative. */
 async function expectCases(series: MemorySeries[], cases: Case[]): Promise<void> {
   const engine = engineOver(series);
   for (const [query, atSeconds, expected] of cases) {
-    const got = instant(await engine.instantQuery(query, atSeconds * 1000));
+    const got = rowsOf(await engine.instantQuery(query, atSeconds * 1000));
     const want = [...expected].sort(byLabels);
     expect(
       got.map(([labels]) => labels),
@@ -69,14 +19,14 @@ async function expectCases(series: MemorySeries[], cases: Case[]): Promise<void>
     ).toEqual(want.map(([labels]) => labels));
     got.forEach(([, v], i) => {
       const w = want[i]![1];
-      expect(Math.abs(v - w) <= 1e-6 * Math.abs(w) || v === w, `${query}: ${v} vs ${w}`).toBe(true);
+      expect(almostEqual(v, w), `${query}: ${v} vs ${w}`).toBe(true);
     });
   }
 }
 
 // The cases below are Prometheus 2.42's own (promql/testdata/subquery.test, at_modifier.test
 // and operators.test), with their expected values.
-describe('subqueries', () => {
+describe('subqueries', { timeout: 60_000 }, () => {
   it('evaluates at multiples of the step within the window, as Prometheus does', async () => {
     await expectCases(load(10_000, { metric: '1 2' }), [
       ['sum_over_time(metric[50s:10s])', 10, [[{}, 3]]],
@@ -241,7 +191,7 @@ describe('subqueries', () => {
           // Prometheus refuses `offset 0s` (a duration must be greater than 0).
           const offset = offsetSeconds === 0 ? '' : ` offset ${offsetSeconds}s`;
           const query = `count_over_time(x[${rangeSeconds}s:${stepSeconds}s]${offset})`;
-          const got = instant(await engine.instantQuery(query, atSeconds * 1000));
+          const got = rowsOf(await engine.instantQuery(query, atSeconds * 1000));
           // The model: inner steps are the multiples of the step in [t - offset - range,
           // t - offset]; one counts when a sample lies within the lookback before it.
           const endMs = (atSeconds - offsetSeconds) * 1000;
@@ -282,14 +232,14 @@ describe('subqueries', () => {
           const endMs = startMs + 10 * outerStepSeconds * 1000;
           const range = await engine.rangeQuery(query, startMs, endMs, outerStepSeconds * 1000);
           if (range.resultType !== 'matrix') throw new Error('not a matrix');
-          const byStep = new Map<number, [Record<string, string>, number][]>();
+          const byStep = new Map<number, Row[]>();
           for (const series of range.result) {
             for (const p of series.points) {
               byStep.set(p.t, [...(byStep.get(p.t) ?? []), [labelsToRecord(series.metric), p.v]]);
             }
           }
           for (let t = startMs; t <= endMs; t += outerStepSeconds * 1000) {
-            expect(byStep.get(t) ?? []).toEqual(instant(await engine.instantQuery(query, t)));
+            expect(byStep.get(t) ?? []).toEqual(rowsOf(await engine.instantQuery(query, t)));
           }
         },
       ),
@@ -298,7 +248,7 @@ describe('subqueries', () => {
   });
 });
 
-describe('unary minus', () => {
+describe('unary minus', { timeout: 60_000 }, () => {
   it('binds looser than ^, also on literals, as Prometheus does', async () => {
     const series = load(300_000, {
       'http_requests{job="api-server", instance="0"}': '0+10x10',

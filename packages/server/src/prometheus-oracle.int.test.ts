@@ -28,6 +28,10 @@ const handWritten = [
   '{__name__=~"node_.*|temp_.*"}',
   'node_load1 offset 5m',
   'node_load1 offset -2m',
+  // A modifier binds to the operand it follows, and closes nothing before it.
+  'node_load1 offset 5m or temp_celsius offset 2m',
+  'node_load1 + node_load1 offset 5m * 2',
+  '-node_load1 offset 5m',
   'rate(http_requests_total[5m])',
   'rate(http_requests_total[1m])',
   'irate(http_requests_total[5m])',

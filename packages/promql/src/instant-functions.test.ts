@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { MemorySeries } from './memory-series-source.js';
 import { engineOver, expectPromqlScript, rowsOf, vectorOf } from './testing/engine-fixture.js';
 
-// The scripts are Prometheus 2.42's own tests, copied verbatim with their expected values from
+// The scripts are Prometheus 2.42's own tests (Copyright The Prometheus Authors, Apache License
+// 2.0, as this project), copied verbatim with their expected values from
 // promql/testdata/<file>.test at tag v2.42.0 (the lines named in each case): each evaluation runs as
 // an instant query and as the middle step of a range query, as Prometheus' test runner does.
 describe('instant functions, as Prometheus 2.42 tests them', { timeout: 60_000 }, () => {

@@ -32,6 +32,7 @@ import {
 } from './rules/rule-snapshot.js';
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group-store.js';
+import { createRuleGroupStateStore as ruleGroupStateStore } from './rule-groups/rule-group-state-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
@@ -112,6 +113,15 @@ export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
 export const createRuleGroupStore = translatingStoreFactory(ruleGroupStore);
 export type { RuleGroupStore, StoredRuleGroup } from './rule-groups/rule-group-store.js';
+export const createRuleGroupStateStore = translatingStoreFactory(ruleGroupStateStore);
+export type {
+  RuleGroupEvaluationRecord,
+  RuleGroupForEvaluation,
+  RuleGroupKey,
+  RuleGroupStateStore,
+  RuleHealthRecord,
+  ScheduledRuleGroup,
+} from './rule-groups/rule-group-state-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
 export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
 export const createSilenceStore = translatingStoreFactory(silenceStore);

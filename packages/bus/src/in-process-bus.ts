@@ -449,6 +449,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
     }
 
     const consumers: Promise<void>[] = [];
+    const assignment: { topic: string; partition: number }[] = [];
     for (const name of new Set(subscribeOptions.topics)) {
       const topic = getTopic(name);
       topic.groups.add(groupId);
@@ -456,8 +457,11 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
       topic.partitions.forEach((partitionLog, partition) => {
         committed[partition] ??= fromBeginning ? earliest(partitionLog) : partitionLog.end;
         consumers.push(consume(topic, partition));
+        assignment.push({ topic: name, partition });
       });
     }
+    // The only member of its group: every partition is its own until it stops.
+    subscribeOptions.onAssignment?.(assignment);
 
     let stopping: Promise<void> | undefined;
     const subscription: Subscription = {
@@ -466,6 +470,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
           running = false;
           for (const wake of [...wakers]) wake();
           await Promise.all(consumers);
+          subscribeOptions.onAssignment?.([]);
           group.active = false;
           subscriptions.delete(subscription);
         })()),

@@ -225,9 +225,24 @@ const writerFields = {
   ALERT_RETENTION_DAYS: envPositiveInt().default(90),
 };
 
+/** How far back an instant selector looks for a series' latest sample. */
+const promqlLookbackDeltaMs = envPositiveInt().default(300_000);
+/** The most samples one PromQL query may load (Prometheus' `--query.max-samples`). */
+const promqlMaxSamples = envPositiveInt().default(50_000_000);
+/** The URL people reach the console at: Alertmanager alerts link to it (`generatorURL`). */
+const publicUrl = envUrl({ protocols: ['http', 'https'] }).optional();
+
 const evaluatorFields = {
   /** How often evaluators check whether alert rules changed (a change applies within ~this). */
   EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
+  /** A Prometheus rule group's evaluation interval, unless the group sets its own `interval`. */
+  RULE_EVALUATION_INTERVAL_SECONDS: envPositiveInt().default(60),
+  /** The time limit of one rule's query (and of each query its templates make). */
+  RULE_QUERY_TIMEOUT_MS: envPositiveInt().default(10_000),
+  PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
+  PROMQL_MAX_SAMPLES: promqlMaxSamples,
+  /** Rule templates' `externalURL`, as Prometheus' `--web.external-url`. */
+  PUBLIC_URL: publicUrl,
 };
 
 export const notifierFields = {
@@ -248,8 +263,7 @@ export const notifierFields = {
    * stay firing there for 4 times this without a re-send.
    */
   NOTIFIER_ALERTMANAGER_RESEND_MS: envPositiveInt().default(60_000),
-  /** The URL people reach the console at: Alertmanager alerts link to it (`generatorURL`). */
-  PUBLIC_URL: envUrl({ protocols: ['http', 'https'] }).optional(),
+  PUBLIC_URL: publicUrl,
 };
 
 export const investigatorFields = {
@@ -276,12 +290,10 @@ export const apiFields = {
   SERVICE_STALE_AFTER_SECONDS: baseConfigFields.SERVICE_STALE_AFTER_SECONDS,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
-  /** The most samples one PromQL query may load (Prometheus' `--query.max-samples`). */
-  PROMQL_MAX_SAMPLES: envPositiveInt().default(50_000_000),
+  PROMQL_MAX_SAMPLES: promqlMaxSamples,
   /** A PromQL query's time limit, also the most a request's `timeout` may ask for. */
   PROMQL_TIMEOUT_MS: envPositiveInt().default(30_000),
-  /** How far back an instant selector looks for a series' latest sample. */
-  PROMQL_LOOKBACK_DELTA_MS: envPositiveInt().default(300_000),
+  PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
   /**
    * A standby (or several hosts) for the reads that may lag: PromQL, remote read, and the
    * services' listing, detail and history. Unset: DATABASE_URL.

@@ -115,6 +115,7 @@ export const createRuleGroupStore = translatingStoreFactory(ruleGroupStore);
 export type { RuleGroupStore, StoredRuleGroup } from './rule-groups/rule-group-store.js';
 export const createRuleGroupStateStore = translatingStoreFactory(ruleGroupStateStore);
 export type {
+  EvaluatedRuleGroup,
   RuleGroupEvaluationRecord,
   RuleGroupForEvaluation,
   RuleGroupKey,

@@ -232,11 +232,13 @@ const promqlMaxSamples = envPositiveInt().default(50_000_000);
 /** The URL people reach the console at: Alertmanager alerts link to it (`generatorURL`). */
 const publicUrl = envUrl({ protocols: ['http', 'https'] }).optional();
 
+/** A Prometheus rule group's evaluation interval, unless the group sets its own `interval`. */
+const ruleEvaluationIntervalSeconds = envPositiveInt().default(60);
+
 const evaluatorFields = {
   /** How often evaluators check whether alert rules changed (a change applies within ~this). */
   EVALUATOR_RULE_POLL_MS: envPositiveInt().default(1_000),
-  /** A Prometheus rule group's evaluation interval, unless the group sets its own `interval`. */
-  RULE_EVALUATION_INTERVAL_SECONDS: envPositiveInt().default(60),
+  RULE_EVALUATION_INTERVAL_SECONDS: ruleEvaluationIntervalSeconds,
   /** The time limit of one rule's query (and of each query its templates make). */
   RULE_QUERY_TIMEOUT_MS: envPositiveInt().default(10_000),
   PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
@@ -301,6 +303,8 @@ export const apiFields = {
   DATABASE_READ_URL: envPostgresUrl().optional(),
   /** The Prometheus rules one organization may load, over all its rule groups. */
   RULES_MAX_PER_ORG: envPositiveInt().default(10_000),
+  /** `/prometheus/api/v1/rules` reports it as the interval of a group that sets none. */
+  RULE_EVALUATION_INTERVAL_SECONDS: ruleEvaluationIntervalSeconds,
 };
 
 const gatewayConfigSchema = z.object({

@@ -73,7 +73,18 @@ describe('Prometheus rule groups on schedule', () => {
       target.apiUrl,
       key,
       'thermal',
-      'name: doubled\nrules:\n- record: host:temp:doubled\n  expr: temp * 2\n',
+      [
+        'name: doubled',
+        'rules:',
+        '- record: host:temp:doubled',
+        '  expr: temp * 2',
+        '- alert: Warm',
+        // Aggregated: its ALERTS series belong to no host. (Series with a host's labels other
+        // than its /ingest tags would become that host's tags in the services projection.)
+        '  expr: max(temp) > 20',
+        '  labels: { severity: page }',
+        '  annotations: { summary: "at {{ $value }}" }',
+      ].join('\n'),
     );
     // Three evaluations in a row, a slot apart.
     const seen = new Set<number>();
@@ -112,6 +123,36 @@ describe('Prometheus rule groups on schedule', () => {
     expect(answer).toEqual([
       { metric: { __name__: 'host:temp:doubled', host: 'web-1' }, value: [times[2]! / 1000, '42'] },
     ]);
+
+    // The rules and alerts lists, as Prometheus writes them, from the saved state.
+    const get = async (path: string): Promise<unknown> => {
+      const response = await fetch(`${target.apiUrl}/prometheus/api/v1/${path}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { data: unknown }).data;
+    };
+    const warm = {
+      labels: { alertname: 'Warm', severity: 'page' },
+      annotations: { summary: 'at 21' },
+      state: 'firing',
+      activeAt: expect.any(String) as unknown,
+      value: '2.1e+01',
+    };
+    expect(await get('alerts')).toEqual({ alerts: [warm] });
+    expect(await get('rules')).toEqual({
+      groups: [
+        expect.objectContaining({
+          name: 'doubled',
+          file: 'thermal',
+          interval: intervalMs / 1000,
+          rules: [
+            expect.objectContaining({ name: 'host:temp:doubled', health: 'ok', type: 'recording' }),
+            expect.objectContaining({ name: 'Warm', state: 'firing', alerts: [warm] }),
+          ],
+        }),
+      ],
+    });
   });
 
   it('moves groups to a joining evaluator and off a killed one, their pending alerts intact', async () => {
@@ -208,5 +249,5 @@ describe('Prometheus rule groups on schedule', () => {
         expect.objectContaining({ state: 'firing', activeAtMs: activeAt.get(row.name) }),
       ]);
     }
-  });
+  }, 240_000);
 });

@@ -24,12 +24,17 @@ export type RuleGroupForEvaluation = {
   evaluation: RuleGroupEvaluationRecord | undefined;
 };
 
+/** A group of an organization with its last evaluation, for the rules and alerts lists. */
+export type EvaluatedRuleGroup = RuleGroupForEvaluation & { namespace: string; name: string };
+
 /** A group as the scheduler lists it: enough to know when it changed. */
 export type ScheduledRuleGroup = RuleGroupKey & { definition: string };
 
 export type RuleGroupStateStore = {
   /** Every organization's rule groups, by organization, namespace and name. */
   listAllGroups(): Promise<ScheduledRuleGroup[]>;
+  /** The organization's groups with their last evaluations, by namespace and name. */
+  listOrgGroups(orgId: string): Promise<EvaluatedRuleGroup[]>;
   /** The group's YAML and persisted state; undefined once the group was deleted. */
   loadGroup(key: RuleGroupKey): Promise<RuleGroupForEvaluation | undefined>;
   /**
@@ -46,12 +51,29 @@ export type RuleGroupStateStore = {
 };
 
 type StateRow = {
+  namespace: string;
+  name: string;
   definition: string;
   state: unknown;
   last_evaluation_ms: string | null;
   evaluation_duration_ms: number | null;
   rule_health: RuleHealthRecord[] | null;
 };
+
+function fromRow(row: StateRow): RuleGroupForEvaluation {
+  return {
+    definition: row.definition,
+    evaluation:
+      row.last_evaluation_ms === null
+        ? undefined
+        : {
+            state: row.state,
+            lastEvaluationMs: Number(row.last_evaluation_ms),
+            durationMs: row.evaluation_duration_ms ?? 0,
+            health: row.rule_health ?? [],
+          },
+  };
+}
 
 /** Prometheus rule groups' evaluation state in `prometheus_rule_group_states`. */
 export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
@@ -62,26 +84,24 @@ export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
         select org_id as "orgId", namespace, name, definition from prometheus_rule_groups
         order by org_id, namespace, name`;
     },
+    async listOrgGroups(orgId) {
+      const rows = await sql<StateRow[]>`
+        select namespace, name, g.definition, s.state,
+          s.last_evaluation_ms::text as last_evaluation_ms, s.evaluation_duration_ms, s.rule_health
+        from prometheus_rule_groups g
+        left join prometheus_rule_group_states s using (org_id, namespace, name)
+        where g.org_id = ${orgId}
+        order by namespace, name`;
+      return rows.map((row) => ({ namespace: row.namespace, name: row.name, ...fromRow(row) }));
+    },
     async loadGroup({ orgId, namespace, name }) {
       const [row] = await sql<StateRow[]>`
-        select g.definition, s.state, s.last_evaluation_ms::text as last_evaluation_ms,
-          s.evaluation_duration_ms, s.rule_health
+        select namespace, name, g.definition, s.state,
+          s.last_evaluation_ms::text as last_evaluation_ms, s.evaluation_duration_ms, s.rule_health
         from prometheus_rule_groups g
         left join prometheus_rule_group_states s using (org_id, namespace, name)
         where g.org_id = ${orgId} and g.namespace = ${namespace} and g.name = ${name}`;
-      if (row === undefined) return undefined;
-      return {
-        definition: row.definition,
-        evaluation:
-          row.last_evaluation_ms === null
-            ? undefined
-            : {
-                state: row.state,
-                lastEvaluationMs: Number(row.last_evaluation_ms),
-                durationMs: row.evaluation_duration_ms ?? 0,
-                health: row.rule_health ?? [],
-              },
-      };
+      return row === undefined ? undefined : fromRow(row);
     },
     async saveEvaluation({ orgId, namespace, name }, expected, record) {
       // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.

@@ -27,7 +27,9 @@ function definition(interval: string | null, records: string[]): string {
 }
 
 /** The table, with the compare-and-set the real store does. */
-function fakeStore(): RuleGroupStateStore & {
+type SchedulerStore = Pick<RuleGroupStateStore, 'listAllGroups' | 'loadGroup' | 'saveEvaluation'>;
+
+function fakeStore(): SchedulerStore & {
   groups: Map<string, string>;
   states: Map<string, RuleGroupEvaluationRecord>;
 } {
@@ -71,7 +73,7 @@ type Replica = {
 };
 
 function replica(
-  store: RuleGroupStateStore,
+  store: SchedulerStore,
   clock: { nowMs: number },
   options: { beforeSave?: () => Promise<void> } = {},
 ): Replica {

@@ -120,7 +120,6 @@ export type {
   RuleGroupForEvaluation,
   RuleGroupKey,
   RuleGroupStateStore,
-  RuleHealthRecord,
   ScheduledRuleGroup,
 } from './rule-groups/rule-group-state-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);

@@ -4,7 +4,7 @@ import type { Database } from '../core/database.js';
 export type RuleGroupKey = { orgId: string; namespace: string; name: string };
 
 /** A rule's outcome at the group's last evaluation. */
-export type RuleHealthRecord = { health: 'ok' | 'err'; lastError: string | null };
+type RuleHealthRecord = { health: 'ok' | 'err'; lastError: string | null };
 
 /** What the owner of a group persists after each evaluation. */
 export type RuleGroupEvaluationRecord = {

@@ -46,7 +46,10 @@ describe.each<TestServer>(['postgres', 'timescale'])('rule group state store on 
     expect(await states.saveEvaluation(key, undefined, evaluation(t0, 'first'))).toBe(true);
     // A second writer that also read "never evaluated" is refused.
     expect(await states.saveEvaluation(key, undefined, evaluation(t0, 'second'))).toBe(false);
-    expect(await states.loadGroup(key)).toEqual({ definition, evaluation: evaluation(t0, 'first') });
+    expect(await states.loadGroup(key)).toEqual({
+      definition,
+      evaluation: evaluation(t0, 'first'),
+    });
 
     expect(await states.saveEvaluation(key, t0, evaluation(t0 + 60_000, 'next'))).toBe(true);
     // The previous owner, which read t0, writes late: refused, the newer state stays.

@@ -118,8 +118,9 @@ export type SubscribeOptions = {
     lastTimestampMs: number;
   }) => void;
   /**
-   * Kafka: called with this consumer's partitions after every group join, and with none once it
-   * stopped, so metrics forget what a rebalance took away. Must not throw.
+   * Called with this consumer's partitions after every group join (in-process: every partition,
+   * at once), and with none once it stopped, so metrics forget what a rebalance took away and
+   * work owned by partition follows them. Must not throw.
    */
   onAssignment?: (partitions: { topic: string; partition: number }[]) => void;
 };

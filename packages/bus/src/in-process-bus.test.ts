@@ -123,6 +123,22 @@ describe('createInProcessBus', () => {
     await eventually(() => expect(lags).toEqual([6, 2, 0]));
   });
 
+  it('assigns every partition of its topics to the subscription, and none once it stopped', async () => {
+    bus = createInProcessBus({ defaultPartitions: 3 });
+    const assignments: string[][] = [];
+    const subscription = await bus.subscribe({
+      groupId: 'g',
+      topics: ['t', 'u'],
+      fromBeginning: true,
+      handleBatch: () => Promise.resolve(),
+      onAssignment: (partitions) =>
+        assignments.push(partitions.map((p) => `${p.topic}/${p.partition}`)),
+    });
+    expect(assignments).toEqual([['t/0', 't/1', 't/2', 'u/0', 'u/1', 'u/2']]);
+    await subscription.stop();
+    expect(assignments).toEqual([['t/0', 't/1', 't/2', 'u/0', 'u/1', 'u/2'], []]);
+  });
+
   it('delivers the same batch again when the handler throws, skipping nothing', async () => {
     bus = createInProcessBus({ defaultPartitions: 1 });
     const deliveries: string[][] = [];

@@ -153,6 +153,7 @@ export function startInProcessSubscription(
   }
 
   const consumers: Promise<void>[] = [];
+  const assignment: { topic: string; partition: number }[] = [];
   for (const name of new Set(subscribeOptions.topics)) {
     const topic = log.getTopic(name);
     topic.groups.add(groupId);
@@ -160,8 +161,11 @@ export function startInProcessSubscription(
     topic.partitions.forEach((partitionLog, partition) => {
       committed[partition] ??= fromBeginning ? earliestOffset(partitionLog) : partitionLog.end;
       consumers.push(consume(topic, partition));
+      assignment.push({ topic: name, partition });
     });
   }
+  // The only member of its group: every partition is its own until it stops.
+  subscribeOptions.onAssignment?.(assignment);
 
   let stopping: Promise<void> | undefined;
   const subscription: Subscription = {
@@ -170,6 +174,7 @@ export function startInProcessSubscription(
         running = false;
         for (const wake of [...wakers]) wake();
         await Promise.all(consumers);
+        subscribeOptions.onAssignment?.([]);
         group.active = false;
         onStopped(subscription);
       })()),

@@ -32,6 +32,7 @@ import {
 } from './rules/rule-snapshot.js';
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group-store.js';
+import { createRuleGroupStateStore as ruleGroupStateStore } from './rule-groups/rule-group-state-store.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
@@ -113,6 +114,15 @@ export const createRuleStore = translatingStoreFactory(ruleStore);
 export type { RuleStore } from './rules/rule-store.js';
 export const createRuleGroupStore = translatingStoreFactory(ruleGroupStore);
 export type { RuleGroupStore, StoredRuleGroup } from './rule-groups/rule-group-store.js';
+export const createRuleGroupStateStore = translatingStoreFactory(ruleGroupStateStore);
+export type {
+  EvaluatedRuleGroup,
+  RuleGroupEvaluationRecord,
+  RuleGroupForEvaluation,
+  RuleGroupKey,
+  RuleGroupStateStore,
+  ScheduledRuleGroup,
+} from './rule-groups/rule-group-state-store.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
 export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
 export const createSilenceStore = translatingStoreFactory(silenceStore);

@@ -68,7 +68,7 @@ export type RuleGroupEvaluationOptions = {
  * The key of a rule's state in a group: its name and labels, numbered when several rules share
  * them, as Prometheus carries state across a reload by name and labels.
  */
-function ruleStateKeys(rules: readonly Rule[]): string[] {
+export function ruleStateKeys(rules: readonly Rule[]): string[] {
   const seen = new Map<string, number>();
   return rules.map((rule) => {
     const base = `${rule.kind === 'alert' ? rule.alert : rule.record}${JSON.stringify(labelsToRecord(labelsFrom(rule.labels)))}`;

@@ -11,4 +11,4 @@ export type {
   RuleGroupEvaluationOptions,
   RuleGroupState,
 } from './evaluate-rule-group.js';
-export { evaluateRuleGroup } from './evaluate-rule-group.js';
+export { evaluateRuleGroup, ruleStateKeys } from './evaluate-rule-group.js';

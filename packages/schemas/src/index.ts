@@ -162,13 +162,20 @@ export {
   toAlertRuleResponse,
 } from './alert-rules.js';
 export { parseMessageTemplate, renderMessageTemplate } from './message-template.js';
-export type { PrometheusError, PrometheusErrorType } from './prometheus-api.js';
+export type {
+  PrometheusAlert,
+  PrometheusError,
+  PrometheusErrorType,
+  PrometheusRuleGroup,
+} from './prometheus-api.js';
 export {
+  prometheusAlertSchema,
   prometheusApiBasePath,
   prometheusErrorSchema,
   prometheusInstantQuerySchema,
   prometheusQueryDataSchema,
   prometheusRangeQuerySchema,
+  prometheusRuleGroupSchema,
   prometheusSeriesQuerySchema,
   prometheusSuccessSchema,
 } from './prometheus-api.js';

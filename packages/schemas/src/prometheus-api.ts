@@ -73,3 +73,62 @@ export const prometheusSeriesQuerySchema = z.object({
   end: timeParam.optional(),
   limit: z.string().optional(),
 });
+
+/** Go's `time.Time` in JSON: RFC 3339 with nanoseconds, `0001-01-01T00:00:00Z` for never. */
+const goTimeSchema = z.string().meta({ description: 'RFC 3339 (Go time.Time).' });
+const ruleHealthSchema = z.enum(['ok', 'err', 'unknown']);
+
+/** An alert of an alerting rule, as Prometheus 2.42's `/api/v1/alerts` and `/rules` write it. */
+export const prometheusAlertSchema = z.object({
+  labels: metricSchema,
+  annotations: metricSchema,
+  state: z.enum(['pending', 'firing', 'inactive']),
+  activeAt: goTimeSchema.optional(),
+  keepFiringSince: goTimeSchema.optional(),
+  /** Go's `strconv.FormatFloat(v, 'e', -1, 64)`. */
+  value: z.string(),
+});
+export type PrometheusAlert = z.infer<typeof prometheusAlertSchema>;
+
+const ruleStatusFields = {
+  name: z.string(),
+  query: z.string(),
+  health: ruleHealthSchema,
+  lastError: z.string().optional(),
+  /** Seconds. */
+  evaluationTime: z.number(),
+  lastEvaluation: goTimeSchema,
+};
+
+/** A rule group as Prometheus 2.42's `/api/v1/rules` writes it (`file`: the namespace). */
+export const prometheusRuleGroupSchema = z.object({
+  name: z.string(),
+  file: z.string(),
+  rules: z.array(
+    z.discriminatedUnion('type', [
+      z.object({
+        ...ruleStatusFields,
+        type: z.literal('alerting'),
+        state: z.enum(['pending', 'firing', 'inactive']),
+        /** `for`, seconds. */
+        duration: z.number(),
+        keepFiringFor: z.number(),
+        labels: metricSchema,
+        annotations: metricSchema,
+        alerts: z.array(prometheusAlertSchema),
+      }),
+      z.object({
+        ...ruleStatusFields,
+        type: z.literal('recording'),
+        labels: metricSchema.optional(),
+      }),
+    ]),
+  ),
+  /** Seconds. */
+  interval: z.number(),
+  limit: z.number().int(),
+  /** Seconds. */
+  evaluationTime: z.number(),
+  lastEvaluation: goTimeSchema,
+});
+export type PrometheusRuleGroup = z.infer<typeof prometheusRuleGroupSchema>;

@@ -290,12 +290,40 @@ const writerFields = {
     ),
 };
 
+const promqlLookbackDeltaMs = envPositiveInt()
+  .default(300_000)
+  .describe("How far back an instant selector looks for a series' latest sample.");
+const promqlMaxSamples = envPositiveInt()
+  .default(50_000_000)
+  .describe(
+    "The most samples one PromQL query may hold (Prometheus' `--query.max-samples`); past it, an `execution` error.",
+  );
+const publicUrl = envUrl({ protocols: ['http', 'https'] })
+  .optional()
+  .describe(
+    'The URL people reach the console at, which Alertmanager alerts link to (`generatorURL`) and rule templates read as `externalURL`; unset: no link.',
+  );
+const ruleEvaluationIntervalSeconds = envPositiveInt()
+  .default(60)
+  .describe(
+    "A Prometheus rule group's evaluation interval, unless the group sets its own `interval`.",
+  );
+
 const evaluatorFields = {
   EVALUATOR_RULE_POLL_MS: envPositiveInt()
     .default(1_000)
     .describe(
       'How often an idle evaluator checks whether alert rules changed (before each batch it checks anyway).',
     ),
+  RULE_EVALUATION_INTERVAL_SECONDS: ruleEvaluationIntervalSeconds,
+  RULE_QUERY_TIMEOUT_MS: envPositiveInt()
+    .default(10_000)
+    .describe(
+      "The time limit of one Prometheus rule's query (and of each query its templates make).",
+    ),
+  PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
+  PROMQL_MAX_SAMPLES: promqlMaxSamples,
+  PUBLIC_URL: publicUrl,
 };
 
 export const notifierFields = {
@@ -327,11 +355,7 @@ export const notifierFields = {
     .describe(
       "How often active alerts are posted again to Alertmanagers (Prometheus' resend delay); they stay firing there for 4 times this.",
     ),
-  PUBLIC_URL: envUrl({ protocols: ['http', 'https'] })
-    .optional()
-    .describe(
-      'The URL people reach the console at, which Alertmanager alerts link to (`generatorURL`); unset: no link.',
-    ),
+  PUBLIC_URL: publicUrl,
 };
 
 export const investigatorFields = {
@@ -369,19 +393,13 @@ export const apiFields = {
   SERVICE_STALE_AFTER_SECONDS: baseConfigFields.SERVICE_STALE_AFTER_SECONDS,
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
   NOTIFIER_ALLOWED_TARGET_NETWORKS: notifierAllowedTargetNetworks,
-  PROMQL_MAX_SAMPLES: envPositiveInt()
-    .default(50_000_000)
-    .describe(
-      "The most samples one PromQL query may hold (Prometheus' `--query.max-samples`); past it, an `execution` error.",
-    ),
+  PROMQL_MAX_SAMPLES: promqlMaxSamples,
   PROMQL_TIMEOUT_MS: envPositiveInt()
     .default(30_000)
     .describe(
       "A PromQL query's time limit (503 `timeout` past it), also the most a request's `timeout` may ask for.",
     ),
-  PROMQL_LOOKBACK_DELTA_MS: envPositiveInt()
-    .default(300_000)
-    .describe("How far back an instant selector looks for a series' latest sample."),
+  PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
   DATABASE_READ_URL: envPostgresUrl()
     .optional()
     .describe(
@@ -390,6 +408,7 @@ export const apiFields = {
   RULES_MAX_PER_ORG: envPositiveInt()
     .default(10_000)
     .describe('The Prometheus rules one organization may load, over all its rule groups.'),
+  RULE_EVALUATION_INTERVAL_SECONDS: ruleEvaluationIntervalSeconds,
 };
 
 const gatewayConfigSchema = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/promql';
+import type { RuleGroupStateStore } from '@monitor/db';
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
 import {
   prometheusApiBasePath,
@@ -39,6 +40,10 @@ export type PrometheusRouteDeps = {
   sourceFor(orgId: string): SeriesSource;
   limits: PrometheusQueryLimits;
   nowMs: () => number;
+  /** The organization's Prometheus rule groups with their last evaluations. */
+  ruleGroups: Pick<RuleGroupStateStore, 'listOrgGroups'>;
+  /** RULE_EVALUATION_INTERVAL_SECONDS, in ms: the interval of a group that sets none. */
+  defaultRuleIntervalMs: number;
 };
 
 export type PrometheusRoute = ApiRoute<PrometheusRouteDeps & { orgId: string }>;

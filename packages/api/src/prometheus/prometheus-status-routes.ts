@@ -1,10 +1,16 @@
 import { z } from 'zod';
 import { parsePromql, PromqlError } from '@monitor/promql';
-import { prometheusApiBasePath, prometheusSuccessSchema } from '@monitor/schemas';
+import {
+  prometheusAlertSchema,
+  prometheusApiBasePath,
+  prometheusRuleGroupSchema,
+  prometheusSuccessSchema,
+} from '@monitor/schemas';
 import { json } from '../api-route.js';
 import { both, errors, success } from './prometheus-answer.js';
 import { allOfTime, optionalTime, prometheusParams } from './prometheus-params.js';
 import type { PrometheusRoute } from './prometheus-routes.js';
+import { prometheusActiveAlerts, prometheusRuleGroups } from './rule-group-status.js';
 
 const base = prometheusApiBasePath;
 
@@ -43,15 +49,13 @@ function checkLimit(text: string | undefined): void {
   if (!/^[+-]?\d+$/.test(text)) throw new PromqlError('bad_data', 'limit must be a number');
 }
 
-const ruleTypes = new Set(['', 'alert', 'record']);
-
 /**
  * The status and metadata side of the Prometheus HTTP API that Grafana's Prometheus data
  * source calls besides queries (its health check, its query editor and its alerting views):
  * build information, metric metadata, exemplars, and the rule and alert lists, each answered
  * as Prometheus 2.42 answers it. Metadata: none is stored, as in a Prometheus fed only by
- * remote-write. Rules and alerts: Prometheus rule groups are not loaded here, so both lists
- * are empty; our own rules and alerts are under /api/v1.
+ * remote-write. Rules and alerts: the organization's Prometheus rule groups as the evaluator
+ * saved them at their last evaluation; our own JSON rules and their alerts are under /api/v1.
  */
 export const prometheusStatusRoutes: readonly PrometheusRoute[] = [
   {
@@ -91,37 +95,48 @@ export const prometheusStatusRoutes: readonly PrometheusRoute[] = [
     method: 'get',
     path: `${base}/rules`,
     operationId: 'prometheusRules',
-    summary: 'Prometheus rule groups (none are loaded: always empty)',
+    summary: "The organization's Prometheus rule groups, with their state at the last evaluation",
     tags: ['prometheus'],
     scope: 'read',
     responses: {
-      200: json('No groups.', prometheusSuccessSchema(z.object({ groups: z.array(z.unknown()) }))),
+      200: json(
+        'The groups, by namespace (`file`) and name.',
+        prometheusSuccessSchema(z.object({ groups: z.array(prometheusRuleGroupSchema) })),
+      ),
       ...errors,
     },
-    handle: ({ query, res }) => {
+    handle: async ({ query, res, deps }) => {
       const type = (prometheusParams(query, undefined).get('type') ?? '').toLowerCase();
-      if (!ruleTypes.has(type)) {
+      if (type !== '' && type !== 'alert' && type !== 'record') {
         throw new PromqlError(
           'bad_data',
           `invalid parameter "type": not supported value ${JSON.stringify(type)}`,
         );
       }
-      res.type('application/json').send(success({ groups: [] }));
+      const groups = await deps.ruleGroups.listOrgGroups(deps.orgId);
+      res
+        .type('application/json')
+        .send(success({ groups: prometheusRuleGroups(groups, deps.defaultRuleIntervalMs, type) }));
     },
   },
   {
     method: 'get',
     path: `${base}/alerts`,
     operationId: 'prometheusAlerts',
-    summary: 'Active alerts of Prometheus rule groups (none are loaded: always empty)',
+    summary:
+      'Active (pending and firing) alerts of Prometheus rule groups, at their last evaluation',
     tags: ['prometheus'],
     scope: 'read',
     responses: {
-      200: json('No alerts.', prometheusSuccessSchema(z.object({ alerts: z.array(z.unknown()) }))),
+      200: json(
+        'The alerts.',
+        prometheusSuccessSchema(z.object({ alerts: z.array(prometheusAlertSchema) })),
+      ),
       ...errors,
     },
-    handle: ({ res }) => {
-      res.type('application/json').send(success({ alerts: [] }));
+    handle: async ({ res, deps }) => {
+      const groups = await deps.ruleGroups.listOrgGroups(deps.orgId);
+      res.type('application/json').send(success({ alerts: prometheusActiveAlerts(groups) }));
     },
   },
   {

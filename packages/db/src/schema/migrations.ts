@@ -699,6 +699,33 @@ const prometheusRuleGroups: Migration = {
     ]),
 };
 
+const prometheusRuleGroupStates: Migration = {
+  version: 28,
+  name: 'prometheus_rule_group_states',
+  up: (sql) =>
+    run(sql, [
+      // What the evaluator that owns a rule group keeps between its evaluations: the rule
+      // manager's state (pending and firing alerts, series written last time) as
+      // `evaluateRuleGroup` returns it, when the group was last evaluated (its aligned slot, ms
+      // since the epoch: a new owner goes on from there, and a write from an owner that lost the
+      // group is refused by comparing it), how long that took, and each rule's health.
+      // Deleting the group deletes its state.
+      `create table prometheus_rule_group_states (
+        org_id text not null,
+        namespace text not null,
+        name text not null,
+        state jsonb not null check (jsonb_typeof(state) = 'object'),
+        last_evaluation_ms bigint not null,
+        evaluation_duration_ms double precision not null,
+        rule_health jsonb not null check (jsonb_typeof(rule_health) = 'array'),
+        updated_at timestamptz not null default now(),
+        primary key (org_id, namespace, name),
+        foreign key (org_id, namespace, name)
+          references prometheus_rule_groups (org_id, namespace, name) on delete cascade
+      )`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -728,4 +755,5 @@ export const migrations: readonly Migration[] = [
   minuteAggregateHeldWindow,
   alertmanagerChannel,
   prometheusRuleGroups,
+  prometheusRuleGroupStates,
 ];

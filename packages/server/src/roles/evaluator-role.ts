@@ -7,6 +7,7 @@ import type { SampleRecordDecoder } from '@monitor/schemas';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
+import { startRuleGroupEvaluation } from './rule-group-evaluation.js';
 
 /**
  * Consumes the samples topic in group `evaluator` (its own offsets: it never waits for the
@@ -89,6 +90,9 @@ export async function startAlertEvaluator(
     clearInterval(sweepTimer);
     await sweeping;
   });
+  // Prometheus rule groups follow the partitions this consumer is assigned.
+  const ruleGroups = startRuleGroupEvaluation(ctx, config, deps);
+  const lagReporter = createConsumerLagReporter(ctx.metrics.registry, evaluatorGroupId);
   const subscription = await deps.bus.subscribe({
     groupId: evaluatorGroupId,
     topics: [config.SAMPLES_TOPIC],
@@ -100,7 +104,11 @@ export async function startAlertEvaluator(
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
-    ...createConsumerLagReporter(ctx.metrics.registry, evaluatorGroupId),
+    onLag: (lag) => lagReporter.onLag(lag),
+    onAssignment: (partitions) => {
+      lagReporter.onAssignment(partitions);
+      ruleGroups.onAssignment(partitions);
+    },
   });
   ctx.shutdown.onShutdown('evaluator consumer', () => subscription.stop());
   return subscription;

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { createPrometheusRouter, createRulerRouter } from '@monitor/api';
 import type { Database } from '@monitor/db';
-import { createRuleGroupStore } from '@monitor/db';
+import { createRuleGroupStateStore, createRuleGroupStore } from '@monitor/db';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
@@ -45,6 +45,9 @@ export function createPrometheusMount(
       timeoutMs: config.PROMQL_TIMEOUT_MS,
     },
     nowMs: Date.now,
+    // The evaluator saves these on the primary: read there, not on a standby that may lag.
+    ruleGroups: createRuleGroupStateStore(databases.primary),
+    defaultRuleIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,
   });
   const ruler = createRulerRouter({
     authenticator: createKeyAuthenticator(config, databases.primary),

@@ -6,7 +6,7 @@ import snappy from 'snappy';
 import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createSampleStore } from '@monitor/db';
+import { createRuleGroupStateStore, createSampleStore } from '@monitor/db';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
@@ -422,6 +422,8 @@ export async function startPrometheusApi(
         timeoutMs: 30_000,
       },
       nowMs: Date.now,
+      ruleGroups: createRuleGroupStateStore(db),
+      defaultRuleIntervalMs: 60_000,
     }),
   );
   const server = createServer(app);

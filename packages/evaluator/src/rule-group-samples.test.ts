@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ruleGroupSampleMessages, ruleSeriesHost } from './rule-group-samples.js';
+
+describe('ruleGroupSampleMessages', () => {
+  it('writes recorded series and ALERTS as remote-written series of their host, stale ones as markers', () => {
+    const messages = ruleGroupSampleMessages(
+      'org_1',
+      {
+        samples: [
+          { labels: { __name__: 'job:up:sum', job: 'node' }, value: 3 },
+          { labels: { __name__: 'instance:cpu', instance: 'web-1:9100', job: 'node' }, value: 0.5 },
+          { labels: { __name__: 'instance:mem', job: 'node', instance: 'web-1:9100' }, value: 7 },
+          {
+            labels: { __name__: 'ALERTS', alertname: 'Down', alertstate: 'firing', host: 'db' },
+            value: 1,
+          },
+        ],
+        staleSeries: [{ __name__: 'instance:cpu', instance: 'web-2:9100', job: 'node' }],
+      },
+      60_000,
+      61_000,
+    );
+    const common = {
+      v: 1,
+      org_id: 'org_1',
+      time_ms: 60_000,
+      received_ms: 61_000,
+      tags_label_series: true,
+      containers: [],
+      processes: [],
+    };
+    expect(messages).toEqual([
+      { ...common, host: ruleSeriesHost, metrics: { 'job:up:sum': 3 }, tags: { job: 'node' } },
+      {
+        ...common,
+        host: 'web-1',
+        metrics: { 'instance:cpu': 0.5, 'instance:mem': 7 },
+        tags: { instance: 'web-1:9100', job: 'node' },
+      },
+      {
+        ...common,
+        host: 'db',
+        metrics: { ALERTS: 1 },
+        tags: { alertname: 'Down', alertstate: 'firing', host: 'db' },
+      },
+      {
+        ...common,
+        host: 'web-2',
+        metrics: {},
+        stale_metrics: ['instance:cpu'],
+        tags: { instance: 'web-2:9100', job: 'node' },
+      },
+    ]);
+  });
+});

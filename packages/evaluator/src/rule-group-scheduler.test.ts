@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import type {
+  RuleGroupEvaluationRecord,
+  RuleGroupForEvaluation,
+  RuleGroupKey,
+  RuleGroupStateStore,
+  ScheduledRuleGroup,
+} from '@monitor/db';
+import { createLogger } from '@monitor/platform';
+import type { RuleGroup, RuleGroupEvaluation, RuleGroupState } from '@monitor/rules';
+import type { RuleGroupRef } from './rule-group-schedule.js';
+import { ruleGroupSlotMs } from './rule-group-schedule.js';
+import type { RuleGroupScheduler } from './rule-group-scheduler.js';
+import { createRuleGroupScheduler } from './rule-group-scheduler.js';
+
+const logger = createLogger({ level: 'silent', name: 'test' });
+const ref = { orgId: 'org_1', namespace: 'ns', name: 'node' };
+const defaultIntervalMs = 60_000;
+
+function definition(interval: string | null, records: string[]): string {
+  return [
+    'name: node',
+    ...(interval === null ? [] : [`interval: ${interval}`]),
+    'rules:',
+    ...records.map((r) => `- record: ${r}\n  expr: up`),
+  ].join('\n');
+}
+
+/** The table, with the compare-and-set the real store does. */
+type SchedulerStore = Pick<RuleGroupStateStore, 'listAllGroups' | 'loadGroup' | 'saveEvaluation'>;
+
+function fakeStore(): SchedulerStore & {
+  groups: Map<string, string>;
+  states: Map<string, RuleGroupEvaluationRecord>;
+} {
+  const id = (k: RuleGroupKey): string => `${k.orgId}/${k.namespace}/${k.name}`;
+  const groups = new Map<string, string>();
+  const states = new Map<string, RuleGroupEvaluationRecord>();
+  return {
+    groups,
+    states,
+    listAllGroups: () =>
+      Promise.resolve(
+        [...groups].map(([key, text]): ScheduledRuleGroup => {
+          const [orgId = '', namespace = '', name = ''] = key.split('/');
+          return { orgId, namespace, name, definition: text };
+        }),
+      ),
+    loadGroup: (key) => {
+      const text = groups.get(id(key));
+      const found: RuleGroupForEvaluation | undefined =
+        text === undefined
+          ? undefined
+          : { definition: text, evaluation: structuredClone(states.get(id(key))) };
+      return Promise.resolve(found);
+    },
+    saveEvaluation: (key, expected, record) => {
+      if (!groups.has(id(key)) || states.get(id(key))?.lastEvaluationMs !== expected) {
+        return Promise.resolve(false);
+      }
+      states.set(id(key), structuredClone(record));
+      return Promise.resolve(true);
+    },
+  };
+}
+
+type Replica = {
+  scheduler: RuleGroupScheduler;
+  owned: { value: boolean };
+  /** (time, rule names, the count carried in the state) per evaluation. */
+  evaluations: { timeMs: number; records: string[]; count: number }[];
+  written: number[];
+};
+
+function replica(
+  store: SchedulerStore,
+  clock: { nowMs: number },
+  options: { beforeSave?: () => Promise<void> } = {},
+): Replica {
+  const owned = { value: true };
+  const evaluations: Replica['evaluations'] = [];
+  const written: number[] = [];
+  const evaluate = (
+    _orgId: string,
+    group: RuleGroup,
+    state: RuleGroupState,
+    timeMs: number,
+  ): Promise<RuleGroupEvaluation> => {
+    const count = (state.rules['count']?.alerts.length ?? 0) + 1;
+    evaluations.push({
+      timeMs,
+      records: group.rules.map((r) => (r.kind === 'record' ? r.record : r.alert)),
+      count,
+    });
+    const alerts = Array.from({ length: count }, () => ({
+      labels: {},
+      annotations: {},
+      state: 'firing' as const,
+      activeAtMs: 0,
+      firedAtMs: 0,
+      resolvedAtMs: null,
+      keepFiringSinceMs: null,
+      value: 1,
+    }));
+    return Promise.resolve({
+      state: { rules: { count: { alerts, writtenSeries: [] } } },
+      samples: [],
+      staleSeries: [],
+      health: group.rules.map(() => ({ health: 'ok' as const, lastError: null })),
+    });
+  };
+  const scheduler = createRuleGroupScheduler(
+    {
+      store,
+      evaluate,
+      writeSamples: async (_group: RuleGroupRef, _evaluation, timeMs) => {
+        written.push(timeMs);
+        await options.beforeSave?.();
+      },
+      owns: () => owned.value,
+      clock: { nowMs: () => clock.nowMs },
+      logger,
+    },
+    { defaultIntervalMs, refreshIntervalMs: 1_000, maxConcurrentEvaluations: 4 },
+  );
+  return { scheduler, owned, evaluations, written };
+}
+
+const firstSlot = ruleGroupSlotMs(ref, defaultIntervalMs, 1_764_000_000_000);
+
+describe('createRuleGroupScheduler', () => {
+  it('evaluates a group once per slot of its interval, at the slot time', async () => {
+    const store = fakeStore();
+    store.groups.set('org_1/ns/node', definition(null, ['a']));
+    const clock = { nowMs: firstSlot + 5_000 };
+    const one = replica(store, clock);
+    await one.scheduler.tick();
+    clock.nowMs += 20_000;
+    await one.scheduler.tick();
+    clock.nowMs += 40_000; // the next slot
+    await one.scheduler.tick();
+    await one.scheduler.tick();
+    expect(one.evaluations.map((e) => e.timeMs)).toEqual([firstSlot, firstSlot + 60_000]);
+    expect(one.written).toEqual([firstSlot, firstSlot + 60_000]);
+    expect(store.states.get('org_1/ns/node')).toMatchObject({
+      lastEvaluationMs: firstSlot + 60_000,
+      health: [{ health: 'ok', lastError: null }],
+    });
+    // Several missed slots: only the latest is evaluated, as Prometheus skips missed ones.
+    clock.nowMs += 5 * 60_000;
+    await one.scheduler.tick();
+    expect(one.evaluations.map((e) => e.timeMs)).toEqual([
+      firstSlot,
+      firstSlot + 60_000,
+      firstSlot + 6 * 60_000,
+    ]);
+  });
+
+  it("takes a group's own interval and rule changes at its next evaluation", async () => {
+    const store = fakeStore();
+    store.groups.set('org_1/ns/node', definition('15s', ['a']));
+    const slot = ruleGroupSlotMs(ref, 15_000, firstSlot);
+    const clock = { nowMs: slot };
+    const one = replica(store, clock);
+    await one.scheduler.tick();
+    store.groups.set('org_1/ns/node', definition('15s', ['a', 'b']));
+    clock.nowMs += 15_000;
+    await one.scheduler.tick();
+    expect(one.evaluations).toEqual([
+      { timeMs: slot, records: ['a'], count: 1 },
+      { timeMs: slot + 15_000, records: ['a', 'b'], count: 2 },
+    ]);
+    // Deleted: evaluated no more.
+    store.groups.clear();
+    clock.nowMs += 15_000;
+    await one.scheduler.tick();
+    clock.nowMs += 15_000;
+    await one.scheduler.tick();
+    expect(one.evaluations).toHaveLength(2);
+  });
+
+  it('hands a group over with its state: no slot evaluated twice, none skipped', async () => {
+    const store = fakeStore();
+    store.groups.set('org_1/ns/node', definition(null, ['a']));
+    const clock = { nowMs: firstSlot };
+    const first = replica(store, clock);
+    const second = replica(store, clock);
+    second.owned.value = false;
+    await first.scheduler.tick();
+    await second.scheduler.tick();
+    // A rebalance moves the group; both replicas tick through the next slots.
+    first.owned.value = false;
+    second.owned.value = true;
+    for (let i = 1; i <= 2; i++) {
+      clock.nowMs += 60_000;
+      await Promise.all([first.scheduler.tick(), second.scheduler.tick()]);
+    }
+    // And back.
+    first.owned.value = true;
+    second.owned.value = false;
+    clock.nowMs += 60_000;
+    await Promise.all([first.scheduler.tick(), second.scheduler.tick()]);
+    const all = [...first.evaluations, ...second.evaluations].sort((a, b) => a.timeMs - b.timeMs);
+    expect(all.map((e) => [e.timeMs - firstSlot, e.count])).toEqual([
+      [0, 1],
+      [60_000, 2],
+      [120_000, 3],
+      [180_000, 4],
+    ]);
+    expect(first.evaluations.map((e) => e.timeMs - firstSlot)).toEqual([0, 180_000]);
+  });
+
+  it("refuses the save of an owner that lost the group while evaluating; the new owner's state stands", async () => {
+    const store = fakeStore();
+    store.groups.set('org_1/ns/node', definition(null, ['a']));
+    const clock = { nowMs: firstSlot };
+    const second = replica(store, clock);
+    second.owned.value = false;
+    const first = replica(store, clock, {
+      // While the first evaluates, the group moves and the second evaluates the same slot.
+      beforeSave: async () => {
+        if (second.owned.value) return;
+        second.owned.value = true;
+        await second.scheduler.tick();
+      },
+    });
+    await first.scheduler.tick();
+    expect(first.evaluations).toHaveLength(1);
+    expect(second.evaluations).toHaveLength(1);
+    expect(store.states.get('org_1/ns/node')?.lastEvaluationMs).toBe(firstSlot);
+    // The first still thinks it owns the group: at the next slot it reads the state back and
+    // goes on from the second's evaluation; at the same slot it does nothing.
+    await first.scheduler.tick();
+    expect(first.evaluations).toHaveLength(1);
+    second.owned.value = false;
+    clock.nowMs += 60_000;
+    await first.scheduler.tick();
+    expect(first.evaluations.map((e) => e.count)).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,253 @@
+// @services postgres kafka
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { ruleGroupPartition } from '@monitor/evaluator';
+import { newOrganization } from './testing/api-target.js';
+import { postIngest } from './testing/ingest-client.js';
+import type { LocalApiTarget, MonitorStack } from './testing/monitor-stack.js';
+import { createMonitorStack, startLocalApiTarget } from './testing/monitor-stack.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { waitFor } from './testing/wait-for.js';
+
+const intervalMs = 2_000;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  await Promise.all(cleanups.map((cleanup) => cleanup()));
+});
+
+async function postGroup(apiUrl: string, key: string, namespace: string, yaml: string) {
+  const response = await fetch(`${apiUrl}/prometheus/config/v1/rules/${namespace}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/yaml' },
+    body: yaml,
+  });
+  expect(response.status).toBe(202);
+}
+
+async function ingestTemperature(ingestUrl: string, key: string, value: number): Promise<void> {
+  const result = await postIngest(
+    ingestUrl,
+    [{ host: 'web-1', timestamp: new Date().toISOString(), metrics: { temp: value } }],
+    { key },
+  );
+  expect(result.status).toBe(200);
+}
+
+type StateRow = { name: string; last_evaluation_ms: string; state: GroupState };
+type GroupState = {
+  rules: Record<
+    string,
+    { alerts: { state: string; activeAtMs: number; firedAtMs: number | null }[] }
+  >;
+};
+
+async function groupStates(db: Database, orgId: string): Promise<StateRow[]> {
+  return db.sql<StateRow[]>`
+    select name, last_evaluation_ms::text as last_evaluation_ms, state
+    from prometheus_rule_group_states where org_id = ${orgId} order by name`;
+}
+
+/** The alerts of a group's one alerting rule, as persisted. */
+function alertsOf(
+  row: StateRow,
+): { state: string; activeAtMs: number; firedAtMs: number | null }[] {
+  return Object.values(row.state.rules).flatMap((rule) => rule.alerts);
+}
+
+async function evaluationsOf(proc: RoleProcess): Promise<number> {
+  const text = await (await fetch(`${proc.baseUrl}/metrics`)).text();
+  const match = /^rule_group_evaluations_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+  return match === null ? 0 : Number(match[1]);
+}
+
+describe('Prometheus rule groups on schedule', () => {
+  it('evaluates a group at its interval embedded, its recorded series readable by PromQL', async () => {
+    const target: LocalApiTarget = await startLocalApiTarget('rule_groups', 'embedded', {
+      RULE_EVALUATION_INTERVAL_SECONDS: String(intervalMs / 1000),
+    });
+    cleanups.push(() => target.stop());
+    const { orgId, key } = await newOrganization(target.db);
+    await ingestTemperature(target.ingestUrl, key, 21);
+    await postGroup(
+      target.apiUrl,
+      key,
+      'thermal',
+      [
+        'name: doubled',
+        'rules:',
+        '- record: host:temp:doubled',
+        '  expr: temp * 2',
+        '- alert: Warm',
+        // Aggregated: its ALERTS series belong to no host. (Series with a host's labels other
+        // than its /ingest tags would become that host's tags in the services projection.)
+        '  expr: max(temp) > 20',
+        '  labels: { severity: page }',
+        '  annotations: { summary: "at {{ $value }}" }',
+      ].join('\n'),
+    );
+    // Three evaluations in a row, a slot apart.
+    const seen = new Set<number>();
+    await waitFor(
+      async () => {
+        const [row] = await groupStates(target.db, orgId);
+        if (row !== undefined) seen.add(Number(row.last_evaluation_ms));
+        return seen.size >= 3 ? true : undefined;
+      },
+      20_000,
+      'three evaluations of the group',
+    );
+    const times = [...seen].sort((a, b) => a - b);
+    for (const time of times.slice(1)) expect((time - times[0]!) % intervalMs).toBe(0);
+
+    const params = new URLSearchParams({
+      query: 'host:temp:doubled',
+      time: String(times[2]! / 1000),
+    });
+    const answer = await waitFor(
+      async () => {
+        const response = await fetch(
+          `${target.apiUrl}/prometheus/api/v1/query?${params.toString()}`,
+          {
+            headers: { authorization: `Bearer ${key}` },
+          },
+        );
+        const body = (await response.json()) as {
+          data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+        };
+        return body.data.result.length > 0 ? body.data.result : undefined;
+      },
+      10_000,
+      'the recorded series',
+    );
+    expect(answer).toEqual([
+      { metric: { __name__: 'host:temp:doubled', host: 'web-1' }, value: [times[2]! / 1000, '42'] },
+    ]);
+
+    // The rules and alerts lists, as Prometheus writes them, from the saved state.
+    const get = async (path: string): Promise<unknown> => {
+      const response = await fetch(`${target.apiUrl}/prometheus/api/v1/${path}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { data: unknown }).data;
+    };
+    const warm = {
+      labels: { alertname: 'Warm', severity: 'page' },
+      annotations: { summary: 'at 21' },
+      state: 'firing',
+      activeAt: expect.any(String) as unknown,
+      value: '2.1e+01',
+    };
+    expect(await get('alerts')).toEqual({ alerts: [warm] });
+    expect(await get('rules')).toEqual({
+      groups: [
+        expect.objectContaining({
+          name: 'doubled',
+          file: 'thermal',
+          interval: intervalMs / 1000,
+          rules: [
+            expect.objectContaining({ name: 'host:temp:doubled', health: 'ok', type: 'recording' }),
+            expect.objectContaining({ name: 'Warm', state: 'firing', alerts: [warm] }),
+          ],
+        }),
+      ],
+    });
+  });
+
+  it('moves groups to a joining evaluator and off a killed one, their pending alerts intact', async () => {
+    const stack: MonitorStack = await createMonitorStack('rule_groups_failover', {
+      RULE_EVALUATION_INTERVAL_SECONDS: String(intervalMs / 1000),
+    });
+    cleanups.push(() => stack.stop());
+    const [gateway, api] = await Promise.all([
+      stack.start('gateway'),
+      stack.start('api'),
+      stack.start('writer'),
+    ]);
+    const { orgId, key } = await newOrganization(stack.db);
+    // One group per partition of the samples topic: whichever the first evaluator loses, some
+    // of its groups move.
+    const names = new Map<number, string>();
+    for (let i = 0; names.size < 6; i++) {
+      const partition = ruleGroupPartition({ orgId, namespace: 'heat', name: `g${i}` }, 6);
+      if (!names.has(partition)) names.set(partition, `g${i}`);
+    }
+    await ingestTemperature(gateway.baseUrl, key, 99);
+    for (const name of names.values()) {
+      await postGroup(
+        api.baseUrl,
+        key,
+        'heat',
+        `name: ${name}\nrules:\n- alert: Hot\n  expr: temp > 50\n  for: 30s\n`,
+      );
+    }
+    const first = await stack.start('evaluator');
+    const pending = await waitFor(
+      async () => {
+        const rows = await groupStates(stack.db, orgId);
+        const ok = rows.length === 6 && rows.every((row) => alertsOf(row)[0]?.state === 'pending');
+        return ok ? rows : undefined;
+      },
+      20_000,
+      'every group pending',
+    );
+    const activeAt = new Map(pending.map((row) => [row.name, alertsOf(row)[0]!.activeAtMs]));
+
+    // A second evaluator joins: the groups split between the two.
+    const second = await stack.start('evaluator');
+    const before = await evaluationsOf(second);
+    await waitFor(
+      async () => ((await evaluationsOf(second)) > before + 3 ? true : undefined),
+      20_000,
+      'the second evaluator to evaluate groups',
+    );
+    const firstCount = await evaluationsOf(first);
+    await waitFor(
+      async () => ((await evaluationsOf(first)) > firstCount ? true : undefined),
+      10_000,
+      'the first evaluator to keep some groups',
+    );
+    // The first is killed while every alert is still pending; the second takes its groups.
+    expect(
+      (await groupStates(stack.db, orgId)).every((row) => alertsOf(row)[0]?.state === 'pending'),
+    ).toBe(true);
+    await first.kill();
+    await ingestTemperature(gateway.baseUrl, key, 99);
+    const firing = await waitFor(
+      async () => {
+        const rows = await groupStates(stack.db, orgId);
+        return rows.every((row) => alertsOf(row)[0]?.state === 'firing') ? rows : undefined;
+      },
+      60_000,
+      'every group firing',
+    );
+    // Each alert went on from its first pending evaluation: fired `for` after it, once.
+    for (const row of firing) {
+      const alerts = alertsOf(row);
+      expect(alerts).toHaveLength(1);
+      expect(alerts[0]!.activeAtMs).toBe(activeAt.get(row.name));
+      expect(alerts[0]!.firedAtMs).toBe(activeAt.get(row.name)! + 30_000);
+    }
+
+    // A restart: the survivor stops, a new evaluator goes on from the persisted states.
+    await second.stop();
+    const stoppedAt = Math.max(...firing.map((row) => Number(row.last_evaluation_ms)));
+    const third = await stack.start('evaluator');
+    const resumed = await waitFor(
+      async () => {
+        const rows = await groupStates(stack.db, orgId);
+        const on = rows.every((row) => Number(row.last_evaluation_ms) > stoppedAt + intervalMs);
+        return on ? rows : undefined;
+      },
+      30_000,
+      'the groups evaluated again after the restart',
+    );
+    expect(await evaluationsOf(third)).toBeGreaterThan(0);
+    for (const row of resumed) {
+      expect(alertsOf(row)).toEqual([
+        expect.objectContaining({ state: 'firing', activeAtMs: activeAt.get(row.name) }),
+      ]);
+    }
+  }, 240_000);
+});

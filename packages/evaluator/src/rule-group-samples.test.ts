@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ruleGroupSampleMessages, ruleSeriesHost } from './rule-group-samples.js';
 
 describe('ruleGroupSampleMessages', () => {
-  it('writes recorded series and ALERTS as remote-written series of their host, stale ones as markers', () => {
+  it('writes recorded series and ALERTS with their labels under the rules’ own service, stale ones as markers', () => {
     const messages = ruleGroupSampleMessages(
       'org_1',
       {
@@ -33,19 +33,19 @@ describe('ruleGroupSampleMessages', () => {
       { ...common, host: ruleSeriesHost, metrics: { 'job:up:sum': 3 }, tags: { job: 'node' } },
       {
         ...common,
-        host: 'web-1',
+        host: ruleSeriesHost,
         metrics: { 'instance:cpu': 0.5, 'instance:mem': 7 },
         tags: { instance: 'web-1:9100', job: 'node' },
       },
       {
         ...common,
-        host: 'db',
+        host: ruleSeriesHost,
         metrics: { ALERTS: 1 },
         tags: { alertname: 'Down', alertstate: 'firing', host: 'db' },
       },
       {
         ...common,
-        host: 'web-2',
+        host: ruleSeriesHost,
         metrics: {},
         stale_metrics: ['instance:cpu'],
         tags: { instance: 'web-2:9100', job: 'node' },

@@ -1,29 +1,21 @@
-import { hostOfInstance } from '@monitor/protocols';
 import type { RuleGroupEvaluation } from '@monitor/rules';
 import type { SampleMessage } from '@monitor/schemas';
 
 /**
- * The service of a recorded series that names none (no `host`, no `instance` label: an
- * aggregate across hosts). Storage keeps every series under a service; the series' labels
- * stay exactly as recorded.
+ * The service every series a rule writes is stored under, whatever its labels: storage keeps
+ * each series under a service, and a rule's output must not pass for the host it is about (the
+ * services list takes a host's tags, metrics and last sight from its latest samples, which would
+ * then be ALERTS' labels and a host seen alive by a rule about it). PromQL reads series by their
+ * labels, which stay exactly as recorded.
  */
 export const ruleSeriesHost = 'prometheus-rules';
 
 type Labels = Readonly<Record<string, string>>;
 
-/** As the remote-write mapping: `host`, else `instance` without its port. */
-function hostOf(labels: Labels): string {
-  const host = labels['host'];
-  if (host !== undefined && host !== '') return host;
-  const instance = labels['instance'];
-  if (instance !== undefined && instance !== '') return hostOfInstance(instance);
-  return ruleSeriesHost;
-}
-
 /**
- * What one evaluation writes, as sample messages of the samples topic (the same as a
- * remote-write of those series at `timeMs`): one per (host, label set) with its metrics, its
- * staleness markers for the series the rules no longer write.
+ * What one evaluation writes, as sample messages of the samples topic (as a remote-write of
+ * those series at `timeMs`, under the service `ruleSeriesHost`): one per label set with its
+ * metrics, its staleness markers for the series the rules no longer write.
  */
 export function ruleGroupSampleMessages(
   orgId: string,
@@ -39,14 +31,13 @@ export function ruleGroupSampleMessages(
         .filter(([, value]) => value !== '')
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     );
-    const host = hostOf(tags);
-    const key = JSON.stringify([host, tags]);
+    const key = JSON.stringify(tags);
     let message = messages.get(key);
     if (message === undefined) {
       message = {
         v: 1,
         org_id: orgId,
-        host,
+        host: ruleSeriesHost,
         time_ms: timeMs,
         received_ms: receivedMs,
         metrics: {},

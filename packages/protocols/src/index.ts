@@ -27,4 +27,3 @@ export {
   remoteReadContentTypes,
 } from './remote-read.js';
 export { decodeXorChunk, encodeXorChunks } from './xor-chunk.js';
-export { hostOfInstance } from './prometheus-series.js';

@@ -7,7 +7,7 @@
  *    `monitor gateway`, `writer`, `evaluator` and `api` as separate processes.
  * 2. 1,000 rules through POST /api/v1/alerts/rules: all but a few on the fleet's metrics with
  *    thresholds the fleet never crosses (evaluated on every sample, never firing), four in ten
- *    of them with the alerting next wave's features (see withNextWaveFeatures), and one rule
+ *    of them with the rule options (see withRuleOptions), and one rule
  *    per probe host, scoped to it by a tag. Waits until the evaluator reports them loaded.
  * 3. The fleet sends single payloads at a fixed concurrency (warm-up, then the measured
  *    window); meanwhile each probe host repeatedly completes a window with event-time samples
@@ -77,8 +77,8 @@ const usage = `Usage: npm run bench:alerts -- [options]
   --out FILE                  JSON results (default bench-results/alerts-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.
 EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
-SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes. BENCH_ALERTS_NEXT_WAVE=off
-creates the fleet rules without the alerting next wave's fields (a baseline).`;
+SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes. BENCH_ALERTS_RULE_OPTIONS=off
+creates the fleet rules without the rule options (recovery threshold, keep-firing-for, flapping…; a baseline).`;
 
 async function runBenchmark(
   options: Options,
@@ -107,11 +107,11 @@ async function runBenchmark(
     planProbeRules(probeHosts, options.probeDurationMinutes),
   );
   const planned = planFleetRules(options.rules - options.probeHosts);
-  // BENCH_ALERTS_NEXT_WAVE=off: the same rules without the next wave's fields (a baseline).
+  // BENCH_ALERTS_RULE_OPTIONS=off: the same rules without the rule options (a baseline).
   const fleetRules =
-    process.env['BENCH_ALERTS_NEXT_WAVE'] === 'off' ? planned : withNextWaveFeatures(planned);
+    process.env['BENCH_ALERTS_RULE_OPTIONS'] === 'off' ? planned : withRuleOptions(planned);
   report.notes.push(
-    `alerting next wave on ${fleetRules.filter(usesNextWave).length} of ${fleetRules.length} fleet rules: ` +
+    `rule options on ${fleetRules.filter(usesRuleOptions).length} of ${fleetRules.length} fleet rules: ` +
       'recovery_threshold + keep_firing_for_minutes, flapping, no_data_minutes (alerting), or all three',
   );
   await createRules(api.baseUrl, headers, fleetRules);
@@ -231,7 +231,7 @@ async function runBenchmark(
 }
 
 /** A rule body with every rule option (docs/api.md#rule-options). */
-type NextWaveRuleBody = RuleBody & {
+type OptionsRuleBody = RuleBody & {
   recovery_threshold?: number;
   keep_firing_for_minutes?: number;
   flapping?: { window_minutes: number; max_transitions: number };
@@ -239,27 +239,27 @@ type NextWaveRuleBody = RuleBody & {
   no_data_state?: 'alerting' | 'ok' | 'keep';
 };
 
-const nextWaveFields = [
+const ruleOptionFields = [
   'recovery_threshold',
   'keep_firing_for_minutes',
   'flapping',
   'no_data_minutes',
 ] as const;
 
-function usesNextWave(rule: NextWaveRuleBody): boolean {
-  return nextWaveFields.some((field) => rule[field] !== undefined);
+function usesRuleOptions(rule: OptionsRuleBody): boolean {
+  return ruleOptionFields.some((field) => rule[field] !== undefined);
 }
 
 /**
- * Turns the next wave's features on for four fleet rules in ten: hysteresis with keep-firing-for
+ * Turns the rule options on for four fleet rules in ten: hysteresis with keep-firing-for
  * (on the non-breaching side of the threshold, as the API insists; not on `equal`), flap
  * detection, no data (the fleet keeps sending, so it watches and never fires: the cost is the
  * last-seen bookkeeping and the sweeps), and one in ten with all of them.
  */
-function withNextWaveFeatures(rules: readonly RuleBody[]): NextWaveRuleBody[] {
-  return rules.map((rule, i): NextWaveRuleBody => {
+function withRuleOptions(rules: readonly RuleBody[]): OptionsRuleBody[] {
+  return rules.map((rule, i): OptionsRuleBody => {
     const kind = i % 10;
-    const hysteresis: Partial<NextWaveRuleBody> =
+    const hysteresis: Partial<OptionsRuleBody> =
       rule.condition === 'equal' || rule.condition === 'not_equal'
         ? {}
         : {

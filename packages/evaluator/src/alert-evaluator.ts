@@ -1,4 +1,5 @@
-import type { BatchContext, DeadLetterSink, RecordBatch } from '@monitor/bus';
+import type { BatchContext, ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
+import { createConsumerBatchPolicy } from '@monitor/bus';
 import type {
   AlertEvent,
   EvaluatorStateKey,
@@ -655,91 +656,45 @@ export function createAlertEvaluator(
     else log.debug(summary, 'batch evaluated');
   }
 
-  /** Errors that say nothing about the records: the whole batch is redelivered as it is. */
-  function passesByItself(err: unknown): boolean {
-    return (
-      err instanceof PartitionMovedError || err instanceof RulesBehindError || isRetriable(err)
+  /**
+   * A batch that fails for good is halved until the record that causes it is alone; after a
+   * few attempts that record is dead-lettered and its offset committed, so one bad record never
+   * holds back the partition (other hosts, other organizations) behind it. One of many hosts is
+   * first evaluated host by host (the offset moving past the record only at its end, a host
+   * evaluated again on a replay being a no-op by its watermark), so only the hosts that fail
+   * are set aside.
+   */
+  function isolating(batch: RecordBatch, ctx: BatchContext) {
+    return createConsumerBatchPolicy<ConsumedRecord>(
+      {
+        recordOf: (record) => record,
+        process: (records) => evaluateBatch({ ...batch, records: [...records] }, ctx),
+        splitRecord: ([record]) => hostRecordsOf(record as ConsumedRecord),
+        processAlone: (host) => evaluateBatch({ ...batch, records: [host] }, ctx, false),
+        setAside,
+        commitPast: (record) => commitPast(batch, record),
+        // Errors that say nothing about the records: the whole batch is redelivered as it is.
+        handlingOf: (err) =>
+          err instanceof PartitionMovedError || err instanceof RulesBehindError || isRetriable(err)
+            ? 'redeliver'
+            : 'isolate',
+        sleep: deps.sleep,
+      },
+      { attemptsBeforeSetAside: attemptsPerRecord, reattemptDelayMs: (attempt) => 100 * attempt },
     );
   }
 
-  /**
-   * A batch that fails for good is split in halves until the record that causes it is alone;
-   * after a few attempts that record is dead-lettered and its offset committed, so one bad
-   * record never holds back the partition (other hosts, other organizations) behind it.
-   */
-  async function evaluateIsolating(batch: RecordBatch, ctx: BatchContext): Promise<void> {
-    try {
-      await evaluateBatch(batch, ctx);
-      return;
-    } catch (err) {
-      if (passesByItself(err)) throw err;
-      if (batch.records.length > 1) {
-        const middle = Math.ceil(batch.records.length / 2);
-        await evaluateIsolating({ ...batch, records: batch.records.slice(0, middle) }, ctx);
-        await evaluateIsolating({ ...batch, records: batch.records.slice(middle) }, ctx);
-        return;
-      }
-      await retryOrSetAside(batch, ctx, err);
-    }
-  }
-
-  /**
-   * Evaluates one record's batch again a few times; resolves with the error once it keeps
-   * failing for good (undefined once it succeeded).
-   */
-  async function retrying(
-    batch: RecordBatch,
-    ctx: BatchContext,
-    first: unknown,
-    advance: boolean,
-  ): Promise<unknown> {
-    const sleep = deps.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
-    let err = first;
-    for (let attempt = err === undefined ? 1 : 2; attempt <= attemptsPerRecord; attempt++) {
-      if (attempt > 1) await sleep(100 * attempt);
-      try {
-        await evaluateBatch(batch, ctx, advance);
-        return undefined;
-      } catch (again) {
-        if (passesByItself(again)) throw again;
-        err = again;
-      }
-    }
-    return err;
-  }
-
-  /**
-   * A record that keeps failing is set aside; one of many hosts is first evaluated host by host
-   * (the offset moving past the record only at its end, a host evaluated again on a replay
-   * being a no-op by its watermark), so only the hosts that fail are set aside.
-   */
-  async function retryOrSetAside(batch: RecordBatch, ctx: BatchContext, first: unknown) {
-    const [record] = batch.records as [RecordBatch['records'][number]];
-    const err = await retrying(batch, ctx, first, true);
-    if (err === undefined) return;
-    const hosts = hostRecordsOf(record);
-    if (hosts.length <= 1) {
-      await setAside(record, err);
-    } else {
-      for (const host of hosts) {
-        const hostErr = await retrying({ ...batch, records: [host] }, ctx, undefined, false);
-        if (hostErr !== undefined) await setAside(host, hostErr);
-      }
-    }
-    await commitPast(batch, record);
-  }
-
-  async function setAside(record: RecordBatch['records'][number], err: unknown): Promise<void> {
+  async function setAside(record: ConsumedRecord, err: Error): Promise<void> {
     log.error(
       { err, partition: record.partition, offset: record.offset, attempts: attemptsPerRecord },
       'record cannot be evaluated; dead-lettered, the partition moves on',
     );
-    await deps.deadLetters.send(record, `evaluator: ${describe(err)}`);
+    await deps.deadLetters.send(record, `evaluator: ${err.message}`);
     metrics.recordsSkipped('unprocessable', 1);
   }
 
   /** Commits past `record` with nothing else, unless a replay already did. */
-  async function commitPast(batch: RecordBatch, record: RecordBatch['records'][number]) {
+  async function commitPast(batch: RecordBatch, record: ConsumedRecord) {
     const storedOffset = await store.appliedOffset(batch.partition);
     const nextOffset = Number(record.offset) + 1;
     if (storedOffset <= batch.logEndOffset && storedOffset >= nextOffset) return;
@@ -766,7 +721,7 @@ export function createAlertEvaluator(
       // Every rule change answered before these records were accepted must apply to them: they
       // were accepted before they reached this process, so a check that starts now sees them.
       await deps.rules.refresh();
-      await evaluateIsolating(batch, ctx);
+      await isolating(batch, ctx).handle(batch.records);
     },
 
     async sweepNoData() {
@@ -798,15 +753,11 @@ export function createAlertEvaluator(
   };
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * The hosts of a record of many hosts, each as a record of its own (same position, its own
  * message, its place in the record in `x-sample-record-index`); one entry for any other record.
  */
-function hostRecordsOf(record: RecordBatch['records'][number]): RecordBatch['records'] {
+function hostRecordsOf(record: ConsumedRecord): ConsumedRecord[] {
   const decoded = decodeSampleRecord(record.value);
   if (!decoded.ok || decoded.value.length <= 1) return [record];
   return decoded.value.map(({ message, index, decoded: host }) => ({

@@ -57,11 +57,11 @@ export type ConsumerBatchPolicyOptions = {
 
 export type ConsumerBatchPolicy<T> = {
   /**
-   * Processes `items` (consecutive records of a batch, in order): resolves once each record was
-   * processed, or set aside and committed past. A permanent failure halves the work by record
-   * until the record that causes it is alone; that record is attempted again, then split and
-   * its items processed alone, so that only the items that keep failing are set aside and every
-   * other item is processed once, in order. Transient failures are retried in place; a failure
+   * Processes `items` (the items of consecutive records, each partition's in order): resolves
+   * once each record was processed, or set aside and committed past. A permanent failure halves
+   * the work by record until the record that causes it is alone; that record is attempted
+   * again, then split and its items processed alone, so that only the items that keep failing
+   * are set aside and every other item is processed once, in order. Transient failures are retried in place; a failure
    * to redeliver is thrown, with every record before it processed and nothing after it.
    */
   handle(items: readonly T[]): Promise<void>;

@@ -60,6 +60,31 @@ describe('createApiKeyAuthenticator', () => {
     await expect(f.authenticator.authenticate('mon_good')).resolves.toBeUndefined();
   });
 
+  it('answers from an expired entry while the lookup fails in a way it may serve stale on', async () => {
+    let now = 0;
+    let failure: Error | undefined;
+    const authenticator = createApiKeyAuthenticator({
+      lookup: (hash) =>
+        failure !== undefined
+          ? Promise.reject(failure)
+          : Promise.resolve({ keyId: 'key_1', orgId: 'org_1', scopes: ['ingest'], keyHash: hash }),
+      hashKey: hashApiKey,
+      ttlMs: 15_000,
+      nowMs: () => now,
+      servesStaleOn: (err) => err instanceof Error && err.message === 'database away',
+    });
+    await authenticator.authenticate('mon_good');
+    failure = new Error('database away');
+    now += 60_000;
+    await expect(authenticator.authenticate('mon_good')).resolves.toMatchObject({
+      keyId: 'key_1',
+    });
+    // A key never looked up has nothing to answer with; another failure is not served stale.
+    await expect(authenticator.authenticate('mon_other')).rejects.toThrow('database away');
+    failure = new Error('a bug');
+    await expect(authenticator.authenticate('mon_good')).rejects.toThrow('a bug');
+  });
+
   it('remembers unknown keys only briefly', async () => {
     const f = fixture();
     await f.authenticator.authenticate('mon_bad');

@@ -21,7 +21,10 @@ type CacheEntry = {
 /**
  * Authenticates API keys without a database query per request: lookups are cached for
  * `ttlMs` (so a revoked key stops working within that time on every replica), unknown keys for a
- * shorter `negativeTtlMs`, and concurrent lookups of one key share a single query.
+ * shorter `negativeTtlMs`, and concurrent lookups of one key share a single query. While a
+ * lookup fails in a way `servesStaleOn` accepts (the database away, a failover), an expired
+ * entry keeps answering: a gateway goes on taking known keys' samples into Kafka, and a key
+ * revoked just before the outage works until the database answers again.
  */
 export function createApiKeyAuthenticator(deps: {
   lookup: KeyLookup;
@@ -29,6 +32,8 @@ export function createApiKeyAuthenticator(deps: {
   hashKey: (plaintext: string) => Buffer;
   ttlMs?: number;
   negativeTtlMs?: number;
+  /** Whether a lookup's failure lets an expired entry answer; never, when omitted. */
+  servesStaleOn?: (err: unknown) => boolean;
   maxEntries?: number;
   nowMs?: () => number;
 }): ApiKeyAuthenticator {
@@ -60,7 +65,11 @@ export function createApiKeyAuthenticator(deps: {
           pending = load(hash, cacheKey).finally(() => inFlight.delete(cacheKey));
           inFlight.set(cacheKey, pending);
         }
-        entry = await pending;
+        try {
+          entry = await pending;
+        } catch (err) {
+          if (entry === undefined || deps.servesStaleOn?.(err) !== true) throw err;
+        }
       }
       const key = entry.key;
       if (key === undefined || !timingSafeEqual(key.keyHash, hash)) return undefined;

@@ -7,8 +7,10 @@ import type {
   Subscription,
 } from './bus.js';
 import type { BusLogger } from './bus-logger.js';
-import type { InProcessLog, PartitionLog, StoredRecord, Topic } from './in-process-log.js';
+import { createConcurrencySlots } from './concurrency-slots.js';
+import type { Group, InProcessLog, StoredRecord, Topic } from './in-process-log.js';
 import { earliestOffset } from './in-process-log.js';
+import { createWakeableWaits } from './wakeable-waits.js';
 
 const subscriptionDefaults = {
   retryInitialMs: 50,
@@ -16,6 +18,22 @@ const subscriptionDefaults = {
   maxBatchRecords: 500,
   partitionsConsumedConcurrently: 1,
 } as const;
+
+/** What every partition loop of one subscription shares. */
+type Consumer = {
+  log: InProcessLog;
+  group: Group;
+  logger: BusLogger;
+  options: SubscribeOptions;
+  maxBatchRecords: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+  slots: ReturnType<typeof createConcurrencySlots>;
+  waits: ReturnType<typeof createWakeableWaits>;
+  isRunning: () => boolean;
+};
+
+const ctx: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => false };
 
 /**
  * One consumer group's subscription on the in-process bus: a loop per partition hands batches of
@@ -29,13 +47,8 @@ export function startInProcessSubscription(
   subscribeOptions: SubscribeOptions,
   onStopped: (subscription: Subscription) => void,
 ): Subscription {
-  const { groupId, handleBatch, fromBeginning } = subscribeOptions;
+  const { groupId, fromBeginning } = subscribeOptions;
   const maxBatchRecords = subscribeOptions.maxBatchRecords ?? subscriptionDefaults.maxBatchRecords;
-  const retryInitialMs = subscribeOptions.retryInitialMs ?? subscriptionDefaults.retryInitialMs;
-  const retryMaxMs = subscribeOptions.retryMaxMs ?? subscriptionDefaults.retryMaxMs;
-  const concurrency =
-    subscribeOptions.partitionsConsumedConcurrently ??
-    subscriptionDefaults.partitionsConsumedConcurrently;
   if (subscribeOptions.topics.length === 0)
     throw new RangeError('subscribe needs at least one topic');
   if (!(maxBatchRecords >= 1)) throw new RangeError('maxBatchRecords must be at least 1');
@@ -44,113 +57,23 @@ export function startInProcessSubscription(
     throw new Error(`consumer group ${groupId} already has a subscription in this process`);
   }
   group.active = true;
-  const groupLog = logger.child({ groupId });
 
   let running = true;
-  /** Woken (and removed) on stop: sleeping retries and idle partitions. */
-  const wakers = new Set<() => void>();
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wakers.add(done);
-    });
-  const waitForAppend = (partitionLog: PartitionLog): Promise<void> =>
-    new Promise((resolve) => {
-      const done = (): void => {
-        partitionLog.appendWaiters.delete(done);
-        wakers.delete(done);
-        resolve();
-      };
-      partitionLog.appendWaiters.add(done);
-      wakers.add(done);
-    });
-
-  let slots = concurrency;
-  const slotWaiters: (() => void)[] = [];
-  const acquire = async (): Promise<void> => {
-    if (slots > 0) {
-      slots -= 1;
-      return;
-    }
-    await new Promise<void>((resolve) => slotWaiters.push(resolve));
+  const consumer: Consumer = {
+    log,
+    group,
+    logger: logger.child({ groupId }),
+    options: subscribeOptions,
+    maxBatchRecords,
+    retryInitialMs: subscribeOptions.retryInitialMs ?? subscriptionDefaults.retryInitialMs,
+    retryMaxMs: subscribeOptions.retryMaxMs ?? subscriptionDefaults.retryMaxMs,
+    slots: createConcurrencySlots(
+      subscribeOptions.partitionsConsumedConcurrently ??
+        subscriptionDefaults.partitionsConsumedConcurrently,
+    ),
+    waits: createWakeableWaits(),
+    isRunning: () => running,
   };
-  const release = (): void => {
-    const next = slotWaiters.shift();
-    if (next !== undefined) next();
-    else slots += 1;
-  };
-
-  const ctx: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => false };
-
-  async function handleWithRetry(batch: RecordBatch): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await handleBatch(batch, ctx);
-        return true;
-      } catch (err) {
-        const waitMs = backoffMs(attempt, retryInitialMs, retryMaxMs);
-        groupLog.warn(
-          {
-            err,
-            topic: batch.topic,
-            partition: batch.partition,
-            firstOffset: batch.records[0]?.offset,
-            records: batch.records.length,
-            attempt,
-            retryInMs: waitMs,
-          },
-          'batch handler failed; redelivering the batch after a backoff',
-        );
-        await sleep(waitMs);
-        if (!running) return false;
-      }
-    }
-  }
-
-  async function consume(topic: Topic, partition: number): Promise<void> {
-    const partitionLog = topic.partitions[partition];
-    if (partitionLog === undefined) return;
-    const committed = log.committedOffsets(group, topic);
-    while (running) {
-      const next = Math.max(committed[partition] ?? 0, earliestOffset(partitionLog));
-      if (next >= partitionLog.end) {
-        await waitForAppend(partitionLog);
-        continue;
-      }
-      await acquire();
-      let handled = false;
-      let last = next;
-      let lastTimestampMs = 0;
-      try {
-        if (!running) break;
-        const from = partitionLog.first + (next - earliestOffset(partitionLog));
-        const stored = partitionLog.records.slice(from, from + maxBatchRecords);
-        last = stored[stored.length - 1]?.offset ?? next;
-        lastTimestampMs = stored[stored.length - 1]?.timestampMs ?? 0;
-        handled = await handleWithRetry({
-          topic: topic.name,
-          partition,
-          records: stored.map((record) => toConsumedRecord(topic.name, partition, record)),
-          logEndOffset: partitionLog.end,
-        });
-      } finally {
-        release();
-      }
-      if (!handled) break;
-      log.commit(group, topic, partition, last + 1);
-      subscribeOptions.onLag?.({
-        topic: topic.name,
-        partition,
-        records: Math.max(0, partitionLog.end - last - 1),
-        lastTimestampMs,
-      });
-    }
-  }
 
   const consumers: Promise<void>[] = [];
   const assignment: { topic: string; partition: number }[] = [];
@@ -160,7 +83,7 @@ export function startInProcessSubscription(
     const committed = log.committedOffsets(group, topic);
     topic.partitions.forEach((partitionLog, partition) => {
       committed[partition] ??= fromBeginning ? earliestOffset(partitionLog) : partitionLog.end;
-      consumers.push(consume(topic, partition));
+      consumers.push(consumePartition(consumer, topic, partition));
       assignment.push({ topic: name, partition });
     });
   }
@@ -172,7 +95,7 @@ export function startInProcessSubscription(
     stop: () =>
       (stopping ??= (async () => {
         running = false;
-        for (const wake of [...wakers]) wake();
+        consumer.waits.wakeAll();
         await Promise.all(consumers);
         subscribeOptions.onAssignment?.([]);
         group.active = false;
@@ -180,6 +103,77 @@ export function startInProcessSubscription(
       })()),
   };
   return subscription;
+}
+
+/** Hands the partition's records to the handler batch by batch, committing after each, until stopped. */
+async function consumePartition(consumer: Consumer, topic: Topic, partition: number) {
+  const { log, group, slots } = consumer;
+  const partitionLog = topic.partitions[partition];
+  if (partitionLog === undefined) return;
+  const committed = log.committedOffsets(group, topic);
+  while (consumer.isRunning()) {
+    const next = Math.max(committed[partition] ?? 0, earliestOffset(partitionLog));
+    if (next >= partitionLog.end) {
+      await consumer.waits.waitForAppend(partitionLog);
+      continue;
+    }
+    await slots.acquire();
+    let handled = false;
+    let last = next;
+    let lastTimestampMs = 0;
+    try {
+      if (!consumer.isRunning()) break;
+      const from = partitionLog.first + (next - earliestOffset(partitionLog));
+      const stored = partitionLog.records.slice(from, from + consumer.maxBatchRecords);
+      last = stored[stored.length - 1]?.offset ?? next;
+      lastTimestampMs = stored[stored.length - 1]?.timestampMs ?? 0;
+      handled = await handleUntilDone(consumer, {
+        topic: topic.name,
+        partition,
+        records: stored.map((record) => toConsumedRecord(topic.name, partition, record)),
+        logEndOffset: partitionLog.end,
+      });
+    } finally {
+      slots.release();
+    }
+    if (!handled) break;
+    log.commit(group, topic, partition, last + 1);
+    consumer.options.onLag?.({
+      topic: topic.name,
+      partition,
+      records: Math.max(0, partitionLog.end - last - 1),
+      lastTimestampMs,
+    });
+  }
+}
+
+/**
+ * Hands `batch` to the handler until it resolves (true), again after a backoff each time it
+ * throws; false once the subscription stopped meanwhile.
+ */
+async function handleUntilDone(consumer: Consumer, batch: RecordBatch): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await consumer.options.handleBatch(batch, ctx);
+      return true;
+    } catch (err) {
+      const waitMs = backoffMs(attempt, consumer.retryInitialMs, consumer.retryMaxMs);
+      consumer.logger.warn(
+        {
+          err,
+          topic: batch.topic,
+          partition: batch.partition,
+          firstOffset: batch.records[0]?.offset,
+          records: batch.records.length,
+          attempt,
+          retryInMs: waitMs,
+        },
+        'batch handler failed; redelivering the batch after a backoff',
+      );
+      await consumer.waits.sleep(waitMs);
+      if (!consumer.isRunning()) return false;
+    }
+  }
 }
 
 function toConsumedRecord(topic: string, partition: number, record: StoredRecord): ConsumedRecord {

@@ -10,6 +10,7 @@ export type {
   Subscription,
 } from './bus.js';
 
+export { createConsumerBatchPolicy } from './consumer-batch-policy.js';
 export { deadLetterTopic } from './dead-letter-sink.js';
 export { createInProcessBus } from './in-process-bus.js';
 export { createKafkaBus } from './kafka-bus.js';

@@ -13,8 +13,10 @@ import type {
 import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
 import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
-import type { EvaluatorMetrics, RuleSource } from './alert-evaluator.js';
-import { PartitionMovedError, createAlertEvaluator } from './alert-evaluator.js';
+import type { EvaluatorMetrics } from './evaluator-metrics.js';
+import type { RuleSource } from './rule-set.js';
+import { createAlertEvaluator } from './alert-evaluator.js';
+import { PartitionMovedError } from './commit-batch.js';
 import type { RuleSet } from './rule-set.js';
 import { createRuleSet } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';

@@ -1,6 +1,20 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { EvaluatorMetrics } from './alert-evaluator.js';
+
+/** What the evaluator counts. */
+export type EvaluatorMetrics = {
+  /** (rule, host) evaluations of one batch: one per sample per rule that applies to it. */
+  evaluated(evaluations: number): void;
+  alertsFired(count: number): void;
+  alertsResolved(count: number): void;
+  /**
+   * Records passed over: already applied (a replay), not a sample message (dead-lettered by the
+   * writer), or one whose evaluation fails for good (set aside to the dead letters).
+   */
+  recordsSkipped(reason: 'replayed' | 'undecodable' | 'unprocessable', count: number): void;
+  /** A partition whose stored offset was past the end of its log started afresh. */
+  logRestarted(): void;
+};
 
 /** The evaluator's figures in `registry`, and the gauge of the live rule set the poller sets. */
 export function createEvaluatorMetrics(registry: Registry): EvaluatorMetrics & { rules: Gauge } {

@@ -3,7 +3,7 @@ import type { LiveRule, LiveRuleSnapshot } from '@monitor/db';
 /**
  * The rules of one organization on one metric with the same scope. They apply to exactly the
  * same samples of a host, so one watermark per host tells how far all of them evaluated (except
- * those that started later, see HostWindows in alert-evaluator.ts).
+ * those that started later, see HostWindows in host-windows.ts).
  */
 export type RuleGroup = {
   metric: string;
@@ -22,6 +22,19 @@ export type RuleGroup = {
 type NoDataGroup = {
   scope: Readonly<Record<string, string>>;
   ruleIds: readonly string[];
+};
+
+/** Where the evaluator reads the current rules (the rule poller). */
+export type RuleSource = {
+  /** The live rules now; a new object after every change. */
+  current(): RuleSet;
+  /** Reloads the rules now if they changed (rejects when that fails). */
+  poll(): Promise<void>;
+  /**
+   * Resolves once `current()` holds every rule change committed before this call; rejects when
+   * the rules cannot be read.
+   */
+  refresh(): Promise<void>;
 };
 
 /** The live rules, indexed for the per-sample lookup. Immutable: a change builds a new one. */

@@ -1,10 +1,11 @@
 /**
- * One host sample, shaped like an /ingest payload after validation: every name, value and tag
+ * One host's sample as an agent protocol's decoder gives it (before the gateway adds its
+ * organization), shaped like an /ingest payload after validation: every name, value and tag
  * already satisfies the /ingest limits and input policy, so the gateway can publish it as is.
  * Unlike an /ingest payload, its tags are the labels of its series: each distinct tag set of a
  * metric on a host is a series of its own (the gateway says so on the bus, `tags_label_series`).
  */
-export type HostSample = {
+export type ProtocolSample = {
   host: string;
   /** Sample time, epoch milliseconds (an integer). */
   timeMs: number;
@@ -72,7 +73,7 @@ export type SkipReason = (typeof skipReasons)[number];
 /** What every decoder returns, whatever the protocol. */
 export type DecodedHostSamples = {
   /** Points of the same (host, time, tag set), in first-seen order. */
-  samples: HostSample[];
+  samples: ProtocolSample[];
   /** Points taken: the number of metric and stale-metric entries across `samples`. */
   accepted: number;
   /** Points not taken, by reason; only reasons that occurred are present. */

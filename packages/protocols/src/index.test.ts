@@ -4,7 +4,7 @@ import type {
   AgentProtocol,
   DecodeOptions,
   DecodedHostSamples,
-  HostSample,
+  ProtocolSample,
   InfluxApi,
   InfluxDecodeOptions,
   InfluxPrecision,
@@ -157,7 +157,7 @@ describe('@monitor/protocols', () => {
   it.each(bodies())('decodes %s into the one shape every protocol shares', (_protocol, decode) => {
     const decoded = decode();
     const [sample] = decoded.samples;
-    const expected: HostSample = { host: 'h', timeMs: nowMs, metrics: {}, tags: {} };
+    const expected: ProtocolSample = { host: 'h', timeMs: nowMs, metrics: {}, tags: {} };
     expect(decoded.samples).toHaveLength(1);
     expect({ ...sample, metrics: {}, tags: {} }).toEqual(expected);
     const [load, mem] = Object.values(sample!.metrics);

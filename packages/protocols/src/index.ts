@@ -1,7 +1,7 @@
 export type {
   DecodeOptions,
   DecodedHostSamples,
-  HostSample,
+  ProtocolSample,
   RejectReason,
   SkipReason,
 } from './decoded-host-samples.js';

@@ -2,7 +2,7 @@ import { ingestLimits, isStorableText } from '@monitor/schemas';
 import fc from 'fast-check';
 import { compressSync as compress } from 'snappy';
 import { describe, expect, it } from 'vitest';
-import type { DecodedHostSamples, HostSample, RejectReason } from './decoded-host-samples.js';
+import type { DecodedHostSamples, ProtocolSample, RejectReason } from './decoded-host-samples.js';
 import { toMetricName } from './metric-name.js';
 import { hostOfInstance, isStaleMarker } from './prometheus-series.js';
 import { remoteWriteTypes } from './proto-types.js';
@@ -154,12 +154,12 @@ function tagProblem(pairs: [string, string][]): RejectReason | undefined {
 
 /** The mapping as the contract states it, one point at a time, with string keys. */
 function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
-  const samples: HostSample[] = [];
+  const samples: ProtocolSample[] = [];
   const rejected: Partial<Record<RejectReason, number>> = {};
   const reject = (reason: RejectReason) => {
     rejected[reason] = (rejected[reason] ?? 0) + 1;
   };
-  const groups = new Map<string, { sample: HostSample; size: number; taken: Set<string> }>();
+  const groups = new Map<string, { sample: ProtocolSample; size: number; taken: Set<string> }>();
   let accepted = 0;
   for (const { labels, samples: points } of all) {
     let metric: string | undefined;

@@ -2,7 +2,7 @@ import { checkSampleTime, ingestLimits, isStorableText } from '@monitor/schemas'
 import type {
   DecodeOptions,
   DecodedHostSamples,
-  HostSample,
+  ProtocolSample,
   RejectReason,
   SkipReason,
 } from './decoded-host-samples.js';
@@ -55,7 +55,7 @@ export type SampleCollector = {
  * a set of its own for every group would cost more than the rest of the group.
  */
 type Group = {
-  sample: HostSample;
+  sample: ProtocolSample;
   size: number;
   tags: Record<string, string>;
   /** Every name taken, once the sample's metrics no longer hold them all; else undefined. */
@@ -150,7 +150,7 @@ function checkHost(host: string): RejectReason | undefined {
  * set are done once per distinct value, which keeps large batches cheap.
  */
 export function createSampleCollector(options: DecodeOptions): SampleCollector {
-  const samples: HostSample[] = [];
+  const samples: ProtocolSample[] = [];
   const rejected: Partial<Record<RejectReason, number>> = {};
   const skipped: Partial<Record<SkipReason, number>> = {};
   let accepted = 0;

@@ -143,9 +143,9 @@ function isContainer(value: unknown): boolean {
   if (!isPlainObject(value) || !hasOnlyKeys(value, containerKeys)) return false;
   const { name, image, status, cpu_percent: cpuPercent, memory_usage: memoryUsage } = value;
   return (
-    isText(name, 1, 255) &&
-    (image === undefined || isText(image, 0, 1024)) &&
-    (status === undefined || isText(status, 0, 64)) &&
+    isText(name, 1, ingestLimits.maxSnapshotNameLength) &&
+    (image === undefined || isText(image, 0, ingestLimits.maxContainerImageLength)) &&
+    (status === undefined || isText(status, 0, ingestLimits.maxContainerStatusLength)) &&
     (cpuPercent === undefined || isPercent(cpuPercent)) &&
     (memoryUsage === undefined || isCount(memoryUsage))
   );
@@ -155,7 +155,7 @@ function isProcess(value: unknown): boolean {
   if (!isPlainObject(value) || !hasOnlyKeys(value, processKeys)) return false;
   const { name, pid, cpu_percent: cpuPercent, memory_rss: memoryRss } = value;
   return (
-    isText(name, 1, 255) &&
+    isText(name, 1, ingestLimits.maxSnapshotNameLength) &&
     isCount(pid) &&
     (cpuPercent === undefined || isPercent(cpuPercent)) &&
     (memoryRss === undefined || isCount(memoryRss))

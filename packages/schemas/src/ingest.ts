@@ -20,6 +20,10 @@ export const ingestLimits = {
   maxTagValueLength: 256,
   maxContainers: 1000,
   maxProcesses: 5000,
+  /** A container's or a process's name, in a payload's snapshot of them. */
+  maxSnapshotNameLength: 255,
+  maxContainerImageLength: 1024,
+  maxContainerStatusLength: 64,
   maxFutureSkewMs: 10 * 60 * 1000,
 } as const;
 
@@ -34,9 +38,9 @@ const percent = z.number().nonnegative().finite();
 /** Its free-text fields with `text` applied: the input policy at the edge, nothing on the bus. */
 function containerSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
   return z.object({
-    name: text(z.string().min(1).max(255)),
-    image: text(z.string().max(1024)).optional(),
-    status: text(z.string().max(64)).optional(),
+    name: text(z.string().min(1).max(ingestLimits.maxSnapshotNameLength)),
+    image: text(z.string().max(ingestLimits.maxContainerImageLength)).optional(),
+    status: text(z.string().max(ingestLimits.maxContainerStatusLength)).optional(),
     cpu_percent: percent.optional(),
     memory_usage: nonNegativeInt.optional(),
   });
@@ -44,7 +48,7 @@ function containerSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
 
 function processSchemaOf(text: (schema: z.ZodString) => z.ZodString) {
   return z.object({
-    name: text(z.string().min(1).max(255)),
+    name: text(z.string().min(1).max(ingestLimits.maxSnapshotNameLength)),
     pid: nonNegativeInt,
     cpu_percent: percent.optional(),
     memory_rss: nonNegativeInt.optional(),

@@ -50,6 +50,15 @@ async function api<T>(path: string, init: RequestInit = {}): Promise<{ status: n
   return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
 }
 
+/** The label sets `/prometheus/api/v1/series` answers for `match`, sorted by metric name. */
+async function seriesOf(match: string): Promise<Record<string, string>[]> {
+  const { status, body } = await api<{ data: Record<string, string>[] }>(
+    `/prometheus/api/v1/series?${new URLSearchParams({ 'match[]': match }).toString()}`,
+  );
+  expect(status).toBe(200);
+  return body.data.sort((a, b) => (a['__name__'] ?? '').localeCompare(b['__name__'] ?? ''));
+}
+
 /** The service of `host` once it has a metric `has` accepts, else undefined. */
 async function serviceWith(
   host: string,
@@ -277,6 +286,15 @@ describe('agent protocols, with the real senders', () => {
     expect(Object.keys(service.metrics)).toEqual(
       expect.arrayContaining(['collectd_load_load_midterm', 'collectd_load_load_longterm']),
     );
+    // Each series reads back with `host` alone (docs/agents.md#labels-as-written): plugin, type
+    // and their instances are in the name, none of them a label.
+    const series = await seriesOf('{__name__=~"collectd_.+"}');
+    expect(series.map((labels) => labels['__name__'])).toEqual(
+      expect.arrayContaining(['collectd_load_load_shortterm', 'collectd_load_load_midterm']),
+    );
+    expect(series.map(({ __name__: _name, ...labels }) => labels)).toEqual(
+      series.map(() => ({ host: 'collectd-host' })),
+    );
   });
 
   it.each([
@@ -330,6 +348,16 @@ describe('agent protocols, with the real senders', () => {
         'latency.ms_count': 2,
         'latency.ms_sum': 42,
       });
+      // Each series reads back with the string resource and point attributes, as named, and
+      // nothing else (docs/agents.md#labels-as-written).
+      const series = await seriesOf('{__name__=~"queue[.]depth|requests|latency[.]ms_.+"}');
+      const resource = { 'host.name': host, 'service.name': 'checkout' };
+      expect(series.filter((labels) => labels['host.name'] === host)).toEqual([
+        { __name__: 'latency.ms_count', ...resource },
+        { __name__: 'latency.ms_sum', ...resource },
+        { __name__: 'queue.depth', ...resource, queue: 'jobs' },
+        { __name__: 'requests', ...resource, route: '/pay' },
+      ]);
     },
   );
 
@@ -393,10 +421,9 @@ describe('agent protocols, with the real senders', () => {
     expect(fromV2.metrics).toEqual({ cpu_usage: 12.5, cpu_procs: 3, cpu_up: 1 });
     expect(fromV2.tags).toEqual({ host: 'influx-v2', region: 'eu' });
     // Its series reads back with exactly the tags it was written with, `host` included.
-    const { body: series } = await api<{ data: Record<string, string>[] }>(
-      `/prometheus/api/v1/series?${new URLSearchParams({ 'match[]': 'cpu_usage' }).toString()}`,
-    );
-    expect(series.data).toEqual([{ __name__: 'cpu_usage', host: 'influx-v2', region: 'eu' }]);
+    expect(await seriesOf('cpu_usage')).toEqual([
+      { __name__: 'cpu_usage', host: 'influx-v2', region: 'eu' },
+    ]);
     const fromV1 = await waitFor(
       () => serviceWith('influx-v1', (metrics) => 'mem_used_percent' in metrics),
       10_000,

@@ -180,7 +180,9 @@ function checkConsumerTimings(
 
 const apiKeyCacheTtlMs = envPositiveInt()
   .default(15_000)
-  .describe('How long a revoked API key may still work on a replica that cached it.');
+  .describe(
+    'How long a revoked API key may still work on a replica that cached it (longer while the database is away: a cached key keeps working until it answers again).',
+  );
 
 /**
  * Empty by default, since tenants choose the targets and the notifier posts from inside the

@@ -2,6 +2,7 @@ import type { ApiKeyAuthenticator } from '@monitor/auth';
 import { createApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import { createApiKeyStore, hashApiKey } from '@monitor/db';
+import { isRetriable } from '@monitor/platform';
 import type { IngestConfig } from './config.js';
 
 /** The API keys of `db` behind the cached authenticator both the gateway and the api use. */
@@ -14,7 +15,8 @@ export function createKeyAuthenticator(
     ttlMs: config.API_KEY_CACHE_TTL_MS,
     hashKey: hashApiKey,
     // A key not cached while the database is away raises DatabaseUnavailableError: a 503 with
-    // Retry-After, not a 500.
+    // Retry-After, not a 500. A key cached before it keeps working meanwhile.
+    servesStaleOn: isRetriable,
     lookup: async (keyHash) => {
       const key = await keys.findActiveKeyByHash(keyHash);
       return key && { keyId: key.id, orgId: key.orgId, scopes: key.scopes, keyHash };

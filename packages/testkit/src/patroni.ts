@@ -230,10 +230,11 @@ bootstrap:
     maximum_lag_on_failover: 1048576
     synchronous_mode: true
     postgresql:
-      use_pg_rewind: false
+      use_pg_rewind: true
       use_slots: true
       parameters:
         wal_level: replica
+        wal_log_hints: 'on'
         hot_standby: 'on'
         max_wal_senders: 10
         max_replication_slots: 10

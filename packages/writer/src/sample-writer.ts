@@ -1,4 +1,5 @@
 import type { ConsumedRecord, DeadLetterSink, RecordBatch } from '@monitor/bus';
+import { createConsumerBatchPolicy } from '@monitor/bus';
 import type { Logger } from '@monitor/platform';
 import { isRetriable } from '@monitor/platform';
 import { createBatchAccumulator } from './batch-accumulator.js';
@@ -96,86 +97,52 @@ export type SampleWriterDeps = {
  * by host without positions, the failing host dead-lettered alone, and its offset stored after.
  */
 export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriterOptions) {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const decodeRecord = deps.decodeRecord ?? decodeSampleRecord;
   const log = deps.logger;
 
-  /**
-   * Writes until it succeeds or fails for good; resolves with the permanent error then
-   * (undefined when written). Throws a transient error once stopping.
-   */
-  async function writeRetrying(
-    samples: PendingSample[],
-    doneRecords: ConsumedRecord[] = [],
-  ): Promise<Error | undefined> {
-    let delayMs = options.retryInitialMs;
-    for (;;) {
-      const startedMs = performance.now();
-      try {
-        const { samplesWritten } = await deps.sink.write(samples, doneRecords);
-        deps.metrics.batchWritten(samples.length, samplesWritten, performance.now() - startedMs);
-        return undefined;
-      } catch (err) {
-        if (!isRetriable(err)) return err instanceof Error ? err : new Error(String(err));
-        if (deps.isStopping()) throw err;
+  async function writeSamples(
+    samples: readonly PendingSample[],
+    doneRecords: readonly ConsumedRecord[] = [],
+  ): Promise<void> {
+    const startedMs = performance.now();
+    const { samplesWritten } = await deps.sink.write(samples, doneRecords);
+    deps.metrics.batchWritten(samples.length, samplesWritten, performance.now() - startedMs);
+  }
+
+  /** A permanent error fails the whole transaction: the policy finds the samples that cause it. */
+  const policy = createConsumerBatchPolicy<PendingSample>(
+    {
+      recordOf: (sample) => sample.record,
+      process: (samples) => writeSamples(samples),
+      splitRecord: (samples) => samples,
+      // Without its position: the first host stored must not make a replay skip the others.
+      processAlone: (sample) => writeSamples([{ ...sample, positioned: false }]),
+      setAside: deadLetterUnstorable,
+      commitPast: (record) => writeSamples([], [record]),
+      // A transient failure gives up once stopping, so that the batch is redelivered.
+      handlingOf: (err) =>
+        !isRetriable(err) ? 'isolate' : deps.isStopping() ? 'redeliver' : 'retry',
+      onRetry: (err, retryInMs) => {
         deps.metrics.writeRetried();
-        log.warn(
-          { err, hostSamples: samples.length, retryInMs: delayMs },
-          'storage write failed; retrying',
-        );
-        await sleep(delayMs);
-        delayMs = Math.min(delayMs * 2, options.retryMaxMs);
-      }
-    }
-  }
+        log.warn({ err, retryInMs }, 'storage write failed; retrying');
+      },
+      sleep: deps.sleep,
+    },
+    {
+      attemptsBeforeSetAside: 1,
+      retryInitialMs: options.retryInitialMs,
+      retryMaxMs: options.retryMaxMs,
+    },
+  );
 
-  async function write(samples: PendingSample[]): Promise<void> {
-    const err = await writeRetrying(samples);
-    if (err !== undefined) await isolatePermanentFailure(samples, err);
-  }
-
-  /**
-   * A permanent error fails the whole transaction: bisect by record to find the records that
-   * cause it and store the others; then, within such a record, find its bad hosts.
-   */
-  async function isolatePermanentFailure(samples: PendingSample[], err: unknown): Promise<void> {
-    const records = byRecord(samples);
-    if (records.length > 1) {
-      const middle = Math.ceil(records.length / 2);
-      await write(records.slice(0, middle).flat());
-      await write(records.slice(middle).flat());
-      return;
-    }
-    const [first] = samples;
-    if (first === undefined) return;
-    if (samples.length === 1) {
-      await deadLetterUnstorable(first, err);
-      // Its record's offset: without it a replay would write nothing and dead-letter it again.
-      await writeOffsetsOf(first.record);
-      return;
-    }
-    for (const sample of samples) {
-      const hostErr = await writeRetrying([{ ...sample, positioned: false }]);
-      if (hostErr !== undefined) await deadLetterUnstorable(sample, hostErr);
-    }
-    await writeOffsetsOf(first.record);
-  }
-
-  async function writeOffsetsOf(record: ConsumedRecord): Promise<void> {
-    const err = await writeRetrying([], [record]);
-    // Storing an offset alone fails for good only if storage itself is broken: then nothing
-    // is lost (the record is redelivered and its hosts written again), so let it be retried.
-    if (err !== undefined) throw err;
-  }
-
-  async function deadLetterUnstorable(pending: PendingSample, err: unknown): Promise<void> {
+  async function deadLetterUnstorable(pending: PendingSample, err: Error): Promise<void> {
     const { record, sample } = pending;
     log.error(
       { err, partition: record.partition, offset: record.offset, host: sample.host },
       'sample cannot be stored; dead-lettered',
     );
     const hostRecord = hostRecordOf(pending);
-    await deps.deadLetters.send(hostRecord, `cannot be stored: ${describe(err)}`);
+    await deps.deadLetters.send(hostRecord, `cannot be stored: ${err.message}`);
     deps.metrics.deadLettered('unstorable');
   }
 
@@ -185,9 +152,9 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     maxWaitMs: options.maxBatchWaitMs,
     flush: async (samples) => {
       const lanes = byPartitionLanes(samples, writeConnections);
-      if (lanes.length === 1) return write(samples);
+      if (lanes.length === 1) return policy.handle(samples);
       // Every lane runs to its end: a lane that failed for good has nothing to do with the others.
-      const outcomes = await Promise.allSettled(lanes.map((lane) => write(lane)));
+      const outcomes = await Promise.allSettled(lanes.map((lane) => policy.handle(lane)));
       const failed = outcomes.find((outcome) => outcome.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
     },
@@ -240,10 +207,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
         if (stored === 0 && hosts.length > 1) whollyBad.push(record);
       }
       await accumulator.add(samples);
-      if (whollyBad.length > 0) {
-        const err = await writeRetrying([], whollyBad);
-        if (err !== undefined) throw err;
-      }
+      if (whollyBad.length > 0) await policy.retrying(() => writeSamples([], whollyBad));
     },
     /** Writes whatever is waiting; call on shutdown before the consumer commits. */
     drain: () => accumulator.drain(),
@@ -289,24 +253,6 @@ export function byPartitionLanes<T extends { record: { partition: number } }>(
     lightest.push(...list);
   }
   return groups;
-}
-
-/** The samples grouped by record, in order (a record's samples are consecutive). */
-function byRecord(samples: readonly PendingSample[]): PendingSample[][] {
-  const groups: PendingSample[][] = [];
-  let last: ConsumedRecord | undefined;
-  for (const sample of samples) {
-    if (sample.record !== last) {
-      groups.push([]);
-      last = sample.record;
-    }
-    groups[groups.length - 1]?.push(sample);
-  }
-  return groups;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

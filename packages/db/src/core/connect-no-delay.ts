@@ -9,39 +9,29 @@ export type SocketTarget = {
 };
 
 /**
- * A postgres.js `socket` option: connects like postgres.js itself would (each configured host in
- * turn, or the Unix socket path) and hands over the socket only once it is connected, with
- * `setNoDelay(true)`. postgres.js then runs TLS negotiation and the startup on it as usual.
+ * A postgres.js `socket` option: connects to the host postgres.js asks for (the index of the next
+ * one in turn, from our patch of it: patches/postgres+3.4.9.patch), or the Unix socket path, and
+ * hands over the socket only once it is connected, with `setNoDelay(true)`. postgres.js then runs
+ * TLS negotiation and the startup on it as usual, and moves on to the next host when this one
+ * fails or is not of the kind `target_session_attrs` asks for.
  *
  * With a custom socket postgres.js starts its connect timer only after the socket is handed over,
  * so this function bounds the TCP connect itself with `connectTimeoutMs`.
  */
 export function connectNoDelay(
   connectTimeoutMs: number,
-): (target: SocketTarget) => Promise<net.Socket> {
-  let nextHost = 0;
-  return async (target) => {
+): (target: SocketTarget, hostIndex: number) => Promise<net.Socket> {
+  return async (target, hostIndex) => {
     if (typeof target.path === 'string' && target.path !== '') {
       return await connectOnce({ path: target.path }, connectTimeoutMs);
     }
-    const count = Math.max(target.host.length, 1);
-    const start = nextHost++ % count;
-    let lastError: unknown;
-    for (let i = 0; i < count; i++) {
-      const index = (start + i) % count;
-      const host = target.host[index] ?? 'localhost';
-      const port = target.port[index] ?? target.port[0] ?? 5432;
-      try {
-        const socket = await connectOnce({ host, port }, connectTimeoutMs);
-        socket.setNoDelay(true);
-        // postgres.js reads these for TLS SNI and in error messages.
-        Object.assign(socket, { host, port });
-        return socket;
-      } catch (err) {
-        lastError = err;
-      }
-    }
-    throw lastError;
+    const host = target.host[hostIndex] ?? target.host[0] ?? 'localhost';
+    const port = target.port[hostIndex] ?? target.port[0] ?? 5432;
+    const socket = await connectOnce({ host, port }, connectTimeoutMs);
+    socket.setNoDelay(true);
+    // postgres.js reads these for TLS SNI and in error messages.
+    Object.assign(socket, { host, port });
+    return socket;
   };
 }
 

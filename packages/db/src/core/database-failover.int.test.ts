@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplicatedPostgres } from '@monitor/testkit';
 import { startReplicatedPostgres } from '@monitor/testkit';
+import { classifyDbError } from './classify-db-error.js';
 import type { Database } from './database.js';
 import { createDatabase } from './database.js';
 
@@ -9,18 +10,28 @@ import { createDatabase } from './database.js';
  * one (issue 42): after the primary is killed and the standby promoted, the same pool writes to
  * the new primary without being made again, and every write it acknowledged before is there.
  * TimescaleDB on both, as deployed: physical replication carries hypertables and compressed
- * chunks with the rest.
+ * chunks with the rest. While no host is writable, a query fails at once, retriable, rather
+ * than waiting for one; a pool asking for a standby reads from it, and from the primary when
+ * none is left.
  */
 describe('a pool over a primary and its synchronous standby', () => {
   let pair: ReplicatedPostgres;
   let db: Database;
+  let reads: Database;
 
   beforeAll(async () => {
     pair = await startReplicatedPostgres({ timescale: true });
     db = createDatabase({ url: pair.url, maxConnections: 4, connectTimeoutSeconds: 2 });
+    // The primary listed first: a standby is preferred wherever it is in the list.
+    reads = createDatabase({
+      url: pair.url.replace('read-write', 'prefer-standby'),
+      maxConnections: 4,
+      connectTimeoutSeconds: 2,
+    });
   }, 120_000);
 
   afterAll(async () => {
+    await reads?.close({ timeoutSeconds: 1 });
     await db?.close({ timeoutSeconds: 1 });
     await pair?.stop();
   });
@@ -51,8 +62,28 @@ describe('a pool over a primary and its synchronous standby', () => {
       ),
     );
     expect(before.map(([row]) => row?.recovery)).toEqual(Array(8).fill(false));
+    const standbyReads = await Promise.all(
+      Array.from(
+        { length: 8 },
+        () =>
+          reads.sql<
+            { recovery: boolean }[]
+          >`select pg_is_in_recovery() as recovery, pg_sleep(0.05)`,
+      ),
+    );
+    expect(standbyReads.map(([row]) => row?.recovery)).toEqual(Array(8).fill(true));
 
     await pair.primary.kill();
+    // No host is writable until the promotion: each query tries both, then fails, retriable
+    // (an API answers 503), instead of waiting for a primary that may never come.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const failed = await db.sql`select 1`.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(failed).toBeInstanceOf(Error);
+      expect(classifyDbError(failed)).toBe('transient');
+    }
     await pair.standby.promote();
 
     // The pool's connections to the dead primary fail; new ones find the promoted standby.
@@ -75,6 +106,10 @@ describe('a pool over a primary and its synchronous standby', () => {
     const [after] = await db.sql<{ recovery: boolean; port: number }[]>`
       select pg_is_in_recovery() as recovery, inet_server_port() as port`;
     expect(after).toEqual({ recovery: false, port: pair.standby.port });
+    // No standby left: reads go to the primary.
+    const [read] = await reads.sql<{ recovery: boolean; port: number }[]>`
+      select pg_is_in_recovery() as recovery, inet_server_port() as port`;
+    expect(read).toEqual({ recovery: false, port: pair.standby.port });
     // The compressed chunk came across as it was, and reads back.
     const [chunks] = await db.sql<{ compressed: number }[]>`
       select count(*)::int as compressed from timescaledb_information.chunks

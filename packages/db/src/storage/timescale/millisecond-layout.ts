@@ -79,17 +79,18 @@ export const millisecondAggregates: readonly string[] = (
 
 /**
  * The aggregates' chunks and compression (as migration 20 made them for the previous layout):
- * a day of minutes and a week of hours a chunk, segmented by series.
+ * a day of minutes and a week of hours a chunk, segmented by series. Their materialization
+ * hypertables get the raw samples' "now" too: their compression jobs need one (their retention
+ * jobs take the raw hypertable's).
  */
 export async function compressMillisecondAggregates(sql: TransactionSql): Promise<void> {
   for (const [view, intervalMs] of [
     ['samples_1m', 24 * hourMs],
     ['samples_1h', 7 * 24 * hourMs],
   ] as const) {
-    await sql`
-      select set_chunk_time_interval(${await materializationTable(sql, view)}::regclass,
-        ${intervalMs}::bigint)
-    `;
+    const table = await materializationTable(sql, view);
+    await sql`select set_chunk_time_interval(${table}::regclass, ${intervalMs}::bigint)`;
+    await sql`select set_integer_now_func(${table}::regclass, 'unix_now_ms')`;
     await sql.unsafe(`alter materialized view ${view} set (timescaledb.compress,
       timescaledb.compress_segmentby = 'series_id', timescaledb.compress_orderby = 'bucket')`);
   }

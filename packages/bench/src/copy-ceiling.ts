@@ -2,7 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Database } from '@monitor/db';
-import { binarySampleChunks, createSeriesScales, scaleValues } from '@monitor/db';
+import {
+  binarySampleChunks,
+  createSeriesScales,
+  readSampleTimeColumn,
+  scaleValues,
+} from '@monitor/db';
 import { fleetMetricNames } from './fleet.js';
 
 type CopyCeilingOptions = {
@@ -53,6 +58,7 @@ export async function measureCopyCeiling(
   const seriesIds = await seriesOf(db, serviceIds);
   const batchChunks: Buffer[][] = [];
   const scales = createSeriesScales();
+  const timeColumn = await readSampleTimeColumn(db);
   let row = 0;
   for (let batch = 0; batch < batches; batch++) {
     const timesMs: number[] = [];
@@ -70,7 +76,7 @@ export async function measureCopyCeiling(
     // Encoded as the writer encodes them (scaled integers where exact), before the clock.
     const samples = { timesMs, seriesIds: ids, values, mantissas: [], scales: [] };
     scaleValues(samples, scales);
-    batchChunks.push([...binarySampleChunks(samples, rowsPerChunk)]);
+    batchChunks.push([...binarySampleChunks(samples, rowsPerChunk, timeColumn)]);
   }
   const connections = Math.max(1, Math.min(options.connections ?? 1, batches));
   let next = 0;

@@ -11,21 +11,20 @@ export type HistoryExplain = {
 
 /**
  * `explain (analyze, buffers)` of the statement the history endpoint runs on TimescaleDB (the
- * continuous aggregate of the step, one series, the whole range; service-queries.ts), so the
- * report can split a request's latency between the database and the API process.
+ * read function of the step's aggregate, one series, the whole range; service-queries.ts), so
+ * the report can split a request's latency between the database and the API process.
  */
 export async function explainHistoryRead(
   db: Database,
   read: { step: '1m' | '1h'; seriesId: string; from: Date; to: Date },
 ): Promise<HistoryExplain> {
-  const view = read.step === '1m' ? db.sql`samples_1m` : db.sql`samples_1h`;
+  const buckets = read.step === '1m' ? db.sql`samples_1m_buckets` : db.sql`samples_1h_buckets`;
   const rows = await db.sql<{ 'QUERY PLAN': string }[]>`
     explain (analyze, buffers)
-    select bucket as time, avg, min, max, count
-    from ${view}
-    where series_id = ${read.seriesId}
-      and bucket >= ${read.from} and bucket < ${read.to}
-    order by bucket
+    select timestamptz 'epoch' + bucket_ms * interval '1 millisecond' as time, avg, min, max, count
+    from ${buckets}(${[read.seriesId]}::bigint[], ${read.from.getTime()}::bigint,
+      ${read.to.getTime()}::bigint)
+    order by bucket_ms
   `;
   const plan = rows.map((row) => row['QUERY PLAN']);
   const timing = (label: string): number =>

@@ -172,12 +172,13 @@ async function compressionOf(
   startMs: number,
   endMs: number,
 ): Promise<NonNullable<PromqlBenchFields['compression']>> {
-  const chunks = await db.sql<{ start: Date; end: Date; compressed: boolean }[]>`
-    select range_start as start, range_end as end, is_compressed as compressed
+  const chunks = await db.sql<{ start: number; end: number; compressed: boolean }[]>`
+    select range_start_integer::float8 as start, range_end_integer::float8 as end,
+      is_compressed as compressed
     from timescaledb_information.chunks where hypertable_name = 'samples'
   `;
-  const overlapMs = (chunk: { start: Date; end: Date }): number =>
-    Math.max(0, Math.min(endMs, chunk.end.getTime()) - Math.max(startMs, chunk.start.getTime()));
+  const overlapMs = (chunk: { start: number; end: number }): number =>
+    Math.max(0, Math.min(endMs, chunk.end) - Math.max(startMs, chunk.start));
   const compressed = chunks.filter((chunk) => chunk.compressed);
   return {
     chunks: chunks.length,

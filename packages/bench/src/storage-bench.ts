@@ -279,13 +279,17 @@ async function measureSteadyState(
     -- A continuous aggregate's compression job names its view; its chunks are the
     -- materialization hypertable's (which timescaledb_information.dimensions leaves out).
     select j.hypertable_name::text as name,
-      (select extract(epoch from max(k.range_end - k.range_start))::float8 / 3600
+      (select coalesce(max(k.range_end_integer - k.range_start_integer)::float8 / 3600000,
+         extract(epoch from max(k.range_end - k.range_start))::float8 / 3600)
        from timescaledb_information.chunks k
        where k.hypertable_schema = coalesce(c.materialization_hypertable_schema, j.hypertable_schema)
          and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name))
         as chunk_hours,
-      extract(epoch from (j.config ->> 'compress_after')::interval)::float8 / 3600
-        as compress_after_hours,
+      -- Milliseconds where the time is epoch milliseconds, else an interval.
+      case when jsonb_typeof(j.config -> 'compress_after') = 'number'
+        then (j.config ->> 'compress_after')::float8 / 3600000
+        else extract(epoch from (j.config ->> 'compress_after')::interval)::float8 / 3600
+      end as compress_after_hours,
       extract(epoch from j.schedule_interval)::float8 / 3600 as job_hours
     from timescaledb_information.jobs j
     left join timescaledb_information.continuous_aggregates c
@@ -306,7 +310,10 @@ async function measureSteadyState(
   `;
   // samples_1m holds rows only for buckets older than its refresh's end_offset.
   const [minute] = await db.sql<{ end_hours: number }[]>`
-    select extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600 as end_hours
+    select case when jsonb_typeof(config -> 'end_offset') = 'number'
+        then (config ->> 'end_offset')::float8 / 3600000
+        else extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600
+      end as end_hours
     from timescaledb_information.jobs
     where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_name = 'samples_1m'
       and hypertable_schema = current_schema()
@@ -652,7 +659,7 @@ async function compressibleAggregates(db: Database, views: readonly string[]): P
 /** The raw samples' chunk interval, as migrate() made it. */
 async function rawChunkIntervalMs(db: Database): Promise<number> {
   const [row] = await db.sql<{ ms: string }[]>`
-    select extract(epoch from time_interval) * 1000 as ms
+    select coalesce(integer_interval, extract(epoch from time_interval) * 1000) as ms
     from timescaledb_information.dimensions
     where hypertable_name = 'samples' and column_name = 'time'
   `;

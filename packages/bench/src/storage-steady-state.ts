@@ -122,7 +122,7 @@ export async function measureParts(
   const parts: MeasuredParts[] = [];
   for (const name of relations) {
     const chunks = await db.sql<
-      { range_start: Date; range_end: Date; compressed: boolean; bytes: string }[]
+      { start_ms: string; end_ms: string; compressed: boolean; bytes: string }[]
     >`
       with h as (
         select hypertable_schema as schema, hypertable_name as name
@@ -133,7 +133,10 @@ export async function measureParts(
         from timescaledb_information.continuous_aggregates
         where view_schema = current_schema() and view_name = ${name}
       )
-      select c.range_start, c.range_end, c.is_compressed as compressed,
+      select coalesce(c.range_start_integer, (extract(epoch from c.range_start) * 1000)::bigint)
+          as start_ms,
+        coalesce(c.range_end_integer, (extract(epoch from c.range_end) * 1000)::bigint) as end_ms,
+        c.is_compressed as compressed,
         coalesce(s.after_compression_total_bytes,
           pg_total_relation_size(format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)) as bytes
       from h
@@ -151,7 +154,7 @@ export async function measureParts(
     for (const chunk of chunks) {
       const [row] = await db.sql<{ n: string }[]>`
         select count(*) as n from samples
-        where time >= ${chunk.range_start} and time < ${chunk.range_end}
+        where time >= ${chunk.start_ms}::bigint and time < ${chunk.end_ms}::bigint
       `;
       const into = chunk.compressed ? part.compressed : part.uncompressed;
       into.bytes += Number(chunk.bytes);

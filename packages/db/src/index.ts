@@ -33,6 +33,7 @@ import {
 import { createRuleStore as ruleStore } from './rules/rule-store.js';
 import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group-store.js';
 import { createRuleGroupStateStore as ruleGroupStateStore } from './rule-groups/rule-group-state-store.js';
+import { readSampleTimeColumn as readSampleTimeColumnRaw } from './samples/copy-binary.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
 import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
@@ -58,6 +59,7 @@ export type { HostSample } from './samples/sample-batch.js';
 export const createSampleStore = translatingStoreFactory(sampleStore);
 /** The rows the sample store COPYs into `samples`, for the benchmark's raw COPY ceiling. */
 export { binarySampleChunks } from './samples/copy-binary.js';
+export const readSampleTimeColumn = translatingDbErrors(readSampleTimeColumnRaw);
 export { scaleValues } from './samples/sample-rows.js';
 export { createSeriesScales } from './samples/scaled-value.js';
 export const createOrgStore = translatingStoreFactory(orgStore);

@@ -430,10 +430,12 @@ describe('chaos in Kafka mode', () => {
 
     // What was stored, fired and delivered.
     const stored = await db.sql<{ host: string; time: Date; value: number; copies: number }[]>`
-      select v.name as host, s.time, min(sample_value(s.mantissa, s.scale, s.value)) as value, count(*)::int as copies
-      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+      select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time,
+        min(s.value) as value, count(*)::int as copies
+      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+      join series r on r.id = s.series_id join services v on v.id = r.service_id
       where r.metric = ${metric}
-      group by v.name, s.time`;
+      group by v.name, s.time_ms`;
     type AlertRow = {
       id: string;
       rule_id: string;

@@ -44,9 +44,9 @@ describe('the compose HA shape: the primary container killed under ingest', () =
     };
     const storedTimes = async (): Promise<number[] | undefined> => {
       const rows = await stack.db.sql<{ ms: number }[]>`
-        select (extract(epoch from s.time) * 1000)::float8 as ms
-        from samples s join series r on r.id = s.series_id
-        join services v on v.id = r.service_id
+        select s.time_ms::float8 as ms
+        from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+        join series r on r.id = s.series_id join services v on v.id = r.service_id
         where v.name = ${host} and r.metric = 'cpu_percent'`.catch(() => undefined);
       return rows?.map((row) => row.ms);
     };

@@ -179,9 +179,9 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
     const stored = await waitFor(
       async () => {
         const rows = await db.sql<{ ms: number }[]>`
-          select (extract(epoch from s.time) * 1000)::float8 as ms
-          from samples s join series r on r.id = s.series_id
-          join services v on v.id = r.service_id
+          select s.time_ms::float8 as ms
+          from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+          join series r on r.id = s.series_id join services v on v.id = r.service_id
           where v.name = 'load-1' and r.metric = 'cpu_percent'`.catch(() => undefined);
         if (rows === undefined) return undefined;
         const times = rows.map((row) => row.ms);

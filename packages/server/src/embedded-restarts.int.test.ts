@@ -111,8 +111,9 @@ describe('the embedded mode across restarts', () => {
 
     // A 200 meant stored: every acknowledged sample once, nothing else.
     const rows = await stack.db.sql<{ host: string; time: Date }[]>`
-      select v.name as host, s.time
-      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id`;
+      select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
+      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+      join series r on r.id = s.series_id join services v on v.id = r.service_id`;
     const stored = rows.map((row) => `${row.host}|${row.time.toISOString()}`);
     expect(sent).toBe(5 * 200);
     expect(stored).toHaveLength(acknowledged.size);

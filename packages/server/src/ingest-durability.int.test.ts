@@ -94,8 +94,9 @@ describe('ingest durability', () => {
       'every acknowledged sample to be stored',
     );
     const rows = await stack.db.sql<{ host: string; time: Date }[]>`
-      select v.name as host, s.time
-      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id`;
+      select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
+      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+      join series r on r.id = s.series_id join services v on v.id = r.service_id`;
     const stored = rows.map((row) => `${row.host}|${row.time.toISOString()}`);
     expect(stored).toHaveLength(acknowledged.size);
     expect(new Set(stored)).toEqual(acknowledged);

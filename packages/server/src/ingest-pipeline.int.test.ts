@@ -102,8 +102,9 @@ describe('ingest pipeline (gateway → Kafka → writer → PostgreSQL)', () => 
       'samples',
     );
     const samples = await db.sql<{ metric: string; value: number; time: Date }[]>`
-      select r.metric, sample_value(s.mantissa, s.scale, s.value) as value, s.time
-      from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+      select r.metric, s.value, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
+      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+      join series r on r.id = s.series_id join services v on v.id = r.service_id
       where v.name = 'web-1' order by r.metric`;
     expect(samples.map((s) => [s.metric, s.value, s.time.toISOString()])).toEqual([
       ['cpu_percent', 42.5, timestamp],

@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshRollups } from '@monitor/db';
+import { readSampleTimeColumn, refreshRollups } from '@monitor/db';
 import type { ServiceListResponse, ServiceMetricsResponse } from '@monitor/schemas';
 import { runSchemathesis, schemathesisVersion } from '@monitor/testkit';
 import { postIngest } from './testing/ingest-client.js';
@@ -157,7 +157,12 @@ describe('the service under hostile input', () => {
     const services = (await send('GET', '/api/v1/services')).body as ServiceListResponse;
     const serviceId = services.services[0]!.id;
     const at = Date.now() - 5 * 60_000;
-    // Written past the edge, as a sample stored before the input policy would be.
+    // Written past the edge, as a sample stored before the input policy would be, in the
+    // storage's own time column (epoch milliseconds on TimescaleDB, timestamptz on PostgreSQL).
+    const time =
+      (await readSampleTimeColumn(stack.db)) === 'epochMs'
+        ? stack.db.sql`t::int8`
+        : stack.db.sql`timestamptz 'epoch' + t * interval '1 millisecond'`;
     await stack.db.sql`
       with series_row as (
         insert into series (service_id, metric) values (${serviceId}, 'legacy')
@@ -166,8 +171,8 @@ describe('the service under hostile input', () => {
         returning id
       )
       insert into samples (time, series_id, value)
-      select t, id, ${1.7976931348623157e308} from series_row,
-        unnest(${[new Date(at).toISOString(), new Date(at + 1).toISOString()]}::timestamptz[]) as t
+      select ${time}, id, ${1.7976931348623157e308} from series_row,
+        unnest(${[at, at + 1]}::float8[]) as t
     `;
     const path = `/api/v1/services/${serviceId}/metrics?metric=legacy`;
     // Read from raw samples or the rollups, depending on where maintenance got to: 200 either way.

@@ -11,6 +11,7 @@ import {
 } from './investigation-store.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
+import { sampleTimeColumn } from '../testing/sample-time.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
@@ -518,9 +519,11 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
       select ${idOf('long-peer-1')}, 'peer_only'
       on conflict do nothing
     `;
+    const { toColumn } = await sampleTimeColumn(db);
+    const minute = toColumn(db.sql`${new Date(t0)}::timestamptz + m * interval '1 minute'`);
     await db.sql`
       insert into samples (time, series_id, value)
-      select ${new Date(t0)}::timestamptz + m * interval '1 minute', r.id, m + k.offset_value
+      select ${minute}, r.id, m + k.offset_value
       from generate_series(0, ${days * 24 * 60}) as m,
         (values ('cpu_percent', 0), ('memory_percent', 1000), ('disk_used_percent', 2000))
           as k(metric, offset_value)
@@ -529,7 +532,7 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
     `;
     await db.sql`
       insert into samples (time, series_id, value)
-      select ${new Date(t0)}::timestamptz + m * interval '1 minute', r.id, m
+      select ${minute}, r.id, m
       from generate_series(0, ${days * 24 * 60}) as m,
         series r
       where r.service_id = ${idOf('long-peer-1')} and r.metric = 'peer_only'
@@ -601,10 +604,11 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
       request(fromMs, toMs - 15 * minuteMs, toMs, ['cpu_percent']),
     );
     const raw = await db.sql<{ time: Date; metric: string; value: number }[]>`
-      select s.time, r.metric, sample_value(s.mantissa, s.scale, s.value) as value from samples s join series r on r.id = s.series_id
-      where r.service_id = ${idOf('long-1')} and s.time >= ${new Date(fromMs)}
-        and s.time <= ${new Date(toMs)}
-      order by s.time, r.metric
+      select timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time, r.metric, s.value
+      from raw_samples(array(select id from series where service_id = ${idOf('long-1')}),
+        ${fromMs}, ${toMs}) s
+      join series r on r.id = s.series_id
+      order by s.time_ms, r.metric
     `;
     expect(raw).toHaveLength(76 * 3);
     expect(evidence.samples).toEqual(

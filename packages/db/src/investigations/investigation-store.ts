@@ -1,4 +1,5 @@
 import type { Alert } from '@monitor/schemas';
+import type { Fragment } from 'postgres';
 import { alertColumns } from '../alerts/alert-columns.js';
 import type { Database } from '../core/database.js';
 
@@ -358,6 +359,12 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         incidentFromMs: request.incidentFrom.getTime(),
         toMs: request.to.getTime(),
       };
+      // The samples of `seriesIds` (an array expression) in the window, their times as
+      // timestamptz, through the read function every reader of samples reads.
+      const rawSamples = (seriesIds: Fragment) => sql`(
+        select series_id, timestamptz 'epoch' + time_ms * interval '1 millisecond' as time, value
+        from raw_samples(${seriesIds}, ${window.fromMs}::bigint, ${window.toMs}::bigint)
+      )`;
       // The bucket a row falls in: baseline and incident are binned from their own starts with
       // their own widths, so no bucket straddles the two.
       const bucketOf = (buckets: EvidenceBuckets) => sql`
@@ -369,9 +376,9 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       // avg and the first time: a bucket holding a single sample is that sample, unchanged. A
       // metric with several series (an agent's label sets) is their samples together.
       const samples = await sql<EvidenceSample[]>`
-        select min(s.time) as time, r.metric, avg(sample_value(s.mantissa, s.scale, s.value)) as value
-        from series r join samples s on s.series_id = r.id
-        where r.service_id = ${service.id} and s.time >= ${request.from} and s.time <= ${request.to}
+        select min(s.time) as time, r.metric, avg(s.value) as value
+        from ${rawSamples(sql`array(select id from series where service_id = ${service.id})`)} s
+        join series r on r.id = s.series_id
         group by r.metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
         order by time, r.metric
       `;
@@ -412,10 +419,12 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         peerMetrics.length === 0
           ? []
           : await sql<(EvidenceSample & { service_id: string })[]>`
-              select r.service_id, min(s.time) as time, r.metric, avg(sample_value(s.mantissa, s.scale, s.value)) as value
-              from series r join samples s on s.series_id = r.id
-              where r.service_id = any(${peerIds}::text[]) and r.metric = any(${peerMetrics}::text[])
-                and s.time >= ${request.from} and s.time <= ${request.to}
+              select r.service_id, min(s.time) as time, r.metric, avg(s.value) as value
+              from ${rawSamples(
+                sql`array(select id from series
+                  where service_id = any(${peerIds}::text[]) and metric = any(${peerMetrics}::text[]))`,
+              )} s
+              join series r on r.id = s.series_id
               group by r.service_id, r.metric,
                 ${bucketOf(evidenceBuckets(window, limits.peerPointsPerSeries))}
               order by r.service_id, time, r.metric

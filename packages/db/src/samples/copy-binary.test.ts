@@ -26,9 +26,21 @@ function floats(timesMs: number[], seriesIds: number[], values: number[]) {
 
 describe('binarySampleChunks', () => {
   it('writes microseconds since 2000, the id and the double, big-endian', () => {
-    const chunks = [...binarySampleChunks(floats([Date.UTC(2000, 0, 1) + 1], [258], [1.5]), 10)];
+    const chunks = [
+      ...binarySampleChunks(floats([Date.UTC(2000, 0, 1) + 1], [258], [1.5]), 10, 'timestamptz'),
+    ];
     expect(chunks.map((chunk) => chunk.toString('hex'))).toEqual([
       signature + row('00000000000003e8', '0000000000000102', '3ff8000000000000') + trailer,
+    ]);
+  });
+
+  it('writes epoch milliseconds as an int64 for a bigint time column', () => {
+    const timeMs = Date.UTC(2026, 10, 25, 12, 0, 0, 15);
+    const chunks = [...binarySampleChunks(floats([timeMs], [258], [1.5]), 10, 'epochMs')];
+    expect(chunks.map((chunk) => chunk.toString('hex'))).toEqual([
+      signature +
+        row(timeMs.toString(16).padStart(16, '0'), '0000000000000102', '3ff8000000000000') +
+        trailer,
     ]);
   });
 
@@ -40,7 +52,7 @@ describe('binarySampleChunks', () => {
       mantissas: [-125],
       scales: [1],
     };
-    const [chunk] = [...binarySampleChunks(samples, 10)];
+    const [chunk] = [...binarySampleChunks(samples, 10, 'timestamptz')];
     expect(chunk?.toString('hex')).toBe(
       signature +
         '0005' +
@@ -62,6 +74,7 @@ describe('binarySampleChunks', () => {
       ...binarySampleChunks(
         floats([Date.UTC(1999, 11, 31, 23, 59, 59, 999)], [2 ** 40 + 5], [-0]),
         10,
+        'timestamptz',
       ),
     ];
     expect(chunk?.toString('hex')).toBe(
@@ -71,7 +84,7 @@ describe('binarySampleChunks', () => {
 
   it('is exact for every time a Date holds, though its microseconds pass 2^53', () => {
     for (const timeMs of [8.64e15, -8.64e15, Date.UTC(2262, 3, 11, 23, 47, 16, 855), 1, -1]) {
-      const [chunk] = [...binarySampleChunks(floats([timeMs], [1], [0]), 10)];
+      const [chunk] = [...binarySampleChunks(floats([timeMs], [1], [0]), 10, 'timestamptz')];
       const micros = chunk!.readBigInt64BE(signature.length / 2 + 2 + 4);
       expect(micros).toBe(BigInt(timeMs - Date.UTC(2000, 0, 1)) * 1000n);
     }
@@ -79,7 +92,9 @@ describe('binarySampleChunks', () => {
 
   it('splits rows into chunks, the header in the first and the trailer in the last', () => {
     const times = [0, 1, 2, 3, 4].map((i) => Date.UTC(2026, 0, 1) + i);
-    const chunks = [...binarySampleChunks(floats(times, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), 2)];
+    const chunks = [
+      ...binarySampleChunks(floats(times, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), 2, 'epochMs'),
+    ];
     const rowBytes = 2 + 3 * 12 + 2 * 4;
     expect(chunks.map((chunk) => chunk.length)).toEqual([
       signature.length / 2 + 2 * rowBytes,
@@ -94,7 +109,12 @@ describe('binarySampleChunks', () => {
     const epoch = Date.UTC(2000, 0, 1);
     const hex = (n: number): string => n.toString(16).padStart(16, '0');
     const chunks = [
-      ...binarySampleChunks(floats([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0]), 2, [2, 0, 1]),
+      ...binarySampleChunks(
+        floats([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0]),
+        2,
+        'timestamptz',
+        [2, 0, 1],
+      ),
     ];
     expect(chunks.map((chunk) => chunk.toString('hex')).join('')).toBe(
       signature + [3, 1, 2].map((id) => row(hex(0), hex(id), hex(0))).join('') + trailer,
@@ -103,7 +123,9 @@ describe('binarySampleChunks', () => {
 
   it('writes a header and trailer alone for no rows', () => {
     expect(
-      [...binarySampleChunks(floats([], [], []), 10)].map((chunk) => chunk.toString('hex')),
+      [...binarySampleChunks(floats([], [], []), 10, 'epochMs')].map((chunk) =>
+        chunk.toString('hex'),
+      ),
     ).toEqual([signature + trailer]);
   });
 });

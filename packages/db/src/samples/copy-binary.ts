@@ -1,3 +1,4 @@
+import type { Database } from '../core/database.js';
 import { unscaled } from './scaled-value.js';
 
 /**
@@ -18,12 +19,26 @@ const postgresEpochMs = Date.UTC(2000, 0, 1);
 const twoTo32 = 2 ** 32;
 
 /**
+ * How `samples.time` is stored: epoch milliseconds (bigint, TimescaleDB since migration 24) or
+ * timestamptz (plain PostgreSQL, and TimescaleDB before).
+ */
+export type SampleTimeColumn = 'epochMs' | 'timestamptz';
+
+/** How this database stores `samples.time`, read from its schema. */
+export async function readSampleTimeColumn(db: Pick<Database, 'sql'>): Promise<SampleTimeColumn> {
+  const [column] = await db.sql<{ integer: boolean }[]>`
+    select format_type(a.atttypid, null) = 'bigint' as integer
+    from pg_attribute a where a.attrelid = 'samples'::regclass and a.attname = 'time'`;
+  return column?.integer === true ? 'epochMs' : 'timestamptz';
+}
+
+/**
  * `samples (time, series_id, mantissa, scale, value)` rows in COPY's binary format,
  * `rowsPerChunk` rows a chunk, the header in the first chunk and the trailer in the last; in
  * the order of the row numbers `order` lists, else as given. A value whose scale is `unscaled`
  * goes in as float8 with the mantissa and scale NULL, any other as mantissa and scale with the
  * float8 NULL (scaled-value.ts). No text is built or parsed: a time is an int64 of
- * microseconds since 2000 and an id an int8. Times are whole milliseconds (the batch was
+ * milliseconds since 1970 or of microseconds since 2000 (`timeColumn`), and an id an int8. Times are whole milliseconds (the batch was
  * checked), ids safe integers (identity values), mantissas at most 2^53 in magnitude.
  */
 export function* binarySampleChunks(
@@ -35,6 +50,7 @@ export function* binarySampleChunks(
     scales: readonly number[];
   },
   rowsPerChunk: number,
+  timeColumn: SampleTimeColumn,
   order?: ArrayLike<number>,
 ): Generator<Buffer> {
   const { timesMs, seriesIds, values, mantissas, scales } = samples;
@@ -56,7 +72,10 @@ export function* binarySampleChunks(
       const row = order === undefined ? i : (order[i] ?? 0);
       at = chunk.writeInt16BE(5, at);
       at = chunk.writeInt32BE(8, at);
-      at = writeMicros(chunk, (timesMs[row] ?? 0) - postgresEpochMs, at);
+      at =
+        timeColumn === 'epochMs'
+          ? writeInt64(chunk, timesMs[row] ?? 0, at)
+          : writeMicros(chunk, (timesMs[row] ?? 0) - postgresEpochMs, at);
       at = chunk.writeInt32BE(8, at);
       at = writeInt64(chunk, seriesIds[row] ?? 0, at);
       const scale = scales[row] ?? unscaled;

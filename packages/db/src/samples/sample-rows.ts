@@ -1,5 +1,6 @@
 import { copyIn } from './copy-in.js';
 import { copyTextField } from './copy-text.js';
+import type { SampleTimeColumn } from './copy-binary.js';
 import { binarySampleChunks } from './copy-binary.js';
 import type { SeriesCache } from './series-cache.js';
 import { seriesLabelsJson } from './series-ids.js';
@@ -130,6 +131,7 @@ export async function copyRows(
   tx: TransactionSql,
   rows: BatchRows,
   order: Uint32Array,
+  timeColumn: SampleTimeColumn,
 ): Promise<WrittenCounts> {
   const { timesMs } = rows.samples;
   if (timesMs.length > 0) {
@@ -137,7 +139,7 @@ export async function copyRows(
     // CPU per row (no timestamps or numbers formatted and parsed again).
     await copyIn(
       tx`copy samples (time, series_id, mantissa, scale, value) from stdin (format binary)`,
-      binarySampleChunks(rows.samples, rowsPerChunk, order),
+      binarySampleChunks(rows.samples, rowsPerChunk, timeColumn, order),
     );
   }
   if (rows.snapshots.times.length > 0) {
@@ -184,6 +186,7 @@ export async function insertRows(
   rows: BatchRows,
   order: Uint32Array,
   conflicts: 'fail' | 'skip',
+  timeColumn: SampleTimeColumn,
 ): Promise<WrittenCounts> {
   const { samples, snapshots } = rows;
   const onConflict = conflicts === 'skip' ? tx`on conflict do nothing` : tx``;
@@ -195,8 +198,13 @@ export async function insertRows(
       ? { count: 0 }
       : tx`
           insert into samples (time, series_id, mantissa, scale, value)
-          select timestamptz 'epoch' + t * interval '1 millisecond', s,
-            case when k >= 0 then m end, case when k >= 0 then k end, case when k < 0 then v end
+          select ${
+            timeColumn === 'epochMs'
+              ? tx`t::int8`
+              : tx`timestamptz 'epoch' + t * interval '1 millisecond'`
+          }, s,
+            case when k <> ${unscaled} then m end, case when k <> ${unscaled} then k end,
+            case when k = ${unscaled} then v end
           from unnest(
             ${inOrder(samples.timesMs)}::float8[], ${inOrder(samples.seriesIds)}::int8[],
             ${inOrder(samples.mantissas)}::int8[], ${inOrder(samples.scales)}::int2[],

@@ -15,6 +15,8 @@ import type { OffsetOwner } from './sample-offsets.js';
 import { lockOffsets, storeOffsets } from './sample-offsets.js';
 import { copyRows, insertRows, insertStaleMarkers, scaleValues, toRows } from './sample-rows.js';
 import { createSeriesScales } from './scaled-value.js';
+import type { SampleTimeColumn } from './copy-binary.js';
+import { readSampleTimeColumn } from './copy-binary.js';
 import { insertUnaggregatedSamples } from './unaggregated-samples.js';
 import type { LearnedSeries } from './sample-series.js';
 import { resolveMissingSeries } from './sample-series.js';
@@ -106,6 +108,16 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
   const copy = (options.method ?? 'copy') === 'copy';
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
+  let timeColumn: Promise<SampleTimeColumn> | undefined;
+  // Read once from the schema: it changes only with a migration, which runs before a store is
+  // made. Asked again after a failure.
+  const sampleTimeColumn = (): Promise<SampleTimeColumn> => {
+    timeColumn ??= readSampleTimeColumn(db).catch((err: unknown) => {
+      timeColumn = undefined;
+      throw err;
+    });
+    return timeColumn;
+  };
 
   return {
     async writeBatch(batch, owner) {
@@ -131,6 +143,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // The unaggregated samples of the attempt that committed, counted into the result once
       // it did (their statement settles beside the samples' own, in any order).
       let unaggregated = { written: 0, skipped: 0 };
+      const times = await sampleTimeColumn();
       const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
         transactionCommittingLast(sql, async (tx) => {
           unaggregated = { written: 0, skipped: 0 };
@@ -166,11 +179,11 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
             if (method === 'copy' && rows.samples.timesMs.length > insertedRowsMax) {
               // A COPY holds the connection until it is done: nothing goes out with it.
-              Object.assign(result, await copyRows(tx, rows, order));
+              Object.assign(result, await copyRows(tx, rows, order, times));
             } else {
               const conflicts = method === 'copy' ? 'fail' : 'skip';
               last.push(
-                insertRows(tx, rows, order, conflicts).then((written) =>
+                insertRows(tx, rows, order, conflicts, times).then((written) =>
                   Object.assign(result, written),
                 ),
               );

@@ -34,14 +34,14 @@ describe('series ids of the sample store', () => {
   /** The org's samples as (host, metric, time ms, value), read through series and services. */
   const stored = async (orgId: string) =>
     (
-      await db.sql<{ host: string; metric: string; time: Date; value: number }[]>`
-        select v.name as host, r.metric, s.time,
-          sample_value(s.mantissa, s.scale, s.value) as value
-        from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+      await db.sql<{ host: string; metric: string; time: number; value: number }[]>`
+        select v.name as host, r.metric, s.time_ms::float8 as time, s.value
+        from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+        join series r on r.id = s.series_id join services v on v.id = r.service_id
         where v.org_id = ${orgId}
-        order by s.time, r.metric, v.name
+        order by s.time_ms, r.metric, v.name
       `
-    ).map((row) => [row.host, row.metric, row.time.getTime(), row.value]);
+    ).map((row) => [row.host, row.metric, row.time, row.value]);
 
   const seriesOf = async (orgId: string) =>
     db.sql<{ id: string; metric: string }[]>`

@@ -626,24 +626,24 @@ const scaledSampleValues: Migration = {
   async up(sql, { engine }) {
     await run(sql, [
       sampleValueFunction,
-      // A sample's value is `mantissa / 10^scale` when both are set, else the float8 `value`
-      // (samples/scaled-value.ts): TimescaleDB compresses integers with delta-of-delta and
-      // simple8b, floats with Gorilla, about twice the bytes. Rows stored before keep `value`.
-      `alter table samples
-        add column mantissa bigint,
-        add column scale smallint,
-        alter column value drop not null`,
-      // What a running service still moves into this layout, in batches after the migration
-      // (storage/timescale/stored-sample-move.ts), one row per step: `samples_1m`,
-      // `samples_1h` (an aggregate's materialized rows) or `samples` (raw float8 rows), from
-      // the oldest chunk up to `done_until`, for rows written before `before`.
+      // What a running service still moves into the new layout, in batches after the
+      // migration (storage/timescale/stored-sample-move.ts), one row per step, for rows stored
+      // before `before`: `samples` (the raw samples, newest chunk first: every old row at or
+      // past `moved_from` moved, and of the chunk under way, [chunk_start, moved_from), the
+      // series below `next_series_id`), `samples_1m` and `samples_1h` (an aggregate's
+      // materialized rows, copied from the oldest chunk up to `done_until`).
       `create table storage_moves (
         step text primary key,
         before timestamptz not null,
+        moved_from timestamptz,
+        chunk_start timestamptz,
+        next_series_id bigint,
         done_until timestamptz not null default '-infinity',
         finished_at timestamptz
       )`,
     ]);
+    // A sample's value as a scaled integer where that is exact (samples/scaled-value.ts), and
+    // on TimescaleDB its time as epoch milliseconds; readers read through functions.
     await engine.scaleSampleValues(sql);
   },
 };

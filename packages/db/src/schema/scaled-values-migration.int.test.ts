@@ -5,7 +5,9 @@ import { refreshRollups } from '../maintenance/run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { cleanDatabase, migratedDatabase } from '../testing/clean-database.js';
+import { storageEngine } from '../storage/engine.js';
 import { migrate, migrateWith } from './migrate.js';
+import { requireStorageSettings } from './storage-settings.js';
 import { migrations } from './migrations.js';
 
 const minuteMs = 60_000;
@@ -33,10 +35,11 @@ function fleet(startMs: number, points: number): HostSample[] {
   }));
 }
 
-type Point = { metric: string; time: string; value: number | string };
+type Point = { metric: string; ms: number; value: number | string };
 type Bucket = {
   metric: string;
-  bucket: string;
+  /** The bucket's start, epoch milliseconds. */
+  bucket: number;
   avg: number;
   min: number;
   max: number;
@@ -48,33 +51,61 @@ type Bucket = {
 const withSign = <T extends { value: number | string }>(rows: T[]) =>
   rows.map((row) => ({ ...row, value: Object.is(row.value, -0) ? '-0' : row.value }));
 
-/** The stored points (older than `before` if given), in (metric, time) order. */
-async function points(
-  db: Database,
-  value: 'value' | 'sample_value(s.mantissa, s.scale, s.value)',
-  before = new Date(Date.UTC(9999, 0, 1)),
-) {
+const farFutureMs = Date.UTC(9999, 0, 1);
+
+/**
+ * The stored points of the float8 layout (before migration 24), in (metric, time) order, those
+ * beyond ±1e100 included (the store keeps them apart from the aggregated samples).
+ */
+async function float8Points(db: Database) {
   return withSign(
     await db.sql<Point[]>`
-      select p.metric, p.time::text as time, p.value from (
-        select r.metric, s.time, ${db.sql.unsafe(value)} as value
-        from samples s join series r on r.id = s.series_id
+      select p.metric, (extract(epoch from p.time) * 1000)::float8 as ms, p.value from (
+        select r.metric, s.time, s.value from samples s join series r on r.id = s.series_id
         union all
-        -- Values beyond ±1e100: the store keeps them apart from the aggregated samples.
         select r.metric, u.time, u.value
         from unaggregated_samples u join series r on r.id = u.series_id
       ) p
-      where p.time < ${before}
       order by p.metric, p.time
     `,
   );
 }
 
-async function buckets(db: Database, view: 'samples_1m' | 'samples_1h') {
+/** The stored points as readers read them (older than `beforeMs` if given), same order. */
+async function points(db: Database, beforeMs = farFutureMs) {
+  return withSign(
+    await db.sql<Point[]>`
+      select p.metric, p.ms::float8 as ms, p.value from (
+        select r.metric, s.time_ms as ms, s.value
+        from raw_samples(array(select id from series), 0, ${beforeMs - 1}) s
+        join series r on r.id = s.series_id
+        union all
+        select r.metric, (extract(epoch from u.time) * 1000)::bigint, u.value
+        from unaggregated_samples u join series r on r.id = u.series_id
+        where u.time < ${new Date(beforeMs)}
+      ) p
+      order by p.metric, p.ms
+    `,
+  );
+}
+
+/** An aggregate of the float8 layout, as it answers. */
+async function float8Buckets(db: Database, view: 'samples_1m' | 'samples_1h') {
   return await db.sql<Bucket[]>`
-    select r.metric, o.bucket::text as bucket, o.avg, o.min, o.max, o.count, o.sum
+    select r.metric, (extract(epoch from o.bucket) * 1000)::float8 as bucket, o.avg, o.min,
+      o.max, o.count, o.sum
     from ${db.sql(view)} o join series r on r.id = o.series_id
     order by r.metric, o.bucket
+  `;
+}
+
+/** An aggregate as readers read it (its read function). */
+async function buckets(db: Database, rollup: 'samples_1m' | 'samples_1h') {
+  return await db.sql<Bucket[]>`
+    select r.metric, o.bucket_ms::float8 as bucket, o.avg, o.min, o.max, o.count, o.sum
+    from ${db.sql.unsafe(`${rollup}_buckets`)}(array(select id from series), 0, ${farFutureMs}) o
+    join series r on r.id = o.series_id
+    order by r.metric, o.bucket_ms
   `;
 }
 
@@ -152,9 +183,9 @@ describe.each(['postgres', 'timescale'] as const)(
       // migration 24: its rollups are read as the views compute them from the raw samples.
       if (engine === 'timescale') await refreshRollups(float8.db, { now });
       before = {
-        points: await points(float8.db, 'value'),
-        minutes: await buckets(float8.db, 'samples_1m'),
-        hours: await buckets(float8.db, 'samples_1h'),
+        points: await float8Points(float8.db),
+        minutes: await float8Buckets(float8.db, 'samples_1m'),
+        hours: await float8Buckets(float8.db, 'samples_1h'),
       };
       if (engine === 'timescale') {
         // Compressed as the policy leaves older chunks: the migration reads them too.
@@ -176,9 +207,7 @@ describe.each(['postgres', 'timescale'] as const)(
 
     it('stores the same samples as the float8 layout did, bit for bit', async () => {
       expect(before.points).toHaveLength(3 * 540);
-      expect(await points(scaled.db, 'sample_value(s.mantissa, s.scale, s.value)')).toEqual(
-        before.points,
-      );
+      expect(await points(scaled.db)).toEqual(before.points);
       const [split] = await scaled.db.sql<{ scaled: number; float8: number }[]>`
       select count(mantissa)::int as scaled, count(value)::int as float8 from samples`;
       // cpu and load scale; `noise` holds −0, 17-digit doubles and 2^60 (float8) among others.
@@ -189,50 +218,70 @@ describe.each(['postgres', 'timescale'] as const)(
     it('answers the 1-minute and 1-hour aggregates as the float8 layout did', async () => {
       expect(before.minutes.length).toBeGreaterThan(3 * 170);
       expect(before.hours.length).toBeGreaterThanOrEqual(3 * 3);
-      expect(await buckets(scaled.db, 'samples_1m')).toEqual(before.minutes);
-      // TimescaleDB: samples_1h sums an hour's samples, no longer its minutes' sums.
-      if (engine === 'timescale')
-        expectSameBuckets(await buckets(scaled.db, 'samples_1h'), before.hours);
-      else expect(await buckets(scaled.db, 'samples_1h')).toEqual(before.hours);
+      // Counts, minima and maxima the same; sums and averages up to the order the samples are
+      // added in, which a plan chooses (TimescaleDB: samples_1h also sums an hour's samples, no
+      // longer its minutes' sums).
+      expectSameBuckets(await buckets(scaled.db, 'samples_1m'), before.minutes);
+      expectSameBuckets(await buckets(scaled.db, 'samples_1h'), before.hours);
     });
 
-    it('migrates the float8 layout with nothing lost, writers old and new going on', async () => {
+    it('migrates the float8 layout with nothing lost, new writers going on', async () => {
       const { db } = float8;
       await migrate(db, { now });
       await pauseJobs(db, engine);
-      const decoded = 'sample_value(s.mantissa, s.scale, s.value)' as const;
-      expect(await points(db, decoded)).toEqual(before.points);
+      expect(await points(db)).toEqual(before.points);
       expectSameBuckets(await buckets(db, 'samples_1m'), before.minutes);
       expectSameBuckets(await buckets(db, 'samples_1h'), before.hours);
 
-      // A writer of the new version, and one of the old still running during a rolling upgrade
-      // (its rows: `value` only).
-      await createSampleStore(db).writeBatch({ samples: later.slice(0, 30) });
-      await writeFloat8(db, later.slice(30));
-      await refreshRollups(db, { now: new Date() });
-      const expected = new Map<string, Point>();
-      for (const s of [...samples, ...later]) {
-        for (const [metric, value] of Object.entries(s.metrics)) {
-          expected.set(`${metric} ${s.timeMs}`, { metric, time: '', value });
+      // A writer of the new version goes on at once. On plain PostgreSQL, where the layout keeps
+      // its tables, one of the old version still running during a rolling upgrade does too (its
+      // rows: `value` only); on TimescaleDB it cannot write the new layout's times (its batches
+      // fail and wait in Kafka until it is replaced).
+      const oldWriter = engine === 'postgres' ? later.slice(30) : [];
+      await createSampleStore(db).writeBatch({
+        samples: later.slice(0, later.length - oldWriter.length),
+      });
+      if (oldWriter.length > 0) await writeFloat8(db, oldWriter);
+      else await createSampleStore(db).writeBatch({ samples: later.slice(30) });
+      const expectEverything = async () => {
+        const expected = new Map<string, number>();
+        for (const s of [...samples, ...later]) {
+          for (const [metric, value] of Object.entries(s.metrics)) {
+            expected.set(`${metric} ${s.timeMs}`, value);
+          }
         }
+        const after = await points(db);
+        expect(after).toHaveLength(expected.size);
+        expect(await points(db, later[0]!.timeMs)).toEqual(before.points);
+        for (const row of after.filter((p) => p.ms >= later[0]!.timeMs)) {
+          const value = row.value === '-0' ? -0 : row.value;
+          expect(Object.is(value, expected.get(`${row.metric} ${row.ms}`))).toBe(true);
+        }
+        // The buckets of the samples written before keep their answers.
+        const minutes = await buckets(db, 'samples_1m');
+        expectSameBuckets(
+          minutes.filter((b) => b.bucket < later[0]!.timeMs),
+          before.minutes,
+        );
+      };
+      await refreshRollups(db, { now: new Date() });
+      await expectEverything();
+
+      // And once the old layout moved into the new one.
+      const { policies } = await requireStorageSettings(db);
+      for (let run = 0; run < 50; run++) {
+        const moved = await storageEngine(engine).moveStoredSamples(db, {
+          now: new Date(),
+          policies,
+          maxBatches: 20,
+        });
+        if (moved.pending === 0) break;
+        await refreshRollups(db, { now: new Date() });
       }
-      const after = await points(db, decoded);
-      expect(after).toHaveLength(expected.size);
-      const olderThanLater = await points(db, decoded, new Date(later[0]!.timeMs));
-      expect(olderThanLater).toEqual(before.points);
-      const newer = await db.sql<{ metric: string; ms: number; value: number }[]>`
-      select r.metric, (extract(epoch from s.time) * 1000)::float8 as ms, ${db.sql.unsafe(decoded)} as value
-      from samples s join series r on r.id = s.series_id
-      where s.time >= ${new Date(later[0]!.timeMs)}
-    `;
-      expect(newer).toHaveLength(3 * later.length);
-      for (const row of newer) {
-        expect(Object.is(row.value, expected.get(`${row.metric} ${row.ms}`)?.value)).toBe(true);
-      }
-      // The buckets of the samples written before keep their answers.
-      const minutes = await buckets(db, 'samples_1m');
-      const olderMinutes = minutes.filter((b) => new Date(b.bucket).getTime() < later[0]!.timeMs);
-      expectSameBuckets(olderMinutes, before.minutes);
+      const [left] = await db.sql<{ pending: number }[]>`
+        select count(*)::int as pending from storage_moves where finished_at is null`;
+      expect(left?.pending).toBe(0);
+      await expectEverything();
     });
   },
 );

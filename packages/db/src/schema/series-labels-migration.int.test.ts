@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { cleanDatabase } from '../testing/clean-database.js';
-import { migrate, migrateWith } from './migrate.js';
+import { migrateWith } from './migrate.js';
 import { migrations } from './migrations.js';
 
 describe.each(['postgres', 'timescale'] as const)(
@@ -30,8 +30,12 @@ describe.each(['postgres', 'timescale'] as const)(
         )
         insert into samples (time, series_id, value) select ${new Date(t0)}, id, 1 from made
       `;
-      const applied = await migrate(db);
-      // 21 first, then whatever later versions exist.
+      // Up to the layout migration 24 replaces (its own test moves this one into it).
+      const applied = await migrateWith(
+        db,
+        migrations.filter((migration) => migration.version < 24),
+      );
+      // 21 first, then the later versions before 24.
       expect(applied.applied.map((migration) => migration.version)[0]).toBe(21);
     });
 

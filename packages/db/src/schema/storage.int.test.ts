@@ -143,16 +143,18 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
           j.config['drop_after'] ?? j.config['compress_after'] ?? j.config['start_offset'],
         ]),
       ).toEqual([
-        ['policy_compression', 'samples', '48:00:00'],
-        ['policy_compression', 'samples_1h', '02:00:00'],
+        // The raw samples' time, and so the aggregates' buckets, are epoch milliseconds: their
+        // jobs' offsets are too.
+        ['policy_compression', 'samples', 48 * hourMs],
+        ['policy_compression', 'samples_1h', 2 * hourMs],
         // samples_1m is materialized only from 3 hours before the raw retention (10 days), and
         // compressed 2 hours after that.
-        ['policy_compression', 'samples_1m', '239:00:00'],
-        ['policy_refresh_continuous_aggregate', 'samples_1h', '168:00:00'],
-        ['policy_refresh_continuous_aggregate', 'samples_1m', '240:00:00'],
-        ['policy_retention', 'samples', '10 days'],
-        ['policy_retention', 'samples_1h', '40 days'],
-        ['policy_retention', 'samples_1m', '20 days'],
+        ['policy_compression', 'samples_1m', 239 * hourMs],
+        ['policy_refresh_continuous_aggregate', 'samples_1h', 168 * hourMs],
+        ['policy_refresh_continuous_aggregate', 'samples_1m', 240 * hourMs],
+        ['policy_retention', 'samples', 10 * dayMs],
+        ['policy_retention', 'samples_1h', 40 * dayMs],
+        ['policy_retention', 'samples_1m', 20 * dayMs],
         ['policy_retention', 'snapshots', '3 days'],
         ['policy_retention', 'stale_markers', '10 days'],
         ['policy_retention', 'unaggregated_samples', '10 days'],
@@ -224,15 +226,14 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       expect((web1['last_seen'] as Date).getTime()).toBe(t0);
 
       const samples = await db.sql`
-        select r.metric, sample_value(s.mantissa, s.scale, s.value) as value, s.time from samples s join series r on r.id = s.series_id
-        where r.service_id = ${web1['id'] as string} order by r.metric
+        select r.metric, s.value, s.time_ms
+        from raw_samples(array(select id from series where service_id = ${web1['id'] as string}),
+          0, ${t0}) s
+        join series r on r.id = s.series_id
+        order by r.metric
       `;
       expect(
-        samples.map((s) => [
-          s['metric'] as string,
-          s['value'] as number,
-          (s['time'] as Date).getTime(),
-        ]),
+        samples.map((s) => [s['metric'] as string, s['value'] as number, Number(s['time_ms'])]),
       ).toEqual([
         ['cpu_usage', 10, t0],
         ['disk.io:read-bytes', 30, t0],
@@ -682,14 +683,15 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       const [service] = await db.sql`select id from services where org_id = ${orgId}`;
       const serviceId = service!['id'] as string;
 
+      const load = db.sql`array(select id from series where service_id = ${serviceId} and metric = 'load')`;
       const minutes = await db.sql`
-        select bucket, avg, min, max, count, sum from samples_1m
-        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
-        order by bucket
+        select bucket_ms, avg, min, max, count, sum
+        from samples_1m_buckets(${load}, ${hourStart}, ${hourStart + hourMs})
+        order by bucket_ms
       `;
       expect(
         minutes.map((m) => [
-          (m['bucket'] as Date).getTime() - hourStart,
+          Number(m['bucket_ms']) - hourStart,
           m['avg'] as number,
           m['min'] as number,
           m['max'] as number,
@@ -701,13 +703,12 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
         [59 * minuteMs, 100, 100, 100, 1],
       ]);
       const hours = await db.sql`
-        select bucket, avg, min, max, count, sum from samples_1h
-        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
-        order by bucket
+        select bucket_ms, avg, min, max, count, sum
+        from samples_1h_buckets(${load}, ${hourStart}, ${hourStart + hourMs})
       `;
       expect(
         hours.map((h) => [
-          (h['bucket'] as Date).getTime(),
+          Number(h['bucket_ms']),
           h['avg'] as number,
           h['min'] as number,
           h['max'] as number,
@@ -722,9 +723,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       });
       await refreshRollups(db, { now: new Date(now.getTime() + minuteMs) });
       const [minute0] = await db.sql`
-        select avg, count from samples_1m
-        where series_id = (select id from series where service_id = ${serviceId} and metric = 'load')
-          and bucket = ${new Date(hourStart)}
+        select avg, count from samples_1m_buckets(${load}, ${hourStart}, ${hourStart + minuteMs})
       `;
       expect([minute0!['avg'], Number(minute0!['count'])]).toEqual([2.5, 4]);
     });

@@ -35,6 +35,19 @@ export function decodeTimestampArray(bytes: Uint8Array | null): Float64Array {
   return out;
 }
 
+/**
+ * int8[] of epoch milliseconds (what `raw_samples` gives for times). Exact: a time is far below
+ * 2^53 ms.
+ */
+export function decodeEpochMsArray(bytes: Uint8Array | null): Float64Array {
+  const { length, view } = binaryArray(bytes);
+  const out = new Float64Array(length);
+  for (let i = 0, at = 24; i < length; i++, at += 12) {
+    out[i] = view.getInt32(at) * 4_294_967_296 + view.getUint32(at + 4);
+  }
+  return out;
+}
+
 /** float8[], bit for bit (−0, NaN payloads, ±Inf as sent). */
 export function decodeFloat8Array(bytes: Uint8Array | null): Float64Array {
   const { length, view } = binaryArray(bytes);

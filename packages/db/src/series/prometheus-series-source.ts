@@ -2,7 +2,12 @@ import type { LabelMatcher, Labels, SeriesSource, SourceSeries, TimeRange } from
 import { labelsFrom, labelsKey, PromqlError } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
-import { copyBinaryRows, decodeFloat8Array, decodeTimestampArray } from './binary-arrays.js';
+import {
+  copyBinaryRows,
+  decodeEpochMsArray,
+  decodeFloat8Array,
+  decodeTimestampArray,
+} from './binary-arrays.js';
 import { timeOrdered } from './time-ordered.js';
 
 /**
@@ -194,7 +199,8 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     const rows = await sql<{ id: string }[]>`
       select s.id::text as id from unnest(${ids}::bigint[]) as s(id)
       where exists (
-        select 1 from samples x where x.series_id = s.id and x.time >= ${from} and x.time <= ${to}
+        select 1 from raw_samples(array[s.id], ${Math.ceil(range.startMs)}::bigint,
+          ${Math.floor(range.endMs)}::bigint)
       ) or exists (
         select 1 from unaggregated_samples u
         where u.series_id = s.id and u.time >= ${from} and u.time <= ${to}
@@ -241,17 +247,16 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
 
   /**
    * The samples of the stored series `ids` in `range`, per series id, as binary arrays: no
-   * per-row conversion on the server, no text parsing here. One statement for all of them: the
-   * index finds every wanted row and the heap is read page by page, each page once, however
-   * many of the wanted series share it (rows land time-major, so one series' hour spans
-   * hundreds of pages, each shared with the other series written beside it). Rows come in scan
-   * order; `inTimeOrder` puts them in time order.
+   * per-row conversion on the server, no text parsing here. One statement for all of them
+   * (`raw_samples`, see @monitor/db's read functions): the index finds every wanted row and the
+   * heap is read page by page, each page once, however many of the wanted series share it (rows
+   * land time-major, so one series' hour spans hundreds of pages, each shared with the other
+   * series written beside it). Rows come in scan order; `inTimeOrder` puts them in time order.
    *
    * Through COPY's binary format: in a result row a bytea comes as hex text (postgres.js asks
    * for text results), twice the bytes, encoded by the server and decoded here, which cost the
    * api more than the rest of a query over many series; COPY hands the arrays over as they are.
-   * COPY takes no parameters: the ids are our own bigints (checked) and the times go in as the
-   * ISO strings postgres.js would have sent for them.
+   * COPY takes no parameters: the ids are our own bigints (checked) and the times integers.
    */
   async function readSamples(
     ids: string[],
@@ -259,17 +264,20 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     signal: AbortSignal,
   ): Promise<Map<string, Points>> {
     for (const id of ids) if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
+    // Stored times are whole milliseconds: the same samples as the range itself.
+    const fromMs = Math.ceil(range.startMs);
+    const toMs = Math.floor(range.endMs);
+    if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) {
+      throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
+    }
     // A connection of its own: the pool pipelines queries onto busy connections, and
     // postgres.js fails a query sent to one that is streaming a COPY (COPY_IN_PROGRESS).
     const connection = await sql.reserve();
     const chunks: Buffer[] = [];
     try {
       const query = connection.unsafe(`copy (
-          select series_id, array_agg(time), array_agg(sample_value(mantissa, scale, value))
-          from samples
-          where series_id = any('{${ids.join(',')}}'::bigint[])
-            and time >= '${new Date(range.startMs).toISOString()}'
-            and time <= '${new Date(range.endMs).toISOString()}'
+          select series_id, array_agg(time_ms), array_agg(value)
+          from raw_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
           group by series_id
         ) to stdout (format binary)`);
       const copied = (async () => {
@@ -285,7 +293,7 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
         throw new Error('expected rows of (series_id, times, values)');
       }
       read.set(id.readBigInt64BE(0).toString(), {
-        timestampsMs: decodeTimestampArray(t),
+        timestampsMs: decodeEpochMsArray(t),
         values: decodeFloat8Array(v),
       });
     }

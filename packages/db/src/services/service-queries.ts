@@ -276,14 +276,10 @@ function statusExpression(sql: Sql, staleBefore: Date) {
 }
 
 /**
- * samples_1m or samples_1h, through their `_history` views (which also answer the rows a storage
- * move after migration 24 has not carried over yet): on both engines they read as real-time
- * aggregates (TimescaleDB's continuous aggregates; plain PostgreSQL's views over its rollup
- * tables), so they include the buckets the refresh has not reached yet.
- */
-/**
- * The buckets of the metric's series in the range. One series (every /ingest metric) reads as
- * stored. Several (an agent's metric with a series per label set) are merged per bucket: the
+ * The buckets of the metric's series in the range, from samples_1m or samples_1h through their
+ * read functions (`samples_1m_buckets`, `samples_1h_buckets`: real-time on both engines, so they
+ * include the buckets the refresh has not reached yet). One series (every /ingest metric) reads
+ * as stored. Several (an agent's metric with a series per label set) are merged per bucket: the
  * average weighted by each series' count, the least minimum, the greatest maximum, the counts
  * added, so the history counts every sample of the metric once.
  */
@@ -292,25 +288,23 @@ function readRollup(
   query: MetricSeriesQuery,
   seriesIds: readonly string[],
 ): Promise<BucketDbRow[]> {
-  const view = query.step === '1m' ? sql`samples_1m_history` : sql`samples_1h_history`;
-  const [only] = seriesIds;
-  if (seriesIds.length === 1 && only !== undefined) {
+  const buckets = sql`${
+    query.step === '1m' ? sql`samples_1m_buckets` : sql`samples_1h_buckets`
+  }(${seriesIds}::bigint[], ${query.from.getTime()}::bigint, ${query.to.getTime()}::bigint)`;
+  const time = sql`timestamptz 'epoch' + bucket_ms * interval '1 millisecond'`;
+  if (seriesIds.length === 1) {
     return sql<BucketDbRow[]>`
-      select bucket as time, avg, min, max, count
-      from ${view}
-      where series_id = ${only}
-        and bucket >= ${query.from} and bucket < ${query.to}
-      order by bucket
+      select ${time} as time, avg, min, max, count
+      from ${buckets}
+      order by bucket_ms
     `;
   }
   return sql<BucketDbRow[]>`
-    select bucket as time, sum(sum) / sum(count)::float8 as avg, min(min) as min,
+    select ${time} as time, sum(sum) / sum(count)::float8 as avg, min(min) as min,
       max(max) as max, sum(count)::bigint as count
-    from ${view}
-    where series_id = any(${seriesIds}::bigint[])
-      and bucket >= ${query.from} and bucket < ${query.to}
-    group by bucket
-    order by bucket
+    from ${buckets}
+    group by bucket_ms
+    order by bucket_ms
   `;
 }
 

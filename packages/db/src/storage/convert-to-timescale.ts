@@ -1,10 +1,13 @@
 import type { Database, TransactionSql } from '../core/database.js';
 import { run } from './ddl.js';
 import {
+  compressMillisecondAggregates,
+  millisecondAggregates,
+  millisecondSamplesTable,
+} from './timescale/millisecond-layout.js';
+import { readFunctions } from './timescale/read-functions.js';
+import {
   materializationTable,
-  rawChunkInterval,
-  aggregateHistory,
-  scaledSeriesAggregates,
   staleMarkersHypertable,
   unaggregatedSamplesHypertable,
 } from './timescale/tables.js';
@@ -47,12 +50,7 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     await sql`create extension if not exists timescaledb`;
     // Plain storage reads the rollups through views over samples (migration 19): they go
     // first, their tables stay until their rows are copied.
-    await run(sql, [
-      `drop view if exists samples_1h_history`,
-      `drop view if exists samples_1m_history`,
-      `drop view samples_1h`,
-      `drop view samples_1m`,
-    ]);
+    await run(sql, [`drop view samples_1h`, `drop view samples_1m`]);
     const samples = await samplesToHypertable(sql);
     const snapshots = await snapshotsToHypertable(sql);
     const staleMarkers = await staleMarkersToHypertable(sql);
@@ -69,29 +67,14 @@ async function samplesToHypertable(sql: TransactionSql): Promise<number> {
     `alter table samples rename to samples${plain}`,
     `alter index samples_series_id_time_key rename to samples${plain}_series_id_time_key`,
     `alter index samples_time_idx rename to samples${plain}_time_idx`,
-    `create table samples (
-      time timestamptz not null,
-      series_id bigint not null,
-      value double precision,
-      mantissa bigint,
-      scale smallint
-    )`,
-    `select create_hypertable('samples', by_range('time', interval '${rawChunkInterval}'))`,
+    ...millisecondSamplesTable,
   ]);
   const copied = await sql.unsafe(
     `insert into samples (time, series_id, value, mantissa, scale)
-      select time, series_id, value, mantissa, scale from samples${plain}`,
+      select (extract(epoch from time) * 1000)::bigint, series_id, value, mantissa, scale
+      from samples${plain}`,
   );
-  await run(sql, [
-    // The dedup key: replays and an agent's own retries store each point once.
-    `create unique index samples_series_id_time_key on samples (series_id, time)`,
-    `alter table samples set (
-      timescaledb.compress,
-      timescaledb.compress_segmentby = 'series_id',
-      timescaledb.compress_orderby = 'time desc'
-    )`,
-    `drop table samples${plain}`,
-  ]);
+  await run(sql, [`drop table samples${plain}`]);
   return copied.count;
 }
 
@@ -148,18 +131,21 @@ async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<num
 }
 
 /**
- * The continuous aggregates as migration 16 defines them on TimescaleDB, their materialized
- * part seeded with the rollup tables' complete buckets (those below each watermark); newer
- * buckets are computed from the raw samples, as real-time aggregation does.
+ * The continuous aggregates of the millisecond layout (timescale/millisecond-layout.ts), their
+ * materialized part seeded with the rollup tables' complete buckets (those below each
+ * watermark); newer buckets are computed from the raw samples, as real-time aggregation does.
+ * Then the read functions over them.
  */
 async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
-  await run(sql, scaledSeriesAggregates);
+  await run(sql, millisecondAggregates);
+  await compressMillisecondAggregates(sql);
   let copied = 0;
   for (const rollup of ['samples_1m', 'samples_1h'] as const) {
     const result = await sql.unsafe(
       `insert into ${await materializationTable(sql, rollup)}
-         (bucket, series_id, avg, min, max, count, sum)
-       select r.bucket, r.series_id, r.avg, r.min, r.max, r.count, r.sum
+         (bucket, series_id, min, max, count, sum)
+       select (extract(epoch from r.bucket) * 1000)::bigint, r.series_id, r.min, r.max, r.count,
+         r.sum
        from ${rollup}_materialized r
        where r.bucket < coalesce(
          (select watermark from rollup_watermarks where rollup = $1), '-infinity')`,
@@ -171,9 +157,7 @@ async function rollupsToAggregates(sql: TransactionSql): Promise<number> {
     `drop table samples_1h_materialized`,
     `drop table samples_1m_materialized`,
     `drop table rollup_watermarks`,
-    // What readers read (migration 24): nothing to move, the aggregates hold every row.
-    aggregateHistory('samples_1m'),
-    aggregateHistory('samples_1h'),
+    ...readFunctions,
   ]);
   return copied;
 }

@@ -12,6 +12,7 @@ import type {
 } from './timescale/stored-sample-move.js';
 import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
+import { scaleSampleValues } from './timescale/millisecond-layout.js';
 import type { StorageMode, StoragePolicies } from './storage-mode.js';
 
 export type { StorageMode, StoragePolicies } from './storage-mode.js';
@@ -44,8 +45,8 @@ export type StorageEngine = {
   /** Migration 23: the values the aggregates skip, kept as long as the raw samples. */
   createUnaggregatedSamples(sql: TransactionSql): Promise<void>;
   /**
-   * Migration 24: what reads sample values (the aggregates, plain PostgreSQL's rollup views)
-   * reads them decoded from the scaled-integer columns; TimescaleDB's new raw chunks smaller.
+   * Migration 24: sample values as scaled integers (and on TimescaleDB times as epoch
+   * milliseconds, in a new layout the old one moves into), read through the read functions.
    */
   scaleSampleValues(sql: TransactionSql): Promise<void>;
   /**
@@ -95,7 +96,7 @@ const timescaleEngine: StorageEngine = {
   compressRollups: timescaleTables.compressRollups,
   createStaleMarkers: timescaleTables.createStaleMarkers,
   createUnaggregatedSamples: timescaleTables.createUnaggregatedSamples,
-  scaleSampleValues: timescaleTables.scaleSampleValues,
+  scaleSampleValues,
   remakeMinuteAggregateJobs: timescaleTables.remakeMinuteAggregateJobs,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),

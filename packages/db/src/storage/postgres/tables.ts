@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
+import { readFunctions } from './read-functions.js';
 
 /**
  * Version 3: samples and snapshots range-partitioned by day (partitions.ts keeps the daily
@@ -204,26 +205,24 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
 }
 
 /**
- * Version 24: sample values as scaled integers (samples/scaled-value.ts). The columns are
- * added for both engines by the migration; here the rollup views read the decoded value, and
- * `samples_1m_history`, `samples_1h_history` (what readers read on both engines) read them.
- * Nothing stored moves: the rollup tables hold decoded values already, and the raw rows stored
- * before keep their float8 `value` and read back through it. Rewriting them would gain nothing
- * here (plain PostgreSQL compresses nothing) and cost: a row of `(mantissa, scale)` takes 56
- * bytes with its header against 48 for one of `value`, and every updated row leaves a dead one.
+ * Version 24: sample values as scaled integers (samples/scaled-value.ts), the rollup views
+ * reading the decoded value, and the read functions every reader reads through
+ * (../read-functions.ts). Nothing stored moves: the rollup tables hold decoded values already,
+ * and the raw rows stored before keep their float8 `value` and read back through it. Rewriting
+ * them would gain nothing here (plain PostgreSQL compresses nothing) and cost: a row of
+ * `(mantissa, scale)` takes 56 bytes with its header against 48 for one of `value`, and every
+ * updated row leaves a dead one. Times stay timestamptz for the same reason.
  */
 export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
   await run(sql, [
+    `alter table samples
+      add column mantissa bigint,
+      add column scale smallint,
+      alter column value drop not null`,
     ...realTimeRollupViews('create or replace', 'sample_value(mantissa, scale, value)'),
-    ...rollupHistoryViews,
+    ...readFunctions,
   ]);
 }
-
-/** What readers read on both engines (see the TimescaleDB twin): here the views themselves. */
-const rollupHistoryViews: readonly string[] = ['samples_1m', 'samples_1h'].map(
-  (rollup) => `create view ${rollup}_history as
-    select bucket, series_id, avg, min, max, count, sum from ${rollup}`,
-);
 
 /**
  * Version 25: nothing to do. Plain PostgreSQL has no jobs: maintenance refreshes its rollup

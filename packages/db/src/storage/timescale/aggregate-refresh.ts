@@ -1,5 +1,5 @@
 import type { Database } from '../../core/database.js';
-import type { RefreshRollupsResult, RollupWindow } from '../rollups.js';
+import type { RefreshRollupsResult, Rollup, RollupWindow } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs } from '../rollups.js';
 import type { RefreshWindows } from './policies.js';
 
@@ -12,13 +12,14 @@ import type { RefreshWindows } from './policies.js';
  */
 export async function refreshContinuousAggregates(
   db: Database,
-  options: { now: Date; windows: RefreshWindows },
+  options: { now: Date; windows: RefreshWindows; only?: Rollup },
 ): Promise<RefreshRollupsResult> {
   const refreshed: RollupWindow[] = [];
   for (const [rollup, bucketMs] of [
     ['samples_1m', minuteMs],
     ['samples_1h', hourMs],
   ] as const) {
+    if (options.only !== undefined && options.only !== rollup) continue;
     const window = options.windows[rollup];
     const to = bucketStart(new Date(options.now.getTime() - window.endHours * hourMs), bucketMs);
     const from = new Date(
@@ -36,11 +37,18 @@ export async function refreshContinuousAggregates(
  * refresh again. Up to about 30 s: longer, and the error stands.
  */
 async function refreshOnce(db: Database, rollup: string, from: Date, to: Date): Promise<void> {
+  // Since migration 24 the aggregates' buckets are epoch milliseconds; before, timestamptz.
+  const [bucket] = await db.sql<{ integer: boolean }[]>`
+    select format_type(a.atttypid, null) = 'bigint' as integer
+    from pg_attribute a
+    where a.attrelid = ${rollup}::regclass and a.attname = 'bucket'`;
+  const bounds =
+    bucket?.integer === true
+      ? db.sql`${from.getTime()}::bigint, ${to.getTime()}::bigint`
+      : db.sql`${from}::timestamptz, ${to}::timestamptz`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.sql`
-        call refresh_continuous_aggregate(${rollup}::regclass, ${from}::timestamptz, ${to}::timestamptz)
-      `;
+      await db.sql`call refresh_continuous_aggregate(${rollup}::regclass, ${bounds})`;
       return;
     } catch (err) {
       const concurrent = err instanceof Error && /due to a concurrent refresh/.test(err.message);

@@ -129,7 +129,7 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
         from timescaledb_information.continuous_aggregates where view_name = ${view}`;
       const [count] = await db.sql<{ buckets: number }[]>`
         select count(*)::int as buckets from ${db.sql(table!.schema)}.${db.sql(table!.name)}
-        where bucket < ${new Date(before)}`;
+        where bucket < ${before}`;
       return count!.buckets;
     };
     await eventually(
@@ -166,7 +166,7 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
         db.sql<{ compressed: boolean }[]>`
           select bool_and(is_compressed) as compressed from timescaledb_information.chunks
           where hypertable_name = 'samples'
-            and range_end <= ${new Date(now - 2 * hourMs)} and range_end > ${new Date(now - 2 * dayMs)}
+            and range_end_integer <= ${now - 2 * hourMs} and range_end_integer > ${now - 2 * dayMs}
         `.then(([row]) => row?.compressed ?? false),
       (value) => value,
     );
@@ -180,7 +180,7 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
     );
     const oldRows = () =>
       db.sql<{ raw: number; snapshots: number }[]>`
-        select (select count(*)::int from samples where time < ${new Date(oldTo)}) as raw,
+        select (select count(*)::int from samples where time < ${oldTo}) as raw,
           (select count(*)::int from snapshots where time < ${new Date(oldTo)}) as snapshots
       `.then(([row]) => row!);
     expect(

@@ -1,4 +1,5 @@
 import type { TransactionSql } from '../../core/database.js';
+import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
 
 /** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
@@ -58,6 +59,14 @@ const materializedBeforeRawRetentionHours = 3;
  * materializes its newest buckets (samples_1h's runs every 30 minutes, an hour behind).
  */
 const aggregateCompressAfterHours = 2;
+
+/**
+ * How often the raw samples' compression job runs: a chunk waits for it after
+ * `COMPRESS_AFTER_HOURS` (half this on average), at ~100 bytes an uncompressed row against ~3
+ * compressed, so a shorter interval saves disk; each run that finds nothing to compress costs
+ * a catalog lookup.
+ */
+const rawCompressionJobInterval = '15 minutes';
 
 type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
 
@@ -133,7 +142,20 @@ export async function applyTimescalePolicies(
     policies.jobIntervalSeconds === undefined
       ? sql`${defaultInterval}::interval`
       : sql`make_interval(secs => ${policies.jobIntervalSeconds}::int)`;
-  const days = (value: number) => sql`make_interval(days => ${value}::int)`;
+  // Since migration 24 the raw samples' time, and so the aggregates' buckets, are epoch
+  // milliseconds: their jobs take offsets in milliseconds; the other tables' in intervals.
+  const [samplesTime] = await sql<{ integer: boolean }[]>`
+    select format_type(a.atttypid, null) = 'bigint' as integer
+    from pg_attribute a where a.attrelid = 'samples'::regclass and a.attname = 'time'`;
+  const integerTime = samplesTime?.integer === true;
+  const hours = (value: number) =>
+    integerTime
+      ? sql`${Math.round(value * hourMs)}::bigint`
+      : sql`make_interval(hours => ${value}::int)`;
+  const days = (table: string, value: number) =>
+    integerTime && ['samples', 'samples_1m', 'samples_1h'].includes(table)
+      ? sql`${value * 24 * hourMs}::bigint`
+      : sql`make_interval(days => ${value}::int)`;
 
   for (const view of ['samples_1h', 'samples_1m'] as const) {
     await sql`select remove_continuous_aggregate_policy(${view}::regclass, if_exists => true)`;
@@ -149,22 +171,24 @@ export async function applyTimescalePolicies(
   // migrations still run (or while a test template is being made) would materialize nothing
   // and move the watermark past every sample written after it (the real-time part of an
   // aggregate shows only what lies past its watermark, until the next refresh).
-  const hours = (value: number) => sql`make_interval(hours => ${value}::int)`;
+  const minuteEndOffset = integerTime
+    ? sql`${Math.max(windows.samples_1m.endHours * hourMs, 60_000)}::bigint`
+    : sql`greatest(${hours(windows.samples_1m.endHours)}, interval '1 minute')`;
   await sql`
     select add_continuous_aggregate_policy('samples_1m'::regclass,
       start_offset => ${hours(windows.samples_1m.startHours)},
-      end_offset => greatest(${hours(windows.samples_1m.endHours)}, interval '1 minute'),
+      end_offset => ${minuteEndOffset},
       schedule_interval => ${every('1 hour')}, initial_start => now() + ${every('1 hour')})
   `;
   await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
-      start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => interval '1 hour',
+      start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => ${hours(1)},
       schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')})
   `;
   await sql`
     select add_compression_policy('samples'::regclass,
-      compress_after => make_interval(hours => ${policies.compressAfterHours}::int),
-      schedule_interval => ${every('1 hour')})
+      compress_after => ${hours(policies.compressAfterHours)},
+      schedule_interval => ${every(rawCompressionJobInterval)})
   `;
   // An aggregate's chunks are compressed soon after they ended, not past the refresh window:
   // with a week's window a week of samples_1m stayed uncompressed, ~68 bytes per raw sample
@@ -191,7 +215,7 @@ export async function applyTimescalePolicies(
   for (const table of laterRawTables) retention.push([table, policies.rawRetentionDays]);
   for (const [table, keepDays] of retention) {
     await sql`
-      select add_retention_policy(${table}::regclass, drop_after => ${days(keepDays)},
+      select add_retention_policy(${table}::regclass, drop_after => ${days(table, keepDays)},
         schedule_interval => ${every('1 hour')})
     `;
   }

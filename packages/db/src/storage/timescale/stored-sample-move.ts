@@ -1,17 +1,15 @@
 import type { Database, TransactionSql } from '../../core/database.js';
 import { identifier } from '../ddl.js';
+import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
+import { refreshContinuousAggregates } from './aggregate-refresh.js';
 import { refreshWindows } from './policies.js';
-import {
-  aggregateHistory,
-  materializationTable,
-  oldRowsUnanswered,
-  unscaledAggregate,
-} from './tables.js';
+import { bucketsFunction, previousLayout, rawSamplesFunction } from './read-functions.js';
+import { materializationTable } from './tables.js';
 
 /** What one run of `moveStoredSamples` did. */
 export type StoredSampleMoveResult = {
-  /** Batches moved, one chunk each. */
+  /** Batches moved: a slice of a raw chunk's series, or an aggregate's chunk. */
   batches: number;
   /** Steps of `storage_moves` not finished after this run (0: the layout is the new one). */
   pending: number;
@@ -20,7 +18,7 @@ export type StoredSampleMoveResult = {
 export type StoredSampleMoveOptions = {
   now: Date;
   policies: StoragePolicies;
-  /** At most this many batches (chunks) in this run; the next run goes on from there. */
+  /** At most this many batches in this run; the next run goes on from there. */
   maxBatches: number;
   /** Called after each batch committed (tests stop a move midway through it). */
   afterBatch?: () => void;
@@ -30,25 +28,32 @@ export type StoredSampleMoveOptions = {
 const moveLockKey = 7_171_302_024;
 
 /**
- * Moves what migration 24 left in the previous layout (TimescaleDB; `storage_moves` says what),
- * a chunk per batch, each batch its own short transaction so that ingest goes on:
+ * Series ids per raw batch: a day of one series at 30 s is 2,880 rows, so a batch of a busy
+ * chunk is up to about a million rows, a few seconds of one transaction.
+ */
+const seriesPerBatch = 400;
+
+/**
+ * Moves what migration 24 left in the previous layout (`…_v21`, see millisecond-layout.ts;
+ * `storage_moves` says how far it got), each batch its own short transaction so that ingest
+ * goes on:
  *
- * - `samples_1m`, `samples_1h`: the old aggregate's materialized rows older than the new
- *   aggregate's refresh window (the refresh computes the newer ones from the raw samples;
- *   the copy never races it), those without a twin only, so a batch done twice (a crash
- *   before its progress was recorded) copies nothing twice. Once every old row is answered
- *   by the new aggregate (`oldRowsUnanswered`: it may wait for a refresh to move the
- *   watermark over the copied rows), readers' view is pointed at the new one alone and the old
- *   one dropped, in one transaction.
- * - `samples`: the raw rows stored before the migration, float8 `value` rewritten as
- *   `(mantissa, scale)` where that is exact (as `encodeScale` decides, scaled-value.ts), chunk
- *   by chunk: decompressed, rewritten, compressed again if the compression job would have.
- *   Rewriting again what was rewritten changes nothing, so a crash anywhere is resumed by
- *   running again.
+ * 1. `samples`: the raw rows, newest chunk first (the recent history is the one read most),
+ *    a slice of its series at a time: inserted into the new layout (time as epoch
+ *    milliseconds, each value as a scaled integer where a decimal scale holds it exactly) and
+ *    deleted from the old one in the same transaction, so every sample is in exactly one of
+ *    the two whenever a reader looks; one stored again since is kept once. Chunks past the raw
+ *    retention are dropped, not moved.
+ * 2. `samples_1h`, then `samples_1m`: the old aggregate's materialized rows older than the new
+ *    aggregate's refresh window (the new one computes the newer ones from the moved raw
+ *    samples; the copy never races its refresh), a chunk at a time, those without a twin only,
+ *    so a batch done twice (a crash before its progress was recorded) copies nothing twice.
+ *    Once the new aggregate's watermark is past what was copied (a refresh made it its
+ *    materialized part), its read function is pointed at it alone and the old one dropped.
  *
- * Reads are right throughout: readers read `samples_1m_history`/`samples_1h_history`, which
- * add the old rows not answered yet, and a raw row decodes to the same double in either
- * encoding. Throws on a database error: the next run takes up where this one stopped.
+ * Reads are right throughout: readers read through the read functions (read-functions.ts),
+ * which answer each series from the layout that holds it. Throws on a database error: the next
+ * run takes up where this one stopped.
  */
 export async function moveStoredSamples(
   db: Database,
@@ -77,18 +82,22 @@ async function moveWhileLocked(
   options: StoredSampleMoveOptions,
 ): Promise<StoredSampleMoveResult> {
   let batches = 0;
+  // In step order: the raw samples before the aggregates, samples_1h (built on the old
+  // samples_1m) before samples_1m.
   const steps = await db.sql<{ step: Step }[]>`
     select step from storage_moves where finished_at is null order by step`;
   for (const { step } of steps) {
+    let outcome: Outcome = 'moved';
     while (batches < options.maxBatches) {
-      const outcome =
+      outcome =
         step === 'samples'
-          ? await moveRawChunk(db, options)
+          ? await moveRawBatch(db, options)
           : await moveAggregateChunk(db, step, options);
       if (outcome !== 'moved') break;
       batches++;
       options.afterBatch?.();
     }
+    if (outcome !== 'finished') break;
   }
   return { batches, pending: await pendingSteps(db) };
 }
@@ -99,32 +108,109 @@ async function pendingSteps(db: Database): Promise<number> {
   return row?.pending ?? 0;
 }
 
-type Chunk = {
-  schema: string;
-  name: string;
-  range_start: Date;
-  range_end: Date;
+type RawMove = {
+  moved_from: Date;
+  chunk_start: Date | null;
+  next_series_id: string | null;
 };
 
+/** 10^0 … 10^22 as sample_value has them: each parsed exactly. */
+const powersOfTen = `'{${Array.from({ length: 23 }, (_, k) => `1e${k}`).join(',')}}'::float8[]`;
+
 /**
- * The oldest chunk of a hypertable ending after `doneUntil` and starting before `before`.
- * `doneUntil` goes as text: it starts at `-infinity`, which is no Date.
+ * `(mantissa, scale)` of the float8 `o.value` as scaled-value.ts's `encodeScale` chooses it
+ * without a series hint, each candidate checked to give the value back bit for bit as
+ * `sample_value` decodes it: a whole number as itself over the largest power of two that
+ * divides it (up to 2^62), else the smallest decimal scale. Both integers next to
+ * `value × 10^k` are tried, since SQL's round() breaks ties otherwise than Math.round. Nothing
+ * for −0, NaN and ±Inf (float8 `=` takes −0 for 0 and NaN for NaN): they keep `value`.
  */
-async function nextChunk(
-  sql: TransactionSql | Database['sql'],
-  hypertable: { schema: string; name: string },
-  doneUntil: string,
-  before: Date,
-): Promise<Chunk | undefined> {
-  const [chunk] = await sql<Chunk[]>`
-    select chunk_schema as schema, chunk_name as name, range_start, range_end
-    from timescaledb_information.chunks
-    where hypertable_schema = ${hypertable.schema} and hypertable_name = ${hypertable.name}
-      and range_end > ${doneUntil}::text::timestamptz and range_start < ${before}
-    order by range_start
-    limit 1`;
-  return chunk;
+const exactScale = `left join lateral (
+    (select (o.value / (1::int8 << b)::float8)::bigint as mantissa, (-b)::smallint as scale
+      from generate_series(62, 0, -1) as b
+      where o.value = trunc(o.value) and (o.value <> 0 or b = 0)
+        and trunc(o.value / (1::int8 << b)::float8) = o.value / (1::int8 << b)::float8
+        and abs(o.value / (1::int8 << b)::float8) <= 9007199254740992
+      order by b desc
+      limit 1)
+    union all
+    (select m::bigint, (k - 1)::smallint
+      from unnest(${powersOfTen}) with ordinality as t(p, k)
+      cross join lateral (values (floor(o.value * p)), (ceil(o.value * p))) as candidate(m)
+      where k > 1 and abs(m) <= 9007199254740992 and m / p = o.value
+      order by k
+      limit 1)
+    limit 1
+  ) e on o.value::text <> '-0' and o.value not in ('NaN', 'Infinity', '-Infinity')`;
+
+/** One slice of the raw chunk under way moved, the chunk finished, or the next one begun. */
+async function moveRawBatch(db: Database, options: StoredSampleMoveOptions): Promise<Outcome> {
+  return await db.sql.begin(async (sql) => {
+    const [state] = await sql<RawMove[]>`
+      select moved_from, chunk_start, next_series_id::text from storage_moves
+      where step = 'samples' and finished_at is null
+      for update`;
+    if (state === undefined) return 'finished';
+    const old = `samples${previousLayout}`;
+    if (state.chunk_start === null || state.next_series_id === null) {
+      const retainedFrom = new Date(
+        options.now.getTime() - options.policies.rawRetentionDays * 24 * hourMs,
+      );
+      const [chunk] = await sql<{ start: Date; end: Date }[]>`
+        select range_start as start, range_end as end from timescaledb_information.chunks
+        where hypertable_schema = current_schema() and hypertable_name = ${old}
+          and range_start < ${state.moved_from}
+        order by range_start desc
+        limit 1`;
+      if (chunk === undefined || chunk.end <= retainedFrom) {
+        // What is left is past the raw retention, which would have dropped it: dropped too. Its
+        // buckets are still answered by the old aggregates' materialized rows.
+        await sql`select drop_chunks(${old}::regclass, older_than => ${retainedFrom}::timestamptz)`;
+        await sql.unsafe(rawSamplesFunction);
+        await sql`update storage_moves set finished_at = now() where step = 'samples'`;
+        return 'finished';
+      }
+      await sql`
+        update storage_moves set chunk_start = ${chunk.start}, next_series_id = 0
+        where step = 'samples'`;
+      return 'moved';
+    }
+    const from = BigInt(state.next_series_id);
+    const to = from + BigInt(seriesPerBatch);
+    const inChunk = `o.time >= $1 and o.time < $2`;
+    const [left] = await sql.unsafe<{ any: boolean }[]>(
+      `select exists (select from ${old} o where ${inChunk} and o.series_id >= $3) as any`,
+      [state.chunk_start, state.moved_from, from.toString()],
+    );
+    if (left?.any !== true) {
+      // Every series of the chunk moved: the empty chunk goes, and the next one is next.
+      await sql`
+        select drop_chunks(${old}::regclass, older_than => ${state.moved_from}::timestamptz,
+          newer_than => ${state.chunk_start}::timestamptz)`;
+      await sql`
+        update storage_moves
+        set moved_from = chunk_start, chunk_start = null, next_series_id = null
+        where step = 'samples'`;
+      return 'moved';
+    }
+    const slice = `${inChunk} and o.series_id >= $3 and o.series_id < $4`;
+    const params = [state.chunk_start, state.moved_from, from.toString(), to.toString()];
+    await sql.unsafe(
+      `insert into samples (time, series_id, value, mantissa, scale)
+      select (extract(epoch from o.time) * 1000)::bigint, o.series_id,
+        case when e.scale is null then o.value end, e.mantissa, e.scale
+      from ${old} o ${exactScale}
+      where ${slice}
+      on conflict do nothing`,
+      params,
+    );
+    await sql.unsafe(`delete from ${old} o where ${slice}`, params);
+    await sql`update storage_moves set next_series_id = ${to.toString()} where step = 'samples'`;
+    return 'moved';
+  });
 }
+
+type Chunk = { schema: string; name: string; range_start: Date; range_end: Date };
 
 /** One chunk of an old aggregate's materialized rows copied, or the aggregate's move finished. */
 async function moveAggregateChunk(
@@ -132,113 +218,80 @@ async function moveAggregateChunk(
   rollup: 'samples_1m' | 'samples_1h',
   options: StoredSampleMoveOptions,
 ): Promise<Outcome> {
-  return await db.sql.begin(async (sql) => {
+  // Older than the refresh window: the refresh jobs never write there, so nothing copied races
+  // them; the newer buckets they compute from the moved raw samples.
+  const windows = refreshWindows(options.policies);
+  const untilMs = options.now.getTime() - windows[rollup].startHours * hourMs;
+  // 'waiting' here: nothing left to copy.
+  const copied = await db.sql.begin(async (sql): Promise<Outcome> => {
     const [state] = await sql<{ done_until: string }[]>`
       select done_until::text from storage_moves where step = ${rollup} and finished_at is null
       for update`;
     if (state === undefined) return 'finished';
-    const old = await materializationTable(sql, unscaledAggregate(rollup));
+    const old = `${rollup}${previousLayout}`;
     const [hypertable] = await sql<{ schema: string; name: string }[]>`
       select materialization_hypertable_schema as schema, materialization_hypertable_name as name
       from timescaledb_information.continuous_aggregates
-      where view_schema = current_schema() and view_name = ${unscaledAggregate(rollup)}`;
-    // Older than the refresh window: the refresh jobs never write there, so nothing copied
-    // races them, and the newer buckets they compute from the raw samples.
-    const windowStartMs = refreshWindows(options.policies)[rollup].startHours * 3_600_000;
-    const until = new Date(options.now.getTime() - windowStartMs);
-    const chunk =
-      hypertable === undefined
-        ? undefined
-        : await nextChunk(sql, hypertable, state.done_until, until);
-    if (chunk !== undefined) {
-      const to = chunk.range_end < until ? chunk.range_end : until;
-      await sql.unsafe(
-        `insert into ${await materializationTable(sql, rollup)}
-          (bucket, series_id, avg, min, max, count, sum)
-        select o.bucket, o.series_id, o.avg, o.min, o.max, o.count, o.sum
-        from ${old} o
-        where o.bucket >= $1 and o.bucket < $2
-          and not exists (select from ${await materializationTable(sql, rollup)} n
-            where n.series_id = o.series_id and n.bucket = o.bucket)`,
-        [chunk.range_start, to],
-      );
-      await sql`update storage_moves set done_until = ${chunk.range_end} where step = ${rollup}`;
-      return 'moved';
-    }
-    const [left] = await sql.unsafe<{ any: boolean }[]>(
-      `select exists (select ${await oldRowsUnanswered(sql, rollup)}) as any`,
+      where view_schema = current_schema() and view_name = ${old}`;
+    if (hypertable === undefined) return 'waiting';
+    const [chunk] = await sql<Chunk[]>`
+      select chunk_schema as schema, chunk_name as name, range_start, range_end
+      from timescaledb_information.chunks
+      where hypertable_schema = ${hypertable.schema} and hypertable_name = ${hypertable.name}
+        and range_end > ${state.done_until}::text::timestamptz
+        and range_start < ${new Date(untilMs)}
+      order by range_start
+      limit 1`;
+    if (chunk === undefined) return 'waiting';
+    const target = await materializationTable(sql, rollup);
+    await sql.unsafe(
+      `insert into ${target} (bucket, series_id, min, max, count, sum)
+      select (extract(epoch from o.bucket) * 1000)::bigint, o.series_id, o.min, o.max, o.count,
+        o.sum
+      from ${identifier(chunk.schema)}.${identifier(chunk.name)} o
+      where o.bucket < $1
+        and not exists (select from ${target} n
+          where n.series_id = o.series_id
+            and n.bucket = (extract(epoch from o.bucket) * 1000)::bigint)`,
+      [new Date(untilMs)],
     );
-    if (left?.any === true) return 'waiting';
+    await sql`update storage_moves set done_until = ${chunk.range_end} where step = ${rollup}`;
+    return 'moved';
+  });
+  if (copied !== 'waiting') return copied;
+  // Everything up to the window copied. A copied row is the new aggregate's only below its
+  // watermark (a materialized row past it is hidden by real-time aggregation): wait for a
+  // refresh to move the watermark past what was copied.
+  const target = await db.sql.begin((sql) => materializationTable(sql, rollup));
+  const [hidden] = await db.sql.unsafe<{ any: boolean }[]>(
+    `select exists (
+      select from ${target} n
+      where n.bucket >= coalesce(_timescaledb_functions.cagg_watermark(
+        (select mat_hypertable_id from _timescaledb_catalog.continuous_agg
+          where user_view_schema = current_schema() and user_view_name = $1)),
+        -9223372036854775808)
+    ) as any`,
+    [rollup],
+  );
+  if (hidden?.any === true) return 'waiting';
+  // The raw samples moved into the refresh window since its last run: taken in now.
+  await refreshContinuousAggregates(db, { now: options.now, windows, only: rollup });
+  return await db.sql.begin(async (sql): Promise<Outcome> => {
     // The old samples_1h is built on the old samples_1m: that one waits until it is gone.
     const [dependent] = await sql<{ exists: boolean }[]>`
-      select to_regclass(${unscaledAggregate('samples_1h')}) is not null as exists`;
+      select to_regclass(${`samples_1h${previousLayout}`}) is not null as exists`;
     if (rollup === 'samples_1m' && dependent?.exists === true) return 'waiting';
-    // Dropping the old aggregate waits for the readers of the view; ingest never waits long.
+    // Dropping the old aggregate waits for its readers; ingest never waits long.
     await sql`set local lock_timeout = '10s'`;
-    await sql.unsafe(aggregateHistory(rollup));
-    await sql.unsafe(`drop materialized view ${unscaledAggregate(rollup)}`);
+    await sql.unsafe(bucketsFunction(rollup));
+    await sql.unsafe(`drop materialized view ${rollup}${previousLayout}`);
     await sql`update storage_moves set finished_at = now() where step = ${rollup}`;
+    if (rollup === 'samples_1m') await dropPreviousSamples(sql);
     return 'finished';
   });
 }
 
-/** 10^0 … 10^22 as sample_value has them: each parsed exactly. */
-const powersOfTen = `'{${Array.from({ length: 23 }, (_, k) => `1e${k}`).join(',')}}'::float8[]`;
-
-/**
- * The float8 rows of a chunk whose value a `(mantissa, scale)` gives back bit for bit (as
- * `sample_value` decodes it), at the smallest such scale, rewritten: scaled-value.ts's
- * encodeScale without the series hint. Both integers next to `value × 10^k` are tried, since
- * SQL's round() breaks ties otherwise than Math.round. −0, NaN and ±Inf keep `value`: float8
- * `=` takes −0 for 0 and NaN for NaN.
- */
-function rewriteExact(chunk: string): string {
-  return `update ${chunk} s set mantissa = e.mantissa, scale = e.scale, value = null
-    from (
-      select c.ctid as row_id, x.mantissa, x.scale
-      from ${chunk} c
-      cross join lateral (
-        select m::bigint as mantissa, (k - 1)::smallint as scale
-        from unnest(${powersOfTen}) with ordinality as t(p, k)
-        cross join lateral (values (floor(c.value * p)), (ceil(c.value * p))) as candidate(m)
-        where abs(m) <= 9007199254740992 and m / p = c.value
-        order by k
-        limit 1
-      ) x
-      where c.value is not null and c.value::text <> '-0'
-        and c.value not in ('NaN', 'Infinity', '-Infinity')
-    ) e
-    where s.ctid = e.row_id`;
-}
-
-/** One raw chunk written before the migration rewritten, or the raw move finished. */
-async function moveRawChunk(db: Database, options: StoredSampleMoveOptions): Promise<Outcome> {
-  const [state] = await db.sql<{ before: Date; done_until: string }[]>`
-    select before, done_until::text from storage_moves where step = 'samples' and finished_at is null`;
-  if (state === undefined) return 'finished';
-  const [hypertable] = await db.sql<{ schema: string }[]>`select current_schema() as schema`;
-  const chunk = await nextChunk(
-    db.sql,
-    { schema: hypertable?.schema ?? 'public', name: 'samples' },
-    state.done_until,
-    state.before,
-  );
-  if (chunk === undefined) {
-    await db.sql`update storage_moves set finished_at = now() where step = 'samples'`;
-    return 'finished';
-  }
-  const name = `${identifier(chunk.schema)}.${identifier(chunk.name)}`;
-  // Three short transactions: a compressed chunk's rows are rewritten decompressed (updating
-  // compressed batches in place would decompress them anyway, batch by batch), then compressed
-  // again as the compression job would, or later by the job itself after a crash.
-  // Whatever the catalog listed: a chunk compressed since, or left partly compressed by a late
-  // sample, is decompressed whole too.
-  await db.sql`select decompress_chunk(${name}::regclass, if_compressed => true)`;
-  await db.sql.unsafe(rewriteExact(name));
-  const compressBefore = options.now.getTime() - options.policies.compressAfterHours * 3_600_000;
-  if (chunk.range_end.getTime() <= compressBefore) {
-    await db.sql`select compress_chunk(${name}::regclass, if_not_compressed => true)`;
-  }
-  await db.sql`update storage_moves set done_until = ${chunk.range_end} where step = 'samples'`;
-  return 'moved';
+/** The previous layout's raw table, empty by now, once no aggregate is built on it. */
+async function dropPreviousSamples(sql: TransactionSql): Promise<void> {
+  await sql.unsafe(`drop table if exists samples${previousLayout}`);
 }

@@ -62,18 +62,6 @@ export async function createRollups(sql: TransactionSql): Promise<void> {
 
 /** What the layout of version 15 is renamed to while its rows are copied into the new one. */
 const previous = '_v15';
-/** What the aggregates of version 21 are renamed to while their rows are copied. */
-const unscaledPrevious = '_v21';
-
-/**
- * The raw samples' chunk interval since migration 24 (new chunks; existing ones keep theirs). A
- * chunk is compressed whole, once it ended and `COMPRESS_AFTER_HOURS` passed: with daily chunks
- * a day to two stayed uncompressed at ~100 bytes a row, more than the whole compressed month
- * (docs/benchmarks.md, "Storage"). Small chunks keep that window small; much smaller ones give
- * each series too few rows per chunk for compression to work well (measured in the same place).
- */
-export const rawChunkInterval = '6 hours';
-
 /**
  * TimescaleDB: a new samples hypertable (the old one's chunk interval, compression segmented by
  * series) filled from the old rows, compressed chunks included, then new continuous aggregates
@@ -254,29 +242,6 @@ function seriesAggregateViews(value: string): readonly string[] {
 /** The aggregates as migration 16 made them, over the float8 `value` column. */
 const seriesAggregates: readonly string[] = seriesAggregateViews('value');
 
-/**
- * The aggregates since migration 24, over the decoded value of a sample (scaled-value.ts), both
- * computed from the raw samples. samples_1h is no longer built on samples_1m: samples_1m is
- * materialized only for minutes about to leave the raw retention (policies.ts), and
- * TimescaleDB refreshes a hierarchical aggregate only up to what its parent has materialized
- * (measured on 2.28.3: nothing, for samples written after the parent's creation). Its average
- * is still sum / count over the hour's samples; sums may differ from the sum of minute sums in
- * the last bits (the order samples are added in), as any two refreshes may.
- */
-export const scaledSeriesAggregates: readonly string[] = [
-  seriesAggregateViews('sample_value(mantissa, scale, value)')[0] as string,
-  `create materialized view samples_1h
-    with (timescaledb.continuous, timescaledb.materialized_only = false) as
-    select time_bucket(interval '1 hour', time) as bucket, series_id,
-      sum(sample_value(mantissa, scale, value)) / count(*) as avg,
-      min(sample_value(mantissa, scale, value)) as min,
-      max(sample_value(mantissa, scale, value)) as max,
-      count(*) as count, sum(sample_value(mantissa, scale, value)) as sum
-    from samples
-    group by 1, 2
-    with no data`,
-];
-
 /** The hypertable that holds a continuous aggregate's materialized rows, quoted for SQL. */
 export async function materializationTable(sql: TransactionSql, view: string): Promise<string> {
   const [table] = await sql<{ schema: string; name: string }[]>`
@@ -286,113 +251,6 @@ export async function materializationTable(sql: TransactionSql, view: string): P
   `;
   if (table === undefined) throw new Error(`no materialization hypertable for ${view}`);
   return `${identifier(table.schema)}.${identifier(table.name)}`;
-}
-
-/**
- * Version 24: sample values as scaled integers (samples/scaled-value.ts). The columns
- * themselves are added for both engines by the migration; here the continuous aggregates are
- * made again over the decoded value (a continuous aggregate's query cannot be altered), with
- * the compression of migration 20, and new raw chunks get the smaller interval.
- *
- * Nothing stored is copied here: the migration is one transaction, and copying a big
- * database's aggregates in it held ingest off for its whole length. The old aggregates are
- * kept, renamed and frozen (their jobs removed: their query reads the float8 column only), and
- * `storage_moves` records what a running service moves in batches afterwards
- * (stored-sample-move.ts): their materialized rows, and the float8 raw rows into the scaled
- * columns. Readers read `samples_1m_history` and `samples_1h_history`, which answer the old
- * aggregates' rows not carried over yet until the move is done. A database with nothing stored
- * (a new installation) has nothing to move.
- */
-export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
-  await run(sql, [
-    `alter materialized view samples_1h rename to samples_1h${unscaledPrevious}`,
-    `alter materialized view samples_1m rename to samples_1m${unscaledPrevious}`,
-    ...scaledSeriesAggregates,
-  ]);
-  for (const rollup of ['samples_1m', 'samples_1h'] as const) {
-    const old = `${rollup}${unscaledPrevious}`;
-    await sql`select remove_continuous_aggregate_policy(${old}::regclass, if_exists => true)`;
-    await sql`select remove_compression_policy(${old}::regclass, if_exists => true)`;
-    await sql`select remove_retention_policy(${old}::regclass, if_exists => true)`;
-  }
-  await compressRollups(sql);
-  await sql`select set_chunk_time_interval('samples', ${rawChunkInterval}::interval)`;
-  // The old samples_1h is built on the old samples_1m: it goes first.
-  for (const rollup of ['samples_1h', 'samples_1m'] as const) {
-    const old = `${rollup}${unscaledPrevious}`;
-    const [stored] = await sql.unsafe<{ any: boolean }[]>(
-      `select exists (select from ${await materializationTable(sql, old)}) as any`,
-    );
-    // An empty old samples_1m under a kept old samples_1h stays until that one moved.
-    const [dependent] = await sql<{ exists: boolean }[]>`
-      select to_regclass(${`samples_1h${unscaledPrevious}`}) is not null as exists`;
-    if (stored?.any === true || (rollup === 'samples_1m' && dependent?.exists === true)) {
-      await sql.unsafe(await aggregateHistoryDuringMove(sql, rollup));
-      await sql`insert into storage_moves (step, before) values (${rollup}, now())`;
-    } else {
-      await run(sql, [aggregateHistory(rollup), `drop materialized view ${old}`]);
-    }
-  }
-  const [float8] = await sql<{ any: boolean }[]>`
-    select exists (select from samples where value is not null) as any`;
-  if (float8?.any === true) {
-    await sql`insert into storage_moves (step, before) values ('samples', now())`;
-  }
-}
-
-/** What readers read for an aggregate once nothing is left to move: the aggregate itself. */
-export function aggregateHistory(rollup: 'samples_1m' | 'samples_1h'): string {
-  return `create or replace view ${rollup}_history as
-    select bucket, series_id, avg, min, max, count, sum from ${rollup}`;
-}
-
-/** The renamed aggregate of migration 21 whose materialized rows a storage move carries over. */
-export function unscaledAggregate(rollup: 'samples_1m' | 'samples_1h'): string {
-  return `${rollup}${unscaledPrevious}`;
-}
-
-/**
- * What readers read for an aggregate while its old rows move: the new aggregate, plus each old
- * materialized row it does not answer (`oldRowsUnanswered`).
- */
-async function aggregateHistoryDuringMove(
-  sql: TransactionSql,
-  rollup: 'samples_1m' | 'samples_1h',
-): Promise<string> {
-  return `create or replace view ${rollup}_history as
-    select bucket, series_id, avg, min, max, count, sum from ${rollup}
-    union all
-    select o.bucket, o.series_id, o.avg, o.min, o.max, o.count, o.sum
-    ${await oldRowsUnanswered(sql, rollup)}`;
-}
-
-/**
- * `from … o where …`: the old aggregate's materialized rows `o` that the new one does not
- * answer. The new aggregate answers a bucket below its watermark from its materialized rows
- * (the copied ones among them), and above it from the raw samples, which are complete from
- * their oldest chunk on (retention drops whole chunks). So an old row is unanswered below the
- * watermark when it has no materialized twin, above it when it is older than the raw samples:
- * each bucket is answered once, whatever the move, the refresh jobs and the retention have
- * done so far.
- */
-export async function oldRowsUnanswered(
-  sql: TransactionSql,
-  rollup: 'samples_1m' | 'samples_1h',
-): Promise<string> {
-  const [aggregate] = await sql<{ id: number }[]>`
-    select mat_hypertable_id as id from _timescaledb_catalog.continuous_agg
-    where user_view_schema = current_schema() and user_view_name = ${rollup}`;
-  if (aggregate === undefined) throw new Error(`no continuous aggregate ${rollup}`);
-  const watermark = `coalesce(_timescaledb_functions.to_timestamp(
-    _timescaledb_functions.cagg_watermark(${aggregate.id})), '-infinity'::timestamptz)`;
-  const rawStart = `coalesce((select min(range_start) from timescaledb_information.chunks
-    where hypertable_schema = current_schema() and hypertable_name = 'samples'),
-    'infinity'::timestamptz)`;
-  return `from ${await materializationTable(sql, unscaledAggregate(rollup))} o
-    where case when o.bucket < ${watermark}
-      then not exists (select from ${await materializationTable(sql, rollup)} n
-        where n.series_id = o.series_id and n.bucket = o.bucket)
-      else o.bucket < ${rawStart} end`;
 }
 
 /**

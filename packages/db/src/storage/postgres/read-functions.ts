@@ -1,0 +1,38 @@
+/**
+ * What every reader of stored samples reads, on plain PostgreSQL (../timescale/read-functions.ts
+ * states their contract): the same functions as on TimescaleDB, over this engine's tables,
+ * whose times stay timestamptz (nothing is compressed here, so milliseconds as integers would
+ * save nothing).
+ */
+
+/** Epoch milliseconds of a timestamptz, exact for whole milliseconds. */
+const epochMs = (time: string): string => `(extract(epoch from ${time}) * 1000)::bigint`;
+
+/** The timestamptz of epoch milliseconds (`ms` a bigint expression). */
+const timestamp = (ms: string): string => `timestamptz 'epoch' + ${ms} * interval '1 millisecond'`;
+
+const rawSamplesFunction = `create or replace function raw_samples(
+    series_ids bigint[], from_ms bigint, to_ms bigint)
+  returns table (series_id bigint, time_ms bigint, value double precision)
+  language sql stable
+  as $$ select s.series_id, ${epochMs('s.time')}, sample_value(s.mantissa, s.scale, s.value)
+    from samples s
+    where s.series_id = any(series_ids)
+      and s.time >= ${timestamp('from_ms')} and s.time <= ${timestamp('to_ms')} $$`;
+
+const bucketsFunction = (rollup: 'samples_1m' | 'samples_1h'): string =>
+  `create or replace function ${rollup}_buckets(series_ids bigint[], from_ms bigint, to_ms bigint)
+  returns table (bucket_ms bigint, series_id bigint, avg double precision,
+    min double precision, max double precision, count bigint, sum double precision)
+  language sql stable
+  as $$ select ${epochMs('b.bucket')}, b.series_id, b.avg, b.min, b.max, b.count, b.sum
+    from ${rollup} b
+    where b.series_id = any(series_ids)
+      and b.bucket >= ${timestamp('from_ms')} and b.bucket < ${timestamp('to_ms')} $$`;
+
+/** Every read function of plain PostgreSQL storage. */
+export const readFunctions: readonly string[] = [
+  rawSamplesFunction,
+  bucketsFunction('samples_1m'),
+  bucketsFunction('samples_1h'),
+];

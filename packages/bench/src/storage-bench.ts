@@ -102,7 +102,7 @@ const usage = `Usage: npm run bench:storage -- [options]
   --engine E                our storage: timescale (default) or postgres (plain, no compression)
   --victoria-metrics PATH   the server (default ${victoriaMetricsBinary}: ${victoriaMetricsInstall})
   --out FILE                JSON results (default bench-results/storage-<iso date>.json)
-Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
+Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
 async function runBenchmark(
   options: Options,

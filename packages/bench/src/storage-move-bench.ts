@@ -51,7 +51,7 @@ const usage = `Usage: npm run bench:storage-move -- [options]
   --series N   series in the old layout (default 100)
   --points N   samples per series, 20 s apart (default 10000: 1,000,000 samples)
   --out FILE   JSON results (default bench-results/storage-move-<iso date>.json)
-Needs TimescaleDB for the machine's PostgreSQL (deploy/timescaledb/install-from-source.sh).`;
+Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
 async function runBenchmark(options: Options, report: ReportBase & Report, cleanup: Cleanup) {
   const server = await startTimescaleServer({ logDir: report.logDir, cleanup });

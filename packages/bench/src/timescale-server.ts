@@ -60,7 +60,7 @@ export async function startTimescaleServer(options: {
   const extension = findTimescaleExtension(binDir);
   if (extension === undefined) {
     throw new Error(
-      `no TimescaleDB for the server in ${binDir}: deploy/timescaledb/install-from-source.sh builds it`,
+      `no TimescaleDB for the server in ${binDir}: tools/build-machine/timescaledb/install-from-source.sh builds it`,
     );
   }
   const owner = postgresServerUser();

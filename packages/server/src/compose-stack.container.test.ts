@@ -12,9 +12,9 @@ import { describeServicesApi } from './testing/http-api/services.suite.js';
 
 /**
  * The distributed stack as `docker compose up -d` runs it (docker-compose.yml, plus the
- * docker-compose.override.yml of deploy/build-local-images.sh when there is one), reached only
- * through the edge on 127.0.0.1: every role in its container, Kafka, PostgreSQL and Redis in
- * theirs. The images must be built (`docker compose build`, see .ci/run). It runs the same HTTP
+ * docker-compose.override.yml of tools/build-machine/build-local-images.sh when there is one),
+ * reached only through the edge on 127.0.0.1: every role in its container, Kafka, PostgreSQL and
+ * Redis in theirs. The images must be built (`docker compose build`, see .ci/run). It runs the same HTTP
  * API suites as the local int tests, checks that together they called every operation of the
  * served document, and runs schemathesis over it. Last, the storage: the stack's database is
  * TimescaleDB (timescale/timescaledb:2.28.3-pg15, or its local stand-in) and its own job scheduler
@@ -123,9 +123,9 @@ describe('the HTTP API suites together', () => {
 });
 
 // Last in the file: by then the stack has run for a few minutes, and the refresh job of samples_1m,
-// which TimescaleDB runs every 20 s in this stack (deploy/compose.test-db.yml sets
-// STORAGE_JOB_INTERVAL_SECONDS; the shipped schedule is hourly), has run more than once; the
-// wait below is only a bound.
+// which TimescaleDB runs every 20 s in this stack (STORAGE_JOB_INTERVAL_SECONDS of
+// tools/build-machine/compose-tests/compose.test-db.yml; the shipped schedule is hourly), has run
+// more than once; the wait below is only a bound.
 describe('the storage of the compose stack', () => {
   it('runs on TimescaleDB 2.28.3 and says so on /metrics', async () => {
     // The edge sends /metrics to the api role, whose metrics carry its `role` label as well.

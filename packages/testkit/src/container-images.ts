@@ -18,8 +18,8 @@ const imageEnvNames = {
 
 /**
  * The image a service's container runs: `MONITOR_TESTKIT_<SERVICE>_IMAGE` when set (the local
- * stand-ins deploy/build-local-images.sh builds for a machine without a registry; it lists them
- * in ~/.cache/monitor-images/images.env), else the public upstream image. A replacement must
+ * stand-ins tools/build-machine/build-local-images.sh builds for a machine without a registry; it
+ * lists them in ~/.cache/monitor-images/images.env), else the public upstream image. A replacement must
  * behave as the upstream image does (the same environment variables, ports and log lines).
  */
 export function containerImage(service: ServiceName, env: NodeJS.ProcessEnv = process.env): string {

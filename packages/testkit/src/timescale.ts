@@ -25,7 +25,8 @@ const testServerSettings = [
 /** What a machine without the extension must do; also printed by `npm run services -- up`. */
 const timescaleInstallHint =
   'install TimescaleDB for PostgreSQL 15: Timescale’s package timescaledb-2-postgresql-15, or ' +
-  'deploy/timescaledb/install-from-source.sh <timescaledb-2.28.3.tar.gz> (as root; .ci/run does)';
+  'tools/build-machine/timescaledb/install-from-source.sh <timescaledb-2.28.3.tar.gz> ' +
+  '(as root; .ci/run does)';
 
 /**
  * TimescaleDB for tests: a real server, background workers on.

@@ -10,6 +10,10 @@ import type { ApiTarget } from './api-target.js';
 
 const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 
+/** Test-only compose files, read last: they publish the databases' ports on 127.0.0.1. */
+const testDbComposeFile = 'tools/build-machine/compose-tests/compose.test-db.yml';
+const testHaComposeFile = 'tools/build-machine/compose-tests/compose.test-ha.yml';
+
 /** The distributed stack of docker-compose.yml, up under a project name of its own. */
 export type ComposeStack = ApiTarget & {
   /** The edge: the whole /api/v1 and the console at /. */
@@ -33,9 +37,9 @@ function composeCommand(): string[] {
 
 /**
  * `docker compose up -d --no-build` of docker-compose.yml (plus the docker-compose.override.yml
- * of deploy/build-local-images.sh when there is one, as a plain `docker compose` reads it), with
- * the edge on a free 127.0.0.1 port and deploy/compose.test-db.yml publishing the database for
- * the suites' setup. The images must be built (`docker compose build`). Resolves once the edge
+ * of tools/build-machine/build-local-images.sh when there is one, as a plain `docker compose`
+ * reads it), with the edge on a free 127.0.0.1 port and testDbComposeFile publishing the database
+ * for the suites' setup. The images must be built (`docker compose build`). Resolves once the edge
  * answers an authenticated request; on failure the stack is taken down and the error holds the
  * services' last log lines.
  */
@@ -74,8 +78,9 @@ export type HaComposeStack = ComposeStack & {
 
 /**
  * The compose stack of docker-compose.yml and docker-compose.ha.yml (plus the overrides of
- * deploy/build-local-images.sh when there are any, read after both), with deploy/compose.test-db.yml
- * and deploy/compose.test-ha.yml publishing both nodes' PostgreSQL and Patroni API on 127.0.0.1.
+ * tools/build-machine/build-local-images.sh when there are any, read after both), with
+ * testDbComposeFile and testHaComposeFile publishing both nodes' PostgreSQL and Patroni API on
+ * 127.0.0.1.
  * `db` of the result names both nodes, read-write, as the roles' DATABASE_URL does. Resolves once
  * the edge answers, as startComposeStack.
  */
@@ -94,7 +99,7 @@ export async function startHaComposeStack(
       'docker-compose.ha.yml',
       'docker-compose.override.yml',
       'docker-compose.ha.override.yml',
-      'deploy/compose.test-ha.yml',
+      testHaComposeFile,
     ],
     env: {
       MONITOR_TEST_DB_PORT: String(dbPort),
@@ -169,8 +174,8 @@ export async function startHaComposeStack(
 }
 
 /**
- * `up -d --no-build` of `files` (those that exist; deploy/compose.test-db.yml after them) under
- * a project name of its own, with a random bootstrap key and the edge on a free port; waits for
+ * `up -d --no-build` of `files` (those that exist; testDbComposeFile after them) under a
+ * project name of its own, with a random bootstrap key and the edge on a free port; waits for
  * the edge to answer an authenticated request.
  */
 async function upComposeStack(o: {
@@ -184,7 +189,7 @@ async function upComposeStack(o: {
 }> {
   const compose = composeCommand();
   const files = o.files.filter((file) => existsSync(join(repoRoot, file)));
-  files.push('deploy/compose.test-db.yml');
+  files.push(testDbComposeFile);
   const port = await getFreePort();
   const bootstrapKey = `mon_compose_${randomBytes(16).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {

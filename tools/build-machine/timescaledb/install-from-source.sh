@@ -3,13 +3,13 @@
 # github.com/timescale/timescaledb publishes them) against this machine's PostgreSQL, and
 # installs it into that PostgreSQL's library and extension directories.
 #
-#   deploy/timescaledb/install-from-source.sh timescaledb-2.28.3.tar.gz   # as root
+#   tools/build-machine/timescaledb/install-from-source.sh timescaledb-2.28.3.tar.gz   # as root
 #
 # Production users install Timescale's own packages (timescaledb-2-postgresql-15) or run its
 # image (timescale/timescaledb:2.28.3-pg15) instead; this script is for machines that reach
 # neither, such as this project's CI. It downloads nothing but Debian's build dependencies.
 #
-# The patches in deploy/timescaledb/patches are applied first (each says why). The build is
+# The patches in patches/ beside this script are applied first (each says why). The build is
 # cached outside the work tree, keyed by the tarball, the patches and the PostgreSQL version, so
 # a second run only copies the files (about a second).
 #

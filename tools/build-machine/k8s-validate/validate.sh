@@ -11,6 +11,7 @@
 # No cluster is needed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+manifests=$(cd "$here/../../../deploy/k8s" && pwd)
 kubeconform_version=v0.7.0
 kubernetes_version=v1.31.4
 kustomize_version=v5.5.0
@@ -47,17 +48,18 @@ kubeconform() {
     -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
     -schema-location "$keda_schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" "$@"
 }
-kubeconform "$here/config.yaml" "$here/migrate.yaml" "$here/roles.yaml" "$here/services.yaml" \
-  "$here/timescaledb.yaml" "$here/autoscaling.yaml" "$here/ha/patroni.yaml" "$here/ha/database-url.yaml"
+kubeconform "$manifests/config.yaml" "$manifests/migrate.yaml" "$manifests/roles.yaml" \
+  "$manifests/services.yaml" "$manifests/timescaledb.yaml" "$manifests/autoscaling.yaml" \
+  "$manifests/ha/patroni.yaml" "$manifests/ha/database-url.yaml"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo 'kustomize build deploy/k8s:'
-"$kustomize_bin/kustomize" build "$here" >"$work/default.yaml"
+"$kustomize_bin/kustomize" build "$manifests" >"$work/default.yaml"
 kubeconform "$work/default.yaml"
 # An overlay beside it (kustomize refuses a root that contains its own base) with the component.
 mkdir "$work/ha"
-rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$here" "$work/ha")
+rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$manifests" "$work/ha")
 printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n  - %s/ha\n' \
   "$rel" "$rel" >"$work/ha/kustomization.yaml"
 echo 'kustomize build deploy/k8s with the component ha:'

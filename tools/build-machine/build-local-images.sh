@@ -5,13 +5,14 @@
 # `docker compose up -d` use them. On a machine with a registry, skip this script: the compose
 # file names the public upstream images.
 #
-#   MONITOR_TIMESCALEDB_TARBALL=…/timescaledb-2.28.3.tar.gz deploy/build-local-images.sh
+#   MONITOR_TIMESCALEDB_TARBALL=…/timescaledb-2.28.3.tar.gz tools/build-machine/build-local-images.sh
 #                                           # as root the first time (debootstrap), then cached
 #
 # Each image says what it is (monitor-local/<what>:<version>-bookworm). The PostgreSQL one has no
 # TimescaleDB (the testkit's plain `postgres`); the TimescaleDB one, the compose stack's `db`, is
 # that PostgreSQL plus TimescaleDB built from the upstream source tarball MONITOR_TIMESCALEDB_TARBALL
-# names (required; .ci/run sets it) by deploy/timescaledb/install-from-source.sh, with its patches.
+# names (required; .ci/run sets it) by timescaledb/install-from-source.sh beside this script,
+# with its patches.
 # The HA shape (docker-compose.ha.yml) runs that image plus Debian's Patroni (the stand-in of
 # timescale/timescaledb-ha) and Debian's etcd 3.4; their names go into a second override.
 # Environment: MONITOR_IMAGE_CACHE (default ~/.cache/monitor-images), MONITOR_DEBIAN_MIRROR
@@ -20,8 +21,9 @@
 # (default <repo>/docker-compose.ha.override.yml, the same for docker-compose.ha.yml's services;
 # `none` writes none).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-here=$root/deploy/local-images
+kit=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$kit/../.." && pwd)
+here=$kit/local-images
 cache=${MONITOR_IMAGE_CACHE:-$HOME/.cache/monitor-images}
 mirror=${MONITOR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 override=${MONITOR_COMPOSE_OVERRIDE:-$root/docker-compose.override.yml}
@@ -62,7 +64,7 @@ mkdir -p "$cache"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# A build context of its own for each image: the files of deploy/local-images/<name> plus what the
+# A build context of its own for each image: the files of local-images/<name> plus what the
 # script fetched, so no context drags in the repository.
 build() {
   local tag=$1 dir=$2
@@ -133,11 +135,11 @@ build "$postgres_image" "$here/postgres"
 # in the cache, keyed by the tarball, the patches, the install script and the PostgreSQL version,
 # so a fresh Docker engine does not compile again.
 pg_version=$(docker run --rm --entrypoint postgres "$postgres_image" --version)
-timescale_key=$( { sha256sum "$timescale_tarball" | cut -d' ' -f1; cat "$root"/deploy/timescaledb/patches/*.patch \
-  "$root/deploy/timescaledb/install-from-source.sh"; echo "$pg_version"; } | sha256sum | cut -c1-16)
+timescale_key=$( { sha256sum "$timescale_tarball" | cut -d' ' -f1; cat "$kit"/timescaledb/patches/*.patch \
+  "$kit/timescaledb/install-from-source.sh"; echo "$pg_version"; } | sha256sum | cut -c1-16)
 timescale_built=$cache/timescaledb-$timescale_version-$timescale_key.tar
 cp -r "$here/timescaledb" "$work/timescaledb"
-cp -r "$root/deploy/timescaledb/install-from-source.sh" "$root/deploy/timescaledb/patches" "$work/timescaledb/"
+cp -r "$kit/timescaledb/install-from-source.sh" "$kit/timescaledb/patches" "$work/timescaledb/"
 cp "$timescale_tarball" "$work/timescaledb/timescaledb.tar.gz"
 mkdir -p "$work/timescaledb/prebuilt"
 [ -s "$timescale_built" ] && cp "$timescale_built" "$work/timescaledb/prebuilt/root.tar"
@@ -163,7 +165,7 @@ for cert in /usr/local/share/ca-certificates/*.crt; do
 done
 if [ "$override" != none ]; then
   {
-    echo '# Written by deploy/build-local-images.sh: the local images instead of the upstream ones.'
+    echo '# Written by tools/build-machine/build-local-images.sh: the local images instead of the upstream ones.'
     echo '# Delete this file to use the upstream images again.'
     echo 'x-local-build: &local-build'
     echo '  build:'
@@ -192,7 +194,7 @@ fi
 #     -f docker-compose.ha.override.yml up -d
 if [ "$ha_override" != none ]; then
   {
-    echo '# Written by deploy/build-local-images.sh: the local images of docker-compose.ha.yml.'
+    echo '# Written by tools/build-machine/build-local-images.sh: the local images of docker-compose.ha.yml.'
     echo 'services:'
     echo "  db: { image: $timescale_ha_image }"
     echo "  db-2: { image: $timescale_ha_image }"

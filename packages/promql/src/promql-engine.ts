@@ -43,12 +43,25 @@ export type PromqlEngine = {
   ): Promise<QueryValue>;
 };
 
+/**
+ * The staleness markers among a series' points. Loops written out: they run per sample, where a
+ * closure per sample took a fifth of the evaluation of `sum by (…) (rate(…))` over 1,000 series.
+ */
+function staleCount({ values, stale: flags }: SourceSeries): number {
+  let count = 0;
+  if (flags === undefined) {
+    for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) count++;
+  } else {
+    for (let i = 0; i < values.length; i++) if (flags[i] === 1) count++;
+  }
+  return count;
+}
+
 function toLoaded(series: SourceSeries): LoadedSeries {
   const { timestampsMs, values, stale: flags } = series;
   const isStale =
     flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
-  let stale = 0;
-  for (let i = 0; i < values.length; i++) if (isStale(i)) stale++;
+  const stale = staleCount(series);
   let pointTimes = timestampsMs;
   let pointValues = values;
   if (stale > 0) {

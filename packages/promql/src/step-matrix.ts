@@ -7,13 +7,14 @@ import type { Matrix, Point } from './values.js';
  * delta) hands an aggregation: a Point per series and step, and a Sample per series at each step
  * after it, cost a range query over 1,000 series more than the functions themselves, in
  * allocation and garbage collection (docs/benchmarks.md, "PromQL"). Step by step, because an
- * aggregation reads every series at one step before the next.
+ * aggregation reads every series at one step before the next: a tenth faster for that query than
+ * series by series.
  */
 export type StepMatrix = {
   metrics: Labels[];
   /** The steps' times, ms, as the evaluator counts them (start, then + interval each). */
   times: readonly number[];
-  /** Series a step has room for (metrics.length at most). */
+  /** Series a step has room for (metrics.length or more). */
   rows: number;
   values: Float64Array;
   present: Uint8Array;
@@ -37,9 +38,9 @@ export function emptyStepMatrix(times: readonly number[], rows: number): StepMat
 }
 
 /**
- * A matrix over the steps `times` as numbers: a series' point counts at the step of its time
- * (an evaluated matrix holds none elsewhere; a point at another time would be skipped, as the
- * evaluator's step walk skips it).
+ * A matrix over the steps `times` as numbers, each point at the step of its time: walked as the
+ * evaluator's step walk (rangeEval) walks it, an evaluated matrix holding points at step times
+ * only.
  */
 export function matrixSteps(matrix: Matrix, times: readonly number[]): StepMatrix {
   const steps = times.length;

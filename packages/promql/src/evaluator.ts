@@ -7,7 +7,7 @@ import type { Labels } from './labels.js';
 import { dropMetricName, labelsKey } from './labels.js';
 import { setOffsetForAtModifier } from './preprocess.js';
 import { executionError, PromqlError } from './promql-error.js';
-import type { RateKind } from './rate-steps.js';
+import type { EvalBudget, RateKind } from './rate-steps.js';
 import { rateSteps } from './rate-steps.js';
 import { aggregateSteps } from './step-aggregation.js';
 import type { StepMatrix } from './step-matrix.js';
@@ -115,7 +115,7 @@ function containsSameLabelset(samples: readonly { metric: Labels }[]): boolean {
  * start..end (an instant query is one step), with the same selection rules (lookback, inclusive
  * range bounds, staleness markers), the same per-step semantics and the same errors.
  */
-export class Evaluator {
+export class Evaluator implements EvalBudget {
   constructor(
     private readonly ctx: EvalContext,
     readonly startMs: number,
@@ -123,15 +123,21 @@ export class Evaluator {
     readonly intervalMs: number,
   ) {}
 
-  private checkDeadline(): void {
+  checkDeadline(): void {
     if (this.ctx.now() > this.ctx.deadlineMs) {
       throw new PromqlError('timeout', 'query timed out in expression evaluation');
     }
   }
 
-  private addSamples(count: number): void {
+  addSamples(count: number): void {
     this.ctx.currentSamples += count;
     if (this.ctx.currentSamples > this.ctx.maxSamples) throw executionError(tooManySamples);
+  }
+
+  checkWindow(samples: number): void {
+    if (this.ctx.currentSamples + samples > this.ctx.maxSamples) {
+      throw executionError(tooManySamples);
+    }
   }
 
   private get numSteps(): number {
@@ -509,15 +515,7 @@ export class Evaluator {
     const input = this.rangeInput(expr.args[0]!);
     try {
       const times = stepTimes(this.startMs, this.endMs, this.intervalMs);
-      const out = rateSteps(input.series, input, kind, times, {
-        checkDeadline: () => this.checkDeadline(),
-        checkWindow: (samples) => {
-          if (this.ctx.currentSamples + samples > this.ctx.maxSamples) {
-            throw executionError(tooManySamples);
-          }
-        },
-        addSamples: (samples) => this.addSamples(samples),
-      });
+      const out = rateSteps(input.series, input, kind, times, this);
       if (containsSameLabelset(out.metrics.map((metric) => ({ metric })))) {
         throw executionError('vector cannot contain metrics with the same labelset');
       }

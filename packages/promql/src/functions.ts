@@ -59,12 +59,13 @@ export function counterResets(values: ArrayLike<number>): Int32Array {
 }
 
 /**
- * Prometheus' extrapolatedRate over the samples [lo, hi) of (times, values), in time order and
- * without staleness markers: rate, increase or delta of a window [rangeStart, rangeEnd], or
- * null for fewer than two samples. A counter (rate, increase) comes with its `resets`
- * (counterResets of the same values); delta, which ignores resets, with null. On arrays, so a
- * range query need not make a Point per sample nor a window per step (the evaluator's fast path
- * for these three).
+ * Prometheus' extrapolatedRate over the samples [lo, hi) of (times, values), two at least, in
+ * time order and without staleness markers: rate, increase or delta of a window [rangeStart,
+ * rangeEnd] (Prometheus answers nothing for fewer than two). A counter (rate, increase) comes
+ * with its `resets` (counterResets of the same values); delta, which ignores resets, with null.
+ * On arrays, so a range query need not make a Point per sample nor a window per step (the
+ * evaluator's fast path for these three). Always a number: a result that could be null was
+ * boxed at every step, ~6 MB a query over 1,000 series for the garbage collector.
  */
 export function extrapolatedRateOf(
   times: ArrayLike<number>,
@@ -74,9 +75,8 @@ export function extrapolatedRateOf(
   hi: number,
   window: { rangeStart: number; rangeEnd: number; rangeMs: number },
   isRate: boolean,
-): number | null {
+): number {
   const count = hi - lo;
-  if (count < 2) return null;
   const isCounter = resets !== null;
   const firstT = times[lo]!;
   const firstV = values[lo]!;
@@ -115,6 +115,7 @@ function extrapolatedRate(
   const ms = unwrap(args[0]!) as MatrixSelector;
   const offset = ms.selector.offsetMs;
   const points = matrixArg(vals, 0);
+  if (points.length < 2) return [];
   const values = points.map((p) => p.v);
   const value = extrapolatedRateOf(
     points.map((p) => p.t),
@@ -129,7 +130,7 @@ function extrapolatedRate(
     },
     isRate,
   );
-  return value === null ? [] : [{ metric: [], t: 0, v: value }];
+  return [{ metric: [], t: 0, v: value }];
 }
 
 function instantValue(vals: FunctionArg[], isRate: boolean): Vector {

@@ -60,6 +60,21 @@ const alertStates = (evaluation: RuleGroupEvaluation): string[] =>
     .map((s) => s.labels['alertstate']!);
 
 describe('evaluateRuleGroup', () => {
+  it('stores what a template writes that storage could not hold as U+FFFD', async () => {
+    const group = groupOf(`groups:
+- name: node
+  rules:
+  - alert: Odd
+    expr: up == 0
+    labels: {tag: '{{ "a\\x00b" }}'}
+    annotations: {summary: '{{ "\\ud800" }}x'}
+`);
+    const [evaluation] = await run(group, [series({ __name__: 'up', instance: 'h1' }, [0])], 1);
+    const [alert] = Object.values(evaluation!.state.rules)[0]!.alerts;
+    expect(alert?.labels['tag']).toBe('a\ufffdb');
+    expect(alert?.annotations).toEqual({ summary: '\ufffdx' });
+  });
+
   it('holds an alert pending for `for`, then fires it, with expanded labels and annotations', async () => {
     const group = groupOf(`groups:
 - name: node

@@ -135,7 +135,9 @@ export async function evaluateRuleGroup(
       }
       const now = new Set(outcome.written.map((s) => labelsKey(labelsFrom(s.labels))));
       for (const series of before.writtenSeries) {
-        if (!now.has(labelsKey(labelsFrom(series)))) staleSeries.push(series);
+        if (now.has(labelsKey(labelsFrom(series)))) continue;
+        staleSeries.push(series);
+        recorded.push({ labels: labelsFrom(series), timeMs, value: Number.NaN, stale: true });
       }
       state.rules[key] = {
         alerts: outcome.alerts,

@@ -15,9 +15,6 @@
  *    answered once by both and compared (same label sets and times, values within 1e-9
  *    relative), then asked `--iterations` times of each, alternately, one at a time, after
  *    `--warmups` unmeasured ones: p50/p95/p99 from the client's side, HTTP included.
- * 5. With `--index-proposal yes`: an index on samples (series_id, time) including value built
- *    in the bench's database, and the same measurement again. Samples land time-major, so one
- *    series' 6 hours sit on 1,440 heap pages; the index keeps them on consecutive index pages.
  */
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
@@ -54,11 +51,10 @@ type Options = {
   warmups: number;
   connections: number;
   profile: boolean;
-  indexProposal: boolean;
 };
 
 type PromqlBenchFields = {
-  settings: Omit<Options, 'profile' | 'indexProposal'> & {
+  settings: Omit<Options, 'profile'> & {
     query: string;
     samples: number;
     windowStart?: string;
@@ -87,8 +83,6 @@ type PromqlBenchFields = {
 
 type PromqlBenchReport = ReportBase & PromqlBenchFields;
 
-const indexProposalLayout = 'with (series_id, time) include (value)';
-
 const usage = `Usage: npm run bench:promql -- [options]
   --hosts N              hosts in the fleet (default 1000), 10 metrics each, 5 regions
   --hours N              history per series (default 6)
@@ -100,8 +94,6 @@ const usage = `Usage: npm run bench:promql -- [options]
   --warmups N            unmeasured queries per side first (default 3)
   --connections N        our load: sample stores writing side by side (default 2)
   --profile yes|no       run the api under node --cpu-prof (default no)
-  --index-proposal yes|no  then measure again with samples' (series_id, time) index
-                         including value (default yes)
   --out FILE             JSON results (default bench-results/promql-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL and Debian's prometheus (2.42).`;
 
@@ -335,18 +327,6 @@ async function runBenchmark(
     logProgress(`  p99 ours ${ms(run.ours.p99Ms)} ms, Prometheus ${ms(run.prometheus.p99Ms)} ms`);
   };
   await measure('as shipped');
-  if (options.indexProposal) {
-    // The proposal: every sample's value in the (series_id, time) index, so a series' samples
-    // are read from consecutive index pages (index-only) instead of one heap page per sample.
-    logProgress('the proposal: an index on samples (series_id, time) including the value columns');
-    const started = performance.now();
-    await db.sql`
-      create index samples_series_id_time_value on samples (series_id, time)
-      include (mantissa, scale, value)
-    `;
-    await db.sql`vacuum analyze samples`;
-    await measure(indexProposalLayout, (performance.now() - started) / 1000);
-  }
   // The api writes its profile on exit.
   await api.stop();
 }
@@ -402,12 +382,9 @@ await runBenchCommand({
     warmups: '3',
     connections: '2',
     profile: 'no',
-    'index-proposal': 'yes',
   },
   parseOptions: (values): Options => {
-    for (const name of ['profile', 'index-proposal'] as const) {
-      if (!['yes', 'no'].includes(values[name])) throw new Error(`--${name} must be yes or no`);
-    }
+    if (!['yes', 'no'].includes(values.profile)) throw new Error('--profile must be yes or no');
     const options: Options = {
       hosts: integerOption('hosts', values.hosts),
       hours: integerOption('hours', values.hours, 1, 24 * 7),
@@ -419,13 +396,12 @@ await runBenchCommand({
       warmups: integerOption('warmups', values.warmups, 0),
       connections: integerOption('connections', values.connections, 1, 16),
       profile: values.profile === 'yes',
-      indexProposal: values['index-proposal'] === 'yes',
     };
     if ((options.hours * 3600) % options.intervalSeconds !== 0)
       throw new Error('--interval-seconds must divide the history into whole points');
     return options;
   },
-  createReport: ({ profile: _profile, indexProposal: _indexProposal, ...settings }) => ({
+  createReport: ({ profile: _profile, ...settings }) => ({
     settings: {
       ...settings,
       query: `sum by (region) (rate(${settings.metric}[5m]))`,

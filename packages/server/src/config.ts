@@ -105,10 +105,10 @@ const migrationFields = {
   ROLLUP_1H_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1hRetentionDays)
     .describe('Days the 1-hour rollups are kept (at least 2).'),
-  COMPRESS_AFTER_HOURS: envPositiveInt()
+  COMPRESS_AFTER_HOURS: envNonNegativeInt()
     .optional()
     .describe(
-      'TimescaleDB compresses a sample chunk this many hours after it ended; unset: `COMPRESS_AFTER_DAYS` × 24, else 1.',
+      'TimescaleDB compresses a sample chunk this many hours after it ended (0: at the next run of its job, within 15 minutes); unset: `COMPRESS_AFTER_DAYS` × 24, else 0.',
     ),
   COMPRESS_AFTER_DAYS: envPositiveInt()
     .optional()

@@ -299,8 +299,11 @@ function policiesFrom(options: MigrateOptions): StoragePolicies {
   };
   for (const [name, value] of Object.entries(policies)) {
     if (value === undefined && name === 'jobIntervalSeconds') continue;
-    if (!Number.isInteger(value) || (value as number) < 1) {
-      throw new RangeError(`${name} must be a positive integer, got ${String(value)}`);
+    // A chunk may be compressed as soon as it ended; everything else lasts a while.
+    const least = name === 'compressAfterHours' ? 0 : 1;
+    if (!Number.isInteger(value) || (value as number) < least) {
+      const what = least === 0 ? 'a non-negative' : 'a positive';
+      throw new RangeError(`${name} must be ${what} integer, got ${String(value)}`);
     }
   }
   // A refresh window of at least a day that stays inside each rollup's retention.

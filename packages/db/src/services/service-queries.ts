@@ -192,7 +192,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
       if (owner.series_ids.length === 0) return [];
       const rows = await readRollup(sql, query, owner.series_ids);
       return rows.map((row) => ({
-        time: row.time,
+        time: new Date(row.time_ms),
         avg: row.avg,
         min: row.min,
         max: row.max,
@@ -208,7 +208,8 @@ type SnapshotColumns = {
   processes: unknown;
 };
 
-type BucketDbRow = { time: Date; avg: number; min: number; max: number; count: string };
+/** A bucket as read: its start as epoch milliseconds (a number parses cheaper than a date). */
+type BucketDbRow = { time_ms: number; avg: number; min: number; max: number; count: string };
 
 /**
  * The page of the services list without a status filter, as a fragment so the benchmark can
@@ -291,16 +292,15 @@ function readRollup(
   const buckets = sql`${
     query.step === '1m' ? sql`samples_1m_buckets` : sql`samples_1h_buckets`
   }(${seriesIds}::bigint[], ${query.from.getTime()}::bigint, ${query.to.getTime()}::bigint)`;
-  const time = sql`timestamptz 'epoch' + bucket_ms * interval '1 millisecond'`;
   if (seriesIds.length === 1) {
     return sql<BucketDbRow[]>`
-      select ${time} as time, avg, min, max, count
+      select bucket_ms::float8 as time_ms, avg, min, max, count
       from ${buckets}
       order by bucket_ms
     `;
   }
   return sql<BucketDbRow[]>`
-    select ${time} as time, sum(sum) / sum(count)::float8 as avg, min(min) as min,
+    select bucket_ms::float8 as time_ms, sum(sum) / sum(count)::float8 as avg, min(min) as min,
       max(max) as max, sum(count)::bigint as count
     from ${buckets}
     group by bucket_ms

@@ -41,12 +41,20 @@ export const millisecondSamplesTable: readonly string[] = [
   )`,
   `select create_hypertable('samples', by_range('time', ${rawChunkIntervalMs}::bigint))`,
   `select set_integer_now_func('samples', 'unix_now_ms')`,
-  // The dedup key: replays and an agent's own retries store each point once.
-  `create unique index samples_series_id_time_key on samples (series_id, time)`,
+  // The dedup key: replays and an agent's own retries store each point once. It carries the
+  // value columns, so that reading a series from the chunk still being written (PromQL, the
+  // newest minutes of the history) is an index-only scan: that chunk's rows land time-major,
+  // and a series' rows sit on as many heap pages as it has samples (docs/benchmarks.md,
+  // "PromQL"). It costs the uncompressed rows about 18 bytes each, a few hundredths of a
+  // byte per sample at steady state.
+  `create unique index samples_series_id_time_key on samples (series_id, time)
+    include (mantissa, scale, value)`,
+  // Compressed in ascending time, the order readers want: a series' batches then come out
+  // already in order (delta-of-delta compresses either order the same).
   `alter table samples set (
     timescaledb.compress,
     timescaledb.compress_segmentby = 'series_id',
-    timescaledb.compress_orderby = 'time desc'
+    timescaledb.compress_orderby = 'time'
   )`,
 ];
 
@@ -78,15 +86,18 @@ export const millisecondAggregates: readonly string[] = (
 );
 
 /**
- * The aggregates' chunks and compression (as migration 20 made them for the previous layout):
- * a day of minutes and a week of hours a chunk, segmented by series. Their materialization
+ * The aggregates' chunks and compression: a day of buckets a chunk, segmented by series. For
+ * samples_1h a day is 24 rows a series, which compress a little worse than a week's 168
+ * (0.34 against about 0.29 bytes per raw sample), but a week-long chunk waited three and a half
+ * days on average before its compression, at 1.09 (docs/benchmarks.md, "Storage"): a day is
+ * about 0.03 bytes per raw sample less at steady state. Their materialization
  * hypertables get the raw samples' "now" too: their compression jobs need one (their retention
  * jobs take the raw hypertable's).
  */
 export async function compressMillisecondAggregates(sql: TransactionSql): Promise<void> {
   for (const [view, intervalMs] of [
     ['samples_1m', 24 * hourMs],
-    ['samples_1h', 7 * 24 * hourMs],
+    ['samples_1h', 24 * hourMs],
   ] as const) {
     const table = await materializationTable(sql, view);
     await sql`select set_chunk_time_interval(${table}::regclass, ${intervalMs}::bigint)`;

@@ -90,6 +90,8 @@ const detailRow: ServiceDetailRow = {
       acknowledgementComment: null,
       silenced: false,
       flapping: false,
+      labels: {},
+      annotations: {},
     },
   ],
 };
@@ -107,6 +109,8 @@ const resolvedAlertRow: Alert = {
   acknowledgementComment: null,
   silenced: false,
   flapping: false,
+  labels: {},
+  annotations: {},
 };
 
 /** A fake of the database reads that records what it was asked. */
@@ -796,6 +800,8 @@ describe('createApiRouter', () => {
               acknowledgement_comment: null,
               silenced: false,
               flapping: false,
+              labels: {},
+              annotations: {},
             },
             {
               id: alertRow.id,
@@ -819,6 +825,8 @@ describe('createApiRouter', () => {
               acknowledgement_comment: null,
               silenced: false,
               flapping: false,
+              labels: {},
+              annotations: {},
             },
           ],
           pagination: { limit: 50, offset: 0, total: 12, has_more: true },

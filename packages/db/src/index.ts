@@ -121,10 +121,15 @@ export type {
   EvaluatedRuleGroup,
   RuleGroupEvaluationRecord,
   RuleGroupForEvaluation,
-  RuleGroupKey,
   RuleGroupStateStore,
   ScheduledRuleGroup,
 } from './rule-groups/rule-group-state-store.js';
+export type { RuleGroupKey } from './rule-groups/rule-group-key.js';
+export type {
+  RuleAlertFiring,
+  RuleGroupAlertChanges,
+  RuleGroupAlertRow,
+} from './rule-groups/rule-group-alerts.js';
 export const createAlertQueries = translatingStoreFactory(alertQueries);
 export type { AlertQueries, ListAlertsQuery } from './alerts/alert-queries.js';
 export const createSilenceStore = translatingStoreFactory(silenceStore);
@@ -149,6 +154,7 @@ export const createAlertmanagerResendStore = translatingStoreFactory(alertmanage
 export type {
   AlertmanagerResend,
   AlertmanagerResendStore,
+  RuleAlertResend,
 } from './notifications/alertmanager-resends.js';
 export { abandonedAttemptDetail } from './notifications/notification-store.js';
 export type {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type {
+  RuleGroupAlertChanges,
   RuleGroupEvaluationRecord,
   RuleGroupForEvaluation,
   RuleGroupKey,
@@ -26,19 +27,26 @@ function definition(interval: string | null, records: string[]): string {
   ].join('\n');
 }
 
-/** The table, with the compare-and-set the real store does. */
-type SchedulerStore = Pick<RuleGroupStateStore, 'listAllGroups' | 'loadGroup' | 'saveEvaluation'>;
+/** The table, with the compare-and-set the real store does (a group's YAML is its revision). */
+type SchedulerStore = Pick<
+  RuleGroupStateStore,
+  'listAllGroups' | 'loadGroup' | 'listGroupAlerts' | 'saveEvaluation'
+>;
 
 function fakeStore(): SchedulerStore & {
   groups: Map<string, string>;
   states: Map<string, RuleGroupEvaluationRecord>;
+  /** The alert changes of every save that succeeded. */
+  alertChanges: RuleGroupAlertChanges[];
 } {
   const id = (k: RuleGroupKey): string => `${k.orgId}/${k.namespace}/${k.name}`;
   const groups = new Map<string, string>();
   const states = new Map<string, RuleGroupEvaluationRecord>();
+  const alertChanges: RuleGroupAlertChanges[] = [];
   return {
     groups,
     states,
+    alertChanges,
     listAllGroups: () =>
       Promise.resolve(
         [...groups].map(([key, text]): ScheduledRuleGroup => {
@@ -51,14 +59,23 @@ function fakeStore(): SchedulerStore & {
       const found: RuleGroupForEvaluation | undefined =
         text === undefined
           ? undefined
-          : { definition: text, evaluation: structuredClone(states.get(id(key))) };
+          : {
+              definition: text,
+              revision: text,
+              evaluation: structuredClone(states.get(id(key))),
+            };
       return Promise.resolve(found);
     },
-    saveEvaluation: (key, expected, record) => {
-      if (!groups.has(id(key)) || states.get(id(key))?.lastEvaluationMs !== expected) {
+    listGroupAlerts: () => Promise.resolve([]),
+    saveEvaluation: (key, expected, record, alerts) => {
+      if (
+        groups.get(id(key)) !== expected.revision ||
+        states.get(id(key))?.lastEvaluationMs !== expected.lastEvaluationMs
+      ) {
         return Promise.resolve(false);
       }
       states.set(id(key), structuredClone(record));
+      if (alerts !== undefined) alertChanges.push(structuredClone(alerts));
       return Promise.resolve(true);
     },
   };
@@ -72,15 +89,22 @@ type Replica = {
   written: number[];
 };
 
+type Evaluate = (
+  orgId: string,
+  group: RuleGroup,
+  state: RuleGroupState,
+  timeMs: number,
+) => Promise<RuleGroupEvaluation>;
+
 function replica(
   store: SchedulerStore,
   clock: { nowMs: number },
-  options: { beforeSave?: () => Promise<void> } = {},
+  options: { beforeSave?: () => Promise<void>; evaluate?: Evaluate } = {},
 ): Replica {
   const owned = { value: true };
   const evaluations: Replica['evaluations'] = [];
   const written: number[] = [];
-  const evaluate = (
+  const countingEvaluate = (
     _orgId: string,
     group: RuleGroup,
     state: RuleGroupState,
@@ -112,7 +136,7 @@ function replica(
   const scheduler = createRuleGroupScheduler(
     {
       store,
-      evaluate,
+      evaluate: options.evaluate ?? countingEvaluate,
       writeSamples: async (_group: RuleGroupRef, _evaluation, timeMs) => {
         written.push(timeMs);
         await options.beforeSave?.();
@@ -121,7 +145,12 @@ function replica(
       clock: { nowMs: () => clock.nowMs },
       logger,
     },
-    { defaultIntervalMs, refreshIntervalMs: 1_000, maxConcurrentEvaluations: 4 },
+    {
+      defaultIntervalMs,
+      refreshIntervalMs: 1_000,
+      maxConcurrentEvaluations: 4,
+      resendDelayMs: 60_000,
+    },
   );
   return { scheduler, owned, evaluations, written };
 }
@@ -236,5 +265,65 @@ describe('createRuleGroupScheduler', () => {
     clock.nowMs += 60_000;
     await first.scheduler.tick();
     expect(first.evaluations.map((e) => e.count)).toEqual([1, 2]);
+  });
+
+  it('saves what an evaluation changes in alerts with its state, nothing when the group changed meanwhile', async () => {
+    const store = fakeStore();
+    const hot = 'name: node\nrules:\n- alert: Hot\n  expr: up == 0\n';
+    store.groups.set('org_1/ns/node', hot);
+    const clock = { nowMs: firstSlot };
+    const firing: Evaluate = (_orgId, group, _state, timeMs) => {
+      const alert = {
+        labels: { alertname: 'Hot', instance: 'node-1:9100', severity: 'critical' },
+        annotations: { summary: 'down' },
+        state: 'firing' as const,
+        activeAtMs: timeMs,
+        firedAtMs: timeMs,
+        resolvedAtMs: null,
+        keepFiringSinceMs: null,
+        value: 0,
+      };
+      return Promise.resolve({
+        state: { rules: { 'Hot{}': { alerts: [alert], writtenSeries: [] } } },
+        samples: [],
+        staleSeries: [],
+        health: group.rules.map(() => ({ health: 'ok' as const, lastError: null })),
+      });
+    };
+    const change: { to?: string } = {};
+    const one = replica(store, clock, {
+      evaluate: firing,
+      beforeSave: () => {
+        if (change.to !== undefined) store.groups.set('org_1/ns/node', change.to);
+        return Promise.resolve();
+      },
+    });
+    await one.scheduler.tick();
+    expect(store.alertChanges).toEqual([
+      {
+        fire: [
+          expect.objectContaining({
+            ruleKey: 'Hot{}',
+            ruleName: 'Hot',
+            host: 'node-1',
+            severity: 'critical',
+            firedAtMs: firstSlot,
+            validUntilMs: firstSlot + 4 * 60_000,
+          }),
+        ],
+        resolve: [],
+        annotate: [],
+        resend: [],
+      },
+    ]);
+    const saved = store.states.get('org_1/ns/node')?.state as RuleGroupState;
+    expect(saved.rules['Hot{}']?.alerts[0]?.lastSentAtMs).toBe(firstSlot);
+
+    // The group changes while its next evaluation runs: that evaluation saves nothing.
+    change.to = `${hot}  for: 1m\n`;
+    clock.nowMs += 60_000;
+    await one.scheduler.tick();
+    expect(store.alertChanges).toHaveLength(1);
+    expect(store.states.get('org_1/ns/node')?.lastEvaluationMs).toBe(firstSlot);
   });
 });

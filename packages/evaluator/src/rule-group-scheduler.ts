@@ -1,12 +1,16 @@
 import type { RuleGroupStateStore } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import type { RuleGroup, RuleGroupEvaluation, RuleGroupState } from '@monitor/rules';
-import { parseRuleGroup } from '@monitor/rules';
+import { alertsToSend, parseRuleGroup } from '@monitor/rules';
+import { ruleGroupAlertChanges } from './rule-group-alert-changes.js';
 import type { RuleGroupRef } from './rule-group-schedule.js';
 import { ruleGroupId, ruleGroupSlotMs } from './rule-group-schedule.js';
 
 export type RuleGroupSchedulerDeps = {
-  store: Pick<RuleGroupStateStore, 'listAllGroups' | 'loadGroup' | 'saveEvaluation'>;
+  store: Pick<
+    RuleGroupStateStore,
+    'listAllGroups' | 'loadGroup' | 'listGroupAlerts' | 'saveEvaluation'
+  >;
   /** Evaluates `group` of the organization at `timeMs` (`evaluateRuleGroup` on its series). */
   evaluate(
     orgId: string,
@@ -35,6 +39,8 @@ export type RuleGroupSchedulerOptions = {
   refreshIntervalMs: number;
   /** Evaluations in flight at once; the others wait for a later tick. */
   maxConcurrentEvaluations: number;
+  /** Prometheus' resend delay: the least time between two sends of an alert to Alertmanagers. */
+  resendDelayMs: number;
 };
 
 export type RuleGroupScheduler = {
@@ -63,8 +69,10 @@ function parseStored(definition: string): RuleGroup | undefined {
  * Evaluates every Prometheus rule group this replica owns at its interval, on the same
  * hash-offset slots as Prometheus. Each evaluation reads the group's YAML and state afresh (a
  * change through the ruler API applies at the next evaluation; a group that moved here goes on
- * from its previous owner's state) and saves the new state only if nobody else saved a newer
- * one, so two owners during a rebalance cannot both advance it.
+ * from its previous owner's state) and saves the new state, with what it changes in the
+ * alerts of the group's rules (fired, resolved, re-sent to Alertmanagers), only if nobody else
+ * saved a newer one and the group did not change meanwhile: two owners during a rebalance
+ * cannot both advance it, and no alert fires or resolves twice.
  */
 export function createRuleGroupScheduler(
   deps: RuleGroupSchedulerDeps,
@@ -117,21 +125,30 @@ export function createRuleGroupScheduler(
     const state = (previous?.state as RuleGroupState | undefined) ?? { rules: {} };
     const evaluation = await deps.evaluate(entry.ref.orgId, group, state, slotMs);
     await deps.writeSamples(entry.ref, evaluation, slotMs);
+    const sent = alertsToSend(group, evaluation, slotMs, {
+      resendDelayMs: options.resendDelayMs,
+      intervalMs: group.intervalMs ?? options.defaultIntervalMs,
+    });
+    const rows = group.rules.some((rule) => rule.kind === 'alert')
+      ? await deps.store.listGroupAlerts(entry.ref, slotMs)
+      : [];
+    const alerts = ruleGroupAlertChanges({ group, ...sent, rows, timeMs: slotMs });
     const durationMs = deps.clock.nowMs() - startedMs;
     const saved =
       deps.owns(entry.ref) &&
-      (await deps.store.saveEvaluation(entry.ref, previous?.lastEvaluationMs, {
-        state: evaluation.state,
-        lastEvaluationMs: slotMs,
-        durationMs,
-        health: evaluation.health,
-      }));
+      (await deps.store.saveEvaluation(
+        entry.ref,
+        { lastEvaluationMs: previous?.lastEvaluationMs, revision: loaded.revision },
+        { state: sent.state, lastEvaluationMs: slotMs, durationMs, health: evaluation.health },
+        alerts,
+      ));
     if (!saved) {
-      // Another owner got there first (or this one lost the group): read it back next time.
+      // Another owner got there first, this one lost the group, or the group changed: read it
+      // back next time.
       entry.lastEvaluationMs = undefined;
       deps.logger.info(
         { group: entry.ref, slotMs },
-        'rule group evaluated by another owner meanwhile; its state stands',
+        'rule group evaluated by another owner or changed meanwhile; this evaluation is dropped',
       );
       return;
     }

@@ -146,6 +146,24 @@ describe('analyzeIncident', () => {
     expect(report.timeline.some((e) => e.type === 'alert_fired')).toBe(false);
   });
 
+  it("explains a rule file's alert by the host's metric that moved most", () => {
+    const input = hogInput();
+    // Named after its rule (no series of the host), without a condition or threshold.
+    input.alert = {
+      ...cpuAlert,
+      ruleName: 'CpuHigh',
+      metric: 'CpuHigh',
+      condition: null,
+      threshold: null,
+    };
+    const { verdict, report } = analyzeIncident(input);
+    expect(verdict).toMatchObject({ kind: 'process', subject: 'burner' });
+    expect(report.findings[1]?.evidence).toMatchObject({ metric: 'cpu_percent' });
+    expect(report.timeline.some((e) => e.type === 'alert_fired')).toBe(true);
+    // No text speaks of a threshold it does not have.
+    expect(JSON.stringify(report)).not.toMatch(/[Tt]hreshold null|breached null/);
+  });
+
   it('is deterministic', () => {
     expect(analyzeIncident(hogInput())).toEqual(analyzeIncident(hogInput()));
   });

@@ -22,7 +22,7 @@ import { mean } from './statistics.js';
 // follow, how it deviated, which processes and containers grew or use the resource now, what
 // changed, how peers and the rule's history behave. No judgement yet.
 
-function directionOf(condition: AlertCondition): 1 | -1 | undefined {
+function directionOf(condition: AlertCondition | null): 1 | -1 | undefined {
   if (condition === 'greater_than' || condition === 'greater_than_or_equal') return 1;
   if (condition === 'less_than' || condition === 'less_than_or_equal') return -1;
   return undefined;
@@ -65,7 +65,13 @@ export function focusMetricOf(input: FocusInput): string {
 }
 
 function chooseFocus(input: FocusInput): FocusMetric {
-  const { alert, windows } = input;
+  const { windows } = input;
+  // A rule file's alert is named after its rule, which is no series of the host: unless the
+  // host has a series of that name, the analysis looks for what moved, as on demand.
+  const alert =
+    input.alert?.condition === null && pointsOf(input, input.alert.metric).length === 0
+      ? undefined
+      : input.alert;
   if (alert !== undefined) {
     const either = deviationEitherWay(alert.metric, input, windows);
     const direction =
@@ -157,7 +163,7 @@ function ruleHistory(input: IncidentInput, focus: FocusMetric): RuleHistorySumma
         f.firedAtMs >= input.windows.history.fromMs,
     ),
     thresholdGapSpreads:
-      deviation === undefined
+      deviation === undefined || alert.threshold === null
         ? undefined
         : Math.abs(alert.threshold - deviation.baseline.mean) /
           effectiveSpread(deviation.baseline.stddev, deviation.baseline.mean),

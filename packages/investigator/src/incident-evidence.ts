@@ -37,7 +37,8 @@ export type PeerGroup = {
 
 export type RuleHistorySummary = {
   ruleName: string;
-  threshold: number;
+  /** Null for a rule file's rule. */
+  threshold: number | null;
   /** Firings of the rule on this host in the 24 h before this alert. */
   priorFirings: RuleFiring[];
   /** |threshold − baseline mean| in baseline spreads. */

@@ -16,9 +16,11 @@ export type AlertFacts = {
   id: string;
   ruleId: string;
   ruleName: string;
+  /** The rule's metric; for an alert of a rule file, its rule's name (no series of the host). */
   metric: string;
-  condition: AlertCondition;
-  threshold: number;
+  /** Null for an alert of a rule file: its rule is a PromQL expression. */
+  condition: AlertCondition | null;
+  threshold: number | null;
   severity: string;
   /** The sample value that fired; null for a no-data alert. */
   value: number | null;

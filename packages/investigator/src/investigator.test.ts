@@ -69,6 +69,8 @@ function evidence(): InvestigationEvidence {
       acknowledgementComment: null,
       silenced: false,
       flapping: false,
+      labels: {},
+      annotations: {},
     },
     samples,
     snapshots,

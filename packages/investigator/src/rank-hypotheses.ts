@@ -303,7 +303,8 @@ function fleetHypothesis(evidence: IncidentEvidence, group: PeerGroup): Hypothes
 
 function flappingHypothesis(evidence: IncidentEvidence): Hypothesis | undefined {
   const { history, alert } = evidence;
-  if (history === undefined || alert === undefined) return undefined;
+  // A rule file's rule has no threshold to sit near the normal level.
+  if (history === undefined || alert === undefined || history.threshold === null) return undefined;
   const fired = history.priorFirings.length;
   const gap = history.thresholdGapSpreads;
   // Ordinary noise crosses a threshold within two spreads of the normal level every few dozen

@@ -51,8 +51,9 @@ function describeMissingBaseline(evidence: IncidentEvidence): string {
       ? average === ''
         ? ''
         : `${focus.metric} on ${host} ${average}. `
-      : `${focus.metric} on ${host} was ${formatValue(alert.value)} at firing (threshold ` +
-        `${alert.threshold})${average === '' ? '' : `, and ${average}`}. `;
+      : `${focus.metric} on ${host} was ${formatValue(alert.value)} at firing` +
+        `${alert.threshold === null ? '' : ` (threshold ${alert.threshold})`}` +
+        `${average === '' ? '' : `, and ${average}`}. `;
   const seen =
     observation.firstSeenMs === undefined
       ? `${host} has no samples or snapshots in the windows read`
@@ -373,9 +374,11 @@ export function buildFindings(
     findings.push({
       title: `Rule ${history.ruleName} fired ${history.priorFirings.length} time${history.priorFirings.length === 1 ? '' : 's'} in the previous 24 h`,
       detail:
-        history.thresholdGapSpreads === undefined
-          ? `Threshold ${history.threshold}.`
-          : `Threshold ${history.threshold} is ${round(history.thresholdGapSpreads)} baseline spreads from the normal level.`,
+        history.threshold === null
+          ? 'Its rule is a Prometheus rule without a threshold.'
+          : history.thresholdGapSpreads === undefined
+            ? `Threshold ${history.threshold}.`
+            : `Threshold ${history.threshold} is ${round(history.thresholdGapSpreads)} baseline spreads from the normal level.`,
       evidence: {
         window: windowOf(evidence.windows.history),
         firings: history.priorFirings.map((f) => ({

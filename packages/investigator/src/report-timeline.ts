@@ -151,7 +151,9 @@ export function buildTimeline(
       'alert_started',
       noData
         ? `${alert.metric} stopped arriving (no-data rule)`
-        : `${alert.metric} breached ${alert.threshold} (${alert.condition})`,
+        : alert.condition === null
+          ? `${alert.ruleName} started to hold (pending)`
+          : `${alert.metric} breached ${alert.threshold} (${alert.condition})`,
       {
         rule: alert.ruleName,
         threshold: alert.threshold,

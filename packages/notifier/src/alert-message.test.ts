@@ -6,6 +6,7 @@ import {
   formatSlackText,
   renderAlertTemplate,
 } from './alert-message.js';
+import { firedRuleFileAlert } from './testing/fired-warning.js';
 
 const fired: AlertNotification = {
   transition: 'fired',
@@ -31,6 +32,8 @@ const fired: AlertNotification = {
     acknowledgement_comment: null,
     silenced: false,
     flapping: false,
+    labels: {},
+    annotations: {},
   },
 };
 
@@ -72,6 +75,21 @@ describe('formatAlertMessage', () => {
       'Fired at 2026-11-22T10:25:00.000Z with 97.5, resolved at 2026-11-22T10:40:00.000Z.',
     );
     expect(message.text).not.toContain('Investigation');
+  });
+});
+
+describe("a rule file's alert", () => {
+  it('says what its annotations say, having no condition', () => {
+    const message = formatAlertMessage(firedRuleFileAlert);
+    expect(message.subject).toBe('[FIRING] critical: HostDown on node-1');
+    expect(message.text.split('\n')[0]).toBe('node-1:9100 is down');
+    const resolvedRuleAlert: AlertNotification = {
+      transition: 'resolved',
+      alert: { ...firedRuleFileAlert.alert, status: 'resolved', resolved_at: fired.alert.fired_at },
+    };
+    expect(formatAlertMessage(resolvedRuleAlert).text.split('\n')[0]).toBe(
+      'HostDown is no longer firing.',
+    );
   });
 });
 

@@ -65,7 +65,7 @@ export function renderAlertTemplate(
     host: alert.host,
     metric: alert.metric,
     value: valueText(alert.value),
-    threshold: String(alert.threshold),
+    threshold: alert.threshold === null ? '' : String(alert.threshold),
     severity: alert.severity,
     status: alert.status,
     started_at: alert.started_at,
@@ -81,11 +81,19 @@ export function formatAlertMessage(
   const subject = `[${stateOf(transition, alert)}] ${alert.severity}: ${alert.rule_name} on ${alert.host}`;
   const rendered = renderAlertTemplate(payload, context);
   if (rendered !== undefined) return { subject, text: rendered };
-  const condition = `${conditionSymbols[alert.condition] ?? alert.condition} ${alert.threshold}`;
+  // A rule file's alert has no condition: its annotations say what it is about.
+  const condition =
+    alert.condition === null
+      ? undefined
+      : `${conditionSymbols[alert.condition] ?? alert.condition} ${alert.threshold}`;
   const firing =
     alert.reason === 'no_data'
       ? `No ${alert.metric} samples arrived: no data since ${alert.started_at}.`
-      : `${alert.metric} is ${valueText(alert.value)} (alert when ${condition}).`;
+      : condition === undefined
+        ? (alert.annotations['summary'] ??
+          alert.annotations['description'] ??
+          `${alert.rule_name} is firing with ${valueText(alert.value)}.`)
+        : `${alert.metric} is ${valueText(alert.value)} (alert when ${condition}).`;
   const lines: string[] = [];
   switch (transition) {
     case 'fired':
@@ -106,7 +114,9 @@ export function formatAlertMessage(
       break;
     case 'resolved':
       lines.push(
-        `${alert.metric} is no longer ${condition}.`,
+        condition === undefined
+          ? `${alert.rule_name} is no longer firing.`
+          : `${alert.metric} is no longer ${condition}.`,
         `Fired at ${alert.fired_at} with ${valueText(alert.value)}, resolved at ${alert.resolved_at ?? 'now'}.`,
       );
       break;

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { AlertNotification } from '@monitor/schemas';
 import {
   alertmanagerLabels,
+  consoleAlertsUrl,
   consoleRuleUrl,
   toAlertmanagerAlert,
   toLabelName,
 } from './alertmanager-alert.js';
-import { firedWarning } from './testing/fired-warning.js';
+import { firedRuleFileAlert, firedWarning } from './testing/fired-warning.js';
 
 const nowMs = Date.parse('2026-11-22T10:30:00.000Z');
 const options = { nowMs, validForMs: 240_000, consoleUrl: 'https://monitor.example.com/' };
@@ -37,6 +38,37 @@ describe('toAlertmanagerAlert', () => {
       endsAt: '2026-11-22T10:34:00.000Z',
       generatorURL: `https://monitor.example.com/rules/${firedWarning.alert.rule_id}`,
     });
+  });
+
+  it("posts a rule file's alert with exactly its own labels and annotations, as Prometheus", () => {
+    const alert = toAlertmanagerAlert(firedRuleFileAlert, {}, options);
+    expect(alert).toEqual({
+      labels: { alertname: 'HostDown', instance: 'node-1:9100', job: 'node', severity: 'critical' },
+      annotations: { summary: 'node-1:9100 is down', runbook: 'https://runbooks.example/host' },
+      startsAt: '2026-11-22T10:25:00.000Z',
+      endsAt: '2026-11-22T10:34:00.000Z',
+      generatorURL: `https://monitor.example.com/alerts?rule_id=${firedRuleFileAlert.alert.rule_id}&status=all`,
+    });
+    // Valid until the later of its evaluation's ValidUntil (4 group intervals) and 4 re-sends.
+    const validUntilMs = Date.parse('2026-11-22T10:50:00.000Z');
+    expect(toAlertmanagerAlert(firedRuleFileAlert, {}, { ...options, validUntilMs }).endsAt).toBe(
+      '2026-11-22T10:50:00.000Z',
+    );
+    const resolvedRuleAlert: AlertNotification = {
+      transition: 'resolved',
+      alert: {
+        ...firedRuleFileAlert.alert,
+        status: 'resolved',
+        resolved_at: '2026-11-22T10:41:00.000Z',
+      },
+    };
+    expect(toAlertmanagerAlert(resolvedRuleAlert, {}, { ...options, validUntilMs })).toMatchObject({
+      startsAt: '2026-11-22T10:25:00.000Z',
+      endsAt: '2026-11-22T10:41:00.000Z',
+    });
+    expect(consoleAlertsUrl('https://m.example/', 'rul_1')).toBe(
+      'https://m.example/alerts?rule_id=rul_1&status=all',
+    );
   });
 
   it('ends a resolved alert at its resolution, with the same labels', () => {

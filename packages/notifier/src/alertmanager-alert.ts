@@ -1,4 +1,5 @@
 import type { AlertNotification } from '@monitor/schemas';
+import { isRuleFileAlert } from '@monitor/schemas';
 import type { MessageContext } from './alert-message.js';
 import { formatAlertMessage } from './alert-message.js';
 
@@ -23,6 +24,12 @@ export type AlertmanagerAlertOptions = {
   validForMs: number;
   /** The console's base URL (`https://monitor.example.com`); no `generatorURL` without one. */
   consoleUrl?: string | undefined;
+  /**
+   * A rule file's alert: Prometheus' ValidUntil as its latest evaluation set it (4 × the larger
+   * of the resend delay and its group's interval): a firing alert is valid until the later of
+   * that and `nowMs + validForMs`.
+   */
+  validUntilMs?: number | null | undefined;
 };
 
 /**
@@ -68,8 +75,10 @@ export function alertmanagerLabels(
  * One notification as Alertmanager takes it. Like Prometheus, `startsAt` is when the alert fired
  * and `endsAt` is when it resolved, or, while it is active, the end of its validity: a later
  * re-send moves it on, and an alert no one re-sends resolves itself in Alertmanager then.
- * `summary` is the message's subject without its state, `description` its text (the rule's
- * template when it has one), and the alert's id and value go along for the receivers' use.
+ * A rule file's alert goes with exactly its own labels and annotations, as Prometheus sends it.
+ * Another alert's `summary` is the message's subject without its state, `description` its text
+ * (the rule's template when it has one), and the alert's id and value go along for the
+ * receivers' use.
  */
 export function toAlertmanagerAlert(
   payload: AlertNotification,
@@ -77,11 +86,24 @@ export function toAlertmanagerAlert(
   options: AlertmanagerAlertOptions,
 ): AlertmanagerAlert {
   const { alert } = payload;
-  const message = formatAlertMessage(payload, context);
+  const validUntilMs = Math.max(options.nowMs + options.validForMs, options.validUntilMs ?? 0);
   const endsAt =
     alert.status === 'resolved' && alert.resolved_at !== null
       ? alert.resolved_at
-      : new Date(options.nowMs + options.validForMs).toISOString();
+      : new Date(validUntilMs).toISOString();
+  if (isRuleFileAlert(alert)) {
+    const result: AlertmanagerAlert = {
+      labels: { ...alert.labels },
+      annotations: { ...alert.annotations },
+      startsAt: alert.fired_at,
+      endsAt,
+    };
+    if (options.consoleUrl !== undefined) {
+      result.generatorURL = consoleAlertsUrl(options.consoleUrl, alert.rule_id);
+    }
+    return result;
+  }
+  const message = formatAlertMessage(payload, context);
   const annotations: Record<string, string> = {
     summary: `${alert.severity}: ${alert.rule_name} on ${alert.host}`,
     description: message.text,
@@ -106,4 +128,10 @@ export function toAlertmanagerAlert(
  */
 export function consoleRuleUrl(consoleUrl: string, ruleId: string): string {
   return `${consoleUrl.replace(/\/+$/, '')}/rules/${encodeURIComponent(ruleId)}`;
+}
+
+/** The console's alerts of a rule file's rule (which has no page of its own there). */
+export function consoleAlertsUrl(consoleUrl: string, ruleId: string): string {
+  const query = new URLSearchParams({ rule_id: ruleId, status: 'all' });
+  return `${consoleUrl.replace(/\/+$/, '')}/alerts?${query.toString()}`;
 }

@@ -32,6 +32,8 @@ function alert(id: string): Alert {
     acknowledgementComment: null,
     silenced: false,
     flapping: false,
+    labels: {},
+    annotations: {},
   };
 }
 
@@ -48,7 +50,9 @@ const resend = (
 });
 
 /** A store paging through `rows` in (org, alert id) order, as the real one does. */
-function fakeStore(rows: AlertmanagerResend[]): AlertmanagerResendStore & { pages: number } {
+function fakeStore(
+  rows: AlertmanagerResend[],
+): Pick<AlertmanagerResendStore, 'listResends'> & { pages: number } {
   const store = {
     pages: 0,
     listResends(_now: Date, page: { limit: number; after?: { orgId: string; alertId: string } }) {

@@ -8,7 +8,7 @@ import type { AlertmanagerSender } from './alertmanager-sender.js';
 import { validityInResendIntervals } from './alertmanager-sender.js';
 
 export type AlertmanagerResenderDeps = {
-  store: AlertmanagerResendStore;
+  store: Pick<AlertmanagerResendStore, 'listResends'>;
   sender: Pick<AlertmanagerSender, 'post'>;
   logger: Logger;
   /** The console's base URL for `generatorURL`, as the sender of the outbox uses. */

@@ -83,6 +83,7 @@ export function createAlertmanagerSender(options: AlertmanagerSenderOptions): Al
         nowMs: nowMs(),
         validForMs: validityInResendIntervals * options.resendIntervalMs,
         consoleUrl: options.consoleUrl,
+        validUntilMs: notification.alertValidUntil?.getTime(),
       });
       return post([alert], target, { [idempotencyKeyHeader]: notification.idempotencyKey });
     },

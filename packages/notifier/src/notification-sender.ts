@@ -8,7 +8,9 @@ import type { NotificationChannelType, NotificationTargets } from '@monitor/sche
  * alert and its service's `tags`.
  */
 export type OutgoingNotification = Pick<ClaimedNotification, 'idempotencyKey' | 'payload'> &
-  Partial<Pick<ClaimedNotification, 'messageTemplate' | 'tags' | 'alertResolvedAt'>>;
+  Partial<
+    Pick<ClaimedNotification, 'messageTemplate' | 'tags' | 'alertResolvedAt' | 'alertValidUntil'>
+  >;
 
 /** The outcome of one delivery attempt. */
 export type DeliveryResult = {

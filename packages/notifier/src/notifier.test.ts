@@ -43,6 +43,7 @@ function claim(overrides: Partial<ClaimedNotification> = {}): ClaimedNotificatio
     messageTemplate: null,
     tags: {},
     alertResolvedAt: null,
+    alertValidUntil: null,
     ...overrides,
   };
 }
@@ -159,6 +160,7 @@ describe('createNotifier', () => {
       messageTemplate: null,
       tags: {},
       alertResolvedAt: null,
+      alertValidUntil: null,
     });
     expect(fake.records[0]).toEqual({
       notification: rows[0],

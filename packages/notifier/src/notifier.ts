@@ -217,6 +217,7 @@ async function deliver(
     messageTemplate: claim.messageTemplate,
     tags: claim.tags,
     alertResolvedAt: claim.alertResolvedAt,
+    alertValidUntil: claim.alertValidUntil,
   };
   const invalid = (): { result: DeliveryResult; final: boolean } => ({
     result: { delivered: false, detail: `the stored ${channel} target is invalid` },

@@ -11,6 +11,7 @@ export { LineProtocolSyntaxError, ProtocolDecodeError } from './protocol-decode-
 export type { SnappyDecodeOptions } from './remote-write-v1.js';
 export { decodeRemoteWriteV1 } from './remote-write-v1.js';
 export { decodeRemoteWriteV2 } from './remote-write-v2.js';
+export { hostOfLabels } from './prometheus-series.js';
 export { decodeOtlpMetricsJson, decodeOtlpMetricsProtobuf } from './otlp-metrics.js';
 export type { OtlpEncoding, OtlpPartialSuccess } from './otlp-response.js';
 export { encodeOtlpMetricsResponse } from './otlp-response.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostOfInstance, isStaleMarker } from './prometheus-series.js';
+import { hostOfInstance, hostOfLabels, isStaleMarker } from './prometheus-series.js';
 
 describe('hostOfInstance', () => {
   it.each([
@@ -13,6 +13,19 @@ describe('hostOfInstance', () => {
     ['node-1:http', 'node-1:http'],
   ])('reads %s as host %s', (instance, host) => {
     expect(hostOfInstance(instance)).toBe(host);
+  });
+});
+
+describe('hostOfLabels', () => {
+  it('takes the host label, else the instance without its port', () => {
+    expect(hostOfLabels({ host: 'web-1', instance: 'node-1:9100' })).toBe('web-1');
+    expect(hostOfLabels({ instance: 'node-1:9100', job: 'node' })).toBe('node-1');
+    expect(hostOfLabels({ host: '', instance: '[::1]:9100' })).toBe('::1');
+  });
+
+  it('is undefined for a series of neither', () => {
+    expect(hostOfLabels({ job: 'node' })).toBeUndefined();
+    expect(hostOfLabels({ instance: '' })).toBeUndefined();
   });
 });
 

@@ -52,6 +52,17 @@ export function hostOfInstance(instance: string): string {
   return instance;
 }
 
+/**
+ * The service a series of these labels belongs to (docs/api.md#labels-and-values-as-written):
+ * its `host` label, else its `instance` label without the port; undefined without either.
+ */
+export function hostOfLabels(labels: Readonly<Record<string, string>>): string | undefined {
+  const host = labels['host'];
+  if (host !== undefined && host !== '') return host;
+  const instance = labels['instance'];
+  return instance === undefined || instance === '' ? undefined : hostOfInstance(instance);
+}
+
 /** A label as protobufjs decodes remote-write 1.0's (2.0's are resolved into the same shape). */
 export type PrometheusLabel = { name?: string | null; value?: string | null };
 

@@ -60,6 +60,21 @@ const alertStates = (evaluation: RuleGroupEvaluation): string[] =>
     .map((s) => s.labels['alertstate']!);
 
 describe('evaluateRuleGroup', () => {
+  it('stores what a template writes that storage could not hold as U+FFFD', async () => {
+    const group = groupOf(`groups:
+- name: node
+  rules:
+  - alert: Odd
+    expr: up == 0
+    labels: {tag: '{{ "a\\x00b" }}'}
+    annotations: {summary: '{{ "\\ud800" }}x'}
+`);
+    const [evaluation] = await run(group, [series({ __name__: 'up', instance: 'h1' }, [0])], 1);
+    const [alert] = Object.values(evaluation!.state.rules)[0]!.alerts;
+    expect(alert?.labels['tag']).toBe('a\ufffdb');
+    expect(alert?.annotations).toEqual({ summary: '\ufffdx' });
+  });
+
   it('holds an alert pending for `for`, then fires it, with expanded labels and annotations', async () => {
     const group = groupOf(`groups:
 - name: node
@@ -133,6 +148,46 @@ describe('evaluateRuleGroup', () => {
       alertname: 'Slow',
       alertstate: 'firing',
     });
+  });
+
+  it('lets a later rule see at once what an earlier one stopped writing, as a staleness marker', async () => {
+    // The alert generator suite's NewAlerts_OrderCheck: a rule over the ALERTS of the one before.
+    const group = groupOf(`groups:
+- name: g
+  rules:
+  - alert: Hot
+    expr: temp > 50
+  - record: hot:firing
+    expr: count(ALERTS{alertname="Hot", alertstate="firing"})
+`);
+    const temp = series({ __name__: 'temp' }, [99, 99, 20]);
+    // What the evaluations wrote, stored as the write path stores it, markers included.
+    const stored = new Map<string, MemorySeries & { stale: number[] }>();
+    let state: RuleGroupState = { rules: {} };
+    const recorded: boolean[] = [];
+    for (let step = 0; step < 3; step++) {
+      const timeMs = t0 + step * minute;
+      const evaluation = await evaluateRuleGroup(group, state, timeMs, {
+        source: createMemorySeriesSource([temp, ...stored.values()]),
+        engine: { lookbackDeltaMs: 5 * minute, maxSamples: 1e6, maxSeries: 100, timeoutMs: 1e4 },
+        externalLabels: {},
+        externalUrl: '',
+      });
+      state = evaluation.state;
+      recorded.push(evaluation.samples.some((s) => s.labels['__name__'] === 'hot:firing'));
+      const store = (labels: Record<string, string>, value: number, stale: number) => {
+        const key = JSON.stringify(Object.entries(labels).sort());
+        const entry = stored.get(key) ?? { labels, samples: [], stale: [] };
+        entry.samples.push([timeMs, value]);
+        entry.stale.push(stale);
+        stored.set(key, entry);
+      };
+      for (const sample of evaluation.samples) store(sample.labels, sample.value, 0);
+      for (const labels of evaluation.staleSeries) store(labels, Number.NaN, 1);
+    }
+    // Resolved at the third evaluation: its firing ALERTS series, written a minute before, is
+    // stale for the rule after it in that same evaluation.
+    expect(recorded).toEqual([true, true, false]);
   });
 
   it('keeps a firing alert firing for keep_firing_for after its condition stops', async () => {

@@ -24,6 +24,10 @@ export type ActiveAlert = {
   /** Since when a firing alert's condition no longer holds, while keep_firing_for runs. */
   keepFiringSinceMs: number | null;
   value: number;
+  /** When it was last sent to Alertmanagers (`alertsToSend`); absent until then. */
+  lastSentAtMs?: number;
+  /** Prometheus' ValidUntil of that send: Alertmanager takes it for resolved after it. */
+  validUntilMs?: number;
 };
 
 /** What one rule keeps between evaluations. */
@@ -78,6 +82,18 @@ export function ruleStateKeys(rules: readonly Rule[]): string[] {
   });
 }
 
+/** The state keys of a group's rules, and of its alerting rules alone. */
+export function ruleGroupKeys(group: Pick<RuleGroup, 'rules'>): {
+  ruleKeys: string[];
+  alertingRuleKeys: string[];
+} {
+  const ruleKeys = ruleStateKeys(group.rules);
+  return {
+    ruleKeys,
+    alertingRuleKeys: ruleKeys.filter((_, i) => group.rules[i]?.kind === 'alert'),
+  };
+}
+
 /**
  * Evaluates every rule of `group` at `timeMs`, in order, with Prometheus 2.42's semantics
  * (rules/alerting.go, recording.go, group.go): a later rule sees what earlier ones recorded at
@@ -119,7 +135,9 @@ export async function evaluateRuleGroup(
       }
       const now = new Set(outcome.written.map((s) => labelsKey(labelsFrom(s.labels))));
       for (const series of before.writtenSeries) {
-        if (!now.has(labelsKey(labelsFrom(series)))) staleSeries.push(series);
+        if (now.has(labelsKey(labelsFrom(series)))) continue;
+        staleSeries.push(series);
+        recorded.push({ labels: labelsFrom(series), timeMs, value: Number.NaN, stale: true });
       }
       state.rules[key] = {
         alerts: outcome.alerts,
@@ -205,12 +223,12 @@ async function alert(
     const labels: Record<string, string> = labelsToRecord(sample.labels);
     delete labels['__name__'];
     for (const [name, text] of Object.entries(rule.labels)) {
-      labels[name] = await expandAlertTemplate(rule.alert, text, data, environment);
+      labels[name] = storable(await expandAlertTemplate(rule.alert, text, data, environment));
     }
     labels['alertname'] = rule.alert;
     const annotations: Record<string, string> = {};
     for (const [name, text] of Object.entries(rule.annotations)) {
-      annotations[name] = await expandAlertTemplate(rule.alert, text, data, environment);
+      annotations[name] = storable(await expandAlertTemplate(rule.alert, text, data, environment));
     }
     const alertLabels = dropEmpty(labels);
     const key = labelsKey(labelsFrom(alertLabels));
@@ -277,6 +295,20 @@ async function alert(
     throw new LimitExceeded(`exceeded limit of ${limit} with ${activeCount} alerts`);
   }
   return { written, alerts: [...active.values()] };
+}
+
+/**
+ * A template's output as it can be stored: NUL and unpaired UTF-16 surrogates (which PostgreSQL
+ * stores in neither `text` nor `jsonb`) become U+FFFD, so that one odd template cannot make every
+ * save of its group's state and alerts fail.
+ */
+function storable(text: string): string {
+  return text
+    .replaceAll('\u0000', '\ufffd')
+    .replaceAll(
+      /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+      '\ufffd',
+    );
 }
 
 /** Prometheus' label builder drops a label set to "". */

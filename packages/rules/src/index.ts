@@ -11,4 +11,6 @@ export type {
   RuleGroupEvaluationOptions,
   RuleGroupState,
 } from './evaluate-rule-group.js';
-export { evaluateRuleGroup, ruleStateKeys } from './evaluate-rule-group.js';
+export { evaluateRuleGroup, ruleGroupKeys, ruleStateKeys } from './evaluate-rule-group.js';
+export type { AlertSendOptions, AlertToSend } from './alerts-to-send.js';
+export { alertsToSend } from './alerts-to-send.js';

@@ -1,13 +1,17 @@
 import type { Labels, SeriesSource, SourceSeries } from '@monitor/promql';
 import { labelsKey } from '@monitor/promql';
 
-/** A sample one rule of a group wrote during this evaluation. */
-export type OverlaySample = { labels: Labels; timeMs: number; value: number };
+/**
+ * A sample one rule of a group wrote during this evaluation; `stale`: the staleness marker of a
+ * series the rule wrote last time and not now.
+ */
+export type OverlaySample = { labels: Labels; timeMs: number; value: number; stale?: boolean };
 
 /**
  * `base` with the samples written so far in this evaluation laid over it, so that a rule sees
- * what the rules before it in its group recorded at the same time, as Prometheus commits each
- * rule's samples before evaluating the next. The overlay's NaNs are values, never staleness.
+ * what the rules before it in its group recorded at the same time, and no longer sees what they
+ * stopped writing, as Prometheus commits each rule's samples and staleness markers before
+ * evaluating the next. The overlay's NaNs are values; only `stale` samples are markers.
  */
 export function createRecordedOverlaySource(
   base: SeriesSource,
@@ -48,6 +52,6 @@ function withSample(series: SourceSeries | undefined, sample: OverlaySample): So
   const replaces = times[at] === sample.timeMs ? 1 : 0;
   times.splice(at, replaces, sample.timeMs);
   values.splice(at, replaces, sample.value);
-  stale.splice(at, replaces, 0);
+  stale.splice(at, replaces, sample.stale === true ? 1 : 0);
   return { labels: sample.labels, timestampsMs: times, values, stale };
 }

@@ -71,9 +71,11 @@ export type Alert = {
   ruleName: string;
   serviceId: string;
   host: string;
+  /** The rule's metric; for an alert of a rule file, the rule's name. */
   metric: string;
-  condition: AlertCondition;
-  threshold: number;
+  /** Null for an alert of a rule file (its rule is a PromQL expression). */
+  condition: AlertCondition | null;
+  threshold: number | null;
   severity: AlertSeverity;
   status: AlertStatus;
   /** The sample value that fired the alert; null for a `no_data` alert. */
@@ -92,6 +94,10 @@ export type Alert = {
   /** Whether a silence matched it at the time it was read (storage computes it then). */
   silenced: boolean;
   flapping: boolean;
+  /** An alert of a rule file: its Prometheus labels, `alertname` included; `{}` otherwise. */
+  labels: Record<string, string>;
+  /** An alert of a rule file: its annotations as last evaluated; `{}` otherwise. */
+  annotations: Record<string, string>;
 };
 
 /** Alert → wire: snake_case fields, instants as ISO 8601 UTC with `Z`. */
@@ -118,7 +124,14 @@ export function toAlertResponse(alert: Alert): AlertResponse {
     acknowledgement_comment: alert.acknowledgementComment,
     silenced: alert.silenced,
     flapping: alert.flapping,
+    labels: alert.labels,
+    annotations: alert.annotations,
   };
+}
+
+/** Whether the alert comes from a Prometheus rule file (its rule has no condition). */
+export function isRuleFileAlert(alert: Pick<AlertResponse, 'condition'>): boolean {
+  return alert.condition === null;
 }
 
 /** Severities whose alerts open an investigation when they fire (docs/api.md#investigations). */

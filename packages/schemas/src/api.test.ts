@@ -186,6 +186,8 @@ describe('response schemas', () => {
     acknowledgement_comment: null,
     silenced: false,
     flapping: false,
+    labels: {},
+    annotations: {},
   };
   const service = {
     id: 'svc_1',

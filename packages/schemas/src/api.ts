@@ -170,14 +170,26 @@ export const alertSchema = z
     rule_name: z.string(),
     service_id: z.string(),
     host: z.string(),
-    metric: z.string(),
-    condition: z.enum(alertConditions),
-    threshold: z.number(),
+    metric: z.string().meta({
+      description: 'The metric the rule watches; for an alert of a rule file, the rule’s name.',
+    }),
+    condition: z.enum(alertConditions).nullable().meta({
+      description: 'The rule’s condition; null for an alert of a rule file (a PromQL rule).',
+    }),
+    threshold: z
+      .number()
+      .nullable()
+      .meta({ description: 'The rule’s threshold; null for an alert of a rule file.' }),
     severity: z.enum(alertSeverities),
     status: z.enum(alertStatuses),
-    value: z.number().nullable().meta({
-      description: 'The sample value that fired the alert; null for a `no_data` alert.',
-    }),
+    value: z
+      .number()
+      .nullable()
+      .meta({
+        description:
+          'The sample value that fired the alert; null for a `no_data` alert (and for a rule ' +
+          'file’s alert whose value was not a finite number).',
+      }),
     started_at: utcDateTime.meta({ description: 'Time of the first breaching sample.' }),
     fired_at: utcDateTime,
     resolved_at: utcDateTime.nullable(),
@@ -204,6 +216,16 @@ export const alertSchema = z
       description:
         'Its (rule, service) changed state more than the rule’s `flapping.max_transitions` ' +
         'times within `flapping.window_minutes`: notifications are held until it settles.',
+    }),
+    labels: z.record(z.string(), z.string()).meta({
+      description:
+        'An alert of a rule file: its labels as Prometheus gives them (the series’ labels, ' +
+        'the rule’s, `alertname`), which identify it. `{}` for other alerts.',
+    }),
+    annotations: z.record(z.string(), z.string()).meta({
+      description:
+        'An alert of a rule file: its annotations, as of the rule’s latest evaluation while ' +
+        'it was active. `{}` for other alerts.',
     }),
   })
   .meta({ id: 'Alert' });

@@ -56,6 +56,7 @@ export type {
 } from './api.js';
 export {
   alertSchema,
+  alertSeverities,
   apiLimits,
   conditionHolds,
   healthResponseSchema,
@@ -154,7 +155,7 @@ export {
   webhookTargetSchema,
 } from './notification-channels.js';
 export type { Alert, AlertNotification, AlertTransition } from './alerts.js';
-export { opensInvestigation, toAlertResponse } from './alerts.js';
+export { isRuleFileAlert, opensInvestigation, toAlertResponse } from './alerts.js';
 export type { AlertRule, AlertRuleDraft, AlertRuleFields, RuleFlapping } from './alert-rules.js';
 export {
   alertRuleOptionDefaults,

@@ -11,7 +11,7 @@ import {
   createRuleGroupStore,
   migrate,
 } from '@monitor/db';
-import { parseRuleFile } from '@monitor/rules';
+import { parseRuleFile, ruleGroupKeys } from '@monitor/rules';
 import type { Logger } from '@monitor/platform';
 import { embeddedPostgresDir } from '@monitor/platform';
 import type { AdminConfig } from './config.js';
@@ -177,6 +177,7 @@ export function createAdminCommands(deps: {
                 name: group.name,
                 definition: stringifyYaml(raw[i]),
                 ruleCount: group.rules.length,
+                ...ruleGroupKeys(group),
               },
             })),
           );

@@ -305,6 +305,11 @@ const publicUrl = envUrl({ protocols: ['http', 'https'] })
   .describe(
     'The URL people reach the console at, which Alertmanager alerts link to (`generatorURL`) and rule templates read as `externalURL`; unset: no link.',
   );
+const alertmanagerResendMs = envPositiveInt()
+  .default(60_000)
+  .describe(
+    "How often active alerts are posted again to Alertmanagers (Prometheus' resend delay; a rule file's alerts as their evaluations fall, resolved ones for 15 minutes); they stay firing there for 4 times this (or 4 group intervals).",
+  );
 const ruleEvaluationIntervalSeconds = envPositiveInt()
   .default(60)
   .describe(
@@ -326,6 +331,7 @@ const evaluatorFields = {
   PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
   PROMQL_MAX_SAMPLES: promqlMaxSamples,
   PUBLIC_URL: publicUrl,
+  NOTIFIER_ALERTMANAGER_RESEND_MS: alertmanagerResendMs,
 };
 
 export const notifierFields = {
@@ -352,11 +358,7 @@ export const notifierFields = {
     .describe(
       'SMTP server for email notifications, e.g. `smtp://user:pass@mail:587`; unset: email attempts fail visibly.',
     ),
-  NOTIFIER_ALERTMANAGER_RESEND_MS: envPositiveInt()
-    .default(60_000)
-    .describe(
-      "How often active alerts are posted again to Alertmanagers (Prometheus' resend delay); they stay firing there for 4 times this.",
-    ),
+  NOTIFIER_ALERTMANAGER_RESEND_MS: alertmanagerResendMs,
   PUBLIC_URL: publicUrl,
 };
 

@@ -55,6 +55,21 @@ function alertsOf(
   return Object.values(row.state.rules).flatMap((rule) => rule.alerts);
 }
 
+/** The org's alerts of rule files, with how many `fired` and `resolved` messages each has. */
+async function ruleFileAlerts(
+  db: Database,
+  orgId: string,
+): Promise<{ rule_id: string; status: string; fired: number; resolved: number }[]> {
+  return db.sql`
+    select a.rule_id, a.status,
+      (select count(*)::int from notifications n
+        where n.alert_id = a.id and n.transition = 'fired') as fired,
+      (select count(*)::int from notifications n
+        where n.alert_id = a.id and n.transition = 'resolved') as resolved
+    from alerts a where a.org_id = ${orgId} and a.condition is null
+    order by a.rule_id`;
+}
+
 async function evaluationsOf(proc: RoleProcess): Promise<number> {
   const text = await (await fetch(`${proc.baseUrl}/metrics`)).text();
   const match = /^rule_group_evaluations_total(?:\{[^}]*\})? (\d+)/m.exec(text);
@@ -166,6 +181,10 @@ describe('Prometheus rule groups on schedule', () => {
       stack.start('writer'),
     ]);
     const { orgId, key } = await newOrganization(stack.db);
+    // An Alertmanager channel, so that firing queues a message (no notifier runs here).
+    await stack.db.sql`
+      insert into notification_channels (org_id, type, config)
+      values (${orgId}, 'alertmanager', '{"urls":["http://alertmanager.invalid:9093"]}')`;
     // One group per partition of the samples topic: whichever the first evaluator loses, some
     // of its groups move.
     const names = new Map<number, string>();
@@ -229,6 +248,18 @@ describe('Prometheus rule groups on schedule', () => {
       expect(alerts[0]!.activeAtMs).toBe(activeAt.get(row.name));
       expect(alerts[0]!.firedAtMs).toBe(activeAt.get(row.name)! + 30_000);
     }
+    // Each is one active alert of its group's rule, notified once, whoever evaluated it.
+    const once = { status: 'active', fired: 1, resolved: 0 };
+    const stored = await waitFor(
+      async () => {
+        const rows = await ruleFileAlerts(stack.db, orgId);
+        return rows.length === 6 ? rows : undefined;
+      },
+      10_000,
+      'an alert per group',
+    );
+    expect(stored).toEqual(Array.from({ length: 6 }, () => expect.objectContaining(once)));
+    expect(new Set(stored.map((row) => row.rule_id)).size).toBe(6);
 
     // A restart: the survivor stops, a new evaluator goes on from the persisted states.
     await second.stop();
@@ -249,5 +280,7 @@ describe('Prometheus rule groups on schedule', () => {
         expect.objectContaining({ state: 'firing', activeAtMs: activeAt.get(row.name) }),
       ]);
     }
+    // Nothing fired again, nothing was lost, across the hand-overs and the restart.
+    expect(await ruleFileAlerts(stack.db, orgId)).toEqual(stored);
   }, 240_000);
 });

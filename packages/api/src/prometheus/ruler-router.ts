@@ -6,7 +6,7 @@ import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
 import type { RuleGroupStore, StoredRuleGroup } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
 import { AppError, forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
-import { parseRuleGroup } from '@monitor/rules';
+import { parseRuleGroup, ruleGroupKeys } from '@monitor/rules';
 import { prometheusErrorHandler } from './prometheus-error.js';
 
 export type RulerRouterDeps = {
@@ -97,7 +97,7 @@ export function createRulerRouter(deps: RulerRouterDeps): ExpressRouter {
     const stored = await ruleGroups.putGroup(
       orgOf(res),
       param(req, 'namespace'),
-      { name: group.name, definition, ruleCount: group.rules.length },
+      { name: group.name, definition, ruleCount: group.rules.length, ...ruleGroupKeys(group) },
       maxRulesPerOrg,
     );
     if (!stored) {

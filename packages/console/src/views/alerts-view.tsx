@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { describeAlertCondition } from '../alert-condition.js';
 import type { ApiClient } from '../api-client.js';
 import { describeError } from '../api-client.js';
 import type { Alert } from '../api-types.js';
@@ -158,11 +159,7 @@ function AlertRow(props: {
         <td>
           <Link to={{ view: 'service', id: alert.service_id }}>{alert.host}</Link>
         </td>
-        <td>
-          {alert.reason === 'no_data'
-            ? `no data for ${alert.metric}`
-            : `${alert.metric} ${alert.condition} ${alert.threshold}`}
-        </td>
+        <td>{describeAlertCondition(alert)}</td>
         <td class="number">{formatNumber(alert.value)}</td>
         <td>
           {alert.status}

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { describeAlertCondition } from '../alert-condition.js';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../api-client.js';
 import type { ServiceDetail } from '../api-types.js';
@@ -85,7 +86,7 @@ export function ServiceView(props: { api: ApiClient; id: string; search: URLSear
             {service.active_alerts.map((alert) => (
               <li key={alert.id}>
                 <span class={`badge severity-${alert.severity}`}>{alert.severity}</span>{' '}
-                {alert.rule_name}: {alert.metric} {alert.condition} {alert.threshold} (value{' '}
+                {alert.rule_name}: {describeAlertCondition(alert)} (value{' '}
                 {formatNumber(alert.value)}) since <Time at={alert.fired_at} />
                 {alert.investigation_id !== null && (
                   <>

@@ -8,7 +8,7 @@ export const alertStoredColumns = `id, rule_id as "ruleId", rule_name as "ruleNa
   started_at as "startedAt", fired_at as "firedAt", resolved_at as "resolvedAt",
   investigation_id as "investigationId", reason, acknowledged_at as "acknowledgedAt",
   acknowledged_by as "acknowledgedBy", acknowledgement_comment as "acknowledgementComment",
-  flapping`;
+  flapping, labels, annotations`;
 
 /**
  * `alertStoredColumns` with `silenced` false: for code that writes alerts and has no silences at

@@ -82,7 +82,7 @@ export async function fireAlert(
       ${input.host}, ${rule.metric}, ${rule.condition}, ${rule.threshold}, ${rule.severity},
       'active', ${input.value}, ${input.startedAt}, ${input.firedAt}, ${tx.array(rule.channels)},
       ${input.reason ?? 'threshold'}, ${input.flapping === true})
-    on conflict (rule_id, service_id) where status = 'active' do nothing
+    on conflict (rule_id, service_id, md5(labels::text)) where status = 'active' do nothing
     returning ${tx.unsafe(alertColumns)}, channels
   `;
   if (created === undefined) {
@@ -209,7 +209,7 @@ export async function settleAlert(
 }
 
 /** The channels the rule had when the alert fired: its notifications go to those. */
-type AlertWithChannels = Alert & { channels: string[] };
+export type AlertWithChannels = Alert & { channels: string[] };
 
 async function enqueueNotifications(
   tx: TransactionSql,
@@ -219,23 +219,45 @@ async function enqueueNotifications(
   transition: NotifiedTransition,
   sequence = 0,
 ): Promise<void> {
-  if (channels.length === 0) return;
-  const payload: Omit<AlertNotification, 'transition'> & { transition: NotifiedTransition } = {
-    transition,
-    alert: toAlertResponse(alert),
-  };
-  const rows = channels.map((channel) => ({
-    id: newId('ntf'),
-    org_id: orgId,
-    alert_id: alert.id,
+  await enqueueAlertNotifications(
+    tx,
+    orgId,
+    [{ ...alert, channels: [...channels] }],
     transition,
     sequence,
-    channel,
-    // Migration 17: `:sequence` is appended above 0 only, so fired/resolved keys are unchanged.
-    idempotency_key:
-      sequence === 0 ? `${alert.id}:${transition}` : `${alert.id}:${transition}:${sequence}`,
-    payload,
-  }));
+  );
+}
+
+/**
+ * Queues one outbox row per alert and channel it names, for `transition`, in one statement;
+ * a row already queued (a replay) is left as it is.
+ */
+export async function enqueueAlertNotifications(
+  tx: TransactionSql,
+  orgId: string,
+  alerts: readonly AlertWithChannels[],
+  transition: NotifiedTransition,
+  sequence = 0,
+): Promise<void> {
+  const rows = alerts.flatMap(({ channels, ...alert }) => {
+    const payload: Omit<AlertNotification, 'transition'> & { transition: NotifiedTransition } = {
+      transition,
+      alert: toAlertResponse(alert),
+    };
+    return channels.map((channel) => ({
+      id: newId('ntf'),
+      org_id: orgId,
+      alert_id: alert.id,
+      transition,
+      sequence,
+      channel,
+      // Migration 17: `:sequence` is appended above 0 only, so fired/resolved keys are unchanged.
+      idempotency_key:
+        sequence === 0 ? `${alert.id}:${transition}` : `${alert.id}:${transition}:${sequence}`,
+      payload,
+    }));
+  });
+  if (rows.length === 0) return;
   // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
   await tx`
     insert into notifications (id, org_id, alert_id, transition, sequence, channel,
@@ -247,6 +269,31 @@ async function enqueueNotifications(
     )
     on conflict (alert_id, transition, sequence, channel) do nothing
   `;
+}
+
+/**
+ * The service ids of the org's `hosts`, creating minimal rows the writer fills in later, in two
+ * statements whatever their number.
+ */
+export async function ensureServices(
+  tx: TransactionSql,
+  orgId: string,
+  hosts: readonly string[],
+  seenAt: Date,
+): Promise<Map<string, string>> {
+  const names = [...new Set(hosts)];
+  if (names.length === 0) return new Map();
+  await tx`
+    insert into services (id, org_id, name, last_seen)
+    select x.id, ${orgId}, x.name, ${seenAt}
+    from unnest(${tx.array(names.map(() => newId('svc')))}::text[], ${tx.array(names)}::text[])
+      as x(id, name)
+    on conflict (org_id, name) do nothing
+  `;
+  const rows = await tx<{ id: string; name: string }[]>`
+    select id, name from services where org_id = ${orgId} and name = any(${tx.array(names)}::text[])
+  `;
+  return new Map(rows.map((row) => [row.name, row.id]));
 }
 
 /** The service id of (org, host), creating a minimal row the writer fills in later. */

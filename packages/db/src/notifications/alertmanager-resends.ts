@@ -16,18 +16,36 @@ export type AlertmanagerResend = {
   tags: Readonly<Record<string, string>>;
 };
 
+/** An alert of a rule file that its rule's evaluation asked to post again. */
+export type RuleAlertResend = {
+  orgId: string;
+  alert: Alert;
+  /** The organization's `alertmanager` target. */
+  target: Readonly<Record<string, unknown>>;
+  /** Prometheus' ValidUntil as of that evaluation (null once resolved). */
+  validUntil: Date | null;
+};
+
 export type AlertmanagerResendStore = {
   /**
-   * The alerts that Alertmanagers must hear of again to keep them firing (Prometheus re-sends
-   * every firing alert): active, fired with channel `alertmanager`, already delivered there
-   * once (until then the outbox's own retries carry them), not flapping and not silenced at
-   * `now` (the outbox sends neither), of organizations with an `alertmanager` target. Ordered
-   * by organization, then alert id: at most `limit` of them, after `after` when given.
+   * The alerts of our own rules that Alertmanagers must hear of again to keep them firing
+   * (Prometheus re-sends every firing alert): active, fired with channel `alertmanager`,
+   * already delivered there once (until then the outbox's own retries carry them), not flapping
+   * and not silenced at `now` (the outbox sends neither), of organizations with an
+   * `alertmanager` target. Ordered by organization, then alert id: at most `limit` of them,
+   * after `after` when given. (A rule file's alerts are re-sent when their evaluations say.)
    */
   listResends(
     now: Date,
     page: { limit: number; after?: { orgId: string; alertId: string } },
   ): Promise<AlertmanagerResend[]>;
+  /**
+   * Takes up to `limit` of the re-sends rule evaluations asked for (oldest first, safely across
+   * replicas) and clears them: best effort, as Prometheus' notifier (the next re-send makes up
+   * for a lost one within the alert's validity). Returns those to post: not silenced at `now`,
+   * of organizations with an `alertmanager` target; the others are dropped.
+   */
+  takeRuleAlertResends(now: Date, limit: number): Promise<RuleAlertResend[]>;
 };
 
 type ResendRow = Omit<Alert, 'silenced'> & {
@@ -61,7 +79,7 @@ export function createAlertmanagerResendStore(db: Database): AlertmanagerResendS
           (select sv.tags from services sv where sv.id = a.service_id) as tags
         from alerts a
         where a.status = 'active' and 'alertmanager' = any(a.channels) and not a.flapping
-          and not ${silenced} ${after}
+          and a.condition is not null and not ${silenced} ${after}
           and exists (select 1 from notification_channels c
             where c.org_id = a.org_id and c.type = 'alertmanager')
           and exists (select 1 from notifications n
@@ -77,5 +95,47 @@ export function createAlertmanagerResendStore(db: Database): AlertmanagerResendS
         tags: tags ?? {},
       }));
     },
+    async takeRuleAlertResends(now, limit) {
+      const silences = await silencesInForce(sql, now);
+      const silenced = silencedExpression(
+        sql,
+        silences.map((silence) => ({ ...silence.matchers, orgId: silence.orgId })),
+      );
+      // `due` names its column apart from every column of `alerts`, which RETURNING reads
+      // unqualified.
+      const rows = await sql<TakenRow[]>`
+        with due as (
+          select id as due_id from alerts where resend_due_at is not null
+          order by resend_due_at
+          limit ${limit}
+          for update skip locked
+        )
+        update alerts a set resend_due_at = null
+        from due where a.id = due.due_id
+        returning ${sql.unsafe(alertStoredColumns)}, org_id as "orgId", valid_until,
+          ${silenced} as silenced,
+          (select c.config from notification_channels c
+            where c.org_id = a.org_id and c.type = 'alertmanager') as config
+      `;
+      return rows.flatMap(({ orgId, valid_until, silenced: isSilenced, config, ...alert }) =>
+        isSilenced || config === null
+          ? []
+          : [
+              {
+                orgId,
+                alert: { ...alert, silenced: false },
+                target: config,
+                validUntil: valid_until,
+              },
+            ],
+      );
+    },
   };
 }
+
+type TakenRow = Omit<Alert, 'silenced'> & {
+  orgId: string;
+  valid_until: Date | null;
+  silenced: boolean;
+  config: Record<string, unknown> | null;
+};

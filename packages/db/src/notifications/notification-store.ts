@@ -67,6 +67,11 @@ export type ClaimedNotification = {
    * state, and a late firing post would reopen the alert there).
    */
   alertResolvedAt: Date | null;
+  /**
+   * An alert of a rule file: Prometheus' ValidUntil as of its latest send, read at claim time
+   * (Alertmanager takes it for resolved after that); null for other alerts.
+   */
+  alertValidUntil: Date | null;
 };
 
 export type RecordAttemptInput = {
@@ -152,6 +157,7 @@ type ClaimedRow = {
   message_template: string | null;
   tags: Record<string, string> | null;
   alert_resolved_at: Date | null;
+  alert_valid_until: Date | null;
 };
 
 type NotificationRow = {
@@ -245,7 +251,8 @@ export function createNotificationStore(db: Database): NotificationStore {
           where n.id = leased.id
           returning n.id, n.org_id, n.alert_id, n.transition, n.channel, n.idempotency_key,
             n.payload, n.status, n.attempts, n.lease_until, leased.abandoned, c.config,
-            r.message_template, sv.tags, al.resolved_at as alert_resolved_at
+            r.message_template, sv.tags, al.resolved_at as alert_resolved_at,
+            al.valid_until as alert_valid_until
         `;
         const abandoned = claimed.filter((row) => row.abandoned);
         if (abandoned.length > 0) {
@@ -282,6 +289,7 @@ export function createNotificationStore(db: Database): NotificationStore {
                 messageTemplate: row.message_template,
                 tags: row.tags ?? {},
                 alertResolvedAt: row.alert_resolved_at,
+                alertValidUntil: row.alert_valid_until,
               },
             ]
           : [],

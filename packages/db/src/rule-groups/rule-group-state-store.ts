@@ -1,7 +1,11 @@
 import type { Database } from '../core/database.js';
-
-/** Which rule group: its organization, namespace and name. */
-export type RuleGroupKey = { orgId: string; namespace: string; name: string };
+import type { RuleGroupAlertChanges, RuleGroupAlertRow } from './rule-group-alerts.js';
+import type { RuleGroupKey } from './rule-group-key.js';
+import {
+  applyRuleGroupAlertChanges,
+  listRuleGroupAlerts,
+  noRuleGroupAlertChanges,
+} from './rule-group-alerts.js';
 
 /** A rule's outcome at the group's last evaluation. */
 type RuleHealthRecord = { health: 'ok' | 'err'; lastError: string | null };
@@ -17,15 +21,29 @@ export type RuleGroupEvaluationRecord = {
   health: RuleHealthRecord[];
 };
 
-/** A group as its evaluator reads it before an evaluation: the YAML now, its state so far. */
-export type RuleGroupForEvaluation = {
+/** A group as the rules and alerts lists read it: the YAML now, its state so far. */
+type RuleGroupWithState = {
   definition: string;
   /** Undefined before the group's first evaluation. */
   evaluation: RuleGroupEvaluationRecord | undefined;
 };
 
+/** A group as its evaluator reads it before an evaluation. */
+export type RuleGroupForEvaluation = RuleGroupWithState & {
+  /** Changes with every change of the group: what its save is checked against. */
+  revision: string;
+};
+
 /** A group of an organization with its last evaluation, for the rules and alerts lists. */
-export type EvaluatedRuleGroup = RuleGroupForEvaluation & { namespace: string; name: string };
+export type EvaluatedRuleGroup = RuleGroupWithState & { namespace: string; name: string };
+
+/** What an evaluation expects to find when it saves: nothing else saved or changed meanwhile. */
+type RuleGroupSaveCondition = {
+  /** The stored evaluation time it went on from; undefined: the group was never evaluated. */
+  lastEvaluationMs: number | undefined;
+  /** The group's revision it evaluated (`loadGroup`). */
+  revision: string;
+};
 
 /** A group as the scheduler lists it: enough to know when it changed. */
 export type ScheduledRuleGroup = RuleGroupKey & { definition: string };
@@ -35,18 +53,27 @@ export type RuleGroupStateStore = {
   listAllGroups(): Promise<ScheduledRuleGroup[]>;
   /** The organization's groups with their last evaluations, by namespace and name. */
   listOrgGroups(orgId: string): Promise<EvaluatedRuleGroup[]>;
-  /** The group's YAML and persisted state; undefined once the group was deleted. */
+  /** The group's YAML, revision and persisted state; undefined once the group was deleted. */
   loadGroup(key: RuleGroupKey): Promise<RuleGroupForEvaluation | undefined>;
   /**
-   * Persists an evaluation, only if the group's stored evaluation time is still
-   * `expectedLastEvaluationMs` (undefined: the group was never evaluated) and the group still
-   * exists: false otherwise, and nothing changes. Another owner that evaluated the group in the
-   * meantime (after a rebalance) thereby makes a late write of the previous owner a no-op.
+   * The alerts of the group's rules an evaluation at `timeMs` reconciles: active ones, and
+   * those resolved within the last 20 minutes. Only this group's saves change them (and
+   * changes of the group, which move its revision), so a list read before a save that
+   * succeeds is still the list at that save.
+   */
+  listGroupAlerts(key: RuleGroupKey, timeMs: number): Promise<RuleGroupAlertRow[]>;
+  /**
+   * Persists an evaluation and applies its alert changes, in one transaction, only if the
+   * group still exists at `expected.revision` and its stored evaluation time is still
+   * `expected.lastEvaluationMs`: false otherwise, and nothing changes. Another owner that
+   * evaluated the group in the meantime (after a rebalance), or a change of the group, thereby
+   * makes a late write of the previous owner a no-op: no alert fires or resolves twice.
    */
   saveEvaluation(
     key: RuleGroupKey,
-    expectedLastEvaluationMs: number | undefined,
+    expected: RuleGroupSaveCondition,
     record: RuleGroupEvaluationRecord,
+    alerts?: RuleGroupAlertChanges,
   ): Promise<boolean>;
 };
 
@@ -60,7 +87,7 @@ type StateRow = {
   rule_health: RuleHealthRecord[] | null;
 };
 
-function fromRow(row: StateRow): RuleGroupForEvaluation {
+function fromRow(row: StateRow): RuleGroupWithState {
   return {
     definition: row.definition,
     evaluation:
@@ -95,30 +122,47 @@ export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
       return rows.map((row) => ({ namespace: row.namespace, name: row.name, ...fromRow(row) }));
     },
     async loadGroup({ orgId, namespace, name }) {
-      const [row] = await sql<StateRow[]>`
-        select namespace, name, g.definition, s.state,
+      const [row] = await sql<(StateRow & { revision: string })[]>`
+        select g.revision::text as revision, namespace, name, g.definition, s.state,
           s.last_evaluation_ms::text as last_evaluation_ms, s.evaluation_duration_ms, s.rule_health
         from prometheus_rule_groups g
         left join prometheus_rule_group_states s using (org_id, namespace, name)
         where g.org_id = ${orgId} and g.namespace = ${namespace} and g.name = ${name}`;
-      return row === undefined ? undefined : fromRow(row);
+      return row === undefined ? undefined : { ...fromRow(row), revision: row.revision };
     },
-    async saveEvaluation({ orgId, namespace, name }, expected, record) {
-      // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
-      const saved = await sql`
-        insert into prometheus_rule_group_states as s (org_id, namespace, name, state,
-          last_evaluation_ms, evaluation_duration_ms, rule_health)
-        select org_id, namespace, name, ${JSON.stringify(record.state)}::text::jsonb,
-          ${record.lastEvaluationMs}, ${record.durationMs},
-          ${JSON.stringify(record.health)}::text::jsonb
-        from prometheus_rule_groups
-        where org_id = ${orgId} and namespace = ${namespace} and name = ${name}
-        on conflict (org_id, namespace, name) do update
-          set state = excluded.state, last_evaluation_ms = excluded.last_evaluation_ms,
-            evaluation_duration_ms = excluded.evaluation_duration_ms,
-            rule_health = excluded.rule_health, updated_at = now()
-          where ${expected === undefined ? sql`false` : sql`s.last_evaluation_ms = ${expected}`}`;
-      return saved.count > 0;
+    listGroupAlerts(key, timeMs) {
+      return listRuleGroupAlerts(sql, key, timeMs);
+    },
+    saveEvaluation(key, expected, record, alerts = noRuleGroupAlertChanges) {
+      const { orgId, namespace, name } = key;
+      return sql.begin(async (tx) => {
+        // The group's row, shared: a change or deletion of the group waits for this save (and
+        // then resolves what it must of what this one fired).
+        const [group] = await tx<{ revision: string }[]>`
+          select revision::text as revision from prometheus_rule_groups
+          where org_id = ${orgId} and namespace = ${namespace} and name = ${name}
+          for share`;
+        if (group?.revision !== expected.revision) return false;
+        // `::text::jsonb`: a jsonb-typed parameter would be JSON.stringify'd a second time.
+        const saved = await tx`
+          insert into prometheus_rule_group_states as s (org_id, namespace, name, state,
+            last_evaluation_ms, evaluation_duration_ms, rule_health)
+          values (${orgId}, ${namespace}, ${name}, ${JSON.stringify(record.state)}::text::jsonb,
+            ${record.lastEvaluationMs}, ${record.durationMs},
+            ${JSON.stringify(record.health)}::text::jsonb)
+          on conflict (org_id, namespace, name) do update
+            set state = excluded.state, last_evaluation_ms = excluded.last_evaluation_ms,
+              evaluation_duration_ms = excluded.evaluation_duration_ms,
+              rule_health = excluded.rule_health, updated_at = now()
+            where ${
+              expected.lastEvaluationMs === undefined
+                ? sql`false`
+                : sql`s.last_evaluation_ms = ${expected.lastEvaluationMs}`
+            }`;
+        if (saved.count === 0) return false;
+        await applyRuleGroupAlertChanges(tx, key, alerts);
+        return true;
+      });
     },
   };
 }

@@ -10,8 +10,16 @@ const node = {
   name: 'node',
   definition: 'name: node\nrules:\n- record: r\n  expr: up\n',
   ruleCount: 1,
+  ruleKeys: ['r{}'],
+  alertingRuleKeys: [],
 };
-const api = { name: 'api', definition: 'name: api\nrules: []\n', ruleCount: 2 };
+const api = {
+  name: 'api',
+  definition: 'name: api\nrules: []\n',
+  ruleCount: 2,
+  ruleKeys: [],
+  alertingRuleKeys: [],
+};
 
 describe.each<TestServer>(['postgres', 'timescale'])('rule group store on %s', (server) => {
   let db: Database;

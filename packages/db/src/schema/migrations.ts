@@ -726,6 +726,57 @@ const prometheusRuleGroupStates: Migration = {
     ]),
 };
 
+const prometheusRuleAlerts: Migration = {
+  version: 29,
+  name: 'prometheus_rule_alerts',
+  up: (sql) =>
+    run(sql, [
+      // Every change of a rule group takes a new revision: an evaluation saves its state and
+      // alerts only if the group is still at the revision it evaluated (a group deleted and
+      // posted again included), so a change never meets a late write of the old definition.
+      `create sequence prometheus_rule_group_revisions`,
+      `alter table prometheus_rule_groups
+        add column revision bigint not null default nextval('prometheus_rule_group_revisions')`,
+      // The ids (`rul_…`) of alerting rules of rule files: one per rule of a group, by its state
+      // key (name and labels, as Prometheus carries a rule's state across a reload), created
+      // when the rule first has an alert; a rule removed from its group loses its id.
+      `create table prometheus_rules (
+        id text primary key,
+        org_id text not null,
+        namespace text not null,
+        group_name text not null,
+        rule_key text not null,
+        created_at timestamptz not null default now(),
+        unique (org_id, namespace, group_name, rule_key),
+        foreign key (org_id, namespace, group_name)
+          references prometheus_rule_groups (org_id, namespace, name) on delete cascade
+      )`,
+      // Alerts of rule files (docs/api.md#prometheus-rules-and-alertmanager): no condition or
+      // threshold, their labels (which identify them) and annotations; valid_until is
+      // Prometheus' ValidUntil (Alertmanager takes a firing alert for resolved after it);
+      // resend_due_at is set by an evaluation that re-sends the alert to Alertmanagers, as
+      // Prometheus' notifier does, and cleared by the notifier that posts it.
+      `alter table alerts
+        alter column condition drop not null,
+        alter column threshold drop not null,
+        add column labels jsonb not null default '{}' check (jsonb_typeof(labels) = 'object'),
+        add column annotations jsonb not null default '{}'
+          check (jsonb_typeof(annotations) = 'object'),
+        add column valid_until timestamptz,
+        add column resend_due_at timestamptz`,
+      // One active alert per (rule, service) for our own rules (labels '{}'); per (rule, label
+      // set) for a rule file's, which may fire several alerts on one host.
+      `create unique index alerts_rule_id_service_id_labels_active_key
+        on alerts (rule_id, service_id, md5(labels::text)) where status = 'active'`,
+      `drop index alerts_rule_id_service_id_active_key`,
+      // An evaluation reads its rules' active and recently resolved alerts.
+      `create index alerts_rule_id_resolved_at_idx on alerts (rule_id, resolved_at)
+        where condition is null`,
+      `create index alerts_resend_due_at_idx on alerts (resend_due_at)
+        where resend_due_at is not null`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -756,4 +807,5 @@ export const migrations: readonly Migration[] = [
   alertmanagerChannel,
   prometheusRuleGroups,
   prometheusRuleGroupStates,
+  prometheusRuleAlerts,
 ];

@@ -68,6 +68,8 @@ function alertRow(scenario: Scenario, host: string, firing: SimulatedFiring, n: 
     acknowledgementComment: null,
     silenced: false,
     flapping: false,
+    labels: {},
+    annotations: {},
   };
 }
 
@@ -135,7 +137,7 @@ export function scenarioIncident(
     firedAtMs: alert.firedAt.getTime(),
     resolvedAtMs: alert.resolvedAt?.getTime() ?? null,
     // Scenario alerts are threshold alerts (alertRow): never null here.
-    value: alert.value ?? alert.threshold,
+    value: alert.value ?? scenario.rule.threshold,
   };
   return { firing, windows, evidence, input: toIncidentInput(evidence, windows) };
 }

@@ -25,5 +25,26 @@ export const firedWarning: AlertNotification = {
     acknowledgement_comment: null,
     silenced: false,
     flapping: false,
+    labels: {},
+    annotations: {},
+  },
+};
+
+/**
+ * A `fired` notification of a rule file's alert (`HostDown` on node-1:9100), for unit tests.
+ */
+export const firedRuleFileAlert: AlertNotification = {
+  transition: 'fired',
+  alert: {
+    ...firedWarning.alert,
+    rule_name: 'HostDown',
+    host: 'node-1',
+    metric: 'HostDown',
+    condition: null,
+    threshold: null,
+    severity: 'critical',
+    value: 0,
+    labels: { alertname: 'HostDown', instance: 'node-1:9100', job: 'node', severity: 'critical' },
+    annotations: { summary: 'node-1:9100 is down', runbook: 'https://runbooks.example/host' },
   },
 };

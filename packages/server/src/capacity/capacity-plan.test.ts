@@ -120,7 +120,8 @@ describe('planCapacity', () => {
     const f = costs.figures;
     const plan = planCapacity({ ...fleet, hosts: 1_000 }, costs);
     const series = 1_000 * fleet.metricsPerHost;
-    const uncompressedHours = 6 + defaultAssumptions.compressAfterHours + 1;
+    const uncompressedHours =
+      6 + defaultAssumptions.compressAfterHours + defaultAssumptions.jobIntervalHours;
     const perSeries =
       240 *
       ((30 * 24 - uncompressedHours) * f.rawBytesPerSampleCompressed.value +

@@ -125,7 +125,7 @@ export type PlanAssumptions = {
   rollup1mHeldHours: number;
   /** `samples_1m`'s chunk interval: materialized rows stay uncompressed until theirs ended. */
   rollup1mChunkHours: number;
-  /** `samples_1h` keeps its newest chunk (7 days) and the job's delay uncompressed. */
+  /** `samples_1h` keeps its newest chunk (a day) and the job's delay uncompressed. */
   rollup1hUncompressedHours: number;
   /** The largest TimescaleDB primary one would run; beyond it the design stops scaling. */
   maxDatabaseCores: number;
@@ -143,10 +143,10 @@ export const defaultAssumptions: PlanAssumptions = {
   replicationFactor: 3,
   topicRetentionDays: 7,
   compressAfterHours: defaultStoragePolicies.compressAfterHours,
-  jobIntervalHours: 1,
+  jobIntervalHours: 0.25,
   rollup1mHeldHours: 3,
   rollup1mChunkHours: 24,
-  rollup1hUncompressedHours: 7 * 24 + 2,
+  rollup1hUncompressedHours: 24 + 2,
   maxDatabaseCores: 32,
   maxDatabaseMemoryGB: 512,
   databaseStandbys: 1,

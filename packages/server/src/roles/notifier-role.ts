@@ -5,6 +5,7 @@ import {
   createNotificationSenders,
   createNotifier,
   createNotifierMetrics,
+  createRuleAlertResender,
   defaultNotifierOptions,
 } from '@monitor/notifier';
 import type { NotifierConfig } from '../config.js';
@@ -14,7 +15,8 @@ import type { RoleContext } from '../role-context.js';
  * Drains the notification outbox: Slack, email (SMTP_URL), signed webhooks and Alertmanagers,
  * with bounded retries. Replicas share the work through leases on the outbox rows. HTTP targets
  * on internal addresses are refused unless NOTIFIER_ALLOWED_TARGET_NETWORKS allows them. Active
- * alerts are posted again to Alertmanagers every NOTIFIER_ALERTMANAGER_RESEND_MS.
+ * alerts of our rules are posted again to Alertmanagers every NOTIFIER_ALERTMANAGER_RESEND_MS;
+ * a rule file's alerts when their evaluations re-send them (within NOTIFIER_POLL_MS).
  */
 export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Database): void {
   const senders = createNotificationSenders({
@@ -24,14 +26,28 @@ export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Data
     alertmanagerResendIntervalMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS,
     consoleUrl: config.PUBLIC_URL,
   });
+  const resendStore = createAlertmanagerResendStore(db);
   const resender = createAlertmanagerResender(
     {
-      store: createAlertmanagerResendStore(db),
+      store: resendStore,
       sender: senders.alertmanager,
       logger: ctx.logger.child({ component: 'alertmanager-resender' }),
       consoleUrl: config.PUBLIC_URL,
     },
     { resendIntervalMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS, pageSize: 1_000 },
+  );
+  const ruleAlertResender = createRuleAlertResender(
+    {
+      store: resendStore,
+      sender: senders.alertmanager,
+      logger: ctx.logger.child({ component: 'rule-alert-resender' }),
+      consoleUrl: config.PUBLIC_URL,
+    },
+    {
+      pollIntervalMs: config.NOTIFIER_POLL_MS,
+      resendIntervalMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS,
+      batchSize: 1_000,
+    },
   );
   const notifier = createNotifier(
     {
@@ -55,8 +71,9 @@ export function startNotifier(ctx: RoleContext, config: NotifierConfig, db: Data
   );
   notifier.start();
   resender.start();
+  ruleAlertResender.start();
   ctx.shutdown.onShutdown('notifier', async () => {
-    await Promise.all([notifier.stop(), resender.stop()]);
+    await Promise.all([notifier.stop(), resender.stop(), ruleAlertResender.stop()]);
     senders.close();
   });
 }

@@ -73,6 +73,7 @@ export function startRuleGroupEvaluation(
       defaultIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,
       refreshIntervalMs: config.EVALUATOR_RULE_POLL_MS,
       maxConcurrentEvaluations,
+      resendDelayMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS,
     },
   );
   const ticks = new Set<Promise<void>>();

@@ -41,21 +41,6 @@ const newRawRows = `select s.series_id, s.time, sample_value(s.mantissa, s.scale
 export const rawSamplesFunction = `create or replace function ${rawSignature}
   as $$ ${newRawRows} $$`;
 
-/**
- * `raw_samples` while the samples of the previous layout move: those not moved yet are still
- * there (a batch moves rows and deletes them in one transaction), and a sample stored again since
- * (an agent's retry of an old sample) is read once, from the new layout.
- */
-const movingRawSamplesFunction = `create or replace function ${rawSignature}
-  as $$ ${newRawRows}
-    union all
-    select o.series_id, ${epochMs('o.time')}, o.value
-    from samples${previousLayout} o
-    where o.series_id = any(series_ids)
-      and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}
-      and not exists (select from samples n
-        where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
-
 type Rollup = 'samples_1m' | 'samples_1h';
 
 const bucketSignature = (rollup: Rollup): string => `${rollup}_buckets(
@@ -76,13 +61,37 @@ export function bucketsFunction(rollup: Rollup): string {
 }
 
 /**
- * Where a series' raw samples stand in a move: those at or past the returned time are in the
- * new layout. A chunk of the previous layout moves series by series, newest chunk first.
+ * The raw move's state (stored-sample-move.ts), one row joined into a query as `m`: a chunk of
+ * the previous layout moves series by series, newest chunk first, and a moved row stays in it
+ * until the whole chunk is dropped.
  */
-const moveBoundary = (series: string): string => `(select ${epochMs(`case
-    when m.next_series_id is not null and ${series} < m.next_series_id then m.chunk_start
-    else m.moved_from end`)}
-    from storage_moves m where m.step = 'samples')`;
+const moveState = `(select ${epochMs('moved_from')} as moved_from_ms,
+    ${epochMs('chunk_start')} as chunk_start_ms, next_series_id, ${epochMs('before')} as before_ms
+    from storage_moves where step = 'samples') m`;
+
+/**
+ * Where a series' raw samples stand in a move: those at or past the returned time are in the
+ * new layout, those before it in the previous one.
+ */
+const boundaryMs = (series: string): string => `case
+    when m.next_series_id is not null and ${series} < m.next_series_id then m.chunk_start_ms
+    else m.moved_from_ms end`;
+
+/**
+ * `raw_samples` while the samples of the previous layout move: each series' rows from the
+ * layout that holds them (see `boundaryMs`), and a sample stored again in the new layout since
+ * (an agent's retry of an old sample) once, from there.
+ */
+const movingRawSamplesFunction = `create or replace function ${rawSignature}
+  as $$ ${newRawRows}
+    union all
+    select o.series_id, ${epochMs('o.time')}, o.value
+    from samples${previousLayout} o cross join ${moveState}
+    where o.series_id = any(series_ids)
+      and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}
+      and ${epochMs('o.time')} < ${boundaryMs('o.series_id')}
+      and not exists (select from samples n
+        where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
 
 /** The bucket width of each aggregate, in milliseconds. */
 const bucketMs: Record<Rollup, number> = { samples_1m: 60_000, samples_1h: 3_600_000 };
@@ -98,26 +107,26 @@ const bucketMs: Record<Rollup, number> = { samples_1m: 60_000, samples_1h: 3_600
  */
 function movingBucketsFunction(rollup: Rollup): string {
   const width = bucketMs[rollup];
-  const migratedBucket = `(select ${epochMs('m.before')} / ${width} * ${width}
-    from storage_moves m where m.step = 'samples')`;
+  const migratedBucket = `m.before_ms / ${width} * ${width}`;
   const value = 'sample_value(s.mantissa, s.scale, s.value)';
   return `create or replace function ${bucketSignature(rollup)}
   as $$ select ${epochMs('o.bucket')}, o.series_id, o.avg, o.min, o.max, o.count, o.sum
-    from ${rollup}${previousLayout} o
+    from ${rollup}${previousLayout} o cross join ${moveState}
     where o.series_id = any(series_ids)
       and o.bucket >= ${timestamp('from_ms')} and o.bucket < ${timestamp('to_ms')}
-      and ${epochMs('o.bucket')} < ${moveBoundary('o.series_id')}
+      and ${epochMs('o.bucket')} < ${boundaryMs('o.series_id')}
     union all
     select time_bucket(${width}::bigint, s.time), s.series_id, sum(${value}) / count(*),
       min(${value}), max(${value}), count(*), sum(${value})
-    from samples s
+    from samples s cross join ${moveState}
     where s.series_id = any(series_ids)
       and s.time >= (from_ms + ${width - 1}) / ${width} * ${width}
       and s.time < (to_ms + ${width - 1}) / ${width} * ${width}
-      and s.time >= ${moveBoundary('s.series_id')} and s.time < ${migratedBucket}
+      and s.time >= ${boundaryMs('s.series_id')} and s.time < ${migratedBucket}
     group by 1, 2
     union all
-    ${newBuckets(rollup, `and n.bucket >= ${migratedBucket}`)} $$`;
+    ${newBuckets(rollup)}
+      and n.bucket >= (select ${migratedBucket} from ${moveState}) $$`;
 }
 
 /** Every read function as a database in the middle of a move needs it. */

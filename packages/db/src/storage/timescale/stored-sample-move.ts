@@ -40,10 +40,11 @@ const seriesPerBatch = 400;
  *
  * 1. `samples`: the raw rows, newest chunk first (the recent history is the one read most),
  *    a slice of its series at a time: inserted into the new layout (time as epoch
- *    milliseconds, each value as a scaled integer where a decimal scale holds it exactly) and
- *    deleted from the old one in the same transaction, so every sample is in exactly one of
- *    the two whenever a reader looks; one stored again since is kept once. Chunks past the raw
- *    retention are dropped, not moved.
+ *    milliseconds, each value as a scaled integer where a scale holds it exactly) in the same
+ *    transaction that records the slice as moved, so readers, who take each series from the
+ *    layout its progress names, see every sample once; one stored again since is kept once. A
+ *    chunk is dropped whole once its every series moved (deleting rows from a compressed
+ *    chunk would decompress them first); chunks past the raw retention are dropped unmoved.
  * 2. `samples_1h`, then `samples_1m`: the old aggregate's materialized rows older than the new
  *    aggregate's refresh window (the new one computes the newer ones from the moved raw
  *    samples; the copy never races its refresh), a chunk at a time, those without a twin only,
@@ -204,7 +205,6 @@ async function moveRawBatch(db: Database, options: StoredSampleMoveOptions): Pro
       on conflict do nothing`,
       params,
     );
-    await sql.unsafe(`delete from ${old} o where ${slice}`, params);
     await sql`update storage_moves set next_series_id = ${to.toString()} where step = 'samples'`;
     return 'moved';
   });

@@ -178,6 +178,8 @@ export function describeAlertingApi(target: () => ApiTarget, exchanges: Exchange
         acknowledgement_comment: null,
         silenced: false,
         flapping: false,
+        labels: {},
+        annotations: {},
       });
     });
 

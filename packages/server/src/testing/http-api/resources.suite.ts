@@ -325,6 +325,8 @@ export function describeResourcesApi(target: () => ApiTarget, exchanges: Exchang
           acknowledgement_comment: null,
           silenced: false,
           flapping: false,
+          labels: {},
+          annotations: {},
         });
         expect(Date.parse(got.body.started_at)).toBeLessThan(Date.parse(got.body.fired_at));
         expect(resolved).toMatchObject({

@@ -1,0 +1,2 @@
+/** Which rule group: its organization, namespace and name. */
+export type RuleGroupKey = { orgId: string; namespace: string; name: string };

@@ -29,7 +29,13 @@ export type RuleGroupSchedulerDeps = {
   clock: { nowMs(): number };
   logger: Logger;
   /** Told of every finished evaluation, for metrics. Must not throw. */
-  onEvaluated?(outcome: { durationMs: number; lagMs: number; failedRules: number }): void;
+  onEvaluated?(outcome: {
+    durationMs: number;
+    lagMs: number;
+    /** The group's rules, each evaluated once. */
+    rules: number;
+    failedRules: number;
+  }): void;
 };
 
 export type RuleGroupSchedulerOptions = {
@@ -156,6 +162,7 @@ export function createRuleGroupScheduler(
     deps.onEvaluated?.({
       durationMs,
       lagMs: startedMs - slotMs,
+      rules: group.rules.length,
       failedRules: evaluation.health.filter((h) => h.health === 'err').length,
     });
   }

@@ -177,7 +177,7 @@ export function createRuleGroupScheduler(
           })
           .finally(() => (refreshing = undefined)));
       }
-      const started: Promise<void>[] = [];
+      const due: { id: string; entry: KnownGroup; missedSlotMs: number }[] = [];
       for (const [id, entry] of known) {
         if (!deps.owns(entry.ref)) {
           // Whoever owns it now may move it on: read it back if it comes back.
@@ -185,9 +185,18 @@ export function createRuleGroupScheduler(
           continue;
         }
         if (entry.group === undefined || running.has(id)) continue;
-        if (running.size >= options.maxConcurrentEvaluations) break;
         const slotMs = slotOf(entry, entry.group, nowMs);
         if (entry.lastEvaluationMs !== undefined && entry.lastEvaluationMs >= slotMs) continue;
+        const intervalMs = entry.group.intervalMs ?? options.defaultIntervalMs;
+        // Never evaluated here (or read back from another owner): as if last at the epoch.
+        due.push({ id, entry, missedSlotMs: (entry.lastEvaluationMs ?? 0) + intervalMs });
+      }
+      // Oldest missed slot first: taken in list order, the first groups would fill every free
+      // place at each of their slots whenever evaluations fall behind, and the last never run.
+      due.sort((a, b) => a.missedSlotMs - b.missedSlotMs);
+      const free = Math.max(0, options.maxConcurrentEvaluations - running.size);
+      const started: Promise<void>[] = [];
+      for (const { id, entry } of due.slice(0, free)) {
         const evaluation = evaluateGroup(id, entry, nowMs)
           .catch((err: unknown) =>
             deps.logger.warn(

@@ -316,14 +316,22 @@ export async function runPrometheusRulesBenchmark(
       headers: key,
     });
     const { data } = (await response.json()) as { data: { groups: GroupStatus[] } };
-    if (data.groups.filter((g) => !g.lastEvaluation.startsWith('0001')).length === groups.length)
+    const never =
+      groups.length - data.groups.filter((g) => !g.lastEvaluation.startsWith('0001')).length;
+    if (never === 0) {
+      report.rulesEvaluatedAfterMs = performance.now() - loadedAt;
       break;
-    if (performance.now() - loadedAt > 10 * intervalMs + 60_000)
-      throw new Error('not every group was evaluated within 10 intervals of loading');
+    }
+    if (performance.now() - loadedAt > 10 * intervalMs + 60_000) {
+      // Measured all the same: how far behind the evaluator is is the figure asked for.
+      report.notes.push(
+        `${never} of ${groups.length} groups not evaluated once within 10 intervals of loading`,
+      );
+      break;
+    }
     await sleep(500);
   }
-  report.rulesEvaluatedAfterMs = performance.now() - loadedAt;
-  logProgress(`every group evaluated once; warm-up for ${options.warmUpSeconds} s`);
+  logProgress(`groups evaluated once; warm-up for ${options.warmUpSeconds} s`);
   await sleep(options.warmUpSeconds * 1000);
 
   logProgress(`measuring for ${options.durationSeconds} s`);

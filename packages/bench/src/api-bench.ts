@@ -12,6 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
+import { countAlertsAndSnapshots, vacuumAnalyze } from '@monitor/db/bench';
 import type { ApiBenchReport, QueryFigures } from './api-report.js';
 import { formatApiReport } from './api-report.js';
 import type { BenchProcess } from './bench-process.js';
@@ -183,16 +184,14 @@ async function seed(
     await insertPlannedServices(db, otherOrg.id, otherPlan, otherSeed);
   }
   // A production table has statistics; a freshly filled one has none until autovacuum runs.
-  await db.sql`vacuum analyze services, snapshots, alerts`;
-  const [rows] = await db.sql<{ alerts: string; snapshots: string }[]>`
-    select (select count(*) from alerts) as alerts, (select count(*) from snapshots) as snapshots
-  `;
+  await vacuumAnalyze(db, ['services', 'snapshots', 'alerts']);
+  const rows = await countAlertsAndSnapshots(db);
   const counts = countPlanned(plan);
   report.seeded = {
     byStatus: counts.byStatus,
     byEnvironment: counts.byEnvironment,
-    alertRows: Number(rows?.alerts ?? 0),
-    snapshotRows: Number(rows?.snapshots ?? 0),
+    alertRows: rows.alerts,
+    snapshotRows: rows.snapshots,
     seedSeconds: (performance.now() - seedStartedAt) / 1000,
   };
   return { mainOrgId: mainOrg.id, plan, key };

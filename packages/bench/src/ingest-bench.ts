@@ -35,7 +35,8 @@ import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
 import { formatIngestReport } from './ingest-report.js';
-import { countSamples, waitForLanded } from './wait-for-landed.js';
+import { countSamples, listAllServices } from '@monitor/db/bench';
+import { waitForLanded } from './wait-for-landed.js';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** The gateway's body limit (docs/api.md#ingest: at most 1 MiB after decompression). */
@@ -232,9 +233,7 @@ async function runBenchmark(
     applicationName: 'monitor-bench-copy',
   });
   cleanup.add('COPY connection', () => copyDb.close());
-  const serviceIds = (await db.sql<{ id: string }[]>`select id from services order by name`).map(
-    (row) => row.id,
-  );
+  const serviceIds = (await listAllServices(db)).map((row) => row.id);
   report.ceilings.copy = await measureCopyCeiling(copyDb, {
     serviceIds,
     // Ten minutes before the fleet's first sample: no (service, metric, time) of the phases.
@@ -249,9 +248,7 @@ async function runBenchmark(
   const spec = JSON.parse(
     fleet.createBodySource({ payloadsPerRequest: 1, slots: 1 }).next(0).toString('utf8'),
   ) as { docker_containers: unknown[]; processes: unknown[] };
-  const services = await db.sql<{ org_id: string; name: string }[]>`
-    select org_id, name from services order by name
-  `;
+  const services = await listAllServices(db);
   // As many connections as the writer has consumers (WRITER_CONSUMERS, default 2).
   const connections = Number(stack.env['WRITER_CONSUMERS'] ?? 2);
   const storeDb = createDatabase({
@@ -262,7 +259,7 @@ async function runBenchmark(
   cleanup.add('storage ceiling connections', () => storeDb.close());
   report.ceilings.store = await measureStoreCeiling(storeDb, {
     connections,
-    services: services.map((row) => ({ orgId: row.org_id, host: row.name })),
+    services: services.map((row) => ({ orgId: row.orgId, host: row.name })),
     containersJson: JSON.stringify(spec.docker_containers),
     processesJson: JSON.stringify(spec.processes),
     // Twenty minutes before the fleet's first sample: clear of the phases and the COPY rows.

@@ -19,6 +19,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
 import {
+  compressOlderChunks,
+  listRawChunks,
+  pausePolicyJobs,
+  vacuumAnalyze,
+} from '@monitor/db/bench';
+import {
   createApiKeyStore,
   createDatabase,
   createOrgStore,
@@ -37,7 +43,6 @@ import { remoteWriteFleet } from './promql-prometheus-load.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import { createStorageFleet } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import { compressOlderChunks, pauseJobs } from './storage-maintenance.js';
 import { startTimescaleServer } from './timescale-server.js';
 
 type Options = {
@@ -164,13 +169,9 @@ async function compressionOf(
   startMs: number,
   endMs: number,
 ): Promise<NonNullable<PromqlBenchFields['compression']>> {
-  const chunks = await db.sql<{ start: number; end: number; compressed: boolean }[]>`
-    select range_start_integer::float8 as start, range_end_integer::float8 as end,
-      is_compressed as compressed
-    from timescaledb_information.chunks where hypertable_name = 'samples'
-  `;
-  const overlapMs = (chunk: { start: number; end: number }): number =>
-    Math.max(0, Math.min(endMs, chunk.end) - Math.max(startMs, chunk.start));
+  const chunks = await listRawChunks(db);
+  const overlapMs = (chunk: { startMs: number; endMs: number }): number =>
+    Math.max(0, Math.min(endMs, chunk.endMs) - Math.max(startMs, chunk.startMs));
   const compressed = chunks.filter((chunk) => chunk.compressed);
   return {
     chunks: chunks.length,
@@ -231,7 +232,7 @@ async function runBenchmark(
   logProgress('migrating (TimescaleDB mode)');
   const migrated = await migrate(db, { mode: 'timescale' });
   if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
-  await pauseJobs(db);
+  await pausePolicyJobs(db);
   const org = await createOrgStore(db).createOrganization('bench-promql');
   const { key } = await createApiKeyStore(db).createKey({
     orgId: org.id,
@@ -260,7 +261,7 @@ async function runBenchmark(
   logProgress(`compressing the raw chunks that ended before ${compressBefore.toISOString()}`);
   await compressOlderChunks(db, 'samples', compressBefore);
   report.compression = await compressionOf(db, startMs, endMs);
-  await db.sql`vacuum analyze`;
+  await vacuumAnalyze(db);
 
   const port = await getFreePort();
   const command = monitorCommand('source', ['api']);

@@ -39,6 +39,23 @@ import {
   refreshRollups as refreshDbRollups,
 } from '@monitor/db';
 import type { Database } from '@monitor/db';
+import type { CompressedColumn } from '@monitor/db/bench';
+import {
+  compressOlderChunks,
+  explainHistoryRead,
+  listAllSeries,
+  listCompressibleAggregates,
+  measureCompressedColumns,
+  measurePlainSizes,
+  measureTimescaleSizes,
+  pausePolicyJobs,
+  readCompressionWindows,
+  readMinuteRefreshEndOffsetHours,
+  readRawChunkIntervalMs,
+  readRawRetentionDays,
+  refreshAggregates,
+  vacuumAnalyze,
+} from '@monitor/db/bench';
 import { createSeededRandom, createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
@@ -49,15 +66,10 @@ import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import { compressOlderChunks, pauseJobs, refreshRollups } from './storage-maintenance.js';
 import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
-import { measurePlain, measureTimescale } from './storage-sizes.js';
-import { explainHistoryRead } from './history-explain.js';
-import type { CompressedColumn } from './storage-columns.js';
-import { measureCompressedColumns } from './storage-columns.js';
 import { startTimescaleServer } from './timescale-server.js';
 import {
   forceMerge,
@@ -124,9 +136,9 @@ async function runBenchmark(
   const migrated = await migrate(db, { mode: options.engine });
   if (migrated.mode !== options.engine) throw new Error(`migrate chose ${migrated.mode}`);
   const plain = options.engine === 'postgres';
-  if (!plain) await pauseJobs(db);
+  if (!plain) await pausePolicyJobs(db);
   // Plain PostgreSQL's partitions are daily.
-  const chunkMs = plain ? 24 * hourMs : await rawChunkIntervalMs(db);
+  const chunkMs = plain ? 24 * hourMs : await readRawChunkIntervalMs(db);
 
   // One hour past a UTC midnight, which is a boundary of the raw chunks and of the aggregates'
   // daily ones alike: every chunk but the newest then holds as much as it does in a deployment.
@@ -196,11 +208,11 @@ async function runBenchmark(
   // As the policies leave a 24-hour history: samples_1h refreshed (from samples_1m's real-time
   // part), samples_1m not materialized (its refresh takes only buckets about to leave the raw
   // retention), raw chunks compressed but the newest hour.
-  steps['refresh samples_1h'] = await timed(() => refreshRollups(db, ['samples_1h']));
+  steps['refresh samples_1h'] = await timed(() => refreshAggregates(db, ['samples_1h']));
   steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
   // What autovacuum would have done by now: the services projection is updated with every
   // batch, and its dead row versions are reusable space, not history.
-  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   const shipped = await measureLayout(db, {
     name: 'as shipped',
     changes: [],
@@ -228,14 +240,14 @@ async function runBenchmark(
   // for its last hours before the raw retention, samples_1h's older chunks), for the steady
   // state: materialized in full here and compressed but the newest hour's chunk.
   const partSteps: Record<string, number> = {};
-  partSteps['refresh samples_1m'] = await timed(() => refreshRollups(db, ['samples_1m']));
+  partSteps['refresh samples_1m'] = await timed(() => refreshAggregates(db, ['samples_1m']));
   // Both aggregates' chunks are a day long: weighed uncompressed first (samples_1h's newest
   // chunk holds a single hour), then compressed but the newest, as the policies leave them.
   const hourUncompressed = await measureParts(db, ['samples_1h']);
-  for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
+  for (const view of await listCompressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
     partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
   }
-  partSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  partSteps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   report.layouts.push(
     await measureLayout(db, {
       name: 'aggregates materialized and compressed, to measure them',
@@ -273,61 +285,31 @@ async function measureSteadyState(
   },
 ): Promise<NonNullable<StorageBenchReport['steadyState']>> {
   const relations = ['samples', 'samples_1m', 'samples_1h'];
-  const windows = await db.sql<
-    { name: string; chunk_hours: number; compress_after_hours: number; job_hours: number }[]
-  >`
-    -- A continuous aggregate's compression job names its view; its chunks are the
-    -- materialization hypertable's (which timescaledb_information.dimensions leaves out).
-    select j.hypertable_name::text as name,
-      (select coalesce(max(k.range_end_integer - k.range_start_integer)::float8 / 3600000,
-         extract(epoch from max(k.range_end - k.range_start))::float8 / 3600)
-       from timescaledb_information.chunks k
-       where k.hypertable_schema = coalesce(c.materialization_hypertable_schema, j.hypertable_schema)
-         and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name))
-        as chunk_hours,
-      -- Milliseconds where the time is epoch milliseconds, else an interval.
-      case when jsonb_typeof(j.config -> 'compress_after') = 'number'
-        then (j.config ->> 'compress_after')::float8 / 3600000
-        else extract(epoch from (j.config ->> 'compress_after')::interval)::float8 / 3600
-      end as compress_after_hours,
-      extract(epoch from j.schedule_interval)::float8 / 3600 as job_hours
-    from timescaledb_information.jobs j
-    left join timescaledb_information.continuous_aggregates c
-      on c.view_schema = j.hypertable_schema and c.view_name = j.hypertable_name
-    where j.proc_name = 'policy_compression' and j.hypertable_schema = current_schema()
-  `;
+  const windows = await readCompressionWindows(db);
+
   const uncompressedHoursOf: Record<string, number> = {};
   for (const w of windows) {
     uncompressedHoursOf[w.name] = uncompressedHours({
-      chunkHours: w.chunk_hours,
-      compressAfterHours: w.compress_after_hours,
-      jobIntervalHours: w.job_hours,
+      chunkHours: w.chunkHours,
+      compressAfterHours: w.compressAfterHours,
+      jobIntervalHours: w.jobHours,
     });
   }
-  const [settings] = await db.sql<{ days: number }[]>`
-    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
-    from storage_settings
-  `;
+  const retentionDays = await readRawRetentionDays(db);
+
   // samples_1m holds rows only for buckets older than its refresh's end_offset.
-  const [minute] = await db.sql<{ end_hours: number }[]>`
-    select case when jsonb_typeof(config -> 'end_offset') = 'number'
-        then (config ->> 'end_offset')::float8 / 3600000
-        else extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600
-      end as end_hours
-    from timescaledb_information.jobs
-    where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_name = 'samples_1m'
-      and hypertable_schema = current_schema()
-  `;
-  const retentionHours = (settings?.days ?? 30) * 24;
-  const heldHoursOf = { samples_1m: retentionHours - (minute?.end_hours ?? 0) };
+  const minuteEndHours = (await readMinuteRefreshEndOffsetHours(db)) ?? 0;
+
+  const retentionHours = retentionDays * 24;
+  const heldHoursOf = { samples_1m: retentionHours - minuteEndHours };
   // Its chunks are compressed compress_after past their end, but only end_offset after it
   // are they materialized: what stays uncompressed is the difference.
   const minuteWindow = windows.find((w) => w.name === 'samples_1m');
   if (minuteWindow !== undefined) {
     uncompressedHoursOf['samples_1m'] = uncompressedHours({
-      chunkHours: minuteWindow.chunk_hours,
-      compressAfterHours: minuteWindow.compress_after_hours - (minute?.end_hours ?? 0),
-      jobIntervalHours: minuteWindow.job_hours,
+      chunkHours: minuteWindow.chunkHours,
+      compressAfterHours: minuteWindow.compressAfterHours - minuteEndHours,
+      jobIntervalHours: minuteWindow.jobHours,
     });
   }
   const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
@@ -381,8 +363,8 @@ async function measurePlainSide(
   steps['refresh rollups'] = await timed(() =>
     refreshDbRollups(db, { now: new Date(run.endMs + hourMs) }),
   );
-  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
-  const sizes = await measurePlain(db);
+  steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
+  const sizes = await measurePlainSizes(db);
   const countedBytes = countBytes(sizes, () => true);
   const comparison = compareStorage({
     samples: run.samples,
@@ -417,11 +399,8 @@ async function measurePlainSide(
 
   // Nothing is compressed and both rollups are kept past the raw retention: each relation
   // holds what 24 hours hold, for every hour of the retention.
-  const [settings] = await db.sql<{ days: number }[]>`
-    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
-    from storage_settings
-  `;
-  const retentionHours = (settings?.days ?? 30) * 24;
+
+  const retentionHours = (await readRawRetentionDays(db)) * 24;
   const part = (name: string): MeasuredParts => ({
     name,
     compressed: { bytes: 0, samples: 0 },
@@ -500,7 +479,7 @@ async function measureLayout(
     victoriaMetricsBytes: number;
   },
 ): Promise<LayoutFigures> {
-  const sizes = await measureTimescale(db);
+  const sizes = await measureTimescaleSizes(db);
   sizes.relations = sizes.relations.filter((r) => !layout.exclude.includes(r.name));
   sizes.compression = sizes.compression.filter((c) => !layout.exclude.includes(c.name));
   const countedBytes = countBytes(sizes, () => true);
@@ -531,10 +510,7 @@ async function measureLayout(
 type QueryTarget = { serviceId: string; metric: string; seriesId: string };
 
 async function queryTargets(db: Database): Promise<QueryTarget[]> {
-  const rows = await db.sql<{ service_id: string; metric: string; id: string }[]>`
-    select service_id, metric, id from series order by service_id, metric
-  `;
-  return rows.map((row) => ({ serviceId: row.service_id, metric: row.metric, seriesId: row.id }));
+  return await listAllSeries(db);
 }
 
 /** The history query at both steps: checked once, then driven for the configured time. */
@@ -644,28 +620,6 @@ async function startApi(
   });
   cleanup.add(name, () => proc.stop());
   return proc;
-}
-
-/** Those of `views` whose materialization has compression enabled. */
-async function compressibleAggregates(db: Database, views: readonly string[]): Promise<string[]> {
-  const rows = await db.sql<{ view: string }[]>`
-    select view_name::text as view from timescaledb_information.continuous_aggregates
-    where view_schema = current_schema() and compression_enabled
-      and view_name = any(${[...views]}::text[])
-  `;
-  return views.filter((view) => rows.some((row) => row.view === view));
-}
-
-/** The raw samples' chunk interval, as migrate() made it. */
-async function rawChunkIntervalMs(db: Database): Promise<number> {
-  const [row] = await db.sql<{ ms: string }[]>`
-    select coalesce(integer_interval, extract(epoch from time_interval) * 1000) as ms
-    from timescaledb_information.dimensions
-    where hypertable_name = 'samples' and column_name = 'time'
-  `;
-  const ms = Number(row?.ms);
-  if (!Number.isFinite(ms) || ms <= 0) throw new Error('samples is not a hypertable');
-  return ms;
 }
 
 function engineOption(value: string | undefined): Options['engine'] {

@@ -28,10 +28,18 @@ import {
   runMaintenance,
 } from '@monitor/db';
 import type { Database, HostSample } from '@monitor/db';
+import {
+  compressOlderChunks,
+  countStoredRows,
+  dropTimestampRawChunks,
+  listFinishedStorageMoves,
+  pausePolicyJobs,
+  refreshAggregates,
+  writeFloat8Layout,
+} from '@monitor/db/bench';
 import { createTestDatabase } from '@monitor/testkit';
 import type { Cleanup, ReportBase } from './bench-run.js';
 import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
-import { compressOlderChunks, pauseJobs } from './storage-maintenance.js';
 import { startTimescaleServer } from './timescale-server.js';
 
 const hourMs = 3_600_000;
@@ -71,32 +79,25 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
   };
   logProgress('migrating up to the float8 layout');
   await migrateBefore(db, 24, { now, mode: 'timescale', ...policies });
-  await pauseJobs(db);
+  await pausePolicyJobs(db);
   logProgress(`writing ${options.series} × ${options.points} samples as it stored them`);
-  await writeFloat8(db, options, now);
-  await db.sql`call refresh_continuous_aggregate('samples_1m', null, ${now})`;
-  await db.sql`call refresh_continuous_aggregate('samples_1h', null, ${now})`;
+  await writeFloat8Layout(db, { ...options, startMs: now.getTime() - options.points * stepMs });
+  await refreshAggregates(db, ['samples_1m', 'samples_1h'], now);
   // What the raw retention had dropped by then: only the aggregates hold the older history.
-  await db.sql`
-    select drop_chunks('samples',
-      older_than => ${new Date(now.getTime() - policies.rawRetentionDays * 24 * hourMs)}::timestamptz)`;
+  await dropTimestampRawChunks(
+    db,
+    new Date(now.getTime() - policies.rawRetentionDays * 24 * hourMs),
+  );
   await compressOlderChunks(db, 'samples', new Date(now.getTime() - hourMs));
-  const [stored] = await db.sql<{ raw: number; minutes: number; hours: number }[]>`
-    select (select count(*) from samples)::int as raw,
-      (select count(*) from samples_1m)::int as minutes,
-      (select count(*) from samples_1h)::int as hours`;
-  report.stored = {
-    rawSamples: stored?.raw ?? 0,
-    minuteRows: stored?.minutes ?? 0,
-    hourRows: stored?.hours ?? 0,
-  };
+  const stored = await countStoredRows(db);
+  report.stored = { rawSamples: stored.raw, minuteRows: stored.minutes, hourRows: stored.hours };
 
   logProgress('migrating');
   const loadBefore = loadavg()[0] ?? 0;
   let started = performance.now();
   await migrate(db, { now, ...policies });
   report.migrateMs = Math.round(performance.now() - started);
-  await pauseJobs(db);
+  await pausePolicyJobs(db);
   await refreshRollups(db, { now });
 
   logProgress('moving while ingesting');
@@ -113,9 +114,8 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
         storageMoveBatchesPerRun: 1,
       });
       batches += moved.batches;
-      const done = await db.sql<{ step: string }[]>`
-        select step from storage_moves where finished_at is not null`;
-      for (const { step } of done) stepsDoneMs[step] ??= Math.round(performance.now() - started);
+      const done = await listFinishedStorageMoves(db);
+      for (const step of done) stepsDoneMs[step] ??= Math.round(performance.now() - started);
       if (moved.pending === 0) break;
       if (moved.batches === 0) {
         // An aggregate's copied rows wait for a refresh to move its watermark past them: the
@@ -132,22 +132,6 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
   report.stepsDoneMs = stepsDoneMs;
   report.batches = batches;
   report.loadAverage = { before: loadBefore, after: loadavg()[0] ?? 0 };
-}
-
-/** The old layout's rows: float8 `value` only, one decimal, every series 20 s apart. */
-async function writeFloat8(db: Database, options: Options, now: Date): Promise<void> {
-  await db.sql`
-    insert into services (id, org_id, name, last_seen)
-    values ('svc_move', 'org_move', 'move-host', now())`;
-  await db.sql`
-    insert into series (service_id, metric)
-    select 'svc_move', 'metric_' || i from generate_series(1, ${options.series}) i`;
-  const startMs = now.getTime() - options.points * stepMs;
-  await db.sql`
-    insert into samples (time, series_id, value)
-    select ${new Date(startMs)}::timestamptz + p * interval '20 seconds', r.id,
-      round((50 + 40 * sin(p / 17.0 + r.id))::numeric, 1)::float8
-    from series r, generate_series(0, ${options.points - 1}) p`;
 }
 
 /** Writes a point of every series every 100 ms until stopped; resolves the samples written. */

@@ -31,13 +31,7 @@
  * over the retention's samples.
  */
 import { performance } from 'node:perf_hooks';
-import {
-  createApiKeyStore,
-  createDatabase,
-  createOrgStore,
-  migrate,
-  refreshRollups as refreshDbRollups,
-} from '@monitor/db';
+import { createApiKeyStore, createOrgStore, refreshRollups as refreshDbRollups } from '@monitor/db';
 import type { Database } from '@monitor/db';
 import type { CompressedColumn } from '@monitor/db/bench';
 import {
@@ -56,11 +50,16 @@ import {
   refreshAggregates,
   vacuumAnalyze,
 } from '@monitor/db/bench';
-import { createSeededRandom, createTestDatabase, getFreePort } from '@monitor/testkit';
+import { createSeededRandom, getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import type { TimescaleDatabase } from './harness/timescale-database.js';
+import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
@@ -70,7 +69,6 @@ import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
-import { startTimescaleServer } from './timescale-server.js';
 import {
   forceMerge,
   importFleet,
@@ -116,27 +114,32 @@ const usage = `Usage: npm run bench:storage -- [options]
   --out FILE                JSON results (default bench-results/storage-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
-async function runBenchmark(
-  options: Options,
-  report: StorageBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const { logDir } = report;
-  const server = await startTimescaleServer({ logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_storage');
-  const db = createDatabase({
-    url: database.url,
+type Target = TimescaleDatabase;
+type Context = BenchContext<Options, Omit<StorageBenchReport, keyof ReportBase>>;
+
+async function start({ options, report, cleanup }: Context): Promise<Target> {
+  const target = await startTimescaleDatabase({
+    logDir: report.logDir,
+    cleanup,
+    prefix: 'bench_storage',
     maxConnections: options.connections + 1,
     applicationName: 'monitor-bench-storage',
   });
-  cleanup.add('database pool', () => db.close());
-  logProgress(`migrating (${options.engine} mode)`);
-  const migrated = await migrate(db, { mode: options.engine });
-  if (migrated.mode !== options.engine) throw new Error(`migrate chose ${migrated.mode}`);
+  report.settings.timescaledb = target.version;
+  return target;
+}
+
+async function migrateTarget({ db }: Target, { options }: Context): Promise<void> {
+  await migrateInMode(db, options.engine);
+  if (options.engine === 'timescale') await pausePolicyJobs(db);
+}
+
+/** The fleet loaded into each store, then sizes and history queries, layout by layout. */
+async function measure(target: Target, context: Context): Promise<void> {
+  const { options, report, cleanup, processes } = context;
+  const { logDir } = report;
+  const { db } = target;
   const plain = options.engine === 'postgres';
-  if (!plain) await pausePolicyJobs(db);
   // Plain PostgreSQL's partitions are daily.
   const chunkMs = plain ? 24 * hourMs : await readRawChunkIntervalMs(db);
 
@@ -193,7 +196,7 @@ async function runBenchmark(
     await measurePlainSide(db, options, report, {
       cleanup,
       processes,
-      databaseUrl: database.url,
+      databaseUrl: target.url,
       key,
       samples: fleet.sampleCount,
       startMs,
@@ -223,7 +226,7 @@ async function runBenchmark(
   });
   report.layouts.push(shipped);
 
-  const api = await startApi(database.url, logDir, cleanup, 'api');
+  const api = await startApi(target.url, logDir, cleanup, 'api');
   processes.push(api);
   const targets = await queryTargets(db);
   await measureQueries(db, options, report, {
@@ -633,7 +636,7 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return (performance.now() - startedAt) / 1000;
 }
 
-await runBenchCommand({
+await runBench({
   name: 'storage',
   usage,
   defaults: {
@@ -690,6 +693,8 @@ await runBenchCommand({
     layouts: [],
     queries: [],
   }),
-  run: runBenchmark,
+  start,
+  migrate: migrateTarget,
+  measure,
   format: formatStorageReport,
 });

@@ -20,7 +20,6 @@
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import {
-  createDatabase,
   createSampleStore,
   migrate,
   migrateBefore,
@@ -37,10 +36,11 @@ import {
   refreshAggregates,
   writeFloat8Layout,
 } from '@monitor/db/bench';
-import { createTestDatabase } from '@monitor/testkit';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
-import { startTimescaleServer } from './timescale-server.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import { startTimescaleDatabase } from './harness/timescale-database.js';
 
 const hourMs = 3_600_000;
 const stepMs = 20_000;
@@ -64,22 +64,37 @@ const usage = `Usage: npm run bench:storage-move -- [options]
   --out FILE   JSON results (default bench-results/storage-move-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
-async function runBenchmark(options: Options, report: ReportBase & Report, cleanup: Cleanup) {
-  const server = await startTimescaleServer({ logDir: report.logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_storage_move');
-  const db = createDatabase({ url: database.url, maxConnections: 4 });
-  cleanup.add('database pool', () => db.close());
-  const now = new Date();
-  const policies = {
-    rawRetentionDays: 1,
-    rollup1mRetentionDays: 4,
-    rollup1hRetentionDays: 8,
-    compressAfterHours: 1,
-  };
+/** Retention and compression as the move finds them: short, so the aggregates hold history. */
+const policies = {
+  rawRetentionDays: 1,
+  rollup1mRetentionDays: 4,
+  rollup1hRetentionDays: 8,
+  compressAfterHours: 1,
+};
+
+type Target = { db: Database; now: Date };
+type Context = BenchContext<Options, Report>;
+
+async function start({ report, cleanup }: Context): Promise<Target> {
+  const target = await startTimescaleDatabase({
+    logDir: report.logDir,
+    cleanup,
+    prefix: 'bench_storage_move',
+    maxConnections: 4,
+  });
+  report.settings.timescaledb = target.version;
+  return { db: target.db, now: new Date() };
+}
+
+/** Up to the layout before migration 24: the move starts from its float8 rows. */
+async function migrateToFloat8({ db, now }: Target): Promise<void> {
   logProgress('migrating up to the float8 layout');
   await migrateBefore(db, 24, { now, mode: 'timescale', ...policies });
   await pausePolicyJobs(db);
+}
+
+/** The old layout's history as the policies had left it: aggregated, the raw part dropped. */
+async function seed({ db, now }: Target, { options, report }: Context): Promise<void> {
   logProgress(`writing ${options.series} × ${options.points} samples as it stored them`);
   await writeFloat8Layout(db, { ...options, startMs: now.getTime() - options.points * stepMs });
   await refreshAggregates(db, ['samples_1m', 'samples_1h'], now);
@@ -91,7 +106,10 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
   await compressOlderChunks(db, 'samples', new Date(now.getTime() - hourMs));
   const stored = await countStoredRows(db);
   report.stored = { rawSamples: stored.raw, minuteRows: stored.minutes, hourRows: stored.hours };
+}
 
+/** The migration to the current layout, then the move, batch by batch, while ingesting. */
+async function measure({ db, now }: Target, { options, report }: Context): Promise<void> {
   logProgress('migrating');
   const loadBefore = loadavg()[0] ?? 0;
   let started = performance.now();
@@ -182,7 +200,7 @@ function formatReport(report: ReportBase & Report): string {
   ].join('\n');
 }
 
-await runBenchCommand<'series' | 'points', Options, Report>({
+await runBench<'series' | 'points', Options, Report, Target>({
   name: 'storage-move',
   usage,
   defaults: { series: '100', points: '10000' },
@@ -191,6 +209,9 @@ await runBenchCommand<'series' | 'points', Options, Report>({
     points: integerOption('points', values.points, 2, 10_000_000),
   }),
   createReport: (options) => ({ settings: { ...options } }),
-  run: runBenchmark,
+  start,
+  migrate: migrateToFloat8,
+  seed,
+  measure,
   format: formatReport,
 });

@@ -18,7 +18,7 @@ export type BenchContext<O, F> = {
   processes: BenchProcess[];
 };
 
-type Bench<K extends string, O, F, T> = {
+type Bench<K extends string, O, F, T, S> = {
   /** Names the results file and the log directory. */
   name: string;
   usage: string;
@@ -32,18 +32,21 @@ type Bench<K extends string, O, F, T> = {
   start: (context: BenchContext<O, F>) => Promise<T>;
   /** Brings the target's database to the schema measured; omitted where `start` did. */
   migrate?: (target: T, context: BenchContext<O, F>) => Promise<void>;
-  /** Writes what the measurement reads; untimed unless the benchmark reports its time. */
-  seed?: (target: T, context: BenchContext<O, F>) => Promise<void>;
-  /** The measurements, into `context.report`. */
-  measure: (target: T, context: BenchContext<O, F>) => Promise<void>;
+  /**
+   * Writes what the measurement reads, untimed unless the benchmark reports its time; resolves
+   * what `measure` needs to know of it.
+   */
+  seed?: (target: T, context: BenchContext<O, F>) => Promise<S>;
+  /** The measurements, into `context.report`; `seeded` is what `seed` resolved. */
+  measure: (target: T, context: BenchContext<O, F>, seeded: S) => Promise<void>;
   /** Last touches once the run ended, e.g. summaries; optional. */
   finish?: (report: ReportBase & F) => void;
   format: (report: ReportBase & F) => string;
 };
 
 /** Runs `bench` and exits with `runBenchCommand`'s code. */
-export async function runBench<K extends string, O, F, T>(
-  bench: Bench<K, O, F, T>,
+export async function runBench<K extends string, O, F, T, S = void>(
+  bench: Bench<K, O, F, T, S>,
 ): Promise<never> {
   return await runBenchCommand<K, O, F>({
     name: bench.name,
@@ -55,8 +58,9 @@ export async function runBench<K extends string, O, F, T>(
       const context: BenchContext<O, F> = { options, report, cleanup, processes };
       const target = await bench.start(context);
       await bench.migrate?.(target, context);
-      await bench.seed?.(target, context);
-      await bench.measure(target, context);
+      // Without a seed step S is void (runBench's default), which undefined is.
+      const seeded = (await bench.seed?.(target, context)) as S;
+      await bench.measure(target, context, seeded);
     },
     ...(bench.finish === undefined ? {} : { finish: bench.finish }),
     format: bench.format,

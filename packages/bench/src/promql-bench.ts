@@ -24,18 +24,13 @@ import {
   pausePolicyJobs,
   vacuumAnalyze,
 } from '@monitor/db/bench';
-import {
-  createApiKeyStore,
-  createDatabase,
-  createOrgStore,
-  defaultStoragePolicies,
-  migrate,
-} from '@monitor/db';
-import { createTestDatabase, getFreePort, startPrometheus } from '@monitor/testkit';
+import { createApiKeyStore, createOrgStore, defaultStoragePolicies } from '@monitor/db';
+import { getFreePort, startPrometheus } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
 import type { Cleanup, ReportBase } from './bench-run.js';
 import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
@@ -43,7 +38,6 @@ import { remoteWriteFleet } from './promql-prometheus-load.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import { createStorageFleet } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import { startTimescaleServer } from './timescale-server.js';
 
 type Options = {
   hosts: number;
@@ -220,18 +214,16 @@ async function runBenchmark(
   });
   report.load.prometheusSeconds = (performance.now() - prometheusStarted) / 1000;
 
-  const server = await startTimescaleServer({ logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_promql');
-  const db = createDatabase({
-    url: database.url,
+  const target = await startTimescaleDatabase({
+    logDir,
+    cleanup,
+    prefix: 'bench_promql',
     maxConnections: options.connections + 1,
     applicationName: 'monitor-bench-promql',
   });
-  cleanup.add('database pool', () => db.close());
-  logProgress('migrating (TimescaleDB mode)');
-  const migrated = await migrate(db, { mode: 'timescale' });
-  if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
+  report.settings.timescaledb = target.version;
+  const { db } = target;
+  await migrateInMode(db, 'timescale');
   await pausePolicyJobs(db);
   const org = await createOrgStore(db).createOrganization('bench-promql');
   const { key } = await createApiKeyStore(db).createKey({
@@ -276,7 +268,7 @@ async function runBenchmark(
       PATH: process.env['PATH'] ?? '',
       HOME: process.env['HOME'] ?? '',
       PORT: String(port),
-      DATABASE_URL: database.url,
+      DATABASE_URL: target.url,
       LOG_LEVEL: 'warn',
     },
     logDir,

@@ -40,7 +40,7 @@ export async function insertSeedServices(
 }
 
 /** A seeded snapshot of a service's containers and processes, as JSON text. */
-export type SeedSnapshot = {
+type SeedSnapshot = {
   time: string;
   serviceId: string;
   containersJson: string;

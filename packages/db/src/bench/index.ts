@@ -15,13 +15,12 @@ import * as checks from './run-checks.js';
 
 export const measureTimescaleSizes = translatingDbErrors(sizes.measureTimescaleSizes);
 export const measurePlainSizes = translatingDbErrors(sizes.measurePlainSizes);
-export type { CompressionSizes, RelationSize, StorageSizes } from '../storage/storage-sizes.js';
+export type { RelationSize, StorageSizes } from '../storage/storage-sizes.js';
 
 export const listChunkParts = translatingDbErrors(inventory.listChunkParts);
 export const listRawChunks = translatingDbErrors(inventory.listRawChunks);
 export const readRawChunkIntervalMs = translatingDbErrors(inventory.readRawChunkIntervalMs);
 export const listCompressibleAggregates = translatingDbErrors(inventory.listCompressibleAggregates);
-export type { ChunkPart } from '../storage/chunk-inventory.js';
 export const measureCompressedColumns = translatingDbErrors(columns.measureCompressedColumns);
 export type { CompressedColumn } from '../storage/compressed-columns.js';
 
@@ -37,7 +36,6 @@ export const compressOlderChunks = translatingDbErrors(maintenance.compressOlder
 export const dropTimestampRawChunks = translatingDbErrors(maintenance.dropTimestampRawChunks);
 export const vacuumAnalyze = translatingDbErrors(maintenance.vacuumAnalyze);
 export const listFinishedStorageMoves = translatingDbErrors(maintenance.listFinishedStorageMoves);
-export type { AggregateView } from '../maintenance/chunk-maintenance.js';
 
 export const insertSeedServices = translatingDbErrors(seeding.insertSeedServices);
 export const insertSeedSnapshots = translatingDbErrors(seeding.insertSeedSnapshots);
@@ -45,7 +43,7 @@ export const insertSeedAlerts = translatingDbErrors(seeding.insertSeedAlerts);
 export const ensureSeries = translatingDbErrors(seeding.ensureSeries);
 export const writeFloat8Layout = translatingDbErrors(seeding.writeFloat8Layout);
 export const copyBinarySamples = translatingDbErrors(seeding.copyBinarySamples);
-export type { SeedAlert, SeedService, SeedSnapshot } from './bench-seeding.js';
+export type { SeedAlert, SeedService } from './bench-seeding.js';
 
 export const countSamples = translatingDbErrors(checks.countSamples);
 export const countSamplesBetween = translatingDbErrors(checks.countSamplesBetween);

@@ -16,7 +16,7 @@ export async function pausePolicyJobs(db: Database): Promise<void> {
 
 const aggregateViews = ['samples_1m', 'samples_1h'] as const;
 /** A continuous aggregate of the samples, by its view's name. */
-export type AggregateView = (typeof aggregateViews)[number];
+type AggregateView = (typeof aggregateViews)[number];
 
 /**
  * A refresh of each aggregate, in order (the hourly one reads the minute one), over its whole

@@ -1,7 +1,7 @@
 import type { Database } from '../core/database.js';
 
 /** One chunk of a hypertable or of an aggregate's materialization, its range in epoch ms. */
-export type ChunkPart = {
+type ChunkPart = {
   startMs: number;
   endMs: number;
   compressed: boolean;

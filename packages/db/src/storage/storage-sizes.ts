@@ -13,7 +13,7 @@ export type RelationSize = {
 };
 
 /** A hypertable's compression, as TimescaleDB's chunk_compression_stats counts it. */
-export type CompressionSizes = {
+type CompressionSizes = {
   name: string;
   compressedChunks: number;
   chunks: number;

@@ -23,14 +23,17 @@ import { ingestPath } from '@monitor/schemas';
 import type { BacklogFigures } from './backlog-drain.js';
 import { timeBacklogDrain } from './backlog-drain.js';
 import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
+import type { MonitorStack } from './monitor-stack.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
@@ -73,12 +76,16 @@ WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPI
 passed on to the gateway and writer; BENCH_WRITER_NODE_OPTIONS becomes the NODE_OPTIONS of the
 writer that drains the backlog (e.g. --require of a script that starts a CPU profile).`;
 
-async function runBenchmark(
-  options: Options,
-  report: IngestBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+type Context = BenchContext<Options, Omit<IngestBenchReport, keyof ReportBase>>;
+/** The pipeline: Kafka, PostgreSQL and Redis, a migrated database, a gateway and a writer. */
+type Target = {
+  stack: MonitorStack;
+  headers: Record<string, string>;
+  gateway: BenchProcess;
+  firstWriter: BenchProcess;
+};
+
+async function start({ report, cleanup, processes }: Context): Promise<Target> {
   const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
@@ -90,6 +97,14 @@ async function runBenchmark(
 
   logProgress('starting gateway and writer');
   const [gateway, firstWriter] = await stack.startRoles(['gateway', 'writer'], processes);
+  return { stack, headers, gateway, firstWriter };
+}
+
+/** The measured phases, the backlog's drain, then the ceilings (bare HTTP, COPY, the store). */
+async function measure(
+  { stack, headers, gateway, firstWriter }: Target,
+  { options, report, cleanup, processes }: Context,
+): Promise<void> {
   let writer = firstWriter;
   const { db } = stack;
 
@@ -442,7 +457,7 @@ function summarize(report: IngestBenchReport, backlog: BacklogFigures | undefine
 /** The writer's drain of the backlog, for the summary: the report keeps it only as a note. */
 const backlog: { figures?: BacklogFigures } = {};
 
-await runBenchCommand({
+await runBench({
   name: 'ingest',
   usage,
   defaults: {
@@ -476,7 +491,8 @@ await runBenchCommand({
     loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
     targets: {},
   }),
-  run: runBenchmark,
+  start,
+  measure,
   finish: (report) => summarize(report, backlog.figures),
   format: formatIngestReport,
 });

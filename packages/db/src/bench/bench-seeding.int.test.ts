@@ -16,13 +16,17 @@ import {
 import { explainServicesPage } from './explain-services-page.js';
 import {
   countAlertsAndSnapshots,
+  countAlertsNotNamed,
+  countAlertsOfOtherRules,
   countDuplicateSamples,
+  countEvaluatorStates,
   countFiredAlerts,
   countSamples,
   listAllServices,
   listHostValues,
   listRuleAlerts,
   readBackendPid,
+  readCommittedRecords,
   readMaxValue,
 } from './run-checks.js';
 
@@ -79,6 +83,8 @@ describe('bench seeding and run checks', () => {
       { id: 'svc_web-2', orgId, name: 'web-2' },
     ]);
     expect(await countFiredAlerts(db, ['rul_a'])).toEqual({ fired: 2, distinct: 2 });
+    expect(await countAlertsOfOtherRules(db, ['rul_a'])).toBe(1);
+    expect(await countAlertsNotNamed(db, 'rule rul_b')).toBe(2);
     const ruleB = await listRuleAlerts(db, 'rul_b');
     expect(ruleB.map((a) => ({ status: a.status, firedAt: a.firedAt.toISOString() }))).toEqual([
       { status: 'active', firedAt: iso(3) },
@@ -92,6 +98,21 @@ describe('bench seeding and run checks', () => {
     });
     expect(page.statement).toMatch(/from services/i);
     expect(page.plan.join('\n')).toMatch(/Execution Time/);
+  });
+
+  it("sums each consumer group's committed offsets of a topic, and counts evaluator states", async () => {
+    await db.sql`
+      insert into consumer_offsets (group_id, topic, partition, next_offset) values
+        ('writer', 'samples', 0, 40), ('writer', 'samples', 1, 2),
+        ('evaluator', 'samples', 0, 30), ('evaluator', 'other', 0, 7)
+    `;
+    expect(await readCommittedRecords(db, 'samples')).toEqual(
+      new Map([
+        ['writer', 42],
+        ['evaluator', 30],
+      ]),
+    );
+    expect(await countEvaluatorStates(db)).toBe(0);
   });
 
   it('copies samples as the writer does, and reads them back by host', async () => {

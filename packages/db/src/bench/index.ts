@@ -57,6 +57,10 @@ export const listHostValues = translatingDbErrors(checks.listHostValues);
 export const countDuplicateSamples = translatingDbErrors(checks.countDuplicateSamples);
 export const countFiredAlerts = translatingDbErrors(checks.countFiredAlerts);
 export const listRuleAlerts = translatingDbErrors(checks.listRuleAlerts);
+export const countAlertsOfOtherRules = translatingDbErrors(checks.countAlertsOfOtherRules);
+export const countAlertsNotNamed = translatingDbErrors(checks.countAlertsNotNamed);
+export const readCommittedRecords = translatingDbErrors(checks.readCommittedRecords);
+export const countEvaluatorStates = translatingDbErrors(checks.countEvaluatorStates);
 
 export const explainHistoryRead = translatingDbErrors(explain.explainHistoryRead);
 export type { HistoryExplain } from './explain-history-read.js';

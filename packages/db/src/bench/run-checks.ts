@@ -124,3 +124,40 @@ export async function countSamplesBetween(
   `;
   return Number(row?.n ?? 0);
 }
+
+/** Alerts of every organization whose rule is none of `ruleIds` (the fleet's, not the probes'). */
+export async function countAlertsOfOtherRules(db: Database, ruleIds: string[]): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`
+    select count(*) as n from alerts where rule_id <> all(${ruleIds}::text[])
+  `;
+  return Number(row?.n ?? 0);
+}
+
+/** Alerts of every organization under any rule name but `alertName`. */
+export async function countAlertsNotNamed(db: Database, alertName: string): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`
+    select count(*) as n from alerts where rule_name <> ${alertName}
+  `;
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Records of `topic` each consumer group has committed with its transactions, by group: the sum
+ * of its partitions' next offsets.
+ */
+export async function readCommittedRecords(
+  db: Database,
+  topic: string,
+): Promise<Map<string, number>> {
+  const rows = await db.sql<{ group_id: string; records: string }[]>`
+    select group_id, sum(next_offset) as records from consumer_offsets
+    where topic = ${topic} group by group_id
+  `;
+  return new Map(rows.map((row) => [row.group_id, Number(row.records)]));
+}
+
+/** Rows of `evaluator_states`: the (rule, host) windows the evaluator has checkpointed. */
+export async function countEvaluatorStates(db: Database): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`select count(*) as n from evaluator_states`;
+  return Number(row?.n ?? 0);
+}

@@ -31,13 +31,13 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   const recentFrom = Math.floor((now - 46 * hourMs) / hourMs) * hourMs;
   const recentTo = Math.floor((now - 26 * hourMs) / hourMs) * hourMs;
   // Old history, rolled up under the first policies and dropped by the second (4 days for the
-  // aggregates). Retention drops whole chunks, and samples_1h's are 7 days long, aligned on the
-  // Unix epoch: the history ends an hour before the last such boundary at least 4 days back, so
-  // its chunks of every table have ended by then, whatever the weekday and hour. (6 days back,
-  // as it was, it could share a samples_1h chunk with newer buckets: on a Tuesday from 22:00
-  // UTC it did, and the test waited for a retention that rightly never came.)
-  const weekMs = 7 * dayMs;
-  const oldTo = Math.floor((now - 4 * dayMs) / weekMs) * weekMs - hourMs;
+  // aggregates). Retention drops whole chunks, and the aggregates' are a day long, aligned on
+  // UTC midnights: the history ends an hour before the last midnight at least 4 days back, so
+  // its chunks of every table have ended by then, and it stays within samples_1h's refresh
+  // window (the last 7 days) whatever the hour. (Ending before a week boundary, as it did when
+  // samples_1h's chunks were 7 days long, left it older than that window from Wednesday 23:00
+  // to Monday, and the test waited for a refresh that rightly never came.)
+  const oldTo = Math.floor((now - 4 * dayMs) / dayMs) * dayMs - hourMs;
   const oldFrom = oldTo - 2 * hourMs;
   // Middle history in the daily chunk that ends at the one UTC midnight between 4 and 3 days
   // ago: its samples_1m chunk is past the second policies' compression (3 days) and within

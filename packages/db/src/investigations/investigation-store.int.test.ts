@@ -1,5 +1,6 @@
 // @services postgres timescale
 import { randomBytes } from 'node:crypto';
+import { buildHostSample } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import type { InvestigationReport, InvestigationStore } from './investigation-store.js';
@@ -303,20 +304,15 @@ describe('createInvestigationStore', () => {
     const t0 = Math.floor(Date.now() / minuteMs) * minuteMs - 60 * minuteMs;
     const ids = new Map<string, string>();
     const idOf = (host: string) => ids.get(host) ?? '(missing)';
-    const sample = (
-      host: string,
-      minute: number,
-      fields: Partial<HostSample> = {},
-    ): HostSample => ({
-      orgId,
-      host,
-      timeMs: t0 + minute * minuteMs,
-      metrics: { cpu_percent: 10 + minute, memory_percent: 50 },
-      tags: { service: host.startsWith('web') ? 'web' : 'db', region: 'eu' },
-      containers: [],
-      processes: [],
-      ...fields,
-    });
+    const sample = (host: string, minute: number, fields: Partial<HostSample> = {}): HostSample =>
+      buildHostSample({
+        orgId,
+        host,
+        timeMs: t0 + minute * minuteMs,
+        metrics: { cpu_percent: 10 + minute, memory_percent: 50 },
+        tags: { service: host.startsWith('web') ? 'web' : 'db', region: 'eu' },
+        ...fields,
+      });
 
     async function insertAlert(
       id: string,

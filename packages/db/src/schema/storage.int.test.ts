@@ -1,5 +1,6 @@
 // @services postgres timescale
 import { randomBytes } from 'node:crypto';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../orgs/api-key-store.js';
@@ -30,17 +31,7 @@ const retention = { rawRetentionDays: 30, snapshotRetentionDays: 7 };
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
 ): HostSample {
-  return {
-    metrics: { cpu_usage: 50, memory_usage: 60 },
-    tags: {},
-    containers: [],
-    processes: [],
-    ...overrides,
-  };
-}
-
-function uniqueOrg(): string {
-  return `org_test_${randomBytes(6).toString('hex')}`;
+  return buildHostSample({ metrics: { cpu_usage: 50, memory_usage: 60 }, ...overrides });
 }
 
 describe('storage helpers without a server', () => {
@@ -175,7 +166,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores samples and snapshots and creates the service on its first sample', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 10 * minuteMs;
       const result = await store.writeBatch(
         {
@@ -250,7 +241,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('moves last_seen only forward and replaces a metric only with a newer sample', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 30 * minuteMs;
       await store.writeBatch({
         samples: [
@@ -329,7 +320,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
       // creates the service row (no tags, no metrics, last_seen = that sample's time). The
       // writer's batch of that same sample must still give the service its tags and metrics.
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 10 * minuteMs;
       await db.sql`
         insert into services (id, org_id, name, last_seen)
@@ -355,7 +346,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores a (service, metric, time) once, within a batch and across batches', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 20 * minuteMs;
       const resent = sample({
         orgId,
@@ -381,7 +372,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores a resent sample once in a batch big enough to go in by COPY', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 25 * minuteMs;
       // 700 hosts × 3 metrics, 2,100 rows: more than the store inserts with its COMMIT.
       const fleet = (timeMs: number) =>
@@ -403,7 +394,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('keeps each tag set of an agent’s metric as a series of its own, beside the host’s /ingest series', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 15 * minuteMs;
       const labelled = (timeMs: number, le: string, value: number) =>
         sample({
@@ -445,7 +436,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores staleness markers once, apart from the values, and never as a sign of life', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 15 * minuteMs;
       const gauge = (timeMs: number, metrics: Record<string, number>, stale?: string[]) =>
         sample({
@@ -504,7 +495,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
       const store = published.createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 15 * minuteMs;
       await store.writeBatch({
         samples: [
@@ -537,7 +528,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('analyzes services and series once it created a hundred services', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 12 * minuteMs;
       const hosts = Array.from({ length: 100 }, (_, i) => `fleet-${i}`);
       const result = await store.writeBatch({
@@ -563,7 +554,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('writes nothing new when the same offsets are replayed', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 15 * minuteMs;
       const replayOwner = { groupId: 'writer', topic: `replay-${engine}-${orgId}` };
       const batch = {
@@ -616,7 +607,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('starts a partition afresh when its stored offset is past the end of the log it reads', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 15 * minuteMs;
       const owner = { groupId: 'writer', topic: `recreated-${engine}-${orgId}` };
       const at = (offset: number, logEndOffset: number) =>
@@ -646,7 +637,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('stores the same through INSERT … ON CONFLICT as through COPY', async () => {
       const store = createSampleStore(db, { method: 'insert' });
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const t0 = Date.now() - 12 * minuteMs;
       const s = sample({ orgId, host: 'i', timeMs: t0, containers: [{ id: 'x' }] });
       expect(await store.writeBatch({ samples: [s] })).toMatchObject({
@@ -663,7 +654,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
   describe('rollups', () => {
     it('aggregates samples per minute and per hour', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const now = new Date();
       const hourStart = Math.floor(now.getTime() / hourMs) * hourMs - hourMs; // a complete hour
       // minute 0: 1, 2, 3; minute 1: 10; minute 59: 100
@@ -773,7 +764,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('keeps a sample outside every partition in the default partition, then moves it out', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const farMs = Date.now() + 5 * dayMs; // partitions exist up to 3 days ahead
       await store.writeBatch({
         samples: [sample({ orgId, host: 'far', timeMs: farMs, metrics: { x: 1 } })],
@@ -797,7 +788,7 @@ describe.each(['postgres', 'timescale'] as const)('storage on %s', (engine) => {
 
     it('drops partitions past retention and purges expired rows of the default partition', async () => {
       const store = createSampleStore(db);
-      const orgId = uniqueOrg();
+      const orgId = uniqueOrgId();
       const oldMs = Date.now() - 45 * dayMs; // before every partition: lands in the default one
       await store.writeBatch({
         samples: [sample({ orgId, host: 'old', timeMs: oldMs, metrics: { x: 1 } })],

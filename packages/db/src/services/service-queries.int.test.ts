@@ -1,5 +1,6 @@
 // @services postgres timescale
 import { randomBytes } from 'node:crypto';
+import { buildHostSample } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { refreshRollups } from '../maintenance/run-maintenance.js';
@@ -15,7 +16,7 @@ const hourMs = 60 * minuteMs;
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
 ): HostSample {
-  return { metrics: { cpu_percent: 1 }, tags: {}, containers: [], processes: [], ...overrides };
+  return buildHostSample({ metrics: { cpu_percent: 1 }, ...overrides });
 }
 
 /** What the aggregates must report for these raw points. */

@@ -1,6 +1,7 @@
 // @services timescale
 import { isDeepStrictEqual } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { buildHostSample } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../core/database.js';
 import { createSampleStore } from '../../samples/sample-store.js';
@@ -47,15 +48,14 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   const middleTo = midnight - hourMs;
   let serviceId: string;
 
-  const sample = (timeMs: number, value: number): HostSample => ({
-    orgId,
-    host: 'db-1',
-    timeMs,
-    metrics: { cpu_usage: value, memory_usage: 100 - value },
-    tags: {},
-    containers: [{ id: 'c1', name: 'postgres', status: 'running' }],
-    processes: [],
-  });
+  const sample = (timeMs: number, value: number): HostSample =>
+    buildHostSample({
+      orgId,
+      host: 'db-1',
+      timeMs,
+      metrics: { cpu_usage: value, memory_usage: 100 - value },
+      containers: [{ id: 'c1', name: 'postgres', status: 'running' }],
+    });
 
   const history = (step: '1m' | '1h', from: number, to: number) =>
     createServiceQueries(db, { staleAfterSeconds: 300 }).readMetricSeries({

@@ -24,6 +24,7 @@ import {
   toServiceMetricsResponse,
   toServiceResponse,
 } from './service-responses.js';
+import { sendExactJson } from './exact-json.js';
 
 const servicesPath = `${apiBasePath}/services`;
 const servicePath = `${apiBasePath}/services/:id`;
@@ -127,7 +128,11 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
       });
       if (rows === undefined) throw serviceNotFound();
       const body: ServiceMetricsResponse = toServiceMetricsResponse(parsed, rows);
-      res.json(body);
+      // A bucket of −0 samples has an average, a minimum and a maximum of −0.
+      const negativeZero = rows.some(
+        (row) => Object.is(row.avg, -0) || Object.is(row.min, -0) || Object.is(row.max, -0),
+      );
+      sendExactJson(res, body, negativeZero);
     },
   },
 ];

@@ -1,6 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueOrgId } from '@monitor/testkit/builders';
 import type { BatchContext, RecordBatch } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import {
@@ -37,7 +38,7 @@ describe('alert evaluator on PostgreSQL', () => {
   let admin: Database;
   let db: Database;
   let name: string;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
   const pollers: RulePoller[] = [];
   const pollErrors: unknown[] = [];
 

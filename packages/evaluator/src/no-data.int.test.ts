@@ -1,6 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueOrgId } from '@monitor/testkit/builders';
 import type { Bus, Subscription } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -84,7 +85,7 @@ describe('no data on Kafka and PostgreSQL', () => {
 
   /** A fresh organization, topic and consumer group, with one no-data rule. */
   async function scenario(label: string) {
-    const orgId = `org_${randomBytes(4).toString('hex')}`;
+    const orgId = uniqueOrgId();
     const topic = `no-data-${label}-${randomBytes(4).toString('hex')}`;
     const groupId = `evaluator-${randomBytes(4).toString('hex')}`;
     await db.sql`insert into organizations (id, name) values (${orgId}, ${label})`;

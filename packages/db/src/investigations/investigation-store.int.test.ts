@@ -1,6 +1,5 @@
 // @services postgres timescale
-import { randomBytes } from 'node:crypto';
-import { buildHostSample } from '@monitor/testkit/builders';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import type { InvestigationReport, InvestigationStore } from './investigation-store.js';
@@ -49,7 +48,7 @@ describe('createInvestigationStore', () => {
   let db: Database;
   let dispose: () => Promise<void>;
   let store: InvestigationStore;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
 
   async function queue(id: string, createdAgoMs = 0): Promise<void> {
     await db.sql`
@@ -459,7 +458,7 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
   let db: Database;
   let dispose: () => Promise<void>;
   let store: InvestigationStore;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
   const days = 7;
   // One sample a minute: 10,080 a series, several times the caps, and quick to store.
   const t0 = Math.floor(Date.now() / minuteMs) * minuteMs - days * 24 * 60 * minuteMs;

@@ -1,7 +1,6 @@
 // @services timescale
 import { isDeepStrictEqual } from 'node:util';
-import { randomBytes } from 'node:crypto';
-import { buildHostSample } from '@monitor/testkit/builders';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../core/database.js';
 import { createSampleStore } from '../../samples/sample-store.js';
@@ -23,7 +22,7 @@ const dayMs = 24 * hourMs;
 describe('TimescaleDB storage jobs, run by the scheduler', () => {
   let db: Database;
   let dispose: () => Promise<void>;
-  const orgId = `org_policies_${randomBytes(6).toString('hex')}`;
+  const orgId = uniqueOrgId('org_policies');
   const now = Date.now();
   // Recent history: 20 to 21 hours at 1 minute, ending 26 hours ago, so its chunks ended over an
   // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept); its oldest

@@ -1,7 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueOrgId } from '@monitor/testkit/builders';
+import { buildSampleMessage, uniqueOrgId } from '@monitor/testkit/builders';
 import type { BatchContext, RecordBatch } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import {
@@ -102,17 +102,15 @@ describe('alert evaluator on PostgreSQL', () => {
         partition: 0,
         offset: String(nextOffset++),
         key: `${orgId}:${sample.host}`,
-        value: encodeSampleMessage({
-          v: 1,
-          org_id: orgId,
-          host: sample.host,
-          time_ms: at(sample.minutes),
-          received_ms: at(sample.minutes),
-          metrics: { cpu_percent: sample.cpu },
-          tags: { env: 'prod' },
-          containers: [],
-          processes: [],
-        }),
+        value: encodeSampleMessage(
+          buildSampleMessage({
+            org_id: orgId,
+            host: sample.host,
+            time_ms: at(sample.minutes),
+            metrics: { cpu_percent: sample.cpu },
+            tags: { env: 'prod' },
+          }),
+        ),
         headers: {},
         timestampMs: 0,
       })),

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { buildSampleMessage } from '@monitor/testkit/builders';
 import type { BatchContext, ConsumedRecord, RecordBatch } from '@monitor/bus';
 import type {
   AlertEvent,
@@ -65,18 +66,14 @@ function record(offset: number, sample: Sample | null, partition = 0): ConsumedR
   const message: SampleMessage | undefined =
     sample === null
       ? undefined
-      : {
-          v: 1,
+      : buildSampleMessage({
           org_id: sample.org ?? 'org_1',
           host: sample.host,
           time_ms: at(sample.minutes),
-          received_ms: at(sample.minutes),
           metrics: sample.cpu === undefined ? { memory_percent: 1 } : { cpu_percent: sample.cpu },
           tags: sample.tags ?? {},
           ...(sample.labelled === undefined ? {} : { tags_label_series: sample.labelled }),
-          containers: [],
-          processes: [],
-        };
+        });
   return {
     topic,
     partition,

@@ -1,7 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueOrgId } from '@monitor/testkit/builders';
+import { buildSampleMessage, uniqueOrgId } from '@monitor/testkit/builders';
 import type { Bus, Subscription } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -119,17 +119,14 @@ describe('no data on Kafka and PostgreSQL', () => {
         topic,
         hosts.map((host) => ({
           key: `${orgId}:${host}`,
-          value: encodeSampleMessage({
-            v: 1,
-            org_id: orgId,
-            host,
-            time_ms: nowMs,
-            received_ms: nowMs,
-            metrics: { cpu_percent: cpu },
-            tags: {},
-            containers: [],
-            processes: [],
-          }),
+          value: encodeSampleMessage(
+            buildSampleMessage({
+              org_id: orgId,
+              host,
+              time_ms: nowMs,
+              metrics: { cpu_percent: cpu },
+            }),
+          ),
         })),
       );
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { problemBody } from '@monitor/testkit/builders';
 import { createApiRouter } from './api-router.js';
 import { expectAnswersDocumented } from './testing/documented-answers.js';
-import { problemBody } from './testing/problem-body.js';
 import {
   alertRow,
   completedInvestigation,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { problemBody } from '@monitor/testkit/builders';
 import type {
   ChannelType,
   NotificationChannelRecord,
@@ -10,7 +11,6 @@ import { createTargetAddressPolicy } from '@monitor/platform';
 import { notificationRoutes } from './notification-routes.js';
 import { createRoutesRouter } from './routes-router.js';
 import { expectAnswersDocumented } from './testing/documented-answers.js';
-import { problemBody } from './testing/problem-body.js';
 import { serveRouter } from './testing/serve-router.js';
 
 const alertId = 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A';

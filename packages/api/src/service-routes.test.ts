@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { problemBody } from '@monitor/testkit/builders';
 import { DatabaseUnavailableError } from '@monitor/db';
 import { createApiRouter } from './api-router.js';
 import { expectAnswersDocumented } from './testing/documented-answers.js';
-import { problemBody } from './testing/problem-body.js';
 import { createRouterDeps, nowMs, otherServiceId, serviceId } from './testing/router-fixtures.js';
 import { serveRouter } from './testing/serve-router.js';
 

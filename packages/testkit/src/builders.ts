@@ -5,6 +5,7 @@ export { createApiCall } from './api-call.js';
 export { buildAlertRuleDraft } from './alert-rule-draft.js';
 export { buildHostSample } from './host-sample.js';
 export { buildSampleMessage } from './sample-message.js';
+export { problemBody } from './problem-body.js';
 export { uniqueOrgId } from './unique-org-id.js';
 // The platform logger writing into memory; it lives in platform, whose own tests use it too.
 export { createMemoryLogger } from '@monitor/platform/testing';

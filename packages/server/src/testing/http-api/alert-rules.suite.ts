@@ -1,11 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
-import { problemBody } from './problem-body.js';
 import type { Problem } from './suite-support.js';
 import { isoTime, newOrganizationKeys, unknownIds } from './suite-support.js';
 

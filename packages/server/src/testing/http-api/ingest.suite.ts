@@ -1,10 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiExchange, ApiReply } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
-import { problemBody } from './problem-body.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 
 /**

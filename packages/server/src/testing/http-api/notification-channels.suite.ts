@@ -4,10 +4,9 @@ import type {
   NotificationChannelResponse,
 } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
-import { problemBody } from './problem-body.js';
 import type { Problem } from './suite-support.js';
 import { isoTime, newOrganizationKeys } from './suite-support.js';
 

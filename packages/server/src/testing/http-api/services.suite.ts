@@ -6,11 +6,10 @@ import type {
   ServiceMetricsResponse,
 } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { postIngest } from '../ingest-client.js';
-import { problemBody } from './problem-body.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 import { waitFor } from '../wait-for.js';
 

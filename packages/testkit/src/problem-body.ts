@@ -1,6 +1,9 @@
 import { expect } from 'vitest';
 
-/** An RFC 9457 problem body of `status`, as every error of the API answers (docs/api.md#errors). */
+/**
+ * Matches an RFC 9457 problem body of `status`, as every error of our API answers
+ * (docs/api.md#errors): a type URL, a title and a detail.
+ */
 export const problemBody = (status: number) =>
   expect.objectContaining({
     type: expect.stringMatching(/^https:\/\//),

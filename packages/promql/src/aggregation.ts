@@ -7,14 +7,96 @@ import { executionError } from './promql-error.js';
 import { quantile, valueLess } from './quantile.js';
 import type { Sample, Vector } from './values.js';
 
-type Group = {
+/**
+ * The running numbers of one group at one step, as Prometheus' groupedAggregation keeps them:
+ * what sum, avg, count, group, min, max, stddev and stdvar fold each sample into.
+ */
+export type Fold = { value: number; mean: number; groupCount: number };
+
+type Group = Fold & {
   labels: Labels;
-  value: number;
-  mean: number;
-  groupCount: number;
   heap: Sample[];
   values: number[];
 };
+
+/** The aggregations that fold each sample into a group's running numbers, and take no parameter. */
+export type FoldingOp = 'sum' | 'avg' | 'count' | 'group' | 'min' | 'max' | 'stddev' | 'stdvar';
+
+const foldingOps: ReadonlySet<AggregateOp> = new Set<FoldingOp>([
+  'sum',
+  'avg',
+  'count',
+  'group',
+  'min',
+  'max',
+  'stddev',
+  'stdvar',
+]);
+
+export function isFoldingOp(op: AggregateOp): op is FoldingOp {
+  return foldingOps.has(op);
+}
+
+/** A group's numbers from its first sample, `v` (count_values counts as count does). */
+export function startFold(op: AggregateOp, fold: Fold, v: number): void {
+  fold.value = op === 'stddev' || op === 'stdvar' ? 0 : op === 'group' ? 1 : v;
+  fold.mean = v;
+  fold.groupCount = 1;
+}
+
+/** Folds the group's next sample, `v`, in Prometheus' order of operations. */
+export function addToFold(op: FoldingOp | 'count_values', fold: Fold, v: number): void {
+  switch (op) {
+    case 'sum':
+      fold.value += v;
+      break;
+    case 'avg':
+      fold.groupCount++;
+      if (!Number.isFinite(fold.mean) && !Number.isNaN(fold.mean)) {
+        if (!Number.isFinite(v) && !Number.isNaN(v) && fold.mean > 0 === v > 0) break;
+        if (Number.isFinite(v)) break;
+      }
+      fold.mean += v / fold.groupCount - fold.mean / fold.groupCount;
+      break;
+    case 'group':
+      break;
+    case 'max':
+      if (fold.value < v || Number.isNaN(fold.value)) fold.value = v;
+      break;
+    case 'min':
+      if (fold.value > v || Number.isNaN(fold.value)) fold.value = v;
+      break;
+    case 'count':
+    case 'count_values':
+      fold.groupCount++;
+      break;
+    case 'stddev':
+    case 'stdvar': {
+      fold.groupCount++;
+      const delta = v - fold.mean;
+      fold.mean += delta / fold.groupCount;
+      fold.value += delta * (v - fold.mean);
+      break;
+    }
+  }
+}
+
+/** The group's value once every sample is folded. */
+export function foldedValue(op: FoldingOp | 'count_values', fold: Fold): number {
+  switch (op) {
+    case 'avg':
+      return fold.mean;
+    case 'count':
+    case 'count_values':
+      return fold.groupCount;
+    case 'stdvar':
+      return fold.value / fold.groupCount;
+    case 'stddev':
+      return Math.sqrt(fold.value / fold.groupCount);
+    default:
+      return fold.value;
+  }
+}
 
 const topLess = (a: Sample, b: Sample): boolean => valueLess(a.v, b.v);
 /** Prometheus' vectorByReverseValueHeap.Less. */
@@ -43,7 +125,8 @@ export function groupingKey(metric: Labels, grouping: readonly string[], without
   return key;
 }
 
-function groupLabels(metric: Labels, grouping: readonly string[], without: boolean): Labels {
+/** The labels of a series' group: `by` keeps the grouping labels, `without` drops them and the name. */
+export function groupLabels(metric: Labels, grouping: readonly string[], without: boolean): Labels {
   if (without) return withoutLabels(metric, [...grouping, metricNameLabel]);
   if (grouping.length > 0) return keepLabels(metric, grouping);
   return [];
@@ -97,52 +180,20 @@ export function aggregate(
     if (group === undefined) {
       const fresh: Group = {
         labels: groupLabels(metric, effectiveGrouping, without),
-        value: s.v,
-        mean: s.v,
-        groupCount: 1,
+        value: 0,
+        mean: 0,
+        groupCount: 0,
         heap: [],
         values: [],
       };
-      if (op === 'stddev' || op === 'stdvar') fresh.value = 0;
-      else if (op === 'topk' || op === 'bottomk') fresh.heap = [{ metric: s.metric, t: 0, v: s.v }];
+      startFold(op, fresh, s.v);
+      if (op === 'topk' || op === 'bottomk') fresh.heap = [{ metric: s.metric, t: 0, v: s.v }];
       else if (op === 'quantile') fresh.values = [s.v];
-      else if (op === 'group') fresh.value = 1;
       result.set(key, fresh);
       ordered.push(fresh);
       return;
     }
     switch (op) {
-      case 'sum':
-        group.value += s.v;
-        break;
-      case 'avg':
-        group.groupCount++;
-        if (!Number.isFinite(group.mean) && !Number.isNaN(group.mean)) {
-          if (!Number.isFinite(s.v) && !Number.isNaN(s.v) && group.mean > 0 === s.v > 0) break;
-          if (Number.isFinite(s.v)) break;
-        }
-        group.mean += s.v / group.groupCount - group.mean / group.groupCount;
-        break;
-      case 'group':
-        break;
-      case 'max':
-        if (group.value < s.v || Number.isNaN(group.value)) group.value = s.v;
-        break;
-      case 'min':
-        if (group.value > s.v || Number.isNaN(group.value)) group.value = s.v;
-        break;
-      case 'count':
-      case 'count_values':
-        group.groupCount++;
-        break;
-      case 'stddev':
-      case 'stdvar': {
-        group.groupCount++;
-        const delta = s.v - group.mean;
-        group.mean += delta / group.groupCount;
-        group.value += delta * (s.v - group.mean);
-        break;
-      }
       case 'topk':
       case 'bottomk': {
         const less = op === 'topk' ? topLess : bottomLess;
@@ -164,25 +215,14 @@ export function aggregate(
       case 'quantile':
         group.values.push(s.v);
         break;
+      default:
+        addToFold(op, group, s.v);
     }
   });
 
   const out: Vector = [];
   for (const group of ordered) {
     switch (op) {
-      case 'avg':
-        group.value = group.mean;
-        break;
-      case 'count':
-      case 'count_values':
-        group.value = group.groupCount;
-        break;
-      case 'stdvar':
-        group.value = group.value / group.groupCount;
-        break;
-      case 'stddev':
-        group.value = Math.sqrt(group.value / group.groupCount);
-        break;
       case 'topk':
       case 'bottomk': {
         const less = op === 'topk' ? topLess : bottomLess;
@@ -195,7 +235,7 @@ export function aggregate(
         group.value = quantile(q, group.values);
         break;
       default:
-        break;
+        group.value = foldedValue(op, group);
     }
     out.push({ metric: group.labels, t: 0, v: group.value });
   }

@@ -2,6 +2,7 @@ import type { Expr, VectorSelector } from './ast.js';
 import { typeOf } from './ast.js';
 import type { EvalContext, LoadedSeries } from './evaluator.js';
 import { Evaluator } from './evaluator.js';
+import type { Labels } from './labels.js';
 import { compareLabels } from './labels.js';
 import { parsePromql } from './parse-promql.js';
 import { planSelections } from './plan-selections.js';
@@ -43,12 +44,25 @@ export type PromqlEngine = {
   ): Promise<QueryValue>;
 };
 
+/**
+ * The staleness markers among a series' points. Loops written out: they run per sample, where a
+ * closure per sample took a fifth of the evaluation of `sum by (…) (rate(…))` over 1,000 series.
+ */
+function staleCount({ values, stale: flags }: SourceSeries): number {
+  let count = 0;
+  if (flags === undefined) {
+    for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) count++;
+  } else {
+    for (let i = 0; i < values.length; i++) if (flags[i] === 1) count++;
+  }
+  return count;
+}
+
 function toLoaded(series: SourceSeries): LoadedSeries {
   const { timestampsMs, values, stale: flags } = series;
   const isStale =
     flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
-  let stale = 0;
-  for (let i = 0; i < values.length; i++) if (isStale(i)) stale++;
+  const stale = staleCount(series);
   let pointTimes = timestampsMs;
   let pointValues = values;
   if (stale > 0) {
@@ -63,25 +77,45 @@ function toLoaded(series: SourceSeries): LoadedSeries {
     pointTimes = t;
     pointValues = v;
   }
-  let points: Point[] | undefined;
-  return {
-    metric: series.labels,
-    timestamps: timestampsMs,
+  return new LoadedSourceSeries(
+    series.labels,
+    timestampsMs,
     values,
-    stale: flags,
+    flags,
     pointTimes,
     pointValues,
-    // Made on first use only: the range functions on arrays never ask for them.
-    get points(): Point[] {
-      if (points === undefined) {
-        points = [];
-        for (let i = 0; i < pointTimes.length; i++) {
-          points.push({ t: pointTimes[i]!, v: pointValues[i]! });
-        }
+  );
+}
+
+/**
+ * A selected series as the evaluator reads it. A class, so that every one has the same shape:
+ * object literals with a getter each had one of their own, which left the evaluator's loops over
+ * them with generic property loads, and rate's loop optimized again at every query of
+ * bench:promql.
+ */
+class LoadedSourceSeries implements LoadedSeries {
+  #points: Point[] | undefined;
+
+  constructor(
+    readonly metric: Labels,
+    readonly timestamps: ArrayLike<number>,
+    readonly values: ArrayLike<number>,
+    readonly stale: ArrayLike<number> | undefined,
+    readonly pointTimes: ArrayLike<number>,
+    readonly pointValues: ArrayLike<number>,
+  ) {}
+
+  /** Made on first use only: the range functions on arrays never ask for them. */
+  get points(): Point[] {
+    if (this.#points === undefined) {
+      const points: Point[] = [];
+      for (let i = 0; i < this.pointTimes.length; i++) {
+        points.push({ t: this.pointTimes[i]!, v: this.pointValues[i]! });
       }
-      return points;
-    },
-  };
+      this.#points = points;
+    }
+    return this.#points;
+  }
 }
 
 /** Prometheus' order of a range query's result: by label set. */

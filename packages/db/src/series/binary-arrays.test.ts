@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { copyBinaryRows, decodeFloat8Array, decodeTimestampArray } from './binary-arrays.js';
+import {
+  decodeFloat8Array,
+  decodePackedEpochMs,
+  decodePackedFloat8,
+  decodeTimestampArray,
+} from './binary-arrays.js';
 
 /** A one-dimensional array of 8-byte elements in PostgreSQL's binary form (array_send). */
 function binaryArray(
@@ -19,23 +24,6 @@ function binaryArray(
     write(buf, 24 + i * 12, i);
   }
   return buf;
-}
-
-/** COPY's binary output of rows of fields (null for NULL). */
-function copyOutput(rows: (Buffer | null)[][]): Buffer {
-  const parts: Buffer[] = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)];
-  for (const row of rows) {
-    const count = Buffer.alloc(2);
-    count.writeInt16BE(row.length);
-    parts.push(count);
-    for (const field of row) {
-      const length = Buffer.alloc(4);
-      length.writeInt32BE(field === null ? -1 : field.length);
-      parts.push(length, ...(field === null ? [] : [field]));
-    }
-  }
-  parts.push(Buffer.from([0xff, 0xff]));
-  return Buffer.concat(parts);
 }
 
 describe('decodeFloat8Array', () => {
@@ -70,25 +58,26 @@ describe('decodeTimestampArray', () => {
   });
 });
 
-describe('copyBinaryRows', () => {
-  it('reads each row as its fields, NULL as null', () => {
-    const id = Buffer.alloc(8);
-    id.writeBigInt64BE(42n);
-    const rows = copyBinaryRows(
-      copyOutput([
-        [id, null, Buffer.from('ab')],
-        [id, Buffer.alloc(0)],
-      ]),
-    );
-    expect(rows).toEqual([
-      [id, null, Buffer.from('ab')],
-      [id, Buffer.alloc(0)],
-    ]);
+describe('decodePackedFloat8', () => {
+  it('reads every value bit for bit', () => {
+    const values = [-0, 0, Number.NaN, Number.NEGATIVE_INFINITY, 1e300, 5e-324, 0.1 + 0.2];
+    const bytes = Buffer.alloc(values.length * 8);
+    values.forEach((v, i) => bytes.writeDoubleBE(v, i * 8));
+    expect(Array.from(decodePackedFloat8(bytes))).toEqual(values);
+    expect(Object.is(decodePackedFloat8(bytes)[0], -0)).toBe(true);
+    expect(decodePackedFloat8(Buffer.alloc(0))).toHaveLength(0);
   });
 
-  it('refuses what is no COPY binary output, or ends inside a field', () => {
-    expect(() => copyBinaryRows(Buffer.from('id\tvalue\n'))).toThrow(/COPY binary/);
-    const whole = copyOutput([[Buffer.from('abcdef')]]);
-    expect(() => copyBinaryRows(whole.subarray(0, whole.length - 5))).toThrow();
+  it('refuses bytes that are not whole 8-byte values', () => {
+    expect(() => decodePackedFloat8(Buffer.alloc(12))).toThrow(/8-byte/);
+  });
+});
+
+describe('decodePackedEpochMs', () => {
+  it('reads 8-byte integers exactly, before 1970 and far after it', () => {
+    const timesMs = [0, -1, Date.UTC(2026, 10, 25, 16, 0, 0, 1), 2 ** 53 - 1, -(2 ** 40)];
+    const bytes = Buffer.alloc(timesMs.length * 8);
+    timesMs.forEach((t, i) => bytes.writeBigInt64BE(BigInt(t), i * 8));
+    expect(Array.from(decodePackedEpochMs(bytes))).toEqual(timesMs);
   });
 });

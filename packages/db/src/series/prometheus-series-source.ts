@@ -1,13 +1,15 @@
+import { finished } from 'node:stream/promises';
 import type { LabelMatcher, Labels, SeriesSource, SourceSeries, TimeRange } from '@monitor/promql';
 import { labelsFrom, labelsKey, PromqlError } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
 import {
-  copyBinaryRows,
-  decodeEpochMsArray,
   decodeFloat8Array,
+  decodePackedEpochMs,
+  decodePackedFloat8,
   decodeTimestampArray,
 } from './binary-arrays.js';
+import { createCopyBinaryReader } from './copy-binary-reader.js';
 import { timeOrdered } from './time-ordered.js';
 
 /**
@@ -80,21 +82,24 @@ function pushedDown(matchers: readonly LabelMatcher[]): {
 
 /**
  * Samples of one stored series (from `samples` or `unaggregated_samples`), or its staleness
- * markers (`stale`, values NaN), as read.
+ * markers (`stale`, values NaN), as read, in ascending time order.
  */
 type Points = { timestampsMs: Float64Array; values: Float64Array; stale?: true };
 
-/**
- * The series with its samples in ascending time order: a read hands rows over in scan order,
- * runs in time order one way or the other (time-ordered.ts), which SQL does not promise to be
- * time order; ordering them here is cheaper than ordering every series in the aggregate (which
- * doubled the server's time).
- */
-function inTimeOrder(labels: Labels, points: Points): SourceSeries {
-  const { timesMs, values } = timeOrdered(points.timestampsMs, points.values);
-  // Every point flagged: a NaN that is no marker is a value (SourceSeries).
-  const stale = new Uint8Array(timesMs.length).fill(points.stale === true ? 1 : 0);
-  return { labels, timestampsMs: timesMs, values, stale };
+/** A series whose points are all in one list. */
+function fromOneList(labels: Labels, points: Points): SourceSeries {
+  const { timestampsMs, values } = points;
+  // Without flags every NaN is a marker (SourceSeries): samples without a NaN need none, which
+  // spares a flag array per series.
+  if (points.stale !== true && !holdsNaN(values)) return { labels, timestampsMs, values };
+  // Every point flagged: a NaN that is no marker is a value.
+  const stale = new Uint8Array(timestampsMs.length).fill(points.stale === true ? 1 : 0);
+  return { labels, timestampsMs, values, stale };
+}
+
+function holdsNaN(values: Float64Array): boolean {
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) return true;
+  return false;
 }
 
 /**
@@ -246,17 +251,20 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
   }
 
   /**
-   * The samples of the stored series `ids` in `range`, per series id, as binary arrays: no
-   * per-row conversion on the server, no text parsing here. One statement for all of them
-   * (`raw_samples`, see @monitor/db's read functions): the index finds every wanted row and the
-   * heap is read page by page, each page once, however many of the wanted series share it (rows
-   * land time-major, so one series' hour spans hundreds of pages, each shared with the other
-   * series written beside it). Rows come in scan order; `inTimeOrder` puts them in time order.
+   * The samples of the stored series `ids` in `range`, per series id, in time order. One
+   * statement for all of them (`raw_samples`, see @monitor/db's read functions), through COPY's
+   * binary format: in a result row a bytea comes as hex text (postgres.js asks for text
+   * results), twice the bytes, encoded by the server and decoded here, which cost the api more
+   * than the rest of a query over many series; COPY hands the bytes over as they are. Each
+   * series' times and values come packed (`string_agg` of their 8-byte binary forms: a third
+   * fewer bytes than arrays, and a tenth less of the server's time for the statement), and each
+   * row is decoded as it arrives, while the server is still sending the next ones. COPY takes no
+   * parameters: the ids are our own bigints (checked) and the times integers.
    *
-   * Through COPY's binary format: in a result row a bytea comes as hex text (postgres.js asks
-   * for text results), twice the bytes, encoded by the server and decoded here, which cost the
-   * api more than the rest of a query over many series; COPY hands the arrays over as they are.
-   * COPY takes no parameters: the ids are our own bigints (checked) and the times integers.
+   * Rows come in scan order: each chunk's rows of a series in time order (the index, the
+   * compressed batches), one chunk's before or after another's as the server's merge takes them;
+   * `timeOrdered` joins those runs. Asking for time order (a sorted subquery) cost the server a
+   * fifth more for the statement (docs/benchmarks.md, "PromQL").
    */
   async function readSamples(
     ids: string[],
@@ -270,32 +278,48 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) {
       throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
     }
+    const read = new Map<string, Points>();
+    const reader = createCopyBinaryReader(([id, t, v]) => {
+      // string_agg skips NULLs: a NULL value would leave fewer values than times.
+      if (!id || !t || !v || t.length !== v.length) {
+        throw new Error('expected rows of (series_id, times, values), as many times as values');
+      }
+      const { timesMs, values } = timeOrdered(decodePackedEpochMs(t), decodePackedFloat8(v));
+      read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values });
+    });
     // A connection of its own: the pool pipelines queries onto busy connections, and
     // postgres.js fails a query sent to one that is streaming a COPY (COPY_IN_PROGRESS).
     const connection = await sql.reserve();
-    const chunks: Buffer[] = [];
     try {
       const query = connection.unsafe(`copy (
-          select series_id, array_agg(time_ms), array_agg(value)
+          select series_id, string_agg(int8send(time_ms), ''::bytea),
+            string_agg(float8send(value), ''::bytea)
           from raw_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
           group by series_id
         ) to stdout (format binary)`);
       const copied = (async () => {
-        for await (const chunk of await query.readable()) chunks.push(chunk as Buffer);
+        const stream = await query.readable();
+        // Chunks as they come ('data'), not as the async iterator reads them, which joins the
+        // chunks waiting in the stream into one more copy. What the reader refuses fails the read
+        // once the COPY has ended: a stream destroyed while the server sends leaves the
+        // connection's socket paused (postgres.js pauses it when the stream refuses a chunk).
+        let refused: Error | undefined;
+        stream.on('data', (chunk: Buffer) => {
+          if (refused !== undefined) return;
+          try {
+            reader.push(chunk);
+          } catch (err) {
+            refused =
+              err instanceof Error ? err : new Error('unreadable COPY output', { cause: err });
+          }
+        });
+        await finished(stream);
+        if (refused !== undefined) throw refused;
+        reader.end();
       })();
       await cancelable(Object.assign(copied, { cancel: () => query.cancel() }), signal);
     } finally {
       connection.release();
-    }
-    const read = new Map<string, Points>();
-    for (const [id, t, v] of copyBinaryRows(Buffer.concat(chunks))) {
-      if (id === undefined || id === null || t === undefined || v === undefined) {
-        throw new Error('expected rows of (series_id, times, values)');
-      }
-      read.set(id.readBigInt64BE(0).toString(), {
-        timestampsMs: decodeEpochMsArray(t),
-        values: decodeFloat8Array(v),
-      });
     }
     return read;
   }
@@ -369,7 +393,7 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       }
     }
     const [only] = lists;
-    if (lists.length === 1 && only !== undefined) return inTimeOrder(row.labels, only);
+    if (lists.length === 1 && only !== undefined) return fromOneList(row.labels, only);
     if (lists.length === 0) return { labels: row.labels, timestampsMs: empty, values: empty };
     return merged(row.labels, lists);
   }

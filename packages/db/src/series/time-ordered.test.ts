@@ -46,6 +46,24 @@ describe('timeOrdered', () => {
     );
   });
 
+  it('joins ascending runs that do not overlap, in whichever order they come', () => {
+    const disjointRuns = fc
+      .uniqueArray(fc.integer({ min: 0, max: 1_000_000 }), { maxLength: 300 })
+      .chain((times) =>
+        fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1 }).chain((lengths) => {
+          const sorted = [...times].sort((a, b) => a - b);
+          const runs: number[][] = [];
+          for (let at = 0, k = 0; at < sorted.length; k++) {
+            const length = lengths[k % lengths.length]!;
+            runs.push(sorted.slice(at, at + length));
+            at += length;
+          }
+          return fc.shuffledSubarray(runs, { minLength: runs.length }).map((r) => r.flat());
+        }),
+      );
+    fc.assert(fc.property(disjointRuns, check), { numRuns: 500 });
+  });
+
   it('hands back points already in order as they are', () => {
     const timesMs = Float64Array.from([1, 2, 5]);
     const values = Float64Array.from([-0, Number.NaN, Number.POSITIVE_INFINITY]);

@@ -1,6 +1,7 @@
 import type { Expr, VectorSelector } from './ast.js';
 import { typeOf } from './ast.js';
-import type { EvalContext, LoadedSeries } from './evaluator.js';
+import type { EvalContext } from './evaluator.js';
+import type { LoadedSeries } from './loaded-series.js';
 import { Evaluator } from './evaluator.js';
 import type { Labels } from './labels.js';
 import { compareLabels } from './labels.js';

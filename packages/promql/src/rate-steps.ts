@@ -1,5 +1,5 @@
 import { counterResets, extrapolatedRateOf } from './functions.js';
-import type { LoadedSeries } from './evaluator.js';
+import type { LoadedSeries } from './loaded-series.js';
 import { dropMetricName } from './labels.js';
 import type { StepMatrix } from './step-matrix.js';
 import { emptyStepMatrix } from './step-matrix.js';

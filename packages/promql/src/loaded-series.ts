@@ -1,0 +1,16 @@
+import type { Labels } from './labels.js';
+import type { Point } from './values.js';
+
+/** A selector's series as loaded for one query. */
+export type LoadedSeries = {
+  metric: Labels;
+  timestamps: ArrayLike<number>;
+  values: ArrayLike<number>;
+  /** 1 at a staleness marker; undefined when the source flags none (every NaN is one). */
+  stale: ArrayLike<number> | undefined;
+  /** The samples that are no staleness markers, for range selectors: times and values. */
+  pointTimes: ArrayLike<number>;
+  pointValues: ArrayLike<number>;
+  /** The same samples as points (made on first use). */
+  readonly points: Point[];
+};

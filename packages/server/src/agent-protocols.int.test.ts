@@ -17,12 +17,11 @@ import {
   startCollector,
   startTelegraf,
 } from '@monitor/testkit';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The agent protocols with the real senders: Prometheus 2.42 scraping the node exporter and

@@ -4,13 +4,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { HttpReceiver, SmtpReceiver } from '@monitor/testkit';
 import { startHttpReceiver, startSmtpReceiver } from '@monitor/testkit';
 import type { ApiExchange, ApiRequest } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
-import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const key = `mon_test_${randomBytes(16).toString('hex')}`;

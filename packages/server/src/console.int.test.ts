@@ -9,13 +9,12 @@ import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { buildConsole, launchChromium } from './testing/console-browser.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The web console in a real browser (Debian's Chromium through playwright-core) against the

@@ -5,13 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 let stack: MonitorStack | undefined;

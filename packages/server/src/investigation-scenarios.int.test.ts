@@ -3,12 +3,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
 import type { Cause, Scenario } from '@monitor/investigator/scenarios';
 import { buildScenarios, scenarioHit } from '@monitor/investigator/scenarios';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const payloadsPerRequest = 200;

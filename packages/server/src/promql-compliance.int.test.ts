@@ -7,13 +7,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/testkit';
 import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
 import { differences, encode, normalize } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The official PromQL compliance tester (prometheus/compliance, `promql-compliance-tester` with

@@ -3,12 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlertResponse } from '@monitor/schemas';
 import type { HttpReceiver, RunningAlertmanager } from '@monitor/testkit';
 import { startAlertmanager, startHttpReceiver } from '@monitor/testkit';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { newOrganization } from './testing/api-target.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { LocalApiTarget } from './testing/monitor-stack.js';
 import { startLocalApiTarget } from './testing/monitor-stack.js';
-import { waitFor } from './testing/wait-for.js';
 
 /** One alert of Alertmanager's webhook message (version 4). */
 type WebhookAlert = {

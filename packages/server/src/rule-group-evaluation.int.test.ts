@@ -2,13 +2,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
 import { ruleGroupPartition } from '@monitor/evaluator';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { newOrganization } from './testing/api-target.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { LocalApiTarget, MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, startLocalApiTarget } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const intervalMs = 2_000;
 

@@ -1,7 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSampleMessage } from '@monitor/testkit/builders';
+import { buildSampleMessage, waitFor } from '@monitor/testkit/builders';
 import type { Bus, Publisher } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -20,7 +20,6 @@ import { serviceUrl } from '@monitor/testkit/vitest';
 import type { RoleProcess } from './testing/role-process.js';
 import { postIngest } from './testing/ingest-client.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 import { encode } from './testing/prometheus-fixture.js';
 
 /**

@@ -5,13 +5,12 @@ import snappy from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import { readSamples, readTypes } from './testing/remote-read-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * Every value an agent sends comes back exactly as sent, bit for bit (−0 included, NaN and ±Inf

@@ -4,12 +4,11 @@ import { afterAll, expect, it } from 'vitest';
 import type { HttpReceiver } from '@monitor/testkit';
 import { startHttpReceiver } from '@monitor/testkit';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * Silences act on notifications, not on truth, end to end in the embedded service (`monitor

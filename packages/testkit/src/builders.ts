@@ -7,5 +7,6 @@ export { buildHostSample } from './host-sample.js';
 export { buildSampleMessage } from './sample-message.js';
 export { problemBody } from './problem-body.js';
 export { uniqueOrgId } from './unique-org-id.js';
+export { waitFor } from './wait-for.js';
 // The platform logger writing into memory; it lives in platform, whose own tests use it too.
 export { createMemoryLogger } from '@monitor/platform/testing';

@@ -7,11 +7,10 @@ import type {
   NotificationListResponse,
 } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody } from '@monitor/testkit/builders';
+import { createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { fireTestAlert, newOrganization } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
-import { waitFor } from '../wait-for.js';
 import type { Problem } from './suite-support.js';
 import { backgroundWorkTimeoutMs, isoTime, unknownIds } from './suite-support.js';
 

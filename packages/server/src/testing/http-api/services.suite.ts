@@ -6,12 +6,11 @@ import type {
   ServiceMetricsResponse,
 } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody } from '@monitor/testkit/builders';
+import { createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { postIngest } from '../ingest-client.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
-import { waitFor } from '../wait-for.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;

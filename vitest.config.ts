@@ -11,7 +11,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/src/**/*.test.ts'],
-          exclude: ['**/*.int.test.ts', '**/*.container.test.ts', '**/node_modules/**'],
+          exclude: [
+            '**/*.int.test.ts',
+            '**/*.container.test.ts',
+            '**/*.compliance.test.ts',
+            '**/node_modules/**',
+          ],
           environment: 'node',
         },
       },
@@ -27,6 +32,20 @@ export default defineConfig({
           // Integration files share the servers the global setup started; running them one at
           // a time keeps a 2-core machine from timing out under Kafka + PostgreSQL + the JVM.
           fileParallelism: false,
+        },
+      },
+      {
+        resolve,
+        test: {
+          // Suites whose wall time their authors fixed (the alert generator compliance suite:
+          // about 40 minutes), against real servers like `int`: not part of `npm test`; CI runs
+          // them beside it (docs/development.md#ci).
+          name: 'compliance',
+          include: ['packages/*/src/**/*.compliance.test.ts'],
+          environment: 'node',
+          globalSetup: ['packages/testkit/src/vitest-global-setup.ts'],
+          testTimeout: 3_600_000,
+          hookTimeout: 600_000,
         },
       },
       {

@@ -13,6 +13,8 @@
  *    window); meanwhile each probe host repeatedly completes a window with event-time samples
  *    and polls the alerts API every ~20 ms, then clears the alert before its next probe.
  *
+ * `--scenario prometheus-rules` measures Prometheus rule files instead (prometheus-rules-bench.ts).
+ *
  * A command of its own rather than a phase of bench:ingest: that one saturates the machine on
  * purpose to find throughput ceilings and stops the pipeline for them, while latency needs the
  * evaluator and the api running under a steady load, with its own warm-up and rules.
@@ -35,6 +37,14 @@ import { summarizeLatencies } from './latency-summary.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
+import {
+  createPrometheusRulesReport,
+  parsePrometheusRulesOptions,
+  prometheusRulesDefaults,
+  prometheusRulesUsage,
+  runPrometheusRulesBenchmark,
+} from './prometheus-rules-bench.js';
+import { formatPrometheusRulesReport } from './prometheus-rules-report.js';
 import { sumOf } from './writer-metrics.js';
 
 /**
@@ -65,6 +75,8 @@ type Options = Omit<
 >;
 
 const usage = `Usage: npm run bench:alerts -- [options]
+  --scenario NAME             json-rules (default: this one) or prometheus-rules (its own options:
+                              npm run bench:alerts -- --scenario prometheus-rules --help)
   --rules N                   rules active, probe rules included (default 1000)
   --probe-hosts N             probe hosts, one rule each, probing in parallel (default 4)
   --probe-duration-minutes N  duration_minutes of the probe rules (default 1)
@@ -415,10 +427,31 @@ function createProbeDeps(
   };
 }
 
+/** `--scenario NAME` or `--scenario=NAME` of the command line; `json-rules` without one. */
+function scenarioOf(argv: readonly string[]): string {
+  const at = argv.findIndex((arg) => arg === '--scenario' || arg.startsWith('--scenario='));
+  if (at === -1) return 'json-rules';
+  const arg = argv[at] ?? '';
+  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[at + 1] ?? '');
+}
+
+if (scenarioOf(process.argv) === 'prometheus-rules') {
+  await runBenchCommand({
+    name: 'alerts-prometheus-rules',
+    usage: prometheusRulesUsage,
+    defaults: prometheusRulesDefaults,
+    parseOptions: parsePrometheusRulesOptions,
+    createReport: createPrometheusRulesReport,
+    run: runPrometheusRulesBenchmark,
+    format: formatPrometheusRulesReport,
+  });
+}
+
 await runBenchCommand({
   name: 'alerts',
   usage,
   defaults: {
+    scenario: 'json-rules',
     rules: '1000',
     'probe-hosts': '4',
     'probe-duration-minutes': '1',
@@ -430,6 +463,8 @@ await runBenchCommand({
     'duration-seconds': '60',
   },
   parseOptions: (values): Options => {
+    if (values.scenario !== 'json-rules')
+      throw new Error('--scenario must be json-rules or prometheus-rules');
     const probeHosts = integerOption('probe-hosts', values['probe-hosts'], 1, 100);
     return {
       rules: integerOption('rules', values.rules, probeHosts),

@@ -77,10 +77,21 @@ export function remoteWriteWarmUpBodies(
  */
 export const defaultRemoteWriteRequests = 1500;
 
+/** A series of a remote-write body: its labels (`__name__` included) and samples. */
+export type RemoteWriteSeries = {
+  labels: { name: string; value: string }[];
+  samples: { value: number; timestamp: number }[];
+};
+
+/** A remote-write 1.0 body as a Prometheus queue shard sends it: protobuf, snappy-compressed. */
+export function encodeRemoteWrite(timeseries: RemoteWriteSeries[]): Buffer {
+  return snappy.compressSync(Buffer.from(writeRequest.encode({ timeseries }).finish()));
+}
+
 /** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
 export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
   const hosts = Math.ceil(seriesPerRequest / seriesPerHost);
-  const timeseries = [];
+  const timeseries: RemoteWriteSeries[] = [];
   for (let i = 0; i < seriesPerRequest; i++) {
     const host = i % hosts;
     const series = Math.floor(i / hosts);
@@ -94,7 +105,7 @@ export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: num
       samples: [{ value: (n * 7 + i) % 1000, timestamp: baseMs + n * 1000 }],
     });
   }
-  return snappy.compressSync(Buffer.from(writeRequest.encode({ timeseries }).finish()));
+  return encodeRemoteWrite(timeseries);
 }
 
 /** Sends every body once, `concurrency` at a time; counts the answers by status. */

@@ -57,7 +57,8 @@ describe('ruleAlertHost and ruleAlertSeverity', () => {
   it('takes the service of its series, else the rules’ own service', () => {
     expect(ruleAlertHost({ instance: 'node-1:9100' })).toBe('node-1');
     expect(ruleAlertHost({ host: 'web-1', instance: 'node-1:9100' })).toBe('web-1');
-    expect(ruleAlertHost({ job: 'api' })).toBe('prometheus-rules');
+    expect(ruleAlertHost({ job: 'api' })).toBe('api');
+    expect(ruleAlertHost({ alertname: 'HighLoad' })).toBe('prometheus-rules');
     expect(ruleAlertHost({ host: 'x'.repeat(256) })).toBe('prometheus-rules');
   });
 

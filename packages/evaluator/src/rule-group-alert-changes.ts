@@ -34,8 +34,8 @@ function sameRecord(a: Labels, b: Labels): boolean {
 
 /**
  * The service a rule file's alert is about: the one its labels' series belongs to (`host`, else
- * `instance` without the port), else the service the rules' own series are stored under (an
- * aggregate across hosts).
+ * `instance` without the port, else `job`), else the service the rules' own series are stored
+ * under (an aggregate across jobs).
  */
 export function ruleAlertHost(labels: Labels): string {
   const host = hostOfLabels(labels);

@@ -11,6 +11,11 @@ export function createRuleGroupMetrics(
     help: 'Prometheus rule group evaluations saved by this replica.',
     registers: [registry],
   });
+  const ruleEvaluations = new Counter({
+    name: 'rule_group_rule_evaluations_total',
+    help: 'Rules evaluated, one per rule of each saved group evaluation.',
+    registers: [registry],
+  });
   const failedRules = new Counter({
     name: 'rule_group_rule_failures_total',
     help: 'Rules whose evaluation failed (their health is err until the next one).',
@@ -28,8 +33,9 @@ export function createRuleGroupMetrics(
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
-  return ({ durationMs, lagMs, failedRules: failed }) => {
+  return ({ durationMs, lagMs, rules, failedRules: failed }) => {
     evaluations.inc();
+    ruleEvaluations.inc(rules);
     if (failed > 0) failedRules.inc(failed);
     durations.observe(durationMs / 1000);
     lags.observe(Math.max(0, lagMs) / 1000);

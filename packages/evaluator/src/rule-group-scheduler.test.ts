@@ -185,6 +185,26 @@ describe('createRuleGroupScheduler', () => {
     ]);
   });
 
+  it('serves the group whose slot was missed longest first when evaluations fall behind', async () => {
+    const store = fakeStore();
+    const names = Array.from({ length: 6 }, (_, i) => `g${i}`);
+    for (const name of names) store.groups.set(`org_1/ns/${name}`, definition(null, [name]));
+    const clock = { nowMs: firstSlot };
+    // Each tick settles at most 4 evaluations (maxConcurrentEvaluations), a slot apart: 6 groups
+    // cannot all be evaluated at every slot, but none may wait more than two.
+    const one = replica(store, clock);
+    const perTick: string[][] = [];
+    for (let tick = 0; tick < 6; tick++) {
+      const before = one.evaluations.length;
+      await one.scheduler.tick();
+      perTick.push(one.evaluations.slice(before).flatMap((e) => e.records));
+      clock.nowMs += defaultIntervalMs;
+    }
+    expect(perTick.map((evaluated) => evaluated.length)).toEqual([4, 4, 4, 4, 4, 4]);
+    for (let tick = 1; tick < perTick.length; tick++)
+      expect(new Set([...perTick[tick - 1]!, ...perTick[tick]!])).toEqual(new Set(names));
+  });
+
   it("takes a group's own interval and rule changes at its next evaluation", async () => {
     const store = fakeStore();
     store.groups.set('org_1/ns/node', definition('15s', ['a']));

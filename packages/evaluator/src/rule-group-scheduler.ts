@@ -29,7 +29,13 @@ export type RuleGroupSchedulerDeps = {
   clock: { nowMs(): number };
   logger: Logger;
   /** Told of every finished evaluation, for metrics. Must not throw. */
-  onEvaluated?(outcome: { durationMs: number; lagMs: number; failedRules: number }): void;
+  onEvaluated?(outcome: {
+    durationMs: number;
+    lagMs: number;
+    /** The group's rules, each evaluated once. */
+    rules: number;
+    failedRules: number;
+  }): void;
 };
 
 export type RuleGroupSchedulerOptions = {
@@ -156,6 +162,7 @@ export function createRuleGroupScheduler(
     deps.onEvaluated?.({
       durationMs,
       lagMs: startedMs - slotMs,
+      rules: group.rules.length,
       failedRules: evaluation.health.filter((h) => h.health === 'err').length,
     });
   }
@@ -170,7 +177,7 @@ export function createRuleGroupScheduler(
           })
           .finally(() => (refreshing = undefined)));
       }
-      const started: Promise<void>[] = [];
+      const due: { id: string; entry: KnownGroup; missedSlotMs: number }[] = [];
       for (const [id, entry] of known) {
         if (!deps.owns(entry.ref)) {
           // Whoever owns it now may move it on: read it back if it comes back.
@@ -178,9 +185,18 @@ export function createRuleGroupScheduler(
           continue;
         }
         if (entry.group === undefined || running.has(id)) continue;
-        if (running.size >= options.maxConcurrentEvaluations) break;
         const slotMs = slotOf(entry, entry.group, nowMs);
         if (entry.lastEvaluationMs !== undefined && entry.lastEvaluationMs >= slotMs) continue;
+        const intervalMs = entry.group.intervalMs ?? options.defaultIntervalMs;
+        // Never evaluated here (or read back from another owner): as if last at the epoch.
+        due.push({ id, entry, missedSlotMs: (entry.lastEvaluationMs ?? 0) + intervalMs });
+      }
+      // Oldest missed slot first: taken in list order, the first groups would fill every free
+      // place at each of their slots whenever evaluations fall behind, and the last never run.
+      due.sort((a, b) => a.missedSlotMs - b.missedSlotMs);
+      const free = Math.max(0, options.maxConcurrentEvaluations - running.size);
+      const started: Promise<void>[] = [];
+      for (const { id, entry } of due.slice(0, free)) {
         const evaluation = evaluateGroup(id, entry, nowMs)
           .catch((err: unknown) =>
             deps.logger.warn(

@@ -17,15 +17,16 @@ describe('hostOfInstance', () => {
 });
 
 describe('hostOfLabels', () => {
-  it('takes the host label, else the instance without its port', () => {
+  it('takes the host label, else the instance without its port, else the job', () => {
     expect(hostOfLabels({ host: 'web-1', instance: 'node-1:9100' })).toBe('web-1');
     expect(hostOfLabels({ instance: 'node-1:9100', job: 'node' })).toBe('node-1');
     expect(hostOfLabels({ host: '', instance: '[::1]:9100' })).toBe('::1');
+    expect(hostOfLabels({ job: 'node', rulegroup: 'g' })).toBe('node');
   });
 
-  it('is undefined for a series of neither', () => {
-    expect(hostOfLabels({ job: 'node' })).toBeUndefined();
-    expect(hostOfLabels({ instance: '' })).toBeUndefined();
+  it('is undefined for a series of none of them', () => {
+    expect(hostOfLabels({ rulegroup: 'g' })).toBeUndefined();
+    expect(hostOfLabels({ instance: '', job: '' })).toBeUndefined();
   });
 });
 

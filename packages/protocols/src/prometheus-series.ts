@@ -53,14 +53,24 @@ export function hostOfInstance(instance: string): string {
 }
 
 /**
+ * The service of every remote-written series with none of `host`, `instance` and `job` (one per
+ * organization), as a recording rule's or a federated aggregate's series are: Prometheus stores
+ * them, so we do too.
+ */
+const remoteWriteHost = 'remote-write';
+
+/**
  * The service a series of these labels belongs to (docs/api.md#labels-and-values-as-written):
- * its `host` label, else its `instance` label without the port; undefined without either.
+ * its `host` label, else its `instance` label without the port, else its `job` label; undefined
+ * without any of them (each caller has its own fallback).
  */
 export function hostOfLabels(labels: Readonly<Record<string, string>>): string | undefined {
   const host = labels['host'];
   if (host !== undefined && host !== '') return host;
   const instance = labels['instance'];
-  return instance === undefined || instance === '' ? undefined : hostOfInstance(instance);
+  if (instance !== undefined && instance !== '') return hostOfInstance(instance);
+  const job = labels['job'];
+  return job === undefined || job === '' ? undefined : job;
 }
 
 /** A label as protobufjs decodes remote-write 1.0's (2.0's are resolved into the same shape). */
@@ -76,9 +86,10 @@ export type PrometheusSeriesCollector = (
 ) => void;
 
 /**
- * Mapping (docs/api.md#agent-protocols): metric = `__name__`; host = label `host`, else label
- * `instance` without its port; every label but `__name__` is a tag (`job`, `instance` and
- * `host` included), and the tags label the series. A label with an empty value is no label, as in
+ * Mapping (docs/agents.md#labels-as-written): metric = `__name__`; host = label `host`, else label
+ * `instance` without its port, else label `job`, else `remoteWriteHost`; every label but
+ * `__name__` is a tag (`job`, `instance` and `host` included), and the tags label the series,
+ * nothing added. A label with an empty value is no label, as in
  * Prometheus. A staleness marker ends its series at its time (stored as a marker, not a value);
  * every sample goes to the collector's checks. One per body: it keeps the hosts of the
  * instances it has seen.
@@ -92,6 +103,7 @@ export function createPrometheusSeriesCollector(
     let metric: string | undefined;
     let hostLabel: string | undefined;
     let instance: string | undefined;
+    let job: string | undefined;
     let previous: string | undefined;
     let sorted = true;
     // Overwritten in place: emptying the array would drop its backing store every series.
@@ -106,6 +118,7 @@ export function createPrometheusSeriesCollector(
       if (value === '') continue;
       if (name === 'host') hostLabel = value;
       else if (name === 'instance') instance = value;
+      else if (name === 'job') job = value;
       if (previous !== undefined && previous > name) sorted = false;
       previous = name;
       tags[tagCount++] = name;
@@ -126,6 +139,7 @@ export function createPrometheusSeriesCollector(
         hostsOfInstances.set(instance, host);
       }
     }
+    host ??= job ?? remoteWriteHost;
     for (const sample of samples) {
       const value = sample.value ?? 0;
       if (metric === undefined || metric === '') {

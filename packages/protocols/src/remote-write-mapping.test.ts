@@ -165,18 +165,25 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
     let metric: string | undefined;
     let hostLabel: string | undefined;
     let instance: string | undefined;
+    let job: string | undefined;
     const pairs: [string, string][] = [];
     for (const { name, value } of labels) {
       if (name === '__name__') metric = value;
       else if (value !== '') {
         if (name === 'host') hostLabel = value;
         if (name === 'instance') instance = value;
+        if (name === 'job') job = value;
         pairs.push([name, value]);
       }
     }
     // Stable: labels of one name keep their order.
     pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const host = hostLabel ?? (instance === undefined ? undefined : hostOfInstance(instance));
+    // Neither `host` nor `instance`: the service of its job, else the organization's one.
+    const host =
+      hostLabel ??
+      (instance === undefined ? undefined : hostOfInstance(instance)) ??
+      job ??
+      'remote-write';
     for (const { value, timestamp } of points) {
       if (metric === undefined || metric === '') {
         reject('no_metric_name');

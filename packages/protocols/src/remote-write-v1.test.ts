@@ -200,10 +200,33 @@ describe('decodeRemoteWriteV1', () => {
     });
   });
 
-  it('counts series without a name, without a host, or with tags /ingest refuses', () => {
+  it('stores a series without host or instance under its job, else under remote-write', () => {
+    const body = writeRequestBody([
+      { labels: { __name__: 'up', job: 'node' }, samples: [{ value: 1, timestamp: t0 }] },
+      {
+        labels: { __name__: 'job:up:sum', rulegroup: 'g' },
+        samples: [{ value: 3, timestamp: t0 }],
+      },
+    ]);
+    expect(decodeRemoteWriteV1(body, options)).toEqual({
+      samples: [
+        { host: 'node', timeMs: t0, metrics: { up: 1 }, tags: { job: 'node' } },
+        {
+          host: 'remote-write',
+          timeMs: t0,
+          metrics: { 'job:up:sum': 3 },
+          tags: { rulegroup: 'g' },
+        },
+      ],
+      accepted: 2,
+      rejected: {},
+      skipped: {},
+    });
+  });
+
+  it('counts series without a name, or with a host or tags /ingest refuses', () => {
     const body = writeRequestBody([
       { labels: { job: 'x', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
-      { labels: { __name__: 'up', job: 'x' }, samples: [{ value: 1, timestamp: t0 }] },
       {
         labels: { __name__: 'up', host: 'h', long: 'v'.repeat(257) },
         samples: [{ value: 1, timestamp: t0 }],
@@ -216,7 +239,6 @@ describe('decodeRemoteWriteV1', () => {
       accepted: 0,
       rejected: {
         no_metric_name: 1,
-        no_host: 1,
         tag_value_too_long: 1,
         host_too_long: 1,
         unstorable_text: 1,

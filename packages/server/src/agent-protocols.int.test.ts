@@ -255,6 +255,47 @@ describe('agent protocols, with the real senders', () => {
     ]);
   });
 
+  it('stores a remote-written series without host or instance under its job, else under remote-write, with exactly its labels', async () => {
+    // As Prometheus' recording rules and federated aggregates send them: no host, no instance.
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    const written = await fetch(`${monitor.baseUrl}/api/v1/write`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+        'X-Prometheus-Remote-Write-Version': '0.1.0',
+      },
+      body: encode([
+        { labels: { __name__: 'rw_backup_last_success', job: 'backup' }, samples: [[t0, 1]] },
+        {
+          labels: { __name__: 'rw_job:requests:rate5m', rulegroup: 'api', tier: 'edge' },
+          samples: [[t0, 7.5]],
+        },
+      ]),
+    });
+    expect(written.status).toBe(204);
+
+    const series = await waitFor(
+      async () => {
+        const found = await seriesOf('{__name__=~"rw_backup_last_success|rw_job:requests:rate5m"}');
+        return found.length === 2 ? found : undefined;
+      },
+      15_000,
+      'both series through /prometheus',
+    );
+    expect(series).toEqual([
+      { __name__: 'rw_backup_last_success', job: 'backup' },
+      { __name__: 'rw_job:requests:rate5m', rulegroup: 'api', tier: 'edge' },
+    ]);
+    expect(
+      await serviceWith('backup', (metrics) => 'rw_backup_last_success' in metrics),
+    ).toBeDefined();
+    expect(
+      await serviceWith('remote-write', (metrics) => 'rw_job:requests:rate5m' in metrics),
+    ).toBeDefined();
+  });
+
   it('collectd write_http (JSON) authenticates with the key as its password', async () => {
     const collectd = await startCollectd({
       writeHttpUrl: `${monitor.baseUrl}/api/v1/collectd`,

@@ -328,6 +328,11 @@ const evaluatorFields = {
     .describe(
       "The time limit of one Prometheus rule's query (and of each query its templates make).",
     ),
+  RULE_GROUP_MAX_CONCURRENT_EVALUATIONS: envPositiveInt()
+    .default(8)
+    .describe(
+      'Prometheus rule group evaluations in flight at once per evaluator; the others wait for a free place, most overdue first. Each holds a few of its DATABASE_POOL_MAX connections while it queries.',
+    ),
   PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
   PROMQL_MAX_SAMPLES: promqlMaxSamples,
   PUBLIC_URL: publicUrl,

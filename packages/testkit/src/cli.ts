@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ServiceName } from './service.js';
+import { addAlertGeneratorTesterCommand } from './alert-generator-tester.js';
 import { ensureKafkaJars } from './kafka.js';
 import { addCollectorCommand } from './otelcol.js';
 import { addComplianceTesterCommand } from './promql-compliance-tester.js';
@@ -66,6 +67,7 @@ program
 addTelegrafCommand(program);
 addCollectorCommand(program);
 addComplianceTesterCommand(program);
+addAlertGeneratorTesterCommand(program);
 addSchemathesisCommand(program);
 
 program

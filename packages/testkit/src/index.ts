@@ -34,6 +34,8 @@ export { startCollector } from './otelcol.js';
 // The official PromQL compliance tester, built from its vendored source.
 export type { ComplianceTester } from './promql-compliance-tester.js';
 export { ensureComplianceTester } from './promql-compliance-tester.js';
+export type { AlertGeneratorTester } from './alert-generator-tester.js';
+export { ensureAlertGeneratorTester, runAlertGeneratorTester } from './alert-generator-tester.js';
 
 // Local stand-ins for Slack, customers' webhooks and a mail server, for notification tests.
 export type { HttpReceiver, HttpRequestReceived, SmtpReceiver } from './notification-receivers.js';

@@ -76,6 +76,33 @@ describe('prometheusConfig', () => {
     ).toThrow(/cannot send io\.prometheus\.write\.v2\.Request/);
   });
 
+  it('loads rule files at an evaluation interval of their own, and sends alerts to Alertmanagers', () => {
+    const config = prometheusConfig(
+      {
+        scrapeTargets: [],
+        evaluationIntervalSeconds: 2,
+        alertmanagerUrls: ['http://127.0.0.1:9093', 'http://127.0.0.1:4000/hook/'],
+      },
+      ['/tmp/rules-0.yml'],
+    );
+    expect(config['global']).toMatchObject({
+      scrape_interval: '1000ms',
+      evaluation_interval: '2000ms',
+    });
+    expect(config['rule_files']).toEqual(['/tmp/rules-0.yml']);
+    expect(config['alerting']).toEqual({
+      alertmanagers: [
+        { api_version: 'v2', scheme: 'http', static_configs: [{ targets: ['127.0.0.1:9093'] }] },
+        {
+          api_version: 'v2',
+          scheme: 'http',
+          path_prefix: '/hook',
+          static_configs: [{ targets: ['127.0.0.1:4000'] }],
+        },
+      ],
+    });
+  });
+
   it('refuses targets of one job with different paths', () => {
     expect(() =>
       prometheusConfig({

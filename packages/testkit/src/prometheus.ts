@@ -47,6 +47,12 @@ export type PrometheusOptions = {
   remoteWriteReceiver?: boolean;
   /** Also the scrape timeout; 1 when omitted. */
   scrapeIntervalSeconds?: number;
+  /** The interval of rule groups that set none; the scrape interval when omitted. */
+  evaluationIntervalSeconds?: number;
+  /** Rule files (YAML text) it loads (`rule_files`), each written to a file of its own. */
+  ruleFiles?: string[];
+  /** Alertmanagers it sends alerts to (API v2), as `http://host:port[/path prefix]`. */
+  alertmanagerUrls?: string[];
 };
 
 export type RunningPrometheus = AgentProcess & {
@@ -70,8 +76,13 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   });
   const dir = createServiceDir('prometheus');
   const configFile = join(dir, 'prometheus.yml');
+  const ruleFiles = (options.ruleFiles ?? []).map((text, i) => {
+    const file = join(dir, `rules-${i}.yml`);
+    writeFileSync(file, text);
+    return file;
+  });
   // JSON is YAML, and needs no quoting rules of its own.
-  writeFileSync(configFile, JSON.stringify(prometheusConfig(options), null, 2));
+  writeFileSync(configFile, JSON.stringify(prometheusConfig(options, ruleFiles), null, 2));
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
   const agent = await startAgentProcess({
@@ -96,8 +107,14 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   return { ...agent, url };
 }
 
-/** The prometheus.yml for `options`; exported for its unit test. */
-export function prometheusConfig(options: PrometheusOptions): Record<string, unknown> {
+/**
+ * The prometheus.yml for `options`, its rule files at `ruleFilePaths`; exported for its unit
+ * test.
+ */
+export function prometheusConfig(
+  options: PrometheusOptions,
+  ruleFilePaths: readonly string[] = [],
+): Record<string, unknown> {
   const { remoteWrite, remoteRead } = options;
   if (
     remoteWrite?.protobufMessage !== undefined &&
@@ -106,9 +123,21 @@ export function prometheusConfig(options: PrometheusOptions): Record<string, unk
     throw new Error(`Prometheus 2.42 cannot send ${String(remoteWrite.protobufMessage)}`);
   }
   const interval = duration(options.scrapeIntervalSeconds ?? 1);
+  const evaluationInterval =
+    options.evaluationIntervalSeconds === undefined
+      ? interval
+      : duration(options.evaluationIntervalSeconds);
   const jobs = [...new Set(options.scrapeTargets.map((target) => target.job))];
   return {
-    global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+    global: {
+      scrape_interval: interval,
+      scrape_timeout: interval,
+      evaluation_interval: evaluationInterval,
+    },
+    ...(ruleFilePaths.length === 0 ? {} : { rule_files: ruleFilePaths }),
+    ...(options.alertmanagerUrls === undefined || options.alertmanagerUrls.length === 0
+      ? {}
+      : { alerting: { alertmanagers: options.alertmanagerUrls.map(alertmanagerConfig) } }),
     scrape_configs: jobs.map((job) => {
       const targets = options.scrapeTargets.filter((target) => target.job === job);
       const paths = new Set(targets.map((target) => target.metricsPath ?? '/metrics'));
@@ -152,6 +181,18 @@ export function prometheusConfig(options: PrometheusOptions): Record<string, unk
               queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
             },
           ],
+  };
+}
+
+/** One `alerting.alertmanagers` entry for an Alertmanager at `url`. */
+function alertmanagerConfig(url: string): Record<string, unknown> {
+  const parsed = new URL(url);
+  const pathPrefix = parsed.pathname.replace(/\/$/, '');
+  return {
+    api_version: 'v2',
+    scheme: parsed.protocol.replace(/:$/, ''),
+    ...(pathPrefix === '' ? {} : { path_prefix: pathPrefix }),
+    static_configs: [{ targets: [parsed.host] }],
   };
 }
 

@@ -1,34 +1,13 @@
 /**
- * The official PromQL compliance tester (github.com/prometheus/compliance, module `promql`). The
- * Go module proxy refuses that module, so it is built from the upstream source tarball vendored
- * beside the clone (`../shared/vendor`, or `MONITOR_PROMQL_COMPLIANCE_TARBALL`), its
- * dependencies coming from the proxy, once, into the testkit cache outside the work tree:
- * `npm run services -- prepare-promql-compliance` builds it.
+ * The official PromQL compliance tester (github.com/prometheus/compliance, module `promql`),
+ * built from the vendored source (`compliance-source.ts`) once, into the testkit cache outside
+ * the work tree: `npm run services -- prepare-promql-compliance` builds it.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { complianceCommit, extractComplianceSource } from './compliance-source.js';
 import { cachedAgentPath, ensureBuilt, runGo } from './go-build.js';
-
-const execFileAsync = promisify(execFile);
-
-/** Pinned: the upstream commit the vendored tarball was made from. */
-const complianceCommit = '67b8327';
-const tarballName = `prometheus-compliance-${complianceCommit}.tar.gz`;
-
-const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
-
-/** The vendored source tarball: `MONITOR_PROMQL_COMPLIANCE_TARBALL`, else beside the clone. */
-function tarballPath(): string {
-  return (
-    process.env['MONITOR_PROMQL_COMPLIANCE_TARBALL'] ??
-    resolve(repoRoot, '..', 'shared', 'vendor', tarballName)
-  );
-}
 
 function binaryPath(): string {
   return cachedAgentPath('promql-compliance-tester', complianceCommit);
@@ -50,14 +29,7 @@ export async function ensureComplianceTester(
 ): Promise<ComplianceTester> {
   const testQueries = join(dirname(binaryPath()), 'promql-test-queries.yml');
   const binary = await ensureBuilt(binaryPath(), async (work) => {
-    const tarball = tarballPath();
-    if (!existsSync(tarball)) {
-      throw new Error(
-        `${tarball} is missing: set MONITOR_PROMQL_COMPLIANCE_TARBALL to the vendored ${tarballName}`,
-      );
-    }
-    await execFileAsync('tar', ['-xzf', tarball, '-C', work]);
-    const source = join(work, `prometheus-compliance-${complianceCommit}`, 'promql');
+    const source = await extractComplianceSource(work, 'promql');
     log(`building promql-compliance-tester ${complianceCommit} (modules from the Go module proxy)`);
     await runGo(['build', '-o', join(work, 'tester'), './cmd/promql-compliance-tester'], {
       cwd: source,

@@ -1,4 +1,5 @@
 // @services postgres
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabelMatcher, SourceSeries } from '@monitor/promql';
 import { createLabelMatcher } from '@monitor/promql';
@@ -153,6 +154,31 @@ describe('the PromQL series source over stored series', () => {
       signal,
     );
     expect(plain(selected).map((s) => s.points.length)).toEqual([4]);
+  });
+
+  it('listens to a query’s signal once per selection, whatever its reads, and lets go after', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const { signal: shared } = new AbortController();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      // Eight selections of one query at once, as a long `or` makes: eight listeners, where
+      // one per read would pass the ten after which Node warns of a leak.
+      const selections = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          source.select([equal('__name__', 'up')], range, hints, shared),
+        ),
+      );
+      const [first] = selections;
+      expect(first?.length).toBeGreaterThan(0);
+      for (const selected of selections) expect(selected).toEqual(first);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    expect(getEventListeners(shared, 'abort')).toEqual([]);
   });
 });
 

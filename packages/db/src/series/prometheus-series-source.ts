@@ -426,11 +426,16 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       const share = Math.ceil(ids.length / readConcurrency);
       const parts: string[][] = [];
       for (let i = 0; i < ids.length; i += share) parts.push(ids.slice(i, i + share));
+      // The reads listen to a signal of their own, so that `signal` (shared by every selection
+      // of a query) gets one listener per selection, not one per read: Node warns past ten.
+      const reads = new AbortController();
+      const onAbort = (): void => reads.abort(signal.reason);
+      signal.addEventListener('abort', onAbort);
       const [markers, unaggregated, ...read] = await Promise.all([
-        readStaleMarkers(ids, range, signal),
-        readUnaggregated(ids, range, signal),
-        ...parts.map((part) => readSamples(part, range, signal)),
-      ]);
+        readStaleMarkers(ids, range, reads.signal),
+        readUnaggregated(ids, range, reads.signal),
+        ...parts.map((part) => readSamples(part, range, reads.signal)),
+      ]).finally(() => signal.removeEventListener('abort', onAbort));
       const samples = new Map<string, Points>();
       for (const part of read) for (const [id, points] of part) samples.set(id, points);
       return selected.map((row) =>

@@ -17,8 +17,6 @@ import type { RoleContext } from '../role-context.js';
 const tickMs = 250;
 /** Series one rule's query may select (as the PromQL API's limit). */
 const maxSeriesPerQuery = 100_000;
-/** Evaluations in flight at once per replica (each a few queries on the database pool). */
-const maxConcurrentEvaluations = 4;
 
 /** Partitions of the samples topic assigned to this replica, as the consumer reports them. */
 type Assignment = { topic: string; partition: number }[];
@@ -72,7 +70,7 @@ export function startRuleGroupEvaluation(
     {
       defaultIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,
       refreshIntervalMs: config.EVALUATOR_RULE_POLL_MS,
-      maxConcurrentEvaluations,
+      maxConcurrentEvaluations: config.RULE_GROUP_MAX_CONCURRENT_EVALUATIONS,
       resendDelayMs: config.NOTIFIER_ALERTMANAGER_RESEND_MS,
     },
   );

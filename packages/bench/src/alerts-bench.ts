@@ -22,6 +22,11 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
+import {
+  countAlertsOfOtherRules,
+  countEvaluatorStates,
+  readCommittedRecords,
+} from '@monitor/db/bench';
 import { ingestPath } from '@monitor/schemas';
 import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
 import { probeSpanMs, runProbe } from './alert-probe.js';
@@ -190,7 +195,7 @@ async function runBenchmark(
     cpuUsPerEvaluation:
       evaluations > 0 ? ((cpu.seconds['evaluator'] ?? 0) * 1e6) / evaluations : undefined,
     recordsBehindWriter: await recordsBehindWriter(stack.db, stack.env['SAMPLES_TOPIC'] ?? ''),
-    statesStored: await countStates(stack.db),
+    statesStored: await countEvaluatorStates(stack.db),
   };
 
   report.fleet = { ...summarizeLoad(load), samplesPerSecond: load.samplesAccepted / load.seconds };
@@ -234,10 +239,7 @@ async function runBenchmark(
       (target === targets.default || report.evaluator.recordsBehindWriter === 0),
   };
 
-  const [row] = await stack.db.sql<{ n: string }[]>`
-    select count(*) as n from alerts where rule_id <> all(${probeRuleIds}::text[])
-  `;
-  report.fleetRuleAlerts = Number(row?.n ?? 0);
+  report.fleetRuleAlerts = await countAlertsOfOtherRules(stack.db, probeRuleIds);
   if (report.fleetRuleAlerts > 0)
     report.notes.push('fleet rules fired: their thresholds are not out of the fleet’s reach');
 }
@@ -323,18 +325,8 @@ async function createRules(
  * so it says nothing while one batch takes long).
  */
 async function recordsBehindWriter(db: Database, topic: string): Promise<number> {
-  const rows = await db.sql<{ group_id: string; records: string }[]>`
-    select group_id, sum(next_offset) as records from consumer_offsets
-    where topic = ${topic} group by group_id
-  `;
-  const records = (group: string) => Number(rows.find((r) => r.group_id === group)?.records ?? 0);
-  return records('writer') - records('evaluator');
-}
-
-/** Rows of `evaluator_states`: the (rule, host) windows the evaluator has checkpointed. */
-async function countStates(db: Database): Promise<number> {
-  const [row] = await db.sql<{ n: string }[]>`select count(*) as n from evaluator_states`;
-  return Number(row?.n ?? 0);
+  const records = await readCommittedRecords(db, topic);
+  return (records.get('writer') ?? 0) - (records.get('evaluator') ?? 0);
 }
 
 /** The sum of a metric over its label sets on a role's /metrics (0 if it has none). */

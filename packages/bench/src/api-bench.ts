@@ -12,11 +12,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
+import { countAlertsAndSnapshots, vacuumAnalyze } from '@monitor/db/bench';
 import type { ApiBenchReport, QueryFigures } from './api-report.js';
 import { formatApiReport } from './api-report.js';
-import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import type { MonitorStack } from './monitor-stack.js';
 import { startMonitorStack } from './monitor-stack.js';
@@ -44,12 +46,11 @@ const usage = `Usage: npm run bench:api -- [options]
   --out FILE              JSON results (default bench-results/api-<iso date>.json)
 PostgreSQL comes from DATABASE_URL when set, else testkit starts it.`;
 
-async function runBenchmark(
-  options: Options,
-  report: ApiBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+type Context = BenchContext<Options, Omit<ApiBenchReport, keyof ReportBase>>;
+type Seeded = { mainOrgId: string; plan: PlannedService[]; key: string };
+
+/** PostgreSQL, a fresh database migrated by `monitor migrate`; the api role starts later. */
+async function start({ report, cleanup }: Context): Promise<MonitorStack> {
   const stack = await startMonitorStack({
     services: ['postgres'],
     cleanup,
@@ -58,8 +59,15 @@ async function runBenchmark(
     env: { SERVICE_STALE_AFTER_SECONDS: String(staleAfterSeconds) },
   });
   report.settings.origins = stack.serviceOrigins;
+  return stack;
+}
 
-  const { mainOrgId, plan, key } = await seed(stack, options, report);
+/** The api role under load, query by query. */
+async function measure(
+  stack: MonitorStack,
+  { options, report, processes }: Context,
+  { mainOrgId, plan, key }: Seeded,
+): Promise<void> {
   const now = new Date();
 
   logProgress('starting the api role');
@@ -152,7 +160,7 @@ async function seed(
   stack: MonitorStack,
   options: Options,
   report: ApiBenchReport,
-): Promise<{ mainOrgId: string; plan: PlannedService[]; key: string }> {
+): Promise<Seeded> {
   const { db } = stack;
   const orgs = createOrgStore(db);
   const [mainOrg, otherOrg] = [
@@ -183,16 +191,14 @@ async function seed(
     await insertPlannedServices(db, otherOrg.id, otherPlan, otherSeed);
   }
   // A production table has statistics; a freshly filled one has none until autovacuum runs.
-  await db.sql`vacuum analyze services, snapshots, alerts`;
-  const [rows] = await db.sql<{ alerts: string; snapshots: string }[]>`
-    select (select count(*) from alerts) as alerts, (select count(*) from snapshots) as snapshots
-  `;
+  await vacuumAnalyze(db, ['services', 'snapshots', 'alerts']);
+  const rows = await countAlertsAndSnapshots(db);
   const counts = countPlanned(plan);
   report.seeded = {
     byStatus: counts.byStatus,
     byEnvironment: counts.byEnvironment,
-    alertRows: Number(rows?.alerts ?? 0),
-    snapshotRows: Number(rows?.snapshots ?? 0),
+    alertRows: rows.alerts,
+    snapshotRows: rows.snapshots,
     seedSeconds: (performance.now() - seedStartedAt) / 1000,
   };
   return { mainOrgId: mainOrg.id, plan, key };
@@ -246,7 +252,7 @@ function shuffle<T>(items: readonly T[], seed: number): T[] {
   return copy;
 }
 
-await runBenchCommand({
+await runBench({
   name: 'api',
   usage,
   defaults: {
@@ -268,6 +274,8 @@ await runBenchCommand({
     settings: { ...options, staleAfterSeconds, origins: {} },
     queries: [],
   }),
-  run: runBenchmark,
+  start,
+  seed: (stack, { options, report }) => seed(stack, options, report),
+  measure,
   format: formatApiReport,
 });

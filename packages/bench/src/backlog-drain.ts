@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import type { BenchProcess } from './bench-process.js';
 import { processCpuSeconds } from './proc-stats.js';
-import { countSamples } from './wait-for-landed.js';
+import { countSamples } from '@monitor/db/bench';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** A writer draining on its own what the gateway put in Kafka while no writer ran. */

@@ -65,7 +65,7 @@ import {
   victoriaMetricsInstall,
   victoriaMetricsVersion,
 } from './victoria-metrics-target.js';
-import { countSamples } from './wait-for-landed.js';
+import { countSamples, listAllServices } from '@monitor/db/bench';
 import type { WrkFigures } from './wrk-result.js';
 import { runWrkLoad } from './wrk-load.js';
 
@@ -479,9 +479,7 @@ async function measureCopy(
     applicationName: 'monitor-bench-copy',
   });
   context.cleanup.add('COPY connection', () => copyDb.close());
-  const services = await kafka.stack.db.sql<
-    { id: string }[]
-  >`select id from services order by name`;
+  const services = await listAllServices(kafka.stack.db);
   return measureCopyCeiling(copyDb, {
     serviceIds: services.map((row) => row.id),
     // Before the run's first stage, a stretch per measurement: no (service, metric, time) of

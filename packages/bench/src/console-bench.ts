@@ -21,8 +21,10 @@ import { chromium } from 'playwright-core';
 import type { Page } from 'playwright-core';
 import { createSeededRandom } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { startMonitorStack } from './monitor-stack.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 
@@ -95,12 +97,11 @@ function payloads(count: number, now: Date): Record<string, unknown>[] {
   });
 }
 
-async function runBenchmark(
-  options: Options,
-  report: ReportBase & ConsoleBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+type Context = BenchContext<Options, ConsoleBenchReport>;
+/** `monitor all` with the console built, and the key it was started with. */
+type Target = { monitor: BenchProcess; key: string; headers: Record<string, string> };
+
+async function start({ report, cleanup, processes }: Context): Promise<Target> {
   const key = `mon_bench_${randomBytes(16).toString('hex')}`;
   const stack = await startMonitorStack({
     services: ['postgres'],
@@ -120,7 +121,11 @@ async function runBenchmark(
   const monitor = await stack.startRole('all');
   processes.push(monitor);
   const headers = { 'content-type': 'application/json', 'x-api-key': key };
+  return { monitor, key, headers };
+}
 
+/** Two alert rules and the fleet's services, ingested through the API (timed). */
+async function seed({ monitor, headers }: Target, { options, report }: Context): Promise<void> {
   for (const rule of [
     { name: 'cpu critical', threshold: 95, severity: 'critical' },
     { name: 'cpu warning', threshold: 85, severity: 'warning' },
@@ -155,7 +160,13 @@ async function runBenchmark(
     services: options.services,
   };
   logProgress(`listed after ${report.ingest.seconds.toFixed(1)} s`);
+}
 
+/** Page loads and interactions in Chromium, run by run. */
+async function measure(
+  { monitor, key }: Target,
+  { options, report, cleanup }: Context,
+): Promise<void> {
   const browser = await chromium.launch({
     executablePath: report.settings.chromium,
     headless: true,
@@ -319,7 +330,7 @@ function formatReport(report: ReportBase & ConsoleBenchReport): string {
   return [...lines, ...formatNotes(report), ''].join('\n');
 }
 
-await runBenchCommand({
+await runBench({
   name: 'console',
   usage,
   defaults: { services: '10000', runs: '5' },
@@ -333,6 +344,8 @@ await runBenchCommand({
     loads: [],
     interactions: [],
   }),
-  run: runBenchmark,
+  start,
+  seed,
+  measure,
   format: formatReport,
 });

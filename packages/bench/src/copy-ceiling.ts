@@ -1,6 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Database } from '@monitor/db';
 import {
   binarySampleChunks,
@@ -8,6 +6,7 @@ import {
   readSampleTimeColumn,
   scaleValues,
 } from '@monitor/db';
+import { copyBinarySamples, ensureSeries } from '@monitor/db/bench';
 import { fleetMetricNames } from './fleet.js';
 
 type CopyCeilingOptions = {
@@ -82,10 +81,7 @@ export async function measureCopyCeiling(
   let next = 0;
   const copier = async (): Promise<void> => {
     for (let chunks = batchChunks[next++]; chunks !== undefined; chunks = batchChunks[next++]) {
-      const writable = await db.sql`
-          copy samples (time, series_id, mantissa, scale, value) from stdin (format binary)
-        `.writable();
-      await withTimeout(pipeline(Readable.from(chunks), writable), timeoutMs, 'COPY batch');
+      await withTimeout(copyBinarySamples(db, chunks), timeoutMs, 'COPY batch');
     }
   };
   const startedAt = performance.now();
@@ -105,15 +101,7 @@ export async function measureCopyCeiling(
 /** The series id of each (service, metric), service by service in `fleetMetricNames` order. */
 async function seriesOf(db: Database, serviceIds: readonly string[]): Promise<number[]> {
   const metrics = [...fleetMetricNames];
-  await db.sql`
-    insert into series (service_id, metric)
-    select s, m from unnest(${serviceIds}::text[]) as s, unnest(${metrics}::text[]) as m
-    on conflict (service_id, metric, (coalesce(md5(labels::text), ''))) do nothing
-  `;
-  const rows = await db.sql<{ id: string; service_id: string; metric: string }[]>`
-    select id, service_id, metric from series where service_id = any(${serviceIds}::text[])
-  `;
-  const byName = new Map(rows.map((r) => [`${r.service_id}\u0000${r.metric}`, Number(r.id)]));
+  const byName = await ensureSeries(db, serviceIds, metrics);
   return serviceIds.flatMap((serviceId) =>
     metrics.map((metric) => {
       const id = byName.get(`${serviceId}\u0000${metric}`);
@@ -123,10 +111,7 @@ async function seriesOf(db: Database, serviceIds: readonly string[]): Promise<nu
   );
 }
 
-/**
- * postgres.js 3.4.9 never settles a COPY's stream when the server rejects it after the last
- * chunk (porsager/postgres#1173): bound the wait so a failure cannot hang the benchmark.
- */
+/** Bounds a COPY's wait, so a stalled server fails the measurement instead of hanging it. */
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {

@@ -42,7 +42,8 @@ import { createFleet } from './fleet.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { runPacedLoad } from './paced-load.js';
-import { countSamples, waitForLanded } from './wait-for-landed.js';
+import { countSamples } from '@monitor/db/bench';
+import { waitForLanded } from './wait-for-landed.js';
 
 /** The target: back under the threshold within 10 s of a replica going away. */
 const targetStallMs = 10_000;

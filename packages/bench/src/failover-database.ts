@@ -15,6 +15,13 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
+import {
+  countDuplicateSamples,
+  countFiredAlerts,
+  listHostValues,
+  listRuleAlerts,
+  readMaxValue,
+} from '@monitor/db/bench';
 import { ingestPath } from '@monitor/schemas';
 import { startPatroniCluster } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
@@ -196,7 +203,7 @@ export async function runDatabaseFailover(
     samples: {
       acknowledged,
       stored: landed.stored,
-      duplicates: await duplicateSamples(stack.db),
+      duplicates: await countDuplicateSamples(stack.db),
       probeHosts: await checkProbeSamples(stack.db, hosts, probeResults),
     },
     alerts: await checkProbeAlerts(stack.db, ruleIds, probeResults),
@@ -226,22 +233,12 @@ export async function runDatabaseFailover(
 async function waitForSeq(db: Database, host: string, seq: number): Promise<boolean> {
   const deadline = performance.now() + 240_000;
   while (performance.now() < deadline) {
-    const [row] = await db.sql<{ seq: number | null }[]>`
-      select max(sample_value(s.mantissa, s.scale, s.value)) as seq from samples s
-      join series r on r.id = s.series_id join services v on v.id = r.service_id
-      where v.name = ${host} and r.metric = ${failoverSeqMetric}`.catch(() => []);
-    if ((row?.seq ?? -1) >= seq) return true;
+    // A failed read (the server is being replaced) counts as not there yet.
+    const stored = await readMaxValue(db, host, failoverSeqMetric).catch(() => null);
+    if ((stored ?? -1) >= seq) return true;
     await sleep(500);
   }
   return false;
-}
-
-/** Rows of `samples` sharing a (series, time) with another. */
-async function duplicateSamples(db: Database): Promise<number> {
-  const [row] = await db.sql<{ n: number }[]>`
-    select coalesce(sum(n - 1), 0)::int as n
-    from (select count(*) as n from samples group by series_id, time having count(*) > 1) d`;
-  return row?.n ?? 0;
 }
 
 /** Each probe host's acknowledged steps, one by one: stored, and stored once. */
@@ -250,10 +247,7 @@ async function checkProbeSamples(
   hosts: readonly string[],
   results: readonly PartitionProbeResults[],
 ): Promise<DatabaseFailover['samples']['probeHosts']> {
-  const rows = await db.sql<{ host: string; seq: number }[]>`
-    select v.name as host, sample_value(s.mantissa, s.scale, s.value) as seq from samples s
-    join series r on r.id = s.series_id join services v on v.id = r.service_id
-    where v.name = any(${hosts as string[]}) and r.metric = ${failoverSeqMetric}`;
+  const rows = await listHostValues(db, hosts, failoverSeqMetric);
   let acknowledged = 0;
   let missing = 0;
   let duplicates = 0;
@@ -261,7 +255,8 @@ async function checkProbeSamples(
     const steps = results[partition]?.stored.length ?? 0;
     acknowledged += steps;
     const seen = new Map<number, number>();
-    for (const row of rows) if (row.host === host) seen.set(row.seq, (seen.get(row.seq) ?? 0) + 1);
+    for (const row of rows)
+      if (row.host === host) seen.set(row.value, (seen.get(row.value) ?? 0) + 1);
     for (let step = 0; step < steps; step++) {
       const count = seen.get(step) ?? 0;
       if (count === 0) missing += 1;
@@ -280,11 +275,7 @@ async function checkProbeAlerts(
   const expected = results.reduce((n, r) => n + Math.ceil(r.alert.length / 2), 0);
   const deadline = performance.now() + 60_000;
   for (;;) {
-    const [row] = await db.sql<{ fired: number; distinct: number }[]>`
-      select count(*)::int as fired, count(distinct (rule_id, fired_at))::int as distinct
-      from alerts where rule_id = any(${ruleIds as string[]})`;
-    const fired = row?.fired ?? 0;
-    const distinct = row?.distinct ?? 0;
+    const { fired, distinct } = await countFiredAlerts(db, ruleIds);
     if (fired >= expected || performance.now() > deadline)
       return { expected, fired, duplicates: fired - distinct };
     await sleep(500);
@@ -299,16 +290,15 @@ async function checkWindowAlert(
 ): Promise<DatabaseFailover['pendingWindow']> {
   const deadline = performance.now() + 60_000;
   for (;;) {
-    const rows = await db.sql<{ status: string; fired_at: Date }[]>`
-      select status, fired_at from alerts where rule_id = ${ruleId}`;
+    const rows = await listRuleAlerts(db, ruleId);
     if (rows.length > 0 || performance.now() > deadline) {
       return {
         expectedFiredAt: new Date(expectedFiredAtMs).toISOString(),
-        alerts: rows.map((row) => ({ status: row.status, firedAt: row.fired_at.toISOString() })),
+        alerts: rows.map((row) => ({ status: row.status, firedAt: row.firedAt.toISOString() })),
         firedOnceOnTime:
           rows.length === 1 &&
           rows[0]?.status === 'active' &&
-          rows[0].fired_at.getTime() === expectedFiredAtMs,
+          rows[0].firedAt.getTime() === expectedFiredAtMs,
       };
     }
     await sleep(500);

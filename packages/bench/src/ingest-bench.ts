@@ -23,19 +23,23 @@ import { ingestPath } from '@monitor/schemas';
 import type { BacklogFigures } from './backlog-drain.js';
 import { timeBacklogDrain } from './backlog-drain.js';
 import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
 import { measureStoreCeiling } from './store-ceiling.js';
 import type { BodySource, Fleet } from './fleet.js';
 import { createFleet } from './fleet.js';
 import type { LoadResult } from './load-client.js';
 import { runLoad, summarizeLoad } from './load-client.js';
+import type { MonitorStack } from './monitor-stack.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import type { IngestBenchReport, LoadFigures, PhaseName, PhaseReport } from './ingest-report.js';
 import { formatIngestReport } from './ingest-report.js';
-import { countSamples, waitForLanded } from './wait-for-landed.js';
+import { countSamples, listAllServices } from '@monitor/db/bench';
+import { waitForLanded } from './wait-for-landed.js';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** The gateway's body limit (docs/api.md#ingest: at most 1 MiB after decompression). */
@@ -72,12 +76,16 @@ WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and SAMPLES_TOPI
 passed on to the gateway and writer; BENCH_WRITER_NODE_OPTIONS becomes the NODE_OPTIONS of the
 writer that drains the backlog (e.g. --require of a script that starts a CPU profile).`;
 
-async function runBenchmark(
-  options: Options,
-  report: IngestBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+type Context = BenchContext<Options, Omit<IngestBenchReport, keyof ReportBase>>;
+/** The pipeline: Kafka, PostgreSQL and Redis, a migrated database, a gateway and a writer. */
+type Target = {
+  stack: MonitorStack;
+  headers: Record<string, string>;
+  gateway: BenchProcess;
+  firstWriter: BenchProcess;
+};
+
+async function start({ report, cleanup, processes }: Context): Promise<Target> {
   const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
@@ -89,6 +97,14 @@ async function runBenchmark(
 
   logProgress('starting gateway and writer');
   const [gateway, firstWriter] = await stack.startRoles(['gateway', 'writer'], processes);
+  return { stack, headers, gateway, firstWriter };
+}
+
+/** The measured phases, the backlog's drain, then the ceilings (bare HTTP, COPY, the store). */
+async function measure(
+  { stack, headers, gateway, firstWriter }: Target,
+  { options, report, cleanup, processes }: Context,
+): Promise<void> {
   let writer = firstWriter;
   const { db } = stack;
 
@@ -232,9 +248,7 @@ async function runBenchmark(
     applicationName: 'monitor-bench-copy',
   });
   cleanup.add('COPY connection', () => copyDb.close());
-  const serviceIds = (await db.sql<{ id: string }[]>`select id from services order by name`).map(
-    (row) => row.id,
-  );
+  const serviceIds = (await listAllServices(db)).map((row) => row.id);
   report.ceilings.copy = await measureCopyCeiling(copyDb, {
     serviceIds,
     // Ten minutes before the fleet's first sample: no (service, metric, time) of the phases.
@@ -249,9 +263,7 @@ async function runBenchmark(
   const spec = JSON.parse(
     fleet.createBodySource({ payloadsPerRequest: 1, slots: 1 }).next(0).toString('utf8'),
   ) as { docker_containers: unknown[]; processes: unknown[] };
-  const services = await db.sql<{ org_id: string; name: string }[]>`
-    select org_id, name from services order by name
-  `;
+  const services = await listAllServices(db);
   // As many connections as the writer has consumers (WRITER_CONSUMERS, default 2).
   const connections = Number(stack.env['WRITER_CONSUMERS'] ?? 2);
   const storeDb = createDatabase({
@@ -262,7 +274,7 @@ async function runBenchmark(
   cleanup.add('storage ceiling connections', () => storeDb.close());
   report.ceilings.store = await measureStoreCeiling(storeDb, {
     connections,
-    services: services.map((row) => ({ orgId: row.org_id, host: row.name })),
+    services: services.map((row) => ({ orgId: row.orgId, host: row.name })),
     containersJson: JSON.stringify(spec.docker_containers),
     processesJson: JSON.stringify(spec.processes),
     // Twenty minutes before the fleet's first sample: clear of the phases and the COPY rows.
@@ -445,7 +457,7 @@ function summarize(report: IngestBenchReport, backlog: BacklogFigures | undefine
 /** The writer's drain of the backlog, for the summary: the report keeps it only as a note. */
 const backlog: { figures?: BacklogFigures } = {};
 
-await runBenchCommand({
+await runBench({
   name: 'ingest',
   usage,
   defaults: {
@@ -479,7 +491,8 @@ await runBenchCommand({
     loss: { acknowledged: 0, stored: 0, missing: 0, extra: 0, zeroLoss: false },
     targets: {},
   }),
-  run: runBenchmark,
+  start,
+  measure,
   finish: (report) => summarize(report, backlog.figures),
   format: formatIngestReport,
 });

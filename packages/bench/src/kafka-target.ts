@@ -1,5 +1,6 @@
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { readBackendPid } from '@monitor/db/bench';
 import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
@@ -45,8 +46,8 @@ export async function startKafkaMonitor(options: {
   ];
   // A server the environment named may be another machine's: its pids would mean nothing here.
   if (stack.serviceOrigins['postgres'] === 'native') {
-    const [row] = await stack.db.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-    const postmaster = row === undefined ? undefined : parentPid(row.pid);
+    const backend = await readBackendPid(stack.db);
+    const postmaster = backend === undefined ? undefined : parentPid(backend);
     measured.push({ name: 'postgres', pid: () => postmaster, tree: true });
   }
   let broker: number | undefined;

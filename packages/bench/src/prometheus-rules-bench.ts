@@ -18,6 +18,7 @@ import { summarizeLatencies } from './latency-summary.js';
 import type { MetricsHistogram } from './metrics-histogram.js';
 import { histogramOf, histogramSince, summarizeHistogram } from './metrics-histogram.js';
 import { startPipelineStack } from './monitor-stack.js';
+import { countAlertsNotNamed } from '@monitor/db/bench';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import { createPrometheusFleet, prometheusFleetMetrics } from './prometheus-fleet.js';
 import type { PrometheusFleet } from './prometheus-fleet.js';
@@ -382,10 +383,7 @@ export async function runPrometheusRulesBenchmark(
   for (const [name, seconds] of Object.entries(cpu.seconds))
     report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = seconds;
   report.machineBusyPercent = cpu.machineBusyPercent;
-  const [row] = await stack.db.sql<{ n: string }[]>`
-    select count(*) as n from alerts where rule_name <> ${probeAlertName}
-  `;
-  report.fleetRuleAlerts = Number(row?.n ?? 0);
+  report.fleetRuleAlerts = await countAlertsNotNamed(stack.db, probeAlertName);
   // A slot at each window edge may fall either side: one evaluation per group of slack.
   report.target.met =
     report.evaluations.done >= report.evaluations.expected - groups.length &&

@@ -19,17 +19,18 @@
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
 import {
-  createApiKeyStore,
-  createDatabase,
-  createOrgStore,
-  defaultStoragePolicies,
-  migrate,
-} from '@monitor/db';
-import { createTestDatabase, getFreePort, startPrometheus } from '@monitor/testkit';
+  compressOlderChunks,
+  listRawChunks,
+  pausePolicyJobs,
+  vacuumAnalyze,
+} from '@monitor/db/bench';
+import { createApiKeyStore, createOrgStore, defaultStoragePolicies } from '@monitor/db';
+import { getFreePort, startPrometheus } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
 import type { Cleanup, ReportBase } from './bench-run.js';
 import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
@@ -37,8 +38,6 @@ import { remoteWriteFleet } from './promql-prometheus-load.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import { createStorageFleet } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import { compressOlderChunks, pauseJobs } from './storage-maintenance.js';
-import { startTimescaleServer } from './timescale-server.js';
 
 type Options = {
   hosts: number;
@@ -164,13 +163,9 @@ async function compressionOf(
   startMs: number,
   endMs: number,
 ): Promise<NonNullable<PromqlBenchFields['compression']>> {
-  const chunks = await db.sql<{ start: number; end: number; compressed: boolean }[]>`
-    select range_start_integer::float8 as start, range_end_integer::float8 as end,
-      is_compressed as compressed
-    from timescaledb_information.chunks where hypertable_name = 'samples'
-  `;
-  const overlapMs = (chunk: { start: number; end: number }): number =>
-    Math.max(0, Math.min(endMs, chunk.end) - Math.max(startMs, chunk.start));
+  const chunks = await listRawChunks(db);
+  const overlapMs = (chunk: { startMs: number; endMs: number }): number =>
+    Math.max(0, Math.min(endMs, chunk.endMs) - Math.max(startMs, chunk.startMs));
   const compressed = chunks.filter((chunk) => chunk.compressed);
   return {
     chunks: chunks.length,
@@ -219,19 +214,17 @@ async function runBenchmark(
   });
   report.load.prometheusSeconds = (performance.now() - prometheusStarted) / 1000;
 
-  const server = await startTimescaleServer({ logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_promql');
-  const db = createDatabase({
-    url: database.url,
+  const target = await startTimescaleDatabase({
+    logDir,
+    cleanup,
+    prefix: 'bench_promql',
     maxConnections: options.connections + 1,
     applicationName: 'monitor-bench-promql',
   });
-  cleanup.add('database pool', () => db.close());
-  logProgress('migrating (TimescaleDB mode)');
-  const migrated = await migrate(db, { mode: 'timescale' });
-  if (migrated.mode !== 'timescale') throw new Error(`migrate chose ${migrated.mode}`);
-  await pauseJobs(db);
+  report.settings.timescaledb = target.version;
+  const { db } = target;
+  await migrateInMode(db, 'timescale');
+  await pausePolicyJobs(db);
   const org = await createOrgStore(db).createOrganization('bench-promql');
   const { key } = await createApiKeyStore(db).createKey({
     orgId: org.id,
@@ -260,7 +253,7 @@ async function runBenchmark(
   logProgress(`compressing the raw chunks that ended before ${compressBefore.toISOString()}`);
   await compressOlderChunks(db, 'samples', compressBefore);
   report.compression = await compressionOf(db, startMs, endMs);
-  await db.sql`vacuum analyze`;
+  await vacuumAnalyze(db);
 
   const port = await getFreePort();
   const command = monitorCommand('source', ['api']);
@@ -275,7 +268,7 @@ async function runBenchmark(
       PATH: process.env['PATH'] ?? '',
       HOME: process.env['HOME'] ?? '',
       PORT: String(port),
-      DATABASE_URL: database.url,
+      DATABASE_URL: target.url,
       LOG_LEVEL: 'warn',
     },
     logDir,

@@ -29,7 +29,7 @@ import {
   victoriaMetricsBinary,
   victoriaMetricsInstall,
 } from './victoria-metrics-target.js';
-import { countSamples } from './wait-for-landed.js';
+import { countSamples } from '@monitor/db/bench';
 
 type Options = RemoteWriteOptions;
 

@@ -1,4 +1,6 @@
 import type { Database } from '@monitor/db';
+import type { SeedAlert, SeedService } from '@monitor/db/bench';
+import { insertSeedAlerts, insertSeedServices, insertSeedSnapshots } from '@monitor/db/bench';
 import { createSeededRandom } from '@monitor/testkit';
 
 /**
@@ -129,81 +131,44 @@ export async function insertPlannedServices(
   for (let start = 0; start < plan.length; start += chunkSize) {
     const chunk = plan.slice(start, start + chunkSize);
     const lastSeen = chunk.map((s) => new Date(s.lastSeenMs).toISOString());
-    await db.sql`
-      insert into services (id, org_id, name, tags, metrics, metric_times, last_seen)
-      select id, ${orgId}, name, tags::jsonb, metrics::jsonb, metric_times::jsonb,
-        last_seen::timestamptz
-      from unnest(
-        ${chunk.map((s) => s.id)}::text[],
-        ${chunk.map((s) => s.name)}::text[],
-        ${chunk.map((s) => JSON.stringify(s.tags))}::text[],
-        ${chunk.map((s) => JSON.stringify(s.metrics))}::text[],
-        ${chunk.map((s) => JSON.stringify(metricTimes(s)))}::text[],
-        ${lastSeen}::text[]
-      ) as u(id, name, tags, metrics, metric_times, last_seen)
-    `;
-    await db.sql`
-      insert into snapshots (time, service_id, containers, processes)
-      select time::timestamptz, service_id, containers::json, processes::json
-      from unnest(
-        ${lastSeen}::text[],
-        ${chunk.map((s) => s.id)}::text[],
-        ${chunk.map((s) => JSON.stringify(containersOf(s, random)))}::text[],
-        ${chunk.map(() => JSON.stringify(processesOf(random)))}::text[]
-      ) as u(time, service_id, containers, processes)
-    `;
+    const services: SeedService[] = chunk.map((s, i) => ({
+      id: s.id,
+      name: s.name,
+      tagsJson: JSON.stringify(s.tags),
+      metricsJson: JSON.stringify(s.metrics),
+      metricTimesJson: JSON.stringify(metricTimes(s)),
+      lastSeen: lastSeen[i] ?? '',
+    }));
+    await insertSeedServices(db, orgId, services);
+    // The random draws in the order they always were: every container list, then every process list.
+    const containers = chunk.map((s) => JSON.stringify(containersOf(s, random)));
+    const processes = chunk.map(() => JSON.stringify(processesOf(random)));
+    await insertSeedSnapshots(
+      db,
+      chunk.map((s, i) => ({
+        time: lastSeen[i] ?? '',
+        serviceId: s.id,
+        containersJson: containers[i] ?? '[]',
+        processesJson: processes[i] ?? '[]',
+      })),
+    );
     const alerts = chunk.flatMap((s) => alertRows(s, ruleIds, random));
     if (alerts.length === 0) continue;
-    const column = <K extends keyof AlertSeed>(key: K): AlertSeed[K][] => alerts.map((a) => a[key]);
-    await db.sql`
-      insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
-        threshold, severity, status, value, started_at, fired_at, resolved_at)
-      select id, ${orgId}, rule_id, rule_name, service_id, host, 'cpu_percent', 'greater_than',
-        90, severity, status, value, started_at::timestamptz, fired_at::timestamptz,
-        resolved_at::timestamptz
-      from unnest(
-        ${column('id')}::text[],
-        ${column('ruleId')}::text[],
-        ${column('ruleName')}::text[],
-        ${column('serviceId')}::text[],
-        ${column('host')}::text[],
-        ${column('severity')}::text[],
-        ${column('status')}::text[],
-        ${column('value')}::float8[],
-        ${column('startedAt')}::text[],
-        ${column('firedAt')}::text[],
-        ${column('resolvedAt')}::text[]
-      ) as u(id, rule_id, rule_name, service_id, host, severity, status, value, started_at,
-        fired_at, resolved_at)
-    `;
+    await insertSeedAlerts(db, orgId, alerts);
   }
 }
-
-type AlertSeed = {
-  id: string;
-  ruleId: string;
-  ruleName: string;
-  serviceId: string;
-  host: string;
-  severity: string;
-  status: 'active' | 'resolved';
-  value: number;
-  startedAt: string;
-  firedAt: string;
-  resolvedAt: string | null;
-};
 
 function alertRows(
   service: PlannedService,
   ruleIds: readonly string[],
   random: () => number,
-): AlertSeed[] {
-  const rows: AlertSeed[] = [];
+): SeedAlert[] {
+  const rows: SeedAlert[] = [];
   const alert = (
     severity: string,
     firedAtMs: number,
     resolvedAtMs: number | undefined,
-  ): AlertSeed => {
+  ): SeedAlert => {
     const rule = Math.floor(random() * ruleIds.length);
     return {
       id: ulidLike('alr', firedAtMs, random),

@@ -1,5 +1,5 @@
 import type { Database } from '@monitor/db';
-import { servicesPageStatement } from '@monitor/db';
+import { explainServicesPage as explainStatement } from '@monitor/db/bench';
 import type { ExplainFigures } from './api-report.js';
 
 /**
@@ -10,15 +10,10 @@ export async function explainServicesPage(
   db: Database,
   call: { orgId: string; limit: number; offset: number; now: Date; staleAfterSeconds: number },
 ): Promise<ExplainFigures> {
-  const { sql } = db;
-  const staleBefore = new Date(call.now.getTime() - call.staleAfterSeconds * 1000);
-  const explained = await sql<Record<string, unknown>[]>`
-    explain (analyze, buffers) ${servicesPageStatement(sql, call, staleBefore)}
-  `;
-  const plan = explained.map((row) => String(row['QUERY PLAN']));
+  const { statement, plan } = await explainStatement(db, call);
   return {
     call: `listServices(limit ${call.limit}, offset ${call.offset})`,
-    statement: explained.statement.string.replace(/\s+/g, ' ').trim(),
+    statement,
     plan,
     ...readPlan(plan, call.limit),
   };

@@ -31,34 +31,44 @@
  * over the retention's samples.
  */
 import { performance } from 'node:perf_hooks';
-import {
-  createApiKeyStore,
-  createDatabase,
-  createOrgStore,
-  migrate,
-  refreshRollups as refreshDbRollups,
-} from '@monitor/db';
+import { createApiKeyStore, createOrgStore, refreshRollups as refreshDbRollups } from '@monitor/db';
 import type { Database } from '@monitor/db';
-import { createSeededRandom, createTestDatabase, getFreePort } from '@monitor/testkit';
+import type { CompressedColumn } from '@monitor/db/bench';
+import {
+  compressOlderChunks,
+  explainHistoryRead,
+  listAllSeries,
+  listCompressibleAggregates,
+  measureCompressedColumns,
+  measurePlainSizes,
+  measureTimescaleSizes,
+  pausePolicyJobs,
+  readCompressionWindows,
+  readMinuteRefreshEndOffsetHours,
+  readRawChunkIntervalMs,
+  readRawRetentionDays,
+  refreshAggregates,
+  vacuumAnalyze,
+} from '@monitor/db/bench';
+import { createSeededRandom, getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
 import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import type { TimescaleDatabase } from './harness/timescale-database.js';
+import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
 import { runLoad, summarizeLoad } from './load-client.js';
 import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-import { compressOlderChunks, pauseJobs, refreshRollups } from './storage-maintenance.js';
 import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
 import type { LayoutFigures, StorageBenchReport } from './storage-report.js';
 import { compareStorage, countBytes, formatStorageReport, historyEndMs } from './storage-report.js';
-import { measurePlain, measureTimescale } from './storage-sizes.js';
-import { explainHistoryRead } from './history-explain.js';
-import type { CompressedColumn } from './storage-columns.js';
-import { measureCompressedColumns } from './storage-columns.js';
-import { startTimescaleServer } from './timescale-server.js';
 import {
   forceMerge,
   importFleet,
@@ -104,29 +114,34 @@ const usage = `Usage: npm run bench:storage -- [options]
   --out FILE                JSON results (default bench-results/storage-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
-async function runBenchmark(
-  options: Options,
-  report: StorageBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const { logDir } = report;
-  const server = await startTimescaleServer({ logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_storage');
-  const db = createDatabase({
-    url: database.url,
+type Target = TimescaleDatabase;
+type Context = BenchContext<Options, Omit<StorageBenchReport, keyof ReportBase>>;
+
+async function start({ options, report, cleanup }: Context): Promise<Target> {
+  const target = await startTimescaleDatabase({
+    logDir: report.logDir,
+    cleanup,
+    prefix: 'bench_storage',
     maxConnections: options.connections + 1,
     applicationName: 'monitor-bench-storage',
   });
-  cleanup.add('database pool', () => db.close());
-  logProgress(`migrating (${options.engine} mode)`);
-  const migrated = await migrate(db, { mode: options.engine });
-  if (migrated.mode !== options.engine) throw new Error(`migrate chose ${migrated.mode}`);
+  report.settings.timescaledb = target.version;
+  return target;
+}
+
+async function migrateTarget({ db }: Target, { options }: Context): Promise<void> {
+  await migrateInMode(db, options.engine);
+  if (options.engine === 'timescale') await pausePolicyJobs(db);
+}
+
+/** The fleet loaded into each store, then sizes and history queries, layout by layout. */
+async function measure(target: Target, context: Context): Promise<void> {
+  const { options, report, cleanup, processes } = context;
+  const { logDir } = report;
+  const { db } = target;
   const plain = options.engine === 'postgres';
-  if (!plain) await pauseJobs(db);
   // Plain PostgreSQL's partitions are daily.
-  const chunkMs = plain ? 24 * hourMs : await rawChunkIntervalMs(db);
+  const chunkMs = plain ? 24 * hourMs : await readRawChunkIntervalMs(db);
 
   // One hour past a UTC midnight, which is a boundary of the raw chunks and of the aggregates'
   // daily ones alike: every chunk but the newest then holds as much as it does in a deployment.
@@ -181,7 +196,7 @@ async function runBenchmark(
     await measurePlainSide(db, options, report, {
       cleanup,
       processes,
-      databaseUrl: database.url,
+      databaseUrl: target.url,
       key,
       samples: fleet.sampleCount,
       startMs,
@@ -196,11 +211,11 @@ async function runBenchmark(
   // As the policies leave a 24-hour history: samples_1h refreshed (from samples_1m's real-time
   // part), samples_1m not materialized (its refresh takes only buckets about to leave the raw
   // retention), raw chunks compressed but the newest hour.
-  steps['refresh samples_1h'] = await timed(() => refreshRollups(db, ['samples_1h']));
+  steps['refresh samples_1h'] = await timed(() => refreshAggregates(db, ['samples_1h']));
   steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
   // What autovacuum would have done by now: the services projection is updated with every
   // batch, and its dead row versions are reusable space, not history.
-  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   const shipped = await measureLayout(db, {
     name: 'as shipped',
     changes: [],
@@ -211,7 +226,7 @@ async function runBenchmark(
   });
   report.layouts.push(shipped);
 
-  const api = await startApi(database.url, logDir, cleanup, 'api');
+  const api = await startApi(target.url, logDir, cleanup, 'api');
   processes.push(api);
   const targets = await queryTargets(db);
   await measureQueries(db, options, report, {
@@ -228,14 +243,14 @@ async function runBenchmark(
   // for its last hours before the raw retention, samples_1h's older chunks), for the steady
   // state: materialized in full here and compressed but the newest hour's chunk.
   const partSteps: Record<string, number> = {};
-  partSteps['refresh samples_1m'] = await timed(() => refreshRollups(db, ['samples_1m']));
+  partSteps['refresh samples_1m'] = await timed(() => refreshAggregates(db, ['samples_1m']));
   // Both aggregates' chunks are a day long: weighed uncompressed first (samples_1h's newest
   // chunk holds a single hour), then compressed but the newest, as the policies leave them.
   const hourUncompressed = await measureParts(db, ['samples_1h']);
-  for (const view of await compressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
+  for (const view of await listCompressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
     partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
   }
-  partSteps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
+  partSteps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   report.layouts.push(
     await measureLayout(db, {
       name: 'aggregates materialized and compressed, to measure them',
@@ -273,61 +288,31 @@ async function measureSteadyState(
   },
 ): Promise<NonNullable<StorageBenchReport['steadyState']>> {
   const relations = ['samples', 'samples_1m', 'samples_1h'];
-  const windows = await db.sql<
-    { name: string; chunk_hours: number; compress_after_hours: number; job_hours: number }[]
-  >`
-    -- A continuous aggregate's compression job names its view; its chunks are the
-    -- materialization hypertable's (which timescaledb_information.dimensions leaves out).
-    select j.hypertable_name::text as name,
-      (select coalesce(max(k.range_end_integer - k.range_start_integer)::float8 / 3600000,
-         extract(epoch from max(k.range_end - k.range_start))::float8 / 3600)
-       from timescaledb_information.chunks k
-       where k.hypertable_schema = coalesce(c.materialization_hypertable_schema, j.hypertable_schema)
-         and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name))
-        as chunk_hours,
-      -- Milliseconds where the time is epoch milliseconds, else an interval.
-      case when jsonb_typeof(j.config -> 'compress_after') = 'number'
-        then (j.config ->> 'compress_after')::float8 / 3600000
-        else extract(epoch from (j.config ->> 'compress_after')::interval)::float8 / 3600
-      end as compress_after_hours,
-      extract(epoch from j.schedule_interval)::float8 / 3600 as job_hours
-    from timescaledb_information.jobs j
-    left join timescaledb_information.continuous_aggregates c
-      on c.view_schema = j.hypertable_schema and c.view_name = j.hypertable_name
-    where j.proc_name = 'policy_compression' and j.hypertable_schema = current_schema()
-  `;
+  const windows = await readCompressionWindows(db);
+
   const uncompressedHoursOf: Record<string, number> = {};
   for (const w of windows) {
     uncompressedHoursOf[w.name] = uncompressedHours({
-      chunkHours: w.chunk_hours,
-      compressAfterHours: w.compress_after_hours,
-      jobIntervalHours: w.job_hours,
+      chunkHours: w.chunkHours,
+      compressAfterHours: w.compressAfterHours,
+      jobIntervalHours: w.jobHours,
     });
   }
-  const [settings] = await db.sql<{ days: number }[]>`
-    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
-    from storage_settings
-  `;
+  const retentionDays = await readRawRetentionDays(db);
+
   // samples_1m holds rows only for buckets older than its refresh's end_offset.
-  const [minute] = await db.sql<{ end_hours: number }[]>`
-    select case when jsonb_typeof(config -> 'end_offset') = 'number'
-        then (config ->> 'end_offset')::float8 / 3600000
-        else extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600
-      end as end_hours
-    from timescaledb_information.jobs
-    where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_name = 'samples_1m'
-      and hypertable_schema = current_schema()
-  `;
-  const retentionHours = (settings?.days ?? 30) * 24;
-  const heldHoursOf = { samples_1m: retentionHours - (minute?.end_hours ?? 0) };
+  const minuteEndHours = (await readMinuteRefreshEndOffsetHours(db)) ?? 0;
+
+  const retentionHours = retentionDays * 24;
+  const heldHoursOf = { samples_1m: retentionHours - minuteEndHours };
   // Its chunks are compressed compress_after past their end, but only end_offset after it
   // are they materialized: what stays uncompressed is the difference.
   const minuteWindow = windows.find((w) => w.name === 'samples_1m');
   if (minuteWindow !== undefined) {
     uncompressedHoursOf['samples_1m'] = uncompressedHours({
-      chunkHours: minuteWindow.chunk_hours,
-      compressAfterHours: minuteWindow.compress_after_hours - (minute?.end_hours ?? 0),
-      jobIntervalHours: minuteWindow.job_hours,
+      chunkHours: minuteWindow.chunkHours,
+      compressAfterHours: minuteWindow.compressAfterHours - minuteEndHours,
+      jobIntervalHours: minuteWindow.jobHours,
     });
   }
   const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
@@ -381,8 +366,8 @@ async function measurePlainSide(
   steps['refresh rollups'] = await timed(() =>
     refreshDbRollups(db, { now: new Date(run.endMs + hourMs) }),
   );
-  steps['vacuum analyze'] = await timed(() => db.sql`vacuum analyze`);
-  const sizes = await measurePlain(db);
+  steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
+  const sizes = await measurePlainSizes(db);
   const countedBytes = countBytes(sizes, () => true);
   const comparison = compareStorage({
     samples: run.samples,
@@ -417,11 +402,8 @@ async function measurePlainSide(
 
   // Nothing is compressed and both rollups are kept past the raw retention: each relation
   // holds what 24 hours hold, for every hour of the retention.
-  const [settings] = await db.sql<{ days: number }[]>`
-    select coalesce((policies ->> 'rawRetentionDays')::int, raw_retention_days, 30) as days
-    from storage_settings
-  `;
-  const retentionHours = (settings?.days ?? 30) * 24;
+
+  const retentionHours = (await readRawRetentionDays(db)) * 24;
   const part = (name: string): MeasuredParts => ({
     name,
     compressed: { bytes: 0, samples: 0 },
@@ -500,7 +482,7 @@ async function measureLayout(
     victoriaMetricsBytes: number;
   },
 ): Promise<LayoutFigures> {
-  const sizes = await measureTimescale(db);
+  const sizes = await measureTimescaleSizes(db);
   sizes.relations = sizes.relations.filter((r) => !layout.exclude.includes(r.name));
   sizes.compression = sizes.compression.filter((c) => !layout.exclude.includes(c.name));
   const countedBytes = countBytes(sizes, () => true);
@@ -531,10 +513,7 @@ async function measureLayout(
 type QueryTarget = { serviceId: string; metric: string; seriesId: string };
 
 async function queryTargets(db: Database): Promise<QueryTarget[]> {
-  const rows = await db.sql<{ service_id: string; metric: string; id: string }[]>`
-    select service_id, metric, id from series order by service_id, metric
-  `;
-  return rows.map((row) => ({ serviceId: row.service_id, metric: row.metric, seriesId: row.id }));
+  return await listAllSeries(db);
 }
 
 /** The history query at both steps: checked once, then driven for the configured time. */
@@ -646,28 +625,6 @@ async function startApi(
   return proc;
 }
 
-/** Those of `views` whose materialization has compression enabled. */
-async function compressibleAggregates(db: Database, views: readonly string[]): Promise<string[]> {
-  const rows = await db.sql<{ view: string }[]>`
-    select view_name::text as view from timescaledb_information.continuous_aggregates
-    where view_schema = current_schema() and compression_enabled
-      and view_name = any(${[...views]}::text[])
-  `;
-  return views.filter((view) => rows.some((row) => row.view === view));
-}
-
-/** The raw samples' chunk interval, as migrate() made it. */
-async function rawChunkIntervalMs(db: Database): Promise<number> {
-  const [row] = await db.sql<{ ms: string }[]>`
-    select coalesce(integer_interval, extract(epoch from time_interval) * 1000) as ms
-    from timescaledb_information.dimensions
-    where hypertable_name = 'samples' and column_name = 'time'
-  `;
-  const ms = Number(row?.ms);
-  if (!Number.isFinite(ms) || ms <= 0) throw new Error('samples is not a hypertable');
-  return ms;
-}
-
 function engineOption(value: string | undefined): Options['engine'] {
   if (value === 'timescale' || value === 'postgres') return value;
   throw new Error(`--engine must be timescale or postgres, not ${String(value)}`);
@@ -679,7 +636,7 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return (performance.now() - startedAt) / 1000;
 }
 
-await runBenchCommand({
+await runBench({
   name: 'storage',
   usage,
   defaults: {
@@ -736,6 +693,8 @@ await runBenchCommand({
     layouts: [],
     queries: [],
   }),
-  run: runBenchmark,
+  start,
+  migrate: migrateTarget,
+  measure,
   format: formatStorageReport,
 });

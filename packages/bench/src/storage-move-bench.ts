@@ -20,7 +20,6 @@
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import {
-  createDatabase,
   createSampleStore,
   migrate,
   migrateBefore,
@@ -28,11 +27,20 @@ import {
   runMaintenance,
 } from '@monitor/db';
 import type { Database, HostSample } from '@monitor/db';
-import { createTestDatabase } from '@monitor/testkit';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
-import { compressOlderChunks, pauseJobs } from './storage-maintenance.js';
-import { startTimescaleServer } from './timescale-server.js';
+import {
+  compressOlderChunks,
+  countStoredRows,
+  dropTimestampRawChunks,
+  listFinishedStorageMoves,
+  pausePolicyJobs,
+  refreshAggregates,
+  writeFloat8Layout,
+} from '@monitor/db/bench';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import { startTimescaleDatabase } from './harness/timescale-database.js';
 
 const hourMs = 3_600_000;
 const stepMs = 20_000;
@@ -56,47 +64,58 @@ const usage = `Usage: npm run bench:storage-move -- [options]
   --out FILE   JSON results (default bench-results/storage-move-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL (tools/build-machine/timescaledb/install-from-source.sh).`;
 
-async function runBenchmark(options: Options, report: ReportBase & Report, cleanup: Cleanup) {
-  const server = await startTimescaleServer({ logDir: report.logDir, cleanup });
-  report.settings.timescaledb = server.version;
-  const database = await createTestDatabase(server.url, 'bench_storage_move');
-  const db = createDatabase({ url: database.url, maxConnections: 4 });
-  cleanup.add('database pool', () => db.close());
-  const now = new Date();
-  const policies = {
-    rawRetentionDays: 1,
-    rollup1mRetentionDays: 4,
-    rollup1hRetentionDays: 8,
-    compressAfterHours: 1,
-  };
+/** Retention and compression as the move finds them: short, so the aggregates hold history. */
+const policies = {
+  rawRetentionDays: 1,
+  rollup1mRetentionDays: 4,
+  rollup1hRetentionDays: 8,
+  compressAfterHours: 1,
+};
+
+type Target = { db: Database; now: Date };
+type Context = BenchContext<Options, Report>;
+
+async function start({ report, cleanup }: Context): Promise<Target> {
+  const target = await startTimescaleDatabase({
+    logDir: report.logDir,
+    cleanup,
+    prefix: 'bench_storage_move',
+    maxConnections: 4,
+  });
+  report.settings.timescaledb = target.version;
+  return { db: target.db, now: new Date() };
+}
+
+/** Up to the layout before migration 24: the move starts from its float8 rows. */
+async function migrateToFloat8({ db, now }: Target): Promise<void> {
   logProgress('migrating up to the float8 layout');
   await migrateBefore(db, 24, { now, mode: 'timescale', ...policies });
-  await pauseJobs(db);
-  logProgress(`writing ${options.series} × ${options.points} samples as it stored them`);
-  await writeFloat8(db, options, now);
-  await db.sql`call refresh_continuous_aggregate('samples_1m', null, ${now})`;
-  await db.sql`call refresh_continuous_aggregate('samples_1h', null, ${now})`;
-  // What the raw retention had dropped by then: only the aggregates hold the older history.
-  await db.sql`
-    select drop_chunks('samples',
-      older_than => ${new Date(now.getTime() - policies.rawRetentionDays * 24 * hourMs)}::timestamptz)`;
-  await compressOlderChunks(db, 'samples', new Date(now.getTime() - hourMs));
-  const [stored] = await db.sql<{ raw: number; minutes: number; hours: number }[]>`
-    select (select count(*) from samples)::int as raw,
-      (select count(*) from samples_1m)::int as minutes,
-      (select count(*) from samples_1h)::int as hours`;
-  report.stored = {
-    rawSamples: stored?.raw ?? 0,
-    minuteRows: stored?.minutes ?? 0,
-    hourRows: stored?.hours ?? 0,
-  };
+  await pausePolicyJobs(db);
+}
 
+/** The old layout's history as the policies had left it: aggregated, the raw part dropped. */
+async function seed({ db, now }: Target, { options, report }: Context): Promise<void> {
+  logProgress(`writing ${options.series} × ${options.points} samples as it stored them`);
+  await writeFloat8Layout(db, { ...options, startMs: now.getTime() - options.points * stepMs });
+  await refreshAggregates(db, ['samples_1m', 'samples_1h'], now);
+  // What the raw retention had dropped by then: only the aggregates hold the older history.
+  await dropTimestampRawChunks(
+    db,
+    new Date(now.getTime() - policies.rawRetentionDays * 24 * hourMs),
+  );
+  await compressOlderChunks(db, 'samples', new Date(now.getTime() - hourMs));
+  const stored = await countStoredRows(db);
+  report.stored = { rawSamples: stored.raw, minuteRows: stored.minutes, hourRows: stored.hours };
+}
+
+/** The migration to the current layout, then the move, batch by batch, while ingesting. */
+async function measure({ db, now }: Target, { options, report }: Context): Promise<void> {
   logProgress('migrating');
   const loadBefore = loadavg()[0] ?? 0;
   let started = performance.now();
   await migrate(db, { now, ...policies });
   report.migrateMs = Math.round(performance.now() - started);
-  await pauseJobs(db);
+  await pausePolicyJobs(db);
   await refreshRollups(db, { now });
 
   logProgress('moving while ingesting');
@@ -113,9 +132,8 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
         storageMoveBatchesPerRun: 1,
       });
       batches += moved.batches;
-      const done = await db.sql<{ step: string }[]>`
-        select step from storage_moves where finished_at is not null`;
-      for (const { step } of done) stepsDoneMs[step] ??= Math.round(performance.now() - started);
+      const done = await listFinishedStorageMoves(db);
+      for (const step of done) stepsDoneMs[step] ??= Math.round(performance.now() - started);
       if (moved.pending === 0) break;
       if (moved.batches === 0) {
         // An aggregate's copied rows wait for a refresh to move its watermark past them: the
@@ -132,22 +150,6 @@ async function runBenchmark(options: Options, report: ReportBase & Report, clean
   report.stepsDoneMs = stepsDoneMs;
   report.batches = batches;
   report.loadAverage = { before: loadBefore, after: loadavg()[0] ?? 0 };
-}
-
-/** The old layout's rows: float8 `value` only, one decimal, every series 20 s apart. */
-async function writeFloat8(db: Database, options: Options, now: Date): Promise<void> {
-  await db.sql`
-    insert into services (id, org_id, name, last_seen)
-    values ('svc_move', 'org_move', 'move-host', now())`;
-  await db.sql`
-    insert into series (service_id, metric)
-    select 'svc_move', 'metric_' || i from generate_series(1, ${options.series}) i`;
-  const startMs = now.getTime() - options.points * stepMs;
-  await db.sql`
-    insert into samples (time, series_id, value)
-    select ${new Date(startMs)}::timestamptz + p * interval '20 seconds', r.id,
-      round((50 + 40 * sin(p / 17.0 + r.id))::numeric, 1)::float8
-    from series r, generate_series(0, ${options.points - 1}) p`;
 }
 
 /** Writes a point of every series every 100 ms until stopped; resolves the samples written. */
@@ -198,7 +200,7 @@ function formatReport(report: ReportBase & Report): string {
   ].join('\n');
 }
 
-await runBenchCommand<'series' | 'points', Options, Report>({
+await runBench<'series' | 'points', Options, Report, Target>({
   name: 'storage-move',
   usage,
   defaults: { series: '100', points: '10000' },
@@ -207,6 +209,9 @@ await runBenchCommand<'series' | 'points', Options, Report>({
     points: integerOption('points', values.points, 2, 10_000_000),
   }),
   createReport: (options) => ({ settings: { ...options } }),
-  run: runBenchmark,
+  start,
+  migrate: migrateToFloat8,
+  seed,
+  measure,
   format: formatReport,
 });

@@ -1,37 +1,19 @@
 import type { ReportBase } from './bench-run.js';
 import type { LoadSummary } from './load-client.js';
 import { formatMachine, formatNotes, int } from './report-text.js';
-import type { HistoryExplain } from './history-explain.js';
-import type { CompressedColumn } from './storage-columns.js';
+import type {
+  CompressedColumn,
+  HistoryExplain,
+  RelationSize,
+  StorageSizes,
+} from '@monitor/db/bench';
 import type { VictoriaMetricsSizes } from './victoria-metrics-storage.js';
 import type { SteadyState } from './storage-steady-state.js';
 import { formatSteadyState } from './storage-steady-state.js';
 
-/** One relation of our storage: a hypertable, an aggregate's materialization, a dictionary table. */
-export type RelationSize = {
-  /** The hypertable's or table's name; a continuous aggregate is named by its view. */
-  name: string;
-  kind: 'hypertable' | 'aggregate' | 'dictionary';
-  tableBytes: number;
-  indexBytes: number;
-  toastBytes: number;
-};
-
-type CompressionFigures = {
-  name: string;
-  compressedChunks: number;
-  chunks: number;
-  /** Of the compressed chunks, before and after (TimescaleDB's chunk_compression_stats). */
-  beforeBytes: number;
-  afterBytes: number;
-};
-
-export type TimescaleSizes = {
-  relations: RelationSize[];
-  compression: CompressionFigures[];
-  /** pg_database_size: everything, the system catalogs and empty tables included. */
-  databaseBytes: number;
-};
+export type { RelationSize };
+/** Our storage's sizes, on either engine. */
+export type TimescaleSizes = StorageSizes;
 
 type StorageComparison = {
   samples: number;

@@ -1,4 +1,5 @@
 import type { Database } from '@monitor/db';
+import { countSamplesBetween, listChunkParts } from '@monitor/db/bench';
 
 /**
  * Bytes per raw sample at steady state (issue 39): a deployment past its first raw retention,
@@ -121,44 +122,17 @@ export async function measureParts(
 ): Promise<MeasuredParts[]> {
   const parts: MeasuredParts[] = [];
   for (const name of relations) {
-    const chunks = await db.sql<
-      { start_ms: string; end_ms: string; compressed: boolean; bytes: string }[]
-    >`
-      with h as (
-        select hypertable_schema as schema, hypertable_name as name
-        from timescaledb_information.hypertables
-        where hypertable_schema = current_schema() and hypertable_name = ${name}
-        union all
-        select materialization_hypertable_schema, materialization_hypertable_name
-        from timescaledb_information.continuous_aggregates
-        where view_schema = current_schema() and view_name = ${name}
-      )
-      select coalesce(c.range_start_integer, (extract(epoch from c.range_start) * 1000)::bigint)
-          as start_ms,
-        coalesce(c.range_end_integer, (extract(epoch from c.range_end) * 1000)::bigint) as end_ms,
-        c.is_compressed as compressed,
-        coalesce(s.after_compression_total_bytes,
-          pg_total_relation_size(format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)) as bytes
-      from h
-      join timescaledb_information.chunks c
-        on c.hypertable_schema = h.schema and c.hypertable_name = h.name
-      left join lateral chunk_compression_stats(format('%I.%I', h.schema, h.name)::regclass) s
-        on s.chunk_schema = c.chunk_schema and s.chunk_name = c.chunk_name
-          and s.compression_status = 'Compressed'
-    `;
+    const chunks = await listChunkParts(db, name);
     const part: MeasuredParts = {
       name,
       compressed: { bytes: 0, samples: 0 },
       uncompressed: { bytes: 0, samples: 0 },
     };
     for (const chunk of chunks) {
-      const [row] = await db.sql<{ n: string }[]>`
-        select count(*) as n from samples
-        where time >= ${chunk.start_ms}::bigint and time < ${chunk.end_ms}::bigint
-      `;
+      const samples = await countSamplesBetween(db, chunk.startMs, chunk.endMs);
       const into = chunk.compressed ? part.compressed : part.uncompressed;
-      into.bytes += Number(chunk.bytes);
-      into.samples += Number(row?.n ?? 0);
+      into.bytes += chunk.bytes;
+      into.samples += samples;
     }
     parts.push(part);
   }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
+import { countSamples } from '@monitor/db/bench';
 
 type LandedResult = {
   /** Rows (samples) the store had to reach. */
@@ -15,12 +16,6 @@ type LandedResult = {
   landedAtMs: number;
   previousPollAtMs: number;
 };
-
-/** Rows in `samples` right now. */
-export async function countSamples(db: Database): Promise<number> {
-  const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
-  return Number(row?.n ?? 0);
-}
 
 /**
  * Polls `select count(*) from samples` until it reaches `expected` or `timeoutMs` passed, then

@@ -68,7 +68,6 @@ export { hashApiKey } from './orgs/api-key.js';
 export type { ApiKeyScope } from './orgs/api-key.js';
 export const createApiKeyStore = translatingStoreFactory(apiKeyStore);
 export const createServiceQueries = translatingStoreFactory(serviceQueries);
-export { servicesPageStatement } from './services/service-queries.js';
 export type {
   ListServicesQuery,
   MetricBucketRow,

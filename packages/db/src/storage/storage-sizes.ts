@@ -1,14 +1,40 @@
-import type { Database } from '@monitor/db';
+import type { Database } from '../core/database.js';
 
 type Sql = Database['sql'];
-import type { RelationSize, TimescaleSizes } from './storage-report.js';
+
+/** One relation of our storage: a hypertable, an aggregate's materialization, a dictionary table. */
+export type RelationSize = {
+  /** The hypertable's or table's name; a continuous aggregate is named by its view. */
+  name: string;
+  kind: 'hypertable' | 'aggregate' | 'dictionary';
+  tableBytes: number;
+  indexBytes: number;
+  toastBytes: number;
+};
+
+/** A hypertable's compression, as TimescaleDB's chunk_compression_stats counts it. */
+type CompressionSizes = {
+  name: string;
+  compressedChunks: number;
+  chunks: number;
+  /** Of the compressed chunks, before and after. */
+  beforeBytes: number;
+  afterBytes: number;
+};
+
+export type StorageSizes = {
+  relations: RelationSize[];
+  compression: CompressionSizes[];
+  /** pg_database_size: everything, the system catalogs and empty tables included. */
+  databaseBytes: number;
+};
 
 /**
- * What our storage takes on disk in the bench's database, relation by relation: every
+ * What our storage takes on disk in a TimescaleDB database, relation by relation: every
  * hypertable (raw samples and the continuous aggregates' materialization hypertables, their
  * compressed chunks included), the series dictionary, and the database as a whole.
  */
-export async function measureTimescale(db: Database): Promise<TimescaleSizes> {
+export async function measureTimescaleSizes(db: Database): Promise<StorageSizes> {
   const { sql } = db;
   const hypertables = await sql<
     {
@@ -72,9 +98,6 @@ export async function measureTimescale(db: Database): Promise<TimescaleSizes> {
     group by 1
     order by 1
   `;
-  const [database] = await sql<{ bytes: string }[]>`
-    select pg_database_size(current_database()) as bytes
-  `;
   return {
     relations,
     compression: chunks.map((row) => ({
@@ -84,7 +107,7 @@ export async function measureTimescale(db: Database): Promise<TimescaleSizes> {
       beforeBytes: Number(row.before_bytes ?? 0),
       afterBytes: Number(row.after_bytes ?? 0),
     })),
-    databaseBytes: Number(database?.bytes ?? 0),
+    databaseBytes: await databaseBytes(db),
   };
 }
 
@@ -110,7 +133,7 @@ function hypertableList(sql: Sql) {
  * partitions (the DEFAULT one included), the rollup tables under the names of the views that
  * read them, the series dictionary. Nothing is compressed.
  */
-export async function measurePlain(db: Database): Promise<TimescaleSizes> {
+export async function measurePlainSizes(db: Database): Promise<StorageSizes> {
   const rows = await db.sql<
     { name: string; table_bytes: string; index_bytes: string; toast_bytes: string }[]
   >`
@@ -133,9 +156,6 @@ export async function measurePlain(db: Database): Promise<TimescaleSizes> {
       : name === 'series' || name === 'services'
         ? 'dictionary'
         : 'hypertable';
-  const [database] = await db.sql<{ bytes: string }[]>`
-    select pg_database_size(current_database()) as bytes
-  `;
   return {
     relations: rows.map((row) => ({
       name: row.name.replace(/_materialized$/, ''),
@@ -145,6 +165,13 @@ export async function measurePlain(db: Database): Promise<TimescaleSizes> {
       toastBytes: Number(row.toast_bytes),
     })),
     compression: [],
-    databaseBytes: Number(database?.bytes ?? 0),
+    databaseBytes: await databaseBytes(db),
   };
+}
+
+async function databaseBytes(db: Database): Promise<number> {
+  const [database] = await db.sql<{ bytes: string }[]>`
+    select pg_database_size(current_database()) as bytes
+  `;
+  return Number(database?.bytes ?? 0);
 }

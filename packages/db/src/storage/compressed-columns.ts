@@ -1,4 +1,4 @@
-import type { Database } from '@monitor/db';
+import type { Database } from '../core/database.js';
 
 /** Bytes one column takes in the compressed chunks of a hypertable or aggregate. */
 export type CompressedColumn = {

@@ -1,4 +1,4 @@
-import type { Database } from '@monitor/db';
+import type { Database } from '../core/database.js';
 
 /** The database's side of one history read: its plan and timing, as `explain analyze` gives it. */
 export type HistoryExplain = {
@@ -12,7 +12,7 @@ export type HistoryExplain = {
 /**
  * `explain (analyze, buffers)` of the statement the history endpoint runs on TimescaleDB (the
  * read function of the step's aggregate, one series, the whole range; service-queries.ts), so
- * the report can split a request's latency between the database and the API process.
+ * a benchmark can split a request's latency between the database and the API process.
  */
 export async function explainHistoryRead(
   db: Database,

@@ -51,8 +51,8 @@ export default tseslint.config(
   { files: ['packages/bus/**/*.ts'], rules: restrictImports(postgresOnlyInDb) },
   { files: ['packages/db/**/*.ts'], rules: restrictImports(kafkaOnlyInBus) },
   {
-    // Test code: the test files, and the HTTP API suites several of them declare.
-    files: ['**/*.test.ts', 'packages/server/src/testing/http-api/**/*.ts'],
+    // Test code: the test files, and the helpers and suites they share (src/testing/).
+    files: ['**/*.test.ts', 'packages/*/src/testing/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/unbound-method': 'off',

@@ -1,8 +1,5 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { problemBody } from '@monitor/testkit/builders';
 import type {
   ChannelType,
   NotificationChannelRecord,
@@ -10,14 +7,11 @@ import type {
   NotificationRecord,
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
-import {
-  createLogger,
-  createTargetAddressPolicy,
-  notFoundHandler,
-  problemHandler,
-} from '@monitor/platform';
+import { createTargetAddressPolicy } from '@monitor/platform';
 import { notificationRoutes } from './notification-routes.js';
 import { createRoutesRouter } from './routes-router.js';
+import { expectAnswersDocumented } from './testing/documented-answers.js';
+import { serveRouter } from './testing/serve-router.js';
 
 const alertId = 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A';
 const otherAlertId = 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B';
@@ -79,70 +73,19 @@ const record: NotificationRecord = {
   ],
 };
 
-type Exchange = { method: string; path: string; status: number; type: string; body: unknown };
-
-let server: Server;
-let baseUrl: string;
-const exchanges: Exchange[] = [];
-
-async function call(
-  path: string,
-  options: { method?: string; key?: string; body?: unknown; contentType?: string } = {},
-): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const headers: Record<string, string> = {};
-  if (options.key !== undefined) headers['x-api-key'] = options.key;
-  if (options.body !== undefined)
-    headers['content-type'] = options.contentType ?? 'application/json';
-  const method = options.method ?? 'GET';
-  const body =
-    options.body === undefined
-      ? undefined
-      : typeof options.body === 'string'
-        ? options.body
-        : JSON.stringify(options.body);
-  const response = await fetch(baseUrl + path, { method, headers, body });
-  const text = await response.text();
-  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
-  exchanges.push({
-    method,
-    path,
-    status: response.status,
-    type: response.headers.get('content-type') ?? '',
-    body: parsed,
-  });
-  return { status: response.status, headers: response.headers, body: parsed };
-}
-
-beforeAll(async () => {
-  const app = express();
-  app.use(
-    createRoutesRouter(notificationRoutes, {
-      deps: {
-        channels: fakeChannels(),
-        notifications: {
-          listForAlert: (orgId, id) =>
-            Promise.resolve(orgId === 'org_a' && id === alertId ? [record] : undefined),
-        },
-        targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
+const { call, exchanges } = serveRouter(() =>
+  createRoutesRouter(notificationRoutes, {
+    deps: {
+      channels: fakeChannels(),
+      notifications: {
+        listForAlert: (orgId, id) =>
+          Promise.resolve(orgId === 'org_a' && id === alertId ? [record] : undefined),
       },
-      authenticator,
-    }),
-  );
-  app.use(notFoundHandler);
-  app.use(problemHandler(createLogger({ level: 'silent', name: 'test' })));
-  server = createServer(app);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-
-const problem = (status: number) =>
-  expect.objectContaining({ type: expect.any(String), title: expect.any(String), status });
+      targetPolicy: createTargetAddressPolicy(['10.9.0.0/16']),
+    },
+    authenticator,
+  }),
+);
 
 describe('notificationRoutes, served', () => {
   it('stores a target of each type and lists them, masking the Slack URL and webhook secret', async () => {
@@ -303,9 +246,9 @@ describe('notificationRoutes, served', () => {
     const malformed = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',
       key: 'write-key',
-      body: '{"webhook_url":',
+      raw: { data: '{"webhook_url":', contentType: 'application/json' },
     });
-    expect(malformed).toMatchObject({ status: 422, body: problem(422) });
+    expect(malformed).toMatchObject({ status: 422, body: problemBody(422) });
     const wrongLimit = await call('/api/v1/notification-channels?limit=0', { key: 'read-key' });
     expect(wrongLimit).toMatchObject({ status: 422, body: { errors: [{ path: 'limit' }] } });
   });
@@ -352,10 +295,12 @@ describe('notificationRoutes, served', () => {
     const result = await call('/api/v1/notification-channels/slack', {
       method: 'PUT',
       key: 'write-key',
-      body: 'webhook_url=https://x.example',
-      contentType: 'application/x-www-form-urlencoded',
+      raw: {
+        data: 'webhook_url=https://x.example',
+        contentType: 'application/x-www-form-urlencoded',
+      },
     });
-    expect(result).toMatchObject({ status: 415, body: problem(415) });
+    expect(result).toMatchObject({ status: 415, body: problemBody(415) });
   });
 
   it('answers 404 for an unknown channel type, and a type without a target', async () => {
@@ -365,7 +310,7 @@ describe('notificationRoutes, served', () => {
         key: 'write-key',
         body: { webhook_url: 'https://x.example' },
       }),
-    ).toMatchObject({ status: 404, body: problem(404) });
+    ).toMatchObject({ status: 404, body: problemBody(404) });
     expect((await call('/api/v1/notification-channels/sms', { key: 'read-key' })).status).toBe(404);
     expect((await call('/api/v1/notification-channels/SLACK', { key: 'read-key' })).status).toBe(
       404,
@@ -378,7 +323,7 @@ describe('notificationRoutes, served', () => {
       key: 'read-key',
       body: { webhook_url: 'https://x.example' },
     });
-    expect(put).toMatchObject({ status: 403, body: problem(403) });
+    expect(put).toMatchObject({ status: 403, body: problemBody(403) });
     expect(
       (await call('/api/v1/notification-channels/slack', { method: 'DELETE', key: 'read-key' }))
         .status,
@@ -445,7 +390,7 @@ describe('notificationRoutes, served', () => {
     ] as const) {
       expect(await call(`/api/v1/alerts/${id}/notifications`, { key })).toMatchObject({
         status: 404,
-        body: problem(404),
+        body: problemBody(404),
       });
     }
   });
@@ -455,7 +400,7 @@ describe('notificationRoutes, served', () => {
       method: 'POST',
       key: 'write-key',
     });
-    expect(result).toMatchObject({ status: 405, body: problem(405) });
+    expect(result).toMatchObject({ status: 405, body: problemBody(405) });
     expect(result.headers.get('allow')).toBe('GET, HEAD');
     const single = await call('/api/v1/notification-channels/slack', {
       method: 'PATCH',
@@ -466,34 +411,8 @@ describe('notificationRoutes, served', () => {
 });
 
 describe('notificationRoutes, documented', () => {
-  const patterns = notificationRoutes.map((operation) => ({
-    operation,
-    pattern: new RegExp(`^${operation.path.replace(/:[a-z]+/g, '[^/?]+')}(\\?.*)?$`),
-  }));
-
   it('document every response these tests received, with a schema the body satisfies', () => {
     expect(exchanges.length).toBeGreaterThan(20);
-    for (const exchange of exchanges) {
-      const operation = patterns.find(
-        ({ operation, pattern }) =>
-          operation.method === exchange.method.toLowerCase() && pattern.test(exchange.path),
-      )?.operation;
-      if (operation === undefined) {
-        expect(exchange.status, `${exchange.method} ${exchange.path}`).toBe(405);
-        continue;
-      }
-      const spec = operation.responses[exchange.status];
-      expect(spec, `${exchange.method} ${exchange.path} ${exchange.status}`).toBeDefined();
-      if (spec!.contentType === 'none') {
-        expect(exchange.body).toBeUndefined();
-        continue;
-      }
-      expect(exchange.type.startsWith(spec!.contentType)).toBe(true);
-      const parsed = spec!.schema.safeParse(exchange.body);
-      expect(
-        parsed.success,
-        `${exchange.method} ${exchange.path}: ${JSON.stringify(parsed.error)}`,
-      ).toBe(true);
-    }
+    expectAnswersDocumented(exchanges);
   });
 });

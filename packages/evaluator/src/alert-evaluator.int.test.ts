@@ -1,6 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSampleMessage, uniqueOrgId } from '@monitor/testkit/builders';
 import type { BatchContext, RecordBatch } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import {
@@ -37,7 +38,7 @@ describe('alert evaluator on PostgreSQL', () => {
   let admin: Database;
   let db: Database;
   let name: string;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
   const pollers: RulePoller[] = [];
   const pollErrors: unknown[] = [];
 
@@ -101,17 +102,15 @@ describe('alert evaluator on PostgreSQL', () => {
         partition: 0,
         offset: String(nextOffset++),
         key: `${orgId}:${sample.host}`,
-        value: encodeSampleMessage({
-          v: 1,
-          org_id: orgId,
-          host: sample.host,
-          time_ms: at(sample.minutes),
-          received_ms: at(sample.minutes),
-          metrics: { cpu_percent: sample.cpu },
-          tags: { env: 'prod' },
-          containers: [],
-          processes: [],
-        }),
+        value: encodeSampleMessage(
+          buildSampleMessage({
+            org_id: orgId,
+            host: sample.host,
+            time_ms: at(sample.minutes),
+            metrics: { cpu_percent: sample.cpu },
+            tags: { env: 'prod' },
+          }),
+        ),
         headers: {},
         timestampMs: 0,
       })),

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { buildSampleMessage } from '@monitor/testkit/builders';
 import type { BatchContext, ConsumedRecord, RecordBatch } from '@monitor/bus';
 import type {
   AlertEvent,
@@ -21,35 +22,13 @@ import type { RuleSet } from './rule-set.js';
 import { createRuleSet } from './rule-set.js';
 import type { WindowEvent, WindowState } from './rule-window.js';
 import { evaluateSample } from './rule-window.js';
+import { buildLiveRule } from './testing/live-rule.js';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const minuteMs = 60_000;
 const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const at = (minutes: number): number => t0 + minutes * minuteMs;
 const topic = 'metrics.samples.v1';
-
-function rule(overrides: Partial<LiveRule> & Pick<LiveRule, 'id'>): LiveRule {
-  return {
-    orgId: 'org_1',
-    name: `rule ${overrides.id}`,
-    metric: 'cpu_percent',
-    condition: 'greater_than',
-    threshold: 90,
-    durationMinutes: 0,
-    severity: 'critical',
-    channels: [],
-    scope: {},
-    generation: 0,
-    recoveryThreshold: null,
-    keepFiringForMinutes: 0,
-    noDataMinutes: null,
-    noDataState: 'alerting',
-    renotifyMinutes: null,
-    messageTemplate: null,
-    flapping: null,
-    ...overrides,
-  };
-}
 
 type Sample = {
   host: string;
@@ -65,18 +44,14 @@ function record(offset: number, sample: Sample | null, partition = 0): ConsumedR
   const message: SampleMessage | undefined =
     sample === null
       ? undefined
-      : {
-          v: 1,
+      : buildSampleMessage({
           org_id: sample.org ?? 'org_1',
           host: sample.host,
           time_ms: at(sample.minutes),
-          received_ms: at(sample.minutes),
           metrics: sample.cpu === undefined ? { memory_percent: 1 } : { cpu_percent: sample.cpu },
           tags: sample.tags ?? {},
           ...(sample.labelled === undefined ? {} : { tags_label_series: sample.labelled }),
-          containers: [],
-          processes: [],
-        };
+        });
   return {
     topic,
     partition,
@@ -368,7 +343,7 @@ function harness(initialRules: LiveRule[], options = { maxCachedHostsPerPartitio
 
 describe('createAlertEvaluator', () => {
   it('evaluates a batch and commits states, alerts and the next offset in one call', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 2 })]);
     await h.evaluator.handleBatch(
       batch(
         0,
@@ -406,7 +381,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('skips NaN and infinite values: no threshold compares against them', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     await h.evaluator.handleBatch(
       batch(
         0,
@@ -430,7 +405,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('skips records below the stored offset, and a batch entirely below it costs one read', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     const first = batch(
       0,
       { host: 'web-1', minutes: 0, cpu: 95 },
@@ -455,7 +430,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('keeps hosts in memory and loads only the ones it does not know, those without windows included', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     await h.evaluator.handleBatch(
       batch(1, { host: 'web-1', minutes: 5, cpu: 95 }, { host: 'web-2', minutes: 5, cpu: 95 }),
@@ -469,7 +444,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('resumes a checkpointed window in a new evaluator and fires at the right sample', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 3 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 3 })]);
     await h.evaluator.handleBatch(
       batch(0, { host: 'web-1', minutes: 0, cpu: 95 }, { host: 'web-1', minutes: 2, cpu: 95 }),
       ctx,
@@ -484,7 +459,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('drops its cache of a partition another consumer advanced meanwhile', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     const other = h.newEvaluator();
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     // The partition moves to `other`, which sees the window cleared, then moves back.
@@ -499,7 +474,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('reads the applied position only for a partition whose last batch it did not commit', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 2 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 1, cpu: 95 }), ctx);
     await h.evaluator.handleBatch(batch(2, { host: 'web-1', minutes: 2, cpu: 95 }), ctx);
@@ -509,7 +484,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('evaluates again from the stored position when another consumer moved it past its own', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 2 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 2 })]);
     const other = h.newEvaluator();
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     // `other` took the partition for a batch, which it evaluated and committed.
@@ -532,7 +507,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('throws when the stored offset moved during the batch, and skips it when redelivered', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     const loser = h.newEvaluator();
     const contested = batch(0, { host: 'web-1', minutes: 0, cpu: 95 });
     const positionRead = h.store.appliedPosition.bind(h.store);
@@ -553,7 +528,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('throws before committing when the partition was taken away', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     const stale: BatchContext = { heartbeat: () => Promise.resolve(), isStale: () => true };
     await expect(
       h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), stale),
@@ -562,7 +537,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('keeps nothing of a batch whose commit failed, so the redelivery fires exactly once', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 1 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 1 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     const firing = batch(1, { host: 'web-1', minutes: 1, cpu: 95 });
     h.failNextCommit(dependencyUnavailable('The database', 1, new Error('connection lost')));
@@ -574,7 +549,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('dead-letters a record whose evaluation fails for good and evaluates the rest of its batch', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     h.poisonHost('bad\u0000host');
     await h.evaluator.handleBatch(
       batch(
@@ -597,7 +572,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('evaluates old single-host records and new many-host records of one batch alike', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     const old = record(0, { host: 'web-1', minutes: 0, cpu: 95 });
     const many = packed(1, [
       { host: 'web-2', minutes: 0, cpu: 95 },
@@ -623,7 +598,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('sets aside only the host of a many-host record whose evaluation fails for good', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     h.poisonHost('bad\u0000host');
     await h.evaluator.handleBatch(
       {
@@ -649,7 +624,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('redelivers a batch that fails on a transient error instead of setting records aside', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     h.failNextCommit(dependencyUnavailable('The database', 1, new Error('connection lost')));
     await expect(
       h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx),
@@ -659,7 +634,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('starts a partition afresh when its stored offset is past the end of the log', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     h.offsets.set(0, 1_000); // from a log of the topic that was deleted since
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     expect(h.alerts).toHaveLength(1);
@@ -672,7 +647,7 @@ describe('createAlertEvaluator', () => {
 
   it('brings its rules up to date before it evaluates a batch', async () => {
     const h = harness([]);
-    const created = rule({ id: 'rul_cpu' });
+    const created = buildLiveRule({ id: 'rul_cpu' });
     let known = h.currentRules();
     const asked: number[] = [];
     const evaluator = h.newEvaluator({
@@ -692,7 +667,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('skips and counts undecodable records and still advances the offset past them', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     await h.evaluator.handleBatch(
       batch(0, null, { host: 'web-1', minutes: 0, cpu: 95 }, null),
       ctx,
@@ -704,9 +679,9 @@ describe('createAlertEvaluator', () => {
 
   it('applies a rule only to its organization, its metric and the hosts its scope selects', async () => {
     const h = harness([
-      rule({ id: 'rul_all' }),
-      rule({ id: 'rul_prod', scope: { env: 'prod' } }),
-      rule({ id: 'rul_mem', metric: 'memory_percent', threshold: 0 }),
+      buildLiveRule({ id: 'rul_all' }),
+      buildLiveRule({ id: 'rul_prod', scope: { env: 'prod' } }),
+      buildLiveRule({ id: 'rul_mem', metric: 'memory_percent', threshold: 0 }),
     ]);
     await h.evaluator.handleBatch(
       batch(
@@ -728,7 +703,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('starts a window afresh when its fire finds the rule gone', async () => {
-    const cpu = rule({ id: 'rul_cpu', durationMinutes: 1 });
+    const cpu = buildLiveRule({ id: 'rul_cpu', durationMinutes: 1 });
     const h = harness([cpu]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     // Disabled through the API (its windows deleted); this replica has not polled yet, so it
@@ -748,7 +723,7 @@ describe('createAlertEvaluator', () => {
 
   it('leaves alone the windows a replica that knew of a rule change first wrote', async () => {
     // The review's case: threshold 90 → 50 (generation 2) while replica `stale` has not polled.
-    const before = rule({ id: 'rul_cpu', threshold: 90, generation: 1 });
+    const before = buildLiveRule({ id: 'rul_cpu', threshold: 90, generation: 1 });
     const after = { ...before, threshold: 50, generation: 2 };
     const h = harness([before]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 10, cpu: 10 }), ctx);
@@ -778,7 +753,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('forgets the windows of removed rules in memory and in storage', async () => {
-    const cpu = rule({ id: 'rul_cpu', durationMinutes: 0 });
+    const cpu = buildLiveRule({ id: 'rul_cpu', durationMinutes: 0 });
     const h = harness([cpu]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     h.setRules([]);
@@ -794,7 +769,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('does not cache a batch evaluated while the rules changed', async () => {
-    const cpu = rule({ id: 'rul_cpu', durationMinutes: 0 });
+    const cpu = buildLiveRule({ id: 'rul_cpu', durationMinutes: 0 });
     const h = harness([cpu]);
     const commit = h.store.commit.bind(h.store);
     h.store.commit = async (c) => {
@@ -808,7 +783,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('forgets the least recently seen hosts beyond its bound and reloads them when seen again', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })], {
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })], {
       maxCachedHostsPerPartition: 1,
     });
     await h.evaluator.handleBatch(
@@ -826,7 +801,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('stores only windows that are not ok, and deletes the row of a window that is ok again', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     await h.evaluator.handleBatch(
       batch(0, { host: 'web-1', minutes: 0, cpu: 95 }, { host: 'web-2', minutes: 0, cpu: 10 }),
       ctx,
@@ -846,7 +821,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('checkpoints a pending window’s own last sample time on every sample it takes', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 2, cpu: 96 }), ctx);
     expect(JSON.parse(h.states.get('org_1/web-1/rul_cpu')!)).toEqual({
@@ -864,8 +839,8 @@ describe('createAlertEvaluator', () => {
 
   it('ignores a sample not newer than the newest one evaluated on the host’s metric, on ok windows too', async () => {
     const h = harness([
-      rule({ id: 'rul_a', durationMinutes: 0 }),
-      rule({ id: 'rul_b', durationMinutes: 0, threshold: 50 }),
+      buildLiveRule({ id: 'rul_a', durationMinutes: 0 }),
+      buildLiveRule({ id: 'rul_b', durationMinutes: 0, threshold: 50 }),
     ]);
     await h.evaluator.handleBatch(
       batch(0, { host: 'web-1', minutes: 5, cpu: 10 }, { host: 'web-1', minutes: 3, cpu: 95 }),
@@ -882,8 +857,8 @@ describe('createAlertEvaluator', () => {
 
   it('takes the first of several series of a host at one time, whatever their labels, and a replay changes nothing', async () => {
     const h = harness([
-      rule({ id: 'rul_any', durationMinutes: 0 }),
-      rule({ id: 'rul_cpu1', durationMinutes: 0, scope: { cpu: '1' } }),
+      buildLiveRule({ id: 'rul_any', durationMinutes: 0 }),
+      buildLiveRule({ id: 'rul_cpu1', durationMinutes: 0, scope: { cpu: '1' } }),
     ]);
     const series = (minutes: number, cpu: string, value: number): Sample => ({
       host: 'web-1',
@@ -916,7 +891,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('keeps the watermarks across a restart: an older sample still moves nothing', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 0 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 0 })]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 5, cpu: 10 }), ctx);
     expect(JSON.parse(h.watermarks.get('org_1/web-1')!)).toEqual({
       v: 1,
@@ -929,10 +904,13 @@ describe('createAlertEvaluator', () => {
   });
 
   it('lets a rule added later take a sample older than the host’s watermark, then keeps its own', async () => {
-    const old = rule({ id: 'rul_old', durationMinutes: 0, generation: 1 });
+    const old = buildLiveRule({ id: 'rul_old', durationMinutes: 0, generation: 1 });
     const h = harness([old]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 5, cpu: 10 }), ctx);
-    h.setRules([old, rule({ id: 'rul_new', durationMinutes: 0, threshold: 50, generation: 2 })]);
+    h.setRules([
+      old,
+      buildLiveRule({ id: 'rul_new', durationMinutes: 0, threshold: 50, generation: 2 }),
+    ]);
     // Older than what rul_old evaluated, but rul_new has evaluated nothing on web-1 yet.
     await h.evaluator.handleBatch(batch(1, { host: 'web-1', minutes: 3, cpu: 40 }), ctx);
     expect(JSON.parse(h.states.get('org_1/web-1/rul_new')!)).toEqual({
@@ -954,8 +932,8 @@ describe('createAlertEvaluator', () => {
 
   it('keeps a scoped rule’s own last sample while the host’s tags left its scope', async () => {
     const h = harness([
-      rule({ id: 'rul_all', durationMinutes: 0 }),
-      rule({ id: 'rul_prod', durationMinutes: 0, scope: { env: 'prod' } }),
+      buildLiveRule({ id: 'rul_all', durationMinutes: 0 }),
+      buildLiveRule({ id: 'rul_prod', durationMinutes: 0, scope: { env: 'prod' } }),
     ]);
     await h.evaluator.handleBatch(
       batch(
@@ -973,8 +951,8 @@ describe('createAlertEvaluator', () => {
   });
 
   it('catches up with the rules before using watermarks written under newer ones', async () => {
-    const first = rule({ id: 'rul_a', durationMinutes: 0, generation: 1 });
-    const added = rule({ id: 'rul_b', durationMinutes: 0, generation: 2 });
+    const first = buildLiveRule({ id: 'rul_a', durationMinutes: 0, generation: 1 });
+    const added = buildLiveRule({ id: 'rul_b', durationMinutes: 0, generation: 2 });
     const h = harness([first]);
     h.setRules([first, added]);
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 5, cpu: 10 }), ctx);
@@ -998,7 +976,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('drops the rows of unreadable states and watermarks it loads', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     h.states.set('org_1/web-1/rul_cpu', JSON.stringify({ v: 9 }));
     h.watermarks.set('org_1/web-1', JSON.stringify({ v: 1, groups: [['cpu_percent']] }));
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 10 }), ctx);
@@ -1013,7 +991,7 @@ describe('createAlertEvaluator', () => {
   });
 
   it('stores a window that leaves an old ok row as an update, not also a delete', async () => {
-    const h = harness([rule({ id: 'rul_cpu', durationMinutes: 5 })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu', durationMinutes: 5 })]);
     h.states.set('org_1/web-1/rul_cpu', JSON.stringify({ v: 1, status: 'ok', lastSampleMs: 0 }));
     await h.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 0, cpu: 95 }), ctx);
     expect(h.calls.commits[0]).toMatchObject({
@@ -1024,7 +1002,7 @@ describe('createAlertEvaluator', () => {
 
   it('keeps a flapping window across batches and a restart, then stores where it settled', async () => {
     const h = harness([
-      rule({ id: 'rul_flap', flapping: { windowMinutes: 10, maxTransitions: 2 } }),
+      buildLiveRule({ id: 'rul_flap', flapping: { windowMinutes: 10, maxTransitions: 2 } }),
     ]);
     const samples: Sample[] = [
       { host: 'web-1', minutes: 0, cpu: 95 },
@@ -1061,9 +1039,9 @@ describe('createAlertEvaluator', () => {
 
   it('tells the store which watched metrics each host sent, for the rules with no data on whose scope matches', async () => {
     const h = harness([
-      rule({ id: 'rul_plain' }),
-      rule({ id: 'rul_nd', noDataMinutes: 5 }),
-      rule({ id: 'rul_nd_prod', noDataMinutes: 5, scope: { env: 'prod' } }),
+      buildLiveRule({ id: 'rul_plain' }),
+      buildLiveRule({ id: 'rul_nd', noDataMinutes: 5 }),
+      buildLiveRule({ id: 'rul_nd_prod', noDataMinutes: 5, scope: { env: 'prod' } }),
     ]);
     await h.evaluator.handleBatch(
       batch(
@@ -1104,13 +1082,13 @@ describe('createAlertEvaluator', () => {
       seen: [{ host: 'web-2', sampleMs: at(4) }],
       seenAtMs: 15_000,
     });
-    const quiet = harness([rule({ id: 'rul_plain' })]);
+    const quiet = harness([buildLiveRule({ id: 'rul_plain' })]);
     await quiet.evaluator.handleBatch(batch(0, { host: 'web-1', minutes: 1, cpu: 10 }), ctx);
     expect(quiet.calls.commits[0]?.seen).toBeUndefined();
   });
 
   it('loads nothing for an organization without rules', async () => {
-    const h = harness([rule({ id: 'rul_cpu' })]);
+    const h = harness([buildLiveRule({ id: 'rul_cpu' })]);
     await h.evaluator.handleBatch(
       batch(0, { host: 'web-9', org: 'org_9', minutes: 0, cpu: 99 }),
       ctx,
@@ -1185,10 +1163,10 @@ function alertsOf(events: ReturnType<typeof straightEvents>) {
 
 describe('createAlertEvaluator over random streams', () => {
   const rules = [
-    rule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }),
+    buildLiveRule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }),
     // Rule options: hysteresis and keep-firing-for, and flap detection (ok windows with flap
     // data are kept as windows of their own beside the group's mark).
-    rule({
+    buildLiveRule({
       id: 'rul_deep',
       durationMinutes: 0,
       threshold: 50,
@@ -1196,14 +1174,14 @@ describe('createAlertEvaluator over random streams', () => {
       keepFiringForMinutes: 1,
       flapping: { windowMinutes: 8, maxTransitions: 2 },
     }),
-    rule({
+    buildLiveRule({
       id: 'rul_flap',
       durationMinutes: 0,
       threshold: 50,
       condition: 'greater_than_or_equal',
       flapping: { windowMinutes: 6, maxTransitions: 2 },
     }),
-    rule({
+    buildLiveRule({
       id: 'rul_slow',
       durationMinutes: 2,
       threshold: 50,
@@ -1265,13 +1243,18 @@ describe('createAlertEvaluator over random streams', () => {
   it('makes the alerts of a straight evaluation across restarts, evictions, rules added, scopes, failed commits and replays', async () => {
     // Each rule applies to the samples of the batches from the one where it was added on.
     const pool = [
-      { rule: rule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }), scoped: false },
+      { rule: buildLiveRule({ id: 'rul_now', durationMinutes: 0, threshold: 50 }), scoped: false },
       {
-        rule: rule({ id: 'rul_prod', durationMinutes: 1, threshold: 50, scope: { env: 'prod' } }),
+        rule: buildLiveRule({
+          id: 'rul_prod',
+          durationMinutes: 1,
+          threshold: 50,
+          scope: { env: 'prod' },
+        }),
         scoped: true,
       },
       {
-        rule: rule({
+        rule: buildLiveRule({
           id: 'rul_late',
           durationMinutes: 1,
           threshold: 50,
@@ -1280,7 +1263,7 @@ describe('createAlertEvaluator over random streams', () => {
         scoped: false,
       },
       {
-        rule: rule({
+        rule: buildLiveRule({
           id: 'rul_flap_prod',
           durationMinutes: 0,
           threshold: 50,
@@ -1292,7 +1275,7 @@ describe('createAlertEvaluator over random streams', () => {
         scoped: true,
       },
       {
-        rule: rule({
+        rule: buildLiveRule({
           id: 'rul_late_prod',
           durationMinutes: 0,
           threshold: 50,

@@ -1,6 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildSampleMessage, uniqueOrgId, waitFor } from '@monitor/testkit/builders';
 import type { Bus, Subscription } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -33,17 +34,6 @@ const noMetrics = {
   recordsSkipped: () => undefined,
   logRestarted: () => undefined,
 };
-
-/** Polls `probe` until it returns a value (not undefined); no timing is asserted. */
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 type Replica = {
   bus: Bus;
@@ -84,7 +74,7 @@ describe('no data on Kafka and PostgreSQL', () => {
 
   /** A fresh organization, topic and consumer group, with one no-data rule. */
   async function scenario(label: string) {
-    const orgId = `org_${randomBytes(4).toString('hex')}`;
+    const orgId = uniqueOrgId();
     const topic = `no-data-${label}-${randomBytes(4).toString('hex')}`;
     const groupId = `evaluator-${randomBytes(4).toString('hex')}`;
     await db.sql`insert into organizations (id, name) values (${orgId}, ${label})`;
@@ -118,17 +108,14 @@ describe('no data on Kafka and PostgreSQL', () => {
         topic,
         hosts.map((host) => ({
           key: `${orgId}:${host}`,
-          value: encodeSampleMessage({
-            v: 1,
-            org_id: orgId,
-            host,
-            time_ms: nowMs,
-            received_ms: nowMs,
-            metrics: { cpu_percent: cpu },
-            tags: {},
-            containers: [],
-            processes: [],
-          }),
+          value: encodeSampleMessage(
+            buildSampleMessage({
+              org_id: orgId,
+              host,
+              time_ms: nowMs,
+              metrics: { cpu_percent: cpu },
+            }),
+          ),
         })),
       );
     }
@@ -202,6 +189,7 @@ describe('no data on Kafka and PostgreSQL', () => {
       const from = of.map((r) => r.sweeps);
       await waitFor(
         () => Promise.resolve(of.every((r, i) => r.sweeps >= from[i]! + times) ? true : undefined),
+        60_000,
         'sweeps',
       );
     }
@@ -214,10 +202,14 @@ describe('no data on Kafka and PostgreSQL', () => {
     async function seenNow(hosts: readonly string[]): Promise<void> {
       const atMs = nowMs;
       for (const host of hosts) {
-        await waitFor(async () => {
-          const [row] = await lastSeen(host);
-          return row !== undefined && row.seen_at.getTime() >= atMs ? true : undefined;
-        }, `a sample of ${host} evaluated`);
+        await waitFor(
+          async () => {
+            const [row] = await lastSeen(host);
+            return row !== undefined && row.seen_at.getTime() >= atMs ? true : undefined;
+          },
+          60_000,
+          `a sample of ${host} evaluated`,
+        );
       }
     }
     const alerts = () =>
@@ -267,10 +259,14 @@ describe('no data on Kafka and PostgreSQL', () => {
 
     // Its next sample ends the silence.
     await s.send([quiet!]);
-    await waitFor(async () => {
-      const rows = await s.alerts();
-      return rows.length === 1 && rows[0]!.status === 'resolved' ? rows : undefined;
-    }, 'the no-data alert to resolve');
+    await waitFor(
+      async () => {
+        const rows = await s.alerts();
+        return rows.length === 1 && rows[0]!.status === 'resolved' ? rows : undefined;
+      },
+      60_000,
+      'the no-data alert to resolve',
+    );
     await s.close();
   });
 

@@ -2,28 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LiveRule } from '@monitor/db';
 import type { RuleSetChange } from './rule-poller.js';
 import { createRulePoller } from './rule-poller.js';
+import { buildLiveRule } from './testing/live-rule.js';
 
 function rule(id: string, orgId = 'org_1', metric = 'cpu_percent'): LiveRule {
-  return {
-    id,
-    orgId,
-    name: id,
-    metric,
-    condition: 'greater_than',
-    threshold: 90,
-    durationMinutes: 0,
-    severity: 'warning',
-    channels: [],
-    scope: {},
-    generation: 0,
-    recoveryThreshold: null,
-    keepFiringForMinutes: 0,
-    noDataMinutes: null,
-    noDataState: 'alerting',
-    renotifyMinutes: null,
-    messageTemplate: null,
-    flapping: null,
-  };
+  return buildLiveRule({ id, orgId, name: id, metric, severity: 'warning' });
 }
 
 /** A fake rules table: a fingerprint that changes with every edit, and a load counter. */

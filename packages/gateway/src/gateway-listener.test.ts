@@ -1,27 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createLogger, noteRequestOrg } from '@monitor/platform';
+import { noteRequestOrg } from '@monitor/platform';
 import { ingestPath } from '@monitor/schemas';
+import { createMemoryLogger } from '@monitor/testkit/builders';
 import { describe, expect, it } from 'vitest';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { createGatewayListener } from './gateway-listener.js';
 
 const apiKey = 'mon_live_fedcba9876543210fedcba9876543210';
-
-function collectingLogger() {
-  const chunks: string[] = [];
-  const logger = createLogger({
-    level: 'info',
-    destination: { write: (chunk) => chunks.push(chunk) },
-  });
-  const text = (): string => chunks.join('');
-  const lines = (): Record<string, unknown>[] =>
-    text()
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines, text };
-}
 
 const noMetrics: GatewayMetrics = {
   accepted: () => undefined,
@@ -57,7 +43,7 @@ function fakeResponse(): ServerResponse & EventEmitter {
 
 describe('createGatewayListener', () => {
   it('logs one line per ingest request with its org, status and duration, never the key', async () => {
-    const { logger, lines, text } = collectingLogger();
+    const { logger, lines, text } = createMemoryLogger({ level: 'info' });
     const listener = createGatewayListener({
       agentWrites: new Map(),
       ingest: (_req, res) => {
@@ -92,7 +78,7 @@ describe('createGatewayListener', () => {
   });
 
   it('logs a rejected key at info without an org', async () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     const listener = createGatewayListener({
       agentWrites: new Map(),
       ingest: (_req, res) => {
@@ -112,7 +98,7 @@ describe('createGatewayListener', () => {
   });
 
   it('leaves every other request to the express app, which logs it itself', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     let appCalls = 0;
     const listener = createGatewayListener({
       agentWrites: new Map(),

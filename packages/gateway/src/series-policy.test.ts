@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { buildSampleMessage } from '@monitor/testkit/builders';
 import type { SampleMessage } from '@monitor/schemas';
 import type { SeriesLimits } from './series-policy.js';
 import { createSeriesPolicy } from './series-policy.js';
@@ -13,17 +14,13 @@ const limits: SeriesLimits = {
 };
 
 function sample(host: string, metrics: string[], tags: Record<string, string> = {}): SampleMessage {
-  return {
-    v: 1,
+  return buildSampleMessage({
     org_id: 'org_1',
     host,
     time_ms: 0,
-    received_ms: 0,
     metrics: Object.fromEntries(metrics.map((name) => [name, 1])),
     tags,
-    containers: [],
-    processes: [],
-  };
+  });
 }
 
 describe('createSeriesPolicy', () => {

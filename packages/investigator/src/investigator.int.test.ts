@@ -15,6 +15,7 @@ import type { TestDatabase } from '@monitor/testkit';
 import { createTestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueOrgId } from '@monitor/testkit/builders';
 import { analyzeIncident } from './analyze-incident.js';
 import type { Investigator } from './investigator.js';
 import { createInvestigator } from './investigator.js';
@@ -103,7 +104,7 @@ describe('the investigator on PostgreSQL', () => {
     db = createDatabase({ url: testDb.url, maxConnections: 4 });
     await migrate(db);
     for (const scenario of scenarios) {
-      const orgId = `org_${randomBytes(6).toString('hex')}`;
+      const orgId = uniqueOrgId();
       orgs.set(scenario.name, orgId);
       await storeScenario(db, orgId, scenario);
     }

@@ -1,6 +1,6 @@
 // @services postgres
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { Database } from '@monitor/db';
 import {
   createAlertmanagerResendStore,
@@ -48,21 +48,6 @@ const logger = createLogger({ level: 'silent', name: 'alertmanager-test' });
 const consoleUrl = 'https://monitor.example.com';
 const resendIntervalMs = 60_000;
 
-/** Polls `condition` until it returns a value, for at most `timeoutMs`. */
-async function waitFor<T>(
-  what: string,
-  condition: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 describe('the alertmanager channel against Alertmanager 0.25', () => {
   let testDb: TestDatabase;
   let db: Database;
@@ -107,10 +92,14 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
 
   /** Runs notifier rounds until no message is pending any more. */
   async function drain(): Promise<void> {
-    await waitFor('the outbox to drain', async () => {
-      await notifier.runOnce();
-      return (await pendingCount()) === 0 ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        await notifier.runOnce();
+        return (await pendingCount()) === 0 ? true : undefined;
+      },
+      30_000,
+      'the outbox to drain',
+    );
   }
 
   beforeAll(async () => {
@@ -169,11 +158,14 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
     ];
     await drain();
 
-    const group = await waitFor('the firing group', () =>
-      messages().find(
-        (message) =>
-          message.groupLabels['alertname'] === 'disk full' && message.status === 'firing',
-      ),
+    const group = await waitFor(
+      () =>
+        messages().find(
+          (message) =>
+            message.groupLabels['alertname'] === 'disk full' && message.status === 'firing',
+        ),
+      30_000,
+      'the firing group',
     );
     // All three arrived in the group's first notification.
     expect(group.alerts.map((alert) => alert.labels['host']).sort()).toEqual([
@@ -208,11 +200,14 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
       }
     });
     await drain();
-    const resolved = await waitFor('the resolved group', () =>
-      messages().find(
-        (message) =>
-          message.groupLabels['alertname'] === 'disk full' && message.status === 'resolved',
-      ),
+    const resolved = await waitFor(
+      () =>
+        messages().find(
+          (message) =>
+            message.groupLabels['alertname'] === 'disk full' && message.status === 'resolved',
+        ),
+      30_000,
+      'the resolved group',
     );
     expect(resolved.alerts).toHaveLength(3);
     for (const alert of resolved.alerts) {
@@ -232,13 +227,17 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
       where alert_id = ${alert.id} and transition = 'fired' returning id
     `;
     expect(held).toHaveLength(1);
-    await waitFor('the resolution to be delivered', async () => {
-      await notifier.runOnce();
-      const [row] = await db.sql<{ status: string }[]>`
+    await waitFor(
+      async () => {
+        await notifier.runOnce();
+        const [row] = await db.sql<{ status: string }[]>`
         select status from notifications where alert_id = ${alert.id} and transition = 'resolved'
       `;
-      return row?.status === 'delivered' ? true : undefined;
-    });
+        return row?.status === 'delivered' ? true : undefined;
+      },
+      30_000,
+      'the resolution to be delivered',
+    );
     await db.sql`update notifications set next_attempt_at = now() where id = ${held[0]!['id'] as string}`;
     await drain();
 
@@ -260,8 +259,10 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
     const ruleId = await createRule('memory high');
     const before = await fire(ruleId, 'app-1');
     await drain();
-    await waitFor('the first alert', () =>
-      messages().find((message) => message.groupLabels['alertname'] === 'memory high'),
+    await waitFor(
+      () => messages().find((message) => message.groupLabels['alertname'] === 'memory high'),
+      30_000,
+      'the first alert',
     );
 
     await alertmanager.stop();
@@ -283,14 +284,17 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
     const round = await resender.runOnce();
     expect(round).toMatchObject({ alerts: 2, posts: 1, failedPosts: 0 });
 
-    const both = await waitFor('both alerts after the restart', () =>
-      messages()
-        .slice(restartedAt)
-        .find(
-          (message) =>
-            message.groupLabels['alertname'] === 'memory high' &&
-            message.alerts.filter((alert) => alert.status === 'firing').length === 2,
-        ),
+    const both = await waitFor(
+      () =>
+        messages()
+          .slice(restartedAt)
+          .find(
+            (message) =>
+              message.groupLabels['alertname'] === 'memory high' &&
+              message.alerts.filter((alert) => alert.status === 'firing').length === 2,
+          ),
+      30_000,
+      'both alerts after the restart',
     );
     expect(both.alerts.map((alert) => alert.annotations['alert_id']).sort()).toEqual(
       [before.id, during.id].sort(),

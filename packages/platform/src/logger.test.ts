@@ -1,25 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactedValue, type CreateLoggerOptions } from './logger.js';
-
-/** A logger writing into memory; `lines()` parses what it wrote. */
-function memoryLogger(options: Omit<CreateLoggerOptions, 'destination'>) {
-  const chunks: string[] = [];
-  const logger = createLogger({
-    ...options,
-    destination: { write: (chunk) => chunks.push(chunk) },
-  });
-  const lines = (): Record<string, unknown>[] =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines };
-}
+import { createLogger, redactedValue } from './logger.js';
+import { createMemoryLogger } from './testing/memory-logger.js';
 
 describe('createLogger', () => {
   it('writes one JSON object per line with the level label, name and ISO time', () => {
-    const { logger, lines } = memoryLogger({ level: 'info', name: 'gateway' });
+    const { logger, lines } = createMemoryLogger({ level: 'info', name: 'gateway' });
     logger.info({ batch: 3 }, 'batch written');
     const [line] = lines();
     expect(line).toMatchObject({ level: 'info', name: 'gateway', batch: 3, msg: 'batch written' });
@@ -27,14 +12,14 @@ describe('createLogger', () => {
   });
 
   it('drops lines below the level', () => {
-    const { logger, lines } = memoryLogger({ level: 'warn' });
+    const { logger, lines } = createMemoryLogger({ level: 'warn' });
     logger.info('hidden');
     logger.warn('shown');
     expect(lines().map((line) => line.msg)).toEqual(['shown']);
   });
 
   it('redacts API keys in request headers', () => {
-    const { logger, lines } = memoryLogger({ level: 'info' });
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logger.info(
       {
         req: {
@@ -52,7 +37,7 @@ describe('createLogger', () => {
   });
 
   it('redacts credential-like fields at the top level and one level down', () => {
-    const { logger, lines } = memoryLogger({ level: 'info' });
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logger.info(
       {
         apiKey: 'k1',
@@ -72,13 +57,16 @@ describe('createLogger', () => {
   });
 
   it('redacts extra paths a caller asks for', () => {
-    const { logger, lines } = memoryLogger({ level: 'info', redact: ['channel.webhook_url'] });
+    const { logger, lines } = createMemoryLogger({
+      level: 'info',
+      redact: ['channel.webhook_url'],
+    });
     logger.info({ channel: { webhook_url: 'https://hooks.example/abc' } }, 'sent');
     expect(lines()[0]).toMatchObject({ channel: { webhook_url: redactedValue } });
   });
 
   it('serializes errors under err with their stack and code', () => {
-    const { logger, lines } = memoryLogger({ level: 'info' });
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     const err = Object.assign(new Error('boom'), { code: 'ECONNREFUSED' });
     logger.error({ err }, 'failed');
     expect(lines()[0]).toMatchObject({
@@ -89,7 +77,7 @@ describe('createLogger', () => {
   });
 
   it('keeps redaction in child loggers', () => {
-    const { logger, lines } = memoryLogger({ level: 'info' });
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logger.child({ component: 'auth' }).info({ secret: 'x' }, 'checked');
     expect(lines()[0]).toMatchObject({ component: 'auth', secret: redactedValue });
   });

@@ -5,8 +5,8 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { dependencyUnavailable, notFound } from './app-error.js';
-import { createLogger } from './logger.js';
 import { internalErrorDetail, problemContentType } from './problem.js';
+import { createMemoryLogger } from './testing/memory-logger.js';
 import {
   methodNotAllowedHandler,
   notFoundHandler,
@@ -34,18 +34,9 @@ async function serve(handler: RequestListener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function memoryLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: { write: (chunk) => lines.push(JSON.parse(chunk) as Record<string, unknown>) },
-  });
-  return { logger, lines };
-}
-
 /** An app the way roles build one: routes, then the 404 and problem handlers. */
 function buildApp() {
-  const { logger, lines } = memoryLogger();
+  const { logger, lines } = createMemoryLogger();
   const app = express();
   app.use(express.json({ limit: '64b' }));
   app
@@ -115,7 +106,7 @@ describe('problemHandler', () => {
     const errors = body.errors as { path: string; message: string }[];
     expect(errors.map((issue) => issue.path)).toEqual(['threshold']);
     expect(errors[0]?.message).toMatch(/number/);
-    expect(lines.at(-1)).toMatchObject({
+    expect(lines().at(-1)).toMatchObject({
       level: 'info',
       msg: 'request rejected',
       status: 422,
@@ -155,7 +146,7 @@ describe('problemHandler', () => {
     expect(JSON.parse(text)).toMatchObject({ status: 500, detail: internalErrorDetail });
     expect(text).not.toContain('SELECT');
     expect(text).not.toContain('api_keys');
-    const line = lines.at(-1);
+    const line = lines().at(-1);
     expect(line).toMatchObject({
       level: 'error',
       msg: 'request failed',
@@ -173,7 +164,7 @@ describe('problemHandler', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('7');
     expect((await problemOf(response)).detail).toBe('The message bus is temporarily unavailable.');
-    expect(lines.at(-1)).toMatchObject({ level: 'warn', code: 'dependency_unavailable' });
+    expect(lines().at(-1)).toMatchObject({ level: 'warn', code: 'dependency_unavailable' });
   });
 
   it('closes the connection when the response had already started', async () => {
@@ -182,7 +173,7 @@ describe('problemHandler', () => {
     const response = await fetch(`${url}/late`);
     expect(response.status).toBe(200);
     await expect(response.text()).rejects.toThrow();
-    expect(lines.at(-1)).toMatchObject({
+    expect(lines().at(-1)).toMatchObject({
       level: 'error',
       msg: 'request failed after the response started',
     });

@@ -2,23 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { createLogger, type LogLevel } from './logger.js';
 import { logRequest, loggedPath, noteRequestOrg, requestLogger } from './request-log.js';
+import { createMemoryLogger } from './testing/memory-logger.js';
 
 const apiKey = 'mon_live_0123456789abcdef0123456789abcdef';
-
-/** A logger writing into memory, the destination being a collecting fake. */
-function collectingLogger(level: LogLevel = 'info') {
-  const chunks: string[] = [];
-  const logger = createLogger({ level, destination: { write: (chunk) => chunks.push(chunk) } });
-  const text = (): string => chunks.join('');
-  const lines = (): Record<string, unknown>[] =>
-    text()
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines, text };
-}
 
 function fakeRequest(method: string, url: string): IncomingMessage {
   return {
@@ -38,7 +25,7 @@ function fakeResponse(status: number, finished = true): ServerResponse & EventEm
 
 describe('logRequest', () => {
   it('writes method, path, status, duration and org of an authenticated request', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     const res = fakeResponse(200);
     noteRequestOrg(res, 'org_01J0000000000000000000000');
     logRequest(logger, fakeRequest('POST', '/api/v1/ingest'), res, 3.14159);
@@ -56,14 +43,14 @@ describe('logRequest', () => {
   });
 
   it('leaves out the org of an unauthenticated request and logs its 4xx at info', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logRequest(logger, fakeRequest('GET', '/api/v1/services'), fakeResponse(401), 1);
     expect(lines()[0]).toMatchObject({ level: 'info', status: 401 });
     expect(lines()[0]).not.toHaveProperty('orgId');
   });
 
   it('never writes the API key, from a header or from the query string', () => {
-    const { logger, text, lines } = collectingLogger('trace');
+    const { logger, text, lines } = createMemoryLogger({ level: 'trace' });
     const url = `/api/v1/services?api_key=${apiKey}&limit=5`;
     logRequest(logger, fakeRequest('GET', url), fakeResponse(200), 1);
     expect(lines()[0]).toMatchObject({ path: '/api/v1/services' });
@@ -72,7 +59,7 @@ describe('logRequest', () => {
   });
 
   it('logs 500 at error and 503, a dependency that comes back, at warn', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logRequest(logger, fakeRequest('POST', '/api/v1/ingest'), fakeResponse(500), 1);
     logRequest(logger, fakeRequest('POST', '/api/v1/ingest'), fakeResponse(503), 1);
     expect(lines().map((line) => [line.level, line.status])).toEqual([
@@ -82,14 +69,14 @@ describe('logRequest', () => {
   });
 
   it('logs an abandoned request as 499', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     logRequest(logger, fakeRequest('POST', '/api/v1/ingest'), fakeResponse(200, false), 1);
     expect(lines()[0]).toMatchObject({ status: 499 });
   });
 
   it('logs health, readiness and metrics probes at debug only', () => {
-    const quiet = collectingLogger('info');
-    const verbose = collectingLogger('debug');
+    const quiet = createMemoryLogger({ level: 'info' });
+    const verbose = createMemoryLogger({ level: 'debug' });
     for (const { logger } of [quiet, verbose]) {
       for (const path of ['/healthz', '/readyz', '/metrics']) {
         logRequest(
@@ -119,7 +106,7 @@ describe('loggedPath', () => {
 
 describe('requestLogger', () => {
   it('logs one line when the response closes, with the path as the client sent it', () => {
-    const { logger, lines } = collectingLogger();
+    const { logger, lines } = createMemoryLogger({ level: 'info' });
     const req = Object.assign(fakeRequest('GET', '/services/svc_1'), {
       originalUrl: `/api/v1/services/svc_1?api_key=${apiKey}`,
     }) as unknown as Request;

@@ -2,23 +2,14 @@ import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from './logger.js';
 import { closeHttpServer, createShutdown } from './shutdown.js';
-
-function memoryLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: { write: (chunk) => lines.push(JSON.parse(chunk) as Record<string, unknown>) },
-  });
-  return { logger, lines };
-}
+import { createMemoryLogger } from './testing/memory-logger.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('createShutdown', () => {
   it('runs hooks one at a time in reverse registration order', async () => {
-    const { logger } = memoryLogger();
+    const { logger } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     const events: string[] = [];
     for (const name of ['database', 'consumer', 'http']) {
@@ -41,7 +32,7 @@ describe('createShutdown', () => {
   });
 
   it('logs a failing hook and still runs the rest', async () => {
-    const { logger, lines } = memoryLogger();
+    const { logger, lines } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     const ran: string[] = [];
     shutdown.onShutdown('database', () => {
@@ -59,7 +50,7 @@ describe('createShutdown', () => {
       failed: ['http', 'producer'],
       pending: [],
     });
-    const failures = lines.filter((line) => line.msg === 'shutdown hook failed');
+    const failures = lines().filter((line) => line.msg === 'shutdown hook failed');
     expect(failures).toMatchObject([
       { level: 'error', hook: 'http', err: { message: 'close failed' } },
       { level: 'error', hook: 'producer', err: { message: 'flush failed' } },
@@ -67,7 +58,7 @@ describe('createShutdown', () => {
   });
 
   it('gives up at the deadline and reports what did not finish', async () => {
-    const { logger, lines } = memoryLogger();
+    const { logger, lines } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 30 });
     const ran: string[] = [];
     shutdown.onShutdown('database', () => {
@@ -86,13 +77,13 @@ describe('createShutdown', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(ran).toEqual(['http']);
-    expect(lines).toContainEqual(
+    expect(lines()).toContainEqual(
       expect.objectContaining({ level: 'error', msg: 'shutdown timed out', timeoutMs: 30 }),
     );
   });
 
   it('returns the same promise on every call and runs each hook once', async () => {
-    const { logger } = memoryLogger();
+    const { logger } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     let runs = 0;
     shutdown.onShutdown('http', () => {
@@ -107,7 +98,7 @@ describe('createShutdown', () => {
   });
 
   it('signals the start of shutdown and refuses later registrations', async () => {
-    const { logger } = memoryLogger();
+    const { logger } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     expect(shutdown.isShuttingDown).toBe(false);
     expect(shutdown.signal.aborted).toBe(false);
@@ -119,7 +110,7 @@ describe('createShutdown', () => {
   });
 
   it('gives a listener of its signal that calls shutdown() the run already begun', async () => {
-    const { logger } = memoryLogger();
+    const { logger } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     let runs = 0;
     shutdown.onShutdown('counted', () => {
@@ -136,7 +127,7 @@ describe('createShutdown', () => {
   });
 
   it('skips a hook that was unregistered', async () => {
-    const { logger } = memoryLogger();
+    const { logger } = createMemoryLogger();
     const shutdown = createShutdown({ logger, timeoutMs: 1000 });
     const ran: string[] = [];
     shutdown.onShutdown('kept', () => {

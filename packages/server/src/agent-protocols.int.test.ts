@@ -17,11 +17,11 @@ import {
   startCollector,
   startTelegraf,
 } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The agent protocols with the real senders: Prometheus 2.42 scraping the node exporter and
@@ -41,14 +41,7 @@ type ServiceSummary = {
   tags: Record<string, string>;
 };
 
-async function api<T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${monitor.baseUrl}${path}`, {
-    ...init,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
+const api = createApiCall({ baseUrl: () => monitor.baseUrl, key });
 
 /** The label sets `/prometheus/api/v1/series` answers for `match`, sorted by metric name. */
 async function seriesOf(match: string): Promise<Record<string, string>[]> {
@@ -87,14 +80,14 @@ describe('agent protocols, with the real senders', () => {
   it('Prometheus remote-writes what it scrapes from the node exporter, and a rule on node_load1 fires', async () => {
     const rule = await api<{ id: string }>('/api/v1/alerts/rules', {
       method: 'POST',
-      body: JSON.stringify({
+      body: {
         name: 'node load seen',
         metric: 'node_load1',
         condition: 'greater_than',
         threshold: -1,
         duration_minutes: 0,
         severity: 'warning',
-      }),
+      },
     });
     expect(rule.status).toBe(201);
 

@@ -1,6 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { AlertGeneratorTester, TestDatabase } from '@monitor/testkit';
 import {
   createTestDatabase,
@@ -11,7 +12,6 @@ import {
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The official alert generator compliance suite (prometheus/compliance, `alert_generator`)

@@ -3,13 +3,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HttpReceiver, SmtpReceiver } from '@monitor/testkit';
 import { startHttpReceiver, startSmtpReceiver } from '@monitor/testkit';
+import type { ApiExchange, ApiRequest } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import type { Exchange } from './testing/openapi-conformance.js';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
-import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
@@ -37,25 +37,10 @@ type AlertItem = {
 };
 
 /** Every API answer of the test, checked against the OpenAPI document at the end. */
-const exchanges: Exchange[] = [];
+const exchanges: ApiExchange[] = [];
 
-async function call<T>(
-  baseUrl: string,
-  path: string,
-  options: { method?: string; body?: unknown } = {},
-): Promise<{ status: number; headers: Headers; body: T }> {
-  const method = options.method ?? 'GET';
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  });
-  const text = await response.text();
-  const body = (text === '' ? undefined : JSON.parse(text)) as T;
-  const contentType = response.headers.get('content-type') ?? '';
-  exchanges.push({ method, path, status: response.status, contentType, body });
-  return { status: response.status, headers: response.headers, body };
-}
+const call = <T>(baseUrl: string, path: string, request?: ApiRequest) =>
+  createApiCall({ baseUrl, key, exchanges })<T>(path, request);
 
 afterAll(async () => {
   await Promise.all(stacks.map((stack) => stack.stop()));

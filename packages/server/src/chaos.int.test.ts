@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import {
   startHttpReceiver,
   startRestartableKafka,
@@ -17,7 +18,6 @@ import { sampleKey, startIngestLoad } from './testing/ingest-load.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The chaos suite (docs/reliability.md): every role as its own process over a private Kafka

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { HaComposeStack } from './testing/compose-stack.js';
 import { startHaComposeStack } from './testing/compose-stack.js';
 import { postIngest } from './testing/ingest-client.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The compose HA shape (docker-compose.ha.yml, issue 42 item 5): etcd, and TimescaleDB as two

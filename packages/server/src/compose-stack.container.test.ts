@@ -4,11 +4,14 @@ import { findApiRoute, toOpenApiPath } from '@monitor/api';
 import { runSchemathesis, schemathesisVersion } from '@monitor/testkit';
 import type { ComposeStack } from './testing/compose-stack.js';
 import { startComposeStack } from './testing/compose-stack.js';
-import type { Exchange } from './testing/openapi-conformance.js';
-import { describeAlertingApi } from './testing/http-api/alerting.suite.js';
+import type { ApiExchange } from '@monitor/testkit/builders';
+import { describeAlertRulesApi } from './testing/http-api/alert-rules.suite.js';
+import { describeAlertsApi } from './testing/http-api/alerts.suite.js';
 import { describeIngestApi } from './testing/http-api/ingest.suite.js';
-import { describeResourcesApi } from './testing/http-api/resources.suite.js';
+import { describeInvestigationsApi } from './testing/http-api/investigations.suite.js';
+import { describeNotificationChannelsApi } from './testing/http-api/notification-channels.suite.js';
 import { describeServicesApi } from './testing/http-api/services.suite.js';
+import { describeSilencesApi } from './testing/http-api/silences.suite.js';
 
 /**
  * The distributed stack as `docker compose up -d` runs it (docker-compose.yml, plus the
@@ -31,8 +34,8 @@ afterAll(async () => {
   await stack?.down();
 }, 200_000);
 
-const suiteExchanges: Record<string, Exchange[]> = {};
-function exchangesOf(suite: string): Exchange[] {
+const suiteExchanges: Record<string, ApiExchange[]> = {};
+function exchangesOf(suite: string): ApiExchange[] {
   return (suiteExchanges[suite] = []);
 }
 
@@ -73,12 +76,24 @@ describe('the services API suite through the edge', () => {
   describeServicesApi(() => stack, exchangesOf('services'));
 });
 
-describe('the alerting API suite through the edge', () => {
-  describeAlertingApi(() => stack, exchangesOf('alerting'));
+describe('the alert rules API suite through the edge', () => {
+  describeAlertRulesApi(() => stack, exchangesOf('alert rules'));
 });
 
-describe('the resources API suite through the edge', () => {
-  describeResourcesApi(() => stack, exchangesOf('resources'));
+describe('the alerts API suite through the edge', () => {
+  describeAlertsApi(() => stack, exchangesOf('alerts'));
+});
+
+describe('the silences API suite through the edge', () => {
+  describeSilencesApi(() => stack, exchangesOf('silences'));
+});
+
+describe('the notification channels API suite through the edge', () => {
+  describeNotificationChannelsApi(() => stack, exchangesOf('notification channels'));
+});
+
+describe('the investigations API suite through the edge', () => {
+  describeInvestigationsApi(() => stack, exchangesOf('investigations'));
 });
 
 describe('the HTTP API suites together', () => {

@@ -9,12 +9,12 @@ import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { buildConsole, launchChromium } from './testing/console-browser.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The web console in a real browser (Debian's Chromium through playwright-core) against the
@@ -47,17 +47,7 @@ const poll: typeof expect.poll = (probe, options) =>
     ...(typeof options === 'string' ? { message: options } : options),
   });
 
-async function api<T = Json>(
-  path: string,
-  init: RequestInit = {},
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${monitor.baseUrl}/api/v1${path}`, {
-    ...init,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...init.headers },
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
+const api = createApiCall({ baseUrl: () => `${monitor.baseUrl}/api/v1`, key });
 
 const hosts = [
   { host: 'web-1', tags: { env: 'prod', role: 'web' }, lastMinutesAgo: 0 },
@@ -152,25 +142,25 @@ beforeAll(async () => {
   // Rules, then the samples that make them fire: web-2 critical, db-1 warning.
   const cpu = await api<{ id: string }>('/alerts/rules', {
     method: 'POST',
-    body: JSON.stringify({
+    body: {
       name: 'CPU saturated',
       metric: 'cpu_percent',
       condition: 'greater_than',
       threshold: 90,
       severity: 'critical',
       scope: { env: 'prod' },
-    }),
+    },
   });
   expect(cpu.status).toBe(201);
   const memory = await api<{ id: string }>('/alerts/rules', {
     method: 'POST',
-    body: JSON.stringify({
+    body: {
       name: 'Memory high',
       metric: 'memory_percent',
       condition: 'greater_than',
       threshold: 80,
       severity: 'warning',
-    }),
+    },
   });
   expect(memory.status).toBe(201);
   await ingest([

@@ -1,12 +1,12 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import { writerGroupId } from './consumer-groups.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * How a consumer group hands partitions over when a replica goes: a SIGTERM'd replica commits

@@ -1,6 +1,7 @@
 // @services kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { Database } from '@monitor/db';
 import { createDatabase, createRuleStore, defaultOrganizationId } from '@monitor/db';
 import type { HttpReceiver, PatroniCluster } from '@monitor/testkit';
@@ -15,7 +16,6 @@ import { postIngest } from './testing/ingest-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 import { evaluatorRulesLoaded } from './testing/monitor-stack.js';
-import { waitFor } from './testing/wait-for.js';
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 const roleNames = ['gateway', 'writer', 'evaluator', 'api', 'notifier'] as const;

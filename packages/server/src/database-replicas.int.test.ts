@@ -3,6 +3,7 @@ import type { Database } from '@monitor/db';
 import { createDatabase, createSampleStore, defaultOrganizationId, migrate } from '@monitor/db';
 import type { ReplicatedPostgres } from '@monitor/testkit';
 import { startReplicatedPostgres } from '@monitor/testkit';
+import { buildHostSample, createApiCall } from '@monitor/testkit/builders';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 
@@ -42,26 +43,27 @@ describe('the api role reading samples from a standby', () => {
   const writeCpu = (timeMs: number, value: number) =>
     createSampleStore(primary).writeBatch({
       samples: [
-        {
+        buildHostSample({
           orgId: defaultOrganizationId,
           host,
           timeMs,
           metrics: { cpu_percent: value },
-          tags: {},
-          containers: [],
-          processes: [],
-        },
+        }),
       ],
     });
 
+  const call = createApiCall({ baseUrl: () => api.baseUrl, key });
+
   const cpuAt = async (timeMs: number): Promise<{ status: number; value?: string }> => {
-    const url = new URL(`${api.baseUrl}/prometheus/api/v1/query`);
-    url.searchParams.set('query', `cpu_percent{host="${host}"}`);
-    url.searchParams.set('time', String(timeMs / 1000));
-    const response = await fetch(url, { headers: { 'X-API-Key': key } });
-    const body = (await response.json()) as { data?: { result: { value: [number, string] }[] } };
+    const query = new URLSearchParams({
+      query: `cpu_percent{host="${host}"}`,
+      time: String(timeMs / 1000),
+    });
+    const { status, body } = await call<{ data?: { result: { value: [number, string] }[] } }>(
+      `/prometheus/api/v1/query?${query.toString()}`,
+    );
     const value = body.data?.result[0]?.value[1];
-    return value === undefined ? { status: response.status } : { status: response.status, value };
+    return value === undefined ? { status } : { status, value };
   };
 
   const standby = async (statement: string) => {
@@ -85,23 +87,20 @@ describe('the api role reading samples from a standby', () => {
     expect(await cpuAt(t0 + 10_000)).toEqual({ status: 200, value: '1' });
 
     // A rule the API creates reads back at once: rules are read on the primary.
-    const created = await fetch(`${api.baseUrl}/api/v1/alerts/rules`, {
+    const created = await call('/api/v1/alerts/rules', {
       method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
+      body: {
         name: 'cpu high',
         metric: 'cpu_percent',
         condition: 'greater_than',
         threshold: 90,
         duration_minutes: 0,
         severity: 'warning',
-      }),
+      },
     });
     expect(created.status).toBe(201);
-    const listed = (await (
-      await fetch(`${api.baseUrl}/api/v1/alerts/rules`, { headers: { 'X-API-Key': key } })
-    ).json()) as { rules: { name: string }[] };
-    expect(listed.rules.map((rule) => rule.name)).toEqual(['cpu high']);
+    const listed = await call<{ rules: { name: string }[] }>('/api/v1/alerts/rules');
+    expect(listed.body.rules.map((rule) => rule.name)).toEqual(['cpu high']);
 
     await standby('select pg_wal_replay_resume()');
     await expect
@@ -111,14 +110,10 @@ describe('the api role reading samples from a standby', () => {
 
   it('answers 503 with Retry-After for samples while the standby is gone, and serves the rest', async () => {
     await pair.standby.kill();
-    const url = new URL(`${api.baseUrl}/prometheus/api/v1/query`);
-    url.searchParams.set('query', 'cpu_percent');
-    const response = await fetch(url, { headers: { 'X-API-Key': key } });
-    expect(response.status).toBe(503);
-    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
-    const rules = await fetch(`${api.baseUrl}/api/v1/alerts/rules`, {
-      headers: { 'X-API-Key': key },
-    });
+    const samples = await call('/prometheus/api/v1/query?query=cpu_percent');
+    expect(samples.status).toBe(503);
+    expect(Number(samples.headers.get('retry-after'))).toBeGreaterThan(0);
+    const rules = await call('/api/v1/alerts/rules');
     expect(rules.status).toBe(200);
     expect(api.ended()).toBeUndefined();
   });

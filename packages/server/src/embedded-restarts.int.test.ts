@@ -4,12 +4,13 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ApiRequest } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 let stack: MonitorStack | undefined;
@@ -25,13 +26,11 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function api<T>(baseUrl: string, path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(baseUrl + path, {
-    ...init,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-  });
-  expect(response.ok, `${path} answered ${response.status}`).toBe(true);
-  return (await response.json()) as T;
+/** The body of a 2xx answer of the process at `baseUrl`. */
+async function api<T>(baseUrl: string, path: string, request: ApiRequest = {}): Promise<T> {
+  const reply = await createApiCall({ baseUrl, key })<T>(path, request);
+  expect(reply.status, `${path} answered ${reply.status}`).toBeLessThan(300);
+  return reply.body;
 }
 
 /** A counter of the process's /metrics, 0 when it has no sample yet. */
@@ -58,13 +57,13 @@ describe('the embedded mode across restarts', () => {
     let all: RoleProcess = await stack.start('all');
     await api(all.baseUrl, '/api/v1/alerts/rules', {
       method: 'POST',
-      body: JSON.stringify({
+      body: {
         name: 'cpu high',
         metric: 'cpu_percent',
         condition: 'greater_than',
         threshold: 90,
         severity: 'info',
-      }),
+      },
     });
 
     const acknowledged = new Set<string>();

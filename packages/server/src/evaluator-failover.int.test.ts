@@ -1,6 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import { defaultOrganizationId } from '@monitor/db';
 import { partitionForKey } from '@monitor/bus';
 import { postIngest } from './testing/ingest-client.js';
@@ -8,7 +9,6 @@ import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { ExpectedAlert } from './testing/expected-alerts.js';
 import { expectedAlerts } from './testing/expected-alerts.js';
-import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const key = `mon_test_${randomBytes(16).toString('hex')}`;

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrometheus } from '@monitor/testkit';
 import type { AgentProcess } from '@monitor/testkit';
+import type { ApiReply } from '@monitor/testkit/builders';
+import { createApiCall } from '@monitor/testkit/builders';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
 import type { SeriesData } from './testing/prometheus-fixture.js';
 import {
@@ -46,11 +48,8 @@ function scrapedFleet(startMs: number): SeriesData[] {
   return out;
 }
 
-/** An answer's status and its JSON body (null for a 204). */
-type Answer = {
-  status: number;
-  body: { status: string; data?: unknown; errorType?: string } | null;
-};
+/** An answer's status and its JSON body (none for a 204). */
+type Answer = ApiReply<{ status: string; data?: unknown; errorType?: string } | undefined>;
 
 describe("Grafana's Prometheus data source, request by request, against Prometheus 2.42", () => {
   let prometheus: AgentProcess & { url: string };
@@ -97,21 +96,17 @@ describe("Grafana's Prometheus data source, request by request, against Promethe
     params: [string, string][],
   ): Promise<{ prometheus: Answer; ours: Answer }> {
     const form = new URLSearchParams(params).toString();
-    const call = async (base: string, headers: Record<string, string>): Promise<Answer> => {
-      const response =
+    const call = (base: string, headers: Record<string, string>): Promise<Answer> =>
+      createApiCall({ baseUrl: base })(
+        method === 'GET' && form !== '' ? `/api/v1/${path}?${form}` : `/api/v1/${path}`,
         method === 'GET'
-          ? await fetch(`${base}/api/v1/${path}${form === '' ? '' : `?${form}`}`, { headers })
-          : await fetch(`${base}/api/v1/${path}`, {
+          ? { headers }
+          : {
               method: 'POST',
-              headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
-              body: form,
-            });
-      const text = await response.text();
-      return {
-        status: response.status,
-        body: text === '' ? null : (JSON.parse(text) as Answer['body']),
-      };
-    };
+              headers,
+              raw: { data: form, contentType: 'application/x-www-form-urlencoded' },
+            },
+      );
     const basic = `Basic ${Buffer.from(`grafana:${apiKey}`).toString('base64')}`;
     return {
       prometheus: await call(prometheus.url, {}),

@@ -1,13 +1,13 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import { createTestDatabase, startRestartableKafka } from '@monitor/testkit';
 import type { RestartableKafka, TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
-import { waitFor } from './testing/wait-for.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 

@@ -1,6 +1,7 @@
 // @services postgres kafka redis
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import { createKafkaBus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore } from '@monitor/db';
@@ -9,7 +10,6 @@ import { createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
-import { waitFor } from './testing/wait-for.js';
 import { describeIngestApi } from './testing/http-api/ingest.suite.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';

@@ -3,11 +3,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore, createOrgStore } from '@monitor/db';
 import type { Cause, Scenario } from '@monitor/investigator/scenarios';
 import { buildScenarios, scenarioHit } from '@monitor/investigator/scenarios';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, evaluatorRulesLoaded } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const minuteMs = 60_000;
 const payloadsPerRequest = 200;
@@ -28,9 +28,9 @@ afterAll(async () => {
 });
 
 async function get<T>(api: RoleProcess, key: string, path: string): Promise<T> {
-  const response = await fetch(api.baseUrl + path, { headers: { 'x-api-key': key } });
-  expect(response.status, path).toBe(200);
-  return (await response.json()) as T;
+  const reply = await createApiCall({ baseUrl: api.baseUrl, key })<T>(path);
+  expect(reply.status, path).toBe(200);
+  return reply.body;
 }
 
 /** Every scenario in its own organization, so its rule sees only its own hosts. */
@@ -45,14 +45,12 @@ async function createScenarioRule(
     name: 'scenario',
     scopes: ['ingest', 'read', 'write'],
   });
-  const created = await fetch(`${api.baseUrl}/api/v1/alerts/rules`, {
-    method: 'POST',
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify(scenario.rule),
-  });
+  const created = await createApiCall({ baseUrl: api.baseUrl, key })<{ id: string }>(
+    '/api/v1/alerts/rules',
+    { method: 'POST', body: scenario.rule },
+  );
   expect(created.status).toBe(201);
-  const { id: ruleId } = (await created.json()) as { id: string };
-  return { key, ruleId };
+  return { key, ruleId: created.body.id };
 }
 
 describe('investigations of incident scenarios through the real ingest path', () => {

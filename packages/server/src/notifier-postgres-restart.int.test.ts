@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import {
   createDatabase,
   createNotificationChannelStore,
@@ -11,7 +12,6 @@ import { startAlertmanager, startHttpReceiver, startRestartablePostgres } from '
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The notifier role survives PostgreSQL stopping while its pool opens a connection. postgres.js

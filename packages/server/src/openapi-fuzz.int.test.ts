@@ -10,7 +10,7 @@ import { runSchemathesis, schemathesisVersion } from '@monitor/testkit';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
-import type { Exchange } from './testing/openapi-conformance.js';
+import type { ApiExchange } from '@monitor/testkit/builders';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
 import type { RoleProcess } from './testing/role-process.js';
 
@@ -41,7 +41,7 @@ const maxExamples = 25;
 
 let stack: MonitorStack;
 let monitor: RoleProcess;
-const exchanges: Exchange[] = [];
+const exchanges: ApiExchange[] = [];
 
 type Reply = {
   status: number;

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrometheus } from '@monitor/testkit';
 import type { AgentProcess } from '@monitor/testkit';
+import { createApiCall } from '@monitor/testkit/builders';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
 import {
   differences,
@@ -304,29 +305,22 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     await disposeDb?.();
   });
 
+  type Answer = {
+    status: string;
+    data: { resultType: string; result: unknown };
+    errorType?: string;
+  };
+  const prometheusApi = createApiCall({ baseUrl: () => prometheus.url });
+  const ourApi = createApiCall({ baseUrl: () => ourUrl });
+  const queryPath = (path: string, params: Record<string, string>) =>
+    `/api/v1/${path}?${new URLSearchParams(params).toString()}`;
+
   async function prometheusAnswer(path: string, params: Record<string, string>) {
-    const response = await fetch(
-      `${prometheus.url}/api/v1/${path}?${new URLSearchParams(params).toString()}`,
-    );
-    return (await response.json()) as {
-      status: string;
-      data: { resultType: string; result: unknown };
-      errorType?: string;
-    };
+    return (await prometheusApi<Answer>(queryPath(path, params))).body;
   }
 
   async function ourAnswer(path: string, params: Record<string, string>) {
-    const response = await fetch(
-      `${ourUrl}/api/v1/${path}?${new URLSearchParams(params).toString()}`,
-      {
-        headers: { Authorization: `Bearer ${apiKey}` },
-      },
-    );
-    return (await response.json()) as {
-      status: string;
-      data: { resultType: string; result: unknown };
-      errorType?: string;
-    };
+    return (await ourApi<Answer>(queryPath(path, params), { bearer: apiKey })).body;
   }
 
   async function compare(

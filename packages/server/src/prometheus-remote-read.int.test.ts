@@ -5,6 +5,7 @@ import type { Database } from '@monitor/db';
 import { decodeXorChunk, encodeXorChunks } from '@monitor/protocols';
 import { startPrometheus } from '@monitor/testkit';
 import type { AgentProcess } from '@monitor/testkit';
+import { createApiCall } from '@monitor/testkit/builders';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
 import {
   differences,
@@ -115,17 +116,12 @@ describe('remote read at /prometheus/api/v1/read', () => {
   });
 
   async function answer(url: string, path: string, params: Record<string, string>) {
-    const response = await fetch(
-      `${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`,
-      {
-        headers: { Authorization: `Bearer ${apiKey}` },
-      },
-    );
-    return (await response.json()) as {
+    const { body } = await createApiCall({ baseUrl: url })<{
       status: string;
       data: { resultType: string; result: unknown };
       errorType?: string;
-    };
+    }>(`/api/v1/${path}?${new URLSearchParams(params).toString()}`, { bearer: apiKey });
+    return body;
   }
 
   it('lets a stock Prometheus 2.42 answer PromQL over our data as our own API answers', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@monitor/testkit/builders';
 import type { AgentProcess, HttpReceiver, TestDatabase } from '@monitor/testkit';
 import {
   createSeededRandom,
@@ -28,7 +29,6 @@ import {
 } from './testing/rule-oracle-comparison.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * Rule files against Prometheus 2.42: the same rule file in both, the same samples remote-written

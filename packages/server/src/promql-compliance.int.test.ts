@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/testkit';
 import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
 import { differences, encode, normalize } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * The official PromQL compliance tester (prometheus/compliance, `promql-compliance-tester` with
@@ -79,10 +79,10 @@ async function remoteWrite(url: string, body: Buffer, auth: Record<string, strin
 
 async function instantValue(baseUrl: string, query: string, headers: Record<string, string>) {
   const params = new URLSearchParams({ query, time: String(toMs / 1000) });
-  const response = await fetch(`${baseUrl}/api/v1/query?${params.toString()}`, { headers });
-  const text = await response.text();
-  const body = JSON.parse(text) as { data?: { result: { value: [number, string] }[] } };
-  if (!response.ok) throw new Error(`${query} at ${baseUrl}: ${text}`);
+  const { status, body } = await createApiCall({ baseUrl })<{
+    data?: { result: { value: [number, string] }[] };
+  }>(`/api/v1/query?${params.toString()}`, { headers });
+  if (status >= 300) throw new Error(`${query} at ${baseUrl}: ${JSON.stringify(body)}`);
   return Number(body.data?.result[0]?.value[1] ?? Number.NaN);
 }
 
@@ -230,19 +230,19 @@ describe('the PromQL compliance tester', () => {
       '-2 ^ 2 * demo_num_cpus',
     ];
     const ask = async (baseUrl: string, path: string, params: Record<string, string>) => {
-      const response = await fetch(`${baseUrl}/api/v1/${path}`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Authorization: `Bearer ${key}`,
-        },
-        body: new URLSearchParams(params).toString(),
-      });
-      return (await response.json()) as {
+      const { body } = await createApiCall({ baseUrl })<{
         status: string;
         errorType?: string;
         data: { resultType: string; result: unknown };
-      };
+      }>(`/api/v1/${path}`, {
+        method: 'POST',
+        bearer: key,
+        raw: {
+          data: new URLSearchParams(params).toString(),
+          contentType: 'application/x-www-form-urlencoded',
+        },
+      });
+      return body;
     };
     const problems: string[] = [];
     let nonEmpty = 0;

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlertResponse } from '@monitor/schemas';
 import type { HttpReceiver, RunningAlertmanager } from '@monitor/testkit';
 import { startAlertmanager, startHttpReceiver } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { newOrganization } from './testing/api-target.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { LocalApiTarget } from './testing/monitor-stack.js';
 import { startLocalApiTarget } from './testing/monitor-stack.js';
-import { waitFor } from './testing/wait-for.js';
 
 /** One alert of Alertmanager's webhook message (version 4). */
 type WebhookAlert = {
@@ -44,16 +44,9 @@ describe('alerts of Prometheus rule files', () => {
   const messages = (): WebhookMessage[] =>
     receiver.requests.map((request) => JSON.parse(request.body.toString()) as WebhookMessage);
 
-  async function api<T>(
-    path: string,
-    init: RequestInit = {},
-  ): Promise<{ status: number; body: T }> {
-    const response = await fetch(`${target.apiUrl}/api/v1${path}`, {
-      ...init,
-      headers: { 'x-api-key': key, 'content-type': 'application/json', ...init.headers },
-    });
-    return { status: response.status, body: (await response.json()) as T };
-  }
+  const api = createApiCall({ baseUrl: () => `${target.apiUrl}/api/v1`, key: () => key });
+  const rules = createApiCall({ baseUrl: () => `${target.apiUrl}/prometheus/config/v1/rules` });
+  const alertmanagerApi = createApiCall({ baseUrl: () => alertmanager.url });
 
   async function activeAlerts(): Promise<AlertResponse[]> {
     return (await api<{ alerts: AlertResponse[] }>('/alerts?status=active')).body.alerts;
@@ -74,8 +67,10 @@ describe('alerts of Prometheus rule files', () => {
 
   /** What Alertmanager holds now (its own API). */
   async function inAlertmanager(): Promise<{ labels: Record<string, string> }[]> {
-    const response = await fetch(`${alertmanager.url}/api/v2/alerts?filter=alertname="Hot"`);
-    return (await response.json()) as { labels: Record<string, string> }[];
+    const { body } = await alertmanagerApi<{ labels: Record<string, string> }[]>(
+      '/api/v2/alerts?filter=alertname="Hot"',
+    );
+    return body;
   }
 
   beforeAll(async () => {
@@ -98,14 +93,14 @@ describe('alerts of Prometheus rule files', () => {
   it('lists, notifies through Alertmanager, re-sends, resolves, acknowledges and silences them', async () => {
     const channel = await api('/notification-channels/alertmanager', {
       method: 'PUT',
-      body: JSON.stringify({ urls: [alertmanager.url], timeout_seconds: 5 }),
+      body: { urls: [alertmanager.url], timeout_seconds: 5 },
     });
     expect(channel.status).toBe(200);
     await ingest({ 'web-1': 99, 'web-2': 98 });
-    const posted = await fetch(`${target.apiUrl}/prometheus/config/v1/rules/thermal`, {
+    const posted = await rules('/thermal', {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/yaml' },
-      body: group,
+      bearer: key,
+      raw: { data: group, contentType: 'application/yaml' },
     });
     expect(posted.status).toBe(202);
 
@@ -204,19 +199,19 @@ describe('alerts of Prometheus rule files', () => {
     // Acknowledged and silenced like any other alert.
     const acknowledged = await api<AlertResponse>(`/alerts/${web1.id}/acknowledge`, {
       method: 'POST',
-      body: JSON.stringify({ comment: 'on it' }),
+      body: { comment: 'on it' },
     });
     expect(acknowledged.status).toBe(200);
     expect(acknowledged.body.acknowledgement_comment).toBe('on it');
     const now = Date.now();
     const silence = await api('/silences', {
       method: 'POST',
-      body: JSON.stringify({
+      body: {
         matchers: { rule_id: web1.rule_id },
         starts_at: new Date(now - 60_000).toISOString(),
         ends_at: new Date(now + 3_600_000).toISOString(),
         comment: 'maintenance',
-      }),
+      },
     });
     expect(silence.status).toBe(201);
     const silenced = await api<{ alerts: AlertResponse[] }>('/alerts?silenced=true');

@@ -2,12 +2,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
 import { ruleGroupPartition } from '@monitor/evaluator';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { newOrganization } from './testing/api-target.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { LocalApiTarget, MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack, startLocalApiTarget } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 const intervalMs = 2_000;
 
@@ -17,12 +17,13 @@ afterAll(async () => {
 });
 
 async function postGroup(apiUrl: string, key: string, namespace: string, yaml: string) {
-  const response = await fetch(`${apiUrl}/prometheus/config/v1/rules/${namespace}`, {
+  const rules = createApiCall({ baseUrl: `${apiUrl}/prometheus/config/v1/rules` });
+  const posted = await rules(`/${namespace}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/yaml' },
-    body: yaml,
+    bearer: key,
+    raw: { data: yaml, contentType: 'application/yaml' },
   });
-  expect(response.status).toBe(202);
+  expect(posted.status).toBe(202);
 }
 
 async function ingestTemperature(ingestUrl: string, key: string, value: number): Promise<void> {
@@ -119,17 +120,12 @@ describe('Prometheus rule groups on schedule', () => {
       query: 'host:temp:doubled',
       time: String(times[2]! / 1000),
     });
+    const prometheus = createApiCall({ baseUrl: `${target.apiUrl}/prometheus/api/v1` });
     const answer = await waitFor(
       async () => {
-        const response = await fetch(
-          `${target.apiUrl}/prometheus/api/v1/query?${params.toString()}`,
-          {
-            headers: { authorization: `Bearer ${key}` },
-          },
-        );
-        const body = (await response.json()) as {
+        const { body } = await prometheus<{
           data: { result: { metric: Record<string, string>; value: [number, string] }[] };
-        };
+        }>(`/query?${params.toString()}`, { bearer: key });
         return body.data.result.length > 0 ? body.data.result : undefined;
       },
       10_000,
@@ -141,11 +137,9 @@ describe('Prometheus rule groups on schedule', () => {
 
     // The rules and alerts lists, as Prometheus writes them, from the saved state.
     const get = async (path: string): Promise<unknown> => {
-      const response = await fetch(`${target.apiUrl}/prometheus/api/v1/${path}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(response.status).toBe(200);
-      return ((await response.json()) as { data: unknown }).data;
+      const reply = await prometheus<{ data: unknown }>(`/${path}`, { bearer: key });
+      expect(reply.status).toBe(200);
+      return reply.body.data;
     };
     const warm = {
       labels: { alertname: 'Warm', severity: 'page' },

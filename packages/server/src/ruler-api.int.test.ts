@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { ApiReply } from '@monitor/testkit/builders';
+import { createApiCall } from '@monitor/testkit/builders';
 import { addKey, newOrganization } from './testing/api-target.js';
 import type { LocalApiTarget } from './testing/monitor-stack.js';
 import { startLocalApiTarget } from './testing/monitor-stack.js';
@@ -48,31 +50,26 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
     await target?.stop();
   });
 
-  const call = async (
-    method: string,
-    path: string,
-    options: { key?: string; body?: string } = {},
-  ): Promise<{ status: number; text: string; type: string | null }> => {
-    const response = await fetch(`${target.apiUrl}/prometheus/config/v1/rules${path}`, {
+  const rules = createApiCall({ baseUrl: () => `${target.apiUrl}/prometheus/config/v1/rules` });
+  /** A request as mimirtool makes one: the key as a bearer token, a group as YAML. */
+  const call = (method: string, path: string, options: { key?: string; body?: string } = {}) =>
+    rules(path, {
       method,
-      headers: {
-        authorization: `Bearer ${options.key ?? key}`,
-        ...(options.body === undefined ? {} : { 'content-type': 'application/yaml' }),
-      },
-      body: options.body,
+      bearer: options.key ?? key,
+      ...(options.body === undefined
+        ? {}
+        : { raw: { data: options.body, contentType: 'application/yaml' } }),
     });
-    return {
-      status: response.status,
-      text: await response.text(),
-      type: response.headers.get('content-type'),
-    };
-  };
+  /** The text of a YAML answer, parsed. */
+  const yamlOf = (reply: ApiReply) => parse(reply.body as string) as unknown;
+  /** The `error` of a Prometheus error answer. */
+  const errorOf = (reply: ApiReply) => (reply.body as { error: string }).error;
 
   it('stores a group per namespace and answers it back as YAML', async () => {
     expect((await call('GET', '')).status).toBe(404);
     const posted = await call('POST', '/team-a', { body: nodeGroup });
     expect(posted.status).toBe(202);
-    expect(JSON.parse(posted.text)).toEqual({
+    expect(posted.body).toEqual({
       status: 'success',
       data: null,
       errorType: '',
@@ -85,13 +82,13 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
 
     const all = await call('GET', '', { key: readKey });
     expect(all.status).toBe(200);
-    expect(all.type).toMatch(/^application\/yaml/);
-    expect(parse(all.text)).toEqual({
+    expect(all.headers.get('content-type')).toMatch(/^application\/yaml/);
+    expect(yamlOf(all)).toEqual({
       'team-a': [parse(nodeGroup)],
       'team-b': [{ name: 'api', rules: [{ record: 'r', expr: 'up' }] }],
     });
-    expect(parse((await call('GET', '/team-a')).text)).toEqual({ 'team-a': [parse(nodeGroup)] });
-    expect(parse((await call('GET', '/team-a/node')).text)).toEqual(parse(nodeGroup));
+    expect(yamlOf(await call('GET', '/team-a'))).toEqual({ 'team-a': [parse(nodeGroup)] });
+    expect(yamlOf(await call('GET', '/team-a/node'))).toEqual(parse(nodeGroup));
     // Another organization sees none of it.
     expect((await call('GET', '/team-a/node', { key: otherKey })).status).toBe(404);
   });
@@ -101,7 +98,7 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
       body: 'name: broken\nrules:\n  - alert: A\n    expr: up ==\n',
     });
     expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.text)).toEqual({
+    expect(bad.body).toEqual({
       status: 'error',
       errorType: 'bad_data',
       error:
@@ -111,7 +108,7 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
       body: 'name: t\nrules:\n  - alert: A\n    expr: up\n    annotations: {a: "{{ nosuch }}"}\n',
     });
     expect(template.status).toBe(400);
-    expect(template.text).toContain('function \\"nosuch\\" not defined');
+    expect(errorOf(template)).toContain('function "nosuch" not defined');
   });
 
   it('keeps an organization within RULES_MAX_PER_ORG', async () => {
@@ -119,7 +116,7 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
     const many = `name: many\nrules:\n${[1, 2, 3].map((i) => `  - record: r${i}\n    expr: up\n`).join('')}`;
     const refused = await call('POST', '/team-c', { body: many });
     expect(refused.status).toBe(400);
-    expect(refused.text).toContain('per-tenant rules limit (limit: 5) exceeded');
+    expect(errorOf(refused)).toContain('per-tenant rules limit (limit: 5) exceeded');
   });
 
   it('needs the write scope to change and the read scope to list', async () => {
@@ -158,7 +155,7 @@ describe('ruler API (/prometheus/config/v1/rules)', () => {
         orgId,
         groups: [{ namespace: 'node-alerts', name: 'node', rules: 2 }],
       });
-      expect(parse((await call('GET', '/node-alerts/node')).text)).toEqual(parse(nodeGroup));
+      expect(yamlOf(await call('GET', '/node-alerts/node'))).toEqual(parse(nodeGroup));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSampleMessage, waitFor } from '@monitor/testkit/builders';
 import type { Bus, Publisher } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -19,7 +20,6 @@ import { serviceUrl } from '@monitor/testkit/vitest';
 import type { RoleProcess } from './testing/role-process.js';
 import { postIngest } from './testing/ingest-client.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 import { encode } from './testing/prometheus-fixture.js';
 
 /**
@@ -42,17 +42,13 @@ async function startRole(role: string): Promise<RoleProcess> {
 }
 
 function message(host: string, timeMs: number, cpu: number): SampleMessage {
-  return {
-    v: 1,
+  return buildSampleMessage({
     org_id: orgId,
     host,
     time_ms: timeMs,
-    received_ms: timeMs,
     metrics: { cpu_percent: cpu },
     tags: { role: 'web' },
-    containers: [],
-    processes: [],
-  };
+  });
 }
 
 /** Stored samples of a host: cpu values in time order. */

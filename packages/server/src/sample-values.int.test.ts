@@ -5,12 +5,12 @@ import snappy from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import { readSamples, readTypes } from './testing/remote-read-client.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * Every value an agent sends comes back exactly as sent, bit for bit (−0 included, NaN and ±Inf
@@ -51,14 +51,7 @@ function fromPromql(text: string): number {
   return Number(text);
 }
 
-async function api<T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${monitor.baseUrl}${path}`, {
-    ...init,
-    headers: { 'X-API-Key': key, ...init.headers },
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
+const api = createApiCall({ baseUrl: () => monitor.baseUrl, key });
 
 /**
  * One sample a minute ending a few minutes ago, each stamped up to 15 ms off the middle of its
@@ -126,15 +119,11 @@ async function throughHistory(host: string, metric: string, startMs: number, end
     from: new Date(startMs - minuteMs).toISOString(),
     to: new Date(endMs + minuteMs).toISOString(),
   });
-  const response = await fetch(
-    `${monitor.baseUrl}/api/v1/services/${service.id}/metrics?${query.toString()}`,
-    { headers: { 'X-API-Key': key } },
-  );
-  expect(response.status).toBe(200);
-  // Parsed from the text as sent: JSON has −0, and JSON.parse keeps it.
-  const body = JSON.parse(await response.text()) as {
+  // JSON has −0, and the JSON.parse of createApiCall keeps it.
+  const { status, body } = await api<{
     points: { time: string; avg: number; min: number; max: number; count: number }[];
-  };
+  }>(`/api/v1/services/${service.id}/metrics?${query.toString()}`);
+  expect(status).toBe(200);
   return body.points.map((p) => [exact(p.avg), exact(p.min), exact(p.max), p.count]);
 }
 

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
 import type { HttpReceiver } from '@monitor/testkit';
 import { startHttpReceiver } from '@monitor/testkit';
+import type { ApiExchange } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
-import type { Exchange } from './testing/openapi-conformance.js';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
-import { waitFor } from './testing/wait-for.js';
 
 /**
  * Silences act on notifications, not on truth, end to end in the embedded service (`monitor
@@ -19,7 +19,7 @@ import { waitFor } from './testing/wait-for.js';
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 const minuteMs = 60_000;
-const exchanges: Exchange[] = [];
+const exchanges: ApiExchange[] = [];
 let stack: MonitorStack | undefined;
 let webhook: HttpReceiver | undefined;
 
@@ -38,24 +38,7 @@ it('fires a silenced alert without sending it, and notifies it once the silence 
     },
   );
   const monitor = await stack.start('all');
-  const call = async <T>(path: string, options: { method?: string; body?: unknown } = {}) => {
-    const method = options.method ?? 'GET';
-    const response = await fetch(monitor.baseUrl + path, {
-      method,
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-    });
-    const text = await response.text();
-    const body = (text === '' ? undefined : JSON.parse(text)) as T;
-    exchanges.push({
-      method,
-      path,
-      status: response.status,
-      contentType: response.headers.get('content-type') ?? '',
-      body,
-    });
-    return { status: response.status, body };
-  };
+  const call = createApiCall({ baseUrl: monitor.baseUrl, key, exchanges });
 
   expect(
     (

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createDatabase } from '@monitor/db';
 import { createTestDatabase, getFreePort } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
+import { createApiCall } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postIngest } from './testing/ingest-client.js';
@@ -57,11 +58,11 @@ async function history(
 ): Promise<{ points: unknown[] }> {
   const id = services.find((service) => service.name === name)?.id ?? '';
   const query = `metric=cpu_usage&from=${from.toISOString()}&to=${to.toISOString()}&step=1m`;
-  const response = await fetch(`${baseUrl}/api/v1/services/${id}/metrics?${query}`, {
-    headers: { 'x-api-key': key },
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as { points: unknown[] };
+  const reply = await createApiCall({ baseUrl, key })<{ points: unknown[] }>(
+    `/api/v1/services/${id}/metrics?${query}`,
+  );
+  expect(reply.status).toBe(200);
+  return reply.body;
 }
 
 function logLines(output: string): { level?: string; msg?: string }[] {
@@ -176,9 +177,9 @@ describe('the embedded default on a machine with TimescaleDB', () => {
       (line) => line.level === 'warn' && line.msg?.includes('plain PostgreSQL storage'),
     );
     expect(note?.msg).toContain('TimescaleDB is available');
-    const services = (await (
-      await fetch(`${proc.baseUrl}/api/v1/services`, { headers: { 'x-api-key': key } })
-    ).json()) as { services: { id: string; name: string }[] };
+    const { body: services } = await createApiCall({ baseUrl: proc.baseUrl, key })<{
+      services: { id: string; name: string }[];
+    }>('/api/v1/services');
     expect(services.services.map((service) => service.name)).toContain('kept');
     const window = lastHour();
     const before = await history(proc.baseUrl, services.services, 'kept', window);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { buildSampleMessage } from '@monitor/testkit/builders';
 import type { ConsumedRecord, RecordBatch } from '@monitor/bus';
 import { createLogger, dependencyUnavailable } from '@monitor/platform';
 import type { SampleMessage } from '@monitor/schemas';
@@ -10,17 +11,13 @@ import { byPartitionLanes, createSampleWriter, toSampleWrite } from './sample-wr
 const logger = createLogger({ level: 'silent', name: 'test' });
 
 function message(host: string, value: number): SampleMessage {
-  return {
-    v: 1,
+  return buildSampleMessage({
     org_id: 'org_1',
     host,
     time_ms: 1_790_000_000_000 + value,
     received_ms: 1_790_000_000_000,
     metrics: { cpu_percent: value },
-    tags: {},
-    containers: [],
-    processes: [],
-  };
+  });
 }
 
 function record(offset: number, value: Buffer | null): ConsumedRecord {

@@ -5,22 +5,10 @@ import { createAlertQueries } from './alert-queries.js';
 import { fireAlert, resolveAlerts } from './alert-transitions.js';
 import type { Database } from '../core/database.js';
 import { createOrgStore } from '../orgs/org-store.js';
-import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
+import { buildAlertRuleDraft } from '@monitor/testkit/builders';
 import { createRuleStore } from '../rules/rule-store.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 import type { Alert } from '@monitor/schemas';
-
-const rule = (name: string, severity: AlertSeverity): AlertRuleDraft => ({
-  name,
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
-  durationMinutes: 0,
-  severity,
-  channels: [],
-  scope: {},
-  enabled: true,
-});
 
 describe('alert queries on postgres', () => {
   let db: Database;
@@ -55,9 +43,16 @@ describe('alert queries on postgres', () => {
     orgId = (await orgs.createOrganization('a')).id;
     otherOrgId = (await orgs.createOrganization('b')).id;
     const rules = createRuleStore(db);
-    criticalRuleId = (await rules.createRule(orgId, rule('cpu critical', 'critical'))).id;
-    const warningRuleId = (await rules.createRule(orgId, rule('cpu warning', 'warning'))).id;
-    const otherRuleId = (await rules.createRule(otherOrgId, rule('other', 'critical'))).id;
+    criticalRuleId = (await rules.createRule(orgId, buildAlertRuleDraft({ name: 'cpu critical' })))
+      .id;
+    const warningRuleId = (
+      await rules.createRule(
+        orgId,
+        buildAlertRuleDraft({ name: 'cpu warning', severity: 'warning' }),
+      )
+    ).id;
+    const otherRuleId = (await rules.createRule(otherOrgId, buildAlertRuleDraft({ name: 'other' })))
+      .id;
     fired.push(await fire(orgId, criticalRuleId, 'web-1'));
     fired.push(await fire(orgId, warningRuleId, 'web-1'));
     fired.push(await fire(orgId, criticalRuleId, 'web-2'));

@@ -1,6 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { uniqueOrgId } from '@monitor/testkit/builders';
 import type { Database } from '../core/database.js';
 import type { AlertEvent, EvaluatorCommit, EvaluatorStore } from './evaluator-store.js';
 import { createEvaluatorStore } from './evaluator-store.js';
@@ -15,7 +16,7 @@ describe('createEvaluatorStore', () => {
   let dispose: () => Promise<void>;
   let store: EvaluatorStore;
   let topic: string;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
 
   async function insertRule(fields: {
     id: string;

@@ -7,21 +7,13 @@ import type { InvestigationQueries } from './investigation-queries.js';
 import { createInvestigationQueries } from './investigation-queries.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { AlertRuleDraft, AlertSeverity } from '@monitor/schemas';
+import { buildAlertRuleDraft } from '@monitor/testkit/builders';
 import { createRuleStore } from '../rules/rule-store.js';
 import type { Alert } from '@monitor/schemas';
 import { migratedDatabase } from '../testing/clean-database.js';
 
-const rule = (severity: AlertSeverity): AlertRuleDraft => ({
-  name: `cpu ${severity}`,
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
-  durationMinutes: 5,
-  severity,
-  channels: [],
-  scope: {},
-  enabled: true,
-});
+const rule = (severity: AlertSeverity): AlertRuleDraft =>
+  buildAlertRuleDraft({ name: `cpu ${severity}`, severity, durationMinutes: 5 });
 
 const startedAt = new Date('2026-11-22T10:00:00.000Z');
 const firedAt = new Date('2026-11-22T10:05:00.000Z');

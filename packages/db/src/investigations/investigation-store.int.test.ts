@@ -1,5 +1,5 @@
 // @services postgres timescale
-import { randomBytes } from 'node:crypto';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import type { InvestigationReport, InvestigationStore } from './investigation-store.js';
@@ -48,7 +48,7 @@ describe('createInvestigationStore', () => {
   let db: Database;
   let dispose: () => Promise<void>;
   let store: InvestigationStore;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
 
   async function queue(id: string, createdAgoMs = 0): Promise<void> {
     await db.sql`
@@ -303,20 +303,15 @@ describe('createInvestigationStore', () => {
     const t0 = Math.floor(Date.now() / minuteMs) * minuteMs - 60 * minuteMs;
     const ids = new Map<string, string>();
     const idOf = (host: string) => ids.get(host) ?? '(missing)';
-    const sample = (
-      host: string,
-      minute: number,
-      fields: Partial<HostSample> = {},
-    ): HostSample => ({
-      orgId,
-      host,
-      timeMs: t0 + minute * minuteMs,
-      metrics: { cpu_percent: 10 + minute, memory_percent: 50 },
-      tags: { service: host.startsWith('web') ? 'web' : 'db', region: 'eu' },
-      containers: [],
-      processes: [],
-      ...fields,
-    });
+    const sample = (host: string, minute: number, fields: Partial<HostSample> = {}): HostSample =>
+      buildHostSample({
+        orgId,
+        host,
+        timeMs: t0 + minute * minuteMs,
+        metrics: { cpu_percent: 10 + minute, memory_percent: 50 },
+        tags: { service: host.startsWith('web') ? 'web' : 'db', region: 'eu' },
+        ...fields,
+      });
 
     async function insertAlert(
       id: string,
@@ -463,7 +458,7 @@ describe.each(['postgres', 'timescale'] as const)('loadEvidence over 7 days on %
   let db: Database;
   let dispose: () => Promise<void>;
   let store: InvestigationStore;
-  const orgId = `org_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId();
   const days = 7;
   // One sample a minute: 10,080 a series, several times the caps, and quick to store.
   const t0 = Math.floor(Date.now() / minuteMs) * minuteMs - days * 24 * 60 * minuteMs;

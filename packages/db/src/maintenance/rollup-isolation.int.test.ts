@@ -1,5 +1,5 @@
 // @services postgres
-import { randomBytes } from 'node:crypto';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { rollupValueBound } from '../storage/rollups.js';
@@ -16,10 +16,8 @@ const hourMs = 60 * minuteMs;
 const doubleMax = 1.7976931348623157e308;
 
 function sample(orgId: string, host: string, timeMs: number, value: number): HostSample {
-  return { orgId, host, timeMs, metrics: { load: value }, tags: {}, containers: [], processes: [] };
+  return buildHostSample({ orgId, host, timeMs, metrics: { load: value } });
 }
-
-const uniqueOrg = () => `org_test_${randomBytes(6).toString('hex')}`;
 
 /**
  * Values stored before the edge refused them (or any organization's data that makes a rollup
@@ -30,8 +28,8 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
   let dispose: () => Promise<void>;
   const now = new Date();
   const hourStart = Math.floor(now.getTime() / hourMs) * hourMs - hourMs; // a complete hour
-  const huge = uniqueOrg();
-  const normal = uniqueOrg();
+  const huge = uniqueOrgId();
+  const normal = uniqueOrgId();
 
   beforeAll(async () => {
     ({ db, dispose } = await migratedDatabase('postgres', 'db_rollup_isolation'));
@@ -123,7 +121,7 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
   });
 
   it('rolls up hours over minute rows stored before clamping, whose sums reach 1.8e308', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId();
     await createSampleStore(db).writeBatch({ samples: [sample(orgId, 'old', hourStart, 1)] });
     const serviceId = await serviceOf(orgId);
     const earlier = hourStart - 24 * hourMs;
@@ -147,8 +145,8 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
   });
 
   describe('when one organization’s data makes the statement fail', () => {
-    const broken = uniqueOrg();
-    const healthy = uniqueOrg();
+    const broken = uniqueOrgId();
+    const healthy = uniqueOrgId();
     let brokenService: string;
 
     beforeAll(async () => {

@@ -1,6 +1,6 @@
 // @services postgres
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueOrgId } from '@monitor/testkit/builders';
 import type { Database } from '../core/database.js';
 import { loadLiveRules, ruleSetFingerprint } from './rule-snapshot.js';
 import { migratedDatabase } from '../testing/clean-database.js';
@@ -8,8 +8,8 @@ import { migratedDatabase } from '../testing/clean-database.js';
 describe('rule snapshot', () => {
   let db: Database;
   let dispose: () => Promise<void>;
-  const orgA = `org_a_${randomBytes(4).toString('hex')}`;
-  const orgB = `org_b_${randomBytes(4).toString('hex')}`;
+  const orgA = uniqueOrgId('org_a');
+  const orgB = uniqueOrgId('org_b');
 
   beforeAll(async () => {
     ({ db, dispose } = await migratedDatabase('postgres', 'rule_snapshot'));

@@ -4,21 +4,16 @@ import { fireAlert } from '../alerts/alert-transitions.js';
 import type { Database } from '../core/database.js';
 import { createOrgStore } from '../orgs/org-store.js';
 import type { AlertRuleDraft } from '@monitor/schemas';
+import { buildAlertRuleDraft } from '@monitor/testkit/builders';
 import type { RuleStore } from './rule-store.js';
 import { createRuleStore } from './rule-store.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 
-const cpuHigh: AlertRuleDraft = {
-  name: 'cpu high',
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
+const cpuHigh: AlertRuleDraft = buildAlertRuleDraft({
   durationMinutes: 5,
-  severity: 'critical',
   channels: ['slack', 'email'],
   scope: { environment: 'prod' },
-  enabled: true,
-};
+});
 
 describe('rule store on postgres', () => {
   let db: Database;

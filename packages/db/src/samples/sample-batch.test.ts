@@ -1,3 +1,4 @@
+import { buildHostSample } from '@monitor/testkit/builders';
 import { describe, expect, it } from 'vitest';
 import type { HostSample } from './sample-batch.js';
 import {
@@ -9,14 +10,7 @@ import {
 } from './sample-batch.js';
 
 function sample(overrides: Partial<HostSample> & Pick<HostSample, 'host' | 'timeMs'>): HostSample {
-  return {
-    orgId: 'org_a',
-    metrics: { m: 1 },
-    tags: {},
-    containers: [],
-    processes: [],
-    ...overrides,
-  };
+  return buildHostSample({ orgId: 'org_a', metrics: { m: 1 }, ...overrides });
 }
 
 describe('nextOffsets', () => {

@@ -1,6 +1,7 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { migrate } from '../schema/migrate.js';
@@ -11,11 +12,14 @@ import { resolveSeriesIds } from './series-ids.js';
 
 const minuteMs = 60_000;
 
-function sample(orgId: string, host: string, timeMs: number, metrics: Record<string, number>) {
-  return { orgId, host, timeMs, metrics, tags: {}, containers: [], processes: [] } as HostSample;
+function sample(
+  orgId: string,
+  host: string,
+  timeMs: number,
+  metrics: Record<string, number>,
+): HostSample {
+  return buildHostSample({ orgId, host, timeMs, metrics });
 }
-
-const uniqueOrg = () => `org_series_${randomBytes(6).toString('hex')}`;
 
 describe('series ids of the sample store', () => {
   let db: Database;
@@ -50,7 +54,7 @@ describe('series ids of the sample store', () => {
     `;
 
   it('creates a series once when two writers race for it', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId('org_series');
     const writers = [createSampleStore(db), createSampleStore(db)];
     await Promise.all(
       writers.map((writer, i) =>
@@ -66,7 +70,7 @@ describe('series ids of the sample store', () => {
 
   it('reads a series that another transaction created after its snapshot', async () => {
     const serviceId = `svc_race_${randomBytes(6).toString('hex')}`;
-    await db.sql`insert into services (id, org_id, name, last_seen) values (${serviceId}, ${uniqueOrg()}, 'r', now())`;
+    await db.sql`insert into services (id, org_id, name, last_seen) values (${serviceId}, ${uniqueOrgId('org_series')}, 'r', now())`;
     const name = { serviceId, metric: 'cpu', labels: null };
     let releaseFirst: () => void = () => undefined;
     const firstMayCommit = new Promise<void>((resolve) => {
@@ -100,7 +104,7 @@ describe('series ids of the sample store', () => {
   });
 
   it('looks an id up again after its series was deleted, instead of writing to it', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId('org_series');
     const store = createSampleStore(db);
     await store.writeBatch({ samples: [sample(orgId, 'h', t0, { cpu: 1, mem: 2 })] });
     const [cpu] = (await seriesOf(orgId)).filter((series) => series.metric === 'cpu');
@@ -118,7 +122,7 @@ describe('series ids of the sample store', () => {
   });
 
   it('drops a deleted service’s series; its host comes back as a new service', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId('org_series');
     const store = createSampleStore(db);
     await store.writeBatch({ samples: [sample(orgId, 'gone', t0, { cpu: 1 })] });
     const [before] = await db.sql<
@@ -137,7 +141,7 @@ describe('series ids of the sample store', () => {
   });
 
   it('never caches the id of a series whose transaction rolled back', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId('org_series');
     const store = createSampleStore(db);
     await store.writeBatch({ samples: [sample(orgId, 'h', t0, { cpu: 1 })] });
     // The batch creates series `disk`, then fails on its snapshot: nothing of it stays.
@@ -157,7 +161,7 @@ describe('series ids of the sample store', () => {
   });
 
   it('stores every sample with a cache far smaller than the series it writes', async () => {
-    const orgId = uniqueOrg();
+    const orgId = uniqueOrgId('org_series');
     const store = createSampleStore(db, { seriesCacheEntries: 2 });
     const metrics = { a: 1, b: 2, c: 3, d: 4, e: 5 };
     for (const round of [0, 1, 2]) {

@@ -1,6 +1,7 @@
 // @services postgres timescale
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLabelMatcher } from '@monitor/promql';
+import { buildHostSample } from '@monitor/testkit/builders';
 import type { Database } from '../core/database.js';
 import { refreshRollups } from '../maintenance/run-maintenance.js';
 import { createPrometheusSeriesSource } from '../series/prometheus-series-source.js';
@@ -27,16 +28,15 @@ describe.each(['postgres', 'timescale'] as const)(
       [t0 + 5_000, -Number.MAX_VALUE],
       [t0 + 6_000, 3],
     ];
-    const sample = (timeMs: number, metrics: Record<string, number>): HostSample => ({
-      orgId,
-      host: 'h',
-      timeMs,
-      metrics,
-      tags: { instance: 'h:9100', job: 'node' },
-      tagsLabelSeries: true,
-      containers: [],
-      processes: [],
-    });
+    const sample = (timeMs: number, metrics: Record<string, number>): HostSample =>
+      buildHostSample({
+        orgId,
+        host: 'h',
+        timeMs,
+        metrics,
+        tags: { instance: 'h:9100', job: 'node' },
+        tagsLabelSeries: true,
+      });
     const batch = {
       samples: [
         ...values.map(([t, v]) => sample(t, { q: v })),

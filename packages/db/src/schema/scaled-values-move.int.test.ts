@@ -1,5 +1,6 @@
 // @services postgres timescale
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildHostSample } from '@monitor/testkit/builders';
 import type { Database } from '../core/database.js';
 import { refreshRollups, runMaintenance } from '../maintenance/run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
@@ -55,15 +56,7 @@ function hostSamples(rows: readonly Row[]): HostSample[] {
   const byTime = new Map<number, Record<string, number>>();
   for (const row of rows)
     byTime.set(row.timeMs, { ...byTime.get(row.timeMs), [row.metric]: row.value });
-  return [...byTime].map(([timeMs, values]) => ({
-    orgId,
-    host,
-    timeMs,
-    metrics: values,
-    tags: {},
-    containers: [],
-    processes: [],
-  }));
+  return [...byTime].map(([timeMs, metrics]) => buildHostSample({ orgId, host, timeMs, metrics }));
 }
 
 /** Writes rows as the float8 layout (migration 23) stores them: `value` only. */

@@ -3,6 +3,7 @@ import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabelMatcher, SourceSeries } from '@monitor/promql';
 import { createLabelMatcher } from '@monitor/promql';
+import { buildHostSample } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
 import { createDatabase } from '../core/database.js';
@@ -15,15 +16,7 @@ const orgId = 'org_series_source';
 const minuteMs = 60_000;
 
 function sample(overrides: Partial<HostSample> & Pick<HostSample, 'timeMs'>): HostSample {
-  return {
-    orgId,
-    host: 'h',
-    metrics: {},
-    tags: {},
-    containers: [],
-    processes: [],
-    ...overrides,
-  };
+  return buildHostSample({ orgId, host: 'h', ...overrides });
 }
 
 const equal = (name: string, value: string): LabelMatcher => createLabelMatcher(name, '=', value);

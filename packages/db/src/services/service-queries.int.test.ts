@@ -1,5 +1,6 @@
 // @services postgres timescale
 import { randomBytes } from 'node:crypto';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { refreshRollups } from '../maintenance/run-maintenance.js';
@@ -15,7 +16,7 @@ const hourMs = 60 * minuteMs;
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
 ): HostSample {
-  return { metrics: { cpu_percent: 1 }, tags: {}, containers: [], processes: [], ...overrides };
+  return buildHostSample({ metrics: { cpu_percent: 1 }, ...overrides });
 }
 
 /** What the aggregates must report for these raw points. */
@@ -41,8 +42,8 @@ describe.each(['postgres', 'timescale'] as const)('service queries on %s', (engi
   let dispose: () => Promise<void>;
   let queries: ServiceQueries;
   const now = new Date(Math.floor(Date.now() / minuteMs) * minuteMs + 30_000);
-  const orgId = `org_a_${randomBytes(4).toString('hex')}`;
-  const otherOrgId = `org_b_${randomBytes(4).toString('hex')}`;
+  const orgId = uniqueOrgId('org_a');
+  const otherOrgId = uniqueOrgId('org_b');
   const ids = new Map<string, string>();
   const idOf = (host: string): string => ids.get(host) ?? '(missing)';
 

@@ -1,6 +1,7 @@
 // @services postgres
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Alert, AlertRuleDraft } from '@monitor/schemas';
+import type { Alert } from '@monitor/schemas';
+import { buildAlertRuleDraft } from '@monitor/testkit/builders';
 import { fireAlert, resolveAlerts } from '../alerts/alert-transitions.js';
 import type { AlertQueries } from '../alerts/alert-queries.js';
 import { createAlertQueries } from '../alerts/alert-queries.js';
@@ -10,18 +11,6 @@ import { createRuleStore } from '../rules/rule-store.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 import type { SilenceStore } from './silence-store.js';
 import { createSilenceStore, silencesInForce } from './silence-store.js';
-
-const rule = (name: string, severity: 'critical' | 'warning'): AlertRuleDraft => ({
-  name,
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
-  durationMinutes: 0,
-  severity,
-  channels: [],
-  scope: {},
-  enabled: true,
-});
 
 const now = new Date('2026-11-24T03:00:00.000Z');
 const hours = (n: number) => new Date(now.getTime() + n * 3_600_000);
@@ -60,8 +49,14 @@ describe('silences and what they do to alerts on postgres', () => {
     orgId = (await orgs.createOrganization('a')).id;
     otherOrgId = (await orgs.createOrganization('b')).id;
     const rules = createRuleStore(db);
-    const critical = (await rules.createRule(orgId, rule('cpu critical', 'critical'))).id;
-    const warning = (await rules.createRule(orgId, rule('cpu warning', 'warning'))).id;
+    const critical = (await rules.createRule(orgId, buildAlertRuleDraft({ name: 'cpu critical' })))
+      .id;
+    const warning = (
+      await rules.createRule(
+        orgId,
+        buildAlertRuleDraft({ name: 'cpu warning', severity: 'warning' }),
+      )
+    ).id;
     web1 = await fire(critical, 'web-1');
     web2 = await fire(critical, 'web-2');
     db1Warning = await fire(warning, 'db-1');

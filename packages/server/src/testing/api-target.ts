@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { ApiKeyScope, Database } from '@monitor/db';
 import type { Alert } from '@monitor/schemas';
 import { createApiKeyStore, createOrgStore, fireAlert } from '@monitor/db';
-import type { Exchange } from './openapi-conformance.js';
 
 /**
  * A running monitor that the HTTP API suites (`http-api/*.suite.ts`) test: role processes of this
@@ -56,27 +55,4 @@ export async function fireTestAlert(
   );
   if (result.outcome !== 'fired') throw new Error(`fireAlert: ${result.outcome}`);
   return result.alert;
-}
-
-export type Reply<T> = { status: number; headers: Headers; body: T };
-
-/**
- * `fetch` that records the exchange for the OpenAPI conformance check
- * (`expectExchangesDocumented`) and parses a JSON body (a text body stays text; none is
- * `undefined`).
- */
-export async function recordedFetch<T = unknown>(
-  exchanges: Exchange[],
-  baseUrl: string,
-  path: string,
-  init: RequestInit = {},
-): Promise<Reply<T>> {
-  const method = init.method ?? 'GET';
-  const response = await fetch(baseUrl + path, init);
-  const contentType = response.headers.get('content-type') ?? '';
-  const text = await response.text();
-  const body: unknown =
-    text === '' ? undefined : contentType.includes('json') ? JSON.parse(text) : text;
-  exchanges.push({ method, path, status: response.status, contentType, body });
-  return { status: response.status, headers: response.headers, body: body as T };
 }

@@ -1,15 +1,6 @@
 import { expect } from 'vitest';
 import { findApiRoute, toOpenApiPath } from '@monitor/api';
-
-/** One request a test made and what the API answered. */
-export type Exchange = {
-  method: string;
-  path: string;
-  status: number;
-  /** `''` when the response had no Content-Type (a 204). */
-  contentType: string;
-  body: unknown;
-};
+import type { ApiExchange } from '@monitor/testkit/builders';
 
 type ServedDocument = {
   paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>>;
@@ -21,7 +12,7 @@ type ServedDocument = {
  * drift from what the API really answers.
  */
 export function expectExchangesDocumented(
-  exchanges: readonly Exchange[],
+  exchanges: readonly ApiExchange[],
   served: ServedDocument,
 ): void {
   for (const exchange of exchanges) {
@@ -48,4 +39,17 @@ export function expectExchangesDocumented(
     // Nothing undocumented either: parsing strips unknown fields, so it must change nothing.
     expect(parsed.data, where).toEqual(exchange.body);
   }
+}
+
+/**
+ * `expectExchangesDocumented` against the document the API at `apiUrl` serves: what a suite
+ * checks last, over every exchange it made.
+ */
+export async function expectDocumentedAsServed(
+  apiUrl: string,
+  exchanges: readonly ApiExchange[],
+): Promise<void> {
+  const response = await fetch(`${apiUrl}/api/v1/openapi.json`);
+  expect(response.status).toBe(200);
+  expectExchangesDocumented(exchanges, (await response.json()) as ServedDocument);
 }

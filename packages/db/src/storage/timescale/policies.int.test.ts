@@ -1,6 +1,6 @@
 // @services timescale
 import { isDeepStrictEqual } from 'node:util';
-import { randomBytes } from 'node:crypto';
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../core/database.js';
 import { createSampleStore } from '../../samples/sample-store.js';
@@ -22,7 +22,7 @@ const dayMs = 24 * hourMs;
 describe('TimescaleDB storage jobs, run by the scheduler', () => {
   let db: Database;
   let dispose: () => Promise<void>;
-  const orgId = `org_policies_${randomBytes(6).toString('hex')}`;
+  const orgId = uniqueOrgId('org_policies');
   const now = Date.now();
   // Recent history: 20 to 21 hours at 1 minute, ending 26 hours ago, so its chunks ended over an
   // hour ago (compressible at compressAfterHours 1) and stay within 2 days (kept); its oldest
@@ -47,15 +47,14 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
   const middleTo = midnight - hourMs;
   let serviceId: string;
 
-  const sample = (timeMs: number, value: number): HostSample => ({
-    orgId,
-    host: 'db-1',
-    timeMs,
-    metrics: { cpu_usage: value, memory_usage: 100 - value },
-    tags: {},
-    containers: [{ id: 'c1', name: 'postgres', status: 'running' }],
-    processes: [],
-  });
+  const sample = (timeMs: number, value: number): HostSample =>
+    buildHostSample({
+      orgId,
+      host: 'db-1',
+      timeMs,
+      metrics: { cpu_usage: value, memory_usage: 100 - value },
+      containers: [{ id: 'c1', name: 'postgres', status: 'running' }],
+    });
 
   const history = (step: '1m' | '1h', from: number, to: number) =>
     createServiceQueries(db, { staleAfterSeconds: 300 }).readMetricSeries({

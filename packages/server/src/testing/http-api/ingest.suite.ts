@@ -1,9 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ApiTarget, Reply } from '../api-target.js';
-import { newOrganization, recordedFetch } from '../api-target.js';
-import type { Exchange } from '../openapi-conformance.js';
-import { problemBody } from './problem-body.js';
+import type { ApiExchange, ApiReply } from '@monitor/testkit/builders';
+import { createApiCall, problemBody } from '@monitor/testkit/builders';
+import type { ApiTarget } from '../api-target.js';
+import { newOrganization } from '../api-target.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
 
 /**
@@ -12,9 +12,10 @@ import { expectExchangesDocumented } from '../openapi-conformance.js';
  * pipeline tests' business. Every answer is checked against the served OpenAPI document at the
  * end.
  */
-export function describeIngestApi(target: () => ApiTarget, exchanges: Exchange[]): void {
+export function describeIngestApi(target: () => ApiTarget, exchanges: ApiExchange[]): void {
   /** A key with every scope of the suite's organization. */
   let key: string;
+  const call = createApiCall({ baseUrl: () => target().ingestUrl, exchanges });
 
   async function send(
     body: unknown,
@@ -25,18 +26,16 @@ export function describeIngestApi(target: () => ApiTarget, exchanges: Exchange[]
       raw?: string;
       headers?: Record<string, string>;
     } = {},
-  ): Promise<Reply<unknown>> {
+  ): Promise<ApiReply> {
     const payload = options.raw ?? JSON.stringify(body);
-    const headers: Record<string, string> = {
-      'content-type': options.contentType ?? 'application/json',
-      ...options.headers,
-    };
-    if (options.key !== undefined) headers['x-api-key'] = options.key;
-    if (options.gzip) headers['content-encoding'] = 'gzip';
-    return await recordedFetch(exchanges, target().ingestUrl, '/api/v1/ingest', {
+    return await call('/api/v1/ingest', {
       method: 'POST',
-      headers,
-      body: options.gzip ? gzipSync(payload) : payload,
+      key: options.key,
+      raw: {
+        data: options.gzip ? gzipSync(payload) : payload,
+        contentType: options.contentType ?? 'application/json',
+      },
+      headers: { ...options.headers, ...(options.gzip ? { 'content-encoding': 'gzip' } : {}) },
     });
   }
 
@@ -156,9 +155,7 @@ export function describeIngestApi(target: () => ApiTarget, exchanges: Exchange[]
     });
 
     it('405 with Allow for another method on the ingest path, 404 for an unknown route', async () => {
-      const get = await recordedFetch(exchanges, target().ingestUrl, '/api/v1/ingest', {
-        headers: { 'x-api-key': key },
-      });
+      const get = await call('/api/v1/ingest', { key });
       expect(get).toMatchObject({ status: 405, body: problemBody(405) });
       expect(get.headers.get('allow')).toContain('POST');
       const unknown = await fetch(`${target().ingestUrl}/api/v1/nothing-here`);

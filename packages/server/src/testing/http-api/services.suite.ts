@@ -5,13 +5,12 @@ import type {
   ServiceListResponse,
   ServiceMetricsResponse,
 } from '@monitor/schemas';
-import type { ApiTarget, Reply } from '../api-target.js';
-import { newOrganization, recordedFetch } from '../api-target.js';
+import type { ApiExchange } from '@monitor/testkit/builders';
+import { createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
+import type { ApiTarget } from '../api-target.js';
+import { newOrganization } from '../api-target.js';
 import { postIngest } from '../ingest-client.js';
-import type { Exchange } from '../openapi-conformance.js';
-import { problemBody } from './problem-body.js';
 import { expectExchangesDocumented } from '../openapi-conformance.js';
-import { waitFor } from '../wait-for.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -21,7 +20,7 @@ const hourMs = 60 * minuteMs;
  * operations endpoints), on data this suite ingests into an organization of its own through
  * `target().ingestUrl`. Every answer is checked against the served OpenAPI document at the end.
  */
-export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange[]): void {
+export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExchange[]): void {
   /** A key with every scope of the suite's organization, and one of another organization. */
   let key: string;
   let otherOrgKey: string;
@@ -33,17 +32,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: Exchange
   /** `load` samples of web-1: beyond the last hour, two in one minute, and the newest minute. */
   let loadPoints: [number, number][];
 
-  async function request<T = unknown>(
-    path: string,
-    options: { key?: string; method?: string } = {},
-  ): Promise<Reply<T>> {
-    const headers: Record<string, string> = {};
-    if (options.key !== undefined) headers['x-api-key'] = options.key;
-    return await recordedFetch<T>(exchanges, target().apiUrl, path, {
-      method: options.method ?? 'GET',
-      headers,
-    });
-  }
+  const request = createApiCall({ baseUrl: () => target().apiUrl, exchanges });
 
   async function ingest(payload: unknown, ingestKey = key): Promise<void> {
     const result = await postIngest(target().ingestUrl, payload, { key: ingestKey });

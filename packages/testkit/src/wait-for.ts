@@ -1,6 +1,9 @@
-/** Polls `probe` until it returns a value (not undefined), or throws after `timeoutMs`. */
+/**
+ * Polls `probe` every 100 ms until it returns a value (not undefined), or throws after
+ * `timeoutMs` naming `what`. Tests wait on conditions with it, never on sleeps.
+ */
 export async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
+  probe: () => Promise<T | undefined> | T | undefined,
   timeoutMs: number,
   what: string,
 ): Promise<T> {

@@ -95,15 +95,30 @@ async function float8Points(db: Database): Promise<Point[]> {
   );
 }
 
-/** Every stored point in (metric, time) order, as readers read it (`raw_samples`). */
+/**
+ * Every stored point in (metric, time) order, as readers read it (`raw_samples`); checked equal
+ * to what `raw_scaled_samples` hands over (its codes decoded here in SQL), in every layout.
+ */
 async function points(db: Database): Promise<Point[]> {
-  return signed(
+  const untilMs = Date.UTC(9999, 0, 1);
+  const read = signed(
     await db.sql<Point[]>`
       select r.metric, s.time_ms::float8 as ms, s.value
-      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+      from raw_samples(array(select id from series), 0, ${untilMs}) s
       join series r on r.id = s.series_id
       order by r.metric, s.time_ms`,
   );
+  const scaled = signed(
+    await db.sql<Point[]>`
+      select r.metric, s.time_ms::float8 as ms,
+        coalesce(s.value, sample_value((s.scaled - (s.scaled & 127)) / 128,
+          ((s.scaled & 127) - 64)::smallint, null)) as value
+      from raw_scaled_samples(array(select id from series), 0, ${untilMs}) s
+      join series r on r.id = s.series_id
+      order by r.metric, s.time_ms`,
+  );
+  expect(scaled).toEqual(read);
+  return read;
 }
 
 function expectedPoints(rows: readonly Row[]): Point[] {

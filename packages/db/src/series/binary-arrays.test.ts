@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { encodeScale, scaledMantissa, unscaled } from '../samples/scaled-value.js';
 import {
   decodeFloat8Array,
   decodePackedEpochMs,
-  decodePackedFloat8,
+  decodeScaledCodes,
   decodeTimestampArray,
 } from './binary-arrays.js';
 
@@ -58,18 +60,50 @@ describe('decodeTimestampArray', () => {
   });
 });
 
-describe('decodePackedFloat8', () => {
-  it('reads every value bit for bit', () => {
-    const values = [-0, 0, Number.NaN, Number.NEGATIVE_INFINITY, 1e300, 5e-324, 0.1 + 0.2];
-    const bytes = Buffer.alloc(values.length * 8);
-    values.forEach((v, i) => bytes.writeDoubleBE(v, i * 8));
-    expect(Array.from(decodePackedFloat8(bytes))).toEqual(values);
-    expect(Object.is(decodePackedFloat8(bytes)[0], -0)).toBe(true);
-    expect(decodePackedFloat8(Buffer.alloc(0))).toHaveLength(0);
+/** Values packed as the series source's statement packs them over `raw_scaled_samples`. */
+function packScaledCodes(values: number[], preferredScale = unscaled): Buffer {
+  const parts = values.map((value) => {
+    const scale = encodeScale(value, preferredScale);
+    if (scale === unscaled) {
+      const part = Buffer.alloc(16);
+      part.writeDoubleBE(value, 8);
+      return part;
+    }
+    const part = Buffer.alloc(8);
+    part.writeBigInt64BE(BigInt(scaledMantissa(value, scale)) * 128n + BigInt(scale + 64));
+    return part;
+  });
+  return Buffer.concat(parts);
+}
+
+describe('decodeScaledCodes', () => {
+  it('reads scaled integers and float8s alike, bit for bit', () => {
+    const values = [-0, 0, Number.NaN, Number.NEGATIVE_INFINITY, 1e300, 5e-324, 0.1 + 0.2, 12.25];
+    values.push(-(2 ** 53), 2 ** 62, -4096 * 7, 0.1 + 0.7, -123.456);
+    const decoded = Array.from(decodeScaledCodes(packScaledCodes(values), values.length));
+    expect(decoded).toEqual(values);
+    expect(Object.is(decoded[0], -0)).toBe(true);
+    expect(decodeScaledCodes(Buffer.alloc(0), 0)).toHaveLength(0);
   });
 
-  it('refuses bytes that are not whole 8-byte values', () => {
-    expect(() => decodePackedFloat8(Buffer.alloc(12))).toThrow(/8-byte/);
+  it('gives back every double exactly, at any preferred scale', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double(), { maxLength: 20 }),
+        fc.integer({ min: -62, max: 22 }),
+        (values, preferredScale) => {
+          const decoded = decodeScaledCodes(packScaledCodes(values, preferredScale), values.length);
+          values.forEach((v, i) => expect(Object.is(decoded[i], v)).toBe(true));
+        },
+      ),
+    );
+  });
+
+  it('refuses fewer or more values than times', () => {
+    const bytes = packScaledCodes([1, 2.5, Number.NaN]);
+    expect(() => decodeScaledCodes(bytes, 4)).toThrow(/as many values as times/);
+    expect(() => decodeScaledCodes(bytes, 2)).toThrow(/as many values as times/);
+    expect(() => decodeScaledCodes(bytes.subarray(0, 28), 3)).toThrow(/float8 after a zero code/);
   });
 });
 

@@ -4,6 +4,8 @@
  * send forms, as a column of COPY's binary format; copy-binary-reader.ts reads the rows).
  */
 
+import { decodeScaled } from '../samples/scaled-value.js';
+
 /** PostgreSQL's epoch (2000-01-01) in Unix ms: timestamptz's binary form counts µs from it. */
 const postgresEpochMs = 946_684_800_000;
 
@@ -59,11 +61,31 @@ export function decodePackedEpochMs(bytes: Uint8Array): Float64Array {
   return out;
 }
 
-/** Values as `string_agg(float8send(value), '')` packs them, bit for bit (as decodeFloat8Array). */
-export function decodePackedFloat8(bytes: Uint8Array): Float64Array {
-  const { length, view } = packedValues(bytes);
-  const out = new Float64Array(length);
-  for (let i = 0, at = 0; i < length; i++, at += 8) out[i] = view.getFloat64(at);
+/**
+ * Values as `string_agg(coalesce(int8send(scaled), zero8 || float8send(value)), '')` packs
+ * them over `raw_scaled_samples` (storage/scaled-code.ts): per value an 8-byte big-endian
+ * `mantissa × 128 + scale + 64`, whose low 7 bits (the scale + 64) are never 0, or 8 zero bytes
+ * and then the float8, bit for bit. `count` is how many values (as many as the times). Decoded as
+ * `sample_value` decodes in SQL (`decodeScaled`: the same IEEE operation, the same bits).
+ */
+export function decodeScaledCodes(bytes: Uint8Array, count: number): Float64Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float64Array(count);
+  let at = 0;
+  for (let i = 0; i < count; i++, at += 8) {
+    if (at + 8 > bytes.length) throw new Error('expected as many values as times');
+    const low = view.getUint32(at + 4);
+    const code = low & 127;
+    if (code === 0) {
+      at += 8;
+      if (at + 8 > bytes.length) throw new Error('expected a float8 after a zero code');
+      out[i] = view.getFloat64(at);
+      continue;
+    }
+    // (high × 2^32 + low − code) / 128, exact: |mantissa| ≤ 2^53.
+    out[i] = decodeScaled(view.getInt32(at) * 33_554_432 + (low - code) / 128, code - 64);
+  }
+  if (at !== bytes.length) throw new Error('expected as many values as times');
   return out;
 }
 

@@ -6,7 +6,7 @@ import { translateDbError } from '../core/database-errors.js';
 import {
   decodeFloat8Array,
   decodePackedEpochMs,
-  decodePackedFloat8,
+  decodeScaledCodes,
   decodeTimestampArray,
 } from './binary-arrays.js';
 import { createCopyBinaryReader } from './copy-binary-reader.js';
@@ -257,7 +257,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
    * results), twice the bytes, encoded by the server and decoded here, which cost the api more
    * than the rest of a query over many series; COPY hands the bytes over as they are. Each
    * series' times and values come packed (`string_agg` of their 8-byte binary forms: a third
-   * fewer bytes than arrays, and a tenth less of the server's time for the statement), and each
+   * fewer bytes than arrays, and a tenth less of the server's time for the statement), the
+   * values as stored (`raw_scaled_samples`: scaled integers decoded here, a fifth less of the
+   * server's time than `sample_value` per row in SQL), and each
    * row is decoded as it arrives, while the server is still sending the next ones. COPY takes no
    * parameters: the ids are our own bigints (checked) and the times integers.
    *
@@ -280,11 +282,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     }
     const read = new Map<string, Points>();
     const reader = createCopyBinaryReader(([id, t, v]) => {
-      // string_agg skips NULLs: a NULL value would leave fewer values than times.
-      if (!id || !t || !v || t.length !== v.length) {
-        throw new Error('expected rows of (series_id, times, values), as many times as values');
-      }
-      const { timesMs, values } = timeOrdered(decodePackedEpochMs(t), decodePackedFloat8(v));
+      if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');
+      const times = decodePackedEpochMs(t);
+      const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length));
       read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values });
     });
     // A connection of its own: the pool pipelines queries onto busy connections, and
@@ -293,8 +293,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     try {
       const query = connection.unsafe(`copy (
           select series_id, string_agg(int8send(time_ms), ''::bytea),
-            string_agg(float8send(value), ''::bytea)
-          from raw_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
+            string_agg(coalesce(int8send(scaled), '\\x0000000000000000'::bytea || float8send(value)),
+              ''::bytea)
+          from raw_scaled_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
           group by series_id
         ) to stdout (format binary)`);
       const copied = (async () => {

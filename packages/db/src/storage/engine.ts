@@ -12,7 +12,7 @@ import type {
 } from './timescale/stored-sample-move.js';
 import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
-import { scaleSampleValues } from './timescale/millisecond-layout.js';
+import { createScaledSampleReads, scaleSampleValues } from './timescale/millisecond-layout.js';
 import type { StorageMode, StoragePolicies } from './storage-mode.js';
 
 export type { StorageMode, StoragePolicies } from './storage-mode.js';
@@ -54,6 +54,8 @@ export type StorageEngine = {
    * (TimescaleDB); plain PostgreSQL has no such jobs.
    */
   remakeMinuteAggregateJobs(sql: TransactionSql): Promise<void>;
+  /** Migration 30: `raw_scaled_samples`, the read function that leaves decoding to the reader. */
+  createScaledSampleReads(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -98,6 +100,7 @@ const timescaleEngine: StorageEngine = {
   createUnaggregatedSamples: timescaleTables.createUnaggregatedSamples,
   scaleSampleValues,
   remakeMinuteAggregateJobs: timescaleTables.remakeMinuteAggregateJobs,
+  createScaledSampleReads,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -126,6 +129,7 @@ const postgresEngine: StorageEngine = {
   createUnaggregatedSamples: postgresTables.createUnaggregatedSamples,
   scaleSampleValues: postgresTables.scaleSampleValues,
   remakeMinuteAggregateJobs: postgresTables.remakeMinuteAggregateJobs,
+  createScaledSampleReads: postgresTables.createScaledSampleReads,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
-import { readFunctions } from './read-functions.js';
+import { rawScaledSamplesFunction, readFunctions } from './read-functions.js';
 
 /**
  * Version 3: samples and snapshots range-partitioned by day (partitions.ts keeps the daily
@@ -230,6 +230,11 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
  */
 export function remakeMinuteAggregateJobs(): Promise<void> {
   return Promise.resolve();
+}
+
+/** Version 30: `raw_scaled_samples` (../read-functions.ts). */
+export async function createScaledSampleReads(sql: TransactionSql): Promise<void> {
+  await sql.unsafe(rawScaledSamplesFunction);
 }
 
 /** Version 20: nothing to do; plain PostgreSQL has no compression. */

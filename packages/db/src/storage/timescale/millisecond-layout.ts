@@ -1,7 +1,13 @@
 import type { TransactionSql } from '../../core/database.js';
 import { run } from '../ddl.js';
 import { hourMs } from '../rollups.js';
-import { movingReadFunctions, previousLayout, readFunctions } from './read-functions.js';
+import {
+  movingRawScaledSamplesFunction,
+  movingReadFunctions,
+  previousLayout,
+  rawScaledSamplesFunction,
+  readFunctions,
+} from './read-functions.js';
 import { materializationTable } from './tables.js';
 
 /**
@@ -160,4 +166,16 @@ export async function scaleSampleValues(sql: TransactionSql): Promise<void> {
     values ('samples', now(), now()), ('samples_1m', now(), null), ('samples_1h', now(), null)
   `;
   await run(sql, movingReadFunctions);
+}
+
+/**
+ * Version 30: `raw_scaled_samples` (read-functions.ts), over both layouts while the samples of
+ * migration 24 still move.
+ */
+export async function createScaledSampleReads(sql: TransactionSql): Promise<void> {
+  const [moving] = await sql<{ any: boolean }[]>`
+    select exists (select from storage_moves where step = 'samples' and finished_at is null) as any`;
+  await sql.unsafe(
+    moving?.any === true ? movingRawScaledSamplesFunction : rawScaledSamplesFunction,
+  );
 }

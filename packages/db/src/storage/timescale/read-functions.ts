@@ -6,6 +6,11 @@
  * - `raw_samples(series_ids, from_ms, to_ms)`: `(series_id, time_ms, value)` of every sample of
  *   those series with `from_ms ≤ time_ms ≤ to_ms`, each value decoded exactly as stored
  *   (`sample_value`), each (series, millisecond) once, in no particular order;
+ * - `raw_scaled_samples(series_ids, from_ms, to_ms)`: the same samples as `(series_id, time_ms,
+ *   scaled, value)`, for readers that decode values themselves (series/scaled-codes.ts): `scaled`
+ *   is `mantissa × 128 + scale + 64` for a value stored as a scaled integer (its low 7 bits the
+ *   scale, never 0), `value` null; otherwise `scaled` is null and `value` the float8. Decoding in
+ *   SQL (`sample_value`) was a fifth of the server's time for a PromQL read;
  * - `samples_1m_buckets(…)` and `samples_1h_buckets(…)`: `(bucket_ms, series_id, avg, min, max,
  *   count, sum)` of the buckets starting in `[from_ms, to_ms)`, real-time (complete up to the
  *   newest sample).
@@ -14,6 +19,8 @@
  * strict), which PostgreSQL inlines into the caller's query: the caller's bounds prune chunks
  * and partitions as if it named the tables itself.
  */
+
+import { scaledCode, scaledValue } from '../scaled-code.js';
 
 /*
  * This file: those functions on TimescaleDB, over the millisecond layout of migration 24, made
@@ -40,6 +47,18 @@ const newRawRows = `select s.series_id, s.time, sample_value(s.mantissa, s.scale
 /** `raw_samples` once every stored sample is in the millisecond layout. */
 export const rawSamplesFunction = `create or replace function ${rawSignature}
   as $$ ${newRawRows} $$`;
+
+const rawScaledSignature = `raw_scaled_samples(series_ids bigint[], from_ms bigint, to_ms bigint)
+  returns table (series_id bigint, time_ms bigint, scaled bigint, value double precision)
+  language sql stable`;
+
+const newScaledRows = `select s.series_id, s.time, ${scaledCode('s')}, ${scaledValue('s')}
+    from samples s
+    where s.series_id = any(series_ids) and s.time >= from_ms and s.time <= to_ms`;
+
+/** `raw_scaled_samples` once every stored sample is in the millisecond layout. */
+export const rawScaledSamplesFunction = `create or replace function ${rawScaledSignature}
+  as $$ ${newScaledRows} $$`;
 
 type Rollup = 'samples_1m' | 'samples_1h';
 
@@ -93,6 +112,18 @@ const movingRawSamplesFunction = `create or replace function ${rawSignature}
       and not exists (select from samples n
         where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
 
+/** `raw_scaled_samples` while the samples move: the previous layout's values are float8. */
+export const movingRawScaledSamplesFunction = `create or replace function ${rawScaledSignature}
+  as $$ ${newScaledRows}
+    union all
+    select o.series_id, ${epochMs('o.time')}, null, o.value
+    from samples${previousLayout} o cross join ${moveState}
+    where o.series_id = any(series_ids)
+      and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}
+      and ${epochMs('o.time')} < ${boundaryMs('o.series_id')}
+      and not exists (select from samples n
+        where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
+
 /** The bucket width of each aggregate, in milliseconds. */
 const bucketMs: Record<Rollup, number> = { samples_1m: 60_000, samples_1h: 3_600_000 };
 
@@ -132,6 +163,7 @@ function movingBucketsFunction(rollup: Rollup): string {
 /** Every read function as a database in the middle of a move needs it. */
 export const movingReadFunctions: readonly string[] = [
   movingRawSamplesFunction,
+  movingRawScaledSamplesFunction,
   movingBucketsFunction('samples_1m'),
   movingBucketsFunction('samples_1h'),
 ];
@@ -139,6 +171,7 @@ export const movingReadFunctions: readonly string[] = [
 /** Every read function over the millisecond layout alone. */
 export const readFunctions: readonly string[] = [
   rawSamplesFunction,
+  rawScaledSamplesFunction,
   bucketsFunction('samples_1m'),
   bucketsFunction('samples_1h'),
 ];

@@ -4,7 +4,12 @@ import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
 import { refreshContinuousAggregates } from './aggregate-refresh.js';
 import { refreshWindows } from './policies.js';
-import { bucketsFunction, previousLayout, rawSamplesFunction } from './read-functions.js';
+import {
+  bucketsFunction,
+  previousLayout,
+  rawSamplesFunction,
+  rawScaledSamplesFunction,
+} from './read-functions.js';
 import { materializationTable } from './tables.js';
 
 /** What one run of `moveStoredSamples` did. */
@@ -168,6 +173,7 @@ async function moveRawBatch(db: Database, options: StoredSampleMoveOptions): Pro
         // buckets are still answered by the old aggregates' materialized rows.
         await sql`select drop_chunks(${old}::regclass, older_than => ${retainedFrom}::timestamptz)`;
         await sql.unsafe(rawSamplesFunction);
+        await sql.unsafe(rawScaledSamplesFunction);
         await sql`update storage_moves set finished_at = now() where step = 'samples'`;
         return 'finished';
       }

@@ -9,8 +9,10 @@
  * 3. Ours: PostgreSQL 15 with TimescaleDB (timescale-server.ts), `migrate` in TimescaleDB mode,
  *    the same samples through the writer's storage path (sample store, binary COPY), the
  *    policies' jobs paused; then what the shipped compression policy would have compressed by
- *    now (raw chunks ended `COMPRESS_AFTER_HOURS` ago) is compressed, `vacuum analyze`, and
- *    `monitor api` runs over it.
+ *    the window's end (raw chunks ended `COMPRESS_AFTER_HOURS` before) is compressed, `vacuum
+ *    analyze`, and `monitor api` runs over it. By default the window ends just before a raw
+ *    chunk boundary (`--window worst`), so that the chunk not compressed yet holds nearly all of
+ *    it, whatever the hour the bench runs at.
  * 4. The query, `sum by (region) (rate(<counter>[5m]))` over the whole history at a 60 s step,
  *    answered once by both and compared (same label sets and times, values within 1e-9
  *    relative), then asked `--iterations` times of each, alternately, one at a time, after
@@ -22,14 +24,17 @@ import {
   compressOlderChunks,
   listRawChunks,
   pausePolicyJobs,
+  readRawChunkIntervalMs,
   vacuumAnalyze,
 } from '@monitor/db/bench';
 import { createApiKeyStore, createOrgStore, defaultStoragePolicies } from '@monitor/db';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
-import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import type { TimescaleDatabase } from './harness/timescale-database.js';
 import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
@@ -50,6 +55,7 @@ type Options = {
   warmups: number;
   connections: number;
   profile: boolean;
+  window: 'worst' | 'now';
 };
 
 type PromqlBenchFields = {
@@ -92,6 +98,9 @@ const usage = `Usage: npm run bench:promql -- [options]
   --iterations N         measured queries per side (default 40)
   --warmups N            unmeasured queries per side first (default 3)
   --connections N        our load: sample stores writing side by side (default 2)
+  --window worst|now     where the queried window ends (default worst): a minute before the
+                         newest raw chunk boundary, when the chunk not yet compressed holds
+                         nearly all of it; or now, whatever share the hour leaves
   --profile yes|no       run the api under node --cpu-prof (default no)
   --out FILE             JSON results (default bench-results/promql-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL and Debian's prometheus (2.42).`;
@@ -175,17 +184,45 @@ async function compressionOf(
   };
 }
 
-async function runBenchmark(
+/**
+ * The queried window, `hours` long, as its end falls against the raw chunks. `now`: ending at
+ * the current minute, so what the policy has compressed by then depends on the hour of the day.
+ * `worst`: ending a minute before the newest chunk boundary, as if it were now, when the chunk
+ * being filled (never compressed yet) holds the most of the window: the figure to compare.
+ */
+function pickWindow(
   options: Options,
-  report: PromqlBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const { logDir } = report;
+  chunkIntervalMs: number,
+): { startMs: number; endMs: number; nowMs: number } {
+  const intervalMs = options.intervalSeconds * 1000;
+  const nowMs = Math.floor(Date.now() / 60_000) * 60_000;
+  const endMs =
+    options.window === 'now'
+      ? nowMs
+      : Math.floor(nowMs / chunkIntervalMs) * chunkIntervalMs - 60_000;
+  const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
+  return {
+    startMs: endMs - pointsPerSeries * intervalMs,
+    endMs,
+    nowMs: options.window === 'now' ? nowMs : endMs,
+  };
+}
+
+type Seeded = {
+  prometheus: Awaited<ReturnType<typeof startPrometheus>>;
+  key: string;
+  startMs: number;
+  endMs: number;
+};
+
+async function seed(
+  target: TimescaleDatabase,
+  { options, report, cleanup }: BenchContext<Options, PromqlBenchFields>,
+): Promise<Seeded> {
+  const { db } = target;
   const intervalMs = options.intervalSeconds * 1000;
   const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
-  const endMs = Math.floor(Date.now() / 60_000) * 60_000;
-  const startMs = endMs - pointsPerSeries * intervalMs;
+  const { startMs, endMs, nowMs } = pickWindow(options, await readRawChunkIntervalMs(db));
   report.settings.windowStart = new Date(startMs).toISOString();
   report.settings.windowEnd = new Date(endMs).toISOString();
   logProgress(`generating ${options.hosts} hosts × ${pointsPerSeries} points`);
@@ -214,17 +251,6 @@ async function runBenchmark(
   });
   report.load.prometheusSeconds = (performance.now() - prometheusStarted) / 1000;
 
-  const target = await startTimescaleDatabase({
-    logDir,
-    cleanup,
-    prefix: 'bench_promql',
-    maxConnections: options.connections + 1,
-    applicationName: 'monitor-bench-promql',
-  });
-  report.settings.timescaledb = target.version;
-  const { db } = target;
-  await migrateInMode(db, 'timescale');
-  await pausePolicyJobs(db);
   const org = await createOrgStore(db).createOrganization('bench-promql');
   const { key } = await createApiKeyStore(db).createKey({
     orgId: org.id,
@@ -246,15 +272,21 @@ async function runBenchmark(
   if (loaded.samplesWritten !== fleet.sampleCount)
     throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
   report.load.oursSeconds = loaded.seconds;
-  // What the policy's job would have done by now: compression on, as deployed.
-  const compressBefore = new Date(
-    Date.now() - defaultStoragePolicies.compressAfterHours * 3_600_000,
-  );
+  // What the policy's job would have done by the window's end: compression on, as deployed.
+  const compressBefore = new Date(nowMs - defaultStoragePolicies.compressAfterHours * 3_600_000);
   logProgress(`compressing the raw chunks that ended before ${compressBefore.toISOString()}`);
   await compressOlderChunks(db, 'samples', compressBefore);
   report.compression = await compressionOf(db, startMs, endMs);
   await vacuumAnalyze(db);
+  return { prometheus, key, startMs, endMs };
+}
 
+async function measure(
+  target: TimescaleDatabase,
+  { options, report, cleanup, processes }: BenchContext<Options, PromqlBenchFields>,
+  { prometheus, key, startMs, endMs }: Seeded,
+): Promise<void> {
+  const { logDir } = report;
   const port = await getFreePort();
   const command = monitorCommand('source', ['api']);
   const api = await startHttpProcess({
@@ -294,32 +326,28 @@ async function runBenchmark(
   if (report.check.differences.length > 0) {
     report.notes.push(`the answers differ: ${report.check.differences.slice(0, 3).join('; ')}`);
   }
-  const measure = async (layout: string, setupSeconds?: number): Promise<void> => {
-    for (let i = 0; i < options.warmups; i++) {
-      await theirs();
-      await ours();
-    }
-    logProgress(`${layout}: measuring ${options.iterations} queries per side, alternately`);
-    const oursMs = new Float64Array(options.iterations);
-    const theirsMs = new Float64Array(options.iterations);
-    for (let i = 0; i < options.iterations; i++) {
-      let t = performance.now();
-      await theirs();
-      theirsMs[i] = performance.now() - t;
-      t = performance.now();
-      await ours();
-      oursMs[i] = performance.now() - t;
-    }
-    const run = {
-      layout,
-      ...(setupSeconds === undefined ? {} : { setupSeconds }),
-      ours: summarizeLatencies(oursMs),
-      prometheus: summarizeLatencies(theirsMs),
-    };
-    report.runs.push(run);
-    logProgress(`  p99 ours ${ms(run.ours.p99Ms)} ms, Prometheus ${ms(run.prometheus.p99Ms)} ms`);
+  for (let i = 0; i < options.warmups; i++) {
+    await theirs();
+    await ours();
+  }
+  logProgress(`measuring ${options.iterations} queries per side, alternately`);
+  const oursMs = new Float64Array(options.iterations);
+  const theirsMs = new Float64Array(options.iterations);
+  for (let i = 0; i < options.iterations; i++) {
+    let t = performance.now();
+    await theirs();
+    theirsMs[i] = performance.now() - t;
+    t = performance.now();
+    await ours();
+    oursMs[i] = performance.now() - t;
+  }
+  const run = {
+    layout: 'as shipped',
+    ours: summarizeLatencies(oursMs),
+    prometheus: summarizeLatencies(theirsMs),
   };
-  await measure('as shipped');
+  report.runs.push(run);
+  logProgress(`  p99 ours ${ms(run.ours.p99Ms)} ms, Prometheus ${ms(run.prometheus.p99Ms)} ms`);
   // The api writes its profile on exit.
   await api.stop();
 }
@@ -361,7 +389,7 @@ function formatReport(report: PromqlBenchReport): string {
   return lines.join('\n');
 }
 
-await runBenchCommand({
+await runBench({
   name: 'promql',
   usage,
   defaults: {
@@ -375,9 +403,12 @@ await runBenchCommand({
     warmups: '3',
     connections: '2',
     profile: 'no',
+    window: 'worst',
   },
   parseOptions: (values): Options => {
     if (!['yes', 'no'].includes(values.profile)) throw new Error('--profile must be yes or no');
+    if (values.window !== 'worst' && values.window !== 'now')
+      throw new Error('--window must be worst or now');
     const options: Options = {
       hosts: integerOption('hosts', values.hosts),
       hours: integerOption('hours', values.hours, 1, 24 * 7),
@@ -389,12 +420,13 @@ await runBenchCommand({
       warmups: integerOption('warmups', values.warmups, 0),
       connections: integerOption('connections', values.connections, 1, 16),
       profile: values.profile === 'yes',
+      window: values.window,
     };
     if ((options.hours * 3600) % options.intervalSeconds !== 0)
       throw new Error('--interval-seconds must divide the history into whole points');
     return options;
   },
-  createReport: ({ profile: _profile, ...settings }) => ({
+  createReport: ({ profile: _profile, ...settings }): PromqlBenchFields => ({
     settings: {
       ...settings,
       query: `sum by (region) (rate(${settings.metric}[5m]))`,
@@ -403,6 +435,20 @@ await runBenchCommand({
     load: {},
     runs: [],
   }),
-  run: runBenchmark,
+  start: ({ report, cleanup, options }) =>
+    startTimescaleDatabase({
+      logDir: report.logDir,
+      cleanup,
+      prefix: 'bench_promql',
+      maxConnections: options.connections + 1,
+      applicationName: 'monitor-bench-promql',
+    }),
+  async migrate(target, { report }) {
+    report.settings.timescaledb = target.version;
+    await migrateInMode(target.db, 'timescale');
+    await pausePolicyJobs(target.db);
+  },
+  seed,
+  measure,
   format: formatReport,
 });

@@ -786,6 +786,13 @@ const scaledSampleReads: Migration = {
   up: (sql, { engine }) => engine.createScaledSampleReads(sql),
 };
 
+const sampleTimesByRange: Migration = {
+  version: 31,
+  name: 'samples_time_brin',
+  // Issue 39, item 5: one btree insertion less per stored sample; see indexSampleTimesByRange.
+  up: (sql, { engine }) => engine.indexSampleTimesByRange(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -817,4 +824,6 @@ export const migrations: readonly Migration[] = [
   prometheusRuleGroups,
   prometheusRuleGroupStates,
   prometheusRuleAlerts,
+  scaledSampleReads,
+  sampleTimesByRange,
 ];

@@ -12,7 +12,11 @@ import type {
 } from './timescale/stored-sample-move.js';
 import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
-import { createScaledSampleReads, scaleSampleValues } from './timescale/millisecond-layout.js';
+import {
+  createScaledSampleReads,
+  indexSampleTimesByRange,
+  scaleSampleValues,
+} from './timescale/millisecond-layout.js';
 import type { StorageMode, StoragePolicies } from './storage-mode.js';
 
 export type { StorageMode, StoragePolicies } from './storage-mode.js';
@@ -56,6 +60,8 @@ export type StorageEngine = {
   remakeMinuteAggregateJobs(sql: TransactionSql): Promise<void>;
   /** Migration 30: `raw_scaled_samples`, the read function that leaves decoding to the reader. */
   createScaledSampleReads(sql: TransactionSql): Promise<void>;
+  /** Migration 31: `samples` by time through a BRIN index (TimescaleDB; plain PostgreSQL has one). */
+  indexSampleTimesByRange(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -101,6 +107,7 @@ const timescaleEngine: StorageEngine = {
   scaleSampleValues,
   remakeMinuteAggregateJobs: timescaleTables.remakeMinuteAggregateJobs,
   createScaledSampleReads,
+  indexSampleTimesByRange,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -130,6 +137,7 @@ const postgresEngine: StorageEngine = {
   scaleSampleValues: postgresTables.scaleSampleValues,
   remakeMinuteAggregateJobs: postgresTables.remakeMinuteAggregateJobs,
   createScaledSampleReads: postgresTables.createScaledSampleReads,
+  indexSampleTimesByRange: () => Promise.resolve(),
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

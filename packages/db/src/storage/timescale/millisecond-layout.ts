@@ -28,6 +28,14 @@ const epochMsNowFunction = `create or replace function unix_now_ms() returns big
   as $$ select (extract(epoch from now()) * 1000)::bigint $$`;
 
 /**
+ * By time, a BRIN index (as on plain PostgreSQL), not TimescaleDB's default btree: only the
+ * aggregates' refresh reads the raw samples by time alone, and a chunk being written is in time
+ * order, so a block range's bounds find its rows as well, where a btree took an insertion per
+ * stored row (docs/benchmarks.md, "Against VictoriaMetrics").
+ */
+const sampleTimeIndex = 'create index samples_time_idx on samples using brin (time)';
+
+/**
  * `samples` since migration 24: time as epoch milliseconds (bigint), the value as a scaled
  * integer (`mantissa`, `scale`, samples/scaled-value.ts) or, when no scale holds it exactly,
  * as the float8 `value`. Compressed, each column is an integer that TimescaleDB stores with
@@ -45,7 +53,9 @@ export const millisecondSamplesTable: readonly string[] = [
     mantissa bigint,
     scale smallint
   )`,
-  `select create_hypertable('samples', by_range('time', ${rawChunkIntervalMs}::bigint))`,
+  `select create_hypertable('samples', by_range('time', ${rawChunkIntervalMs}::bigint),
+    create_default_indexes => false)`,
+  sampleTimeIndex,
   `select set_integer_now_func('samples', 'unix_now_ms')`,
   // The dedup key: replays and an agent's own retries store each point once. It carries the
   // value columns, so that reading a series from the chunk still being written (PromQL, the
@@ -178,4 +188,16 @@ export async function createScaledSampleReads(sql: TransactionSql): Promise<void
   await sql.unsafe(
     moving?.any === true ? movingRawScaledSamplesFunction : rawScaledSamplesFunction,
   );
+}
+
+/**
+ * Version 31: `samples`' time index made the BRIN index that the layout has since (see
+ * `sampleTimeIndex`), where migration 24 made TimescaleDB's default btree.
+ */
+export async function indexSampleTimesByRange(sql: TransactionSql): Promise<void> {
+  const [index] = await sql<{ method: string }[]>`
+    select am.amname as method from pg_class c join pg_am am on am.oid = c.relam
+    where c.oid = to_regclass('samples_time_idx')`;
+  if (index?.method !== 'btree') return;
+  await run(sql, ['drop index samples_time_idx', sampleTimeIndex]);
 }

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
@@ -10,13 +10,7 @@ import { isoTime, newOrganizationKeys, unknownIds } from './suite-support.js';
 
 type Rule = Record<string, unknown> & { id: string };
 
-const cpuHigh = {
-  name: 'cpu high',
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
-  severity: 'critical',
-};
+const cpuHigh = buildAlertRuleCreateRequest();
 
 /**
  * Alert rules over HTTP: create, read, list, change and delete, every default, the rule options
@@ -31,13 +25,12 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
   describe('alert rules', () => {
     describe('create, read, list, change and delete', () => {
       const rulesPath = '/api/v1/alerts/rules';
-      const memoryHigh = {
+      const memoryHigh = buildAlertRuleCreateRequest({
         name: 'memory high',
         metric: 'memory_percent',
-        condition: 'greater_than',
         threshold: 95,
         severity: 'warning',
-      };
+      });
       let key: string;
       let readKey: string;
       let otherOrgKey: string;

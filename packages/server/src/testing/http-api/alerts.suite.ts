@@ -217,6 +217,7 @@ export function describeAlertsApi(target: () => ApiTarget, exchanges: ApiExchang
     describe('acknowledgement, silenced and their filters', () => {
       let key: string;
       let orgId: string;
+      let ruleId: string;
       let web1: string;
       let web2: string;
 
@@ -227,8 +228,9 @@ export function describeAlertsApi(target: () => ApiTarget, exchanges: ApiExchang
           method: 'POST',
           body: buildAlertRuleCreateRequest({ name: 'for alerts' }),
         });
+        ruleId = created.body.id;
         const fire = async (host: string) =>
-          (await fireTestAlert(target().db, { orgId, ruleId: created.body.id, host })).id;
+          (await fireTestAlert(target().db, { orgId, ruleId, host })).id;
         web1 = await fire('web-1');
         web2 = await fire('web-2');
       });
@@ -236,16 +238,19 @@ export function describeAlertsApi(target: () => ApiTarget, exchanges: ApiExchang
       it('returns its reason, acknowledgement, silenced, flapping, labels and annotations on every alert', async () => {
         const got = await call<AlertItem>(`/api/v1/alerts/${web1}`, { key });
         expect(got.status).toBe(200);
-        expect(got.body).toMatchObject({
-          reason: 'threshold',
-          acknowledged_at: null,
-          acknowledged_by: null,
-          acknowledgement_comment: null,
-          silenced: false,
-          flapping: false,
-          labels: {},
-          annotations: {},
-        });
+        // Not acknowledged, silenced or flapping, no labels or annotations: the builder's alert.
+        expect(got.body).toEqual(
+          buildAlertResponse({
+            id: web1,
+            rule_id: ruleId,
+            rule_name: 'for alerts',
+            service_id: expect.stringMatching(/^svc_[0-9A-Z]{26}$/),
+            started_at: expect.stringMatching(isoTime),
+            fired_at: expect.stringMatching(isoTime),
+            // A critical alert opens an investigation.
+            investigation_id: expect.stringMatching(/^inv_[0-9A-Z]{26}$/),
+          }),
+        );
       });
 
       it('acknowledges (again keeps the first), filters on it, and undoes it', async () => {

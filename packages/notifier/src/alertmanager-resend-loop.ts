@@ -17,7 +17,7 @@ export type DueResend = {
 };
 
 /** What one round did. */
-export type ResendRound = { alerts: number; posts: number; failedPosts: number };
+type ResendRound = { alerts: number; posts: number; failedPosts: number };
 
 export type AlertmanagerResendLoopDeps<Resend extends DueResend> = {
   /**

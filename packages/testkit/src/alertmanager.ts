@@ -19,7 +19,7 @@ export type AlertmanagerOptions = {
 };
 
 /** One alert of Alertmanager's webhook message (version 4). */
-export type AlertmanagerWebhookAlert = {
+type AlertmanagerWebhookAlert = {
   status: 'firing' | 'resolved';
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -29,7 +29,7 @@ export type AlertmanagerWebhookAlert = {
 };
 
 /** The group notification Alertmanager's webhook receiver gets. */
-export type AlertmanagerWebhookMessage = {
+type AlertmanagerWebhookMessage = {
   status: 'firing' | 'resolved';
   groupLabels: Record<string, string>;
   alerts: AlertmanagerWebhookAlert[];

@@ -26,11 +26,7 @@ export type { AgentProcess } from './agent-process.js';
 export { startCollectd } from './collectd.js';
 export { startNodeExporter } from './node-exporter.js';
 export { startPrometheus } from './prometheus.js';
-export type {
-  AlertmanagerWebhookAlert,
-  AlertmanagerWebhookMessage,
-  RunningAlertmanager,
-} from './alertmanager.js';
+export type { RunningAlertmanager } from './alertmanager.js';
 export { alertmanagerMessages, startAlertmanager } from './alertmanager.js';
 export { startTelegraf } from './telegraf.js';
 export { startCollector } from './otelcol.js';

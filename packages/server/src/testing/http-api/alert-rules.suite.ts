@@ -12,6 +12,17 @@ type Rule = Record<string, unknown> & { id: string };
 
 const cpuHigh = buildAlertRuleCreateRequest();
 
+/** The rule options of a rule whose create sets none. */
+const ruleOptionDefaults = {
+  recovery_threshold: null,
+  keep_firing_for_minutes: 0,
+  no_data_minutes: null,
+  no_data_state: 'alerting',
+  renotify_minutes: null,
+  message_template: null,
+  flapping: null,
+};
+
 /**
  * Alert rules over HTTP: create, read, list, change and delete, every default, the rule options
  * (recovery, keep firing, no data, renotify, message template, flapping) and their validation.
@@ -59,13 +70,7 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
           channels: [],
           scope: {},
           enabled: true,
-          recovery_threshold: null,
-          keep_firing_for_minutes: 0,
-          no_data_minutes: null,
-          no_data_state: 'alerting',
-          renotify_minutes: null,
-          message_template: null,
-          flapping: null,
+          ...ruleOptionDefaults,
           created_at: expect.stringMatching(isoTime),
           updated_at: created.body.created_at,
         });
@@ -223,15 +228,7 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
           body: cpuHigh,
         });
         expect(created.status).toBe(201);
-        expect(created.body).toMatchObject({
-          recovery_threshold: null,
-          keep_firing_for_minutes: 0,
-          no_data_minutes: null,
-          no_data_state: 'alerting',
-          renotify_minutes: null,
-          message_template: null,
-          flapping: null,
-        });
+        expect(created.body).toMatchObject(ruleOptionDefaults);
         const listed = await call<{ rules: Rule[] }>('/api/v1/alerts/rules', { key });
         expect(listed.body.rules.find((rule) => rule.id === created.body.id)).toEqual(created.body);
       });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildAlertResponse } from '@monitor/testkit/builders';
 import { createApiRouter } from './api-router.js';
 import { expectAnswersDocumented } from './testing/documented-answers.js';
 import {
@@ -21,45 +22,14 @@ describe('alertRoutes, served', () => {
         status: 200,
         body: {
           alerts: [
-            {
+            buildAlertResponse({
               id: resolvedAlertRow.id,
+              service_id: serviceId,
               status: 'resolved',
               resolved_at: '2026-11-22T10:28:00.000Z',
               investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
-              reason: 'threshold',
-              acknowledged_at: null,
-              acknowledged_by: null,
-              acknowledgement_comment: null,
-              silenced: false,
-              flapping: false,
-              labels: {},
-              annotations: {},
-            },
-            {
-              id: alertRow.id,
-              rule_id: alertRow.ruleId,
-              rule_name: 'cpu high',
-              service_id: serviceId,
-              host: 'web-1',
-              metric: 'cpu_percent',
-              condition: 'greater_than',
-              threshold: 90,
-              severity: 'critical',
-              status: 'active',
-              value: 97,
-              started_at: '2026-11-22T10:20:00.000Z',
-              fired_at: '2026-11-22T10:25:00.000Z',
-              resolved_at: null,
-              investigation_id: null,
-              reason: 'threshold',
-              acknowledged_at: null,
-              acknowledged_by: null,
-              acknowledgement_comment: null,
-              silenced: false,
-              flapping: false,
-              labels: {},
-              annotations: {},
-            },
+            }),
+            buildAlertResponse({ id: alertRow.id, service_id: serviceId }),
           ],
           pagination: { limit: 50, offset: 0, total: 12, has_more: true },
         },

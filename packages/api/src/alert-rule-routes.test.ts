@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemBody } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, problemBody } from '@monitor/testkit/builders';
 import { createApiRouter } from './api-router.js';
 import { expectAnswersDocumented } from './testing/documented-answers.js';
 import { createRouterDeps, nowMs } from './testing/router-fixtures.js';
@@ -10,13 +10,7 @@ const { call, exchanges } = serveRouter(() => createApiRouter({ ...deps, nowMs: 
 
 describe('alertRuleRoutes, served', () => {
   const rulesPath = '/api/v1/alerts/rules';
-  const cpuRule = {
-    name: 'cpu high',
-    metric: 'cpu_percent',
-    condition: 'greater_than',
-    threshold: 90,
-    severity: 'critical',
-  };
+  const cpuRule = buildAlertRuleCreateRequest();
 
   async function createRule(body: object = cpuRule): Promise<Record<string, unknown>> {
     const result = await call(rulesPath, { method: 'POST', key: 'write-key', body });

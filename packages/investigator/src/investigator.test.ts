@@ -7,6 +7,7 @@ import type {
 } from '@monitor/db';
 import { DatabaseUnavailableError } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
+import { buildAlert } from '@monitor/testkit/builders';
 import { describe, expect, it } from 'vitest';
 import type { InvestigatorMetrics } from './investigator.js';
 import { createInvestigator } from './investigator.js';
@@ -47,31 +48,16 @@ function evidence(): InvestigationEvidence {
   }
   return {
     service: { id: 'svc_1', name: 'web-1', tags: {} },
-    alert: {
+    alert: buildAlert({
       id: 'alr_1',
       ruleId: 'rul_1',
-      ruleName: 'cpu high',
       serviceId: 'svc_1',
-      host: 'web-1',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
       threshold: 80,
-      severity: 'critical',
-      status: 'active',
       value: 91,
       startedAt,
       firedAt,
-      resolvedAt: null,
       investigationId: 'inv_1',
-      reason: 'threshold',
-      acknowledgedAt: null,
-      acknowledgedBy: null,
-      acknowledgementComment: null,
-      silenced: false,
-      flapping: false,
-      labels: {},
-      annotations: {},
-    },
+    }),
     samples,
     snapshots,
     ruleHistory: [],

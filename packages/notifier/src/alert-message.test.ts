@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertNotification } from '@monitor/schemas';
+import { buildAlertResponse } from '@monitor/testkit/builders';
 import {
   escapeSlackText,
   formatAlertMessage,
@@ -10,31 +11,11 @@ import { firedRuleFileAlert } from './testing/fired-warning.js';
 
 const fired: AlertNotification = {
   transition: 'fired',
-  alert: {
-    id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A',
-    rule_id: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B',
-    rule_name: 'cpu high',
-    service_id: 'svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
-    host: 'web-1',
-    metric: 'cpu_percent',
+  alert: buildAlertResponse({
     condition: 'greater_than_or_equal',
-    threshold: 90,
-    severity: 'critical',
-    status: 'active',
     value: 97.5,
-    started_at: '2026-11-22T10:20:00.000Z',
-    fired_at: '2026-11-22T10:25:00.000Z',
-    resolved_at: null,
-    investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D',
-    reason: 'threshold',
-    acknowledged_at: null,
-    acknowledged_by: null,
-    acknowledgement_comment: null,
-    silenced: false,
-    flapping: false,
-    labels: {},
-    annotations: {},
-  },
+    investigation_id: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
+  }),
 };
 
 const resolved: AlertNotification = {
@@ -44,12 +25,6 @@ const resolved: AlertNotification = {
     status: 'resolved',
     resolved_at: '2026-11-22T10:40:00.000Z',
     investigation_id: null,
-    reason: 'threshold',
-    acknowledged_at: null,
-    acknowledged_by: null,
-    acknowledgement_comment: null,
-    silenced: false,
-    flapping: false,
   },
 };
 
@@ -60,9 +35,9 @@ describe('formatAlertMessage', () => {
       text: [
         'cpu_percent is 97.5 (alert when >= 90).',
         'Breaching since 2026-11-22T10:20:00.000Z, fired at 2026-11-22T10:25:00.000Z.',
-        'Alert alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A, rule rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0B, ' +
-          'service svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C.',
-        'Investigation inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D.',
+        'Alert alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C, rule rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D, ' +
+          'service svc_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A.',
+        'Investigation inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F.',
       ].join('\n'),
     });
   });

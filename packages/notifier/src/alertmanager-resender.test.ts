@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertmanagerResend, AlertmanagerResendStore } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
-import type { Alert } from '@monitor/schemas';
+import { buildAlert } from '@monitor/testkit/builders';
 import type { AlertmanagerAlert } from './alertmanager-alert.js';
 import type { AlertmanagerSender } from './alertmanager-sender.js';
 import { createAlertmanagerResender } from './alertmanager-resender.js';
@@ -9,41 +9,13 @@ import { createAlertmanagerResender } from './alertmanager-resender.js';
 const logger = createLogger({ level: 'silent', name: 'resender-test' });
 const nowMs = () => Date.parse('2026-11-22T10:30:00.000Z');
 
-function alert(id: string): Alert {
-  return {
-    id,
-    ruleId: 'rul_1',
-    ruleName: 'cpu high',
-    serviceId: 'svc_1',
-    host: `web-${id}`,
-    metric: 'cpu_percent',
-    condition: 'greater_than',
-    threshold: 90,
-    severity: 'warning',
-    status: 'active',
-    value: 95,
-    startedAt: new Date('2026-11-22T10:20:00.000Z'),
-    firedAt: new Date('2026-11-22T10:25:00.000Z'),
-    resolvedAt: null,
-    investigationId: null,
-    reason: 'threshold',
-    acknowledgedAt: null,
-    acknowledgedBy: null,
-    acknowledgementComment: null,
-    silenced: false,
-    flapping: false,
-    labels: {},
-    annotations: {},
-  };
-}
-
 const resend = (
   orgId: string,
   id: string,
   target: Record<string, unknown>,
 ): AlertmanagerResend => ({
   orgId,
-  alert: alert(id),
+  alert: buildAlert({ id, host: `web-${id}` }),
   target,
   messageTemplate: null,
   tags: { team: 'web' },

@@ -1,11 +1,8 @@
 import type { AlertmanagerResend, AlertmanagerResendStore } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
-import { createPollLoop } from '@monitor/platform';
-import { notificationTargetSchemas, toAlertResponse } from '@monitor/schemas';
-import type { AlertmanagerAlert } from './alertmanager-alert.js';
-import { toAlertmanagerAlert } from './alertmanager-alert.js';
+import type { AlertmanagerResendLoop } from './alertmanager-resend-loop.js';
+import { createAlertmanagerResendLoop } from './alertmanager-resend-loop.js';
 import type { AlertmanagerSender } from './alertmanager-sender.js';
-import { validityInResendIntervals } from './alertmanager-sender.js';
 
 export type AlertmanagerResenderDeps = {
   store: Pick<AlertmanagerResendStore, 'listResends'>;
@@ -23,15 +20,8 @@ export type AlertmanagerResenderOptions = {
   pageSize: number;
 };
 
-/** What one round did. */
-type ResendRound = { alerts: number; posts: number; failedPosts: number };
-
-export type AlertmanagerResender = {
-  /** Posts every active alert to its organization's Alertmanagers once (tests, the loop's body). */
-  runOnce(): Promise<ResendRound>;
-  start(): void;
-  stop(): Promise<void>;
-};
+/** `runOnce` posts every active alert to its organization's Alertmanagers once. */
+export type AlertmanagerResender = AlertmanagerResendLoop;
 
 /**
  * Keeps firing alerts firing in Alertmanager: Alertmanager resolves an alert at its `endsAt`
@@ -45,77 +35,38 @@ export function createAlertmanagerResender(
   deps: AlertmanagerResenderDeps,
   options: AlertmanagerResenderOptions,
 ): AlertmanagerResender {
-  const nowMs = deps.nowMs ?? Date.now;
-  const { logger } = deps;
-
-  /** Posts one organization's alerts (of one page); true once one Alertmanager took them. */
-  async function postOrg(orgId: string, resends: readonly AlertmanagerResend[]): Promise<boolean> {
-    // Every row of an organization carries the same target.
-    const target = notificationTargetSchemas.alertmanager.safeParse(resends[0]?.target);
-    if (!target.success) {
-      logger.warn({ orgId }, 'alertmanager re-send skipped: the stored target is invalid');
-      return false;
-    }
-    const now = nowMs();
-    const alerts: AlertmanagerAlert[] = resends.map((resend) =>
-      toAlertmanagerAlert(
-        { transition: 'fired', alert: toAlertResponse(resend.alert) },
-        { messageTemplate: resend.messageTemplate, tags: resend.tags },
-        {
-          nowMs: now,
-          validForMs: validityInResendIntervals * options.resendIntervalMs,
-          consoleUrl: deps.consoleUrl,
-        },
-      ),
-    );
-    const result = await deps.sender.post(alerts, target.data);
-    if (!result.delivered) {
-      logger.warn(
-        { orgId, alerts: alerts.length, detail: result.detail },
-        'alertmanager re-send failed; the next one follows within the alerts’ validity',
-      );
-    }
-    return result.delivered;
-  }
-
-  async function runOnce(): Promise<ResendRound> {
-    const round: ResendRound = { alerts: 0, posts: 0, failedPosts: 0 };
-    const now = new Date(nowMs());
+  /** Every active alert, page by page in (organization, alert id) order. */
+  async function* takeDue(now: Date): AsyncIterable<readonly AlertmanagerResend[]> {
     let after: { orgId: string; alertId: string } | undefined;
     for (;;) {
       const page = await deps.store.listResends(now, {
         limit: options.pageSize,
         ...(after === undefined ? {} : { after }),
       });
-      round.alerts += page.length;
-      const byOrg = new Map<string, AlertmanagerResend[]>();
-      for (const resend of page) {
-        const list = byOrg.get(resend.orgId) ?? [];
-        list.push(resend);
-        byOrg.set(resend.orgId, list);
-      }
-      const outcomes = await Promise.all(
-        [...byOrg].map(([orgId, resends]) => postOrg(orgId, resends)),
-      );
-      round.posts += outcomes.length;
-      round.failedPosts += outcomes.filter((delivered) => !delivered).length;
+      yield page;
       const last = page.at(-1);
-      if (last === undefined || page.length < options.pageSize) break;
+      if (last === undefined || page.length < options.pageSize) return;
       after = { orgId: last.orgId, alertId: last.alert.id };
     }
-    if (round.alerts > 0) logger.debug(round, 'alertmanager re-send round');
-    return round;
   }
 
-  const loop = createPollLoop({
-    round: async () => {
-      await runOnce();
-      return { moreWaiting: false };
+  return createAlertmanagerResendLoop(
+    {
+      takeDue,
+      describe: (resend) => ({
+        context: { messageTemplate: resend.messageTemplate, tags: resend.tags },
+      }),
+      sender: deps.sender,
+      logger: deps.logger,
+      consoleUrl: deps.consoleUrl,
+      nowMs: deps.nowMs,
     },
-    intervalMs: options.resendIntervalMs,
-    // The database is down or restarting: re-sends resume when it answers again.
-    onError: (err) => logger.warn({ err }, 'alertmanager re-send round failed'),
-  });
-
-  return { runOnce, start: loop.start, stop: loop.stop };
+    {
+      name: 'alertmanager',
+      intervalMs: options.resendIntervalMs,
+      resendIntervalMs: options.resendIntervalMs,
+      // A round reads every page: nothing is left for an early next one.
+      moreWaiting: () => false,
+    },
+  );
 }

@@ -16,6 +16,7 @@ import { createLogger, newId } from '@monitor/platform';
 import type { Alert } from '@monitor/schemas';
 import type { HttpReceiver, RunningAlertmanager, TestDatabase } from '@monitor/testkit';
 import {
+  alertmanagerMessages,
   createTestDatabase,
   receiverNetwork,
   startAlertmanager,
@@ -27,22 +28,6 @@ import { createAlertmanagerResender } from './alertmanager-resender.js';
 import { createNotificationSenders } from './notification-senders.js';
 import type { Notifier } from './notifier.js';
 import { createNotifier } from './notifier.js';
-
-/** One alert of Alertmanager's webhook message (version 4). */
-type WebhookAlert = {
-  status: 'firing' | 'resolved';
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt: string;
-  generatorURL: string;
-};
-/** The group notification Alertmanager's webhook receiver gets. */
-type WebhookMessage = {
-  status: 'firing' | 'resolved';
-  groupLabels: Record<string, string>;
-  alerts: WebhookAlert[];
-};
 
 const logger = createLogger({ level: 'silent', name: 'alertmanager-test' });
 const consoleUrl = 'https://monitor.example.com';
@@ -58,9 +43,7 @@ describe('the alertmanager channel against Alertmanager 0.25', () => {
   let resender: AlertmanagerResender;
   let closeSenders: () => void;
 
-  /** The group notifications received so far, in arrival order. */
-  const messages = (): WebhookMessage[] =>
-    receiver.requests.map((request) => JSON.parse(request.body.toString()) as WebhookMessage);
+  const messages = () => alertmanagerMessages(receiver);
 
   /** A rule named `name` notifying Alertmanager. */
   async function createRule(name: string): Promise<string> {

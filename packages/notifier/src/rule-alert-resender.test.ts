@@ -5,38 +5,11 @@ import type { Alert } from '@monitor/schemas';
 import type { AlertmanagerAlert } from './alertmanager-alert.js';
 import type { AlertmanagerSender } from './alertmanager-sender.js';
 import { createRuleAlertResender } from './rule-alert-resender.js';
-import { firedRuleFileAlert } from './testing/fired-warning.js';
+import { firedRuleFileAlert, ruleFileAlert as stored } from './testing/fired-warning.js';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const nowMs = () => Date.parse('2026-11-22T10:30:00.000Z');
 const { alert: wire } = firedRuleFileAlert;
-
-/** The rule file's alert of the fixture, as storage reads it. */
-const stored: Alert = {
-  id: wire.id,
-  ruleId: wire.rule_id,
-  ruleName: wire.rule_name,
-  serviceId: wire.service_id,
-  host: wire.host,
-  metric: wire.metric,
-  condition: null,
-  threshold: null,
-  severity: wire.severity,
-  status: 'active',
-  value: wire.value,
-  startedAt: new Date(wire.started_at),
-  firedAt: new Date(wire.fired_at),
-  resolvedAt: null,
-  investigationId: null,
-  reason: 'threshold',
-  acknowledgedAt: null,
-  acknowledgedBy: null,
-  acknowledgementComment: null,
-  silenced: false,
-  flapping: false,
-  labels: wire.labels,
-  annotations: wire.annotations,
-};
 
 function fakeStore(
   batches: RuleAlertResend[][],

@@ -11,7 +11,7 @@ import { firedWarning } from './testing/fired-warning.js';
 
 const payload = firedWarning;
 const notification: OutgoingNotification = {
-  idempotencyKey: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0A:fired',
+  idempotencyKey: `${payload.alert.id}:fired`,
   payload,
 };
 

@@ -17,7 +17,7 @@ import {
   startCollector,
   startTelegraf,
 } from '@monitor/testkit';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
@@ -80,14 +80,12 @@ describe('agent protocols, with the real senders', () => {
   it('Prometheus remote-writes what it scrapes from the node exporter, and a rule on node_load1 fires', async () => {
     const rule = await api<{ id: string }>('/api/v1/alerts/rules', {
       method: 'POST',
-      body: {
+      body: buildAlertRuleCreateRequest({
         name: 'node load seen',
         metric: 'node_load1',
-        condition: 'greater_than',
         threshold: -1,
-        duration_minutes: 0,
         severity: 'warning',
-      },
+      }),
     });
     expect(rule.status).toBe(201);
 

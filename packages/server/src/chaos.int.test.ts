@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import {
   startHttpReceiver,
   startRestartableKafka,
@@ -138,28 +138,25 @@ describe('chaos in Kafka mode', () => {
     const proc = (name: string): RoleProcess => procs.get(name)!;
     const gatewayNames = ['gateway0', 'gateway1'];
 
-    const post = (path: string, method: string, body: unknown) =>
-      fetch(`${proc('api').baseUrl}${path}`, {
-        method,
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+    const call = createApiCall({ baseUrl: () => proc('api').baseUrl, key });
     expect(
       (
-        await post('/api/v1/notification-channels/webhook', 'PUT', {
-          url: webhook.url,
-          secret: 'whsec-chaos-0123456789',
+        await call('/api/v1/notification-channels/webhook', {
+          method: 'PUT',
+          body: { url: webhook.url, secret: 'whsec-chaos-0123456789' },
         })
       ).status,
     ).toBe(200);
-    const rule = await post('/api/v1/alerts/rules', 'POST', {
-      name: 'cpu over 90',
-      metric,
-      condition: 'greater_than',
-      threshold,
-      duration_minutes: durationMinutes,
-      severity: 'warning',
-      channels: ['webhook'],
+    const rule = await call('/api/v1/alerts/rules', {
+      method: 'POST',
+      body: buildAlertRuleCreateRequest({
+        name: 'cpu over 90',
+        metric,
+        threshold,
+        duration_minutes: durationMinutes,
+        severity: 'warning',
+        channels: ['webhook'],
+      }),
     });
     expect(rule.status).toBe(201);
     await evaluatorRulesLoaded(proc('evaluator').baseUrl, 1);

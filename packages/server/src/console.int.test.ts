@@ -9,7 +9,7 @@ import type { Database } from '@monitor/db';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { buildConsole, launchChromium } from './testing/console-browser.js';
 import { postIngest } from './testing/ingest-client.js';
@@ -142,25 +142,17 @@ beforeAll(async () => {
   // Rules, then the samples that make them fire: web-2 critical, db-1 warning.
   const cpu = await api<{ id: string }>('/alerts/rules', {
     method: 'POST',
-    body: {
-      name: 'CPU saturated',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      severity: 'critical',
-      scope: { env: 'prod' },
-    },
+    body: buildAlertRuleCreateRequest({ name: 'CPU saturated', scope: { env: 'prod' } }),
   });
   expect(cpu.status).toBe(201);
   const memory = await api<{ id: string }>('/alerts/rules', {
     method: 'POST',
-    body: {
+    body: buildAlertRuleCreateRequest({
       name: 'Memory high',
       metric: 'memory_percent',
-      condition: 'greater_than',
       threshold: 80,
       severity: 'warning',
-    },
+    }),
   });
   expect(memory.status).toBe(201);
   await ingest([

@@ -1,7 +1,7 @@
 // @services kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleDraft, createApiCall, waitFor } from '@monitor/testkit/builders';
 import type { Database } from '@monitor/db';
 import { createDatabase, createRuleStore, defaultOrganizationId } from '@monitor/db';
 import type { HttpReceiver, PatroniCluster } from '@monitor/testkit';
@@ -75,36 +75,26 @@ describe('a primary killed under load, Patroni promoting its synchronous standby
       RoleProcess,
       RoleProcess,
     ];
-    const put = await fetch(`${api.baseUrl}/api/v1/notification-channels/webhook`, {
-      method: 'PUT',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: webhook.url, secret: 'whsec-failover-0123456789' }),
-    });
+    const put = await createApiCall({ baseUrl: api.baseUrl, key })(
+      '/api/v1/notification-channels/webhook',
+      { method: 'PUT', body: { url: webhook.url, secret: 'whsec-failover-0123456789' } },
+    );
     expect(put.status).toBe(200);
     // Fires after two minutes of breaching samples: the kill falls inside the window.
-    await createRuleStore(db).createRule(defaultOrganizationId, {
-      name: 'cpu high',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      durationMinutes: 2,
-      severity: 'warning',
-      channels: ['webhook'],
-      scope: {},
-      enabled: true,
-    });
+    await createRuleStore(db).createRule(
+      defaultOrganizationId,
+      buildAlertRuleDraft({ durationMinutes: 2, severity: 'warning', channels: ['webhook'] }),
+    );
     // Fires on each breaching sample: one alert per breach, whichever primary stores it.
-    await createRuleStore(db).createRule(defaultOrganizationId, {
-      name: 'memory high',
-      metric: 'mem_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      durationMinutes: 0,
-      severity: 'warning',
-      channels: ['webhook'],
-      scope: {},
-      enabled: true,
-    });
+    await createRuleStore(db).createRule(
+      defaultOrganizationId,
+      buildAlertRuleDraft({
+        name: 'memory high',
+        metric: 'mem_percent',
+        severity: 'warning',
+        channels: ['webhook'],
+      }),
+    );
     await evaluatorRulesLoaded(evaluator.baseUrl, 2, 20_000);
 
     const t0 = Date.now() - 10 * 60_000;
@@ -303,6 +293,8 @@ async function pollUntil(url: string, key: string, until: Promise<unknown>): Pro
   for (let last = false; !last;) {
     last = settled;
     try {
+      // Raw fetch, not createApiCall: this measures the HTTP exchange itself (an answer within
+      // 20 s or none at all), which needs the abort signal and the network error.
       const response = await fetch(url, {
         headers: { 'x-api-key': key },
         signal: AbortSignal.timeout(20_000),

@@ -3,7 +3,11 @@ import type { Database } from '@monitor/db';
 import { createDatabase, createSampleStore, defaultOrganizationId, migrate } from '@monitor/db';
 import type { ReplicatedPostgres } from '@monitor/testkit';
 import { startReplicatedPostgres } from '@monitor/testkit';
-import { buildHostSample, createApiCall } from '@monitor/testkit/builders';
+import {
+  buildAlertRuleCreateRequest,
+  buildHostSample,
+  createApiCall,
+} from '@monitor/testkit/builders';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 
@@ -89,14 +93,7 @@ describe('the api role reading samples from a standby', () => {
     // A rule the API creates reads back at once: rules are read on the primary.
     const created = await call('/api/v1/alerts/rules', {
       method: 'POST',
-      body: {
-        name: 'cpu high',
-        metric: 'cpu_percent',
-        condition: 'greater_than',
-        threshold: 90,
-        duration_minutes: 0,
-        severity: 'warning',
-      },
+      body: buildAlertRuleCreateRequest({ severity: 'warning' }),
     });
     expect(created.status).toBe(201);
     const listed = await call<{ rules: { name: string }[] }>('/api/v1/alerts/rules');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '@monitor/testkit/builders';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
@@ -57,13 +57,7 @@ describe('the embedded mode across restarts', () => {
     let all: RoleProcess = await stack.start('all');
     await api(all.baseUrl, '/api/v1/alerts/rules', {
       method: 'POST',
-      body: {
-        name: 'cpu high',
-        metric: 'cpu_percent',
-        condition: 'greater_than',
-        threshold: 90,
-        severity: 'info',
-      },
+      body: buildAlertRuleCreateRequest({ severity: 'info' }),
     });
 
     const acknowledged = new Set<string>();

@@ -1,7 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import { defaultOrganizationId } from '@monitor/db';
 import { partitionForKey } from '@monitor/bus';
 import { postIngest } from './testing/ingest-client.js';
@@ -52,13 +52,10 @@ describe('evaluator failover', () => {
     let first = await start('evaluator');
     const second = await start('evaluator');
 
-    const rule = await fetch(`${api.baseUrl}/api/v1/alerts/rules`, {
+    const rule = await createApiCall({ baseUrl: api.baseUrl, key })('/api/v1/alerts/rules', {
       method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({
+      body: buildAlertRuleCreateRequest({
         name: 'cpu over 85',
-        metric: 'cpu_percent',
-        condition: 'greater_than',
         threshold,
         duration_minutes: durationMinutes,
         severity: 'info',

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@monitor/testkit/builders';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import {
   createDatabase,
   createNotificationChannelStore,
@@ -74,12 +74,13 @@ describe('the notifier role when PostgreSQL stops', () => {
       );
       if (result.outcome !== 'fired') throw new Error(`fireAlert: ${result.outcome}`);
     };
-    const listed = async (): Promise<ListedAlert[]> => {
-      const response = await fetch(
-        `${am.url}/api/v2/alerts?filter=${encodeURIComponent(`alertname="${ruleName}"`)}`,
-      );
-      return (await response.json()) as ListedAlert[];
-    };
+    const alertmanagerApi = createApiCall({ baseUrl: am.url });
+    const listed = async (): Promise<ListedAlert[]> =>
+      (
+        await alertmanagerApi<ListedAlert[]>(
+          `/api/v2/alerts?filter=${encodeURIComponent(`alertname="${ruleName}"`)}`,
+        )
+      ).body;
 
     await fire('before-1');
     const notifier = await stack.start('notifier');

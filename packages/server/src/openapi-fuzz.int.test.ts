@@ -11,6 +11,7 @@ import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
 import type { ApiExchange } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest } from '@monitor/testkit/builders';
 import { expectExchangesDocumented } from './testing/openapi-conformance.js';
 import type { RoleProcess } from './testing/role-process.js';
 
@@ -122,13 +123,7 @@ describe('the service under hostile input', () => {
     ]);
 
     expect(errorPaths(await send('GET', '/api/v1/services?tag.env=%00'))).toEqual(['tag.env']);
-    const rule = {
-      name: 'a\u0000',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      severity: 'critical',
-    };
+    const rule = buildAlertRuleCreateRequest({ name: 'a\u0000' });
     expect(errorPaths(await send('POST', '/api/v1/alerts/rules', JSON.stringify(rule)))).toEqual([
       'name',
     ]);

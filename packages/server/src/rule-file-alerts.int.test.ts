@@ -2,27 +2,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlertResponse } from '@monitor/schemas';
 import type { HttpReceiver, RunningAlertmanager } from '@monitor/testkit';
-import { startAlertmanager, startHttpReceiver } from '@monitor/testkit';
+import { alertmanagerMessages, startAlertmanager, startHttpReceiver } from '@monitor/testkit';
 import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { newOrganization } from './testing/api-target.js';
 import { postIngest } from './testing/ingest-client.js';
 import type { LocalApiTarget } from './testing/monitor-stack.js';
 import { startLocalApiTarget } from './testing/monitor-stack.js';
-
-/** One alert of Alertmanager's webhook message (version 4). */
-type WebhookAlert = {
-  status: 'firing' | 'resolved';
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt: string;
-  generatorURL: string;
-};
-type WebhookMessage = {
-  status: string;
-  groupLabels: Record<string, string>;
-  alerts: WebhookAlert[];
-};
 
 const publicUrl = 'http://monitor.example';
 const group = [
@@ -41,8 +26,7 @@ describe('alerts of Prometheus rule files', () => {
   let target: LocalApiTarget;
   let key: string;
 
-  const messages = (): WebhookMessage[] =>
-    receiver.requests.map((request) => JSON.parse(request.body.toString()) as WebhookMessage);
+  const messages = () => alertmanagerMessages(receiver);
 
   const api = createApiCall({ baseUrl: () => `${target.apiUrl}/api/v1`, key: () => key });
   const rules = createApiCall({ baseUrl: () => `${target.apiUrl}/prometheus/config/v1/rules` });

@@ -1,7 +1,7 @@
 // @services postgres kafka
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSampleMessage, waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleDraft, buildSampleMessage, waitFor } from '@monitor/testkit/builders';
 import type { Bus, Publisher } from '@monitor/bus';
 import { createKafkaBus, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
@@ -132,17 +132,10 @@ describe('sample records of many hosts', () => {
   });
 
   it('stores and evaluates single-host JSON, many-host JSON and binary records of one topic, a bad host set aside alone', async () => {
-    const rule = await createRuleStore(db).createRule(orgId, {
-      name: 'cpu high',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      durationMinutes: 0,
-      severity: 'warning',
-      channels: [],
-      scope: {},
-      enabled: true,
-    });
+    const rule = await createRuleStore(db).createRule(
+      orgId,
+      buildAlertRuleDraft({ severity: 'warning' }),
+    );
     const writer = await startRole('writer');
     const evaluator = await startRole('evaluator');
     const hosts = Array.from({ length: 12 }, (_, i) => `mixed-${i}`);

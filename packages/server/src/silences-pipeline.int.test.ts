@@ -4,7 +4,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { HttpReceiver } from '@monitor/testkit';
 import { startHttpReceiver } from '@monitor/testkit';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/testkit/builders';
 import { postIngest } from './testing/ingest-client.js';
 import type { MonitorStack } from './testing/monitor-stack.js';
 import { createMonitorStack } from './testing/monitor-stack.js';
@@ -50,14 +50,7 @@ it('fires a silenced alert without sending it, and notifies it once the silence 
   ).toBe(200);
   const rule = await call<{ id: string }>('/api/v1/alerts/rules', {
     method: 'POST',
-    body: {
-      name: 'cpu high',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      severity: 'critical',
-      channels: ['webhook'],
-    },
+    body: buildAlertRuleCreateRequest({ channels: ['webhook'] }),
   });
   expect(rule.status).toBe(201);
   const silence = await call<{ id: string; state: string }>('/api/v1/silences', {

@@ -4,6 +4,7 @@ import type { AgentProcess } from './agent-process.js';
 import { startAgentProcess } from './agent-process.js';
 import { findExecutable } from './find-executable.js';
 import { getFreePort } from './free-port.js';
+import type { HttpReceiver } from './notification-receivers.js';
 import { createServiceDir } from './service-dir.js';
 
 export type AlertmanagerOptions = {
@@ -16,6 +17,30 @@ export type AlertmanagerOptions = {
   /** Listen on this port (a restart keeps its address); a free one when omitted. */
   port?: number;
 };
+
+/** One alert of Alertmanager's webhook message (version 4). */
+type AlertmanagerWebhookAlert = {
+  status: 'firing' | 'resolved';
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  endsAt: string;
+  generatorURL: string;
+};
+
+/** The group notification Alertmanager's webhook receiver gets. */
+type AlertmanagerWebhookMessage = {
+  status: 'firing' | 'resolved';
+  groupLabels: Record<string, string>;
+  alerts: AlertmanagerWebhookAlert[];
+};
+
+/** The group notifications `receiver`, an Alertmanager's webhook, got so far, in arrival order. */
+export function alertmanagerMessages(receiver: HttpReceiver): AlertmanagerWebhookMessage[] {
+  return receiver.requests.map(
+    (request) => JSON.parse(request.body.toString()) as AlertmanagerWebhookMessage,
+  );
+}
 
 export type RunningAlertmanager = AgentProcess & {
   /** `http://127.0.0.1:<port>`: its API (`/api/v2/alerts`). */

@@ -2,7 +2,8 @@
 // so unit tests import them without starting or loading any real service.
 export type { ApiCall, ApiExchange, ApiReply, ApiRequest } from './api-call.js';
 export { createApiCall } from './api-call.js';
-export { buildAlertRuleDraft } from './alert-rule-draft.js';
+export { buildAlert, buildAlertResponse } from './alert.js';
+export { buildAlertRuleCreateRequest, buildAlertRuleDraft } from './alert-rule-draft.js';
 export { buildHostSample } from './host-sample.js';
 export { buildSampleMessage } from './sample-message.js';
 export { problemBody } from './problem-body.js';

@@ -27,7 +27,7 @@ export { startCollectd } from './collectd.js';
 export { startNodeExporter } from './node-exporter.js';
 export { startPrometheus } from './prometheus.js';
 export type { RunningAlertmanager } from './alertmanager.js';
-export { startAlertmanager } from './alertmanager.js';
+export { alertmanagerMessages, startAlertmanager } from './alertmanager.js';
 export { startTelegraf } from './telegraf.js';
 export { startCollector } from './otelcol.js';
 

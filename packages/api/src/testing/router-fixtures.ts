@@ -14,6 +14,7 @@ import type {
 } from '@monitor/db';
 import type { ApiKeyAuthenticator, AuthenticatedKey } from '@monitor/auth';
 import { createTargetAddressPolicy, newId } from '@monitor/platform';
+import { buildAlert } from '@monitor/testkit/builders';
 import type { ApiRouterDeps } from '../api-router.js';
 
 // What the router's unit tests serve: the database reads and writes as in-memory fakes of
@@ -43,6 +44,9 @@ const serviceRow = {
   tags: { env: 'prod' },
 };
 
+/** The service's active alert: testkit's alert, on this service. */
+export const alertRow: Alert = buildAlert({ serviceId });
+
 const detailRow: ServiceDetailRow = {
   ...serviceRow,
   snapshot: {
@@ -50,51 +54,16 @@ const detailRow: ServiceDetailRow = {
     containers: [{ name: 'api', image: 'api:1', status: 'running', cpu_percent: 2 }],
     processes: [{ name: 'node', pid: 7, cpu_percent: 1.5, memory_rss: 1024 }],
   },
-  activeAlerts: [
-    {
-      id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
-      ruleId: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D',
-      ruleName: 'cpu high',
-      serviceId,
-      host: 'web-1',
-      metric: 'cpu_percent',
-      condition: 'greater_than',
-      threshold: 90,
-      severity: 'critical',
-      status: 'active',
-      value: 97,
-      startedAt: new Date('2026-11-22T10:20:00.000Z'),
-      firedAt: new Date('2026-11-22T10:25:00.000Z'),
-      resolvedAt: null,
-      investigationId: null,
-      reason: 'threshold',
-      acknowledgedAt: null,
-      acknowledgedBy: null,
-      acknowledgementComment: null,
-      silenced: false,
-      flapping: false,
-      labels: {},
-      annotations: {},
-    },
-  ],
+  activeAlerts: [alertRow],
 };
 
-export const alertRow: Alert = detailRow.activeAlerts[0]!;
-export const resolvedAlertRow: Alert = {
-  ...alertRow,
+export const resolvedAlertRow: Alert = buildAlert({
   id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0E',
+  serviceId,
   status: 'resolved',
   resolvedAt: new Date('2026-11-22T10:28:00.000Z'),
   investigationId: 'inv_01JDQ4ZK8X3N7Q9V5R2T6W8Y0F',
-  reason: 'threshold',
-  acknowledgedAt: null,
-  acknowledgedBy: null,
-  acknowledgementComment: null,
-  silenced: false,
-  flapping: false,
-  labels: {},
-  annotations: {},
-};
+});
 
 /** A fake of the database reads that records what it was asked. */
 function fakeQueries() {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody } from '@monitor/testkit/builders';
+import { buildAlertRuleCreateRequest, createApiCall, problemBody } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
@@ -10,12 +10,17 @@ import { isoTime, newOrganizationKeys, unknownIds } from './suite-support.js';
 
 type Rule = Record<string, unknown> & { id: string };
 
-const cpuHigh = {
-  name: 'cpu high',
-  metric: 'cpu_percent',
-  condition: 'greater_than',
-  threshold: 90,
-  severity: 'critical',
+const cpuHigh = buildAlertRuleCreateRequest();
+
+/** The rule options of a rule whose create sets none. */
+const ruleOptionDefaults = {
+  recovery_threshold: null,
+  keep_firing_for_minutes: 0,
+  no_data_minutes: null,
+  no_data_state: 'alerting',
+  renotify_minutes: null,
+  message_template: null,
+  flapping: null,
 };
 
 /**
@@ -31,13 +36,12 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
   describe('alert rules', () => {
     describe('create, read, list, change and delete', () => {
       const rulesPath = '/api/v1/alerts/rules';
-      const memoryHigh = {
+      const memoryHigh = buildAlertRuleCreateRequest({
         name: 'memory high',
         metric: 'memory_percent',
-        condition: 'greater_than',
         threshold: 95,
         severity: 'warning',
-      };
+      });
       let key: string;
       let readKey: string;
       let otherOrgKey: string;
@@ -66,13 +70,7 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
           channels: [],
           scope: {},
           enabled: true,
-          recovery_threshold: null,
-          keep_firing_for_minutes: 0,
-          no_data_minutes: null,
-          no_data_state: 'alerting',
-          renotify_minutes: null,
-          message_template: null,
-          flapping: null,
+          ...ruleOptionDefaults,
           created_at: expect.stringMatching(isoTime),
           updated_at: created.body.created_at,
         });
@@ -230,15 +228,7 @@ export function describeAlertRulesApi(target: () => ApiTarget, exchanges: ApiExc
           body: cpuHigh,
         });
         expect(created.status).toBe(201);
-        expect(created.body).toMatchObject({
-          recovery_threshold: null,
-          keep_firing_for_minutes: 0,
-          no_data_minutes: null,
-          no_data_state: 'alerting',
-          renotify_minutes: null,
-          message_template: null,
-          flapping: null,
-        });
+        expect(created.body).toMatchObject(ruleOptionDefaults);
         const listed = await call<{ rules: Rule[] }>('/api/v1/alerts/rules', { key });
         expect(listed.body.rules.find((rule) => rule.id === created.body.id)).toEqual(created.body);
       });

@@ -7,7 +7,12 @@ import type {
   ServiceListResponse,
 } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
+import {
+  buildAlertRuleCreateRequest,
+  createApiCall,
+  problemBody,
+  waitFor,
+} from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { addKey, fireTestAlert, newOrganization } from '../api-target.js';
 import { expectDocumentedAsServed } from '../openapi-conformance.js';
@@ -65,13 +70,12 @@ export function describeInvestigationsApi(target: () => ApiTarget, exchanges: Ap
         key,
         method: 'POST',
         // `info` opens no investigation by itself: the POST below opens the first one.
-        body: {
+        body: buildAlertRuleCreateRequest({
           name: 'load high',
           metric: 'load_average',
-          condition: 'greater_than',
           threshold: 8,
           severity: 'info',
-        },
+        }),
       });
       if (rule.status !== 201) throw new Error(`rule not created: ${rule.status}`);
       const fired = await fireTestAlert(target().db, {
@@ -110,13 +114,12 @@ export function describeInvestigationsApi(target: () => ApiTarget, exchanges: Ap
       const otherRule = await call<AlertRuleResponse>('/api/v1/alerts/rules', {
         key: other.key,
         method: 'POST',
-        body: {
+        body: buildAlertRuleCreateRequest({
           name: 'theirs',
           metric: 'load_average',
-          condition: 'greater_than',
           threshold: 8,
           severity: 'info',
-        },
+        }),
       });
       otherOrgServiceId = (
         await fireTestAlert(target().db, {

@@ -1,12 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refreshRollups } from '@monitor/db';
 import type {
+  Alert,
   ServiceDetailResponse,
   ServiceListResponse,
   ServiceMetricsResponse,
 } from '@monitor/schemas';
+import { toAlertResponse } from '@monitor/schemas';
 import type { ApiExchange } from '@monitor/testkit/builders';
-import { createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
+import { buildAlert, createApiCall, problemBody, waitFor } from '@monitor/testkit/builders';
 import type { ApiTarget } from '../api-target.js';
 import { newOrganization } from '../api-target.js';
 import { postIngest } from '../ingest-client.js';
@@ -31,6 +33,8 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
   let base: number;
   /** `load` samples of web-1: beyond the last hour, two in one minute, and the newest minute. */
   let loadPoints: [number, number][];
+  /** The active critical alert stored for web-1. */
+  let criticalAlert: Alert;
 
   const request = createApiCall({ baseUrl: () => target().apiUrl, exchanges });
 
@@ -213,13 +217,22 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
       const id = serviceIds['web-1']!;
       const [service] = await target().db.sql<{ org_id: string }[]>`
         select org_id from services where id = ${id}`;
+      const alert = buildAlert({
+        ruleName: 'cpu above 40',
+        serviceId: id,
+        threshold: 40,
+        value: 42.5,
+        startedAt: new Date(now - 60_000),
+        firedAt: new Date(now - 10_000),
+      });
+      criticalAlert = alert;
       await target().db.sql`
         insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
           threshold, severity, status, value, started_at, fired_at)
-        values ('alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C', ${service!.org_id},
-          'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D', 'cpu above 40', ${id}, 'web-1', 'cpu_percent',
-          'greater_than', 40, 'critical', 'active', 42.5, ${new Date(now - 60_000)},
-          ${new Date(now - 10_000)})
+        values (${alert.id}, ${service!.org_id}, ${alert.ruleId}, ${alert.ruleName},
+          ${alert.serviceId}, ${alert.host}, ${alert.metric}, ${alert.condition},
+          ${alert.threshold}, ${alert.severity}, ${alert.status}, ${alert.value},
+          ${alert.startedAt}, ${alert.firedAt})
       `;
       const critical = await request<ServiceListResponse>('/api/v1/services?status=critical', {
         key,
@@ -247,25 +260,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
           { name: 'api', image: 'api:1.2', status: 'running', cpu_percent: 3, memory_usage: 1024 },
         ],
         processes: [{ name: 'node', pid: 12, cpu_percent: 30, memory_rss: 2048 }],
-        active_alerts: [
-          {
-            id: 'alr_01JDQ4ZK8X3N7Q9V5R2T6W8Y0C',
-            rule_id: 'rul_01JDQ4ZK8X3N7Q9V5R2T6W8Y0D',
-            rule_name: 'cpu above 40',
-            service_id: serviceIds['web-1'],
-            host: 'web-1',
-            metric: 'cpu_percent',
-            condition: 'greater_than',
-            threshold: 40,
-            severity: 'critical',
-            status: 'active',
-            value: 42.5,
-            started_at: new Date(now - 60_000).toISOString(),
-            fired_at: new Date(now - 10_000).toISOString(),
-            resolved_at: null,
-            investigation_id: null,
-          },
-        ],
+        active_alerts: [toAlertResponse(criticalAlert)],
       });
     });
 

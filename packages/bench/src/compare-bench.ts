@@ -19,13 +19,16 @@
  * it acknowledged, and checks acknowledged ≤ stored ≤ sent (requests in flight when wrk stops
  * may be stored without an answer). Everything started is stopped by pid on the way out, on
  * errors and on Ctrl-C.
+ *
+ * Steps: `seed` prepares what every target gets (wrk's request data, the remote-write bodies);
+ * `measure` starts each target in turn (no start step: each has the machine to itself).
  */
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { createDatabase } from '@monitor/db';
 import { timeBacklogDrain } from './backlog-drain.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import type { Cleanup, ReportBase } from './bench-run.js';
+import { integerOption, logProgress } from './bench-run.js';
 import type { BenchProcess } from './bench-process.js';
 import type { CompareFleet, WireFormat } from './compare-fleet.js';
 import { compareMetricNames, createCompareFleet } from './compare-fleet.js';
@@ -47,13 +50,17 @@ import type { CompareTarget, TargetName } from './compare-target.js';
 import { targetNames } from './compare-target.js';
 import type { CopyCeilingResult } from './copy-ceiling.js';
 import { measureCopyCeiling } from './copy-ceiling.js';
-import type { RemoteWriteFigures } from './remote-write-load.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { measureEachAlone, runBench } from './harness/run-bench.js';
+import type {
+  RemoteWriteBodies,
+  RemoteWriteFigures,
+  RemoteWriteOptions,
+} from './remote-write-load.js';
 import {
+  createRemoteWriteBodies,
   defaultRemoteWriteRequests,
-  measureRemoteWrite,
-  remoteWriteBody,
-  remoteWriteSeriesQuery,
-  remoteWriteWarmUpBodies,
+  measureRemoteWriteTo,
   seriesPerHost,
 } from './remote-write-load.js';
 import { startEmbeddedMonitor } from './embedded-target.js';
@@ -135,26 +142,24 @@ Needs \`npm run build\` first: the embedded and Kafka targets run packages/serve
 Kafka, PostgreSQL and Redis come from KAFKA_BROKERS, DATABASE_URL and REDIS_URL when set, else
 testkit starts them. Spec-shaped payloads (containers, processes): npm run bench:ingest.`;
 
-/** What every load of the run shares. */
-type RunContext = {
-  options: Options;
+/** What `seed` prepares for the loads: the same for every target. */
+type Workload = {
   fleet: CompareFleet;
   dataFiles: Record<WireFormat, string>;
   wrk: string;
-  logDir: string;
-  cleanup: Cleanup;
   /** Where each stage's samples start; the same for every target. */
   stageBaseMs: (stage: Stage) => number;
   /** The remote-write bodies, the same for every target that takes them. */
-  remoteWriteBodies: { warmUp: Buffer[]; measured: Buffer[] };
+  remoteWriteBodies: RemoteWriteBodies;
 };
 
-async function runBenchmark(
-  options: Options,
-  report: CompareBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+/** What every load of the run shares. */
+type RunContext = Workload & { options: Options; logDir: string; cleanup: Cleanup };
+
+type Context = BenchContext<Options, Omit<CompareBenchReport, keyof ReportBase>>;
+
+/** The load generator, the fleet's requests for it, and the remote-write bodies. */
+function prepareWorkload(_: void, { options, report }: Context): Promise<Workload> {
   const wrk = findExecutable(options.wrk);
   if (wrk === undefined) throw new Error(`no ${options.wrk} here: apt-get install wrk`);
   const fleet = createCompareFleet({ hostCount: options.hosts, valueVariants });
@@ -165,45 +170,53 @@ async function runBenchmark(
   }
   // An hour back: clear of the future-skew limit, well inside both stores' retention.
   const runBaseMs = Math.floor(Date.now() / 1000) * 1000 - 60 * 60_000;
-  const context: RunContext = {
-    options,
+  return Promise.resolve({
     fleet,
     dataFiles,
     wrk,
-    logDir: report.logDir,
-    cleanup,
     stageBaseMs: (stage) => runBaseMs + stages.indexOf(stage) * stageSpacingMs,
     // Scrape times a second apart from two hours back: clear of the wrk stages' times.
-    remoteWriteBodies: {
-      warmUp: remoteWriteWarmUpBodies(
-        options.remoteWriteWarmUpRequests,
-        options.remoteWriteSeriesPerRequest,
-        runBaseMs - 60 * 60_000,
-      ),
-      measured: Array.from({ length: options.remoteWriteRequests }, (_, n) =>
-        remoteWriteBody(n, options.remoteWriteSeriesPerRequest, runBaseMs - 60 * 60_000),
-      ),
-    },
-  };
+    remoteWriteBodies: createRemoteWriteBodies(
+      remoteWriteOptions(options),
+      runBaseMs - 60 * 60_000,
+    ),
+  });
+}
 
-  for (const name of options.targets) {
-    if (name === 'victoria-metrics' && findExecutable(options.victoriaMetrics) === undefined) {
-      const skipped = `${options.victoriaMetrics} is not installed (${victoriaMetricsInstall})`;
-      report.targets[name] = { format: 'influx', skipped, workloads: {} };
-      report.notes.push(`victoria-metrics: ${skipped}; the other targets ran without it`);
-      logProgress(`victoria-metrics skipped: ${skipped}`);
-      continue;
-    }
-    logProgress(`starting ${name}`);
-    const target = await startTarget(name, context);
-    const kafka = name === 'kafka' ? (target as KafkaTarget) : undefined;
-    processes.push(...target.logged);
-    const targetReport: TargetReport = { format: target.format, workloads: {} };
-    report.targets[name] = targetReport;
-    try {
-      const tally = await measureTarget(target, targetReport, context, report.settings);
+function remoteWriteOptions(options: Options): RemoteWriteOptions {
+  return {
+    warmUpRequests: options.remoteWriteWarmUpRequests,
+    requests: options.remoteWriteRequests,
+    seriesPerRequest: options.remoteWriteSeriesPerRequest,
+    concurrency: options.remoteWriteConcurrency,
+  };
+}
+
+/** Each target alone on the machine, in the order given; then the COPY ceiling of Kafka mode's database. */
+async function measure(_: void, context: Context, workload: Workload): Promise<void> {
+  const { options, report, cleanup, processes } = context;
+  const run: RunContext = { ...workload, options, logDir: report.logDir, cleanup };
+  const names = options.targets.filter((name) => {
+    if (name !== 'victoria-metrics' || findExecutable(options.victoriaMetrics) !== undefined)
+      return true;
+    const skipped = `${options.victoriaMetrics} is not installed (${victoriaMetricsInstall})`;
+    report.targets[name] = { format: 'influx', skipped, workloads: {} };
+    report.notes.push(`victoria-metrics: ${skipped}; the other targets ran without it`);
+    logProgress(`victoria-metrics skipped: ${skipped}`);
+    return false;
+  });
+  let kafka: KafkaTarget | undefined;
+  await measureEachAlone(
+    names,
+    (name) => startTarget(name, run),
+    async (target, name) => {
+      if (name === 'kafka') kafka = target as KafkaTarget;
+      processes.push(...target.logged);
+      const targetReport: TargetReport = { format: target.format, workloads: {} };
+      report.targets[name] = targetReport;
+      const tally = await measureTarget(target, targetReport, run, report.settings);
       if (name !== 'embedded') {
-        const figures = await measureRemoteWriteOf(target, context, tally);
+        const figures = await measureRemoteWriteOf(target, run, tally);
         report.remoteWrite = { ...report.remoteWrite, [figures.target]: figures };
       }
       if (kafka) {
@@ -214,7 +227,7 @@ async function runBenchmark(
               'full_page_writes off), embedded runs a durable one: set DATABASE_URL to compare like with like',
           );
         }
-        const backlog = await measureBacklog(kafka, context, tally);
+        const backlog = await measureBacklog(kafka, run, tally);
         processes.push(backlog.writer);
         report.backlog = backlog.figures;
       }
@@ -223,19 +236,16 @@ async function runBenchmark(
         `${name} over the run: ${targetReport.total.acknowledged} acknowledged, ` +
           `${targetReport.total.stored} stored, ${targetReport.total.sent} sent`,
       );
-    } finally {
-      await target.stop();
-    }
-    // With the roles stopped, so that COPY has the machine to itself.
-    if (kafka) {
-      report.copies = [];
-      for (const connections of [1, writerConnections]) {
-        report.copies.push(await measureCopy(kafka, context, connections));
-      }
-      report.copy = report.copies.reduce((best, each) =>
-        each.rowsPerSecond > best.rowsPerSecond ? each : best,
-      );
-    }
+    },
+  );
+  // With the roles stopped (Kafka mode runs last), so that COPY has the machine to itself.
+  if (kafka) {
+    report.copies = [];
+    for (const connections of [1, writerConnections])
+      report.copies.push(await measureCopy(kafka, run, connections));
+    report.copy = report.copies.reduce((best, each) =>
+      each.rowsPerSecond > best.rowsPerSecond ? each : best,
+    );
   }
 }
 
@@ -403,8 +413,8 @@ async function measureBacklog(
 }
 
 /**
- * The remote-write bodies to VictoriaMetrics, or to the Kafka mode's gateway (its CPU alone is
- * charged: the decode and the publish), counted back from storage.
+ * The remote-write bodies to VictoriaMetrics or to Kafka mode's gateway, counted in the tally
+ * (Kafka mode's), with the bytes they took on the bus where it can be read.
  */
 async function measureRemoteWriteOf(
   target: CompareTarget,
@@ -412,56 +422,23 @@ async function measureRemoteWriteOf(
   tally: Tally,
 ): Promise<RemoteWriteFigures & { busBytesPerSample?: number }> {
   const { options, remoteWriteBodies } = context;
-  const processName = target.name === 'kafka' ? 'gateway' : 'victoria-metrics';
-  const pid = target.measured.find((each) => each.name === processName)?.pid();
-  if (pid === undefined) throw new Error(`no pid for ${processName}`);
-  const rwOptions = {
-    warmUpRequests: options.remoteWriteWarmUpRequests,
-    requests: options.remoteWriteRequests,
-    seriesPerRequest: options.remoteWriteSeriesPerRequest,
-    concurrency: options.remoteWriteConcurrency,
-  };
-  const before = target.name === 'kafka' ? await stored(target, 0) : 0;
   const busBytesBefore = target.busBytes?.();
-  const bodies = remoteWriteBodies.warmUp.length + remoteWriteBodies.measured.length;
-  const figures = await measureRemoteWrite(
-    processName,
-    { baseUrl: target.baseUrl, headers: target.name === 'kafka' ? target.headers : {}, pid },
+  const figures = await measureRemoteWriteTo(
+    target,
     remoteWriteBodies,
-    rwOptions,
-    async () => {
-      if (target.name !== 'kafka') return countVictoriaMetrics(target.baseUrl);
-      const after = await target.waitForStored({
-        expected: before + bodies * options.remoteWriteSeriesPerRequest,
-        timeoutMs: storedTimeoutMs,
-        settleMs,
-      });
-      return after.stored - before;
-    },
+    remoteWriteOptions(options),
   );
   if (target.name === 'kafka') {
+    const bodies = remoteWriteBodies.warmUp.length + remoteWriteBodies.measured.length;
     tally.acknowledged +=
       figures.samplesSent + figures.warmUpOk * options.remoteWriteSeriesPerRequest;
     tally.sent += bodies * options.remoteWriteSeriesPerRequest;
   }
-  logProgress(
-    `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
-      `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample`,
-  );
   // Warm-up and measured bodies alike went to the bus, all of them stored by now.
   const busBytesAfter = target.busBytes?.();
   if (busBytesBefore === undefined || busBytesAfter === undefined) return figures;
   const samples = (figures.warmUpOk + figures.ok) * options.remoteWriteSeriesPerRequest;
   return { ...figures, busBytesPerSample: (busBytesAfter - busBytesBefore) / samples };
-}
-
-async function countVictoriaMetrics(baseUrl: string): Promise<number> {
-  await fetch(`${baseUrl}/internal/force_flush`);
-  const query = new URLSearchParams({ query: remoteWriteSeriesQuery });
-  const answer = (await (await fetch(`${baseUrl}/api/v1/query?${query.toString()}`)).json()) as {
-    data?: { result?: { value?: [number, string] }[] };
-  };
-  return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
 }
 
 /** Raw binary COPY into the Kafka mode's `samples`, rows shaped as the writer's. */
@@ -566,7 +543,7 @@ function targetList(value: string): TargetName[] {
   return targetNames.filter((name) => names.includes(name));
 }
 
-await runBenchCommand({
+await runBench({
   name: 'compare',
   usage,
   defaults: {
@@ -636,7 +613,8 @@ await runBenchCommand({
     targets: {},
     ratios: {},
   }),
-  run: runBenchmark,
+  seed: prepareWorkload,
+  measure,
   finish: (report) => {
     report.ratios = compareRatios(report);
     noteProblems(report);

@@ -1,6 +1,6 @@
 import type { BenchProcess } from '../bench-process.js';
 import type { Cleanup, ReportBase } from '../bench-run.js';
-import { runBenchCommand } from '../bench-run.js';
+import { logProgress, runBenchCommand } from '../bench-run.js';
 
 /**
  * The benchmark harness: a benchmark names its steps (start the target, migrate, seed,
@@ -28,8 +28,12 @@ type Bench<K extends string, O, F, T, S> = {
   parseOptions: (values: Record<K, string>) => O;
   /** The report's own fields as they stand before the run. */
   createReport: (options: O) => F;
-  /** Starts what is measured, registering each thing it starts with `context.cleanup`. */
-  start: (context: BenchContext<O, F>) => Promise<T>;
+  /**
+   * Starts what is measured, registering each thing it starts with `context.cleanup`. Omitted
+   * where the benchmark compares targets that each get the machine to themselves: `measure`
+   * starts them one at a time (`measureEachAlone`), and the steps get `undefined` for a target.
+   */
+  start?: (context: BenchContext<O, F>) => Promise<T>;
   /** Brings the target's database to the schema measured; omitted where `start` did. */
   migrate?: (target: T, context: BenchContext<O, F>) => Promise<void>;
   /**
@@ -45,7 +49,7 @@ type Bench<K extends string, O, F, T, S> = {
 };
 
 /** Runs `bench` and exits with `runBenchCommand`'s code. */
-export async function runBench<K extends string, O, F, T, S = void>(
+export async function runBench<K extends string, O, F, T = void, S = void>(
   bench: Bench<K, O, F, T, S>,
 ): Promise<never> {
   return await runBenchCommand<K, O, F>({
@@ -56,7 +60,8 @@ export async function runBench<K extends string, O, F, T, S = void>(
     createReport: bench.createReport,
     async run(options, report, cleanup, processes) {
       const context: BenchContext<O, F> = { options, report, cleanup, processes };
-      const target = await bench.start(context);
+      // Without a start step T is void (runBench's default), which undefined is.
+      const target = (await bench.start?.(context)) as T;
       await bench.migrate?.(target, context);
       // Without a seed step S is void (runBench's default), which undefined is.
       const seeded = (await bench.seed?.(target, context)) as S;
@@ -65,4 +70,24 @@ export async function runBench<K extends string, O, F, T, S = void>(
     ...(bench.finish === undefined ? {} : { finish: bench.finish }),
     format: bench.format,
   });
+}
+
+/**
+ * Measures each target of `names` in turn with the machine to itself: starts it, measures it,
+ * and stops it (whatever `measure` did) before the next one starts.
+ */
+export async function measureEachAlone<N extends string, T extends { stop(): Promise<void> }>(
+  names: readonly N[],
+  start: (name: N) => Promise<T>,
+  measure: (target: T, name: N) => Promise<void>,
+): Promise<void> {
+  for (const name of names) {
+    logProgress(`starting ${name}`);
+    const target = await start(name);
+    try {
+      await measure(target, name);
+    } finally {
+      await target.stop();
+    }
+  }
 }

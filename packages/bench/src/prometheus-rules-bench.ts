@@ -11,13 +11,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchProcess } from './bench-process.js';
-import type { Cleanup, ReportBase } from './bench-run.js';
+import type { ReportBase } from './bench-run.js';
 import { integerOption, logProgress } from './bench-run.js';
+import type { AlertingPipeline } from './harness/alerting-pipeline.js';
+import { startAlertingPipeline } from './harness/alerting-pipeline.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { summarizeLatencies } from './latency-summary.js';
 import type { MetricsHistogram } from './metrics-histogram.js';
 import { histogramOf, histogramSince, summarizeHistogram } from './metrics-histogram.js';
-import { startPipelineStack } from './monitor-stack.js';
 import { countAlertsNotNamed } from '@monitor/db/bench';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 import { createPrometheusFleet, prometheusFleetMetrics } from './prometheus-fleet.js';
@@ -29,6 +31,7 @@ import {
   probeClearValue,
 } from './prometheus-rule-plan.js';
 import type { PrometheusRulesBenchReport } from './prometheus-rules-report.js';
+import { formatPrometheusRulesReport } from './prometheus-rules-report.js';
 import { encodeRemoteWrite } from './remote-write-load.js';
 import { sumOf } from './writer-metrics.js';
 
@@ -41,7 +44,7 @@ const probePollMs = 100;
 
 type Options = Omit<PrometheusRulesBenchReport['settings'], 'groups' | 'services' | 'origins'>;
 
-export const prometheusRulesUsage = `Usage: npm run bench:alerts -- --scenario prometheus-rules [options]
+const usage = `Usage: npm run bench:alerts -- --scenario prometheus-rules [options]
   --rules N                   alerting rules, the probe rule included (default 1000)
   --fleet-wide-rules N        of which over the whole fleet (default 10); the others one service's
   --hosts N                   fleet hosts, ${hostsPerService} per service (default 10000)
@@ -53,7 +56,7 @@ export const prometheusRulesUsage = `Usage: npm run bench:alerts -- --scenario p
   --out FILE                  JSON results (default bench-results/alerts-prometheus-rules-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.`;
 
-export const prometheusRulesDefaults = {
+const defaults = {
   scenario: 'prometheus-rules',
   rules: '1000',
   'fleet-wide-rules': '10',
@@ -65,9 +68,7 @@ export const prometheusRulesDefaults = {
   'duration-seconds': '300',
 };
 
-export function parsePrometheusRulesOptions(
-  values: Record<keyof typeof prometheusRulesDefaults, string>,
-): Options {
+function parseOptions(values: Record<keyof typeof defaults, string>): Options {
   const rules = integerOption('rules', values.rules, 2);
   return {
     scenario: 'prometheus-rules',
@@ -82,9 +83,7 @@ export function parsePrometheusRulesOptions(
   };
 }
 
-export function createPrometheusRulesReport(
-  options: Options,
-): Omit<PrometheusRulesBenchReport, keyof ReportBase> {
+function createReport(options: Options): Omit<PrometheusRulesBenchReport, keyof ReportBase> {
   return {
     settings: {
       ...options,
@@ -101,9 +100,10 @@ export function createPrometheusRulesReport(
   };
 }
 
-type Target = { baseUrl: string; headers: Record<string, string> };
+/** Where the fleet and the probes send (the gateway) or read (the api), and with what key. */
+type Endpoint = { baseUrl: string; headers: Record<string, string> };
 
-async function remoteWrite(target: Target, body: Buffer): Promise<boolean> {
+async function remoteWrite(target: Endpoint, body: Buffer): Promise<boolean> {
   const response = await fetch(new URL('/api/v1/write', target.baseUrl), {
     method: 'POST',
     headers: {
@@ -120,7 +120,7 @@ async function remoteWrite(target: Target, body: Buffer): Promise<boolean> {
 
 /** Every host's scrapes of the last `minutes`, `intervalMs` apart, oldest first. */
 async function writeHistory(
-  target: Target,
+  target: Endpoint,
   fleet: PrometheusFleet,
   intervalMs: number,
   minutes: number,
@@ -147,7 +147,7 @@ async function writeHistory(
  * Scrapes the fleet every `intervalMs` from now on, its bodies spread over the interval, each
  * stamped a little before it is sent (as a scrape is); `stop` ends it and tells what it sent.
  */
-function startScraping(target: Target, fleet: PrometheusFleet, intervalMs: number) {
+function startScraping(target: Endpoint, fleet: PrometheusFleet, intervalMs: number) {
   const bodies = Math.ceil(fleet.hosts / hostsPerBody);
   const spacingMs = intervalMs / bodies;
   let stopped = false;
@@ -187,8 +187,8 @@ type ListedAlert = { id: string; status: string; labels: Record<string, string> 
  */
 async function probeUntil(
   host: string,
-  write: Target,
-  api: Target,
+  write: Endpoint,
+  api: Endpoint,
   intervalMs: number,
   deadline: number,
 ): Promise<{ fireMs: number[]; resolveMs: number[]; timedOut: number }> {
@@ -264,28 +264,32 @@ async function scrapeEvaluator(baseUrl: string) {
 }
 
 type GroupStatus = { name: string; lastEvaluation: string };
+type Context = BenchContext<Options, Omit<PrometheusRulesBenchReport, keyof ReportBase>>;
+/** What the measurement runs over: the fleet scraping on, and the rule groups loaded. */
+type Seeded = { scraping: ReturnType<typeof startScraping>; groups: number };
 
-export async function runPrometheusRulesBenchmark(
-  options: Options,
-  report: PrometheusRulesBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const intervalMs = options.intervalSeconds * 1000;
-  const { stack, headers } = await startPipelineStack({
-    cleanup,
-    logDir: report.logDir,
-    databasePrefix: 'bench_prometheus_rules',
-  });
-  report.settings.origins = stack.serviceOrigins;
-  logProgress('starting gateway, writer, evaluator and api');
-  const [gateway, , evaluator, api] = await stack.startRoles(
-    ['gateway', 'writer', 'evaluator', 'api'],
-    processes,
-  );
+/** The pipeline's gateway and api, each with the run's API key. */
+function endpointsOf({ gateway, api, headers }: AlertingPipeline): {
+  write: Endpoint;
+  read: Endpoint;
+} {
   const key = { 'x-api-key': headers['x-api-key'] ?? '' };
-  const write: Target = { baseUrl: gateway.baseUrl, headers: key };
-  const read: Target = { baseUrl: api.baseUrl, headers: key };
+  return {
+    write: { baseUrl: gateway.baseUrl, headers: key },
+    read: { baseUrl: api.baseUrl, headers: key },
+  };
+}
+
+/**
+ * The fleet's history, then its scrapes every interval from now on, then the rule groups
+ * through the ruler API; resolves once every group was evaluated once (or ten intervals passed).
+ */
+async function seed(
+  pipeline: AlertingPipeline,
+  { options, report, cleanup }: Context,
+): Promise<Seeded> {
+  const intervalMs = options.intervalSeconds * 1000;
+  const { write, read } = endpointsOf(pipeline);
   const fleet = createPrometheusFleet({ hosts: options.hosts, services: report.settings.services });
 
   logProgress(`writing ${options.historyMinutes} min of history of ${options.hosts} hosts`);
@@ -303,9 +307,9 @@ export async function runPrometheusRulesBenchmark(
   report.settings.groups = groups.length;
   logProgress(`loading ${options.rules} rules in ${groups.length} groups`);
   for (const group of groups) {
-    const response = await fetch(new URL('/prometheus/config/v1/rules/bench', api.baseUrl), {
+    const response = await fetch(new URL('/prometheus/config/v1/rules/bench', read.baseUrl), {
       method: 'POST',
-      headers: { ...key, 'content-type': 'application/yaml' },
+      headers: { ...read.headers, 'content-type': 'application/yaml' },
       body: group.yaml,
     });
     if (response.status !== 202)
@@ -313,8 +317,8 @@ export async function runPrometheusRulesBenchmark(
   }
   const loadedAt = performance.now();
   for (;;) {
-    const response = await fetch(new URL('/prometheus/api/v1/rules', api.baseUrl), {
-      headers: key,
+    const response = await fetch(new URL('/prometheus/api/v1/rules', read.baseUrl), {
+      headers: read.headers,
     });
     const { data } = (await response.json()) as { data: { groups: GroupStatus[] } };
     const never =
@@ -332,12 +336,23 @@ export async function runPrometheusRulesBenchmark(
     }
     await sleep(500);
   }
+  return { scraping, groups: groups.length };
+}
+
+/** The warm-up, then the measured window: the evaluator's figures and the probes' latencies. */
+async function measure(
+  pipeline: AlertingPipeline,
+  { options, report, processes }: Context,
+  { scraping, groups }: Seeded,
+): Promise<void> {
+  const intervalMs = options.intervalSeconds * 1000;
+  const { write, read } = endpointsOf(pipeline);
   logProgress(`groups evaluated once; warm-up for ${options.warmUpSeconds} s`);
   await sleep(options.warmUpSeconds * 1000);
 
   logProgress(`measuring for ${options.durationSeconds} s`);
   scraping.reset();
-  const before = await scrapeEvaluator(evaluator.baseUrl);
+  const before = await scrapeEvaluator(pipeline.evaluator.baseUrl);
   const cpuBefore = cpuSnapshot(processes);
   const startedAt = performance.now();
   const deadline = startedAt + options.durationSeconds * 1000;
@@ -349,7 +364,7 @@ export async function runPrometheusRulesBenchmark(
   await sleep(Math.max(0, deadline - performance.now()));
   const windowSeconds = (performance.now() - startedAt) / 1000;
   const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot(processes));
-  const after = await scrapeEvaluator(evaluator.baseUrl);
+  const after = await scrapeEvaluator(pipeline.evaluator.baseUrl);
   const sent = await scraping.stop();
 
   const since = (key: 'lag' | 'duration'): MetricsHistogram =>
@@ -357,7 +372,7 @@ export async function runPrometheusRulesBenchmark(
   const lag = summarizeHistogram(since('lag'));
   const ruleEvaluations = after.ruleEvaluations - before.ruleEvaluations;
   report.evaluations = {
-    expected: Math.floor(groups.length * (windowSeconds / options.intervalSeconds)),
+    expected: Math.floor(groups * (windowSeconds / options.intervalSeconds)),
     done: after.evaluations - before.evaluations,
     ruleEvaluations,
     failedRules: after.failedRules - before.failedRules,
@@ -383,10 +398,29 @@ export async function runPrometheusRulesBenchmark(
   for (const [name, seconds] of Object.entries(cpu.seconds))
     report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = seconds;
   report.machineBusyPercent = cpu.machineBusyPercent;
-  report.fleetRuleAlerts = await countAlertsNotNamed(stack.db, probeAlertName);
+  report.fleetRuleAlerts = await countAlertsNotNamed(pipeline.stack.db, probeAlertName);
   // A slot at each window edge may fall either side: one evaluation per group of slack.
   report.target.met =
-    report.evaluations.done >= report.evaluations.expected - groups.length &&
+    report.evaluations.done >= report.evaluations.expected - groups &&
     lag.maxAtMost < options.intervalSeconds &&
     report.evaluations.failedRules === 0;
+}
+
+/** Runs the scenario and exits, as `runBench` does. */
+export function runPrometheusRulesBench(): Promise<never> {
+  return runBench({
+    name: 'alerts-prometheus-rules',
+    usage,
+    defaults,
+    parseOptions,
+    createReport,
+    start: (context) =>
+      startAlertingPipeline(context, {
+        databasePrefix: 'bench_prometheus_rules',
+        investigator: false,
+      }),
+    seed,
+    measure,
+    format: formatPrometheusRulesReport,
+  });
 }

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { ingestPath } from '@monitor/schemas';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
 import type { PartitionProbeResults } from './failover-probe.js';
 import { probePartition } from './failover-probe.js';
 import { createProbeDeps } from './failover-probe-http.js';
@@ -39,7 +39,7 @@ export type ProbedLoad = {
   stop(): Promise<ProbedLoadResults>;
 };
 
-export type ProbedLoadResults = {
+type ProbedLoadResults = {
   load: PacedLoadResult & { samplesPerSecond: number };
   probes: PartitionProbeResults[];
   alertProbes: ProbeLatency[];

@@ -39,8 +39,9 @@ import {
 } from './alert-rule-plan.js';
 import type { AlertsBenchReport } from './alerts-report.js';
 import { formatAlertsReport } from './alerts-report.js';
-import type { ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import { createFleet } from './fleet.js';
 import type { AlertingPipeline } from './harness/alerting-pipeline.js';
 import { startAlertingPipeline } from './harness/alerting-pipeline.js';

@@ -15,8 +15,8 @@ import {
   encodeSampleMessage,
   parseIngestBody,
 } from '@monitor/schemas';
-import type { ReportBase } from './bench-run.js';
-import { integerOption } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import type { ReportBase } from './harness/report.js';
 import { createCompareFleet } from './compare-fleet.js';
 import { createFleet } from './fleet.js';
 import type { BenchContext } from './harness/run-bench.js';

@@ -21,7 +21,7 @@
  * (failover-roles.ts) or `--scenario database` (failover-database.ts), both under the probed
  * load of failover-load.ts.
  */
-import { integerOption } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
 import { measureDatabaseFailover } from './failover-database.js';
 import { formatFailoverReport } from './failover-report.js';
 import { measureRoleFailover, targetStallMs } from './failover-roles.js';

@@ -23,7 +23,7 @@ import {
   readMaxValue,
 } from '@monitor/db/bench';
 import type { BenchProcess } from './bench-process.js';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
 import { startProbedLoad, waitForAcknowledged } from './failover-load.js';
 import type { PartitionProbeResults } from './failover-probe.js';
 import { failoverProbeTag, failoverSeqMetric } from './failover-probe.js';

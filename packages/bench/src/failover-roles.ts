@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countSamples } from '@monitor/db/bench';
 import type { BenchProcess } from './bench-process.js';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
 import { waitForAcknowledged, startProbedLoad } from './failover-load.js';
 import { createProbeRules, probeHosts } from './failover-probe-http.js';
 import type { FailoverEvent, ObservedJoin } from './failover-report.js';

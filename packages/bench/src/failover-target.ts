@@ -1,7 +1,8 @@
 import type { PatroniCluster } from '@monitor/testkit';
 import { startPatroniCluster } from '@monitor/testkit';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { logProgress } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import type { FailoverBenchReport } from './failover-report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import type { MonitorStack } from './monitor-stack.js';

@@ -11,8 +11,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import type { AlertingPipeline } from './harness/alerting-pipeline.js';
 import { startAlertingPipeline } from './harness/alerting-pipeline.js';
 import type { BenchContext } from './harness/run-bench.js';

@@ -1,4 +1,4 @@
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { LatencySummary } from './latency-summary.js';
 import type { HistogramSummary } from './metrics-histogram.js';
 import { formatLatencyTable, formatMachine, formatNotes, int, ms } from './report-text.js';

@@ -11,7 +11,7 @@
  * Needs `npm run build` and `apt-get install victoria-metrics`. No start step: `measure` starts each
  * target in turn, alone on the machine.
  */
-import { integerOption } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { measureEachAlone, runBench } from './harness/run-bench.js';
 import { startKafkaMonitor } from './kafka-target.js';

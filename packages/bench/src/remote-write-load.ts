@@ -9,7 +9,7 @@ import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
 import type { CompareTarget } from './compare-target.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 

@@ -1,4 +1,4 @@
-import type { MachineFacts, ReportBase } from './bench-run.js';
+import type { MachineFacts, ReportBase } from './harness/report.js';
 import type { LatencySummary } from './latency-summary.js';
 
 /** Text pieces every benchmark's terminal report is made of. */

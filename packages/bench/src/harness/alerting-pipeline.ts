@@ -1,7 +1,7 @@
 import type { BenchProcess } from '../bench-process.js';
 import type { MonitorStack } from '../monitor-stack.js';
 import { startPipelineStack } from '../monitor-stack.js';
-import { logProgress } from '../bench-run.js';
+import { logProgress } from './progress.js';
 import type { BenchContext } from './run-bench.js';
 
 /** The alerting pipeline as both alert benchmarks measure it, each role its own process. */

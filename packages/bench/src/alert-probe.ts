@@ -82,6 +82,9 @@ export type ProbeOutcome = {
   investigationMs: number | undefined;
 };
 
+/** Probe samples start this far back in event time, so hours of probes never reach the future. */
+const probeHistoryMs = 12 * 3_600_000;
+
 /** Event time a probe uses: its window, then one second to the clearing sample, one to spare. */
 export function probeSpanMs(durationMinutes: number): number {
   return durationMinutes * 60_000 + 2_000;
@@ -168,4 +171,30 @@ async function pollUntil(
     if (found !== undefined || elapsedMs >= spec.timeoutMs) return { found, elapsedMs, polls };
     await deps.sleep(Math.max(0, spec.pollIntervalMs - (deps.now() - pollStartedAt)));
   }
+}
+
+type TimedOutcome = ProbeOutcome & { startedAtMs: number };
+
+/**
+ * Runs probes back to back until `deadline` (on `deps.now()`'s clock), each starting where the
+ * last one's window ended.
+ */
+export async function probeUntil(
+  spec: ProbeSpec,
+  deps: ProbeDeps,
+  deadline: number,
+  notes: string[],
+): Promise<TimedOutcome[]> {
+  const outcomes: TimedOutcome[] = [];
+  let eventTimeMs = Math.floor(Date.now() / 1000) * 1000 - probeHistoryMs;
+  while (deps.now() < deadline) {
+    if (eventTimeMs + probeSpanMs(spec.durationMinutes) > Date.now() - 60_000) {
+      notes.push(`${spec.host} ran out of event-time history; fewer probes than time allowed`);
+      break;
+    }
+    const startedAtMs = deps.now();
+    outcomes.push({ ...(await runProbe(spec, eventTimeMs, deps)), startedAtMs });
+    eventTimeMs += probeSpanMs(spec.durationMinutes);
+  }
+  return outcomes;
 }

@@ -84,3 +84,51 @@ export function planProbeRules(probeHosts: readonly string[], durationMinutes: n
     scope: { [probeScopeTag]: host },
   }));
 }
+
+/** A rule body with every rule option (docs/api.md#rule-options). */
+type OptionsRuleBody = RuleBody & {
+  recovery_threshold?: number;
+  keep_firing_for_minutes?: number;
+  flapping?: { window_minutes: number; max_transitions: number };
+  no_data_minutes?: number;
+  no_data_state?: 'alerting' | 'ok' | 'keep';
+};
+
+const ruleOptionFields = [
+  'recovery_threshold',
+  'keep_firing_for_minutes',
+  'flapping',
+  'no_data_minutes',
+] as const;
+
+export function usesRuleOptions(rule: OptionsRuleBody): boolean {
+  return ruleOptionFields.some((field) => rule[field] !== undefined);
+}
+
+/**
+ * Turns the rule options on for four fleet rules in ten: hysteresis with keep-firing-for
+ * (on the non-breaching side of the threshold, as the API insists; not on `equal`), flap
+ * detection, no data (the fleet keeps sending, so it watches and never fires: the cost is the
+ * last-seen bookkeeping and the sweeps), and one in ten with all of them.
+ */
+export function withRuleOptions(rules: readonly RuleBody[]): OptionsRuleBody[] {
+  return rules.map((rule, i): OptionsRuleBody => {
+    const kind = i % 10;
+    const hysteresis: Partial<OptionsRuleBody> =
+      rule.condition === 'equal' || rule.condition === 'not_equal'
+        ? {}
+        : {
+            recovery_threshold: rule.condition.startsWith('greater')
+              ? rule.threshold - 5
+              : rule.threshold + 5,
+            keep_firing_for_minutes: 5,
+          };
+    const flapping = { flapping: { window_minutes: 10, max_transitions: 3 } };
+    const noData = { no_data_minutes: 10, no_data_state: 'alerting' as const };
+    if (kind === 0) return { ...rule, ...hysteresis };
+    if (kind === 1) return { ...rule, ...flapping };
+    if (kind === 2) return { ...rule, ...noData };
+    if (kind === 3) return { ...rule, ...hysteresis, ...flapping, ...noData };
+    return rule;
+  });
+}

@@ -13,14 +13,15 @@
  *    window); meanwhile each probe host repeatedly completes a window with event-time samples
  *    and polls the alerts API every ~20 ms, then clears the alert before its next probe.
  *
- * `--scenario prometheus-rules` measures Prometheus rule files instead (prometheus-rules-bench.ts).
+ * Steps: `start` the alerting pipeline (harness/alerting-pipeline.ts), `seed` the rules,
+ * `measure` the probes under the fleet's load. `--scenario prometheus-rules` measures Prometheus
+ * rule files instead (prometheus-rules-bench.ts), over the same pipeline.
  *
  * A command of its own rather than a phase of bench:ingest: that one saturates the machine on
  * purpose to find throughput ceilings and stops the pipeline for them, while latency needs the
  * evaluator and the api running under a steady load, with its own warm-up and rules.
  */
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import {
   countAlertsOfOtherRules,
@@ -28,28 +29,29 @@ import {
   readCommittedRecords,
 } from '@monitor/db/bench';
 import { ingestPath } from '@monitor/schemas';
-import type { ProbeAlert, ProbeDeps, ProbeOutcome, ProbeSpec } from './alert-probe.js';
-import { probeSpanMs, runProbe } from './alert-probe.js';
-import type { RuleBody } from './alert-rule-plan.js';
-import { planFleetRules, planProbeRules } from './alert-rule-plan.js';
+import { probeUntil } from './alert-probe.js';
+import { createAlertProbeDeps } from './alert-probe-http.js';
+import {
+  planFleetRules,
+  planProbeRules,
+  usesRuleOptions,
+  withRuleOptions,
+} from './alert-rule-plan.js';
 import type { AlertsBenchReport } from './alerts-report.js';
 import { formatAlertsReport } from './alerts-report.js';
-import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import { createFleet } from './fleet.js';
+import type { AlertingPipeline } from './harness/alerting-pipeline.js';
+import { startAlertingPipeline } from './harness/alerting-pipeline.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { runLoad, summarizeLoad } from './load-client.js';
-import { startPipelineStack } from './monitor-stack.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
-import {
-  createPrometheusRulesReport,
-  parsePrometheusRulesOptions,
-  prometheusRulesDefaults,
-  prometheusRulesUsage,
-  runPrometheusRulesBenchmark,
-} from './prometheus-rules-bench.js';
-import { formatPrometheusRulesReport } from './prometheus-rules-report.js';
+import { runPrometheusRulesBench } from './prometheus-rules-bench.js';
+import { createRules, waitForRulesLoaded } from './rules-api.js';
 import { sumOf } from './writer-metrics.js';
 
 /**
@@ -68,10 +70,7 @@ function targetFor(options: { rules: number; hosts: number }) {
     : targets.default;
 }
 const probeTimeoutMs = 30_000;
-const rulesLoadedTimeoutMs = 60_000;
 const ruleCreateConcurrency = 8;
-/** Probe samples start this far back in event time, so hours of probes never reach the future. */
-const probeHistoryMs = 12 * 3_600_000;
 
 /** The command line's options: what the report's settings record, less what follows from them. */
 type Options = Omit<
@@ -97,31 +96,22 @@ EVALUATOR_*, WRITER_*, INGEST_PRODUCE_*, INGEST_PUBLISH_*, DATABASE_POOL_MAX and
 SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes. BENCH_ALERTS_RULE_OPTIONS=off
 creates the fleet rules without the rule options (recovery threshold, keep-firing-for, flapping…; a baseline).`;
 
-async function runBenchmark(
-  options: Options,
-  report: AlertsBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const { stack, headers } = await startPipelineStack({
-    cleanup,
-    logDir: report.logDir,
-    databasePrefix: 'bench_alerts',
-  });
-  report.settings.origins = stack.serviceOrigins;
+type Context = BenchContext<Options, Omit<AlertsBenchReport, keyof ReportBase>>;
 
-  logProgress('starting gateway, writer, evaluator, api and investigator');
-  const [gateway, , evaluator, api] = await stack.startRoles(
-    ['gateway', 'writer', 'evaluator', 'api', 'investigator'],
-    processes,
-  );
-
-  const probeHosts = Array.from({ length: options.probeHosts }, (_, i) => `bench-probe-${i}`);
+/**
+ * The probe rules and the fleet's, through the API; resolves the probe rules' ids once the
+ * evaluator has loaded them all.
+ */
+async function createRuleSet(
+  { api, evaluator, headers }: AlertingPipeline,
+  { options, report }: Context,
+): Promise<string[]> {
   logProgress(`creating ${options.rules} rules`);
   const probeRuleIds = await createRules(
     api.baseUrl,
     headers,
-    planProbeRules(probeHosts, options.probeDurationMinutes),
+    planProbeRules(probeHostsOf(options), options.probeDurationMinutes),
+    ruleCreateConcurrency,
   );
   const planned = planFleetRules(options.rules - options.probeHosts);
   // BENCH_ALERTS_RULE_OPTIONS=off: the same rules without the rule options (a baseline).
@@ -131,11 +121,24 @@ async function runBenchmark(
     `rule options on ${fleetRules.filter(usesRuleOptions).length} of ${fleetRules.length} fleet rules: ` +
       'recovery_threshold + keep_firing_for_minutes, flapping, no_data_minutes (alerting), or all three',
   );
-  await createRules(api.baseUrl, headers, fleetRules);
+  await createRules(api.baseUrl, headers, fleetRules, ruleCreateConcurrency);
   const rulesCreatedAt = performance.now();
   await waitForRulesLoaded(evaluator.baseUrl, options.rules);
   report.rulesLoadedAfterMs = performance.now() - rulesCreatedAt;
+  return probeRuleIds;
+}
 
+function probeHostsOf(options: Options): string[] {
+  return Array.from({ length: options.probeHosts }, (_, i) => `bench-probe-${i}`);
+}
+
+/** The fleet's warm-up, then the probes under its load; the evaluator's figures after them. */
+async function measure(
+  { stack, headers, gateway, evaluator, api }: AlertingPipeline,
+  { options, report, processes }: Context,
+  probeRuleIds: string[],
+): Promise<void> {
+  const probeHosts = probeHostsOf(options);
   const fleet = createFleet({
     hostCount: options.hosts,
     baseTimeMs: Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000,
@@ -161,7 +164,7 @@ async function runBenchmark(
   const evaluationsBefore = await scrapeSum(evaluator.baseUrl, 'evaluator_evaluations_total');
   const windowStartedAt = performance.now();
   const deadline = performance.now() + options.durationSeconds * 1000;
-  const probeDeps = createProbeDeps(gateway.baseUrl, api.baseUrl, headers);
+  const probeDeps = createAlertProbeDeps(gateway.baseUrl, api.baseUrl, headers);
   const [load, outcomes] = await Promise.all([
     runLoad({
       ...ingest,
@@ -244,81 +247,6 @@ async function runBenchmark(
     report.notes.push('fleet rules fired: their thresholds are not out of the fleet’s reach');
 }
 
-/** A rule body with every rule option (docs/api.md#rule-options). */
-type OptionsRuleBody = RuleBody & {
-  recovery_threshold?: number;
-  keep_firing_for_minutes?: number;
-  flapping?: { window_minutes: number; max_transitions: number };
-  no_data_minutes?: number;
-  no_data_state?: 'alerting' | 'ok' | 'keep';
-};
-
-const ruleOptionFields = [
-  'recovery_threshold',
-  'keep_firing_for_minutes',
-  'flapping',
-  'no_data_minutes',
-] as const;
-
-function usesRuleOptions(rule: OptionsRuleBody): boolean {
-  return ruleOptionFields.some((field) => rule[field] !== undefined);
-}
-
-/**
- * Turns the rule options on for four fleet rules in ten: hysteresis with keep-firing-for
- * (on the non-breaching side of the threshold, as the API insists; not on `equal`), flap
- * detection, no data (the fleet keeps sending, so it watches and never fires: the cost is the
- * last-seen bookkeeping and the sweeps), and one in ten with all of them.
- */
-function withRuleOptions(rules: readonly RuleBody[]): OptionsRuleBody[] {
-  return rules.map((rule, i): OptionsRuleBody => {
-    const kind = i % 10;
-    const hysteresis: Partial<OptionsRuleBody> =
-      rule.condition === 'equal' || rule.condition === 'not_equal'
-        ? {}
-        : {
-            recovery_threshold: rule.condition.startsWith('greater')
-              ? rule.threshold - 5
-              : rule.threshold + 5,
-            keep_firing_for_minutes: 5,
-          };
-    const flapping = { flapping: { window_minutes: 10, max_transitions: 3 } };
-    const noData = { no_data_minutes: 10, no_data_state: 'alerting' as const };
-    if (kind === 0) return { ...rule, ...hysteresis };
-    if (kind === 1) return { ...rule, ...flapping };
-    if (kind === 2) return { ...rule, ...noData };
-    if (kind === 3) return { ...rule, ...hysteresis, ...flapping, ...noData };
-    return rule;
-  });
-}
-
-/** Creates the rules through the API; returns their ids in order. */
-async function createRules(
-  apiBaseUrl: string,
-  headers: Record<string, string>,
-  rules: readonly RuleBody[],
-): Promise<string[]> {
-  const ids: string[] = new Array<string>(rules.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < rules.length; i = next++) {
-      const response = await fetch(new URL('/api/v1/alerts/rules', apiBaseUrl), {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(rules[i]),
-      });
-      const text = await response.text();
-      if (response.status !== 201)
-        throw new Error(
-          `POST /api/v1/alerts/rules answered ${response.status}: ${text.slice(0, 300)}`,
-        );
-      ids[i] = (JSON.parse(text) as { id: string }).id;
-    }
-  };
-  await Promise.all(Array.from({ length: ruleCreateConcurrency }, () => worker()));
-  return ids;
-}
-
 /**
  * How many more records of the topic the writer has stored than the evaluator has evaluated,
  * from the offsets both commit with their transactions (the lag gauge only moves after a batch,
@@ -335,90 +263,6 @@ async function scrapeSum(baseUrl: string, name: string): Promise<number> {
   return sumOf(await response.text(), name);
 }
 
-/** Polls the evaluator's `evaluator_rules` gauge until it shows `count` rules. */
-async function waitForRulesLoaded(evaluatorBaseUrl: string, count: number): Promise<void> {
-  const deadline = performance.now() + rulesLoadedTimeoutMs;
-  let seen = 'nothing';
-  while (performance.now() < deadline) {
-    const response = await fetch(new URL('/metrics', evaluatorBaseUrl));
-    const text = await response.text();
-    const exposed = /^evaluator_rules[ {]/m.test(text);
-    const loaded = sumOf(text, 'evaluator_rules');
-    if (exposed && loaded >= count) return;
-    seen = exposed
-      ? `evaluator_rules ${loaded}`
-      : `${response.status}, no evaluator_rules in: ${text.slice(0, 200)}`;
-    await sleep(100);
-  }
-  throw new Error(
-    `the evaluator did not load ${count} rules within ${rulesLoadedTimeoutMs} ms (last seen: ${seen})`,
-  );
-}
-
-type TimedOutcome = ProbeOutcome & { startedAtMs: number };
-
-/** Runs probes back to back until `deadline`, each starting where the last one's window ended. */
-async function probeUntil(
-  spec: ProbeSpec,
-  deps: ProbeDeps,
-  deadline: number,
-  notes: string[],
-): Promise<TimedOutcome[]> {
-  const outcomes: TimedOutcome[] = [];
-  let eventTimeMs = Math.floor(Date.now() / 1000) * 1000 - probeHistoryMs;
-  while (performance.now() < deadline) {
-    if (eventTimeMs + probeSpanMs(spec.durationMinutes) > Date.now() - 60_000) {
-      notes.push(`${spec.host} ran out of event-time history; fewer probes than time allowed`);
-      break;
-    }
-    const startedAtMs = performance.now();
-    outcomes.push({ ...(await runProbe(spec, eventTimeMs, deps)), startedAtMs });
-    eventTimeMs += probeSpanMs(spec.durationMinutes);
-  }
-  return outcomes;
-}
-
-function createProbeDeps(
-  gatewayBaseUrl: string,
-  apiBaseUrl: string,
-  headers: Record<string, string>,
-): ProbeDeps {
-  return {
-    async ingest(sample) {
-      const response = await fetch(new URL(ingestPath, gatewayBaseUrl), {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(sample),
-      });
-      const text = await response.text();
-      if (response.status !== 200)
-        throw new Error(`probe ingest answered ${response.status}: ${text.slice(0, 300)}`);
-    },
-    async listAlerts(ruleId) {
-      const url = new URL('/api/v1/alerts', apiBaseUrl);
-      url.search = new URLSearchParams({ rule_id: ruleId, status: 'all', limit: '5' }).toString();
-      const response = await fetch(url, { headers });
-      const text = await response.text();
-      if (response.status !== 200)
-        throw new Error(`GET /api/v1/alerts answered ${response.status}: ${text.slice(0, 300)}`);
-      return (JSON.parse(text) as { alerts: ProbeAlert[] }).alerts;
-    },
-    async investigationStatus(id) {
-      const response = await fetch(new URL(`/api/v1/investigations/${id}`, apiBaseUrl), {
-        headers,
-      });
-      const text = await response.text();
-      if (response.status !== 200)
-        throw new Error(
-          `GET /api/v1/investigations/:id answered ${response.status}: ${text.slice(0, 300)}`,
-        );
-      return (JSON.parse(text) as { status: string }).status;
-    },
-    now: () => performance.now(),
-    sleep,
-  };
-}
-
 /** `--scenario NAME` or `--scenario=NAME` of the command line; `json-rules` without one. */
 function scenarioOf(argv: readonly string[]): string {
   const at = argv.findIndex((arg) => arg === '--scenario' || arg.startsWith('--scenario='));
@@ -427,19 +271,9 @@ function scenarioOf(argv: readonly string[]): string {
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[at + 1] ?? '');
 }
 
-if (scenarioOf(process.argv) === 'prometheus-rules') {
-  await runBenchCommand({
-    name: 'alerts-prometheus-rules',
-    usage: prometheusRulesUsage,
-    defaults: prometheusRulesDefaults,
-    parseOptions: parsePrometheusRulesOptions,
-    createReport: createPrometheusRulesReport,
-    run: runPrometheusRulesBenchmark,
-    format: formatPrometheusRulesReport,
-  });
-}
+if (scenarioOf(process.argv) === 'prometheus-rules') await runPrometheusRulesBench();
 
-await runBenchCommand({
+await runBench({
   name: 'alerts',
   usage,
   defaults: {
@@ -495,6 +329,9 @@ await runBenchCommand({
       met: false,
     },
   }),
-  run: runBenchmark,
+  start: (context) =>
+    startAlertingPipeline(context, { databasePrefix: 'bench_alerts', investigator: true }),
+  seed: createRuleSet,
+  measure,
   format: formatAlertsReport,
 });

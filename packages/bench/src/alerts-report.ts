@@ -1,7 +1,7 @@
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { LatencySummary } from './latency-summary.js';
 import type { LoadSummary } from './load-client.js';
-import { formatMachine, formatNotes, int, ms, sum } from './report-text.js';
+import { formatLatencyTable, formatMachine, formatNotes, int, ms, sum } from './report-text.js';
 
 export type AlertsBenchReport = ReportBase & {
   settings: {
@@ -92,18 +92,13 @@ export function formatAlertsReport(report: AlertsBenchReport): string {
     );
   }
   if (probes) {
-    const row = (
-      label: string,
-      s: { count: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number },
-    ) =>
-      `${label.padEnd(30)}${int(s.count).padStart(7)}${ms(s.p50Ms).padStart(10)}${ms(s.p90Ms).padStart(10)}` +
-      `${ms(s.p99Ms).padStart(10)}${ms(s.maxMs).padStart(10)}`;
     lines.push(
       '',
-      `${''.padEnd(30)}${'count'.padStart(7)}${'p50 ms'.padStart(10)}${'p90 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'max ms'.padStart(10)}`,
-      row('200 → alert visible (fired)', probes.fire),
-      row('200 → alert resolved', probes.resolve),
-      row('200 → investigation completed', probes.investigation),
+      ...formatLatencyTable(30, [
+        ['200 → alert visible (fired)', probes.fire],
+        ['200 → alert resolved', probes.resolve],
+        ['200 → investigation completed', probes.investigation],
+      ]),
       `timed out: ${probes.timedOut} firing, ${probes.resolveTimedOut} resolving, ${probes.investigationTimedOut} investigating; median fire latency first half ${ms(probes.fireP50FirstHalfMs)} ms, ` +
         `second half ${ms(probes.fireP50SecondHalfMs)} ms; ${probes.meanPollsToFire.toFixed(1)} polls per alert`,
     );

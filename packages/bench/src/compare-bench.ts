@@ -19,41 +19,25 @@
  * it acknowledged, and checks acknowledged ≤ stored ≤ sent (requests in flight when wrk stops
  * may be stored without an answer). Everything started is stopped by pid on the way out, on
  * errors and on Ctrl-C.
+ *
+ * Steps: `seed` prepares what every target gets (wrk's request data, the remote-write bodies);
+ * `measure` starts each target in turn (no start step: each has the machine to itself).
  */
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { createDatabase } from '@monitor/db';
-import { timeBacklogDrain } from './backlog-drain.js';
-import type { Cleanup } from './bench-run.js';
-import { integerOption, logProgress, runBenchCommand } from './bench-run.js';
-import type { BenchProcess } from './bench-process.js';
-import type { CompareFleet, WireFormat } from './compare-fleet.js';
-import { compareMetricNames, createCompareFleet } from './compare-fleet.js';
-import type { BacklogFigures } from './backlog-drain.js';
-import type {
-  CompareBenchReport,
-  StoredCheck,
-  TargetReport,
-  WorkloadName,
-} from './compare-report.js';
-import {
-  chargeLoad,
-  checkStored,
-  compareRatios,
-  formatCompareReport,
-  workloadNames,
-} from './compare-report.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
+import { createCompareFleet } from './compare-fleet.js';
+import type { CompareBenchReport, TargetReport, WorkloadName } from './compare-report.js';
+import { compareRatios, formatCompareReport } from './compare-report.js';
 import type { CompareTarget, TargetName } from './compare-target.js';
 import { targetNames } from './compare-target.js';
-import type { CopyCeilingResult } from './copy-ceiling.js';
-import { measureCopyCeiling } from './copy-ceiling.js';
-import type { RemoteWriteFigures } from './remote-write-load.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { measureEachAlone, runBench } from './harness/run-bench.js';
 import {
+  createRemoteWriteBodies,
   defaultRemoteWriteRequests,
-  measureRemoteWrite,
-  remoteWriteBody,
-  remoteWriteSeriesQuery,
-  remoteWriteWarmUpBodies,
   seriesPerHost,
 } from './remote-write-load.js';
 import { startEmbeddedMonitor } from './embedded-target.js';
@@ -65,54 +49,19 @@ import {
   victoriaMetricsInstall,
   victoriaMetricsVersion,
 } from './victoria-metrics-target.js';
-import { countSamples, listAllServices } from '@monitor/db/bench';
-import type { WrkFigures } from './wrk-result.js';
-import { runWrkLoad } from './wrk-load.js';
 
-/**
- * Each host's values change from one pass over the fleet to the next (this many sets), so
- * neither store gets series of one constant value, which would compress to nothing.
- */
-const valueVariants = 4;
-/** Every stage's samples start this much later than the previous stage's: no time is reused. */
-const stageSpacingMs = 5 * 60_000;
-const stages = [
-  'smoke',
-  'single-warm-up',
-  'single',
-  'batched-warm-up',
-  'batched',
-  'backlog',
-] as const;
-type Stage = (typeof stages)[number];
-const storedTimeoutMs = 120_000;
-/** After the count reached what was acknowledged, how long requests in flight get to land. */
-const settleMs = 1_000;
-const copyBatches = 50;
-const copyRowsPerBatch = 10_000;
-/**
- * Connections the Kafka mode's writer writes with at its defaults (WRITER_CONSUMERS 2 ×
- * WRITER_WRITE_CONNECTIONS 2): the COPY ceiling is also measured on as many.
- */
-const writerConnections = 4;
-
-type Options = {
-  targets: TargetName[];
-  hosts: number;
-  durationSeconds: number;
-  warmUpSeconds: number;
-  threads: number;
-  singleConnections: number;
-  batchHosts: number;
-  batchConnections: number;
-  backlogSeconds: number;
-  remoteWriteWarmUpRequests: number;
-  remoteWriteRequests: number;
-  remoteWriteSeriesPerRequest: number;
-  remoteWriteConcurrency: number;
-  victoriaMetrics: string;
-  wrk: string;
-};
+import type { Options, RunContext, Workload } from './compare-loads.js';
+import {
+  checkTotal,
+  measureBacklog,
+  measureCopy,
+  measureRemoteWriteOf,
+  measureTarget,
+  remoteWriteOptions,
+  stageBases,
+  valueVariants,
+  writerConnections,
+} from './compare-loads.js';
 
 const usage = `Usage: npm run bench:compare -- [options]
   --targets LIST           comma-separated, in this order: ${targetNames.join(',')} (default all)
@@ -135,26 +84,10 @@ Needs \`npm run build\` first: the embedded and Kafka targets run packages/serve
 Kafka, PostgreSQL and Redis come from KAFKA_BROKERS, DATABASE_URL and REDIS_URL when set, else
 testkit starts them. Spec-shaped payloads (containers, processes): npm run bench:ingest.`;
 
-/** What every load of the run shares. */
-type RunContext = {
-  options: Options;
-  fleet: CompareFleet;
-  dataFiles: Record<WireFormat, string>;
-  wrk: string;
-  logDir: string;
-  cleanup: Cleanup;
-  /** Where each stage's samples start; the same for every target. */
-  stageBaseMs: (stage: Stage) => number;
-  /** The remote-write bodies, the same for every target that takes them. */
-  remoteWriteBodies: { warmUp: Buffer[]; measured: Buffer[] };
-};
+type Context = BenchContext<Options, Omit<CompareBenchReport, keyof ReportBase>>;
 
-async function runBenchmark(
-  options: Options,
-  report: CompareBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
+/** The load generator, the fleet's requests for it, and the remote-write bodies. */
+function prepareWorkload(_: void, { options, report }: Context): Promise<Workload> {
   const wrk = findExecutable(options.wrk);
   if (wrk === undefined) throw new Error(`no ${options.wrk} here: apt-get install wrk`);
   const fleet = createCompareFleet({ hostCount: options.hosts, valueVariants });
@@ -165,45 +98,44 @@ async function runBenchmark(
   }
   // An hour back: clear of the future-skew limit, well inside both stores' retention.
   const runBaseMs = Math.floor(Date.now() / 1000) * 1000 - 60 * 60_000;
-  const context: RunContext = {
-    options,
+  return Promise.resolve({
     fleet,
     dataFiles,
     wrk,
-    logDir: report.logDir,
-    cleanup,
-    stageBaseMs: (stage) => runBaseMs + stages.indexOf(stage) * stageSpacingMs,
+    stageBaseMs: stageBases(runBaseMs),
     // Scrape times a second apart from two hours back: clear of the wrk stages' times.
-    remoteWriteBodies: {
-      warmUp: remoteWriteWarmUpBodies(
-        options.remoteWriteWarmUpRequests,
-        options.remoteWriteSeriesPerRequest,
-        runBaseMs - 60 * 60_000,
-      ),
-      measured: Array.from({ length: options.remoteWriteRequests }, (_, n) =>
-        remoteWriteBody(n, options.remoteWriteSeriesPerRequest, runBaseMs - 60 * 60_000),
-      ),
-    },
-  };
+    remoteWriteBodies: createRemoteWriteBodies(
+      remoteWriteOptions(options),
+      runBaseMs - 60 * 60_000,
+    ),
+  });
+}
 
-  for (const name of options.targets) {
-    if (name === 'victoria-metrics' && findExecutable(options.victoriaMetrics) === undefined) {
-      const skipped = `${options.victoriaMetrics} is not installed (${victoriaMetricsInstall})`;
-      report.targets[name] = { format: 'influx', skipped, workloads: {} };
-      report.notes.push(`victoria-metrics: ${skipped}; the other targets ran without it`);
-      logProgress(`victoria-metrics skipped: ${skipped}`);
-      continue;
-    }
-    logProgress(`starting ${name}`);
-    const target = await startTarget(name, context);
-    const kafka = name === 'kafka' ? (target as KafkaTarget) : undefined;
-    processes.push(...target.logged);
-    const targetReport: TargetReport = { format: target.format, workloads: {} };
-    report.targets[name] = targetReport;
-    try {
-      const tally = await measureTarget(target, targetReport, context, report.settings);
+/** Each target alone on the machine, in the order given; then the COPY ceiling of Kafka mode's database. */
+async function measure(_: void, context: Context, workload: Workload): Promise<void> {
+  const { options, report, cleanup, processes } = context;
+  const run: RunContext = { ...workload, options, logDir: report.logDir, cleanup };
+  const names = options.targets.filter((name) => {
+    if (name !== 'victoria-metrics' || findExecutable(options.victoriaMetrics) !== undefined)
+      return true;
+    const skipped = `${options.victoriaMetrics} is not installed (${victoriaMetricsInstall})`;
+    report.targets[name] = { format: 'influx', skipped, workloads: {} };
+    report.notes.push(`victoria-metrics: ${skipped}; the other targets ran without it`);
+    logProgress(`victoria-metrics skipped: ${skipped}`);
+    return false;
+  });
+  let kafka: KafkaTarget | undefined;
+  await measureEachAlone(
+    names,
+    (name) => startTarget(name, run),
+    async (target, name) => {
+      if (name === 'kafka') kafka = target as KafkaTarget;
+      processes.push(...target.logged);
+      const targetReport: TargetReport = { format: target.format, workloads: {} };
+      report.targets[name] = targetReport;
+      const tally = await measureTarget(target, targetReport, run, report.settings);
       if (name !== 'embedded') {
-        const figures = await measureRemoteWriteOf(target, context, tally);
+        const figures = await measureRemoteWriteOf(target, run, tally);
         report.remoteWrite = { ...report.remoteWrite, [figures.target]: figures };
       }
       if (kafka) {
@@ -214,7 +146,7 @@ async function runBenchmark(
               'full_page_writes off), embedded runs a durable one: set DATABASE_URL to compare like with like',
           );
         }
-        const backlog = await measureBacklog(kafka, context, tally);
+        const backlog = await measureBacklog(kafka, run, tally);
         processes.push(backlog.writer);
         report.backlog = backlog.figures;
       }
@@ -223,19 +155,16 @@ async function runBenchmark(
         `${name} over the run: ${targetReport.total.acknowledged} acknowledged, ` +
           `${targetReport.total.stored} stored, ${targetReport.total.sent} sent`,
       );
-    } finally {
-      await target.stop();
-    }
-    // With the roles stopped, so that COPY has the machine to itself.
-    if (kafka) {
-      report.copies = [];
-      for (const connections of [1, writerConnections]) {
-        report.copies.push(await measureCopy(kafka, context, connections));
-      }
-      report.copy = report.copies.reduce((best, each) =>
-        each.rowsPerSecond > best.rowsPerSecond ? each : best,
-      );
-    }
+    },
+  );
+  // With the roles stopped (Kafka mode runs last), so that COPY has the machine to itself.
+  if (kafka) {
+    report.copies = [];
+    for (const connections of [1, writerConnections])
+      report.copies.push(await measureCopy(kafka, run, connections));
+    report.copy = report.copies.reduce((best, each) =>
+      each.rowsPerSecond > best.rowsPerSecond ? each : best,
+    );
   }
 }
 
@@ -249,273 +178,6 @@ function startTarget(name: TargetName, context: RunContext): Promise<CompareTarg
     case 'kafka':
       return startKafkaMonitor({ logDir, cleanup });
   }
-}
-
-/** Samples acknowledged and sent to a target so far, and what it held before the first. */
-type Tally = { acknowledged: number; sent: number; storedAtStart: number };
-
-/** Smoke request, then per workload a warm-up and a measured load, each checked in storage. */
-async function measureTarget(
-  target: CompareTarget,
-  targetReport: TargetReport,
-  context: RunContext,
-  settings: CompareBenchReport['settings'],
-): Promise<Tally> {
-  const { options } = context;
-  const tally: Tally = { acknowledged: 0, sent: 0, storedAtStart: await stored(target, 0) };
-
-  await sendSmokeRequest(target, context);
-  tally.acknowledged += compareMetricNames.length;
-  tally.sent += compareMetricNames.length;
-
-  for (const workload of workloadNames) {
-    const shape = settings.workloads[workload];
-    const load = (stage: Stage, durationSeconds: number) =>
-      runLoad(target, context, { stage, durationSeconds, ...shape });
-
-    const warmUp = await load(`${workload}-warm-up`, options.warmUpSeconds);
-    addToTally(tally, warmUp.figures);
-    const before = await stored(target, tally.storedAtStart + tally.acknowledged);
-
-    logProgress(`${target.name} ${workload}: ${options.durationSeconds} s`);
-    const busBytesBefore = target.busBytes?.();
-    const { figures, usage } = await load(workload, options.durationSeconds);
-    addToTally(tally, figures);
-    const after = await target.waitForStored({
-      expected: before + figures.samplesAcknowledged,
-      timeoutMs: storedTimeoutMs,
-      settleMs,
-    });
-    const check = checkStored({
-      acknowledged: figures.samplesAcknowledged,
-      sent: figures.samplesSent,
-      storedBefore: before,
-      storedAfter: after.stored,
-      drained: after.drained,
-    });
-    const serverProcesses = target.measured.map((proc) => proc.name);
-    // Read once the load's samples are stored: every one of them was on the topic by then.
-    const busBytesAfter = target.busBytes?.();
-    targetReport.workloads[workload] = {
-      ...shape,
-      load: figures,
-      ...chargeLoad(usage, figures, serverProcesses),
-      ...(busBytesBefore !== undefined && busBytesAfter !== undefined
-        ? { busBytesPerSample: (busBytesAfter - busBytesBefore) / figures.samplesAcknowledged }
-        : {}),
-      stored: check,
-    };
-    logProgress(
-      `${target.name} ${workload}: ${Math.round(figures.requestsPerSecond)} requests/s, ` +
-        `${Math.round(figures.samplesPerSecond)} samples/s, p99 ${figures.latency.p99Ms} ms; ` +
-        `acknowledged ${check.acknowledged}, stored ${check.stored}, sent ${check.sent}`,
-    );
-  }
-  return tally;
-}
-
-/** One wrk load of the fleet against `target`, its samples stamped from `stage`'s base. */
-function runLoad(
-  target: CompareTarget,
-  context: RunContext,
-  load: { stage: Stage; durationSeconds: number; payloadsPerRequest: number; connections: number },
-): ReturnType<typeof runWrkLoad> {
-  const { options } = context;
-  return runWrkLoad(
-    {
-      name: `wrk-${target.name}-${load.stage}`,
-      baseUrl: target.baseUrl,
-      connections: load.connections,
-      durationSeconds: load.durationSeconds,
-      script: {
-        dataFile: context.dataFiles[target.format],
-        format: target.format,
-        hostCount: options.hosts,
-        valueVariants,
-        payloadsPerRequest: load.payloadsPerRequest,
-        baseTimeMs: context.stageBaseMs(load.stage),
-        threads: options.threads,
-        path: target.path,
-        headers: target.headers,
-      },
-    },
-    {
-      wrk: context.wrk,
-      logDir: context.logDir,
-      cleanup: context.cleanup,
-      measured: target.measured,
-    },
-  );
-}
-
-/**
- * One request built here (not by wrk) before any load, so that a target refusing the format
- * fails the run with its own words instead of a count of 4xx.
- */
-async function sendSmokeRequest(target: CompareTarget, context: RunContext): Promise<void> {
-  const body = context.fleet.requestBody(target.format, {
-    request: 0,
-    payloadsPerRequest: 1,
-    baseTimeMs: context.stageBaseMs('smoke'),
-  });
-  const response = await fetch(`${target.baseUrl}${target.path}`, {
-    method: 'POST',
-    headers: target.headers,
-    body,
-    signal: AbortSignal.timeout(30_000),
-  });
-  const answer = await response.text();
-  if (!response.ok)
-    throw new Error(`${target.name} refused the smoke request: ${response.status} ${answer}`);
-}
-
-/**
- * Kafka mode's writer on its own: stopped while the gateway fills Kafka with batched requests,
- * then a fresh writer timed while it drains them (the clock starts at its first stored row).
- */
-async function measureBacklog(
-  kafka: KafkaTarget,
-  context: RunContext,
-  tally: Tally,
-): Promise<{ figures: BacklogFigures; writer: BenchProcess }> {
-  const { options } = context;
-  logProgress(`kafka backlog: writer stopped, gateway fills Kafka for ${options.backlogSeconds} s`);
-  await kafka.stopWriter();
-  const fill = await runLoad(kafka, context, {
-    stage: 'backlog',
-    durationSeconds: options.backlogSeconds,
-    payloadsPerRequest: options.batchHosts,
-    connections: options.batchConnections,
-  });
-  addToTally(tally, fill.figures);
-  const storedBefore = await countSamples(kafka.stack.db);
-  const writer = await kafka.startWriter('writer-backlog');
-  const figures = await timeBacklogDrain(kafka.stack.db, writer, {
-    storedBefore,
-    rows: fill.figures.samplesAcknowledged,
-    timeoutMs: storedTimeoutMs,
-    pollIntervalMs: 100,
-  });
-  logProgress(
-    `kafka backlog: ${figures.rows} rows waiting, ${Math.round(figures.rowsPerSecond)} rows/s drained`,
-  );
-  return { figures, writer };
-}
-
-/**
- * The remote-write bodies to VictoriaMetrics, or to the Kafka mode's gateway (its CPU alone is
- * charged: the decode and the publish), counted back from storage.
- */
-async function measureRemoteWriteOf(
-  target: CompareTarget,
-  context: RunContext,
-  tally: Tally,
-): Promise<RemoteWriteFigures & { busBytesPerSample?: number }> {
-  const { options, remoteWriteBodies } = context;
-  const processName = target.name === 'kafka' ? 'gateway' : 'victoria-metrics';
-  const pid = target.measured.find((each) => each.name === processName)?.pid();
-  if (pid === undefined) throw new Error(`no pid for ${processName}`);
-  const rwOptions = {
-    warmUpRequests: options.remoteWriteWarmUpRequests,
-    requests: options.remoteWriteRequests,
-    seriesPerRequest: options.remoteWriteSeriesPerRequest,
-    concurrency: options.remoteWriteConcurrency,
-  };
-  const before = target.name === 'kafka' ? await stored(target, 0) : 0;
-  const busBytesBefore = target.busBytes?.();
-  const bodies = remoteWriteBodies.warmUp.length + remoteWriteBodies.measured.length;
-  const figures = await measureRemoteWrite(
-    processName,
-    { baseUrl: target.baseUrl, headers: target.name === 'kafka' ? target.headers : {}, pid },
-    remoteWriteBodies,
-    rwOptions,
-    async () => {
-      if (target.name !== 'kafka') return countVictoriaMetrics(target.baseUrl);
-      const after = await target.waitForStored({
-        expected: before + bodies * options.remoteWriteSeriesPerRequest,
-        timeoutMs: storedTimeoutMs,
-        settleMs,
-      });
-      return after.stored - before;
-    },
-  );
-  if (target.name === 'kafka') {
-    tally.acknowledged +=
-      figures.samplesSent + figures.warmUpOk * options.remoteWriteSeriesPerRequest;
-    tally.sent += bodies * options.remoteWriteSeriesPerRequest;
-  }
-  logProgress(
-    `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
-      `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample`,
-  );
-  // Warm-up and measured bodies alike went to the bus, all of them stored by now.
-  const busBytesAfter = target.busBytes?.();
-  if (busBytesBefore === undefined || busBytesAfter === undefined) return figures;
-  const samples = (figures.warmUpOk + figures.ok) * options.remoteWriteSeriesPerRequest;
-  return { ...figures, busBytesPerSample: (busBytesAfter - busBytesBefore) / samples };
-}
-
-async function countVictoriaMetrics(baseUrl: string): Promise<number> {
-  await fetch(`${baseUrl}/internal/force_flush`);
-  const query = new URLSearchParams({ query: remoteWriteSeriesQuery });
-  const answer = (await (await fetch(`${baseUrl}/api/v1/query?${query.toString()}`)).json()) as {
-    data?: { result?: { value?: [number, string] }[] };
-  };
-  return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
-}
-
-/** Raw binary COPY into the Kafka mode's `samples`, rows shaped as the writer's. */
-async function measureCopy(
-  kafka: KafkaTarget,
-  context: RunContext,
-  connections: number,
-): Promise<CopyCeilingResult> {
-  logProgress(
-    `raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
-  );
-  const copyDb = createDatabase({
-    url: kafka.stack.databaseUrl,
-    maxConnections: connections,
-    applicationName: 'monitor-bench-copy',
-  });
-  context.cleanup.add('COPY connection', () => copyDb.close());
-  const services = await listAllServices(kafka.stack.db);
-  return measureCopyCeiling(copyDb, {
-    serviceIds: services.map((row) => row.id),
-    // Before the run's first stage, a stretch per measurement: no (service, metric, time) of
-    // the loads or of another measurement.
-    baseTimeMs: context.stageBaseMs('smoke') - (10 + connections) * 60_000,
-    batches: copyBatches,
-    rowsPerBatch: copyRowsPerBatch,
-    connections,
-  });
-}
-
-/** Everything sent to the target over the run against what it holds at the end. */
-async function checkTotal(target: CompareTarget, tally: Tally): Promise<StoredCheck> {
-  const end = await target.waitForStored({
-    expected: tally.storedAtStart + tally.acknowledged,
-    timeoutMs: storedTimeoutMs,
-    settleMs,
-  });
-  return checkStored({
-    acknowledged: tally.acknowledged,
-    sent: tally.sent,
-    storedBefore: tally.storedAtStart,
-    storedAfter: end.stored,
-    drained: end.drained,
-  });
-}
-
-/** What the target holds once it holds at least `expected` (after a settle). */
-async function stored(target: CompareTarget, expected: number): Promise<number> {
-  const result = await target.waitForStored({ expected, timeoutMs: storedTimeoutMs, settleMs });
-  return result.stored;
-}
-
-function addToTally(tally: Tally, figures: WrkFigures): void {
-  tally.acknowledged += figures.samplesAcknowledged;
-  tally.sent += figures.samplesSent;
 }
 
 /** `command` if it is a path to an executable, else the first executable of that name on PATH. */
@@ -566,7 +228,7 @@ function targetList(value: string): TargetName[] {
   return targetNames.filter((name) => names.includes(name));
 }
 
-await runBenchCommand({
+await runBench({
   name: 'compare',
   usage,
   defaults: {
@@ -636,7 +298,8 @@ await runBenchCommand({
     targets: {},
     ratios: {},
   }),
-  run: runBenchmark,
+  seed: prepareWorkload,
+  measure,
   finish: (report) => {
     report.ratios = compareRatios(report);
     noteProblems(report);

@@ -1,5 +1,5 @@
 import type { BacklogFigures } from './backlog-drain.js';
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { WireFormat } from './compare-fleet.js';
 import type { TargetName } from './compare-target.js';
 import { targetNames } from './compare-target.js';

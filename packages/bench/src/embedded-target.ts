@@ -7,7 +7,7 @@ import { embeddedPostgresDir, findRunningPostgres, stopPostmaster } from '@monit
 import { ingestPath } from '@monitor/schemas';
 import { getFreePort } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
 import type { CompareTarget } from './compare-target.js';
 import { measuredProcess } from './compare-target.js';
 import { monitorCommand, tunedMonitorEnv } from './monitor-stack.js';

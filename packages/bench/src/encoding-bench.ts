@@ -5,9 +5,8 @@
  * every encoding: the compare benchmark's hosts (3 metrics, 3 tags) and `bench:ingest`'s
  * spec-shaped ones (containers and processes).
  *
- * Options: --messages N (default 20000), --rounds N (default 5; the best round counts).
+ * Steps: `seed` builds the messages, `measure` times each encoding over them; nothing to start.
  */
-import { parseArgs } from 'node:util';
 import protobuf from 'protobufjs';
 import type { SampleMessage } from '@monitor/schemas';
 import {
@@ -16,8 +15,13 @@ import {
   encodeSampleMessage,
   parseIngestBody,
 } from '@monitor/schemas';
+import { integerOption } from './harness/command-line.js';
+import type { ReportBase } from './harness/report.js';
 import { createCompareFleet } from './compare-fleet.js';
 import { createFleet } from './fleet.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
+import { formatNotes } from './report-text.js';
 
 type Candidate = {
   name: string;
@@ -129,7 +133,9 @@ function messagesOf(bodies: Buffer[]): SampleMessage[] {
   return messages;
 }
 
-function workloads(count: number): { name: string; messages: SampleMessage[] }[] {
+type Workload = { name: string; messages: SampleMessage[] };
+
+function workloads(count: number): Workload[] {
   const baseTimeMs = Date.now() - 60_000;
   const compare = createCompareFleet({ hostCount: 10_000, valueVariants: 4 });
   const spec = createFleet({ hostCount: 10_000, baseTimeMs });
@@ -163,39 +169,80 @@ function bestMicrosPerMessage(rounds: number, count: number, run: () => void): n
   return best;
 }
 
-const { values: options } = parseArgs({
-  options: {
-    messages: { type: 'string', default: '20000' },
-    rounds: { type: 'string', default: '5' },
-  },
-});
-const count = Number(options.messages);
-const rounds = Number(options.rounds);
+type Report = {
+  settings: { messages: number; rounds: number };
+  workloads: {
+    name: string;
+    /** Per message: the best round's encode and decode µs, and the mean encoded bytes. */
+    candidates: { name: string; encodeMicros: number; decodeMicros: number; bytes: number }[];
+  }[];
+};
 
-console.log(`bench:encoding — ${new Date().toISOString()}, node ${process.version}`);
-console.log(`${count} messages per workload, best of ${rounds} rounds\n`);
-for (const workload of workloads(count)) {
-  console.log(workload.name);
-  console.log('  encoding              encode µs   decode µs   bytes/msg');
-  for (const candidate of candidates) {
-    let encoded: Uint8Array[] = [];
-    const encodeUs = bestMicrosPerMessage(rounds, count, () => {
-      encoded = workload.messages.map((message) => candidate.encode(message));
-    });
-    const buffers = encoded.map((bytes) =>
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
-    );
-    let sink = 0;
-    const decodeUs = bestMicrosPerMessage(rounds, count, () => {
-      for (const buffer of buffers) sink += candidate.decode(buffer);
-    });
-    const bytes = buffers.reduce((sum, buffer) => sum + buffer.length, 0) / buffers.length;
-    if (!Number.isFinite(sink)) throw new Error('decode produced a non-finite weight');
-    console.log(
-      `  ${candidate.name.padEnd(20)} ${encodeUs.toFixed(2).padStart(9)} ${decodeUs
-        .toFixed(2)
-        .padStart(11)} ${bytes.toFixed(0).padStart(11)}`,
-    );
+const usage = `Usage: npm run bench:encoding -- [options]
+  --messages N   messages per workload (default 20000)
+  --rounds N     timed rounds of each encode and decode; the best counts (default 5)
+  --out FILE     JSON results (default bench-results/encoding-<iso date>.json)`;
+
+function measure(
+  _: void,
+  { options, report }: BenchContext<Report['settings'], Report>,
+  workloads: Workload[],
+): Promise<void> {
+  const { messages: count, rounds } = options;
+  for (const workload of workloads) {
+    const figures: Report['workloads'][number] = { name: workload.name, candidates: [] };
+    report.workloads.push(figures);
+    for (const candidate of candidates) {
+      let encoded: Uint8Array[] = [];
+      const encodeMicros = bestMicrosPerMessage(rounds, count, () => {
+        encoded = workload.messages.map((message) => candidate.encode(message));
+      });
+      const buffers = encoded.map((bytes) =>
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+      );
+      let sink = 0;
+      const decodeMicros = bestMicrosPerMessage(rounds, count, () => {
+        for (const buffer of buffers) sink += candidate.decode(buffer);
+      });
+      const bytes = buffers.reduce((sum, buffer) => sum + buffer.length, 0) / buffers.length;
+      if (!Number.isFinite(sink)) throw new Error('decode produced a non-finite weight');
+      figures.candidates.push({ name: candidate.name, encodeMicros, decodeMicros, bytes });
+    }
   }
-  console.log('');
+  return Promise.resolve();
 }
+
+function formatReport(report: ReportBase & Report): string {
+  const lines = [
+    `bench:encoding — ${report.date}, node ${report.machine.node}`,
+    `${report.settings.messages} messages per workload, best of ${report.settings.rounds} rounds`,
+    '',
+  ];
+  for (const workload of report.workloads) {
+    lines.push(workload.name, '  encoding              encode µs   decode µs   bytes/msg');
+    for (const each of workload.candidates) {
+      lines.push(
+        `  ${each.name.padEnd(20)} ${each.encodeMicros.toFixed(2).padStart(9)} ${each.decodeMicros
+          .toFixed(2)
+          .padStart(11)} ${each.bytes.toFixed(0).padStart(11)}`,
+      );
+    }
+    lines.push('');
+  }
+  lines.push(...formatNotes(report));
+  return lines.join('\n');
+}
+
+await runBench({
+  name: 'encoding',
+  usage,
+  defaults: { messages: '20000', rounds: '5' },
+  parseOptions: (values) => ({
+    messages: integerOption('messages', values.messages),
+    rounds: integerOption('rounds', values.rounds),
+  }),
+  createReport: (settings): Report => ({ settings, workloads: [] }),
+  seed: (_, { options }) => Promise.resolve(workloads(options.messages)),
+  measure,
+  format: formatReport,
+});

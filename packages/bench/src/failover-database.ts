@@ -22,66 +22,27 @@ import {
   listRuleAlerts,
   readMaxValue,
 } from '@monitor/db/bench';
-import { ingestPath } from '@monitor/schemas';
-import { startPatroniCluster } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
+import { startProbedLoad, waitForAcknowledged } from './failover-load.js';
 import type { PartitionProbeResults } from './failover-probe.js';
-import { failoverProbeTag, failoverSeqMetric, probePartition } from './failover-probe.js';
-import {
-  createProbeDeps,
-  createProbeRules,
-  createRule,
-  probeHosts,
-  waitForRules,
-} from './failover-probe-http.js';
-import type { DatabaseFailover, FailoverBenchReport } from './failover-report.js';
-import type { ProbeLatency } from './failover-stall.js';
-import { firstVisibleAfter, summarizeStall } from './failover-stall.js';
-import { createFleet } from './fleet.js';
-import { summarizeLatencies } from './latency-summary.js';
-import { startPipelineStack } from './monitor-stack.js';
-import { runPacedLoad } from './paced-load.js';
-import { waitForLanded } from './wait-for-landed.js';
+import { failoverProbeTag, failoverSeqMetric } from './failover-probe.js';
+import { createProbeRules, probeHosts } from './failover-probe-http.js';
+import type { DatabaseFailover } from './failover-report.js';
+import { firstVisibleAfter } from './failover-stall.js';
+import type { FailoverContext, FailoverTarget } from './failover-target.js';
+import { createRule, waitForRulesLoaded } from './rules-api.js';
 
 /** Issue 42: storage and alerting resume within 30 s of the kill. */
 const targetResumeMs = 30_000;
-const probeTimeoutMs = 60_000;
-const warmUpMs = 10_000;
 /** The pending-window rule's duration: the kill falls inside it (baseline + warm-up < 60 s). */
 const windowMinutes = 1;
 
-type Options = Omit<
-  FailoverBenchReport['settings'],
-  'partitions' | 'kafkaSessionTimeoutMs' | 'kafkaHeartbeatIntervalMs' | 'origins'
->;
-
-export async function runDatabaseFailover(
-  options: Options,
-  report: FailoverBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
+export async function measureDatabaseFailover(
+  { stack, headers, partitions, cluster }: FailoverTarget,
+  { options, report, processes }: FailoverContext,
 ): Promise<void> {
-  logProgress('starting a Patroni cluster (etcd, two TimescaleDB nodes)');
-  const cluster = await startPatroniCluster({ timescale: true });
-  cleanup.add('Patroni cluster', () => cluster.stop());
-  const first = await cluster.leader();
-  const { stack, headers } = await startPipelineStack({
-    cleanup,
-    logDir: report.logDir,
-    databasePrefix: 'bench_db_failover',
-    database: {
-      serverUrl: first.url,
-      clientUrl: (url) => cluster.url.replace('/postgres?', `${new URL(url).pathname}?`),
-    },
-  });
-  report.settings.origins = { ...stack.serviceOrigins, postgres: 'Patroni (testkit)' };
-  report.settings.kafkaSessionTimeoutMs = stack.env['KAFKA_SESSION_TIMEOUT_MS'] ?? 'default';
-  report.settings.kafkaHeartbeatIntervalMs = stack.env['KAFKA_HEARTBEAT_INTERVAL_MS'] ?? 'default';
-  const partitions = Number(stack.env['SAMPLES_TOPIC_PARTITIONS'] ?? 6);
-  report.settings.partitions = partitions;
-
+  if (cluster === undefined) throw new Error('the database scenario runs on a Patroni cluster');
   logProgress('starting gateway, api, a writer and an evaluator');
   // One after the other: the machine is shared, and four Node processes starting at once
   // may each miss the time allowed for its start.
@@ -107,43 +68,14 @@ export async function runDatabaseFailover(
     severity: 'info',
     scope: { [failoverProbeTag]: windowHost },
   });
-  await waitForRules(evaluator.baseUrl, ruleIds.length + 1);
+  await waitForRulesLoaded(evaluator.baseUrl, ruleIds.length + 1);
 
-  const fleet = createFleet({ hostCount: options.hosts, baseTimeMs: Date.now() - 5 * 60_000 });
-  const slots = 32;
-  let stopping = false;
-  const shouldStop = (): boolean => stopping;
-  const loadStartedAt = performance.now();
-  const load = runPacedLoad({
-    url: new URL(ingestPath, gateway.baseUrl).toString(),
-    headers,
-    bodies: fleet.createBodySource({ payloadsPerRequest: options.payloadsPerRequest, slots }),
-    slots,
-    requestsPerSecond: options.requestsPerSecond,
-    shouldStop,
-  });
-  const probeDeps = createProbeDeps(gateway.baseUrl, api.baseUrl, headers);
-  const startEventTimeMs = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
-  const probes = Promise.all(
-    hosts.map((host, partition) =>
-      probePartition(
-        {
-          partition,
-          host,
-          ruleId: ruleIds[partition] ?? '',
-          startEventTimeMs,
-          stepIntervalMs: options.stepIntervalMs,
-          pollIntervalMs: options.pollIntervalMs,
-          timeoutMs: probeTimeoutMs,
-        },
-        probeDeps,
-        shouldStop,
-      ),
-    ),
+  const probed = startProbedLoad(
+    options,
+    { gatewayBaseUrl: gateway.baseUrl, apiBaseUrl: api.baseUrl, headers },
+    { hosts, ruleIds },
   );
-
-  logProgress(`warm-up ${warmUpMs / 1000} s, then a baseline of ${options.baselineSeconds} s`);
-  await sleep(warmUpMs + options.baselineSeconds * 1000);
+  await probed.waitOutBaseline();
 
   const killed = await cluster.leader();
   logProgress(`SIGKILL to ${killed.name}'s Patroni and PostgreSQL postmaster`);
@@ -159,37 +91,15 @@ export async function runDatabaseFailover(
   if (!(await waitForSeq(stack.db, windowHost, windowMinutes * 60 + 1)))
     report.notes.push(`${windowHost} did not reach the end of the pending window within 4 minutes`);
 
-  stopping = true;
-  const [loadResult, probeResults] = await Promise.all([load, probes]);
-  const loadSeconds = (performance.now() - loadStartedAt) / 1000;
-  report.load = { ...loadResult, samplesPerSecond: loadResult.samplesAccepted / loadSeconds };
-  const alertProbes = probeResults.flatMap((r) => r.alert);
-  const storedProbes = probeResults.flatMap((r) => r.stored);
+  const results = await probed.stop();
+  report.load = results.load;
+  report.probes = results.summary;
+  const { alertProbes, storedProbes, acknowledged } = results;
   // Even steps breach (the rule fires); odd ones clear it (the alert resolves).
-  const firingProbes = probeResults.flatMap((r) => r.alert.filter((_, step) => step % 2 === 0));
-  const latencies = (list: ProbeLatency[]): Float64Array =>
-    Float64Array.from(list.flatMap((p) => (p.latencyMs === undefined ? [] : [p.latencyMs])));
-  report.probes = {
-    alert: summarizeLatencies(latencies(alertProbes)),
-    stored: summarizeLatencies(latencies(storedProbes)),
-    timedOut: [...alertProbes, ...storedProbes].filter((p) => p.latencyMs === undefined).length,
-  };
-  const window = {
-    baselineFromMs: Math.max(loadStartedAt + warmUpMs, killAtMs - 15_000),
-    eventAtMs: killAtMs,
-    windowEndMs: performance.now(),
-    timeoutMs: probeTimeoutMs,
-  };
+  const firingProbes = results.probes.flatMap((r) => r.alert.filter((_, step) => step % 2 === 0));
+  const windowEndMs = performance.now();
 
-  logProgress('waiting for the writer to store every acknowledged sample');
-  const probeSamples = probeResults.reduce((n, r) => n + 2 * r.stored.length, 0);
-  const acknowledged = loadResult.samplesAccepted + probeSamples;
-  const landed = await waitForLanded(stack.db, {
-    expected: acknowledged,
-    timeoutMs: 120_000,
-    pollIntervalMs: 500,
-    settleMs: 2_000,
-  });
+  const landed = await waitForAcknowledged(stack.db, acknowledged);
   const database: DatabaseFailover = {
     killed: killed.name,
     promoted: promoted.name,
@@ -197,20 +107,20 @@ export async function runDatabaseFailover(
     firstStoredMs: firstVisibleAfter(storedProbes, killAtMs),
     firstFiredMs: firstVisibleAfter(firingProbes, killAtMs),
     stall: {
-      alert: summarizeStall(alertProbes, window),
-      stored: summarizeStall(storedProbes, window),
+      alert: probed.stallAfter(alertProbes, killAtMs, windowEndMs),
+      stored: probed.stallAfter(storedProbes, killAtMs, windowEndMs),
     },
     samples: {
       acknowledged,
       stored: landed.stored,
       duplicates: await countDuplicateSamples(stack.db),
-      probeHosts: await checkProbeSamples(stack.db, hosts, probeResults),
+      probeHosts: await checkProbeSamples(stack.db, hosts, results.probes),
     },
-    alerts: await checkProbeAlerts(stack.db, ruleIds, probeResults),
+    alerts: await checkProbeAlerts(stack.db, ruleIds, results.probes),
     pendingWindow: await checkWindowAlert(
       stack.db,
       windowRuleId,
-      startEventTimeMs + windowMinutes * 60_000,
+      probed.startEventTimeMs + windowMinutes * 60_000,
     ),
   };
   report.database = database;

@@ -10,7 +10,7 @@ import {
   failoverProbeThreshold,
   failoverSeqMetric,
 } from './failover-probe.js';
-import { sumOf } from './writer-metrics.js';
+import { createRules } from './rules-api.js';
 
 /**
  * What the failover scenarios share: the probe hosts (one per partition), their rules, and the
@@ -33,54 +33,22 @@ export function probeHosts(partitions: number): string[] {
 }
 
 /** One rule per probe host: fires on a breaching sample of its host (duration 0, info). */
-export async function createProbeRules(
+export function createProbeRules(
   apiBaseUrl: string,
   headers: Record<string, string>,
   hosts: readonly string[],
 ): Promise<string[]> {
-  const ids: string[] = [];
-  for (const host of hosts) {
-    ids.push(
-      await createRule(apiBaseUrl, headers, {
-        name: `failover probe ${host}`,
-        metric: failoverProbeMetric,
-        condition: 'greater_than',
-        threshold: failoverProbeThreshold,
-        duration_minutes: 0,
-        // info: no investigation is opened for it, so the probe measures the evaluator alone.
-        severity: 'info',
-        scope: { [failoverProbeTag]: host },
-      }),
-    );
-  }
-  return ids;
-}
-
-/** POST /api/v1/alerts/rules with `rule` (the API's field names); the new rule's id. */
-export async function createRule(
-  apiBaseUrl: string,
-  headers: Record<string, string>,
-  rule: Record<string, unknown>,
-): Promise<string> {
-  const response = await fetch(new URL('/api/v1/alerts/rules', apiBaseUrl), {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(rule),
-  });
-  const text = await response.text();
-  if (response.status !== 201)
-    throw new Error(`POST /api/v1/alerts/rules answered ${response.status}: ${text.slice(0, 300)}`);
-  return (JSON.parse(text) as { id: string }).id;
-}
-
-export async function waitForRules(evaluatorBaseUrl: string, count: number): Promise<void> {
-  const deadline = performance.now() + 60_000;
-  while (performance.now() < deadline) {
-    const text = await (await fetch(new URL('/metrics', evaluatorBaseUrl))).text();
-    if (sumOf(text, 'evaluator_rules') >= count) return;
-    await sleep(100);
-  }
-  throw new Error(`an evaluator did not load ${count} rules within 60 s`);
+  const rules = hosts.map((host) => ({
+    name: `failover probe ${host}`,
+    metric: failoverProbeMetric,
+    condition: 'greater_than',
+    threshold: failoverProbeThreshold,
+    duration_minutes: 0,
+    // info: no investigation is opened for it, so the probe measures the evaluator alone.
+    severity: 'info',
+    scope: { [failoverProbeTag]: host },
+  }));
+  return createRules(apiBaseUrl, headers, rules);
 }
 
 export function createProbeDeps(

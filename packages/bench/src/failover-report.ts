@@ -1,4 +1,4 @@
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { StallSummary } from './failover-stall.js';
 import type { LatencySummary } from './latency-summary.js';
 import type { PacedLoadResult } from './paced-load.js';

@@ -1,7 +1,7 @@
 import type { CopyCeilingResult } from './copy-ceiling.js';
 import type { StoreCeilingResult } from './store-ceiling.js';
 import type { LoadSummary } from './load-client.js';
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import { formatMachine, formatNotes, int, ms, sum } from './report-text.js';
 
 export type PhaseName = 'single' | 'batched';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readBackendPid } from '@monitor/db/bench';
 import { ingestPath } from '@monitor/schemas';
 import type { BenchProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
 import type { CompareTarget } from './compare-target.js';
 import { measuredProcess } from './compare-target.js';
 import type { MonitorStack } from './monitor-stack.js';

@@ -6,8 +6,8 @@ import type { ServiceName } from '@monitor/testkit';
 import { createTestDatabase, getFreePort, startServices } from '@monitor/testkit';
 import type { BenchProcess, ProcessSpec } from './bench-process.js';
 import { runToCompletion, startHttpProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import { logProgress, pickEnv } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
+import { logProgress } from './harness/progress.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxArgs = ['--import', 'tsx', '--conditions=development'];
@@ -70,6 +70,15 @@ export function monitorCommand(
  */
 const passThroughEnv =
   /^(WRITER_|EVALUATOR_|CONSUMERS_|HEAP_GROWING_PERCENT$|INGEST_PRODUCE_|INGEST_PUBLISH_|DATABASE_POOL_MAX$|SAMPLES_TOPIC_PARTITIONS$|KAFKA_CLIENT_ID$|KAFKA_SESSION_TIMEOUT_MS$|KAFKA_HEARTBEAT_INTERVAL_MS$|SERVICE_STALE_AFTER_SECONDS$)/;
+
+/** The variables of `env` whose names `keep` accepts. */
+function pickEnv(env: NodeJS.ProcessEnv, keep: (name: string) => boolean): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && keep(name)) picked[name] = value;
+  }
+  return picked;
+}
 
 /** The tunable settings (`passThroughEnv`) set in the benchmark's own environment. */
 export function tunedMonitorEnv(): Record<string, string> {

@@ -11,17 +11,21 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchProcess } from './bench-process.js';
-import type { Cleanup, ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
+import type { AlertingPipeline } from './harness/alerting-pipeline.js';
+import { startAlertingPipeline } from './harness/alerting-pipeline.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { runBench } from './harness/run-bench.js';
 import { summarizeLatencies } from './latency-summary.js';
 import type { MetricsHistogram } from './metrics-histogram.js';
 import { histogramOf, histogramSince, summarizeHistogram } from './metrics-histogram.js';
-import { startPipelineStack } from './monitor-stack.js';
 import { countAlertsNotNamed } from '@monitor/db/bench';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
-import { createPrometheusFleet, prometheusFleetMetrics } from './prometheus-fleet.js';
-import type { PrometheusFleet } from './prometheus-fleet.js';
+import { createPrometheusFleet } from './prometheus-fleet.js';
+import type { Endpoint } from './prometheus-fleet-load.js';
+import { remoteWrite, startScraping, writeHistory } from './prometheus-fleet-load.js';
 import {
   planPrometheusRuleGroups,
   probeAlertName,
@@ -29,19 +33,17 @@ import {
   probeClearValue,
 } from './prometheus-rule-plan.js';
 import type { PrometheusRulesBenchReport } from './prometheus-rules-report.js';
+import { formatPrometheusRulesReport } from './prometheus-rules-report.js';
 import { encodeRemoteWrite } from './remote-write-load.js';
 import { sumOf } from './writer-metrics.js';
 
-/** Hosts per remote-write body: a Prometheus queue shard's batch is of this order. */
-const hostsPerBody = 500;
 const hostsPerService = 100;
 const rulesPerFleetWideGroup = 10;
-const historyConcurrency = 4;
 const probePollMs = 100;
 
 type Options = Omit<PrometheusRulesBenchReport['settings'], 'groups' | 'services' | 'origins'>;
 
-export const prometheusRulesUsage = `Usage: npm run bench:alerts -- --scenario prometheus-rules [options]
+const usage = `Usage: npm run bench:alerts -- --scenario prometheus-rules [options]
   --rules N                   alerting rules, the probe rule included (default 1000)
   --fleet-wide-rules N        of which over the whole fleet (default 10); the others one service's
   --hosts N                   fleet hosts, ${hostsPerService} per service (default 10000)
@@ -53,7 +55,7 @@ export const prometheusRulesUsage = `Usage: npm run bench:alerts -- --scenario p
   --out FILE                  JSON results (default bench-results/alerts-prometheus-rules-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them.`;
 
-export const prometheusRulesDefaults = {
+const defaults = {
   scenario: 'prometheus-rules',
   rules: '1000',
   'fleet-wide-rules': '10',
@@ -65,9 +67,7 @@ export const prometheusRulesDefaults = {
   'duration-seconds': '300',
 };
 
-export function parsePrometheusRulesOptions(
-  values: Record<keyof typeof prometheusRulesDefaults, string>,
-): Options {
+function parseOptions(values: Record<keyof typeof defaults, string>): Options {
   const rules = integerOption('rules', values.rules, 2);
   return {
     scenario: 'prometheus-rules',
@@ -82,9 +82,7 @@ export function parsePrometheusRulesOptions(
   };
 }
 
-export function createPrometheusRulesReport(
-  options: Options,
-): Omit<PrometheusRulesBenchReport, keyof ReportBase> {
+function createReport(options: Options): Omit<PrometheusRulesBenchReport, keyof ReportBase> {
   return {
     settings: {
       ...options,
@@ -101,83 +99,6 @@ export function createPrometheusRulesReport(
   };
 }
 
-type Target = { baseUrl: string; headers: Record<string, string> };
-
-async function remoteWrite(target: Target, body: Buffer): Promise<boolean> {
-  const response = await fetch(new URL('/api/v1/write', target.baseUrl), {
-    method: 'POST',
-    headers: {
-      ...target.headers,
-      'content-type': 'application/x-protobuf',
-      'content-encoding': 'snappy',
-      'x-prometheus-remote-write-version': '0.1.0',
-    },
-    body,
-  });
-  await response.body?.cancel();
-  return response.ok;
-}
-
-/** Every host's scrapes of the last `minutes`, `intervalMs` apart, oldest first. */
-async function writeHistory(
-  target: Target,
-  fleet: PrometheusFleet,
-  intervalMs: number,
-  minutes: number,
-  nowMs: number,
-): Promise<void> {
-  const scrapes = Math.floor((minutes * 60_000) / intervalMs);
-  const bodies = Math.ceil(fleet.hosts / hostsPerBody);
-  for (let s = scrapes; s >= 1; s--) {
-    const starts = Array.from({ length: bodies }, (_, i) => i);
-    const worker = async (): Promise<void> => {
-      for (let i = starts.shift(); i !== undefined; i = starts.shift()) {
-        const from = i * hostsPerBody;
-        // Spread over the interval, as the live scrapes are.
-        const timeMs = nowMs - s * intervalMs + Math.floor((i * intervalMs) / bodies);
-        if (!(await remoteWrite(target, fleet.body(from, from + hostsPerBody, timeMs))))
-          throw new Error('the gateway refused a history body');
-      }
-    };
-    await Promise.all(Array.from({ length: historyConcurrency }, worker));
-  }
-}
-
-/**
- * Scrapes the fleet every `intervalMs` from now on, its bodies spread over the interval, each
- * stamped a little before it is sent (as a scrape is); `stop` ends it and tells what it sent.
- */
-function startScraping(target: Target, fleet: PrometheusFleet, intervalMs: number) {
-  const bodies = Math.ceil(fleet.hosts / hostsPerBody);
-  const spacingMs = intervalMs / bodies;
-  let stopped = false;
-  const sent = { requests: 0, failed: 0, samples: 0, startedMs: performance.now() };
-  const running = (async () => {
-    const startMs = Date.now();
-    for (let k = 0; !stopped; k++) {
-      await sleep(Math.max(0, startMs + k * spacingMs - Date.now()));
-      const from = (k % bodies) * hostsPerBody;
-      const body = fleet.body(from, from + hostsPerBody, Date.now() - (k % 7) * 10);
-      const ok = await remoteWrite(target, body).catch(() => false);
-      sent.requests++;
-      if (ok)
-        sent.samples += Math.min(hostsPerBody, fleet.hosts - from) * prometheusFleetMetrics.length;
-      else sent.failed++;
-    }
-  })();
-  return {
-    /** Counts from now on only. */
-    reset() {
-      Object.assign(sent, { requests: 0, failed: 0, samples: 0, startedMs: performance.now() });
-    },
-    async stop() {
-      stopped = true;
-      await running;
-      return { ...sent, seconds: (performance.now() - sent.startedMs) / 1000 };
-    },
-  };
-}
-
 type ListedAlert = { id: string; status: string; labels: Record<string, string> };
 
 /**
@@ -187,8 +108,8 @@ type ListedAlert = { id: string; status: string; labels: Record<string, string> 
  */
 async function probeUntil(
   host: string,
-  write: Target,
-  api: Target,
+  write: Endpoint,
+  api: Endpoint,
   intervalMs: number,
   deadline: number,
 ): Promise<{ fireMs: number[]; resolveMs: number[]; timedOut: number }> {
@@ -264,28 +185,32 @@ async function scrapeEvaluator(baseUrl: string) {
 }
 
 type GroupStatus = { name: string; lastEvaluation: string };
+type Context = BenchContext<Options, Omit<PrometheusRulesBenchReport, keyof ReportBase>>;
+/** What the measurement runs over: the fleet scraping on, and the rule groups loaded. */
+type Seeded = { scraping: ReturnType<typeof startScraping>; groups: number };
 
-export async function runPrometheusRulesBenchmark(
-  options: Options,
-  report: PrometheusRulesBenchReport,
-  cleanup: Cleanup,
-  processes: BenchProcess[],
-): Promise<void> {
-  const intervalMs = options.intervalSeconds * 1000;
-  const { stack, headers } = await startPipelineStack({
-    cleanup,
-    logDir: report.logDir,
-    databasePrefix: 'bench_prometheus_rules',
-  });
-  report.settings.origins = stack.serviceOrigins;
-  logProgress('starting gateway, writer, evaluator and api');
-  const [gateway, , evaluator, api] = await stack.startRoles(
-    ['gateway', 'writer', 'evaluator', 'api'],
-    processes,
-  );
+/** The pipeline's gateway and api, each with the run's API key. */
+function endpointsOf({ gateway, api, headers }: AlertingPipeline): {
+  write: Endpoint;
+  read: Endpoint;
+} {
   const key = { 'x-api-key': headers['x-api-key'] ?? '' };
-  const write: Target = { baseUrl: gateway.baseUrl, headers: key };
-  const read: Target = { baseUrl: api.baseUrl, headers: key };
+  return {
+    write: { baseUrl: gateway.baseUrl, headers: key },
+    read: { baseUrl: api.baseUrl, headers: key },
+  };
+}
+
+/**
+ * The fleet's history, then its scrapes every interval from now on, then the rule groups
+ * through the ruler API; resolves once every group was evaluated once (or ten intervals passed).
+ */
+async function seed(
+  pipeline: AlertingPipeline,
+  { options, report, cleanup }: Context,
+): Promise<Seeded> {
+  const intervalMs = options.intervalSeconds * 1000;
+  const { write, read } = endpointsOf(pipeline);
   const fleet = createPrometheusFleet({ hosts: options.hosts, services: report.settings.services });
 
   logProgress(`writing ${options.historyMinutes} min of history of ${options.hosts} hosts`);
@@ -303,9 +228,9 @@ export async function runPrometheusRulesBenchmark(
   report.settings.groups = groups.length;
   logProgress(`loading ${options.rules} rules in ${groups.length} groups`);
   for (const group of groups) {
-    const response = await fetch(new URL('/prometheus/config/v1/rules/bench', api.baseUrl), {
+    const response = await fetch(new URL('/prometheus/config/v1/rules/bench', read.baseUrl), {
       method: 'POST',
-      headers: { ...key, 'content-type': 'application/yaml' },
+      headers: { ...read.headers, 'content-type': 'application/yaml' },
       body: group.yaml,
     });
     if (response.status !== 202)
@@ -313,8 +238,8 @@ export async function runPrometheusRulesBenchmark(
   }
   const loadedAt = performance.now();
   for (;;) {
-    const response = await fetch(new URL('/prometheus/api/v1/rules', api.baseUrl), {
-      headers: key,
+    const response = await fetch(new URL('/prometheus/api/v1/rules', read.baseUrl), {
+      headers: read.headers,
     });
     const { data } = (await response.json()) as { data: { groups: GroupStatus[] } };
     const never =
@@ -332,12 +257,23 @@ export async function runPrometheusRulesBenchmark(
     }
     await sleep(500);
   }
+  return { scraping, groups: groups.length };
+}
+
+/** The warm-up, then the measured window: the evaluator's figures and the probes' latencies. */
+async function measure(
+  pipeline: AlertingPipeline,
+  { options, report, processes }: Context,
+  { scraping, groups }: Seeded,
+): Promise<void> {
+  const intervalMs = options.intervalSeconds * 1000;
+  const { write, read } = endpointsOf(pipeline);
   logProgress(`groups evaluated once; warm-up for ${options.warmUpSeconds} s`);
   await sleep(options.warmUpSeconds * 1000);
 
   logProgress(`measuring for ${options.durationSeconds} s`);
   scraping.reset();
-  const before = await scrapeEvaluator(evaluator.baseUrl);
+  const before = await scrapeEvaluator(pipeline.evaluator.baseUrl);
   const cpuBefore = cpuSnapshot(processes);
   const startedAt = performance.now();
   const deadline = startedAt + options.durationSeconds * 1000;
@@ -349,7 +285,7 @@ export async function runPrometheusRulesBenchmark(
   await sleep(Math.max(0, deadline - performance.now()));
   const windowSeconds = (performance.now() - startedAt) / 1000;
   const cpu = cpuUsedBetween(cpuBefore, cpuSnapshot(processes));
-  const after = await scrapeEvaluator(evaluator.baseUrl);
+  const after = await scrapeEvaluator(pipeline.evaluator.baseUrl);
   const sent = await scraping.stop();
 
   const since = (key: 'lag' | 'duration'): MetricsHistogram =>
@@ -357,7 +293,7 @@ export async function runPrometheusRulesBenchmark(
   const lag = summarizeHistogram(since('lag'));
   const ruleEvaluations = after.ruleEvaluations - before.ruleEvaluations;
   report.evaluations = {
-    expected: Math.floor(groups.length * (windowSeconds / options.intervalSeconds)),
+    expected: Math.floor(groups * (windowSeconds / options.intervalSeconds)),
     done: after.evaluations - before.evaluations,
     ruleEvaluations,
     failedRules: after.failedRules - before.failedRules,
@@ -383,10 +319,29 @@ export async function runPrometheusRulesBenchmark(
   for (const [name, seconds] of Object.entries(cpu.seconds))
     report.cpuSeconds[name === 'self' ? 'load generator + probes' : name] = seconds;
   report.machineBusyPercent = cpu.machineBusyPercent;
-  report.fleetRuleAlerts = await countAlertsNotNamed(stack.db, probeAlertName);
+  report.fleetRuleAlerts = await countAlertsNotNamed(pipeline.stack.db, probeAlertName);
   // A slot at each window edge may fall either side: one evaluation per group of slack.
   report.target.met =
-    report.evaluations.done >= report.evaluations.expected - groups.length &&
+    report.evaluations.done >= report.evaluations.expected - groups &&
     lag.maxAtMost < options.intervalSeconds &&
     report.evaluations.failedRules === 0;
+}
+
+/** Runs the scenario and exits, as `runBench` does. */
+export function runPrometheusRulesBench(): Promise<never> {
+  return runBench({
+    name: 'alerts-prometheus-rules',
+    usage,
+    defaults,
+    parseOptions,
+    createReport,
+    start: (context) =>
+      startAlertingPipeline(context, {
+        databasePrefix: 'bench_prometheus_rules',
+        investigator: false,
+      }),
+    seed,
+    measure,
+    format: formatPrometheusRulesReport,
+  });
 }

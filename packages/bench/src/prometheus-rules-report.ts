@@ -1,7 +1,7 @@
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { LatencySummary } from './latency-summary.js';
 import type { HistogramSummary } from './metrics-histogram.js';
-import { formatMachine, formatNotes, int, ms } from './report-text.js';
+import { formatLatencyTable, formatMachine, formatNotes, int, ms } from './report-text.js';
 
 export type PrometheusRulesBenchReport = ReportBase & {
   settings: {
@@ -88,14 +88,12 @@ export function formatPrometheusRulesReport(report: PrometheusRulesBenchReport):
           : `, ${int(report.evaluator.cpuUsPerRuleEvaluation)} µs per rule evaluation`),
     );
   if (probes) {
-    const row = (label: string, s: LatencySummary) =>
-      `${label.padEnd(28)}${int(s.count).padStart(7)}${ms(s.p50Ms).padStart(10)}${ms(s.p90Ms).padStart(10)}` +
-      `${ms(s.p99Ms).padStart(10)}${ms(s.maxMs).padStart(10)}`;
     lines.push(
       '',
-      `${''.padEnd(28)}${'count'.padStart(7)}${'p50 ms'.padStart(10)}${'p90 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'max ms'.padStart(10)}`,
-      row('204 → alert active', probes.fire),
-      row('204 → alert resolved', probes.resolve),
+      ...formatLatencyTable(28, [
+        ['204 → alert active', probes.fire],
+        ['204 → alert resolved', probes.resolve],
+      ]),
       `timed out: ${probes.timedOut}`,
     );
   }

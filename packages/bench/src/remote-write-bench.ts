@@ -8,19 +8,22 @@
  * sample (its process only: VictoriaMetrics with its storage, our gateway's decode and publish)
  * and what each stored.
  *
- * Needs `npm run build` and `apt-get install victoria-metrics`.
+ * Needs `npm run build` and `apt-get install victoria-metrics`. No start step: `measure` starts each
+ * target in turn, alone on the machine.
  */
-import type { Cleanup } from './bench-run.js';
-import { integerOption, runBenchCommand } from './bench-run.js';
-import type { CompareTarget } from './compare-target.js';
+import { integerOption } from './harness/command-line.js';
+import type { BenchContext } from './harness/run-bench.js';
+import { measureEachAlone, runBench } from './harness/run-bench.js';
 import { startKafkaMonitor } from './kafka-target.js';
-import type { RemoteWriteFigures, RemoteWriteOptions } from './remote-write-load.js';
+import type {
+  RemoteWriteBodies,
+  RemoteWriteFigures,
+  RemoteWriteOptions,
+} from './remote-write-load.js';
 import {
+  createRemoteWriteBodies,
   defaultRemoteWriteRequests,
-  measureRemoteWrite,
-  remoteWriteBody,
-  remoteWriteSeriesQuery,
-  remoteWriteWarmUpBodies,
+  measureRemoteWriteTo,
   seriesPerHost,
 } from './remote-write-load.js';
 import { formatMachine, formatNotes } from './report-text.js';
@@ -29,72 +32,31 @@ import {
   victoriaMetricsBinary,
   victoriaMetricsInstall,
 } from './victoria-metrics-target.js';
-import { countSamples } from '@monitor/db/bench';
 
 type Options = RemoteWriteOptions;
 
 type Report = { options: Options; figures: RemoteWriteFigures[]; ratio?: number };
 
-async function run(options: Options, report: Report, cleanup: Cleanup, logDir: string) {
-  const baseMs = Date.now() - 3_600_000;
-  const bodies = {
-    warmUp: remoteWriteWarmUpBodies(options.warmUpRequests, options.seriesPerRequest, baseMs),
-    measured: Array.from({ length: options.requests }, (_, n) =>
-      remoteWriteBody(n, options.seriesPerRequest, baseMs),
-    ),
-  };
-
-  const vm: CompareTarget = await startVictoriaMetrics({
-    binary: victoriaMetricsBinary,
-    logDir,
-    cleanup,
-  });
-  const vmPid = vm.measured[0]?.pid();
-  if (vmPid === undefined) throw new Error('no VictoriaMetrics pid');
-  const vmCount = async (): Promise<number> => {
-    await fetch(`${vm.baseUrl}/internal/force_flush`);
-    const query = new URLSearchParams({
-      query: remoteWriteSeriesQuery,
-    });
-    const answer = (await (
-      await fetch(`${vm.baseUrl}/api/v1/query?${query.toString()}`)
-    ).json()) as {
-      data?: { result?: { value?: [number, string] }[] };
-    };
-    return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
-  };
-  report.figures.push(
-    await measureRemoteWrite(
-      'victoria-metrics',
-      { baseUrl: vm.baseUrl, headers: {}, pid: vmPid },
-      bodies,
-      options,
-      vmCount,
-    ),
+/** The same bodies to VictoriaMetrics, then to our gateway; our CPU per sample over theirs. */
+async function measure(
+  _: void,
+  { options, report, cleanup }: BenchContext<Options, Report>,
+  bodies: RemoteWriteBodies,
+): Promise<void> {
+  const { logDir } = report;
+  await measureEachAlone(
+    ['victoria-metrics', 'kafka'] as const,
+    (name) =>
+      name === 'kafka'
+        ? startKafkaMonitor({ logDir, cleanup })
+        : startVictoriaMetrics({ binary: victoriaMetricsBinary, logDir, cleanup }),
+    async (target) => {
+      report.figures.push(await measureRemoteWriteTo(target, bodies, options));
+    },
   );
-  await vm.stop();
-
-  const kafka = await startKafkaMonitor({ logDir, cleanup });
-  const gatewayPid = kafka.measured.find((each) => each.name === 'gateway')?.pid();
-  if (gatewayPid === undefined) throw new Error('no gateway pid');
-  report.figures.push(
-    await measureRemoteWrite(
-      'gateway',
-      { baseUrl: kafka.baseUrl, headers: kafka.headers, pid: gatewayPid },
-      bodies,
-      options,
-      async () => {
-        const expected = (options.warmUpRequests + options.requests) * options.seriesPerRequest;
-        await kafka.waitForStored({ expected, timeoutMs: 120_000, settleMs: 2_000 });
-        return countSamples(kafka.stack.db);
-      },
-    ),
-  );
-  await kafka.stop();
-  const [ours, theirs] = [report.figures[1], report.figures[0]];
-  if (ours !== undefined && theirs !== undefined) {
+  const [theirs, ours] = report.figures;
+  if (ours !== undefined && theirs !== undefined)
     report.ratio = ours.cpuMicrosPerSample / theirs.cpuMicrosPerSample;
-  }
 }
 
 const usage = `Usage: npm run bench:remote-write -- [options]
@@ -106,7 +68,7 @@ const usage = `Usage: npm run bench:remote-write -- [options]
 Needs \`npm run build\` (the gateway and writer run from packages/server/dist) and
 ${victoriaMetricsInstall}. Kafka, PostgreSQL and Redis come from testkit or the environment.`;
 
-await runBenchCommand({
+await runBench({
   name: 'remote-write',
   usage,
   defaults: {
@@ -126,7 +88,10 @@ await runBenchCommand({
     concurrency: integerOption('concurrency', values.concurrency),
   }),
   createReport: (options): Report => ({ options, figures: [] }),
-  run: (options, report, cleanup) => run(options, report, cleanup, report.logDir),
+  // Scrape times a second apart from an hour back.
+  seed: (_, { options }) =>
+    Promise.resolve(createRemoteWriteBodies(options, Date.now() - 3_600_000)),
+  measure,
   format: (report) => {
     const rows = report.figures.map((each) => [
       each.target,

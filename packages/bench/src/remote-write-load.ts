@@ -9,7 +9,8 @@ import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
-import { logProgress } from './bench-run.js';
+import { logProgress } from './harness/progress.js';
+import type { CompareTarget } from './compare-target.js';
 import { cpuSnapshot, cpuUsedBetween } from './proc-stats.js';
 
 export type RemoteWriteOptions = {
@@ -41,7 +42,7 @@ export type RemoteWriteFigures = {
 };
 
 /** VictoriaMetrics' count of what the remote-write bodies stored. */
-export const remoteWriteSeriesQuery = 'sum(count_over_time({__name__=~"rw_metric_.*"}[1d]))';
+const remoteWriteSeriesQuery = 'sum(count_over_time({__name__=~"rw_metric_.*"}[1d]))';
 
 /** prompb's WriteRequest, the fields a Prometheus sender fills. */
 const writeRequest = protobuf.Root.fromJSON({
@@ -60,13 +61,23 @@ const writeRequest = protobuf.Root.fromJSON({
 
 export const seriesPerHost = 20;
 
-/** The warm-up bodies: scrapes before the measured ones (`remoteWriteBody(-1…)`). */
-export function remoteWriteWarmUpBodies(
-  count: number,
-  seriesPerRequest: number,
+/** The bodies every target of a run gets, the same for each. */
+export type RemoteWriteBodies = {
+  /** Scrapes before the measured ones (`remoteWriteBody(-1…)`), sent first, not measured. */
+  warmUp: Buffer[];
+  measured: Buffer[];
+};
+
+/** `options`' warm-up and measured bodies, scrape times a second apart around `baseMs`. */
+export function createRemoteWriteBodies(
+  options: RemoteWriteOptions,
   baseMs: number,
-): Buffer[] {
-  return Array.from({ length: count }, (_, i) => remoteWriteBody(-1 - i, seriesPerRequest, baseMs));
+): RemoteWriteBodies {
+  const body = (n: number) => remoteWriteBody(n, options.seriesPerRequest, baseMs);
+  return {
+    warmUp: Array.from({ length: options.warmUpRequests }, (_, i) => body(-1 - i)),
+    measured: Array.from({ length: options.requests }, (_, n) => body(n)),
+  };
 }
 
 /**
@@ -89,7 +100,7 @@ export function encodeRemoteWrite(timeseries: RemoteWriteSeries[]): Buffer {
 }
 
 /** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
-export function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
+function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
   const hosts = Math.ceil(seriesPerRequest / seriesPerHost);
   const timeseries: RemoteWriteSeries[] = [];
   for (let i = 0; i < seriesPerRequest; i++) {
@@ -158,10 +169,10 @@ async function sendAll(
  * `target.pid` over the latter. `countStored` counts every sample the target stored from both;
  * the figures' `samplesStored` leaves out the warm-up's.
  */
-export async function measureRemoteWrite(
+async function measureRemoteWrite(
   name: string,
   target: { baseUrl: string; headers: Record<string, string>; pid: number },
-  bodies: { warmUp: Buffer[]; measured: Buffer[] },
+  bodies: RemoteWriteBodies,
   options: RemoteWriteOptions,
   countStored: () => Promise<number>,
 ): Promise<RemoteWriteFigures> {
@@ -189,4 +200,50 @@ export async function measureRemoteWrite(
     cpuMicrosPerSample: (cpuSeconds * 1e6) / samplesSent,
     cpuProcess: name,
   };
+}
+
+const storedTimeoutMs = 120_000;
+/** After the count reached what was sent, how long requests in flight get to land. */
+const settleMs = 1_000;
+
+/**
+ * The bodies to VictoriaMetrics, or to the Kafka mode's gateway (its CPU alone is charged: the
+ * decode and the publish), each counted back from its storage.
+ */
+export async function measureRemoteWriteTo(
+  target: CompareTarget,
+  bodies: RemoteWriteBodies,
+  options: RemoteWriteOptions,
+): Promise<RemoteWriteFigures> {
+  const kafka = target.name === 'kafka';
+  const processName = kafka ? 'gateway' : 'victoria-metrics';
+  const pid = target.measured.find((each) => each.name === processName)?.pid();
+  if (pid === undefined) throw new Error(`no pid for ${processName}`);
+  const stored = (expected: number) =>
+    target.waitForStored({ expected, timeoutMs: storedTimeoutMs, settleMs });
+  const before = kafka ? (await stored(0)).stored : 0;
+  const sent = (bodies.warmUp.length + bodies.measured.length) * options.seriesPerRequest;
+  const figures = await measureRemoteWrite(
+    processName,
+    { baseUrl: target.baseUrl, headers: kafka ? target.headers : {}, pid },
+    bodies,
+    options,
+    async () =>
+      kafka ? (await stored(before + sent)).stored - before : countVictoriaMetrics(target.baseUrl),
+  );
+  logProgress(
+    `${processName} remote-write: ${figures.ok}/${figures.requests} 2xx, ${figures.samplesStored} stored, ` +
+      `${figures.cpuMicrosPerSample.toFixed(2)} CPU µs per sample`,
+  );
+  return figures;
+}
+
+/** What VictoriaMetrics stored of the remote-write bodies, once flushed. */
+async function countVictoriaMetrics(baseUrl: string): Promise<number> {
+  await fetch(`${baseUrl}/internal/force_flush`);
+  const query = new URLSearchParams({ query: remoteWriteSeriesQuery });
+  const answer = (await (await fetch(`${baseUrl}/api/v1/query?${query.toString()}`)).json()) as {
+    data?: { result?: { value?: [number, string] }[] };
+  };
+  return Number(answer.data?.result?.[0]?.value?.[1] ?? 0);
 }

@@ -1,4 +1,5 @@
-import type { MachineFacts, ReportBase } from './bench-run.js';
+import type { MachineFacts, ReportBase } from './harness/report.js';
+import type { LatencySummary } from './latency-summary.js';
 
 /** Text pieces every benchmark's terminal report is made of. */
 
@@ -32,4 +33,19 @@ export function int(value: number): string {
 
 export function ms(value: number): string {
   return value.toFixed(value < 10 ? 2 : 1);
+}
+
+/** A table of latencies, a row per label (padded to `labelWidth`): count, p50, p90, p99, max. */
+export function formatLatencyTable(
+  labelWidth: number,
+  rows: readonly (readonly [label: string, latencies: LatencySummary])[],
+): string[] {
+  const line = (label: string, count: string, values: string[]) =>
+    `${label.padEnd(labelWidth)}${count.padStart(7)}${values.map((v) => v.padStart(10)).join('')}`;
+  return [
+    line('', 'count', ['p50 ms', 'p90 ms', 'p99 ms', 'max ms']),
+    ...rows.map(([label, s]) =>
+      line(label, int(s.count), [ms(s.p50Ms), ms(s.p90Ms), ms(s.p99Ms), ms(s.maxMs)]),
+    ),
+  ];
 }

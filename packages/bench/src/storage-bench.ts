@@ -53,9 +53,10 @@ import {
 import { createSeededRandom, getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
-import type { ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import type { TimescaleDatabase } from './harness/timescale-database.js';

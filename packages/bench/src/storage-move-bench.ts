@@ -36,8 +36,9 @@ import {
   refreshAggregates,
   writeFloat8Layout,
 } from '@monitor/db/bench';
-import type { ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import { startTimescaleDatabase } from './harness/timescale-database.js';

@@ -1,4 +1,4 @@
-import type { ReportBase } from './bench-run.js';
+import type { ReportBase } from './harness/report.js';
 import type { LoadSummary } from './load-client.js';
 import { formatMachine, formatNotes, int } from './report-text.js';
 import type {

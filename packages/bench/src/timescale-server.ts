@@ -12,7 +12,7 @@ import {
   timescalePreloadSettings,
 } from '@monitor/platform';
 import { getFreePort, startSupervised } from '@monitor/testkit';
-import type { Cleanup } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
 
 const execFileAsync = promisify(execFile);
 const readyTimeoutMs = 60_000;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { getFreePort } from '@monitor/testkit';
 import type { BenchProcess } from './bench-process.js';
 import { startHttpProcess } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
 import { compareMetricNames } from './compare-fleet.js';
 import type { CompareTarget } from './compare-target.js';
 import { measuredProcess } from './compare-target.js';

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runToCompletion } from './bench-process.js';
-import type { Cleanup } from './bench-run.js';
+import type { Cleanup } from './harness/cleanup.js';
 import { findChildPid } from './proc-stats.js';
 import { compareMetricNames } from './compare-fleet.js';
 import type { MeasuredProcess, ResourceUsage } from './resource-sampler.js';

@@ -1,8 +1,8 @@
 import type { Database, MigrateOptions } from '@monitor/db';
 import { createDatabase, migrate } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
-import type { Cleanup } from '../bench-run.js';
-import { logProgress } from '../bench-run.js';
+import type { Cleanup } from './cleanup.js';
+import { logProgress } from './progress.js';
 import { startTimescaleServer } from '../timescale-server.js';
 
 /** A fresh database on a PostgreSQL server with TimescaleDB, and a pool on it. */

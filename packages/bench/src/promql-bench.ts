@@ -30,8 +30,9 @@ import {
 import { createApiKeyStore, createOrgStore, defaultStoragePolicies } from '@monitor/db';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
-import type { ReportBase } from './bench-run.js';
-import { integerOption, logProgress } from './bench-run.js';
+import { integerOption } from './harness/command-line.js';
+import { logProgress } from './harness/progress.js';
+import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import type { TimescaleDatabase } from './harness/timescale-database.js';

@@ -125,7 +125,7 @@ type BenchCommand<K extends string, O, F> = {
  * is undone however it ends, Ctrl-C included; then the report is printed and written as JSON to
  * `--out`.
  */
-export async function runBenchCommand<K extends string, O, F>(
+async function runBenchCommand<K extends string, O, F>(
   command: BenchCommand<K, O, F>,
 ): Promise<never> {
   const code = await runCommand(command).catch((err: unknown) => {

@@ -223,6 +223,11 @@ describe('rule files against Prometheus 2.42', () => {
         ? 0
         : Math.min(phases.length - 1, 1 + Math.floor((timeMs - run.startMs) / phaseMs));
 
+    // Each host's last sample time: a tick after the tick offset moved may come sooner than a
+    // whole tick after the last one, and the scrape's lag below must not then put a sample
+    // before its series' last one, which Prometheus refuses (out of order), as a scraper never
+    // sends.
+    const lastTimeMs: number[] = [];
     const writing = (async () => {
       while (!run.stopped) {
         const now = Date.now();
@@ -234,7 +239,8 @@ describe('rule files against Prometheus 2.42', () => {
           const value = values[i];
           if (value === undefined || ended.has(i)) return;
           // Scrapes land a little after their timestamp.
-          const timeMs = tick - Math.floor(random.next() * 150);
+          const timeMs = Math.max(tick - Math.floor(random.next() * 150), (lastTimeMs[i] ?? 0) + 1);
+          lastTimeMs[i] = timeMs;
           if (value === null) ended.add(i);
           series.push({
             labels: { __name__: 'temp_celsius', ...labels },

@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeScale, scaledMantissa, unscaled } from '../samples/scaled-value.js';
 import {
+  createFloat64Slabs,
   decodeFloat8Array,
   decodePackedEpochMs,
+  decodePackedOffsetsMs,
   decodeScaledCodes,
   decodeTimestampArray,
 } from './binary-arrays.js';
@@ -113,5 +115,51 @@ describe('decodePackedEpochMs', () => {
     const bytes = Buffer.alloc(timesMs.length * 8);
     timesMs.forEach((t, i) => bytes.writeBigInt64BE(BigInt(t), i * 8));
     expect(Array.from(decodePackedEpochMs(bytes))).toEqual(timesMs);
+  });
+});
+
+describe('decodePackedOffsetsMs', () => {
+  it('reads 4-byte offsets from the base exactly, over the whole int4 range', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -(2 ** 45), max: 2 ** 45 }),
+        fc.array(fc.integer({ min: 0, max: 2 ** 31 - 1 })),
+        (baseMs, offsets) => {
+          const bytes = Buffer.alloc(offsets.length * 4);
+          offsets.forEach((o, i) => bytes.writeInt32BE(o, i * 4));
+          expect(Array.from(decodePackedOffsetsMs(bytes, baseMs))).toEqual(
+            offsets.map((o) => baseMs + o),
+          );
+        },
+      ),
+    );
+  });
+
+  it('refuses bytes that are not whole offsets', () => {
+    expect(() => decodePackedOffsetsMs(Buffer.alloc(6), 0)).toThrow(/4-byte offsets/);
+  });
+});
+
+describe('createFloat64Slabs', () => {
+  it('hands out zeroed arrays of the lengths asked that never share an element', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 300 }), { maxLength: 60 }), (lengths) => {
+        const allocate = createFloat64Slabs(256);
+        const arrays = lengths.map((length) => allocate(length));
+        expect(arrays.map((a) => a.length)).toEqual(lengths);
+        for (const a of arrays) expect(a.every((x) => x === 0)).toBe(true);
+        // Each array written with its own index: none overwrote another.
+        arrays.forEach((a, i) => a.fill(i + 1));
+        arrays.forEach((a, i) => expect(a.every((x) => x === i + 1)).toBe(true));
+      }),
+    );
+  });
+
+  it('gives an array of more than a quarter of a slab a backing store of its own', () => {
+    const allocate = createFloat64Slabs(256);
+    const small = allocate(10);
+    expect(small.buffer.byteLength).toBe(256 * 8);
+    expect(allocate(65).buffer.byteLength).toBe(65 * 8);
+    expect(allocate(10).buffer).toBe(small.buffer);
   });
 });

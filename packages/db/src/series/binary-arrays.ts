@@ -38,6 +38,33 @@ export function decodeTimestampArray(bytes: Uint8Array | null): Float64Array {
   return out;
 }
 
+/** Where a decoder puts what it decodes: a zeroed array of `length` numbers. */
+export type Float64Allocator = (length: number) => Float64Array;
+
+const newFloat64Array: Float64Allocator = (length) => new Float64Array(length);
+
+/**
+ * An allocator that hands out views of 1 MiB slabs, for the arrays of one read. A PromQL read of
+ * 1,000 series made 2,000 arrays of 11.5 KiB, each a backing store of its own outside V8's heap,
+ * and the young collections V8 runs for that external memory cost the api more than decoding
+ * (docs/benchmarks.md, "PromQL"). A view keeps its whole slab alive: meant for the arrays of one
+ * query, which die with it. An array of more than a quarter of a slab gets one of its own.
+ */
+export function createFloat64Slabs(slabLength = 131_072): Float64Allocator {
+  let slab = new Float64Array(0);
+  let used = 0;
+  return (length) => {
+    if (length > slabLength / 4) return new Float64Array(length);
+    if (used + length > slab.length) {
+      slab = new Float64Array(slabLength);
+      used = 0;
+    }
+    const out = slab.subarray(used, used + length);
+    used += length;
+    return out;
+  };
+}
+
 /** A view of `bytes` holding 8-byte values back to back, and how many. */
 function packedValues(bytes: Uint8Array): { length: number; view: DataView } {
   if (bytes.length % 8 !== 0) throw new Error('expected 8-byte values back to back');
@@ -52,12 +79,33 @@ function packedValues(bytes: Uint8Array): { length: number; view: DataView } {
  * integers back to back, a third fewer bytes than an int8[] (no length before each). Exact: a
  * time is far below 2^53 ms.
  */
-export function decodePackedEpochMs(bytes: Uint8Array): Float64Array {
+export function decodePackedEpochMs(
+  bytes: Uint8Array,
+  allocate: Float64Allocator = newFloat64Array,
+): Float64Array {
   const { length, view } = packedValues(bytes);
-  const out = new Float64Array(length);
+  const out = allocate(length);
   for (let i = 0, at = 0; i < length; i++, at += 8) {
     out[i] = view.getInt32(at) * 4_294_967_296 + view.getUint32(at + 4);
   }
+  return out;
+}
+
+/**
+ * Epoch milliseconds as `string_agg(int4send((time_ms - base_ms)::int4), '')` packs them: 4-byte
+ * big-endian offsets from `baseMs` back to back, half the bytes of `decodePackedEpochMs`' for a
+ * read spanning less than 2^31 ms (24.8 days).
+ */
+export function decodePackedOffsetsMs(
+  bytes: Uint8Array,
+  baseMs: number,
+  allocate: Float64Allocator = newFloat64Array,
+): Float64Array {
+  if (bytes.length % 4 !== 0) throw new Error('expected 4-byte offsets back to back');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = bytes.length / 4;
+  const out = allocate(length);
+  for (let i = 0, at = 0; i < length; i++, at += 4) out[i] = baseMs + view.getInt32(at);
   return out;
 }
 
@@ -68,9 +116,13 @@ export function decodePackedEpochMs(bytes: Uint8Array): Float64Array {
  * and then the float8, bit for bit. `count` is how many values (as many as the times). Decoded as
  * `sample_value` decodes in SQL (`decodeScaled`: the same IEEE operation, the same bits).
  */
-export function decodeScaledCodes(bytes: Uint8Array, count: number): Float64Array {
+export function decodeScaledCodes(
+  bytes: Uint8Array,
+  count: number,
+  allocate: Float64Allocator = newFloat64Array,
+): Float64Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Float64Array(count);
+  const out = allocate(count);
   let at = 0;
   for (let i = 0; i < count; i++, at += 8) {
     if (at + 8 > bytes.length) throw new Error('expected as many values as times');

@@ -4,8 +4,10 @@ import { labelsFrom, labelsKey, PromqlError } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
 import {
+  createFloat64Slabs,
   decodeFloat8Array,
   decodePackedEpochMs,
+  decodePackedOffsetsMs,
   decodeScaledCodes,
   decodeTimestampArray,
 } from './binary-arrays.js';
@@ -256,8 +258,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
    * binary format: in a result row a bytea comes as hex text (postgres.js asks for text
    * results), twice the bytes, encoded by the server and decoded here, which cost the api more
    * than the rest of a query over many series; COPY hands the bytes over as they are. Each
-   * series' times and values come packed (`string_agg` of their 8-byte binary forms: a third
-   * fewer bytes than arrays, and a tenth less of the server's time for the statement), the
+   * series' times and values come packed (`string_agg` of their binary send forms: a third
+   * fewer bytes than arrays, and a tenth less of the server's time for the statement; times as
+   * 4-byte offsets from the range's start, a quarter fewer bytes for the same server time), the
    * values as stored (`raw_scaled_samples`: scaled integers decoded here, a fifth less of the
    * server's time than `sample_value` per row in SQL), and each
    * row is decoded as it arrives, while the server is still sending the next ones. COPY takes no
@@ -280,11 +283,16 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) {
       throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
     }
+    // Times as 4-byte offsets from the range's start when it spans less than 2^31 ms (24.8 days).
+    const offsets = toMs - fromMs < 2 ** 31;
+    const allocate = createFloat64Slabs();
     const read = new Map<string, Points>();
     const reader = createCopyBinaryReader(([id, t, v]) => {
       if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');
-      const times = decodePackedEpochMs(t);
-      const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length));
+      const times = offsets
+        ? decodePackedOffsetsMs(t, fromMs, allocate)
+        : decodePackedEpochMs(t, allocate);
+      const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length, allocate));
       read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values });
     });
     // A connection of its own: the pool pipelines queries onto busy connections, and
@@ -292,7 +300,9 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     const connection = await sql.reserve();
     try {
       const query = connection.unsafe(`copy (
-          select series_id, string_agg(int8send(time_ms), ''::bytea),
+          select series_id,
+            string_agg(${offsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
+              ''::bytea),
             string_agg(coalesce(int8send(scaled), '\\x0000000000000000'::bytea || float8send(value)),
               ''::bytea)
           from raw_scaled_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})

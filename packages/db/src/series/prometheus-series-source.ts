@@ -162,6 +162,19 @@ function canceled(signal: AbortSignal): PromqlError {
  * never from the rollups), staleness markers flagged.
  * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
  */
+/**
+ * Settings for the transaction of a read's COPY: PostgreSQL compiles (JIT) the expressions and
+ * the tuple deforming of a statement estimated past 40,000, without inlining or optimizing,
+ * which cost more to compile than they saved. The default threshold, 100,000, left a PromQL read
+ * of 250 series × 6 h (estimated ~56,000, 360,000 rows) interpreted: compiled, it took 88 ms of
+ * the server's time against 100 (docs/benchmarks.md, "PromQL"). Below ~120,000 rows the compile
+ * (~6 ms) costs more than it saves, hence a threshold at about twice that. A server with JIT off
+ * stays so.
+ */
+const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
+  set_config('jit_inline_above_cost', '-1', true),
+  set_config('jit_optimize_above_cost', '-1', true)`;
+
 export function createPrometheusSeriesSource(db: Database, orgId: string): SeriesSource {
   const { sql } = db;
 
@@ -298,7 +311,11 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     // A connection of its own: the pool pipelines queries onto busy connections, and
     // postgres.js fails a query sent to one that is streaming a COPY (COPY_IN_PROGRESS).
     const connection = await sql.reserve();
+    let inTransaction = false;
     try {
+      await connection.unsafe('begin');
+      inTransaction = true;
+      await connection.unsafe(bulkReadJit);
       const query = connection.unsafe(`copy (
           select series_id,
             string_agg(${offsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
@@ -329,7 +346,11 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
         reader.end();
       })();
       await cancelable(Object.assign(copied, { cancel: () => query.cancel() }), signal);
+      await connection.unsafe('commit');
+      inTransaction = false;
     } finally {
+      // A failed or canceled COPY leaves the transaction aborted: the connection goes back clean.
+      if (inTransaction) await connection.unsafe('rollback').catch(() => undefined);
       connection.release();
     }
     return read;

@@ -97,32 +97,30 @@ const boundaryMs = (series: string): string => `case
     else m.moved_from_ms end`;
 
 /**
- * `raw_samples` while the samples of the previous layout move: each series' rows from the
- * layout that holds them (see `boundaryMs`), and a sample stored again in the new layout since
- * (an agent's retry of an old sample) once, from there.
+ * The rows of the previous layout a reader still reads there while the samples move: each
+ * series' rows below its boundary (see `boundaryMs`), except a sample stored again in the new
+ * layout since (an agent's retry of an old sample), which is read from there. `values` are the
+ * columns after `(series_id, time_ms)`, over the previous layout's float8 `o.value`.
  */
-const movingRawSamplesFunction = `create or replace function ${rawSignature}
-  as $$ ${newRawRows}
-    union all
-    select o.series_id, ${epochMs('o.time')}, o.value
+const previousLayoutRows = (values: string): string => `select o.series_id, ${epochMs('o.time')}, ${values}
     from samples${previousLayout} o cross join ${moveState}
     where o.series_id = any(series_ids)
       and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}
       and ${epochMs('o.time')} < ${boundaryMs('o.series_id')}
       and not exists (select from samples n
-        where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
+        where n.series_id = o.series_id and n.time = ${epochMs('o.time')})`;
+
+/** `raw_samples` while the samples of the previous layout move. */
+const movingRawSamplesFunction = `create or replace function ${rawSignature}
+  as $$ ${newRawRows}
+    union all
+    ${previousLayoutRows('o.value')} $$`;
 
 /** `raw_scaled_samples` while the samples move: the previous layout's values are float8. */
 export const movingRawScaledSamplesFunction = `create or replace function ${rawScaledSignature}
   as $$ ${newScaledRows}
     union all
-    select o.series_id, ${epochMs('o.time')}, null, o.value
-    from samples${previousLayout} o cross join ${moveState}
-    where o.series_id = any(series_ids)
-      and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}
-      and ${epochMs('o.time')} < ${boundaryMs('o.series_id')}
-      and not exists (select from samples n
-        where n.series_id = o.series_id and n.time = ${epochMs('o.time')}) $$`;
+    ${previousLayoutRows('null, o.value')} $$`;
 
 /** The bucket width of each aggregate, in milliseconds. */
 const bucketMs: Record<Rollup, number> = { samples_1m: 60_000, samples_1h: 3_600_000 };

@@ -102,7 +102,9 @@ const boundaryMs = (series: string): string => `case
  * layout since (an agent's retry of an old sample), which is read from there. `values` are the
  * columns after `(series_id, time_ms)`, over the previous layout's float8 `o.value`.
  */
-const previousLayoutRows = (values: string): string => `select o.series_id, ${epochMs('o.time')}, ${values}
+const previousLayoutRows = (
+  values: string,
+): string => `select o.series_id, ${epochMs('o.time')}, ${values}
     from samples${previousLayout} o cross join ${moveState}
     where o.series_id = any(series_ids)
       and o.time >= ${timestamp('from_ms')} and o.time <= ${timestamp('to_ms')}

@@ -46,7 +46,7 @@ interface Registration {
 
 /**
  * Coordinates graceful shutdown. It never touches `process`: the server package wires signals,
- * e.g. `process.once('SIGTERM', () => void shutdown.shutdown('SIGTERM').then(r => exit(r.ok ? 0 : 1)))`.
+ * e.g. `process.on('SIGTERM', () => void shutdown.shutdown('SIGTERM').then(r => exit(r.ok ? 0 : 1)))`.
  */
 export function createShutdown(options: CreateShutdownOptions): Shutdown {
   const { logger, timeoutMs } = options;

@@ -95,6 +95,28 @@ describe('the admin CLI without DATABASE_URL', () => {
     expect(existsSync(postmasterPid)).toBe(false);
   });
 
+  it('stops cleanly when Ctrl-C reaches the embedded PostgreSQL too and the signal comes twice', async () => {
+    // A terminal's Ctrl-C goes to the whole foreground group: the embedded server takes it as a
+    // fast shutdown, and `npm start`'s tsx relays it to the process that already has it.
+    const all = await startRoleProcess('all', env);
+    started.push(all);
+    const ingest = await postIngest(
+      all.baseUrl,
+      { host: 'web-3', metrics: { cpu_percent: 3 } },
+      { key },
+    );
+    expect(ingest.status).toBe(200);
+    const postmaster = Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]);
+    all.signal('SIGINT');
+    process.kill(postmaster, 'SIGINT');
+    // The relayed copy comes once the first is being handled.
+    await expect.poll(() => all.output(), { interval: 1 }).toMatch(/"msg":"shutting down"/);
+    all.signal('SIGINT');
+    expect(await all.exited()).toBe(0);
+    expect(all.output()).toMatch(/"ok":true,"failed":\[\],"pending":\[\],"msg":"stopped"/);
+    expect(existsSync(postmasterPid)).toBe(false);
+  });
+
   it('takes a postmaster.pid left by a crash for stale and starts the store itself', async () => {
     // What a killed server leaves: a pid that no longer runs, a port nobody listens on.
     const deadPid = spawnSync('true').pid;

@@ -51,13 +51,20 @@ async function runRole(role: Role): Promise<void> {
       process.exit(result.ok ? exitCode : 1);
     });
   });
+  // `on`, not `once`: a signal often comes twice (Ctrl-C or `kill -- -pgid` reaches tsx's
+  // parent process too, which relays it), and with no listener left the second one would end
+  // the process mid-shutdown. The shutdown's own deadline bounds the wait; SIGKILL forces it.
   const stop = (signal: string): void => {
+    if (shutdown.isShuttingDown) {
+      logger.info({ signal }, 'already shutting down');
+      return;
+    }
     logger.info({ signal }, 'shutting down');
     exitCode = 0;
     void shutdown.shutdown(signal);
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   try {
     await startRole(start, ctx);
     logger.info({ role }, 'started');

@@ -40,7 +40,12 @@ program
     for (const [name, url] of Object.entries(started.env))
       process.stdout.write(`export ${name}=${url}\n`);
     process.stderr.write('services are up; Ctrl-C (or `npm run services -- down`) stops them\n');
+    // `on` and a flag: Ctrl-C reaches tsx's parent too, which relays it, and a second signal
+    // with no listener left would end this process before its services are stopped.
+    let stopping = false;
     const stop = (): void => {
+      if (stopping) return;
+      stopping = true;
       process.stderr.write('stopping services\n');
       started.stop().then(
         () => {
@@ -53,8 +58,8 @@ program
         },
       );
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 
 program

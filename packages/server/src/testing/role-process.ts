@@ -15,6 +15,10 @@ export type RoleProcess = {
   ended(): string | undefined;
   /** SIGTERM and wait for a graceful exit; resolves with the exit code. */
   stop(): Promise<number | null>;
+  /** Sends a signal while it runs, without waiting: for signals that come twice. */
+  signal(name: NodeJS.Signals): void;
+  /** Resolves with the exit code once it has exited (null when a signal ended it). */
+  exited(): Promise<number | null>;
   /** SIGKILL, as a crash would; resolves once the process is gone. */
   kill(): Promise<void>;
 };
@@ -114,5 +118,9 @@ function wrap(child: ChildProcess, port: number, baseUrl: string): RoleProcess {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    signal(name) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(name);
+    },
+    exited: () => exited,
   };
 }

@@ -136,7 +136,7 @@ describe('decodePackedOffsetsMs', () => {
   });
 
   it('refuses bytes that are not whole offsets', () => {
-    expect(() => decodePackedOffsetsMs(Buffer.alloc(6), 0)).toThrow(/4-byte offsets/);
+    expect(() => decodePackedOffsetsMs(Buffer.alloc(6), 0)).toThrow(/4-byte values/);
   });
 });
 

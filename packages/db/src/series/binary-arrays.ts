@@ -65,11 +65,11 @@ export function createFloat64Slabs(slabLength = 131_072): Float64Allocator {
   };
 }
 
-/** A view of `bytes` holding 8-byte values back to back, and how many. */
-function packedValues(bytes: Uint8Array): { length: number; view: DataView } {
-  if (bytes.length % 8 !== 0) throw new Error('expected 8-byte values back to back');
+/** A view of `bytes` holding `width`-byte values back to back, and how many. */
+function packedValues(bytes: Uint8Array, width: 4 | 8): { length: number; view: DataView } {
+  if (bytes.length % width !== 0) throw new Error(`expected ${width}-byte values back to back`);
   return {
-    length: bytes.length / 8,
+    length: bytes.length / width,
     view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength),
   };
 }
@@ -83,7 +83,7 @@ export function decodePackedEpochMs(
   bytes: Uint8Array,
   allocate: Float64Allocator = newFloat64Array,
 ): Float64Array {
-  const { length, view } = packedValues(bytes);
+  const { length, view } = packedValues(bytes, 8);
   const out = allocate(length);
   for (let i = 0, at = 0; i < length; i++, at += 8) {
     out[i] = view.getInt32(at) * 4_294_967_296 + view.getUint32(at + 4);
@@ -101,9 +101,7 @@ export function decodePackedOffsetsMs(
   baseMs: number,
   allocate: Float64Allocator = newFloat64Array,
 ): Float64Array {
-  if (bytes.length % 4 !== 0) throw new Error('expected 4-byte offsets back to back');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const length = bytes.length / 4;
+  const { length, view } = packedValues(bytes, 4);
   const out = allocate(length);
   for (let i = 0, at = 0; i < length; i++, at += 4) out[i] = baseMs + view.getInt32(at);
   return out;

@@ -1,4 +1,4 @@
-// @services postgres
+// @services postgres timescale
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabelMatcher, SourceSeries } from '@monitor/promql';
@@ -182,63 +182,73 @@ describe('the PromQL series source over stored series', () => {
   });
 });
 
-describe('the PromQL series source over long series', () => {
-  it('reads series longer than the driver buffers and the socket reads, selections after and beside each other on one connection, over any range', async () => {
-    const { db, dispose } = await migratedDatabase('postgres', 'series_source_long');
-    // One connection: a COPY that left its socket paused would hang every later query
-    // (patches/postgres+3.4.9.patch, ReadyForQuery).
-    const url = new URL(serviceUrl('postgres'));
-    url.pathname = `/${db.sql.options.database}`;
-    const one = createDatabase({ url: url.toString(), maxConnections: 1 });
-    try {
-      // 4,000 points a series: each row of the COPY about 48 kB, past the 16 kB the driver's
-      // COPY stream buffers, and eight of them so that most rows straddle the socket's 64 kB
-      // reads (the driver joins a message from its own bytes: the same patch).
-      const t0 = Math.floor(Date.now() / 1000) * 1000 - 2 * 3_600_000;
-      const times = Array.from({ length: 4000 }, (_, i) => t0 + i * 1000);
-      const hosts = Array.from({ length: 8 }, (_, h) => `h${h}`);
-      const value = (h: number, i: number) => (i % 7 === 0 ? -0 : i / 8 - 100 * h);
-      await createSampleStore(db).writeBatch({
-        samples: hosts.flatMap((host, h) =>
-          times.map((timeMs, i) => sample({ host, timeMs, metrics: { load: value(h, i) } })),
-        ),
-      });
-      const source = createPrometheusSeriesSource(one, orgId);
-      const hints = { stepMs: 0, rangeMs: 0, func: null, maxSeries: 10 };
-      const select = (range: { startMs: number; endMs: number }) =>
-        source.select([equal('__name__', 'load')], range, hints, new AbortController().signal);
-      const expectAll = (selected: SourceSeries[]) => {
-        const byHost = new Map(plain(selected).map((s) => [s.labels.host, s.points]));
-        expect([...byHost.keys()].sort()).toEqual(hosts);
-        hosts.forEach((host, h) => {
-          expect(byHost.get(host)).toEqual(times.map((t, i) => [t, value(h, i)]));
+// On plain PostgreSQL (TimescaleDB installed there but not preloaded, as CI has it) and on
+// TimescaleDB with its background workers: the read's transaction and JIT settings on both.
+describe.each(['postgres', 'timescale'] as const)(
+  'the PromQL series source over long series (%s)',
+  (server) => {
+    it('reads series longer than the driver buffers and the socket reads, selections after and beside each other on one connection, over any range', async () => {
+      const { db, dispose } = await migratedDatabase(server, 'series_source_long');
+      // One connection: a COPY that left its socket paused would hang every later query
+      // (patches/postgres+3.4.9.patch, ReadyForQuery).
+      const url = new URL(serviceUrl(server));
+      url.pathname = `/${db.sql.options.database}`;
+      const one = createDatabase({ url: url.toString(), maxConnections: 1 });
+      try {
+        // 4,000 points a series: each row of the COPY about 48 kB, past the 16 kB the driver's
+        // COPY stream buffers, and eight of them so that most rows straddle the socket's 64 kB
+        // reads (the driver joins a message from its own bytes: the same patch).
+        const t0 = Math.floor(Date.now() / 1000) * 1000 - 2 * 3_600_000;
+        const times = Array.from({ length: 4000 }, (_, i) => t0 + i * 1000);
+        const hosts = Array.from({ length: 8 }, (_, h) => `h${h}`);
+        const value = (h: number, i: number) => (i % 7 === 0 ? -0 : i / 8 - 100 * h);
+        await createSampleStore(db).writeBatch({
+          samples: hosts.flatMap((host, h) =>
+            times.map((timeMs, i) => sample({ host, timeMs, metrics: { load: value(h, i) } })),
+          ),
         });
-      };
-      // Times come as offsets from the range's start below 2^31 ms, as epoch ms past it.
-      const near = { startMs: t0, endMs: t0 + 4000 * 1000 };
-      const wide = { startMs: t0 - 30 * 86_400_000, endMs: t0 + 4000 * 1000 };
-      // Rounds one after the other, two selections at once in each: the COPY holds its
-      // connection, and hands it back usable.
-      for (let round = 0; round < 3; round++) {
-        const both = await Promise.all([select(near), select(round === 1 ? wide : near)]);
-        both.forEach(expectAll);
+        const source = createPrometheusSeriesSource(one, orgId);
+        const hints = { stepMs: 0, rangeMs: 0, func: null, maxSeries: 10 };
+        const select = (range: { startMs: number; endMs: number }) =>
+          source.select([equal('__name__', 'load')], range, hints, new AbortController().signal);
+        const expectAll = (selected: SourceSeries[]) => {
+          const byHost = new Map(plain(selected).map((s) => [s.labels.host, s.points]));
+          expect([...byHost.keys()].sort()).toEqual(hosts);
+          hosts.forEach((host, h) => {
+            expect(byHost.get(host)).toEqual(times.map((t, i) => [t, value(h, i)]));
+          });
+        };
+        // Times come as offsets from the range's start below 2^31 ms, as epoch ms past it.
+        const near = { startMs: t0, endMs: t0 + 4000 * 1000 };
+        const wide = { startMs: t0 - 30 * 86_400_000, endMs: t0 + 4000 * 1000 };
+        // Rounds one after the other, two selections at once in each: the COPY holds its
+        // connection, and hands it back usable.
+        for (let round = 0; round < 3; round++) {
+          const both = await Promise.all([select(near), select(round === 1 ? wide : near)]);
+          both.forEach(expectAll);
+        }
+        // A read canceled wherever it stands (its transaction, its COPY) gives the connection
+        // back clean, the next selection on it reading everything; and a cancel that lands as
+        // the COPY starts is no uncaught 'error' of its stream (patches/postgres+3.4.9.patch,
+        // CopyOutResponse: 4 of 60 cancels here ended in one before).
+        for (let afterMs = 0; afterMs < 15; afterMs++) {
+          const controller = new AbortController();
+          const canceled = source.select(
+            [equal('__name__', 'load')],
+            near,
+            hints,
+            controller.signal,
+          );
+          setTimeout(() => controller.abort(), afterMs);
+          await canceled.then(expectAll, (err: unknown) => {
+            expect(err).toMatchObject({ name: 'PromqlError' });
+          });
+          expectAll(await select(near));
+        }
+      } finally {
+        await one.close();
+        await dispose();
       }
-      // A read canceled wherever it stands (its transaction, its COPY) gives the connection
-      // back clean, the next selection on it reading everything; and a cancel that lands as
-      // the COPY starts is no uncaught 'error' of its stream (patches/postgres+3.4.9.patch,
-      // CopyOutResponse: 4 of 60 cancels here ended in one before).
-      for (let afterMs = 0; afterMs < 15; afterMs++) {
-        const controller = new AbortController();
-        const canceled = source.select([equal('__name__', 'load')], near, hints, controller.signal);
-        setTimeout(() => controller.abort(), afterMs);
-        await canceled.then(expectAll, (err: unknown) => {
-          expect(err).toMatchObject({ name: 'PromqlError' });
-        });
-        expectAll(await select(near));
-      }
-    } finally {
-      await one.close();
-      await dispose();
-    }
-  });
-});
+    });
+  },
+);

@@ -157,12 +157,6 @@ function canceled(signal: AbortSignal): PromqlError {
 }
 
 /**
- * The database side of PromQL's SeriesSource, for one organization: series chosen by their
- * labels, samples read raw from `samples` and `unaggregated_samples` (see `select` for why
- * never from the rollups), staleness markers flagged.
- * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
- */
-/**
  * Settings for the transaction of a read's COPY: PostgreSQL compiles (JIT) the expressions and
  * the tuple deforming of a statement estimated past 40,000, without inlining or optimizing,
  * which cost more to compile than they saved. The default threshold, 100,000, left a PromQL read
@@ -175,6 +169,12 @@ const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
   set_config('jit_inline_above_cost', '-1', true),
   set_config('jit_optimize_above_cost', '-1', true)`;
 
+/**
+ * The database side of PromQL's SeriesSource, for one organization: series chosen by their
+ * labels, samples read raw from `samples` and `unaggregated_samples` (see `select` for why
+ * never from the rollups), staleness markers flagged.
+ * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
+ */
 export function createPrometheusSeriesSource(db: Database, orgId: string): SeriesSource {
   const { sql } = db;
 
@@ -297,12 +297,12 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
     }
     // Times as 4-byte offsets from the range's start when it spans less than 2^31 ms (24.8 days).
-    const offsets = toMs - fromMs < 2 ** 31;
+    const timesAsOffsets = toMs - fromMs < 2 ** 31;
     const allocate = createFloat64Slabs();
     const read = new Map<string, Points>();
     const reader = createCopyBinaryReader(([id, t, v]) => {
       if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');
-      const times = offsets
+      const times = timesAsOffsets
         ? decodePackedOffsetsMs(t, fromMs, allocate)
         : decodePackedEpochMs(t, allocate);
       const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length, allocate));
@@ -318,7 +318,7 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
       await connection.unsafe(bulkReadJit);
       const query = connection.unsafe(`copy (
           select series_id,
-            string_agg(${offsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
+            string_agg(${timesAsOffsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
               ''::bytea),
             string_agg(coalesce(int8send(scaled), '\\x0000000000000000'::bytea || float8send(value)),
               ''::bytea)

@@ -52,6 +52,26 @@ async function seriesOf(match: string): Promise<Record<string, string>[]> {
   return body.data.sort((a, b) => (a['__name__'] ?? '').localeCompare(b['__name__'] ?? ''));
 }
 
+/**
+ * The label sets of `match` once `complete` accepts them. The services projection may land
+ * before the samples' transaction commits (SampleStore.writeBatch runs them side by side), so a
+ * service that lists a metric does not yet mean its series reads back.
+ */
+function seriesOnceComplete(
+  match: string,
+  complete: (series: Record<string, string>[]) => boolean,
+  what: string,
+): Promise<Record<string, string>[]> {
+  return waitFor(
+    async () => {
+      const series = await seriesOf(match);
+      return complete(series) ? series : undefined;
+    },
+    15_000,
+    what,
+  );
+}
+
 /** The service of `host` once it has a metric `has` accepts, else undefined. */
 async function serviceWith(
   host: string,
@@ -320,7 +340,14 @@ describe('agent protocols, with the real senders', () => {
     );
     // Each series reads back with `host` alone (docs/agents.md#labels-as-written): plugin, type
     // and their instances are in the name, none of them a label.
-    const series = await seriesOf('{__name__=~"collectd_.+"}');
+    const series = await seriesOnceComplete(
+      '{__name__=~"collectd_.+"}',
+      (found) =>
+        ['collectd_load_load_shortterm', 'collectd_load_load_midterm'].every((name) =>
+          found.some((labels) => labels['__name__'] === name),
+        ),
+      'the collectd load series',
+    );
     expect(series.map((labels) => labels['__name__'])).toEqual(
       expect.arrayContaining(['collectd_load_load_shortterm', 'collectd_load_load_midterm']),
     );
@@ -382,9 +409,15 @@ describe('agent protocols, with the real senders', () => {
       });
       // Each series reads back with the string resource and point attributes, as named, and
       // nothing else (docs/agents.md#labels-as-written).
-      const series = await seriesOf('{__name__=~"queue[.]depth|requests|latency[.]ms_.+"}');
+      const ofHost = (series: Record<string, string>[]) =>
+        series.filter((labels) => labels['host.name'] === host);
+      const series = await seriesOnceComplete(
+        '{__name__=~"queue[.]depth|requests|latency[.]ms_.+"}',
+        (found) => ofHost(found).length >= 4,
+        `the series of ${host}`,
+      );
       const resource = { 'host.name': host, 'service.name': 'checkout' };
-      expect(series.filter((labels) => labels['host.name'] === host)).toEqual([
+      expect(ofHost(series)).toEqual([
         { __name__: 'latency.ms_count', ...resource },
         { __name__: 'latency.ms_sum', ...resource },
         { __name__: 'queue.depth', ...resource, queue: 'jobs' },
@@ -453,9 +486,9 @@ describe('agent protocols, with the real senders', () => {
     expect(fromV2.metrics).toEqual({ cpu_usage: 12.5, cpu_procs: 3, cpu_up: 1 });
     expect(fromV2.tags).toEqual({ host: 'influx-v2', region: 'eu' });
     // Its series reads back with exactly the tags it was written with, `host` included.
-    expect(await seriesOf('cpu_usage')).toEqual([
-      { __name__: 'cpu_usage', host: 'influx-v2', region: 'eu' },
-    ]);
+    expect(
+      await seriesOnceComplete('cpu_usage', (found) => found.length > 0, 'the cpu_usage series'),
+    ).toEqual([{ __name__: 'cpu_usage', host: 'influx-v2', region: 'eu' }]);
     const fromV1 = await waitFor(
       () => serviceWith('influx-v1', (metrics) => 'mem_used_percent' in metrics),
       10_000,

@@ -46,11 +46,16 @@ function stringArg(args: Expr[], i: number): string {
  * the one before it, values.length when none. extrapolatedRateOf adds a window's resets by
  * jumping from one to the next instead of comparing every sample of the window at every step (a
  * fifth of a range query's rate over 1,000 series, docs/benchmarks.md, "PromQL"); the same
- * resets in the same order, so the same sum to the bit.
+ * resets in the same order, so the same sum to the bit. Written into `into` when given (its
+ * first values.length + 1 entries), so that one array serves every series of a query.
  */
-export function counterResets(values: ArrayLike<number>): Int32Array {
+export function counterResets(
+  values: ArrayLike<number>,
+  into: Int32Array = new Int32Array(values.length + 1),
+): Int32Array {
   const n = values.length;
-  const next = new Int32Array(n + 1);
+  if (into.length < n + 1) throw new RangeError('counterResets: `into` holds too few entries');
+  const next = into;
   next[n] = n;
   for (let i = n - 1; i >= 0; i--) {
     next[i] = i > 0 && values[i]! < values[i - 1]! ? i : next[i + 1]!;

@@ -38,11 +38,17 @@ export function rateSteps(
   const { offsetMs, rangeMs } = window;
   const out = emptyStepMatrix(times, series.length);
   let row = 0;
+  // One array of resets for every series, grown as needed: one of its own per series was 1,000
+  // backing stores outside V8's heap a query, for its young collections (docs/benchmarks.md).
+  let resetsScratch = new Int32Array(0);
   for (const one of series) {
     budget.checkDeadline();
     const sampleTimes = one.pointTimes;
     const values = one.pointValues;
-    const resets = kind.isCounter ? counterResets(values) : null;
+    if (kind.isCounter && resetsScratch.length < values.length + 1) {
+      resetsScratch = new Int32Array(Math.max(values.length + 1, resetsScratch.length * 2));
+    }
+    const resets = kind.isCounter ? counterResets(values, resetsScratch) : null;
     let results = 0;
     let lo = 0;
     let hi = 0;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Response } from 'express';
 import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/promql';
 import type { RuleGroupStateStore } from '@monitor/db';
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
@@ -34,9 +35,12 @@ type PrometheusQueryLimits = {
   timeoutMs: number;
 };
 
+/** An engine for one request, and its end: once the answer is written, what it read may serve the next. */
+type RequestEngine = { engine: PromqlEngine; release: () => void };
+
 export type PrometheusRouteDeps = {
   /** An engine reading the organization's series, with the per-request timeout. */
-  engineFor(orgId: string, timeoutMs: number | undefined): PromqlEngine;
+  engineFor(orgId: string, timeoutMs: number | undefined): RequestEngine;
   sourceFor(orgId: string): SeriesSource;
   limits: PrometheusQueryLimits;
   nowMs: () => number;
@@ -98,6 +102,24 @@ function matcherSets(params: PrometheusParams) {
 
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
+/**
+ * Runs `query` on an engine of the request's own and writes its answer, then releases the engine:
+ * the answer is text by then, and nothing reads the query's arrays any more.
+ */
+async function answerQuery(
+  deps: PrometheusRouteDeps & { orgId: string },
+  params: PrometheusParams,
+  res: Response,
+  query: (engine: PromqlEngine) => Promise<QueryValue>,
+): Promise<void> {
+  const { engine, release } = deps.engineFor(deps.orgId, timeoutOf(params));
+  try {
+    res.type('application/json').send(success(queryData(await query(engine))));
+  } finally {
+    release();
+  }
+}
+
 const queryHandler: Handler = async ({ query, body, res, deps }) => {
   const params = prometheusParams(query, body);
   const expr = required(params, 'query');
@@ -106,9 +128,7 @@ const queryHandler: Handler = async ({ query, body, res, deps }) => {
     timeText === undefined || timeText === ''
       ? deps.nowMs()
       : parsePrometheusTime('time', timeText);
-  const engine = deps.engineFor(deps.orgId, timeoutOf(params));
-  const value = await engine.instantQuery(expr, timeMs);
-  res.type('application/json').send(success(queryData(value)));
+  await answerQuery(deps, params, res, (engine) => engine.instantQuery(expr, timeMs));
 };
 
 const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
@@ -129,9 +149,7 @@ const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
       `invalid parameter "end": the range exceeds the limit of ${deps.limits.maxRangeMs / 1000} s`,
     );
   }
-  const engine = deps.engineFor(deps.orgId, timeoutOf(params));
-  const value = await engine.rangeQuery(expr, startMs, endMs, stepMs);
-  res.type('application/json').send(success(queryData(value)));
+  await answerQuery(deps, params, res, (engine) => engine.rangeQuery(expr, startMs, endMs, stepMs));
 };
 
 const seriesHandler: Handler = async ({ query, body, res, deps }) => {

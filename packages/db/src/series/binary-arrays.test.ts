@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeScale, scaledMantissa, unscaled } from '../samples/scaled-value.js';
+import type { SlabReader } from './binary-arrays.js';
 import {
+  createFloat64SlabPool,
   createFloat64Slabs,
   decodeFloat8Array,
   decodePackedEpochMs,
@@ -161,5 +163,86 @@ describe('createFloat64Slabs', () => {
     expect(small.buffer.byteLength).toBe(256 * 8);
     expect(allocate(65).buffer.byteLength).toBe(65 * 8);
     expect(allocate(10).buffer).toBe(small.buffer);
+  });
+});
+
+describe('createFloat64SlabPool', () => {
+  type Op =
+    | { kind: 'lease' }
+    | { kind: 'reader'; lease: number }
+    | { kind: 'allocate'; reader: number; length: number }
+    | { kind: 'end'; reader: number }
+    | { kind: 'release'; lease: number };
+  const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
+    fc.constant<Op>({ kind: 'lease' }),
+    fc.nat(3).map((lease): Op => ({ kind: 'reader', lease })),
+    fc
+      .record({ reader: fc.nat(8), length: fc.integer({ min: 0, max: 100 }) })
+      .map(({ reader, length }): Op => ({ kind: 'allocate', reader, length })),
+    fc.nat(8).map((reader): Op => ({ kind: 'end', reader })),
+    fc.nat(3).map((lease): Op => ({ kind: 'release', lease })),
+  );
+
+  it("never lets one query's slabs hold another's arrays while it may still read or write them", () => {
+    fc.assert(
+      fc.property(fc.array(opArbitrary, { maxLength: 80 }), (ops) => {
+        const pool = createFloat64SlabPool({ maxIdleSlabs: 4, slabLength: 128 });
+        const leases: { lease: ReturnType<typeof pool.lease>; released: boolean; open: number }[] =
+          [];
+        // `pooled`: asked for before its lease's release (later ones get slabs of their own).
+        const readers: { reader: SlabReader; lease: number; pooled: boolean; ended: boolean }[] =
+          [];
+        const arrays: { array: Float64Array; tag: number; lease: number }[] = [];
+        // A lease's arrays are its own until it is released and every reader of it has ended.
+        const held = (lease: number): boolean =>
+          !leases[lease]!.released || leases[lease]!.open > 0;
+        for (const op of ops) {
+          if (op.kind === 'lease') leases.push({ lease: pool.lease(), released: false, open: 0 });
+          else if (op.kind === 'reader' && op.lease < leases.length) {
+            const entry = leases[op.lease]!;
+            const pooled = !entry.released;
+            readers.push({ reader: entry.lease.reader(), lease: op.lease, pooled, ended: false });
+            if (pooled) entry.open++;
+          } else if (op.kind === 'allocate' && op.reader < readers.length) {
+            const { reader, lease } = readers[op.reader]!;
+            const array = reader.allocate(op.length);
+            expect(array.length).toBe(op.length);
+            expect(array.every((x) => x === 0)).toBe(true);
+            const tag = arrays.length + 1;
+            array.fill(tag);
+            arrays.push({ array, tag, lease });
+          } else if (op.kind === 'end' && op.reader < readers.length) {
+            const entry = readers[op.reader]!;
+            if (!entry.ended && entry.pooled) leases[entry.lease]!.open--;
+            entry.ended = true;
+            entry.reader.end();
+          } else if (op.kind === 'release' && op.lease < leases.length) {
+            leases[op.lease]!.released = true;
+            leases[op.lease]!.lease.release();
+          }
+          for (const { array, tag, lease } of arrays) {
+            if (held(lease)) expect(array.every((x) => x === tag)).toBe(true);
+          }
+          expect(pool.idleSlabs()).toBeLessThanOrEqual(4);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('hands the slabs of a released query to the next, zeroed, and keeps at most maxIdleSlabs', () => {
+    const pool = createFloat64SlabPool({ maxIdleSlabs: 2, slabLength: 128 });
+    const first = pool.lease();
+    const reader = first.reader();
+    // Four arrays of 30 to a slab of 128: three slabs.
+    const arrays = Array.from({ length: 9 }, () => reader.allocate(30).fill(7));
+    expect(new Set(arrays.map((array) => array.buffer)).size).toBe(3);
+    first.release();
+    expect(pool.idleSlabs()).toBe(0); // a reader still reads
+    reader.end();
+    expect(pool.idleSlabs()).toBe(2);
+    const next = pool.lease().reader().allocate(10);
+    expect(arrays.map((array) => array.buffer)).toContain(next.buffer);
+    expect(new Float64Array(next.buffer).every((x) => x === 0)).toBe(true);
   });
 });

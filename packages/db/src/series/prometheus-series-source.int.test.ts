@@ -10,6 +10,7 @@ import { createDatabase } from '../core/database.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { migratedDatabase } from '../testing/clean-database.js';
+import { createFloat64SlabPool } from './binary-arrays.js';
 import { createPrometheusSeriesSource } from './prometheus-series-source.js';
 
 const orgId = 'org_series_source';
@@ -245,6 +246,34 @@ describe.each(['postgres', 'timescale'] as const)(
           });
           expectAll(await select(near));
         }
+        // Through a pool of slabs, as the api reads (4 arrays of 4,000 to a slab): a query
+        // released as soon as it fails, its reads still running, never writes into the slabs of
+        // the queries after it, which answer every value.
+        const pool = createFloat64SlabPool({ maxIdleSlabs: 64, slabLength: 16_384 });
+        const pooled = (slabs: ReturnType<typeof pool.lease>, signal: AbortSignal) =>
+          createPrometheusSeriesSource(one, orgId, { slabs }).select(
+            [equal('__name__', 'load')],
+            near,
+            hints,
+            signal,
+          );
+        for (let afterMs = 0; afterMs < 10; afterMs++) {
+          const first = pool.lease();
+          const controller = new AbortController();
+          const canceled = pooled(first, controller.signal).catch((err: unknown) => {
+            expect(err).toMatchObject({ name: 'PromqlError' });
+          });
+          setTimeout(() => {
+            controller.abort();
+            first.release();
+          }, afterMs);
+          const next = pool.lease();
+          const answered = await pooled(next, new AbortController().signal);
+          await canceled;
+          expectAll(answered);
+          next.release();
+        }
+        expect(pool.idleSlabs()).toBeGreaterThan(0);
       } finally {
         await one.close();
         await dispose();

@@ -3,6 +3,7 @@ import type { LabelMatcher, Labels, SeriesSource, SourceSeries, TimeRange } from
 import { labelsFrom, labelsKey, PromqlError } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
+import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
 import {
   createFloat64Slabs,
   decodeFloat8Array,
@@ -175,7 +176,17 @@ const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
  * never from the rollups), staleness markers flagged.
  * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
  */
-export function createPrometheusSeriesSource(db: Database, orgId: string): SeriesSource {
+export function createPrometheusSeriesSource(
+  db: Database,
+  orgId: string,
+  options: {
+    /**
+     * Where the query's samples are decoded: a pool's slabs, handed back once its answer is
+     * written (createFloat64SlabPool). Without one, each read's slabs are its own.
+     */
+    slabs?: Float64SlabLease;
+  } = {},
+): SeriesSource {
   const { sql } = db;
 
   /**
@@ -296,9 +307,24 @@ export function createPrometheusSeriesSource(db: Database, orgId: string): Serie
     if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) {
       throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
     }
+    const slabs = options.slabs?.reader() ?? { allocate: createFloat64Slabs(), end: () => {} };
+    try {
+      return await readSamplesInto(ids, fromMs, toMs, slabs.allocate, signal);
+    } finally {
+      // Settled: the COPY has ended (or failed), and no row is decoded into the slabs any more.
+      slabs.end();
+    }
+  }
+
+  async function readSamplesInto(
+    ids: string[],
+    fromMs: number,
+    toMs: number,
+    allocate: Float64Allocator,
+    signal: AbortSignal,
+  ): Promise<Map<string, Points>> {
     // Times as 4-byte offsets from the range's start when it spans less than 2^31 ms (24.8 days).
     const timesAsOffsets = toMs - fromMs < 2 ** 31;
-    const allocate = createFloat64Slabs();
     const read = new Map<string, Points>();
     const reader = createCopyBinaryReader(([id, t, v]) => {
       if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { createPrometheusRouter, createRulerRouter } from '@monitor/api';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore, createRuleGroupStore } from '@monitor/db';
-import { createPrometheusSeriesSource } from '@monitor/db/series';
+import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import type { ApiConfig } from '../config.js';
@@ -14,6 +14,11 @@ const maxSeriesPerQuery = 100_000;
 const maxPointsPerSeries = 11_000;
 /** The longest range query: a year, past every retention default. */
 const maxRangeMs = 366 * 24 * 3600 * 1000;
+/**
+ * 1 MiB slabs of decoded samples kept for the next queries: a range query over 1,000 series of
+ * 6 hours at 15 s decodes into about 23 (docs/benchmarks.md, "PromQL").
+ */
+const maxIdleSampleSlabs = 64;
 
 /**
  * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
@@ -25,19 +30,23 @@ export function createPrometheusMount(
   databases: { primary: Database; reads: Database },
   logger: Logger,
 ): (app: Express) => void {
+  const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: maxIdleSampleSlabs });
   const router = createPrometheusRouter({
     authenticator: createKeyAuthenticator(config, databases.primary),
     logger: logger.child({ component: 'prometheus-api' }),
     sourceFor: (orgId) => createPrometheusSeriesSource(databases.reads, orgId),
-    engineFor: (orgId, timeoutMs) =>
-      createPromqlEngine({
-        source: createPrometheusSeriesSource(databases.reads, orgId),
+    engineFor: (orgId, timeoutMs) => {
+      const slabs = sampleSlabs.lease();
+      const engine = createPromqlEngine({
+        source: createPrometheusSeriesSource(databases.reads, orgId, { slabs }),
         lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
         maxSamples: config.PROMQL_MAX_SAMPLES,
         timeoutMs: Math.min(timeoutMs ?? config.PROMQL_TIMEOUT_MS, config.PROMQL_TIMEOUT_MS),
         maxSeries: maxSeriesPerQuery,
         maxPointsPerSeries,
-      }),
+      });
+      return { engine, release: () => slabs.release() };
+    },
     limits: {
       maxRangeMs,
       maxSeries: maxSeriesPerQuery,

@@ -7,7 +7,7 @@ import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore, createSampleStore } from '@monitor/db';
-import { createPrometheusSeriesSource } from '@monitor/db/series';
+import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import { decodeRemoteWriteV1 } from '@monitor/protocols';
@@ -407,14 +407,22 @@ export async function startPrometheusApi(
         key === apiKey ? { keyId: 'key_oracle', orgId, scopes: ['read' as const] } : undefined,
       ),
   };
+  const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: 64 });
   const app = express();
   app.use(
     createPrometheusRouter({
       authenticator,
       logger: createLogger({ level: 'silent' }),
       sourceFor: (org) => createPrometheusSeriesSource(db, org),
-      engineFor: (org) =>
-        createPromqlEngine({ source: createPrometheusSeriesSource(db, org), ...options }),
+      // With the api's pool of slabs, as deployed: what one query read then serves the next.
+      engineFor: (org) => {
+        const slabs = sampleSlabs.lease();
+        const source = createPrometheusSeriesSource(db, org, { slabs });
+        return {
+          engine: createPromqlEngine({ source, ...options }),
+          release: () => slabs.release(),
+        };
+      },
       limits: {
         maxRangeMs: 366 * 86_400_000,
         maxSeries: 100_000,

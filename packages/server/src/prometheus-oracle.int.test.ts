@@ -369,6 +369,22 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     expect(problems.slice(0, 30)).toEqual([]);
   });
 
+  it('answers as Prometheus does with many queries at once (their slabs pass from one to the next)', async () => {
+    const problems: string[] = [];
+    const params = {
+      start: String((startMs + 5 * 60_000) / 1000),
+      end: String(endMs / 1000),
+      step: '15',
+    };
+    for (let i = 0; i < handWritten.length; i += 8) {
+      const answers = await Promise.all(
+        handWritten.slice(i, i + 8).map((expr) => compare('query_range', expr, params)),
+      );
+      problems.push(...answers.flat());
+    }
+    expect(problems.slice(0, 30)).toEqual([]);
+  });
+
   it('answers generated expressions as Prometheus does', async () => {
     const problems: string[] = [];
     for (const expr of generatedExpressions(80)) {

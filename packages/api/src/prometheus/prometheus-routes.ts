@@ -35,7 +35,10 @@ type PrometheusQueryLimits = {
   timeoutMs: number;
 };
 
-/** An engine for one request, and its end: once the answer is written, what it read may serve the next. */
+/**
+ * An engine for one request, and its release: once its answer is written, what it read may serve
+ * the next query.
+ */
 type RequestEngine = { engine: PromqlEngine; release: () => void };
 
 export type PrometheusRouteDeps = {

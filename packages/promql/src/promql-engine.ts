@@ -63,7 +63,7 @@ function toLoaded(series: SourceSeries): LoadedSeries {
   const { timestampsMs, values, stale: flags } = series;
   const isStale =
     flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
-  const stale = staleCount(series);
+  const stale = series.markers ?? staleCount(series);
   let pointTimes = timestampsMs;
   let pointValues = values;
   if (stale > 0) {

@@ -28,6 +28,11 @@ export type SourceSeries = {
   timestampsMs: ArrayLike<number>;
   values: ArrayLike<number>;
   stale?: ArrayLike<number>;
+  /**
+   * How many points are staleness markers, when the source knows without a pass over them (0
+   * for samples it decoded and found no NaN in): the evaluator then skips its own count.
+   */
+  markers?: number;
 };
 
 /** A time range, ms, both ends inclusive (Prometheus' selection semantics). */

@@ -87,14 +87,22 @@ function pushedDown(matchers: readonly LabelMatcher[]): {
  * Samples of one stored series (from `samples` or `unaggregated_samples`), or its staleness
  * markers (`stale`, values NaN), as read, in ascending time order.
  */
-type Points = { timestampsMs: Float64Array; values: Float64Array; stale?: true };
+type Points = {
+  timestampsMs: Float64Array;
+  values: Float64Array;
+  stale?: true;
+  /** No value is NaN, known as they were decoded (no pass over them needed). */
+  nanFree?: true;
+};
 
 /** A series whose points are all in one list. */
 function fromOneList(labels: Labels, points: Points): SourceSeries {
   const { timestampsMs, values } = points;
   // Without flags every NaN is a marker (SourceSeries): samples without a NaN need none, which
   // spares a flag array per series.
-  if (points.stale !== true && !holdsNaN(values)) return { labels, timestampsMs, values };
+  if (points.stale !== true && (points.nanFree === true || !holdsNaN(values))) {
+    return { labels, timestampsMs, values, markers: 0 };
+  }
   // Every point flagged: a NaN that is no marker is a value.
   const stale = new Uint8Array(timestampsMs.length).fill(points.stale === true ? 1 : 0);
   return { labels, timestampsMs, values, stale };
@@ -332,7 +340,9 @@ export function createPrometheusSeriesSource(
         ? decodePackedOffsetsMs(t, fromMs, allocate)
         : decodePackedEpochMs(t, allocate);
       const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length, allocate));
-      read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values });
+      // 8 bytes a value: scaled integers only, none of them NaN (a float8 takes 16 bytes).
+      const nanFree = v.length === times.length * 8 ? true : undefined;
+      read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values, nanFree });
     });
     // A connection of its own: the pool pipelines queries onto busy connections, and
     // postgres.js fails a query sent to one that is streaming a COPY (COPY_IN_PROGRESS).

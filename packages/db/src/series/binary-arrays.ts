@@ -72,6 +72,11 @@ export function createFloat64Slabs(
 /** One read's allocator from a lease, and its end: it decodes nothing more. */
 export type SlabReader = { allocate: Float64Allocator; end(): void };
 
+/** A reader with slabs of its own, never pooled: nothing to hand back at its end. */
+export function unpooledReader(slabLength?: number): SlabReader {
+  return { allocate: createFloat64Slabs(slabLength), end: () => undefined };
+}
+
 /** The slabs of one query, from a pool (`createFloat64SlabPool`). */
 export type Float64SlabLease = {
   /** An allocator for one read of the query; call `end` once that read decodes nothing more. */
@@ -118,7 +123,7 @@ export function createFloat64SlabPool(options: {
       };
       return {
         reader() {
-          if (released) return { allocate: createFloat64Slabs(slabLength), end: () => undefined };
+          if (released) return unpooledReader(slabLength);
           readers++;
           let ended = false;
           const allocate = createFloat64Slabs(slabLength, () => {

@@ -5,12 +5,12 @@ import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
 import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
 import {
-  createFloat64Slabs,
   decodeFloat8Array,
   decodePackedEpochMs,
   decodePackedOffsetsMs,
   decodeScaledCodes,
   decodeTimestampArray,
+  unpooledReader,
 } from './binary-arrays.js';
 import { createCopyBinaryReader } from './copy-binary-reader.js';
 import { timeOrdered } from './time-ordered.js';
@@ -315,7 +315,7 @@ export function createPrometheusSeriesSource(
     if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) {
       throw new Error(`not a time range in milliseconds: ${range.startMs}…${range.endMs}`);
     }
-    const slabs = options.slabs?.reader() ?? { allocate: createFloat64Slabs(), end: () => {} };
+    const slabs = options.slabs?.reader() ?? unpooledReader();
     try {
       return await readSamplesInto(ids, fromMs, toMs, slabs.allocate, signal);
     } finally {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { binarySampleChunks } from './copy-binary.js';
 import { unscaled } from './scaled-value.js';
@@ -88,6 +89,60 @@ describe('binarySampleChunks', () => {
       const micros = chunk!.readBigInt64BE(signature.length / 2 + 2 + 4);
       expect(micros).toBe(BigInt(timeMs - Date.UTC(2000, 0, 1)) * 1000n);
     }
+  });
+
+  it('writes any storable row exactly, in either time column', () => {
+    const maxDateMs = 8.64e15;
+    const storedRow = fc.record({
+      timeMs: fc.integer({ min: -maxDateMs, max: maxDateMs }),
+      seriesId: fc.maxSafeInteger().filter((id) => id > 0),
+      value: fc.double(),
+      mantissa: fc.integer({ min: -(2 ** 53), max: 2 ** 53 }),
+      scale: fc.integer({ min: -32768, max: 32767 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(storedRow, { minLength: 1, maxLength: 40 }),
+        fc.constantFrom('epochMs' as const, 'timestamptz' as const),
+        (rows, timeColumn) => {
+          const samples = {
+            timesMs: rows.map((r) => r.timeMs),
+            seriesIds: rows.map((r) => r.seriesId),
+            values: rows.map((r) => r.value),
+            mantissas: rows.map((r) => r.mantissa),
+            scales: rows.map((r) => r.scale),
+          };
+          const bytes = Buffer.concat([...binarySampleChunks(samples, 7, timeColumn)]);
+          let at = signature.length / 2;
+          for (const r of rows) {
+            expect(bytes.readInt16BE(at)).toBe(5);
+            expect(bytes.readInt32BE(at + 2)).toBe(8);
+            expect(bytes.readBigInt64BE(at + 6)).toBe(
+              timeColumn === 'epochMs'
+                ? BigInt(r.timeMs)
+                : BigInt(r.timeMs - Date.UTC(2000, 0, 1)) * 1000n,
+            );
+            expect(bytes.readInt32BE(at + 14)).toBe(8);
+            expect(bytes.readBigInt64BE(at + 18)).toBe(BigInt(r.seriesId));
+            at += 26;
+            if (r.scale === unscaled) {
+              expect([bytes.readInt32BE(at), bytes.readInt32BE(at + 4)]).toEqual([-1, -1]);
+              expect(bytes.readInt32BE(at + 8)).toBe(8);
+              expect(Object.is(bytes.readDoubleBE(at + 12), r.value)).toBe(true);
+              at += 20;
+            } else {
+              expect(bytes.readInt32BE(at)).toBe(8);
+              expect(bytes.readBigInt64BE(at + 4)).toBe(BigInt(r.mantissa));
+              expect(bytes.readInt32BE(at + 12)).toBe(2);
+              expect(bytes.readInt16BE(at + 16)).toBe(r.scale);
+              expect(bytes.readInt32BE(at + 18)).toBe(-1);
+              at += 22;
+            }
+          }
+          expect(bytes.subarray(at).toString('hex')).toBe(trailer);
+        },
+      ),
+    );
   });
 
   it('splits rows into chunks, the header in the first and the trailer in the last', () => {

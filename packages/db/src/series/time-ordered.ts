@@ -17,10 +17,6 @@ export function timeOrdered(
   values: Float64Array,
 ): { timesMs: Float64Array; values: Float64Array } {
   const n = timesMs.length;
-  // The usual case first, in a loop of its own: one chunk's rows, already ascending.
-  let ascending = 1;
-  while (ascending < n && timesMs[ascending]! > timesMs[ascending - 1]!) ascending++;
-  if (ascending >= n) return { timesMs, values };
   // Run boundaries: run k is [bounds[k], bounds[k + 1]).
   const bounds: number[] = [0];
   let descending = false;

@@ -161,6 +161,22 @@ const readConcurrency = 4;
 
 const empty = new Float64Array(0);
 
+/** How long a canceled read waits for the server to take the cancel (see `cancelable`). */
+const cancelWaitMs = 2000;
+
+/** Waits for `promise` (which never rejects), or `ms` at most. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 function canceled(signal: AbortSignal): PromqlError {
   return new PromqlError('canceled', 'query canceled', { cause: signal.reason });
 }
@@ -267,12 +283,22 @@ export function createPrometheusSeriesSource(
     return rows.filter((row) => row.ids.some((id) => present.has(id)));
   }
 
-  /** Runs `query`, canceled when `signal` aborts. */
+  /**
+   * Runs `query`, canceled when `signal` aborts. PostgreSQL cancels whatever the connection's
+   * backend runs when the request arrives, and a query may end just before: the request would
+   * then fail the connection's next statement (this read's commit, or another query's). So once
+   * a cancel is sent this settles only after the server has taken it (it closes the request's
+   * connection after signaling the backend, and a backend signaled while idle ignores it), at
+   * most `cancelWaitMs` later.
+   */
   async function cancelable<T>(
     query: PromiseLike<T> & { cancel(): unknown },
     signal: AbortSignal,
   ): Promise<T> {
-    const onAbort = (): void => void query.cancel();
+    let cancel: Promise<unknown> | undefined;
+    const onAbort = (): void => {
+      cancel = Promise.resolve(query.cancel()).catch(() => undefined);
+    };
     signal.addEventListener('abort', onAbort);
     try {
       return await query;
@@ -281,6 +307,7 @@ export function createPrometheusSeriesSource(
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
+      if (cancel !== undefined) await settledWithin(cancel, cancelWaitMs);
     }
   }
 
@@ -394,24 +421,19 @@ export function createPrometheusSeriesSource(
 
   /**
    * The unaggregated samples (NaN, ±Inf, beyond ±1e100) of the stored series `ids` in `range`:
-   * few, so one statement, ordered.
+   * few, so one statement, ordered. Like the markers, never canceled: it is quick, and it runs
+   * on a pooled connection, where the statement a cancel reaches may be the one the pool sent
+   * behind it, another query's.
    */
-  async function readUnaggregated(
-    ids: string[],
-    range: TimeRange,
-    signal: AbortSignal,
-  ): Promise<Map<string, Points>> {
-    const rows = await cancelable(
-      sql<{ id: string; t: Buffer; v: Buffer }[]>`
+  async function readUnaggregated(ids: string[], range: TimeRange): Promise<Map<string, Points>> {
+    const rows = await sql<{ id: string; t: Buffer; v: Buffer }[]>`
         select series_id::text as id, array_send(array_agg(time order by time)) as t,
           array_send(array_agg(value order by time)) as v
         from unaggregated_samples
         where series_id = any(${ids}::bigint[])
           and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
         group by series_id
-      `,
-      signal,
-    );
+      `;
     return new Map(
       rows.map((r) => [
         r.id,
@@ -421,21 +443,14 @@ export function createPrometheusSeriesSource(
   }
 
   /** The staleness markers of the stored series `ids` in `range`, as points valued NaN. */
-  async function readStaleMarkers(
-    ids: string[],
-    range: TimeRange,
-    signal: AbortSignal,
-  ): Promise<Map<string, Points>> {
-    const rows = await cancelable(
-      sql<{ id: string; t: Buffer }[]>`
+  async function readStaleMarkers(ids: string[], range: TimeRange): Promise<Map<string, Points>> {
+    const rows = await sql<{ id: string; t: Buffer }[]>`
         select series_id::text as id, array_send(array_agg(time order by time)) as t
         from stale_markers
         where series_id = any(${ids}::bigint[])
           and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
         group by series_id
-      `,
-      signal,
-    );
+      `;
     return new Map(
       rows.map((r) => {
         const timestampsMs = decodeTimestampArray(r.t);
@@ -500,10 +515,17 @@ export function createPrometheusSeriesSource(
       const onAbort = (): void => reads.abort(signal.reason);
       signal.addEventListener('abort', onAbort);
       const [markers, unaggregated, ...read] = await Promise.all([
-        readStaleMarkers(ids, range, reads.signal),
-        readUnaggregated(ids, range, reads.signal),
+        readStaleMarkers(ids, range),
+        readUnaggregated(ids, range),
         ...parts.map((part) => readSamples(part, range, reads.signal)),
-      ]).finally(() => signal.removeEventListener('abort', onAbort));
+      ])
+        .catch((err: unknown) => {
+          // A read that fails once the query was canceled is canceled, whatever statement
+          // noticed it.
+          if (signal.aborted) throw canceled(signal);
+          throw err;
+        })
+        .finally(() => signal.removeEventListener('abort', onAbort));
       const samples = new Map<string, Points>();
       for (const part of read) for (const [id, points] of part) samples.set(id, points);
       return selected.map((row) =>

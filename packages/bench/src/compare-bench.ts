@@ -73,6 +73,7 @@ const usage = `Usage: npm run bench:compare -- [options]
   --batch-hosts N          hosts per batched request (default 100)
   --batch-connections N    connections, batched (default 16)
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
+  --copy-rows N            Kafka mode: rows of each raw COPY ceiling (default 500000)
   --rw-warm-up N           remote-write bodies sent to each first, not measured (default 100)
   --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default ${defaultRemoteWriteRequests})
   --rw-series-per-request N  samples per remote-write body (default 2000)
@@ -241,6 +242,7 @@ await runBench({
     'batch-hosts': '100',
     'batch-connections': '16',
     'backlog-seconds': '20',
+    'copy-rows': '500000',
     'rw-warm-up': '100',
     'rw-requests': String(defaultRemoteWriteRequests),
     'rw-series-per-request': '2000',
@@ -259,6 +261,7 @@ await runBench({
       batchHosts: integerOption('batch-hosts', values['batch-hosts'], 1, 1000),
       batchConnections: integerOption('batch-connections', values['batch-connections']),
       backlogSeconds: integerOption('backlog-seconds', values['backlog-seconds']),
+      copyRows: integerOption('copy-rows', values['copy-rows']),
       remoteWriteWarmUpRequests: integerOption('rw-warm-up', values['rw-warm-up'], 0),
       remoteWriteRequests: integerOption('rw-requests', values['rw-requests']),
       remoteWriteSeriesPerRequest: integerOption(

@@ -46,7 +46,6 @@ type Stage = (typeof stages)[number];
 const storedTimeoutMs = 120_000;
 /** After the count reached what was acknowledged, how long requests in flight get to land. */
 const settleMs = 1_000;
-const copyBatches = 50;
 const copyRowsPerBatch = 10_000;
 /**
  * Connections the Kafka mode's writer writes with at its defaults (WRITER_CONSUMERS 2 ×
@@ -65,6 +64,8 @@ export type Options = {
   batchHosts: number;
   batchConnections: number;
   backlogSeconds: number;
+  /** Rows of each raw COPY ceiling, in batches of `copyRowsPerBatch`. */
+  copyRows: number;
   remoteWriteWarmUpRequests: number;
   remoteWriteRequests: number;
   remoteWriteSeriesPerRequest: number;
@@ -287,8 +288,9 @@ export async function measureCopy(
   context: RunContext,
   connections: number,
 ): Promise<CopyCeilingResult> {
+  const batches = Math.ceil(context.options.copyRows / copyRowsPerBatch);
   logProgress(
-    `raw COPY, ${copyBatches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
+    `raw COPY, ${batches} batches of ${copyRowsPerBatch} rows on ${connections} connection(s)`,
   );
   const copyDb = createDatabase({
     url: kafka.stack.databaseUrl,
@@ -302,7 +304,7 @@ export async function measureCopy(
     // Before the run's first stage, a stretch per measurement: no (service, metric, time) of
     // the loads or of another measurement.
     baseTimeMs: context.stageBaseMs('smoke') - (10 + connections) * 60_000,
-    batches: copyBatches,
+    batches,
     rowsPerBatch: copyRowsPerBatch,
     connections,
   });

@@ -427,13 +427,13 @@ export function createPrometheusSeriesSource(
    */
   async function readUnaggregated(ids: string[], range: TimeRange): Promise<Map<string, Points>> {
     const rows = await sql<{ id: string; t: Buffer; v: Buffer }[]>`
-        select series_id::text as id, array_send(array_agg(time order by time)) as t,
-          array_send(array_agg(value order by time)) as v
-        from unaggregated_samples
-        where series_id = any(${ids}::bigint[])
-          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
-        group by series_id
-      `;
+      select series_id::text as id, array_send(array_agg(time order by time)) as t,
+        array_send(array_agg(value order by time)) as v
+      from unaggregated_samples
+      where series_id = any(${ids}::bigint[])
+        and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+      group by series_id
+    `;
     return new Map(
       rows.map((r) => [
         r.id,
@@ -445,12 +445,12 @@ export function createPrometheusSeriesSource(
   /** The staleness markers of the stored series `ids` in `range`, as points valued NaN. */
   async function readStaleMarkers(ids: string[], range: TimeRange): Promise<Map<string, Points>> {
     const rows = await sql<{ id: string; t: Buffer }[]>`
-        select series_id::text as id, array_send(array_agg(time order by time)) as t
-        from stale_markers
-        where series_id = any(${ids}::bigint[])
-          and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
-        group by series_id
-      `;
+      select series_id::text as id, array_send(array_agg(time order by time)) as t
+      from stale_markers
+      where series_id = any(${ids}::bigint[])
+        and time >= ${new Date(range.startMs)} and time <= ${new Date(range.endMs)}
+      group by series_id
+    `;
     return new Map(
       rows.map((r) => {
         const timestampsMs = decodeTimestampArray(r.t);

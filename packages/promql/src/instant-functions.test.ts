@@ -1092,12 +1092,27 @@ describe('instant functions', { timeout: 60_000 }, () => {
             expect([a, b]).toEqual([NaN, NaN]);
             return;
           }
+          // φ = 0 with the first bucket empty is 0/0 there: NaN, as Prometheus 2.42 answers.
+          const zeroOfEmpty = (phi: number): boolean => phi === 0 && counts[0] === 0;
+          expect(Number.isNaN(a)).toBe(zeroOfEmpty(lo));
+          expect(Number.isNaN(b)).toBe(zeroOfEmpty(hi));
+          if (zeroOfEmpty(lo)) return;
           expect(a! <= b!).toBe(true);
           // Past the last finite bound the answer is that bound (Prometheus' bucketQuantile).
           expect(a! >= 0 && b! <= 2 ** (counts.length - 2)).toBe(true);
         },
       ),
     );
+  });
+
+  it('answers histogram_quantile(0) NaN when the first bucket is empty (0/0), as Prometheus 2.42', async () => {
+    // promtool test rules on Prometheus 2.42.0 answers NaN for these series too.
+    const series: MemorySeries[] = [
+      { labels: { __name__: 'h_bucket', le: '1' }, samples: [[0, 0]] },
+      { labels: { __name__: 'h_bucket', le: '+Inf' }, samples: [[0, 1]] },
+    ];
+    expect(await valuesOf(series, 'histogram_quantile(0, h_bucket)')).toEqual([NaN]);
+    expect(await valuesOf(series, 'histogram_quantile(0.5, h_bucket)')).toEqual([1]);
   });
 
   it('copies a label with label_replace and "(.*)", keeping every other label', async () => {

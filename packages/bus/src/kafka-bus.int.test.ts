@@ -335,6 +335,55 @@ describe('createKafkaBus', () => {
     }
   });
 
+  it("spreads a group's partitions over processes, then over each process's consumers", async () => {
+    const topic = unique('processes');
+    await bus.admin.ensureTopic(topic, { partitions: 4 });
+    const groupId = unique('group');
+    // A second process's bus: the group's leader tells the two apart by their process keys.
+    const other = createKafkaBus({
+      brokers: serviceUrl('kafka').split(','),
+      clientId: 'bus-int-test-other',
+      logger,
+    });
+    const assigned = new Map<string, number[]>();
+    const consumersOf = (process: Bus, name: string): Promise<Subscription[]> =>
+      Promise.all(
+        [0, 1, 2].map((i) =>
+          process.subscribe({
+            groupId,
+            topics: [topic],
+            fromBeginning: true,
+            handleBatch: () => Promise.resolve(),
+            onAssignment: (partitions) =>
+              assigned.set(
+                `${name}${i}`,
+                partitions.map(({ partition }) => partition),
+              ),
+          }),
+        ),
+      );
+    const countOf = (names: string[]): number[] =>
+      names.map((name) => assigned.get(name)?.length ?? 0);
+    const ours = await consumersOf(bus, 'a');
+    subscriptions.push(...ours);
+    const theirs = await consumersOf(other, 'b');
+    try {
+      // Two processes of three consumers, four partitions: two for each process, on two of its
+      // consumers. Round robin over the six members alone gives the four to the first four
+      // member ids, three of them in one process (its client id sorts first).
+      await eventually(() => {
+        expect(countOf(['a0', 'a1', 'a2']).sort()).toEqual([0, 1, 1]);
+        expect(countOf(['b0', 'b1', 'b2']).sort()).toEqual([0, 1, 1]);
+      });
+      expect([...assigned.values()].flat().sort()).toEqual([0, 1, 2, 3]);
+    } finally {
+      await Promise.all(theirs.map((subscription) => subscription.stop()));
+      await other.close();
+    }
+    // The other process gone: its partitions come to this one's consumers.
+    await eventually(() => expect(countOf(['a0', 'a1', 'a2']).sort()).toEqual([1, 1, 2]));
+  });
+
   it('answers ping with true while the broker is up', async () => {
     expect(await bus.admin.ping()).toBe(true);
   });

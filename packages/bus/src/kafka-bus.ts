@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Kafka } from 'kafkajs';
 import { createBatchingPublisher } from './batching-publisher.js';
 import type { Bus, Publisher, PublisherOptions, SubscribeOptions, Subscription } from './bus.js';
@@ -40,6 +41,8 @@ export function createKafkaBus(deps: KafkaBusDeps): Bus {
   const { logger } = deps;
   const requestTimeoutMs = deps.requestTimeoutMs ?? kafkaBusDefaults.requestTimeoutMs;
   useSnappyCodec();
+  // One per bus, so the group's leader sees which consumers share a process.
+  const processKey = randomUUID();
   const kafka = new Kafka({
     clientId: deps.clientId,
     brokers: deps.brokers,
@@ -105,7 +108,7 @@ export function createKafkaBus(deps: KafkaBusDeps): Bus {
 
   async function subscribe(options: SubscribeOptions): Promise<Subscription> {
     if (closed) throw new Error('the bus is closed');
-    const inner = await startKafkaSubscription({ kafka, logger }, options);
+    const inner = await startKafkaSubscription({ kafka, logger, processKey }, options);
     const tracked: Subscription = {
       stop: async () => {
         subscriptions.delete(tracked);

@@ -1,12 +1,16 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import kafkajs from 'kafkajs';
 import { backoffMs, delay } from './backoff.js';
 import type { ConsumedRecord, RecordBatch, SubscribeOptions, Subscription } from './bus.js';
 import type { BusLogger } from './bus-logger.js';
 import { BusUnavailableError } from './bus-unavailable-error.js';
+import { processBalancedAssigner } from './process-balanced-assigner.js';
 
 export type KafkaSubscriptionDeps = {
   kafka: Kafka;
   logger: BusLogger;
+  /** The same for every consumer of this process: see `processBalancedAssigner`. */
+  processKey: string;
 };
 
 const kafkaSubscriptionDefaults = {
@@ -157,6 +161,12 @@ export async function startKafkaSubscription(
       groupId,
       sessionTimeout: options.sessionTimeoutMs ?? kafkaSubscriptionDefaults.sessionTimeoutMs,
       heartbeatInterval: heartbeatIntervalMs,
+      // Round robin after it: a group whose members do not all know the first (a rolling
+      // upgrade from a version without it) agrees on the second.
+      partitionAssigners: [
+        processBalancedAssigner(deps.processKey),
+        kafkajs.PartitionAssigners.roundRobin,
+      ],
       maxBytesPerPartition:
         options.maxBytesPerPartition ?? kafkaSubscriptionDefaults.maxBytesPerPartition,
       maxWaitTimeInMs: options.maxWaitTimeMs ?? kafkaSubscriptionDefaults.maxWaitTimeMs,

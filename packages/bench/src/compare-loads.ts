@@ -48,10 +48,8 @@ const storedTimeoutMs = 120_000;
 const settleMs = 1_000;
 const copyRowsPerBatch = 10_000;
 /**
- * The connections of the COPY ceiling the drain is held to: the Kafka mode writer's write
- * connections at its defaults when it was set (WRITER_CONSUMERS 2 × WRITER_WRITE_CONNECTIONS 2),
- * kept since so that the drain's share compares across runs. A draining writer writes one
- * partition's fetch per transaction, one at a time per consumer: three at its defaults now.
+ * Connections the Kafka mode's writer writes with at its defaults (WRITER_CONSUMERS 2 ×
+ * WRITER_WRITE_CONNECTIONS 2): the COPY ceiling is also measured on as many.
  */
 export const writerConnections = 4;
 

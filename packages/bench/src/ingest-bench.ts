@@ -265,8 +265,8 @@ async function measure(
     fleet.createBodySource({ payloadsPerRequest: 1, slots: 1 }).next(0).toString('utf8'),
   ) as { docker_containers: unknown[]; processes: unknown[] };
   const services = await listAllServices(db);
-  // As many connections as the writer has consumers (WRITER_CONSUMERS, default 3).
-  const connections = Number(stack.env['WRITER_CONSUMERS'] ?? 3);
+  // As many connections as the writer has consumers (WRITER_CONSUMERS, default 2).
+  const connections = Number(stack.env['WRITER_CONSUMERS'] ?? 2);
   const storeDb = createDatabase({
     url: stack.databaseUrl,
     maxConnections: connections,

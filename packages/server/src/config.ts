@@ -248,14 +248,12 @@ const writerFields = {
     .default(20_000)
     .describe('The most host samples a writer stores in one transaction.'),
   /**
-   * The gateway's large publishes are snappy-compressed about 4-5 times, so 2 MiB holds 8-10 MiB
-   * of records. A transaction holds one partition's fetch, and each upserts every service it
-   * touches once: catching up, 2 MiB halves those upserts against 1 MiB, and with a third
-   * consumer drains about 10 % faster, for about 200 MiB more at a lone writer's peak
-   * (docs/benchmarks.md).
+   * The gateway's large publishes are snappy-compressed about 4-5 times, so kafkajs's 1 MiB
+   * default holds 4-5 MiB of records; 4 MiB of compressed records raised the writer's peak RSS
+   * for no measurable gain (docs/benchmarks.md).
    */
   WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt()
-    .default(2 * 1024 * 1024)
+    .default(1024 * 1024)
     .describe(
       "The most a writer's fetch returns per partition, in bytes as stored (kafkajs caps a whole fetch at 10 MiB).",
     ),
@@ -275,7 +273,7 @@ const writerFields = {
    * replica added gets partitions however many consumers each runs.
    */
   WRITER_CONSUMERS: envPositiveInt()
-    .default(3)
+    .default(2)
     .describe(
       "Kafka consumers per writer process, each writing its own partitions' batches, so one fetches while another writes. A process's consumers share its partitions: those beyond them sit idle.",
     ),

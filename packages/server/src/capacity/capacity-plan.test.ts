@@ -77,12 +77,12 @@ describe('planCapacity', () => {
     expect([tiny.gateway.replicas, tiny.writer.replicas, tiny.evaluator.replicas]).toEqual([
       2, 2, 2,
     ]);
-    // Two writers of three consumers each, twice over.
-    expect(tiny.kafka.partitions).toBe(12);
+    // Two writers of two consumers each, twice over.
+    expect(tiny.kafka.partitions).toBe(8);
     expect(tiny.kafka.brokers).toBe(3);
     const big = planCapacity({ ...fleet, hosts: 1_000_000 }, costs);
     expect(big.kafka.partitions).toBe(
-      2 * Math.max(3 * big.writer.replicas, big.evaluator.replicas),
+      2 * Math.max(2 * big.writer.replicas, big.evaluator.replicas),
     );
   });
 

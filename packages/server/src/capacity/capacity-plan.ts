@@ -152,8 +152,8 @@ export const defaultAssumptions: PlanAssumptions = {
   databaseStandbys: 1,
 };
 
-/** Consumers per writer replica (WRITER_CONSUMERS' default): each uses a partition of its own. */
-const writerConsumersPerReplica = 3;
+/** Consumers per writer replica (WRITER_CONSUMERS' default). */
+const writerConsumersPerReplica = 2;
 /** The partition count's floor (SAMPLES_TOPIC_PARTITIONS' default). */
 const minimumPartitions = 6;
 /**

@@ -34,20 +34,17 @@ export function assignByProcess(
   const sorted = [...partitions].sort((a, b) =>
     a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
   );
-  // The i-th partition a process receives goes to its (i mod members)-th member.
-  const received = new Map<string, number>();
+  // Partition i goes to process i mod P, as that process's (i div P)-th, hence to that
+  // number's member of it, modulo its members.
   sorted.forEach((topicPartition, i) => {
-    const processKey = processes[i % processes.length] as string;
-    const processMembers = byProcess.get(processKey) as string[];
-    const count = received.get(processKey) ?? 0;
-    received.set(processKey, count + 1);
-    const memberId = processMembers[count % processMembers.length] as string;
-    assignment.get(memberId)?.push(topicPartition);
+    const processMembers = byProcess.get(processes[i % processes.length] as string) as string[];
+    const nth = Math.floor(i / processes.length);
+    assignment.get(processMembers[nth % processMembers.length] as string)?.push(topicPartition);
   });
   return assignment;
 }
 
-/** The assigner's name in the group protocol: members that also list another fall back to it. */
+/** The assigner's name in the group protocol. */
 const processBalancedAssignerName = 'ProcessBalancedAssigner';
 
 /**

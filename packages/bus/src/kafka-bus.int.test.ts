@@ -32,11 +32,11 @@ function valueOf(record: ConsumedRecord): string {
   return record.value?.toString() ?? '';
 }
 
-async function eventually(check: () => void, timeoutMs = 30_000): Promise<void> {
+async function eventually(check: () => void | Promise<void>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      check();
+      await check();
       return;
     } catch (err) {
       if (Date.now() > deadline) throw err;
@@ -345,43 +345,69 @@ describe('createKafkaBus', () => {
       clientId: 'bus-int-test-other',
       logger,
     });
-    const assigned = new Map<string, number[]>();
-    const consumersOf = (process: Bus, name: string): Promise<Subscription[]> =>
+    const consumersOf = (process: Bus): Promise<Subscription[]> =>
       Promise.all(
-        [0, 1, 2].map((i) =>
+        [0, 1, 2].map(() =>
           process.subscribe({
             groupId,
             topics: [topic],
             fromBeginning: true,
             handleBatch: () => Promise.resolve(),
-            onAssignment: (partitions) =>
-              assigned.set(
-                `${name}${i}`,
-                partitions.map(({ partition }) => partition),
-              ),
           }),
         ),
       );
-    const countOf = (names: string[]): number[] =>
-      names.map((name) => assigned.get(name)?.length ?? 0);
-    const ours = await consumersOf(bus, 'a');
+    // The broker's view once the group is stable with `members` members (a rebalance still
+    // running would show a generation's assignment half handed out): the protocol it chose, and
+    // per client id (a process) how many partitions each of its members holds.
+    const admin = new kafkajs.Kafka({
+      brokers: serviceUrl('kafka').split(','),
+      clientId: 'bus-int-test-admin',
+    }).admin();
+    await admin.connect();
+    const settled = async (members: number) => {
+      let seen: { protocol: string; partitions: number[]; byClient: Map<string, number[]> };
+      await eventually(async () => {
+        const [group] = (await admin.describeGroups([groupId])).groups;
+        expect(group?.state).toBe('Stable');
+        expect(group?.members).toHaveLength(members);
+        const byClient = new Map<string, number[]>();
+        const partitions: number[] = [];
+        for (const member of group?.members ?? []) {
+          const held =
+            kafkajs.AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment[
+              topic
+            ] ?? [];
+          partitions.push(...held);
+          byClient.set(member.clientId, [...(byClient.get(member.clientId) ?? []), held.length]);
+        }
+        seen = { protocol: group?.protocol ?? '', partitions: partitions.sort(), byClient };
+      });
+      return seen!;
+    };
+    const ours = await consumersOf(bus);
     subscriptions.push(...ours);
-    const theirs = await consumersOf(other, 'b');
+    const theirs = await consumersOf(other);
     try {
       // Two processes of three consumers, four partitions: two for each process, on two of its
       // consumers. Round robin over the six members alone gives the four to the first four
       // member ids, three of them in one process (its client id sorts first).
-      await eventually(() => {
-        expect(countOf(['a0', 'a1', 'a2']).sort()).toEqual([0, 1, 1]);
-        expect(countOf(['b0', 'b1', 'b2']).sort()).toEqual([0, 1, 1]);
-      });
-      expect([...assigned.values()].flat().sort()).toEqual([0, 1, 2, 3]);
+      const both = await settled(6);
+      expect(both.protocol).toBe('ProcessBalancedAssigner');
+      expect(both.partitions).toEqual([0, 1, 2, 3]);
+      expect(both.byClient.get('bus-int-test')?.sort()).toEqual([0, 1, 1]);
+      expect(both.byClient.get('bus-int-test-other')?.sort()).toEqual([0, 1, 1]);
     } finally {
       await Promise.all(theirs.map((subscription) => subscription.stop()));
       await other.close();
     }
-    // The other process gone: its partitions come to this one's consumers.
-    await eventually(() => expect(countOf(['a0', 'a1', 'a2']).sort()).toEqual([1, 1, 2]));
+    try {
+      // The other process gone: its partitions come to this one's consumers.
+      const alone = await settled(3);
+      expect(alone.partitions).toEqual([0, 1, 2, 3]);
+      expect(alone.byClient.get('bus-int-test')?.sort()).toEqual([1, 1, 2]);
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   it('answers ping with true while the broker is up', async () => {

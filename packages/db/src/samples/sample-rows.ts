@@ -44,7 +44,7 @@ export function toRows(
 ): BatchRows {
   const rows: BatchRows = {
     samples: { timesMs: [], seriesIds: [], values: [], mantissas: [], scales: [] },
-    unaggregated: { timesMs: [], seriesIds: [], values: [] },
+    unaggregated: { timesMs: [], seriesIds: [], values: [], samplesBefore: [] },
     staleMarkers: { timesMs: [], seriesIds: [] },
     series: { missing: [] },
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
@@ -71,10 +71,17 @@ export function toRows(
     const { metrics, timeMs } = sample;
     for (const metric in metrics) {
       const value = metrics[metric] as number;
-      const into = isAggregatable(value) ? rows.samples : rows.unaggregated;
-      into.timesMs.push(timeMs);
-      into.seriesIds.push(seriesIdOf(series, metric, labels, rows));
-      into.values.push(value);
+      const seriesId = seriesIdOf(series, metric, labels, rows);
+      if (isAggregatable(value)) {
+        rows.samples.timesMs.push(timeMs);
+        rows.samples.seriesIds.push(seriesId);
+        rows.samples.values.push(value);
+      } else {
+        rows.unaggregated.samplesBefore.push(rows.samples.timesMs.length);
+        rows.unaggregated.timesMs.push(timeMs);
+        rows.unaggregated.seriesIds.push(seriesId);
+        rows.unaggregated.values.push(value);
+      }
     }
     for (const metric of sample.staleMetrics ?? []) {
       rows.staleMarkers.timesMs.push(timeMs);
@@ -133,8 +140,7 @@ export async function copyRows(
   order: Uint32Array,
   timeColumn: SampleTimeColumn,
 ): Promise<WrittenCounts> {
-  const { timesMs } = rows.samples;
-  if (timesMs.length > 0) {
+  if (order.length > 0) {
     // Binary: measured against text through writeBatch, 11 % less server and 6 % less client
     // CPU per row (no timestamps or numbers formatted and parsed again).
     await copyIn(
@@ -149,7 +155,7 @@ export async function copyRows(
     );
   }
   return {
-    samplesWritten: timesMs.length,
+    samplesWritten: order.length,
     duplicatesSkipped: 0,
     snapshotsWritten: rows.snapshots.times.length,
   };
@@ -194,7 +200,7 @@ export async function insertRows(
     Array.from(order, (row) => column[row] ?? 0);
   // Times as epoch milliseconds (float8): no Date or text per row.
   const [samplesInserted, snapshotsInserted] = await Promise.all([
-    samples.timesMs.length === 0
+    order.length === 0
       ? { count: 0 }
       : tx`
           insert into samples (time, series_id, mantissa, scale, value)
@@ -225,7 +231,7 @@ export async function insertRows(
   ]);
   return {
     samplesWritten: samplesInserted.count,
-    duplicatesSkipped: samples.timesMs.length - samplesInserted.count,
+    duplicatesSkipped: order.length - samplesInserted.count,
     snapshotsWritten: snapshotsInserted.count,
   };
 }

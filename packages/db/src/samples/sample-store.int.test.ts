@@ -63,6 +63,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
     expect(result).toEqual({
       samplesWritten: 5,
       duplicatesSkipped: 0,
+      differentValuesDropped: 0,
       replaysSkipped: 0,
       partitionsRestarted: [],
       snapshotsWritten: 1,
@@ -448,6 +449,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
     expect(again).toEqual({
       samplesWritten: 0,
       duplicatesSkipped: 0,
+      differentValuesDropped: 0,
       replaysSkipped: 3,
       partitionsRestarted: [],
       snapshotsWritten: 0,

@@ -4,15 +4,21 @@ import { seriesKey } from './series-ids.js';
 import type { Database } from '../core/database.js';
 import { sqlState } from '../core/classify-db-error.js';
 import { transactionCommittingLast } from '../core/transaction-committing-last.js';
-import type { SampleBatch } from './sample-batch.js';
+import type { HostSample, SampleBatch } from './sample-batch.js';
 import {
   nextOffsets,
   partitionsRestarted,
   skipWritten,
   summarizeServices,
 } from './sample-batch.js';
-import type { OffsetOwner } from './sample-offsets.js';
-import { lockOffsets, storeOffsets } from './sample-offsets.js';
+import type { LockedOffsets, OffsetOwner } from './sample-offsets.js';
+import { lockOffsets, raiseNewestBound, readNewestBound, storeOffsets } from './sample-offsets.js';
+import type { DedupPlan } from './sample-dedup.js';
+import { planDedup, resolveChecks } from './sample-dedup.js';
+import { selectStoredPoints } from './stored-points.js';
+import { createStoredNewest } from './stored-newest.js';
+import type { UnaggregatedRows } from './unaggregated-samples.js';
+import type { WrittenCounts } from './sample-rows.js';
 import { copyRows, insertRows, insertStaleMarkers, scaleValues, toRows } from './sample-rows.js';
 import { createSeriesScales } from './scaled-value.js';
 import type { SampleTimeColumn } from './copy-binary.js';
@@ -33,8 +39,13 @@ export type { OffsetOwner } from './sample-offsets.js';
 type WriteBatchResult = {
   /** Rows inserted into `samples` or `unaggregated_samples` (one per metric value). */
   samplesWritten: number;
-  /** Metric values not inserted because (service, metric, time) was already stored. */
+  /**
+   * Metric values not inserted because their (series, time) was already stored or came earlier
+   * in the batch: the first value stands (sample-dedup.ts).
+   */
   duplicatesSkipped: number;
+  /** Of `duplicatesSkipped`, those whose value differed from the one that stands. */
+  differentValuesDropped: number;
   /** Host samples skipped because their offset was already written (a replay). */
   replaysSkipped: number;
   /**
@@ -105,6 +116,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
   const { sql } = db;
   const seriesCache = createSeriesCache(options.seriesCacheEntries);
   const seriesScales = createSeriesScales();
+  const storedNewest = createStoredNewest();
   const copy = (options.method ?? 'copy') === 'copy';
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
@@ -128,6 +140,8 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // Series ids learned by this batch, cached only once it committed: a series created by a
       // transaction that rolled back does not exist.
       let learned: LearnedSeries[] = [];
+      // The series' newest bounds once the batch stored them, kept only once it committed.
+      let newest: DedupPlan['newest'] = { seriesIds: [], timesMs: [] };
       // The projection of every sample of the batch, replays included (a crash between the
       // samples' commit and the projection's leaves it to the redelivered batch), on a
       // connection of its own while the samples' transaction runs: the batch then takes the
@@ -147,18 +161,27 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       const writeOnce = (method: 'copy' | 'insert'): Promise<WriteBatchResult> =>
         transactionCommittingLast(sql, async (tx) => {
           unaggregated = { written: 0, skipped: 0 };
+          newest = { seriesIds: [], timesMs: [] };
           // Both reads go out together, one round trip: the stored offsets and the services of
           // every host of the batch (replays included: they are few, and it saves a wait).
-          const [stored, knownServices] = await Promise.all([
-            owner === undefined ? new Map<number, number>() : lockOffsets(tx, owner, next),
+          const [locked, knownServices] = await Promise.all([
+            owner === undefined
+              ? readNewestBound(tx).then((newestBoundMs): LockedOffsets => ({
+                  nextOffsets: new Map(),
+                  newestBoundMs,
+                }))
+              : lockOffsets(tx, owner, next),
             selectServiceIds(tx, serviceNamesOf(batch.samples)),
           ]);
+          const stored = locked.nextOffsets;
+          storedNewest.continueFrom(stored);
           const restarted = partitionsRestarted(batch.samples, stored);
           for (const partition of restarted) stored.delete(partition);
           const { fresh, skipped } = skipWritten(batch.samples, stored);
           const result: WriteBatchResult = {
             samplesWritten: 0,
             duplicatesSkipped: 0,
+            differentValuesDropped: 0,
             replaysSkipped: skipped,
             partitionsRestarted: [...restarted],
             snapshotsWritten: 0,
@@ -175,16 +198,31 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             result.servicesCreated = services.created;
             const rows = toRows(fresh, services.ids, seriesCache);
             learned = await resolveMissingSeries(tx, rows);
+            const seriesRows = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
+            const plan = planDedup({
+              samples: rows.samples,
+              order: seriesRows,
+              unaggregated: rows.unaggregated,
+              storedNewestBound: (seriesId) =>
+                storedNewest.boundOf(seriesId) ?? locked.newestBoundMs,
+            });
+            if (plan.checks.length > 0) {
+              resolveChecks(plan, await selectStoredPoints(tx, plan.checks));
+            }
+            newest = plan.newest;
+            result.duplicatesSkipped = plan.sameValues + plan.differentValues;
+            result.differentValuesDropped = plan.differentValues;
+            const order = keptOrder(plan.keepSamples, seriesRows);
+            rows.unaggregated = keptRows(rows.unaggregated, plan.keepUnaggregated);
             scaleValues(rows.samples, seriesScales);
-            const order = seriesOrder(rows.samples.seriesIds, rows.samples.timesMs);
             if (method === 'copy' && rows.samples.timesMs.length > insertedRowsMax) {
               // A COPY holds the connection until it is done: nothing goes out with it.
-              Object.assign(result, await copyRows(tx, rows, order, times));
+              addWritten(result, await copyRows(tx, rows, order, times));
             } else {
               const conflicts = method === 'copy' ? 'fail' : 'skip';
               last.push(
                 insertRows(tx, rows, order, conflicts, times).then((written) =>
-                  Object.assign(result, written),
+                  addWritten(result, written),
                 ),
               );
             }
@@ -196,7 +234,11 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             );
           }
           if (owner !== undefined && next.size > 0) {
-            last.push(storeOffsets(tx, owner, next, restarted));
+            last.push(storeOffsets(tx, owner, next, restarted, newestByPartition(fresh)));
+          } else if (owner === undefined && fresh.length > 0) {
+            let newestMs = Number.NEGATIVE_INFINITY;
+            for (const sample of fresh) newestMs = Math.max(newestMs, sample.timeMs);
+            last.push(raiseNewestBound(tx, newestMs));
           }
           return { result, last };
         });
@@ -219,6 +261,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       if (services.status === 'rejected') throw services.reason;
       samples.value.samplesWritten += unaggregated.written;
       samples.value.duplicatesSkipped += unaggregated.skipped;
+      storedNewest.committed(newest, owner === undefined ? new Map() : next);
       for (const { serviceId, generation, metric, labels, id } of learned) {
         seriesCache.add(serviceId, generation, seriesKey(metric, labels), id);
       }
@@ -233,4 +276,43 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       return samples.value;
     },
   };
+}
+
+/** Adds what the samples' and snapshots' statements wrote to the batch's result. */
+function addWritten(result: WriteBatchResult, written: WrittenCounts): void {
+  result.samplesWritten += written.samplesWritten;
+  result.duplicatesSkipped += written.duplicatesSkipped;
+  result.snapshotsWritten += written.snapshotsWritten;
+}
+
+/** The rows of `order` to store. */
+function keptOrder(keep: Uint8Array, order: Uint32Array): Uint32Array {
+  let kept = 0;
+  for (const row of order) kept += keep[row] ?? 0;
+  if (kept === order.length) return order;
+  const rows = new Uint32Array(kept);
+  let at = 0;
+  for (const row of order) if (keep[row] === 1) rows[at++] = row;
+  return rows;
+}
+
+/** The unaggregated rows to store. */
+function keptRows(rows: UnaggregatedRows, keep: Uint8Array): UnaggregatedRows {
+  const kept = (_: unknown, row: number): boolean => keep[row] === 1;
+  return {
+    timesMs: rows.timesMs.filter(kept),
+    seriesIds: rows.seriesIds.filter(kept),
+    values: rows.values.filter(kept),
+    samplesBefore: rows.samplesBefore.filter(kept),
+  };
+}
+
+/** Each partition's newest sample time in the batch. */
+function newestByPartition(samples: readonly HostSample[]): Map<number, number> {
+  const newest = new Map<number, number>();
+  for (const { position, timeMs } of samples) {
+    if (position === undefined) continue;
+    newest.set(position.partition, Math.max(newest.get(position.partition) ?? timeMs, timeMs));
+  }
+  return newest;
 }

@@ -1,7 +1,15 @@
 import type { TransactionSql } from '../core/database.js';
 
-/** The values of a batch that go to `unaggregated_samples` (see `isAggregatable`), flat. */
-export type UnaggregatedRows = { timesMs: number[]; seriesIds: number[]; values: number[] };
+/**
+ * The values of a batch that go to `unaggregated_samples` (see `isAggregatable`), flat, with
+ * each one's place among the batch's other samples: how many of them arrived before it.
+ */
+export type UnaggregatedRows = {
+  timesMs: number[];
+  seriesIds: number[];
+  values: number[];
+  samplesBefore: number[];
+};
 
 /**
  * A value as PostgreSQL's float8 input reads it: `NaN`, `Infinity` and `-Infinity` are its own

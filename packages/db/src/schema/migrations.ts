@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../core/database.js';
 import type { StorageEngine } from '../storage/engine.js';
+import { newestSampleTimeMs } from '../storage/newest-sample-time.js';
 import { run } from '../storage/ddl.js';
 import { sampleValueFunction } from '../samples/scaled-value.js';
 
@@ -793,6 +794,28 @@ const sampleTimesByRange: Migration = {
   up: (sql, { engine }) => engine.indexSampleTimesByRange(sql),
 };
 
+const sampleNewestBounds: Migration = {
+  version: 32,
+  name: 'sample_newest_bounds',
+  // Issue 56: the writer, not a unique index, keeps a (series, time) to its first value
+  // (samples/sample-dedup.ts). A point later than everything its series stored goes in without
+  // a look; what that "everything" is, for a series the writer has not seen since it started,
+  // is bounded by these: each partition's newest sample time, raised with its offsets, and for
+  // writes without offsets (benchmarks, tests) one row of their own, which also starts from
+  // what was stored before this version.
+  async up(sql, { engine }) {
+    await run(sql, [
+      `alter table consumer_offsets add column newest_time_ms bigint`,
+      `create table sample_newest_bounds (
+        singleton boolean primary key default true check (singleton),
+        newest_time_ms bigint
+      )`,
+    ]);
+    const newest = await newestSampleTimeMs(sql, engine.mode);
+    await sql`insert into sample_newest_bounds (newest_time_ms) values (${newest})`;
+  },
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -826,4 +849,5 @@ export const migrations: readonly Migration[] = [
   prometheusRuleAlerts,
   scaledSampleReads,
   sampleTimesByRange,
+  sampleNewestBounds,
 ];

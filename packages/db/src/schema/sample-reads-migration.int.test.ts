@@ -65,7 +65,9 @@ describe.each(['postgres', 'timescale'] as const)('migrations 30 and 31 on %s', 
     const { db } = database;
     await migrateWith(
       db,
-      migrations.filter((migration) => migration.version < 30),
+      // Today's sample store writes the batch below: it needs migration 32's newest bounds
+      // (a column and a table of their own, nothing the migrations tested here touch).
+      migrations.filter((migration) => migration.version < 30 || migration.version === 32),
     );
     if (engine === 'timescale') {
       // As migration 24 made it before version 31: TimescaleDB's default btree on time.

@@ -39,12 +39,27 @@ export async function startSampleWriter(
   const logger = ctx.logger.child({ component: 'writer' });
   const store = createSampleStore(deps.db);
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
+  const duplicates = new Counter({
+    name: 'monitor_samples_duplicate_total',
+    help:
+      'Samples not stored because their series already held a value at their time (the first ' +
+      'value stands): the same value again, or a different one, dropped.',
+    labelNames: ['reason'],
+    registers: [ctx.metrics.registry],
+  });
+  // Shown at 0 from the start, so that a rate over it has a series before the first one.
+  for (const reason of ['same_value', 'different_value']) duplicates.inc({ reason }, 0);
   const sink: SampleSink = {
     write: async (samples, doneRecords) => {
       const result = await store.writeBatch(toSampleWrite(samples, doneRecords), {
         groupId: writerGroupId,
         topic: config.SAMPLES_TOPIC,
       });
+      const sameValues = result.duplicatesSkipped - result.differentValuesDropped;
+      if (sameValues > 0) duplicates.inc({ reason: 'same_value' }, sameValues);
+      if (result.differentValuesDropped > 0) {
+        duplicates.inc({ reason: 'different_value' }, result.differentValuesDropped);
+      }
       if (result.partitionsRestarted.length > 0) {
         writerMetrics.logsRestarted.inc(result.partitionsRestarted.length);
         logger.warn(

@@ -48,14 +48,48 @@ function anchorsOf(file: string): Set<string> {
   return anchors;
 }
 
+/** Every file under `dir` whose name passes `keep`, build output and dependencies left out. */
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      return ['node_modules', 'dist', '.turbo'].includes(entry.name) ? [] : filesUnder(path, keep);
+    }
+    return keep(entry.name) ? [path] : [];
+  });
+}
+
+/** The README and every page under docs/, the benchmark notebooks in docs/benchmarks/ included. */
 function markdownFiles(): string[] {
-  const docs = join(repoRoot, 'docs');
   return [
     join(repoRoot, 'README.md'),
-    ...readdirSync(docs)
-      .filter((name) => name.endsWith('.md'))
-      .map((name) => join(docs, name)),
+    ...filesUnder(join(repoRoot, 'docs'), (name) => name.endsWith('.md')),
   ];
+}
+
+/** Source, scripts and deployment files, where comments cite the docs by path. */
+function citingFiles(): string[] {
+  const cites = (name: string) => /\.(ts|tsx|js|mjs|sh|json|ya?ml|conf)$/.test(name);
+  const packages = join(repoRoot, 'packages');
+  return [
+    ...readdirSync(packages).flatMap((name) => [
+      ...filesUnder(join(packages, name, 'src'), cites),
+      ...filesUnder(join(packages, name, 'bin'), cites),
+    ]),
+    ...filesUnder(join(repoRoot, 'deploy'), cites),
+    ...filesUnder(join(repoRoot, 'tools'), cites),
+    ...filesUnder(join(repoRoot, '.ci'), () => true),
+    ...markdownFiles(),
+  ];
+}
+
+/** The headings of a markdown file as written, markup dropped. */
+function headingsOf(file: string): string[] {
+  return proseLines(readFileSync(file, 'utf8')).flatMap((line) => {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    return heading === null ? [] : [(heading[1] ?? '').replaceAll('`', '')];
+  });
 }
 
 describe('the README and docs/', () => {
@@ -76,6 +110,29 @@ describe('the README and docs/', () => {
           } else if (anchor !== undefined && resolved.endsWith('.md')) {
             if (!anchorsOf(resolved).has(anchor)) broken.push(`${shown} (no such heading)`);
           }
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+  it('are cited by path and section only where that file has that section', () => {
+    // A comment's `docs/benchmarks/promql.md, "PromQL"` (the quote may follow a line break of
+    // the comment) names a file under the repository and the start of one of its headings.
+    const cite = /docs\/([\w./-]+\.md)(?:#([\w-]+))?(?:,(?:\s|\*|\/\/|#)*(["'])(.+?)\3)?/g;
+    const broken: string[] = [];
+    for (const file of citingFiles()) {
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(cite)) {
+        const [, path = '', anchor, , section] = match;
+        const target = join(repoRoot, 'docs', path);
+        const shown = `${relative(repoRoot, file)} → ${match[0]}`;
+        if (!existsSync(target)) {
+          broken.push(`${shown} (no such file)`);
+        } else if (anchor !== undefined && !anchorsOf(target).has(anchor)) {
+          broken.push(`${shown} (no such heading)`);
+        } else if (section !== undefined) {
+          const starts = headingsOf(target).some((heading) => heading.startsWith(section));
+          if (!starts) broken.push(`${shown} (no heading starts so)`);
         }
       }
     }

@@ -138,4 +138,14 @@ describe('the README and docs/', () => {
     }
     expect(broken).toEqual([]);
   });
+  it("show deploy/patroni/patroni.yml's bootstrap settings as the file has them", () => {
+    const file = readFileSync(join(repoRoot, 'deploy', 'patroni', 'patroni.yml'), 'utf8');
+    const settings = /^bootstrap:\n[\s\S]*?(?=^ {2}initdb:)/m.exec(file)?.[0];
+    const page = readFileSync(join(repoRoot, 'docs', 'database-ha.md'), 'utf8');
+    const blocks = [...page.matchAll(/^( *)```yaml\n([\s\S]*?)^\1```/gm)].map(
+      ([, indent = '', body = '']) => body.replace(new RegExp(`^${indent}`, 'gm'), ''),
+    );
+    expect(settings).toBeDefined();
+    expect(blocks).toContain(settings);
+  });
 });

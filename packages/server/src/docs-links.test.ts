@@ -148,4 +148,49 @@ describe('the README and docs/', () => {
     expect(settings).toBeDefined();
     expect(blocks).toContain(settings);
   });
+  it('list every package in development.md, with what its source imports, on floors that ascend', () => {
+    const page = readFileSync(join(repoRoot, 'docs', 'development.md'), 'utf8');
+    const section = page.slice(page.indexOf('\n## Packages\n'), page.indexOf('\n## Tests'));
+    const rows = new Map<string, { floor: number; uses: string[] }>();
+    for (const [, floor = '', name = '', uses = ''] of section.matchAll(
+      /^\| (\d) +\| `([\w-]+)` +\|.*\|([^|]*)\|$/gm,
+    )) {
+      const names = [...uses.matchAll(/`([\w-]+)`/g)].map(([, used = '']) => used);
+      rows.set(name, { floor: Number(floor), uses: names });
+    }
+    const packages = join(repoRoot, 'packages');
+    const importOf = /(?:from\s+|import\s*\(\s*|import\s+|resolve\(\s*)['"]@monitor\/([\w-]+)/g;
+    const wrong: string[] = [];
+    for (const name of readdirSync(packages)) {
+      if (!existsSync(join(packages, name, 'package.json'))) continue;
+      // What the package's own code imports: its tests and their helpers (src/testing/) aside.
+      const sources = filesUnder(
+        join(packages, name, 'src'),
+        (file) => /\.tsx?$/.test(file) && !/\.test\.tsx?$/.test(file),
+      ).filter((file) => !file.includes('/src/testing/'));
+      const imported = new Set(
+        sources.flatMap((file) =>
+          [...readFileSync(file, 'utf8').matchAll(importOf)].map(([, used = '']) => used),
+        ),
+      );
+      imported.delete(name);
+      const row = rows.get(name);
+      if (row === undefined) {
+        wrong.push(`${name}: no row`);
+        continue;
+      }
+      if ([...row.uses].sort().join() !== [...imported].sort().join()) {
+        wrong.push(
+          `${name}: the table says ${row.uses.join(', ')}; its source imports ${[...imported].join(', ')}`,
+        );
+      }
+      for (const used of imported) {
+        const below = rows.get(used);
+        if (below !== undefined && below.floor >= row.floor) {
+          wrong.push(`${name} (floor ${row.floor}) imports ${used} (floor ${below.floor})`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:alerts`: alert latency under the ingest benchmark's fleet load (issue text in
- * docs/benchmarks.md): from the 200 of the sample that completes a window to the alert being
+ * docs/benchmarks/alerts.md): from the 200 of the sample that completes a window to the alert being
  * visible in GET /api/v1/alerts.
  *
  * 1. PostgreSQL, Kafka and Redis from testkit (or the environment), a fresh database, then

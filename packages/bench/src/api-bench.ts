@@ -1,6 +1,6 @@
 /**
  * `npm run bench:api`: the query API's listing and detail endpoints over a realistic services
- * table (docs/benchmarks.md).
+ * table (docs/benchmarks/api.md).
  *
  * 1. PostgreSQL from testkit (or DATABASE_URL), a fresh database, `monitor migrate`.
  * 2. Two organizations: the measured one with 10,000 services and another with a few thousand

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:compare`: the built service against VictoriaMetrics on the same machine, in
  * one run, with one load generator (wrk) and the same hosts, metrics, tags, values and times
- * for every target (issue 13; docs/benchmarks.md).
+ * for every target (issue 13; docs/benchmarks/compare.md).
  *
  * Targets, one at a time, each alone on the machine while it is measured:
  * - VictoriaMetrics (Debian's `victoria-metrics`), InfluxDB line protocol on `/write`;

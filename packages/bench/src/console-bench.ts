@@ -1,6 +1,6 @@
 /**
  * `npm run bench:console`: the web console's services view over 10,000 services, in headless
- * Chromium (Debian's, driven by playwright-core), against `monitor all` (docs/benchmarks.md,
+ * Chromium (Debian's, driven by playwright-core), against `monitor all` (docs/benchmarks/console.md,
  * "Console").
  *
  * 1. PostgreSQL from testkit (or DATABASE_URL), a fresh database, `monitor migrate`, the console

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:ingest`: the ingest pipeline's throughput on this machine, with its ceilings
- * measured in the same run (see issue 3, section 7, and docs/benchmarks.md).
+ * measured in the same run (see issue 3, section 7, and docs/benchmarks/ingest.md).
  *
  * 1. PostgreSQL, Kafka and Redis from testkit (or DATABASE_URL / KAFKA_BROKERS / REDIS_URL), a
  *    fresh database, `monitor migrate`, then `monitor gateway` and `monitor writer` as separate

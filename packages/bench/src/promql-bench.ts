@@ -1,6 +1,6 @@
 /**
  * `npm run bench:promql`: a PromQL range query over a fleet's history, ours against Prometheus
- * 2.42 on the same samples in the same run (issue 27, item 6; docs/benchmarks.md, "PromQL").
+ * 2.42 on the same samples in the same run (issue 27, item 6; docs/benchmarks/promql.md, "PromQL").
  *
  * 1. The storage bench's fleet (storage-fleet.ts): 1,000 hosts × 10 metrics × 6 h at 15 s by
  *    default (14.4 M samples), every host tagged with one of five regions.

@@ -83,7 +83,7 @@ export function createRemoteWriteBodies(
 /**
  * Remote-write bodies each side gets by default. At 300 (1 s of VictoriaMetrics' time, 600,000
  * samples) its CPU per sample ranged 0.43-0.90 µs over runs of the same bodies, so the ratio
- * against it swung by 2 x on its own; at 1,500 it held 0.57-0.64 (docs/benchmarks.md,
+ * against it swung by 2 x on its own; at 1,500 it held 0.57-0.64 (docs/benchmarks/compare.md,
  * 2026-11-25 07:10).
  */
 export const defaultRemoteWriteRequests = 1500;

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:storage`: bytes on disk per sample, ours against VictoriaMetrics, on the same
  * samples; then the history endpoint's latency over that history (issue 25, items 6 and 7;
- * docs/benchmarks.md, "Storage").
+ * docs/benchmarks/storage.md, "Storage").
  *
  * 1. A fleet (storage-fleet.ts): 1,000 hosts × 10 metrics × 24 h at 30 s by default, every
  *    value generated up front from a seed; with `--jitter-ms`, each scrape's time that far off

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:storage-move`: how long a running service takes to move a database of the
  * float8 layout (before migration 24) into the scaled one, per million samples, while it keeps
- * ingesting (issue 39, point 6; docs/benchmarks.md, "Storage move").
+ * ingesting (issue 39, point 6; docs/benchmarks/storage.md, "Storage move").
  *
  * 1. PostgreSQL with TimescaleDB (timescale-server.ts), migrated up to migration 23 with a one
  *    day raw retention (so that the aggregates hold rows older than the refresh windows, which

@@ -17,7 +17,7 @@ export type IngestHandlerDeps = WriteDeps & { metrics: IngestMetrics };
 
 /**
  * POST /api/v1/ingest on plain node:http: this is the hot path, and express's per-request cost
- * is several times that of the work itself (docs/benchmarks.md). The order of checks is the
+ * is several times that of the work itself (docs/benchmarks/compare.md). The order of checks is the
  * contract's: the key before the body is read, then the rate limit, then the body.
  * Answers 200 only once the bus acknowledged every message of the request.
  */

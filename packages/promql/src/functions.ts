@@ -45,7 +45,7 @@ function stringArg(args: Expr[], i: number): string {
  * Where a counter resets: for each index i of its values, the first j ≥ i whose value is below
  * the one before it, values.length when none. extrapolatedRateOf adds a window's resets by
  * jumping from one to the next instead of comparing every sample of the window at every step (a
- * fifth of a range query's rate over 1,000 series, docs/benchmarks.md, "PromQL"); the same
+ * fifth of a range query's rate over 1,000 series, docs/benchmarks/promql.md, "PromQL"); the same
  * resets in the same order, so the same sum to the bit. Written into `into` when given (its
  * first values.length + 1 entries), so that one array serves every series of a query.
  */

@@ -39,7 +39,7 @@ export function rateSteps(
   const out = emptyStepMatrix(times, series.length);
   let row = 0;
   // One array of resets for every series, grown as needed: one of its own per series was 1,000
-  // backing stores outside V8's heap a query, for its young collections (docs/benchmarks.md).
+  // backing stores outside V8's heap a query, for its young collections (docs/benchmarks/promql.md).
   let resetsScratch = new Int32Array(0);
   for (const one of series) {
     budget.checkDeadline();

@@ -6,7 +6,7 @@ import type { Matrix, Point } from './values.js';
  * `values[k × rows + i]` where `present` holds 1 there. What a range function (rate, increase,
  * delta) hands an aggregation: a Point per series and step, and a Sample per series at each step
  * after it, cost a range query over 1,000 series more than the functions themselves, in
- * allocation and garbage collection (docs/benchmarks.md, "PromQL"). Step by step, because an
+ * allocation and garbage collection (docs/benchmarks/promql.md, "PromQL"). Step by step, because an
  * aggregation reads every series at one step before the next: a tenth faster for that query than
  * series by series.
  */

@@ -250,7 +250,7 @@ const writerFields = {
   /**
    * The gateway's large publishes are snappy-compressed about 4-5 times, so kafkajs's 1 MiB
    * default holds 4-5 MiB of records; 4 MiB of compressed records raised the writer's peak RSS
-   * for no measurable gain (docs/benchmarks.md).
+   * for no measurable gain (docs/benchmarks/compare.md).
    */
   WRITER_FETCH_MAX_BYTES_PER_PARTITION: envPositiveInt()
     .default(1024 * 1024)
@@ -480,7 +480,7 @@ export const allConfigSchema = z
       .describe(
         "Role `all`: each of the two semi-spaces of the consumers thread's young generation, in MiB (its `--max-semi-space-size`; the main thread takes the process's flag).",
       ),
-    /** 60 against 100: a lower peak RSS under the batched load, the same throughput (docs/benchmarks.md). */
+    /** 60 against 100: a lower peak RSS under the batched load, the same throughput (docs/benchmarks/compare.md). */
     HEAP_GROWING_PERCENT: envPositiveInt()
       .default(60)
       .describe(

@@ -1,7 +1,7 @@
 /**
  * Sample values as scaled integers, so that TimescaleDB compresses them with delta-of-delta +
  * simple8b (integers) instead of Gorilla (floats): on the storage bench's fleet the value column
- * went from 4.60 to about 2.1 bytes per sample (docs/benchmarks.md, "Storage"). A scale `k` ≥ 0
+ * went from 4.60 to about 2.1 bytes per sample (docs/benchmarks/storage.md, "Storage"). A scale `k` ≥ 0
  * means `mantissa / 10^k` (decimals: 12.3 is 123 at 1); a scale `−b` < 0 means `mantissa × 2^b`
  * (whole numbers with trailing zero bits: byte counts of whole 4 KiB pages are 4096 × pages, and
  * storing the pages spares delta-of-delta 12 bits a sample). Lossless by construction: a value is

@@ -13,7 +13,7 @@ const smallBatchRows = 64;
  * another leaf, far from the last one, while in key order a series' rows go in one after
  * another and the leaves are walked left to right. Measured on PostgreSQL 15 with an index
  * larger than shared_buffers: 600,000 rows in 4.6 s in arrival order, 1.0–1.1 s sorted
- * (docs/benchmarks.md).
+ * (docs/benchmarks/compare.md).
  *
  * Rows of one series usually arrive in time order (a host's samples keep their order on the
  * bus), so a stable radix sort by id puts them in key order; a batch where they did not, or

@@ -396,7 +396,7 @@ const seriesIds: Migration = {
     await run(sql, [
       // One row per (service, metric): samples and rollups carry its id instead of the two
       // texts, which halves their rows and their dedup index and costs the server half as much
-      // per stored row (docs/benchmarks.md, storage layouts). bigint, not int: alignment pads
+      // per stored row (docs/benchmarks/compare.md, storage layouts). bigint, not int: alignment pads
       // an int to 8 bytes before the float8 value and the timestamptz in samples rows and
       // (series_id, time) index entries alike, so int would save nothing, and ids burnt by
       // concurrent inserts of the same new series can never run out.
@@ -653,7 +653,7 @@ const minuteAggregateHeldWindow: Migration = {
   version: 25,
   name: 'samples_1m_materialized_3h_before_raw_retention',
   // Issue 39: samples_1m's materialized rows within the raw retention cost 1.14 bytes per raw
-  // sample at steady state held 12 hours, 0.29 held 3 (docs/benchmarks.md, "Storage"). Jobs
+  // sample at steady state held 12 hours, 0.29 held 3 (docs/benchmarks/storage.md, "Storage"). Jobs
   // only: no stored row moves.
   up: (sql, { engine }) => engine.remakeMinuteAggregateJobs(sql),
 };
@@ -782,7 +782,7 @@ const scaledSampleReads: Migration = {
   version: 30,
   name: 'raw_scaled_samples',
   // Issue 39: PromQL reads decode scaled values in the api rather than with sample_value in
-  // SQL, a fifth less of the server's time for a read of many series (docs/benchmarks.md,
+  // SQL, a fifth less of the server's time for a read of many series (docs/benchmarks/promql.md,
   // "PromQL"). A function only: nothing stored changes.
   up: (sql, { engine }) => engine.createScaledSampleReads(sql),
 };

@@ -47,7 +47,7 @@ const newFloat64Array: Float64Allocator = (length) => new Float64Array(length);
  * An allocator that hands out views of 1 MiB slabs, for the arrays of one read. A PromQL read of
  * 1,000 series made 2,000 arrays of 11.5 KiB, each a backing store of its own outside V8's heap,
  * and the young collections V8 runs for that external memory cost the api more than decoding
- * (docs/benchmarks.md, "PromQL"). A view keeps its whole slab alive: meant for the arrays of one
+ * (docs/benchmarks/promql.md, "PromQL"). A view keeps its whole slab alive: meant for the arrays of one
  * query, which die with it. An array of more than a quarter of a slab gets one of its own.
  * `newSlab` gives the slabs (a pool's reader takes them from the pool).
  */
@@ -98,7 +98,7 @@ export type Float64SlabPool = {
 /**
  * Slabs handed from one query to the next: a range query over 1,000 series decodes into about
  * 23 MiB of them, and new ones every query kept V8's young collections busy with external memory
- * (docs/benchmarks.md, "PromQL"). A slab goes back only when the lease is released and each of
+ * (docs/benchmarks/promql.md, "PromQL"). A slab goes back only when the lease is released and each of
  * its readers has ended, so a read still running after its query failed never writes into
  * another query's arrays; it comes back zeroed, so no query reads another's (or another
  * organization's) numbers. At most `maxIdleSlabs` wait; the rest are left to the collector.

@@ -20,7 +20,7 @@ export type CopyBinaryReader = {
 /**
  * A reader of COPY's binary output in chunks as they come: each row is handed over as soon as its
  * last byte is in, as views into the chunks, so that a read of many series never holds (nor
- * copies) the whole output at once, tens of MB for a PromQL selection (docs/benchmarks.md,
+ * copies) the whole output at once, tens of MB for a PromQL selection (docs/benchmarks/promql.md,
  * "PromQL"). A row split across chunks is joined once all of it is in: the only copy.
  */
 export function createCopyBinaryReader(onRow: (row: CopyRow) => void): CopyBinaryReader {

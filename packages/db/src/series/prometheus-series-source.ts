@@ -186,7 +186,7 @@ function canceled(signal: AbortSignal): PromqlError {
  * the tuple deforming of a statement estimated past 40,000, without inlining or optimizing,
  * which cost more to compile than they saved. The default threshold, 100,000, left a PromQL read
  * of 250 series × 6 h (estimated ~56,000, 360,000 rows) interpreted: compiled, it took 88 ms of
- * the server's time against 100 (docs/benchmarks.md, "PromQL"). Below ~120,000 rows the compile
+ * the server's time against 100 (docs/benchmarks/promql.md, "PromQL"). Below ~120,000 rows the compile
  * (~6 ms) costs more than it saves, hence a threshold at about twice that. A server with JIT off
  * stays so.
  */
@@ -328,7 +328,7 @@ export function createPrometheusSeriesSource(
    * Rows come in scan order: each chunk's rows of a series in time order (the index, the
    * compressed batches), one chunk's before or after another's as the server's merge takes them;
    * `timeOrdered` joins those runs. Asking for time order (a sorted subquery) cost the server a
-   * fifth more for the statement (docs/benchmarks.md, "PromQL").
+   * fifth more for the statement (docs/benchmarks/promql.md, "PromQL").
    */
   async function readSamples(
     ids: string[],

@@ -7,7 +7,7 @@
  * that ascend without overlapping are joined by copying each; otherwise each run is taken as it
  * is (a descending one reversed) and the runs merged pairwise, so the cost is n × log2(runs)
  * moves, where a comparison sort per series took most of a query's time in the api
- * (docs/benchmarks.md, "PromQL").
+ * (docs/benchmarks/promql.md, "PromQL").
  *
  * Times are distinct within a stored series (its unique key); at a time held twice the earlier
  * run's point comes first. The arrays given may come back reordered in place.

@@ -16,7 +16,7 @@ const maxPointsPerSeries = 11_000;
 const maxRangeMs = 366 * 24 * 3600 * 1000;
 /**
  * 1 MiB slabs of decoded samples kept for the next queries: a range query over 1,000 series of
- * 6 hours at 15 s decodes into about 23 (docs/benchmarks.md, "PromQL").
+ * 6 hours at 15 s decodes into about 23 (docs/benchmarks/promql.md, "PromQL").
  */
 const maxIdleSampleSlabs = 64;
 

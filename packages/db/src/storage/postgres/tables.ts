@@ -15,7 +15,7 @@ export async function createSampleTables(sql: TransactionSql): Promise<void> {
       value double precision not null
     ) partition by range (time)`,
     // json, not jsonb: snapshots are written with every host sample and only ever read whole,
-    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
+    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks/ingest.md).
     `create table snapshots (
       time timestamptz not null,
       service_id text not null,

@@ -13,7 +13,7 @@ import { materializationTable } from './tables.js';
 /**
  * The raw samples' chunk interval since migration 24. A chunk is compressed whole once it
  * ended and `COMPRESS_AFTER_HOURS` passed: with daily chunks a day to two stayed uncompressed at
- * ~100 bytes a row, more than the whole compressed month (docs/benchmarks.md, "Storage"). Small
+ * ~100 bytes a row, more than the whole compressed month (docs/benchmarks/storage.md, "Storage"). Small
  * chunks keep that window small; much smaller ones give each series too few rows per
  * compressed batch for compression to work well (measured in the same place).
  */
@@ -31,7 +31,7 @@ const epochMsNowFunction = `create or replace function unix_now_ms() returns big
  * By time, a BRIN index (as on plain PostgreSQL), not TimescaleDB's default btree: only the
  * aggregates' refresh reads the raw samples by time alone, and a chunk being written is in time
  * order, so a block range's bounds find its rows as well, where a btree took an insertion per
- * stored row (docs/benchmarks.md, "Against VictoriaMetrics").
+ * stored row (docs/benchmarks/compare.md, "Against VictoriaMetrics").
  */
 const sampleTimeIndex = 'create index samples_time_idx on samples using brin (time)';
 
@@ -41,7 +41,7 @@ const sampleTimeIndex = 'create index samples_time_idx on samples using brin (ti
  * as the float8 `value`. Compressed, each column is an integer that TimescaleDB stores with
  * delta-of-delta and simple8b: a scrape's jitter of a few milliseconds costs a few bits a
  * sample where a timestamptz's microseconds cost ten more, and a scaled value about half of
- * Gorilla's bytes (docs/benchmarks.md, "Storage"). Agents' times are whole milliseconds
+ * Gorilla's bytes (docs/benchmarks/storage.md, "Storage"). Agents' times are whole milliseconds
  * (remote-write's, and every time a Date holds), so nothing is lost.
  */
 export const millisecondSamplesTable: readonly string[] = [
@@ -60,7 +60,7 @@ export const millisecondSamplesTable: readonly string[] = [
   // The dedup key: replays and an agent's own retries store each point once. It carries the
   // value columns, so that reading a series from the chunk still being written (PromQL, the
   // newest minutes of the history) is an index-only scan: that chunk's rows land time-major,
-  // and a series' rows sit on as many heap pages as it has samples (docs/benchmarks.md,
+  // and a series' rows sit on as many heap pages as it has samples (docs/benchmarks/promql.md,
   // "PromQL"). It costs the uncompressed rows about 18 bytes each, a few hundredths of a
   // byte per sample at steady state.
   `create unique index samples_series_id_time_key on samples (series_id, time)
@@ -105,7 +105,7 @@ export const millisecondAggregates: readonly string[] = (
  * The aggregates' chunks and compression: a day of buckets a chunk, segmented by series. For
  * samples_1h a day is 24 rows a series, which compress a little worse than a week's 168
  * (0.34 against about 0.29 bytes per raw sample), but a week-long chunk waited three and a half
- * days on average before its compression, at 1.09 (docs/benchmarks.md, "Storage"): a day is
+ * days on average before its compression, at 1.09 (docs/benchmarks/storage.md, "Storage"): a day is
  * about 0.03 bytes per raw sample less at steady state. Their materialization
  * hypertables get the raw samples' "now" too: their compression jobs need one (their retention
  * jobs take the raw hypertable's).

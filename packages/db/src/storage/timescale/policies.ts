@@ -33,7 +33,7 @@ export function refreshWindows(policies: StoragePolicies): RefreshWindows {
   // samples_1m is materialized only for buckets about to leave the raw retention: until then
   // real-time aggregation computes it from the raw samples (a minute of a 30 s series is two
   // of them), and a materialized minute weighed 11.5 bytes per raw sample compressed, 68
-  // uncompressed, against 3.4 for the raw samples themselves (docs/benchmarks.md, "Storage").
+  // uncompressed, against 3.4 for the raw samples themselves (docs/benchmarks/storage.md, "Storage").
   // The window reaches back as far as samples are kept raw (the latest a sample is accepted),
   // never into what samples_1m's own retention drops.
   const minuteStartHours =
@@ -50,7 +50,7 @@ export function refreshWindows(policies: StoragePolicies): RefreshWindows {
  * the minute is materialized: the hourly refresh has three chances, so a scheduler stopped for
  * up to two hours loses no minute. Each hour held costs ~0.095 bytes per raw sample at steady
  * state (a materialized minute weighs ~68 bytes per raw sample uncompressed, over 720 hours of
- * raw retention; docs/benchmarks.md, "Storage"): 12 hours held cost 1.14, 3 cost 0.29.
+ * raw retention; docs/benchmarks/storage.md, "Storage"): 12 hours held cost 1.14, 3 cost 0.29.
  */
 const materializedBeforeRawRetentionHours = 3;
 
@@ -192,7 +192,7 @@ export async function applyTimescalePolicies(
   `;
   // An aggregate's chunks are compressed soon after they ended, not past the refresh window:
   // with a week's window a week of samples_1m stayed uncompressed, ~68 bytes per raw sample
-  // against ~11.5 compressed (docs/benchmarks.md, "Storage"). TimescaleDB accepts that since
+  // against ~11.5 compressed (docs/benchmarks/storage.md, "Storage"). TimescaleDB accepts that since
   // 2.19 (timescaledb#7656: compressed chunks take the refresh's deletes and inserts); a late
   // sample's buckets are rewritten in the compressed chunk, which the job compresses again.
   for (const view of ['samples_1m', 'samples_1h'] as const) {

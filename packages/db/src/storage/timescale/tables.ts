@@ -11,7 +11,7 @@ export async function createSampleTables(sql: TransactionSql): Promise<void> {
       value double precision not null
     )`,
     // json, not jsonb: snapshots are written with every host sample and only ever read whole,
-    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks.md).
+    // and parsing into jsonb doubled the writer's cost per batch (docs/benchmarks/ingest.md).
     `create table snapshots (
       time timestamptz not null,
       service_id text not null,
@@ -148,7 +148,7 @@ export function createRealTimeRollups(): Promise<void> {
 }
 
 /**
- * Version 20: the aggregates compressed like the raw samples (docs/benchmarks.md, "Storage":
+ * Version 20: the aggregates compressed like the raw samples (docs/benchmarks/storage.md, "Storage":
  * uncompressed, samples_1m took 72 bytes per raw sample, 86 % of the bytes on disk). Their
  * chunks get an interval of their own first: the default, 10 × the raw one, would keep a young
  * installation's whole history in one chunk that no compression job ever takes. Existing

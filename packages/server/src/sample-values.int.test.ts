@@ -235,4 +235,68 @@ describe('sample values through the server', () => {
       { numRuns: 10 },
     );
   }, 240_000);
+
+  it('keeps the first value of a point sent again and drops, and counts, a different one', async () => {
+    /** The server's count of dropped points, by reason. */
+    const duplicates = async (reason: string): Promise<number> => {
+      const text = await (await fetch(`${monitor.baseUrl}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((each) => each.startsWith(`monitor_samples_duplicate_total{reason="${reason}"}`));
+      return Number(line?.split(' ')[1] ?? Number.NaN);
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(anyValue, { minLength: 1, maxLength: 20 }),
+        fc.array(fc.boolean(), { minLength: 20, maxLength: 20 }),
+        fc.array(fc.integer({ min: -15, max: 15 }), { minLength: 20, maxLength: 20 }),
+        async (values, changed, jitter) => {
+          const n = run++;
+          const metric = `resent_${n}`;
+          const times = timesFor(values.length, jitter);
+          const write = async (sent: readonly number[]): Promise<void> => {
+            const answer = await fetch(`${monitor.baseUrl}/api/v1/write`, {
+              method: 'POST',
+              headers: {
+                'X-API-Key': key,
+                'Content-Type': 'application/x-protobuf',
+                'Content-Encoding': 'snappy',
+                'X-Prometheus-Remote-Write-Version': '0.1.0',
+              },
+              body: encode([
+                {
+                  labels: { __name__: metric, instance: `resent-${n}:9100`, job: 'resent' },
+                  samples: sent.map((v, i) => [times[i]!, v]),
+                  nanIsValue: true,
+                },
+              ]),
+            });
+            // One such point harms nobody: the request is answered as the rest deserves.
+            expect(answer.status, await answer.text()).toBe(204);
+          };
+          // Another value where `changed` says so: one that differs bit for bit.
+          const resent = values.map((v, i) =>
+            changed[i] === true ? (Number.isNaN(v) ? 1 : Object.is(v, 0) ? -0 : -v || 1) : v,
+          );
+          const differing = values.filter((v, i) => !Object.is(v, resent[i])).length;
+          await write(values);
+          const [sameBefore, differentBefore] = [
+            await duplicates('same_value'),
+            await duplicates('different_value'),
+          ];
+          // An agent's retry of the same body, then the same points with some values changed.
+          await write(values);
+          await write(resent);
+          expect(await throughPromql(metric, times.at(-1)!)).toEqual(
+            values.map((v, i) => [times[i]!, exact(v)]),
+          );
+          expect(await duplicates('same_value')).toBe(
+            sameBefore + values.length + values.length - differing,
+          );
+          expect(await duplicates('different_value')).toBe(differentBefore + differing);
+        },
+      ),
+      { numRuns: 10 },
+    );
+  }, 240_000);
 });

@@ -48,7 +48,7 @@ describe('requireScope', () => {
   });
 
   it('renders a missing or unknown key as unauthorized, without going on', async () => {
-    for (const headers of [{}, { 'x-api-key': 'nope' }]) {
+    for (const headers of [{}, { 'x-api-key': 'nope' }] as Record<string, string>[]) {
       const { res, refusals, passed } = await run('read', headers);
       expect({ refusals, passed }).toEqual({
         refusals: [{ reason: 'unauthorized' }],

@@ -1,3 +1,4 @@
+import { authenticatedKey } from '@monitor/auth';
 import type { AlertQueries } from '@monitor/db';
 import { isId, notFound } from '@monitor/platform';
 import type { AlertListResponse, AlertResponse } from '@monitor/schemas';
@@ -15,7 +16,6 @@ import { apiBasePath, idParams, json, problems } from './api-route.js';
 import { bodyOrThrow } from './body-or-throw.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 
 const alertsPath = `${apiBasePath}/alerts`;
 const alertPath = `${apiBasePath}/alerts/:id`;
@@ -60,7 +60,7 @@ export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
     handle: async ({ query, res, deps }) => {
       const parsed = queryOrThrow(parseAlertListQuery(query));
       const page = await deps.alerts.listAlerts({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         status: parsed.status,
         severity: parsed.severity,
         serviceId: parsed.service_id,
@@ -93,7 +93,11 @@ export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
     },
     handle: async ({ params, res, deps }) => {
       const id = alertIdOf(params['id']);
-      const alert = await deps.alerts.getAlert(authOf(res).orgId, id, new Date(deps.nowMs()));
+      const alert = await deps.alerts.getAlert(
+        authenticatedKey(res).orgId,
+        id,
+        new Date(deps.nowMs()),
+      );
       if (alert === undefined) throw notFound('The alert');
       const body: AlertResponse = toAlertResponse(alert);
       res.json(body);
@@ -128,7 +132,7 @@ export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
     handle: async ({ params, body, res, deps }) => {
       const id = alertIdOf(params['id']);
       const request = bodyOrThrow(parseBody(alertAcknowledgeSchema, body ?? {}));
-      const { orgId, keyId } = authOf(res);
+      const { orgId, keyId } = authenticatedKey(res);
       const alert = await deps.alerts.acknowledgeAlert({
         orgId,
         alertId: id,
@@ -157,7 +161,7 @@ export const alertRoutes: readonly ApiRoute<AlertRouteDeps>[] = [
     handle: async ({ params, res, deps }) => {
       const id = alertIdOf(params['id']);
       const alert = await deps.alerts.unacknowledgeAlert(
-        authOf(res).orgId,
+        authenticatedKey(res).orgId,
         id,
         new Date(deps.nowMs()),
       );

@@ -1,3 +1,4 @@
+import { authenticatedKey } from '@monitor/auth';
 import type { RuleStore } from '@monitor/db';
 import { isId, notFound, validationError } from '@monitor/platform';
 import type { AlertRuleFields, AlertRuleListResponse, AlertRuleResponse } from '@monitor/schemas';
@@ -18,7 +19,6 @@ import { apiBasePath, created, idParams, json, noContent, problems } from './api
 import { bodyOrThrow } from './body-or-throw.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 
 const alertRulesPath = `${apiBasePath}/alerts/rules`;
 const alertRulePath = `${apiBasePath}/alerts/rules/:id`;
@@ -49,7 +49,7 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
     },
     handle: async ({ query, res, deps }) => {
       const parsed = queryOrThrow(parseQuery(paginationQuerySchema, query));
-      const page = await deps.rules.listRules({ orgId: authOf(res).orgId, ...parsed });
+      const page = await deps.rules.listRules({ orgId: authenticatedKey(res).orgId, ...parsed });
       const body: AlertRuleListResponse = {
         rules: page.rules.map(toAlertRuleResponse),
         pagination: pageOf(parsed, page.rules.length, page.total),
@@ -78,7 +78,10 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
     },
     handle: async ({ body, res, deps }) => {
       const request = bodyOrThrow(parseBody(alertRuleCreateSchema, body));
-      const rule = await deps.rules.createRule(authOf(res).orgId, toAlertRuleFields(request));
+      const rule = await deps.rules.createRule(
+        authenticatedKey(res).orgId,
+        toAlertRuleFields(request),
+      );
       const response: AlertRuleResponse = toAlertRuleResponse(rule);
       res.status(201).location(`${alertRulesPath}/${rule.id}`).json(response);
     },
@@ -96,7 +99,7 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
       ...problems(401, 403, 404, 503),
     },
     handle: async ({ params, res, deps }) => {
-      const rule = await deps.rules.getRule(authOf(res).orgId, ruleIdOf(params['id']));
+      const rule = await deps.rules.getRule(authenticatedKey(res).orgId, ruleIdOf(params['id']));
       if (rule === undefined) throw ruleNotFound();
       const body: AlertRuleResponse = toAlertRuleResponse(rule);
       res.json(body);
@@ -132,7 +135,7 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
       const id = ruleIdOf(params['id']);
       const request = bodyOrThrow(parseBody(alertRuleUpdateSchema, body));
       const rule = await deps.rules.updateRule(
-        authOf(res).orgId,
+        authenticatedKey(res).orgId,
         id,
         toAlertRuleChanges(request),
         new Date(deps.nowMs()),
@@ -160,7 +163,11 @@ export const alertRuleRoutes: readonly ApiRoute<AlertRuleRouteDeps>[] = [
     },
     handle: async ({ params, res, deps }) => {
       const id = ruleIdOf(params['id']);
-      const deleted = await deps.rules.deleteRule(authOf(res).orgId, id, new Date(deps.nowMs()));
+      const deleted = await deps.rules.deleteRule(
+        authenticatedKey(res).orgId,
+        id,
+        new Date(deps.nowMs()),
+      );
       if (!deleted) throw ruleNotFound();
       res.status(204).end();
     },

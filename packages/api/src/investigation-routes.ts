@@ -1,3 +1,4 @@
+import { authenticatedKey } from '@monitor/auth';
 import type { InvestigationQueries } from '@monitor/db';
 import { isId, notFound, validationError } from '@monitor/platform';
 import type { InvestigationDetailResponse, InvestigationListResponse } from '@monitor/schemas';
@@ -18,7 +19,6 @@ import {
 } from './investigation-responses.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 
 const investigationsPath = `${apiBasePath}/investigations`;
 const investigationPath = `${apiBasePath}/investigations/:id`;
@@ -50,7 +50,7 @@ export const investigationRoutes: readonly ApiRoute<InvestigationRouteDeps>[] = 
     handle: async ({ query, res, deps }) => {
       const parsed = queryOrThrow(parseInvestigationListQuery(query));
       const page = await deps.investigations.listInvestigations({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         status: parsed.status,
         alertId: parsed.alert_id,
         serviceId: parsed.service_id,
@@ -86,7 +86,7 @@ export const investigationRoutes: readonly ApiRoute<InvestigationRouteDeps>[] = 
     },
     handle: async ({ body, res, deps }) => {
       const request = bodyOrThrow(parseInvestigationRequest(body, deps.nowMs()));
-      const orgId = authOf(res).orgId;
+      const orgId = authenticatedKey(res).orgId;
       // What the body names must exist in the org: otherwise the body is invalid (422), the
       // route itself exists (not 404).
       const investigation =
@@ -126,7 +126,7 @@ export const investigationRoutes: readonly ApiRoute<InvestigationRouteDeps>[] = 
       const id = params['id'];
       // A malformed id cannot name an investigation: 404, exactly like an unknown one.
       const investigation = isId('inv', id)
-        ? await deps.investigations.getInvestigation(authOf(res).orgId, id)
+        ? await deps.investigations.getInvestigation(authenticatedKey(res).orgId, id)
         : undefined;
       if (investigation === undefined) throw notFound('The investigation');
       const body: InvestigationDetailResponse = toInvestigationDetailResponse(investigation);

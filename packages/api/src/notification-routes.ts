@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { authenticatedKey } from '@monitor/auth';
 import type { NotificationChannelStore, NotificationStore } from '@monitor/db';
 import type { TargetAddressPolicy } from '@monitor/platform';
 import { isId, notFound, validationError } from '@monitor/platform';
@@ -31,7 +32,6 @@ import { bodyOrThrow } from './body-or-throw.js';
 import { toChannelResponse, toNotificationResponse } from './notification-responses.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 
 const notificationChannelsPath = `${apiBasePath}/notification-channels`;
 const notificationChannelPath = `${apiBasePath}/notification-channels/:type`;
@@ -91,7 +91,7 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
     handle: async ({ query, res, deps }) => {
       const page = queryOrThrow(parseQuery(paginationQuerySchema, query));
       // At most one row per channel type: paged in memory.
-      const records = await deps.channels.listChannels(authOf(res).orgId);
+      const records = await deps.channels.listChannels(authenticatedKey(res).orgId);
       const channels = records.slice(page.offset, page.offset + page.limit);
       const body: NotificationChannelListResponse = {
         channels: channels.map(toChannelResponse),
@@ -117,7 +117,7 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
     },
     handle: async ({ params, res, deps }) => {
       const type = channelTypeOf(params['type']);
-      const record = await deps.channels.getChannel(authOf(res).orgId, type);
+      const record = await deps.channels.getChannel(authenticatedKey(res).orgId, type);
       if (record === undefined) throw channelNotFound(type);
       const body: NotificationChannelResponse = toChannelResponse(record);
       res.json(body);
@@ -155,7 +155,7 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
       const type = channelTypeOf(params['type']);
       const target = bodyOrThrow(parseBody(notificationTargetSchemas[type], body));
       rejectUnreachableUrl(target, deps.targetPolicy);
-      const record = await deps.channels.putChannel(authOf(res).orgId, type, target);
+      const record = await deps.channels.putChannel(authenticatedKey(res).orgId, type, target);
       const response: NotificationChannelResponse = toChannelResponse(record);
       res.json(response);
     },
@@ -175,7 +175,7 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
     },
     handle: async ({ params, res, deps }) => {
       const type = channelTypeOf(params['type']);
-      const deleted = await deps.channels.deleteChannel(authOf(res).orgId, type);
+      const deleted = await deps.channels.deleteChannel(authenticatedKey(res).orgId, type);
       if (!deleted) throw channelNotFound(type);
       res.status(204).end();
     },
@@ -203,7 +203,7 @@ export const notificationRoutes: readonly ApiRoute<NotificationRouteDeps>[] = [
       // A malformed id cannot name an alert: 404, exactly like an unknown one.
       if (!isId('alr', alertId)) throw alertNotFound();
       // At most one row per (channel, transition): paged in memory.
-      const records = await deps.notifications.listForAlert(authOf(res).orgId, alertId);
+      const records = await deps.notifications.listForAlert(authenticatedKey(res).orgId, alertId);
       if (records === undefined) throw alertNotFound();
       const notifications = records.slice(page.offset, page.offset + page.limit);
       const body: NotificationListResponse = {

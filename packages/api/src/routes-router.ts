@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import type { RequestHandler, Router as ExpressRouter } from 'express';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
+import { requireScope } from '@monitor/auth';
 import { methodNotAllowedHandler } from '@monitor/platform';
 import type { ApiRoute } from './api-route.js';
 import { jsonBody } from './json-body.js';
-import { requireScope } from './require-scope.js';
 
 export type RoutesRouterOptions<Deps> = {
   /** What the handlers need. */
@@ -15,10 +15,11 @@ export type RoutesRouterOptions<Deps> = {
 
 /**
  * A router serving the `routes` that have a handler, at their absolute paths and in their
- * order (so `/alerts/rules` must come before `/alerts/:id`): the scope check, then a JSON body
- * when the route declares one, then the handler. A known path with another method is 405 with
- * `Allow`. Errors go to the app's problem handler (the stores raise typed errors: a database
- * that is away is already a 503 `dependency_unavailable`).
+ * order (so `/alerts/rules` must come before `/alerts/:id`): the scope check (`requireScope`,
+ * its refusals thrown as problems), then a JSON body when the route declares one, then the
+ * handler. A known path with another method is 405 with `Allow`. Errors go to the app's problem
+ * handler (the stores raise typed errors: a database that is away is already a 503
+ * `dependency_unavailable`).
  */
 export function createRoutesRouter<Deps>(
   routes: readonly ApiRoute<Deps>[],

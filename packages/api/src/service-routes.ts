@@ -1,3 +1,4 @@
+import { authenticatedKey } from '@monitor/auth';
 import type { ServiceQueries } from '@monitor/db';
 import { isId, notFound } from '@monitor/platform';
 import type {
@@ -18,7 +19,6 @@ import type { ApiRoute } from './api-route.js';
 import { apiBasePath, idParams, json, problems } from './api-route.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 import {
   toServiceDetailResponse,
   toServiceMetricsResponse,
@@ -59,7 +59,7 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
     handle: async ({ query, res, deps }) => {
       const parsed = queryOrThrow(parseServiceListQuery(query));
       const { services, total } = await deps.services.listServices({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         status: parsed.status,
         tags: parsed.tags,
         limit: parsed.limit,
@@ -88,7 +88,7 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
     handle: async ({ params, res, deps }) => {
       const id = serviceIdOf(params['id']);
       const service = await deps.services.getService({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         id,
         now: new Date(deps.nowMs()),
       });
@@ -122,7 +122,7 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
       const now = deps.nowMs();
       const parsed = queryOrThrow(parseServiceMetricsQuery(query, now));
       const rows = await deps.services.readMetricSeries({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         serviceId: id,
         ...parsed,
       });

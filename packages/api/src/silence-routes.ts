@@ -1,3 +1,4 @@
+import { authenticatedKey } from '@monitor/auth';
 import type { SilenceStore } from '@monitor/db';
 import { recurrenceProblem, silenceStateAt } from '@monitor/db';
 import { isId, notFound, validationError } from '@monitor/platform';
@@ -17,7 +18,6 @@ import { apiBasePath, created, idParams, json, noContent, problems } from './api
 import { bodyOrThrow } from './body-or-throw.js';
 import { pageOf } from './page-of.js';
 import { queryOrThrow } from './query-or-throw.js';
-import { authOf } from './require-scope.js';
 
 const silencesPath = `${apiBasePath}/silences`;
 const silencePath = `${apiBasePath}/silences/:id`;
@@ -52,7 +52,7 @@ export const silenceRoutes: readonly ApiRoute<SilenceRouteDeps>[] = [
       const parsed = queryOrThrow(parseQuery(silenceListQuerySchema, query));
       const now = new Date(deps.nowMs());
       const page = await deps.silences.listSilences({
-        orgId: authOf(res).orgId,
+        orgId: authenticatedKey(res).orgId,
         state: parsed.state,
         now,
         limit: parsed.limit,
@@ -90,7 +90,7 @@ export const silenceRoutes: readonly ApiRoute<SilenceRouteDeps>[] = [
           throw validationError([{ path: `recurrence.${problem[0]}`, message: problem[1] }]);
         }
       }
-      const { orgId, keyId } = authOf(res);
+      const { orgId, keyId } = authenticatedKey(res);
       const silence = await deps.silences.createSilence(orgId, keyId, {
         matchers: toSilenceMatchers(request.matchers),
         startsAt: new Date(request.starts_at),
@@ -122,7 +122,10 @@ export const silenceRoutes: readonly ApiRoute<SilenceRouteDeps>[] = [
       ...problems(401, 403, 404, 503),
     },
     handle: async ({ params, res, deps }) => {
-      const silence = await deps.silences.getSilence(authOf(res).orgId, silenceIdOf(params['id']));
+      const silence = await deps.silences.getSilence(
+        authenticatedKey(res).orgId,
+        silenceIdOf(params['id']),
+      );
       if (silence === undefined) throw silenceNotFound();
       res.json(responseOf(silence, new Date(deps.nowMs())));
     },
@@ -145,7 +148,7 @@ export const silenceRoutes: readonly ApiRoute<SilenceRouteDeps>[] = [
     handle: async ({ params, res, deps }) => {
       const id = silenceIdOf(params['id']);
       const expired = await deps.silences.expireSilence(
-        authOf(res).orgId,
+        authenticatedKey(res).orgId,
         id,
         new Date(deps.nowMs()),
       );

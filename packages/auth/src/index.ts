@@ -1,4 +1,5 @@
 export type { ApiKeyAuthenticator, AuthenticatedKey } from './api-key-authenticator.js';
-export { apiKeyFromHeaders, createApiKeyAuthenticator } from './api-key-authenticator.js';
+export { createApiKeyAuthenticator } from './api-key-authenticator.js';
+export type { RenderKeyRefusal } from './require-scope.js';
+export { authenticatedKey, requireScope } from './require-scope.js';
 export type { Scope } from './scope.js';
-export { hasScope } from './scope.js';

@@ -54,11 +54,14 @@ export function createWritePipeline(
     metrics: { seriesRefused(reason: SeriesRefusalReason, count: number): void };
   },
 ) {
-  const admit = createWriteAdmission({
-    authenticator: deps.authenticator,
-    rateLimiter: deps.rateLimiter,
-    rejected: (status) => endpoint.rejected(status),
-  });
+  const admit = createWriteAdmission(
+    {
+      authenticator: deps.authenticator,
+      rateLimiter: deps.rateLimiter,
+      rejected: (status) => endpoint.rejected(status),
+    },
+    { challenge: endpoint.challenge },
+  );
   const encodings = ['gzip', ...endpoint.rawEncodings];
   const readOptions = { rawEncodings: endpoint.rawEncodings };
 
@@ -72,7 +75,7 @@ export function createWritePipeline(
   }
 
   return async function handleWrite(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const key = await admit(req, res, { challenge: endpoint.challenge });
+    const key = await admit(req, res);
     if (key === undefined) return;
     const decode = endpoint.select(req);
     if (typeof decode !== 'function') return refuse(req, res, decode);

@@ -5,7 +5,11 @@ import { createApiKeyStore, hashApiKey } from '@monitor/db';
 import { isRetriable } from '@monitor/platform';
 import type { IngestConfig } from './config.js';
 
-/** The API keys of `db` behind the cached authenticator both the gateway and the api use. */
+/**
+ * The API keys of `db` behind a cached authenticator. Build one per process and hand it to every
+ * router the process serves (the gateway's writes, /api/v1, /prometheus, the ruler API): one
+ * cache, so a revoked key stops working on all of them within API_KEY_CACHE_TTL_MS.
+ */
 export function createKeyAuthenticator(
   config: Pick<IngestConfig, 'API_KEY_CACHE_TTL_MS'>,
   db: Database,

@@ -1,9 +1,8 @@
 import express, { Router } from 'express';
-import type { RequestHandler, Response, Router as ExpressRouter } from 'express';
+import type { Response, Router as ExpressRouter } from 'express';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
-import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
+import { authenticatedKey, requireScope } from '@monitor/auth';
 import type { Logger } from '@monitor/platform';
-import { forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
 import { prometheusErrorHandler } from './prometheus-error.js';
 import type { PrometheusRouteDeps } from './prometheus-routes.js';
 import { prometheusRoutes } from './prometheus-routes.js';
@@ -16,25 +15,17 @@ export type PrometheusRouterDeps = PrometheusRouteDeps & {
   logger: Logger;
 };
 
-const orgLocal = 'prometheusOrgId';
-
 /**
- * The Prometheus-compatible API under `/prometheus` (absolute paths: mount with `app.use`).
- * Its own authentication step and error mapper, so that every answer, failures included, has
- * the shape Prometheus clients read.
+ * The Prometheus-compatible API under `/prometheus` (absolute paths: mount with `app.use`),
+ * every route behind the `read` scope. Its own error mapper, so that every answer, refusals of
+ * the key included, has the shape Prometheus clients read.
  */
 export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRouter {
   const { authenticator, logger, ...routeDeps } = deps;
   const router = Router();
-  const authenticate: RequestHandler = async (req, res, next) => {
-    const key = await authenticator.authenticate(apiKeyFromHeaders(req.headers));
-    if (key === undefined) throw unauthorized();
-    noteRequestOrg(res, key.orgId);
-    if (!hasScope(key, 'read'))
-      throw forbidden('The API key lacks the read scope this operation needs.');
-    res.locals[orgLocal] = key.orgId;
-    next();
-  };
+  // Refusals are thrown, for `prometheusErrorHandler` to answer in Prometheus' shape.
+  const authenticate = requireScope(authenticator, 'read');
+  const orgOf = (res: Response): string => authenticatedKey(res).orgId;
   const form = express.urlencoded({ extended: false, limit: '1mb' });
   // Remote read beside the JSON routes: its body is snappy protobuf, not a form.
   router.post(
@@ -45,7 +36,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
         sourceFor: (orgId) => routeDeps.sourceFor(orgId),
         limits: routeDeps.limits,
       },
-      (res: Response) => res.locals[orgLocal] as string,
+      orgOf,
     ),
   );
   for (const route of [...prometheusRoutes, ...prometheusStatusRoutes, ...formatQueryRoutes]) {
@@ -57,7 +48,7 @@ export function createPrometheusRouter(deps: PrometheusRouterDeps): ExpressRoute
         query: req.query,
         body: req.body as unknown,
         res,
-        deps: { ...routeDeps, orgId: res.locals[orgLocal] as string },
+        deps: { ...routeDeps, orgId: orgOf(res) },
       });
     });
   }

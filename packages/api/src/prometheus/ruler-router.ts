@@ -1,11 +1,11 @@
 import express, { Router } from 'express';
-import type { RequestHandler, Router as ExpressRouter } from 'express';
+import type { Router as ExpressRouter } from 'express';
 import { parse, stringify } from 'yaml';
-import type { ApiKeyAuthenticator } from '@monitor/auth';
-import { apiKeyFromHeaders, hasScope } from '@monitor/auth';
+import type { ApiKeyAuthenticator, Scope } from '@monitor/auth';
+import { authenticatedKey, requireScope } from '@monitor/auth';
 import type { RuleGroupStore, StoredRuleGroup } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
-import { AppError, forbidden, noteRequestOrg, unauthorized } from '@monitor/platform';
+import { AppError } from '@monitor/platform';
 import { parseRuleGroup, ruleGroupKeys } from '@monitor/rules';
 import { prometheusErrorHandler } from './prometheus-error.js';
 
@@ -21,7 +21,6 @@ export type RulerRouterDeps = {
 };
 
 const basePath = '/prometheus/config/v1/rules';
-const orgLocal = 'rulerOrgId';
 
 /** Mimir's answer to an accepted change. */
 const accepted = { status: 'success', data: null, errorType: '', error: '' };
@@ -54,19 +53,10 @@ function groupsYaml(groups: readonly StoredRuleGroup[]): string {
 export function createRulerRouter(deps: RulerRouterDeps): ExpressRouter {
   const { authenticator, logger, ruleGroups, maxRulesPerOrg } = deps;
   const router = Router();
-  const authenticate =
-    (scope: 'read' | 'write'): RequestHandler =>
-    async (_req, res, next) => {
-      const key = await authenticator.authenticate(apiKeyFromHeaders(_req.headers));
-      if (key === undefined) throw unauthorized();
-      noteRequestOrg(res, key.orgId);
-      if (!hasScope(key, scope)) {
-        throw forbidden(`The API key lacks the ${scope} scope this operation needs.`);
-      }
-      res.locals[orgLocal] = key.orgId;
-      next();
-    };
-  const orgOf = (res: express.Response): string => res.locals[orgLocal] as string;
+  // Refusals are thrown, for `prometheusErrorHandler` to answer in Prometheus' shape.
+  const authenticate = (scope: Extract<Scope, 'read' | 'write'>) =>
+    requireScope(authenticator, scope);
+  const orgOf = (res: express.Response): string => authenticatedKey(res).orgId;
   // The body is YAML whatever its declared type (mimirtool sends application/yaml).
   const yamlBody = express.text({ type: () => true, limit: '1mb' });
 

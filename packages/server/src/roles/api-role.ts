@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import { createApiRouter } from '@monitor/api';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import {
   createAlertQueries,
@@ -14,7 +15,6 @@ import type { Logger } from '@monitor/platform';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
 import { createConsoleMount } from '../console-static.js';
-import { createKeyAuthenticator } from '../key-authenticator.js';
 import { createPrometheusMount } from './prometheus-mount.js';
 
 /**
@@ -22,13 +22,14 @@ import { createPrometheusMount } from './prometheus-mount.js';
  * (`/prometheus`) and the web console as a `mount` for an express app: the app of role `api`,
  * or the gateway's app in role `all`, on the same port. `databases.reads` serves what may lag
  * behind the primary (samples and the services projection: the writer's, never the API's own
- * writes); everything else, keys included, reads and writes `databases.primary`, so an answer
- * always includes the write its client just made.
+ * writes); everything else reads and writes `databases.primary`, so an answer always includes
+ * the write its client just made. Keys are checked by `authenticator`, the process's one key
+ * cache (on the primary), for every router of the mount.
  */
 export function createApiMount(
   config: ApiConfig,
   databases: { primary: Database; reads: Database },
-  logger: Logger,
+  deps: { authenticator: ApiKeyAuthenticator; logger: Logger },
 ): (app: Express) => void {
   const db = databases.primary;
   const router = createApiRouter({
@@ -41,11 +42,11 @@ export function createApiMount(
     investigations: createInvestigationQueries(db),
     channels: createNotificationChannelStore(db),
     notifications: createNotificationStore(db),
-    authenticator: createKeyAuthenticator(config, db),
+    authenticator: deps.authenticator,
     targetPolicy: createTargetAddressPolicy(config.NOTIFIER_ALLOWED_TARGET_NETWORKS),
   });
   const mountConsole = createConsoleMount();
-  const mountPrometheus = createPrometheusMount(config, databases, logger);
+  const mountPrometheus = createPrometheusMount(config, databases, deps);
   return (app) => {
     mountPrometheus(app);
     // The web console (`/` and its client routes, `/console/assets/`): no path under /api/v1.

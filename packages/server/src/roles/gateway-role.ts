@@ -1,5 +1,5 @@
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Publisher, PublisherOptions } from '@monitor/bus';
-import type { Database } from '@monitor/db';
 import {
   agentWriteRoutes,
   createAgentWriteHandler,
@@ -22,7 +22,6 @@ import type { RequestListener } from 'node:http';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
 import type { BusConfig, IngestConfig } from '../config.js';
-import { createKeyAuthenticator } from '../key-authenticator.js';
 import type { RoleContext } from '../role-context.js';
 
 const maxIngestBodyBytes = 1024 * 1024;
@@ -45,7 +44,8 @@ export function createGatewayRequestListener(
   ctx: RoleContext,
   config: IngestConfig & Pick<BusConfig, 'SAMPLES_TOPIC'>,
   deps: {
-    db: Database;
+    /** The process's one key cache, shared with the API in role `all`. */
+    authenticator: ApiKeyAuthenticator;
     /** Answers an ingest once it resolved: see `ingestPublisherOptions`. */
     publisher: Publisher;
     redis: Redis | undefined;
@@ -58,7 +58,7 @@ export function createGatewayRequestListener(
   // One authenticator and one rate limit for /ingest and every agent protocol: a key's
   // requests count against the same budget whichever way its agents send.
   const writeDeps = {
-    authenticator: createKeyAuthenticator(config, deps.db),
+    authenticator: deps.authenticator,
     rateLimiter: createIngestRateLimiter({
       limitPerMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
       ...(deps.redis ? { redis: deps.redis } : {}),

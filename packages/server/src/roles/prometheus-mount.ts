@@ -1,12 +1,12 @@
 import type { Express } from 'express';
 import { createPrometheusRouter, createRulerRouter } from '@monitor/api';
+import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore, createRuleGroupStore } from '@monitor/db';
 import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import type { ApiConfig } from '../config.js';
-import { createKeyAuthenticator } from '../key-authenticator.js';
 
 /** Series one PromQL query may select, and the most `series` lists (not an environment setting). */
 const maxSeriesPerQuery = 100_000;
@@ -22,17 +22,18 @@ const maxIdleSampleSlabs = 64;
 
 /**
  * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
- * for the api role's app (and `all`'s): samples from `databases.reads`, keys and rule groups from
- * the primary.
+ * for the api role's app (and `all`'s): samples from `databases.reads`, rule groups from the
+ * primary, keys checked by the process's one key cache.
  */
 export function createPrometheusMount(
   config: ApiConfig,
   databases: { primary: Database; reads: Database },
-  logger: Logger,
+  deps: { authenticator: ApiKeyAuthenticator; logger: Logger },
 ): (app: Express) => void {
+  const { authenticator, logger } = deps;
   const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: maxIdleSampleSlabs });
   const router = createPrometheusRouter({
-    authenticator: createKeyAuthenticator(config, databases.primary),
+    authenticator,
     logger: logger.child({ component: 'prometheus-api' }),
     sourceFor: (orgId) => createPrometheusSeriesSource(databases.reads, orgId),
     engineFor: (orgId, timeoutMs) => {
@@ -59,7 +60,7 @@ export function createPrometheusMount(
     defaultRuleIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,
   });
   const ruler = createRulerRouter({
-    authenticator: createKeyAuthenticator(config, databases.primary),
+    authenticator,
     logger: logger.child({ component: 'ruler-api' }),
     ruleGroups: createRuleGroupStore(databases.primary),
     maxRulesPerOrg: config.RULES_MAX_PER_ORG,

@@ -18,6 +18,7 @@ import {
 import { embeddedPostgresDir } from '@monitor/platform';
 import { startEmbeddedPostgres } from '../embedded-postgres.js';
 import { listenHttp } from '../http-listen.js';
+import { createKeyAuthenticator } from '../key-authenticator.js';
 import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../dependencies.js';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
@@ -70,7 +71,7 @@ async function startDatabaseRole(
           mount: createApiMount(
             sliceOf(apiFields, start.config),
             { primary: db, reads: openReadDatabase(ctx, start.config, db) },
-            ctx.logger,
+            { authenticator: createKeyAuthenticator(start.config, db), logger: ctx.logger },
           ),
         }
       : {}),
@@ -94,7 +95,7 @@ async function startBusRole(
   if (start.role === 'gateway') {
     const redis = await openOptionalRedis(ctx, start.config.REDIS_URL, readiness);
     const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, start.config), {
-      db,
+      authenticator: createKeyAuthenticator(start.config, db),
       publisher: openIngestPublisher(ctx, bus, start.config),
       redis,
       readiness,
@@ -138,8 +139,11 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   ];
   const publisher = consumers.publisher ?? (await openKafkaPublisher(ctx, db, config, readiness));
   const redis = await openOptionalRedis(ctx, config.REDIS_URL, readiness);
+  // One key cache for ingest, /api/v1, /prometheus and the ruler API: a revoked key stops
+  // working on all of them at once, within API_KEY_CACHE_TTL_MS.
+  const authenticator = createKeyAuthenticator(config, db);
   const listener = createGatewayRequestListener(ctx, sliceOf(gatewaySliceFields, config), {
-    db,
+    authenticator,
     publisher,
     redis,
     readiness,
@@ -147,7 +151,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     mount: createApiMount(
       sliceOf(apiFields, config),
       { primary: db, reads: openReadDatabase(ctx, config, db) },
-      ctx.logger,
+      { authenticator, logger: ctx.logger },
     ),
   });
   await listenHttp(ctx, listener, config.PORT);

@@ -4,7 +4,6 @@ export type { Labels } from './labels.js';
 export { compareLabels, labelsFrom, labelsKey, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
 export { compileGoRegexp } from './re2-regexp.js';
-export { unquoteGoString } from './promql-literals.js';
 export { prettifyPromql } from './format-promql.js';
 export { parsePromql } from './parse-promql.js';
 export { parseSeriesSelector } from './parse-series-selector.js';

@@ -1,17 +1,16 @@
 import { compileGoRegexp } from '@monitor/promql';
-import type { GoFunction } from './go-template-execute.js';
-import { goQueryEscape } from './go-template-execute.js';
-import type { GoValue } from './go-values.js';
+import type { GoFunction, GoValue } from '@monitor/go-template';
 import {
   formatGoFloat,
   formatGoValue,
+  goQueryEscape,
   goTypeName,
   GoHtml,
   GoMap,
   GoStruct,
   GoTime,
   stringMap,
-} from './go-values.js';
+} from '@monitor/go-template';
 import { parsePrometheusDuration } from './prometheus-duration.js';
 
 /** One sample of a template query's answer. */

@@ -1,4 +1,4 @@
-import { unquoteGoString } from '@monitor/promql';
+import { unquoteGoString } from './go-string-literal.js';
 import type { Token, TokenType } from './go-template-lexer.js';
 import { lexGoTemplate } from './go-template-lexer.js';
 

@@ -9,12 +9,10 @@ export {
   GoTime,
   stringMap,
 } from './go-values.js';
-export type { ParsedTemplate } from './go-template-parse.js';
-export { parseGoTemplate, TemplateParseError } from './go-template-parse.js';
-export type { GoFunction } from './go-template-execute.js';
-export {
-  builtinFunctionNames,
-  builtinFunctions,
-  executeGoTemplate,
-  goQueryEscape,
-} from './go-template-execute.js';
+export type { ParsedTemplate } from './template-nodes.js';
+export { parseGoTemplate } from './parse-go-template.js';
+export { TemplateParseError } from './parse-state.js';
+export type { GoFunction } from './go-function.js';
+export { executeGoTemplate } from './execute-go-template.js';
+export { builtinFunctionNames, builtinFunctions } from './builtin-functions.js';
+export { goQueryEscape } from './go-escapes.js';

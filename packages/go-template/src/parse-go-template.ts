@@ -1,5 +1,5 @@
-import { lexGoTemplate } from './go-template-lexer.js';
-import type { Token } from './go-template-lexer.js';
+import { lexGoTemplate } from './lex-go-template.js';
+import type { Token } from './template-scanner.js';
 import { parsePipeline } from './parse-pipeline.js';
 import type { ParseState } from './parse-state.js';
 import { createParseState } from './parse-state.js';

@@ -1,4 +1,4 @@
-import type { Token, TokenType } from './go-template-lexer.js';
+import type { Token, TokenType } from './template-scanner.js';
 import { parseGoNumberLiteral } from './go-number-literal.js';
 import type { ParseState } from './parse-state.js';
 import type { ArgNode, CommandNode, PipeNode } from './template-nodes.js';

@@ -1,5 +1,5 @@
 import { unquoteGoString } from './go-string-literal.js';
-import type { Token, TokenType } from './go-template-lexer.js';
+import type { Token, TokenType } from './template-scanner.js';
 import type { TemplateNode } from './template-nodes.js';
 
 /** A template that Go's parser refuses; the message is Go's (`template: NAME:LINE: …`). */

@@ -9,7 +9,7 @@ import { nodeString } from './template-nodes.js';
 // A pipeline's value, as Go's exec.go evaluates it: commands, their operands (fields,
 // variables, literals, nested pipelines) and function calls with Go's argument checks.
 
-export async function evalPipeline(
+export async function evaluatePipeline(
   ctx: ExecContext,
   dot: GoValue,
   pipe: PipeNode,
@@ -86,7 +86,7 @@ async function evalArg(
     case 'chain':
       return fields(ctx, await evalArg(ctx, dot, node.node, vars), node.fields, node);
     case 'pipe':
-      return evalPipeline(ctx, dot, node.pipe, [...vars]);
+      return evaluatePipeline(ctx, dot, node.pipe, [...vars]);
     case 'identifier':
       return callFunction(ctx, node.name, dot, [], vars, undefined, node, node);
   }

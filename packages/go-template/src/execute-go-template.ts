@@ -3,7 +3,7 @@ import type { GoValue } from './go-values.js';
 import { formatGoValue, GoMap, isTrue } from './go-values.js';
 import type { Variable } from './exec-context.js';
 import { createExecContext } from './exec-context.js';
-import { evalPipeline } from './evaluate-pipeline.js';
+import { evaluatePipeline } from './evaluate-pipeline.js';
 import type { ParsedTemplate, TemplateNode } from './template-nodes.js';
 
 /** `{{break}}` and `{{continue}}` unwind to their range as these. */
@@ -30,7 +30,7 @@ export async function executeGoTemplate(
         out += node.text;
         return;
       case 'action': {
-        const value = await evalPipeline(ctx, dot, node.pipe, vars);
+        const value = await evaluatePipeline(ctx, dot, node.pipe, vars);
         if (node.pipe.decl.length === 0)
           out += value === null ? '<no value>' : formatGoValue(value);
         return;
@@ -38,7 +38,7 @@ export async function executeGoTemplate(
       case 'if':
       case 'with': {
         const mark = vars.length;
-        const value = await evalPipeline(ctx, dot, node.pipe, vars);
+        const value = await evaluatePipeline(ctx, dot, node.pipe, vars);
         if (isTrue(value)) await walkList(node.kind === 'with' ? value : dot, node.list, vars);
         else if (node.elseList !== null) await walkList(dot, node.elseList, vars);
         vars.length = mark;
@@ -46,7 +46,7 @@ export async function executeGoTemplate(
       }
       case 'range': {
         const mark = vars.length;
-        const value = await evalPipeline(ctx, dot, node.pipe, vars);
+        const value = await evaluatePipeline(ctx, dot, node.pipe, vars);
         const items = rangeItems(value);
         if (items.length === 0 && node.elseList !== null) await walkList(dot, node.elseList, vars);
         for (const [key, element] of items) {
@@ -75,7 +75,7 @@ export async function executeGoTemplate(
       case 'template': {
         const body = template.definitions.get(node.name);
         if (body === undefined) ctx.fail(`no such template ${JSON.stringify(node.name)}`);
-        const value = node.pipe === null ? null : await evalPipeline(ctx, dot, node.pipe, vars);
+        const value = node.pipe === null ? null : await evaluatePipeline(ctx, dot, node.pipe, vars);
         await walkList(value, body!, [{ name: '$', value }]);
         return;
       }

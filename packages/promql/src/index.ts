@@ -3,7 +3,7 @@ export { createLabelMatcher } from './label-matcher.js';
 export type { Labels } from './labels.js';
 export { compareLabels, labelsFrom, labelsKey, labelsToRecord } from './labels.js';
 export { formatFloat } from './format-float.js';
-export { compileGoRegexp } from './re2-regexp.js';
+export { compileRe2Regexp } from './re2-regexp.js';
 export { prettifyPromql } from './format-promql.js';
 export { parsePromql } from './parse-promql.js';
 export { parseSeriesSelector } from './parse-series-selector.js';

@@ -6,6 +6,15 @@ import tseslint from 'typescript-eslint';
 const kafkaOnlyInBus = { name: 'kafkajs', message: 'Only packages/bus may import kafkajs.' };
 const postgresOnlyInDb = { name: 'postgres', message: 'Only packages/db may import postgres.' };
 const restrictImports = (...paths) => ({ 'no-restricted-imports': ['error', { paths }] });
+/**
+ * The lowest floor: pure engines that import no package of ours (the database reads through
+ * their ports, rules build on them).
+ */
+const lowestFloor = ['promql', 'go-template'];
+const noWorkspaceImports = {
+  group: ['@monitor/*'],
+  message: 'A library on the lowest floor imports no package of ours.',
+};
 /** A role never imports another role: what two roles share lives in a library; server composes. */
 const roles = ['gateway', 'writer', 'evaluator', 'api', 'notifier', 'investigator'];
 const otherRoles = (self) =>
@@ -48,6 +57,15 @@ export default tseslint.config(
     files: [`packages/${role}/**/*.ts`],
     rules: restrictImports(kafkaOnlyInBus, postgresOnlyInDb, ...otherRoles(role)),
   })),
+  {
+    files: lowestFloor.map((library) => `packages/${library}/**/*.ts`),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [kafkaOnlyInBus, postgresOnlyInDb], patterns: [noWorkspaceImports] },
+      ],
+    },
+  },
   { files: ['packages/bus/**/*.ts'], rules: restrictImports(postgresOnlyInDb) },
   { files: ['packages/db/**/*.ts'], rules: restrictImports(kafkaOnlyInBus) },
   {

@@ -1,5 +1,5 @@
 import type { Expr, MatrixSelector } from './ast.js';
-import { compileGoRegexp } from './re2-regexp.js';
+import { compileRe2Regexp } from './re2-regexp.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, getLabel, labelsKey, metricNameLabel, withLabel } from './labels.js';
 import { executionError } from './promql-error.js';
@@ -298,7 +298,7 @@ function labelReplace(vals: FunctionArg[], args: Expr[], enh: EvalNodeHelper): V
   const regexText = stringArg(args, 4);
   if (enh.regex === undefined) {
     try {
-      enh.regex = compileGoRegexp(regexText);
+      enh.regex = compileRe2Regexp(regexText);
     } catch {
       throw executionError(`invalid regular expression in label_replace(): ${regexText}`);
     }

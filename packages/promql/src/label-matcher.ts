@@ -1,5 +1,5 @@
 import { badData } from './promql-error.js';
-import { compileGoRegexp } from './re2-regexp.js';
+import { compileRe2Regexp } from './re2-regexp.js';
 
 export type MatchType = '=' | '!=' | '=~' | '!~';
 
@@ -22,7 +22,7 @@ export function createLabelMatcher(name: string, type: MatchType, value: string)
     case '!~': {
       let pattern: RegExp;
       try {
-        pattern = compileGoRegexp(value);
+        pattern = compileRe2Regexp(value);
       } catch (err) {
         throw badData(`invalid regular expression ${JSON.stringify(value)}: ${String(err)}`);
       }

@@ -16,7 +16,7 @@ import type { MatchType } from './label-matcher.js';
 import { createLabelMatcher } from './label-matcher.js';
 import { metricNameLabel } from './labels.js';
 import { badData } from './promql-error.js';
-import { parseDurationMs, parseGoNumber, unquoteGoString } from './promql-literals.js';
+import { parseDurationMs, parsePromqlNumber, unquotePromqlString } from './promql-literals.js';
 
 // Loaded through its CommonJS entry: the package's `exports` do not point at its types, which
 // NodeNext resolution of the ES entry would need.
@@ -219,7 +219,7 @@ class Builder {
 
   numberText(node: SyntaxNode, text: string): number {
     try {
-      return parseGoNumber(text);
+      return parsePromqlNumber(text);
     } catch (err) {
       return this.fail(node, (err as Error).message);
     }
@@ -227,7 +227,7 @@ class Builder {
 
   string(node: SyntaxNode): string {
     try {
-      return unquoteGoString(this.text(node));
+      return unquotePromqlString(this.text(node));
     } catch (err) {
       return this.fail(node, (err as Error).message);
     }

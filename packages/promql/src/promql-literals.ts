@@ -2,7 +2,7 @@
  * Go string literals as PromQL writes them: "…" and '…' with Go's escapes, `…` raw.
  * Throws an Error with the reason on a malformed literal.
  */
-export function unquoteGoString(literal: string): string {
+export function unquotePromqlString(literal: string): string {
   const quote = literal[0];
   if (literal.length < 2 || literal[literal.length - 1] !== quote) {
     throw new Error('unterminated quoted string');
@@ -99,7 +99,7 @@ export function parseDurationMs(text: string): number {
  * A number literal as Prometheus' parser reads it: Go's `ParseInt(s, 0, 64)` first (decimal,
  * 0x hex, 0 octal), then `ParseFloat` (which also takes Inf and NaN, any case).
  */
-export function parseGoNumber(text: string): number {
+export function parsePromqlNumber(text: string): number {
   if (/^0[xX][0-9a-fA-F]+$/.test(text)) return parseInt(text.slice(2), 16);
   if (/^0[0-7]+$/.test(text)) return parseInt(text.slice(1), 8);
   if (/^[+-]?inf(inity)?$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;

@@ -23,7 +23,7 @@ const posixClasses: Record<string, string> = {
  * and `\A`. RE2 has no
  * backreferences or lookaround: they are refused as RE2 refuses them.
  */
-export function compileGoRegexp(source: string, anchored = true): RegExp {
+export function compileRe2Regexp(source: string, anchored = true): RegExp {
   let body = source;
   let flags = '';
   const leading = /^\(\?([imsU]+)\)/.exec(body);

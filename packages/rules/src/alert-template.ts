@@ -1,12 +1,13 @@
-import type { GoFunction } from './go-template-execute.js';
+import type { GoFunction, ParsedTemplate } from '@monitor/go-template';
 import {
   builtinFunctionNames,
   builtinFunctions,
   executeGoTemplate,
-} from './go-template-execute.js';
-import type { ParsedTemplate } from './go-template-parse.js';
-import { parseGoTemplate, TemplateParseError } from './go-template-parse.js';
-import { GoStruct, stringMap } from './go-values.js';
+  GoStruct,
+  parseGoTemplate,
+  stringMap,
+  TemplateParseError,
+} from '@monitor/go-template';
 import type { TemplateEnvironment } from './prometheus-template-functions.js';
 import { prometheusFunctionNames, prometheusFunctions } from './prometheus-template-functions.js';
 

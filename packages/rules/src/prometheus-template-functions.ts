@@ -1,17 +1,16 @@
-import { compileGoRegexp } from '@monitor/promql';
-import type { GoFunction } from './go-template-execute.js';
-import { goQueryEscape } from './go-template-execute.js';
-import type { GoValue } from './go-values.js';
+import { compileRe2Regexp } from '@monitor/promql';
+import type { GoFunction, GoValue } from '@monitor/go-template';
 import {
   formatGoFloat,
   formatGoValue,
+  goQueryEscape,
   goTypeName,
   GoHtml,
   GoMap,
   GoStruct,
   GoTime,
   stringMap,
-} from './go-values.js';
+} from '@monitor/go-template';
 import { parsePrometheusDuration } from './prometheus-duration.js';
 
 /** One sample of a template query's answer. */
@@ -288,7 +287,7 @@ export function prometheusFunctions(environment: TemplateEnvironment): Map<strin
   fns.set('reReplaceAll', {
     params: ['string', 'string', 'string'],
     call([pattern, replacement, text]) {
-      const re = compileGoRegexp(pattern as string, false);
+      const re = compileRe2Regexp(pattern as string, false);
       const global = new RegExp(re.source, `${re.flags}g`);
       return (text as string).replace(global, (...parts: unknown[]) => {
         const match = Object.assign(
@@ -310,7 +309,7 @@ export function prometheusFunctions(environment: TemplateEnvironment): Map<strin
   );
   fns.set('match', {
     params: ['string', 'string'],
-    call: ([pattern, text]) => compileGoRegexp(pattern as string, false).test(text as string),
+    call: ([pattern, text]) => compileRe2Regexp(pattern as string, false).test(text as string),
   });
   fns.set('title', str(title));
   fns.set(

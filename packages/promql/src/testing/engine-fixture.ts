@@ -7,7 +7,7 @@ import { createMemorySeriesSource } from '../memory-series-source.js';
 import type { PromqlEngine } from '../promql-engine.js';
 import { createPromqlEngine } from '../promql-engine.js';
 import { parsePromql } from '../parse-promql.js';
-import { unquoteGoString } from '../promql-literals.js';
+import { unquotePromqlString } from '../promql-literals.js';
 import type { QueryValue } from '../values.js';
 
 /** One sample of an instant result: its labels as a record, and its value. */
@@ -161,7 +161,7 @@ function parseMetric(line: string): { labels: Record<string, string>; rest: stri
     while (!rest.startsWith('}')) {
       const m = pair.exec(rest);
       if (m === null) throw new Error(`bad labels: ${line}`);
-      labels[m[1]!] = unquoteGoString(m[2]!);
+      labels[m[1]!] = unquotePromqlString(m[2]!);
       rest = rest.slice(m[0].length);
     }
     rest = rest.slice(1);

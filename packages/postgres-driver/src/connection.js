@@ -90,6 +90,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , remaining = 0
     , hostIndex = 0
     , retries = 0
+    // Change 4: the second round of prefer-standby, which takes a primary too (see hostsLeft)
+    , acceptAnyServer = false
     , length = 0
     , delay = 0
     , rows = 0
@@ -112,6 +114,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     idleTimer,
     connect(query) {
       initial = query
+      // Change 1: a query opening the connection starts a new round over the hosts.
+      retries = 0
+      acceptAnyServer = false
       reconnect()
     },
     terminate,
@@ -131,7 +136,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     try {
       x = options.socket
         ? (await Promise.resolve(options.socket(options)))
-        : new net.Socket()
+        // Change 12: Nagle off. A COPY's CopyDone is a small packet behind the data,
+        // which the kernel otherwise holds until the previous segment is acknowledged (~40 ms).
+        : new net.Socket({ noDelay: true })
     } catch (e) {
       error(e)
       return
@@ -252,6 +259,13 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function nextWrite(fn) {
+    // Change 6: a write scheduled before the socket closed settles its queries instead of
+    // throwing from setImmediate, which ended the process.
+    if (socket == null) {
+      chunk = nextWriteTimer = null
+      error(Errors.connection('CONNECTION_CLOSED', options))
+      return false
+    }
     const x = socket.write(chunk, fn)
     nextWriteTimer !== null && clearImmediate(nextWriteTimer)
     chunk = nextWriteTimer = null
@@ -259,7 +273,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function connectTimedOut() {
-    errored(Errors.connection('CONNECT_TIMEOUT', options, socket))
+    // Change 2: through error(), so that a host that does not answer in time is
+    // passed over for the next one of the round, as a refused one is (libpq's connect_timeout).
+    error(Errors.connection('CONNECT_TIMEOUT', options, socket))
     socket.destroy()
   }
 
@@ -302,15 +318,27 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     if (incomings) {
       incomings.push(x)
       remaining -= x.length
-      if (remaining > 0)
+      if (remaining >= 0)
         return
-    }
-
-    incoming = incomings
-      ? Buffer.concat(incomings, length - remaining)
-      : incoming.length === 0
+      // Change 14: a message completed by x is joined from its own bytes only, and the rest of
+      // x read in place: joining all of x copied each socket read again (a COPY row a message).
+      const rest = -remaining - 1
+      incomings[incomings.length - 1] = x.subarray(0, x.length - rest)
+      const message = Buffer.concat(incomings, length + 1)
+      incomings = null
+      remaining = 0
+      incoming = x.subarray(x.length - rest)
+      try {
+        handle(message)
+      } catch (e) {
+        query && (query.cursorFn || query.describeFirst) && write(Sync)
+        errored(e)
+      }
+    } else {
+      incoming = incoming.length === 0
         ? x
         : Buffer.concat([incoming, x], incoming.length + x.length)
+    }
 
     while (incoming.length > 4) {
       length = incoming.readUInt32BE(1)
@@ -379,7 +407,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function error(err) {
-    if (connection.queue === queues.connecting && options.host[retries + 1])
+    if (connection.queue === queues.connecting && hostsLeft())
       return
 
     errored(err)
@@ -425,6 +453,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       error(Errors.connection('CONNECTION_DESTROYED', options))
 
     clearImmediate(nextWriteTimer)
+    // Change 7: a cleared but non-null timer would keep write() from ever scheduling another.
+    chunk = nextWriteTimer = null
     if (socket) {
       socket.removeListener('data', data)
       socket.removeListener('connect', connected)
@@ -437,7 +467,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     incoming = Buffer.alloc(0)
     remaining = 0
     incomings = null
+    // Changes 7 and 8: nothing of the dead socket is left to the next one: a cleared but
+    // non-null timer would stop every later write, and its error response would fail the next
+    // connection's first query.
     clearImmediate(nextWriteTimer)
+    chunk = nextWriteTimer = errorResponse = null
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
     idleTimer.cancel()
@@ -447,10 +481,17 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
-      return reconnect()
+    if (initial) {
+      if (hostsLeft())
+        return (nextAttempt(), reconnect())
+      // Change 1: every host of the round was tried: the query that opened the connection
+      // fails rather than waiting for a server that may never come.
+      queryError(initial, Errors.connection('CONNECTION_CLOSED', options, socket))
+      initial = null
+    }
 
-    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    // Change 9: also after a socket error, which settled only what was sent before it.
+    if (query || sent.length) error(Errors.connection('CONNECTION_CLOSED', options, socket))
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
@@ -550,22 +591,37 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     query = results = errorResponse = null
     result = new Result()
     connectTimer.cancel()
+    // Change 11: CopyData pauses the socket when the COPY stream's buffer is full, and only
+    // the stream's read() resumes it; a stream that ended before it was read left it paused.
+    // Nothing is streaming once the query is over.
+    socket && socket.isPaused() && socket.resume()
 
     if (initial) {
       if (target_session_attrs) {
         if (!backendParameters.in_hot_standby || !backendParameters.default_transaction_read_only)
-          return fetchState()
-        else if (tryNext(target_session_attrs, backendParameters))
+          // Change 10: as fetchArrayTypes() below (servers before PostgreSQL 14).
+          return fetchState().catch(noop)
+        else if (tryNext(target_session_attrs, backendParameters)) {
+          // Change 3: the last host of the round is not of the kind asked for either: the
+          // query fails, saying why.
+          hostsLeft() || errored(Errors.generic('CONNECTION_CLOSED',
+            'no server of ' + options.host.map((h, i) => h + ':' + options.port[i]).join(',') +
+            ' is ' + target_session_attrs + ' (target_session_attrs)'))
           return terminate()
+        }
       }
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // Change 10: its failure already reached the query that opened the connection
+        // (errored() rejects `initial` too) or, for a reservation, the pool hands it the next
+        // connection: nothing is left to report, and a dropped rejection ends the process.
+        return fetchArrayTypes().catch(noop)
       }
 
       initial && !initial.reserve && execute(initial)
       options.shared.retries = retries = 0
+      acceptAnyServer = false
       initial = null
       return
     }
@@ -789,12 +845,28 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
   function tryNext(x, xs) {
     return (
-      (x === 'read-write' && xs.default_transaction_read_only === 'on') ||
+      // Change 5: as libpq's, read-write refuses a server in hot standby (PostgreSQL 14+
+      // reports default_transaction_read_only off on one).
+      (x === 'read-write' && (xs.default_transaction_read_only === 'on' || xs.in_hot_standby === 'on')) ||
       (x === 'read-only' && xs.default_transaction_read_only === 'off') ||
       (x === 'primary' && xs.in_hot_standby === 'on') ||
       (x === 'standby' && xs.in_hot_standby === 'off') ||
-      (x === 'prefer-standby' && xs.in_hot_standby === 'off' && options.host[retries])
+      // Change 4: a primary only in the second round (libpq's order).
+      (x === 'prefer-standby' && xs.in_hot_standby === 'off' && !acceptAnyServer)
     )
+  }
+
+  // Change 1: rounds over the hosts, as libpq makes them. Each host is tried once (for
+  // prefer-standby twice: standbys first, then any) by the query that opens a connection, and
+  // then that query fails.
+  function hostsLeft() {
+    return !!options.host[retries + 1] || (target_session_attrs === 'prefer-standby' && !acceptAnyServer)
+  }
+
+  function nextAttempt() {
+    options.host[retries + 1]
+      ? retries++
+      : (retries = 0, acceptAnyServer = true)
   }
 
   function fetchState() {
@@ -878,6 +950,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     stream = new Stream.Readable({
       read() { socket.resume() }
     })
+    // Change 13: an error that comes with CopyOutResponse destroys the stream before the
+    // query's caller holds it; with no listener, its 'error' event would end the process. The
+    // caller still learns of it: finished() and async iteration report the error.
+    stream.on('error', noop)
     query.resolve(stream)
   }
 

@@ -49,8 +49,12 @@ export class Query extends Promise {
     return Promise
   }
 
+  // Change 15: the cancel request's promise is returned. It settles once the server has taken
+  // the request and closed its connection, which it does after signaling the backend.
   cancel() {
-    return this.canceller && (this.canceller(this), this.canceller = null)
+    const canceller = this.canceller
+    this.canceller = null
+    return canceller ? canceller(this) : Promise.resolve()
   }
 
   simple() {

@@ -605,7 +605,8 @@ declare namespace postgres {
     writable(): Promise<Writable>;
 
     execute(): this;
-    cancel(): void;
+    /** Resolves once the server has taken the cancel request (CHANGES.md, change 15). */
+    cancel(): Promise<void>;
 
     /**
      * @deprecated `.stream` has been renamed to `.forEach`

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type postgres from 'postgres';
+import type postgres from '@monitor/postgres-driver';
 
 /**
  * Streams `chunks` into a `COPY … FROM STDIN` query; resolves once the server accepted the

@@ -73,6 +73,23 @@ describe('a pool over a primary and its synchronous standby', () => {
     );
     expect(standbyReads.map(([row]) => row?.recovery)).toEqual(Array(8).fill(true));
 
+    // A pool given only the standby, asking for read-write: the query fails, retriable, and
+    // says why.
+    const standbyOnly = createDatabase({
+      url: `${pair.standby.url}?target_session_attrs=read-write`,
+      maxConnections: 1,
+      connectTimeoutSeconds: 2,
+    });
+    const refused = await standbyOnly.sql`select 1`.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await standbyOnly.close({ timeoutSeconds: 1 });
+    expect(refused).toMatchObject({
+      message: expect.stringContaining('is read-write (target_session_attrs)'),
+    });
+    expect(classifyDbError(refused)).toBe('transient');
+
     await pair.primary.kill();
     // No host is writable until the promotion: each query tries both, then fails, retriable
     // (an API answers 503), instead of waiting for a primary that may never come.

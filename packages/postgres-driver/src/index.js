@@ -219,7 +219,10 @@ function Postgres(a, b) {
     const sql = Sql(handler)
     sql.release = () => {
       c.reserved = null
-      onopen(c)
+      // Change 16: a connection that closed while reserved is the pool's again already (closed,
+      // or reconnecting for another query); handing it over as open left a dead one in the pool.
+      if (c.queue === reserved || c.queue === full)
+        onopen(c)
     }
 
     return sql

@@ -58,6 +58,33 @@ describe('the database pool when the server drops its connection', () => {
     }
   });
 
+  it('fails the queries of a reserved connection whose server closed it, and serves later ones', async () => {
+    const db = createDatabase({ url: serviceUrl('postgres'), maxConnections: 2 });
+    try {
+      const reserved = await db.sql.reserve();
+      try {
+        const [me] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        await admin.sql`select pg_terminate_backend(${me!.pid})`;
+        // A reservation is pinned to its connection: each query on it is written to a socket
+        // that is gone, and fails instead of throwing out of the driver.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const failed = await reserved`select 1`.then(
+            () => undefined,
+            (err: unknown) => err,
+          );
+          expect(failed).toBeInstanceOf(Error);
+        }
+      } finally {
+        reserved.release();
+      }
+      const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
+      expect(row?.one).toBe(1);
+      expect(uncaught).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('passes over a host that does not answer within the connect timeout for the next one', async () => {
     // Accepts the TCP connection and never answers the startup, as a host that hangs would.
     const accepted: net.Socket[] = [];
@@ -110,6 +137,38 @@ describe('the database pool when the server drops its connection', () => {
       expect(await outcome).toMatchObject({ code: '57014' });
       const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
       expect(row?.one).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('serves the next query on a connection after a COPY that came in whole before it was read', async () => {
+    const db = createDatabase({
+      url: serviceUrl('postgres'),
+      maxConnections: 1,
+      applicationName: 'copy-read-late',
+    });
+    try {
+      for (let round = 0; round < 5; round++) {
+        // 60 rows of 1 kB: past the 16 kB the COPY's stream buffers, so the driver pauses the
+        // socket, and within one 64 kB socket read once the stream is read.
+        const stream = await db.sql`
+          copy (select repeat('x', 1000) from generate_series(1, 60)) to stdout`.readable();
+        // Read only once the server has sent all of it (and the end of the query).
+        for (;;) {
+          const [row] = await admin.sql<{ idle: number }[]>`
+            select count(*)::int as idle from pg_stat_activity
+            where application_name = 'copy-read-late' and state = 'idle'
+          `;
+          if (row!.idle > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        let bytes = 0;
+        for await (const chunk of stream) bytes += (chunk as Buffer).length;
+        expect(bytes).toBe(60 * 1001);
+        const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
+        expect(row?.one).toBe(1);
+      }
     } finally {
       await db.close();
     }

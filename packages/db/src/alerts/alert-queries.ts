@@ -1,5 +1,5 @@
 import type { Alert, AlertReason, SilenceMatchers } from '@monitor/schemas';
-import type { Fragment } from 'postgres';
+import type { Fragment } from '@monitor/postgres-driver';
 import { alertStoredColumns } from './alert-columns.js';
 import type { Database, Queryable } from '../core/database.js';
 import { silencesInForce, storedMatchers } from '../silences/silence-store.js';

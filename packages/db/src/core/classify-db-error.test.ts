@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import postgres from '@monitor/postgres-driver';
 import { describe, expect, it } from 'vitest';
 import { classifyDbError, isTransientDbError, sqlState } from './classify-db-error.js';
 

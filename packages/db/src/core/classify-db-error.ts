@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import postgres from '@monitor/postgres-driver';
 
 /**
  * Whether retrying the same work can succeed:

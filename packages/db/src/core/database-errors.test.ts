@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import postgres from '@monitor/postgres-driver';
 import { describe, expect, it } from 'vitest';
 import { AppError, isRetriable, notFound } from '@monitor/platform';
 import {

@@ -73,6 +73,23 @@ describe('a pool over a primary and its synchronous standby', () => {
     );
     expect(standbyReads.map(([row]) => row?.recovery)).toEqual(Array(8).fill(true));
 
+    // A pool given only the standby, asking for read-write: the query fails, retriable, and
+    // says why.
+    const standbyOnly = createDatabase({
+      url: `${pair.standby.url}?target_session_attrs=read-write`,
+      maxConnections: 1,
+      connectTimeoutSeconds: 2,
+    });
+    const refused = await standbyOnly.sql`select 1`.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await standbyOnly.close({ timeoutSeconds: 1 });
+    expect(refused).toMatchObject({
+      message: expect.stringContaining('is read-write (target_session_attrs)'),
+    });
+    expect(classifyDbError(refused)).toBe('transient');
+
     await pair.primary.kill();
     // No host is writable until the promotion: each query tries both, then fails, retriable
     // (an API answers 503), instead of waiting for a primary that may never come.
@@ -106,10 +123,21 @@ describe('a pool over a primary and its synchronous standby', () => {
     const [after] = await db.sql<{ recovery: boolean; port: number }[]>`
       select pg_is_in_recovery() as recovery, inet_server_port() as port`;
     expect(after).toEqual({ recovery: false, port: pair.standby.port });
-    // No standby left: reads go to the primary.
+    // No standby left: reads go to the primary, on the connections opened to the standby
+    // before its promotion and on a new pool's (which asks for a standby first).
     const [read] = await reads.sql<{ recovery: boolean; port: number }[]>`
       select pg_is_in_recovery() as recovery, inet_server_port() as port`;
     expect(read).toEqual({ recovery: false, port: pair.standby.port });
+    const newReads = createDatabase({
+      url: pair.url.replace('read-write', 'prefer-standby'),
+      maxConnections: 1,
+      connectTimeoutSeconds: 2,
+    });
+    const newRead = await newReads.sql<{ recovery: boolean; port: number }[]>`
+      select pg_is_in_recovery() as recovery, inet_server_port() as port`.finally(() =>
+      newReads.close({ timeoutSeconds: 1 }),
+    );
+    expect(newRead[0]).toEqual({ recovery: false, port: pair.standby.port });
     // The compressed chunk came across as it was, and reads back.
     const [chunks] = await db.sql<{ compressed: number }[]>`
       select count(*)::int as compressed from timescaledb_information.chunks

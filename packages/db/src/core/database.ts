@@ -1,7 +1,6 @@
-import postgres from 'postgres';
+import postgres from '@monitor/postgres-driver';
 import type { ServerCapabilities } from '../storage/server-capabilities.js';
 import { probeServerCapabilities } from '../storage/server-capabilities.js';
-import { connectNoDelay } from './connect-no-delay.js';
 
 /** The postgres.js query function of a pool. Only this package builds SQL with it. */
 export type Sql = postgres.Sql;
@@ -57,9 +56,9 @@ function reconnectDelaySeconds(failures: number): number {
 const defaultCloseTimeoutSeconds = 5;
 
 /**
- * A connection pool. Every socket has Nagle's algorithm disabled: postgres.js writes the end of a
- * COPY (CopyDone) as a small packet behind the data, and with Nagle on the kernel holds it until
- * the previous segment is acknowledged (delayed ACK, ≈ 40 ms per COPY).
+ * A connection pool, over the driver of @monitor/postgres-driver (postgres.js with the changes its
+ * CHANGES.md lists): over several hosts each is tried once per query that opens a connection,
+ * `target_session_attrs=read-write` passes over a hot standby, and sockets have Nagle off.
  */
 export function createDatabase(options: DatabaseOptions): Database {
   const connectTimeoutSeconds = options.connectTimeoutSeconds ?? defaultConnectTimeoutSeconds;
@@ -76,11 +75,7 @@ export function createDatabase(options: DatabaseOptions): Database {
       ? {}
       : { idle_timeout: options.idleTimeoutSeconds }),
   };
-  const sql = postgres(options.url, {
-    ...postgresOptions,
-    // `socket` is a documented postgres.js option missing from its type declarations.
-    ...{ socket: connectNoDelay(connectTimeoutSeconds * 1000) },
-  });
+  const sql = postgres(options.url, postgresOptions);
 
   let capabilities: Promise<ServerCapabilities> | undefined;
   return {

@@ -1,5 +1,5 @@
 import type { Alert } from '@monitor/schemas';
-import type { Fragment } from 'postgres';
+import type { Fragment } from '@monitor/postgres-driver';
 import { alertColumns } from '../alerts/alert-columns.js';
 import type { Database } from '../core/database.js';
 

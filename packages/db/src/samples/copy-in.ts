@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type postgres from 'postgres';
+import type postgres from '@monitor/postgres-driver';
 
 /**
  * Streams `chunks` into a `COPY … FROM STDIN` query; resolves once the server accepted the
@@ -10,8 +10,8 @@ import type postgres from 'postgres';
  * COPY after the last chunk went out (a unique violation, say), its writable neither finishes
  * nor fails, so awaiting it hangs forever and the transaction is never rolled back. The error
  * still reaches the query's internal `reject`, so we listen there too. This reaches into
- * postgres.js internals: the dependency is pinned, and a version without that hook fails here
- * loudly (the integration tests exercise the failure path) instead of hanging.
+ * postgres.js internals (@monitor/postgres-driver): a new upstream version taken without that
+ * hook fails here loudly (the integration tests exercise the failure path) instead of hanging.
  */
 export async function copyIn(
   query: postgres.PendingQuery<postgres.Row[]>,

@@ -191,14 +191,14 @@ describe.each(['postgres', 'timescale'] as const)(
     it('reads series longer than the driver buffers and the socket reads, selections after and beside each other on one connection, over any range', async () => {
       const { db, dispose } = await migratedDatabase(server, 'series_source_long');
       // One connection: a COPY that left its socket paused would hang every later query
-      // (patches/postgres+3.4.9.patch, ReadyForQuery).
+      // (packages/postgres-driver/CHANGES.md, change 11).
       const url = new URL(serviceUrl(server));
       url.pathname = `/${db.sql.options.database}`;
       const one = createDatabase({ url: url.toString(), maxConnections: 1 });
       try {
         // 4,000 points a series: each row of the COPY about 48 kB, past the 16 kB the driver's
         // COPY stream buffers, and eight of them so that most rows straddle the socket's 64 kB
-        // reads (the driver joins a message from its own bytes: the same patch).
+        // reads (the driver joins a message from its own bytes: change 14).
         const t0 = Math.floor(Date.now() / 1000) * 1000 - 2 * 3_600_000;
         const times = Array.from({ length: 4000 }, (_, i) => t0 + i * 1000);
         const hosts = Array.from({ length: 8 }, (_, h) => `h${h}`);
@@ -230,8 +230,7 @@ describe.each(['postgres', 'timescale'] as const)(
         }
         // A read canceled wherever it stands (its transaction, its COPY) gives the connection
         // back clean, the next selection on it reading everything; and a cancel that lands as
-        // the COPY starts is no uncaught 'error' of its stream (patches/postgres+3.4.9.patch,
-        // CopyOutResponse: 4 of 60 cancels here ended in one before).
+        // the COPY starts is no uncaught 'error' of its stream (the driver's change 13).
         for (let afterMs = 0; afterMs < 15; afterMs++) {
           const controller = new AbortController();
           const canceled = source.select(

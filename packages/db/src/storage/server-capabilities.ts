@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type postgres from '@monitor/postgres-driver';
 
 /** A pool or a transaction (core/database.ts's Queryable, which imports this module). */
 type Queryable = postgres.ISql;

@@ -1,4 +1,4 @@
-import type { Fragment } from 'postgres';
+import type { Fragment } from '@monitor/postgres-driver';
 import type { Database } from '../core/database.js';
 
 /**

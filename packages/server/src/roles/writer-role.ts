@@ -70,7 +70,10 @@ export async function startSampleWriter(
         maxBatchWaitMs:
           config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 0 : 10),
         retryInitialMs: 100,
-        retryMaxMs: 10_000,
+        // A retry at most half a second after the database accepts writes again (a promotion),
+        // paced while it is away by the pool's reconnect wait (at most half a second too):
+        // storage resumes within a second of it. The bus heartbeats meanwhile.
+        retryMaxMs: 500,
         writeConnections: config.WRITER_WRITE_CONNECTIONS,
       },
     );

@@ -132,8 +132,8 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
         !isRetriable(err) ? 'isolate' : deps.isStopping() ? 'redeliver' : 'retry',
       onRetry: (err, retryInMs, attempt) => {
         deps.metrics.writeRetried();
-        // The first failure and then every 20th: retries come every half second or so while
-        // the database is away (see SampleWriterOptions), and the metric counts each one.
+        // The first failure and then every 20th: retries come several times a second while the
+        // database is away (see SampleWriterOptions), and the metric counts each one.
         if (attempt === 1 || attempt % retriesPerLogLine === 0)
           log.warn({ err, retryInMs, attempt }, 'storage write failed; retrying');
       },

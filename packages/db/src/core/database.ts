@@ -48,9 +48,9 @@ const defaultConnectTimeoutSeconds = 10;
  * found the new primary. At 1 s a query could still wait a second after the new primary
  * accepted writes before its connection tried again, where storage should resume within one
  * (issue 60). Retries happen only for a waiting query, so a quicker one costs a refused
- * connect at most twice a second per connection.
+ * connect (or a standby's refusal to be the primary) at most four times a second per connection.
  */
-const maxReconnectDelaySeconds = 0.5;
+const maxReconnectDelaySeconds = 0.25;
 
 /** postgres.js's backoff (3^n / 100 s, jittered), capped at `maxReconnectDelaySeconds`. */
 function reconnectDelaySeconds(failures: number): number {

@@ -7,8 +7,11 @@
  * shutdown checkpoint, no leader key released), and Patroni promotes the synchronous standby
  * once the key expires. It reports the time to the promotion, and the time from the kill until
  * the first sample acknowledged after it was queryable and the first alert fired after it was
- * listed, measured by the same probes as the role kills. Then it checks in the promoted
- * database: every acknowledged sample stored once (the probe hosts' samples one by one, the
+ * listed, measured by the same probes as the role kills. On the surviving node itself it
+ * measures when it first committed a write and when the writer's first batch was stored after
+ * that (issue 60: within a second), and from the consumers' logs whether they kept their group
+ * membership through the outage (no join after the kill: no rebalance). Then it checks in the
+ * promoted database: every acknowledged sample stored once (the probe hosts' samples one by one, the
  * load's by count), each probe alert fired once, and an alert whose one-minute window was
  * pending at the kill fired once, at the end of that window.
  */
@@ -23,7 +26,10 @@ import {
   readMaxValue,
 } from '@monitor/db/bench';
 import type { BenchProcess } from './bench-process.js';
+import { countLogLines, joinsAfter } from './failover-joins.js';
+import { watchStorageResumption } from './failover-resumption.js';
 import { logProgress } from './harness/progress.js';
+import { int } from './report-text.js';
 import { startProbedLoad, waitForAcknowledged } from './failover-load.js';
 import type { PartitionProbeResults } from './failover-probe.js';
 import { failoverProbeTag, failoverSeqMetric } from './failover-probe.js';
@@ -35,6 +41,12 @@ import { createRule, waitForRulesLoaded } from './rules-api.js';
 
 /** Issue 42: storage and alerting resume within 30 s of the kill. */
 const targetResumeMs = 30_000;
+/** Issue 60: the writer stores within 1 s of the new primary accepting writes. */
+const targetStoredAfterAcceptedMs = 1_000;
+/** The consumers' group, as the server names it (`writerGroupId`). */
+const writerGroupId = 'writer';
+/** What kafkajs logs when a member's session expired while it was away. */
+const lostMemberText = 'not aware of this member';
 /** The pending-window rule's duration: the kill falls inside it (baseline + warm-up < 60 s). */
 const windowMinutes = 1;
 
@@ -46,15 +58,20 @@ export async function measureDatabaseFailover(
   logProgress('starting gateway, api, a writer and an evaluator');
   // One after the other: the machine is shared, and four Node processes starting at once
   // may each miss the time allowed for its start.
-  const role = async (name: string): Promise<BenchProcess> => {
-    const proc = await stack.startRole(name);
+  const role = async (
+    name: string,
+    extraEnv: Record<string, string> = {},
+  ): Promise<BenchProcess> => {
+    const proc = await stack.startRole(name, { extraEnv });
     processes.push(proc);
     return proc;
   };
   const gateway = await role('gateway');
   const api = await role('api');
-  await role('writer');
-  const evaluator = await role('evaluator');
+  // The consumers log their group joins (info), which the report reads back.
+  const writer = await role('writer', { LOG_LEVEL: 'info' });
+  const evaluator = await role('evaluator', { LOG_LEVEL: 'info' });
+  const topic = stack.env['SAMPLES_TOPIC'] ?? '';
   const hosts = probeHosts(partitions);
   const ruleIds = await createProbeRules(api.baseUrl, headers, hosts);
   const windowHost = hosts[0] ?? '';
@@ -78,12 +95,28 @@ export async function measureDatabaseFailover(
   await probed.waitOutBaseline();
 
   const killed = await cluster.leader();
+  const databaseName = databaseNameOf(stack.databaseUrl);
+  const survivors = cluster.nodes
+    .filter((node) => node.name !== killed.name)
+    .map((node) => ({ name: node.name, url: node.url.replace(/\/postgres$/, `/${databaseName}`) }));
   logProgress(`SIGKILL to ${killed.name}'s Patroni and PostgreSQL postmaster`);
   const killAtMs = performance.now();
+  const killAtWallMs = Date.now();
   await cluster.kill(killed);
+  const resumption = watchStorageResumption(
+    survivors,
+    { topic, groupId: writerGroupId },
+    killAtMs + 120_000 + options.observeSeconds * 1000,
+  );
   const promoted = await cluster.leader({ not: killed, timeoutMs: 120_000 });
   const promotionMs = performance.now() - killAtMs;
   logProgress(`${promoted.name} promoted after ${(promotionMs / 1000).toFixed(1)} s`);
+  const resumed = await resumption;
+  if (resumed !== undefined)
+    logProgress(
+      `${resumed.node} accepted writes ${int(resumed.acceptedAtMs - killAtMs)} ms after the kill; ` +
+        `the writer stored ${resumed.firstStoredAtMs === undefined ? 'nothing' : `${int(resumed.firstStoredAtMs - resumed.acceptedAtMs)} ms`} after that`,
+    );
   await sleep(
     Math.max(0, killAtMs + promotionMs + options.observeSeconds * 1000 - performance.now()),
   );
@@ -100,10 +133,25 @@ export async function measureDatabaseFailover(
   const windowEndMs = performance.now();
 
   const landed = await waitForAcknowledged(stack.db, acknowledged);
+  const endWallMs = Date.now();
+  const membership = [writer, evaluator].map((proc) => ({
+    process: proc.name,
+    membersBefore: [
+      ...new Set(joinsAfter(proc, topic, 0, killAtWallMs).map((join) => join.memberId)),
+    ],
+    joinsAfter: joinsAfter(proc, topic, killAtWallMs, endWallMs),
+    lostMemberLines: countLogLines(proc, lostMemberText, killAtWallMs),
+  }));
   const database: DatabaseFailover = {
     killed: killed.name,
     promoted: promoted.name,
     promotionMs,
+    acceptedWritesMs: resumed === undefined ? undefined : resumed.acceptedAtMs - killAtMs,
+    storedAfterAcceptedMs:
+      resumed?.firstStoredAtMs === undefined
+        ? undefined
+        : resumed.firstStoredAtMs - resumed.acceptedAtMs,
+    membership,
     firstStoredMs: firstVisibleAfter(storedProbes, killAtMs),
     firstFiredMs: firstVisibleAfter(firingProbes, killAtMs),
     stall: {
@@ -125,7 +173,13 @@ export async function measureDatabaseFailover(
   };
   report.database = database;
   report.storage = { acknowledged, stored: landed.stored, drained: landed.drained };
+  const writerKept = membership.find((m) => m.process === writer.name);
   report.target.met =
+    database.storedAfterAcceptedMs !== undefined &&
+    database.storedAfterAcceptedMs <= targetStoredAfterAcceptedMs &&
+    writerKept !== undefined &&
+    writerKept.joinsAfter.length === 0 &&
+    writerKept.lostMemberLines === 0 &&
     database.firstStoredMs !== undefined &&
     database.firstStoredMs <= targetResumeMs &&
     database.firstFiredMs !== undefined &&
@@ -137,6 +191,13 @@ export async function measureDatabaseFailover(
     database.alerts.fired === database.alerts.expected &&
     database.alerts.duplicates === 0 &&
     database.pendingWindow.firedOnceOnTime;
+}
+
+/** The database name of a libpq URL, one host or several (`new URL` refuses the latter). */
+function databaseNameOf(url: string): string {
+  const name = /@[^/]*\/([^?]+)/.exec(url)?.[1];
+  if (name === undefined) throw new Error('the database URL names no database');
+  return name;
 }
 
 /** Whether `host`'s stored step number reached `seq` within 4 minutes. */

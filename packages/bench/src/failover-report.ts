@@ -8,6 +8,8 @@ import { formatMachine, formatNotes, int } from './report-text.js';
 export type ObservedJoin = {
   process: string;
   groupId: string;
+  /** A new one after the consumer lost its membership (its session expired). */
+  memberId: string;
   /** From the event to the join, by the process's own log clock. */
   afterMs: number;
   partitions: number[];
@@ -36,6 +38,21 @@ export type DatabaseFailover = {
   promoted: string;
   /** From the kill until Patroni's REST API named the standby as the primary. */
   promotionMs: number;
+  /** From the kill until the promoted node first committed a write (polled on it every 20 ms). */
+  acceptedWritesMs: number | undefined;
+  /** From then until the writer's first batch was stored there (its stored offsets moved). */
+  storedAfterAcceptedMs: number | undefined;
+  /**
+   * Each consumer process's group membership through the outage: the member ids it joined with
+   * before the kill, its joins after it (none: it kept its membership, no rebalance), and the
+   * lines where kafkajs found its session gone ("The coordinator is not aware of this member").
+   */
+  membership: {
+    process: string;
+    membersBefore: string[];
+    joinsAfter: ObservedJoin[];
+    lostMemberLines: number;
+  }[];
   /** From the kill until the first sample acknowledged after it was queryable. */
   firstStoredMs: number | undefined;
   /** From the kill until the first alert fired by a sample acknowledged after it was listed. */
@@ -172,6 +189,18 @@ function databaseLines(database: DatabaseFailover): string[] {
   const { samples, alerts, pendingWindow } = database;
   return [
     `SIGKILL to ${database.killed}'s Patroni and PostgreSQL: ${database.promoted} promoted after ${seconds(database.promotionMs)}`,
+    `  it first committed a write after ${seconds(database.acceptedWritesMs)}; the writer's first batch was stored ` +
+      (database.storedAfterAcceptedMs === undefined
+        ? 'never (window ended)'
+        : `${int(database.storedAfterAcceptedMs)} ms after that`),
+    ...database.membership.map(
+      (m) =>
+        `  ${m.process}: member${m.membersBefore.length === 1 ? '' : 's'} ${m.membersBefore.join(', ')} before the kill; ` +
+        (m.joinsAfter.length === 0
+          ? 'no group join after it (no rebalance)'
+          : `joined again ${m.joinsAfter.map((j) => `at +${seconds(j.afterMs)} as ${j.memberId}`).join(', ')}`) +
+        `; ${m.lostMemberLines} "not aware of this member" lines`,
+    ),
     `  first sample acknowledged after the kill queryable after ${seconds(database.firstStoredMs)}; ` +
       `first alert fired after the kill listed after ${seconds(database.firstFiredMs)}`,
     stallLine('sample → alert', database.stall.alert),

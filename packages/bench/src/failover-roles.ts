@@ -7,7 +7,8 @@ import type { BenchProcess } from './bench-process.js';
 import { logProgress } from './harness/progress.js';
 import { waitForAcknowledged, startProbedLoad } from './failover-load.js';
 import { createProbeRules, probeHosts } from './failover-probe-http.js';
-import type { FailoverEvent, ObservedJoin } from './failover-report.js';
+import { joinsAfter } from './failover-joins.js';
+import type { FailoverEvent } from './failover-report.js';
 import type { FailoverContext, FailoverTarget } from './failover-target.js';
 import { waitForRulesLoaded } from './rules-api.js';
 
@@ -180,37 +181,4 @@ async function firstLogLine(logDir: string, name: string): Promise<void> {
     await sleep(20);
   }
   throw new Error(`${name} logged nothing within 60 s`);
-}
-
-/** The "joined consumer group" lines a process logged between two wall-clock instants. */
-function joinsAfter(
-  proc: BenchProcess,
-  topic: string,
-  fromWallMs: number,
-  toWallMs: number,
-): ObservedJoin[] {
-  let text: string;
-  try {
-    text = readFileSync(proc.logFile, 'utf8');
-  } catch {
-    return [];
-  }
-  const joins: ObservedJoin[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.includes('joined consumer group')) continue;
-    const entry = JSON.parse(line) as {
-      time: string;
-      groupId: string;
-      assignment: Record<string, number[]>;
-    };
-    const atMs = Date.parse(entry.time);
-    if (atMs < fromWallMs || atMs >= toWallMs) continue;
-    joins.push({
-      process: proc.name,
-      groupId: entry.groupId,
-      afterMs: atMs - fromWallMs,
-      partitions: entry.assignment[topic] ?? [],
-    });
-  }
-  return joins;
 }

@@ -63,9 +63,15 @@ export type RecordBatch = {
 };
 
 export type BatchContext = {
-  /** Keeps the group membership alive during long work; throws when the group rebalances. */
+  /**
+   * Throws when the group rebalances. Membership needs no call of it: the bus keeps it alive
+   * while the handler runs, however long it waits.
+   */
   heartbeat(): Promise<void>;
-  /** True when this partition was taken away meanwhile: stop early, the batch will be redelivered. */
+  /**
+   * True when this partition was taken away meanwhile (or a rebalance began): stop early, the
+   * batch will be redelivered.
+   */
   isStale(): boolean;
 };
 

@@ -44,6 +44,7 @@ function fakeConsumer(transientSchedule: readonly boolean[] = [], redeliverAtCal
     commitsPast: [] as string[],
     waits: [] as number[],
     retries: [] as number[],
+    attempts: [] as number[],
   };
   let calls = 0;
   const fail = (items: readonly Item[]): void => {
@@ -87,7 +88,10 @@ function fakeConsumer(transientSchedule: readonly boolean[] = [], redeliverAtCal
       return Promise.resolve();
     },
     handlingOf: (err) => (err instanceof Failure ? err.handling : 'isolate'),
-    onRetry: (_err, retryInMs) => log.retries.push(retryInMs),
+    onRetry: (_err, retryInMs, attempt) => {
+      log.retries.push(retryInMs);
+      log.attempts.push(attempt);
+    },
     sleep: (ms) => {
       log.waits.push(ms);
       return Promise.resolve();
@@ -128,6 +132,7 @@ describe('createConsumerBatchPolicy', () => {
     });
     await policy.handle(itemsOf([['ok']]));
     expect(log.retries).toEqual([10, 20, 30, 30]);
+    expect(log.attempts).toEqual([1, 2, 3, 4]);
     expect(log.waits).toEqual([10, 20, 30, 30]);
     expect(log.processed).toEqual(['0.0']);
   });

@@ -35,8 +35,11 @@ export type ConsumerBatchPorts<T> = {
   commitPast: (record: ConsumedRecord) => Promise<void>;
   /** What `err`, thrown by one of the ports above, calls for. */
   handlingOf: (err: unknown) => FailureHandling;
-  /** Called before each wait of a transient failure's retry (for a metric, a log line). */
-  onRetry?: (err: unknown, retryInMs: number) => void;
+  /**
+   * Called before each wait of a transient failure's retry (for a metric, a log line); `attempt`
+   * counts the failures of this work in a row, from 1.
+   */
+  onRetry?: (err: unknown, retryInMs: number, attempt: number) => void;
   /** Default: setTimeout. */
   sleep?: (ms: number) => Promise<void>;
 };
@@ -94,7 +97,7 @@ export function createConsumerBatchPolicy<T>(
    */
   async function settle(work: () => Promise<void>): Promise<Error | undefined> {
     let retryInMs = retryInitialMs;
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       try {
         await work();
         return undefined;
@@ -102,7 +105,7 @@ export function createConsumerBatchPolicy<T>(
         const handling = ports.handlingOf(err);
         if (handling === 'redeliver') throw err;
         if (handling === 'isolate') return err instanceof Error ? err : new Error(String(err));
-        ports.onRetry?.(err, retryInMs);
+        ports.onRetry?.(err, retryInMs, attempt);
         await sleep(retryInMs);
         retryInMs = Math.min(retryInMs * 2, retryMaxMs);
       }

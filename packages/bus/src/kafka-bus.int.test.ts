@@ -192,6 +192,43 @@ describe('createKafkaBus', () => {
     }
   });
 
+  it('keeps its group membership while a handler waits longer than the session timeout', async () => {
+    // The writer retrying a write through a database failover (issue 60): it never calls
+    // ctx.heartbeat itself. Without the bus heartbeating for it, the broker dropped the member
+    // once the session expired, and it re-joined (a rebalance) once the handler was done.
+    const topic = unique('long-handler');
+    await bus.admin.ensureTopic(topic, { partitions: 1 });
+    const publisher = bus.publisher();
+    await publisher.publish(topic, [msg('k', 'slow')]);
+    const sessionTimeoutMs = 6_000;
+    const joins: number[][] = [];
+    const handled: string[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: unique('group'),
+        topics: [topic],
+        fromBeginning: true,
+        sessionTimeoutMs,
+        heartbeatIntervalMs: 1_000,
+        onAssignment: (partitions) => {
+          if (partitions.length > 0) joins.push(partitions.map((p) => p.partition));
+        },
+        handleBatch: async (batch) => {
+          const values = batch.records.map(valueOf);
+          if (values.includes('slow'))
+            await new Promise((resolve) => setTimeout(resolve, sessionTimeoutMs * 1.5));
+          handled.push(...values);
+        },
+      }),
+    );
+    await eventually(() => expect(handled).toEqual(['slow']), 30_000);
+    // A record after the long one: handled by the same member, in the same generation.
+    await publisher.publish(topic, [msg('k', 'next')]);
+    await eventually(() => expect(handled).toEqual(['slow', 'next']), 30_000);
+    expect(joins).toEqual([[0]]);
+    await publisher.close();
+  }, 60_000);
+
   it('commits offsets only after the handler succeeded: a new consumer of the group resumes there', async () => {
     const topic = unique('commit');
     await bus.admin.ensureTopic(topic, { partitions: 1 });

@@ -35,6 +35,9 @@ const attemptsBeforeError = 10;
  *
  * - Offsets are resolved, then committed, only after `handleBatch` resolved for that batch (or
  *   chunk of `maxBatchRecords`): auto-resolve is off, and each success commits at once.
+ * - While `handleBatch` runs, the runner heartbeats for it (see `heartbeatingWhile`): a handler
+ *   that waits and retries in place (the writer through a database failover) keeps its group
+ *   membership however long it waits, without heartbeating itself.
  * - When `handleBatch` throws, the runner calls it again with the same records after a backoff
  *   (200 ms doubling to 10 s by default), heartbeating meanwhile, until it succeeds, the
  *   subscription stops, or the partition is taken away (a rebalance): then nothing past the
@@ -103,21 +106,27 @@ export async function startKafkaSubscription(
   /** True once `handleBatch` succeeded; false when it should give up (stopped or stale). */
   async function handleWithRetry(chunk: RecordBatch, payload: EachBatchPayload): Promise<boolean> {
     let kafkaError: Error | undefined;
+    const heartbeat = async (): Promise<void> => {
+      try {
+        await payload.heartbeat();
+      } catch (err) {
+        // Remember it: whatever the handler makes of it, kafkajs must see it (to re-join).
+        kafkaError ??= err instanceof Error ? err : new Error(String(err));
+        throw kafkaError;
+      }
+    };
     const ctx = {
-      heartbeat: async (): Promise<void> => {
-        try {
-          await payload.heartbeat();
-        } catch (err) {
-          // Remember it: whatever the handler makes of it, kafkajs must see it (to re-join).
-          kafkaError = err instanceof Error ? err : new Error(String(err));
-          throw kafkaError;
-        }
-      },
-      isStale: () => !payload.isRunning() || payload.isStale(),
+      heartbeat,
+      isStale: () => kafkaError !== undefined || !payload.isRunning() || payload.isStale(),
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        await handleBatch(chunk, ctx);
+        await heartbeatingWhile(
+          () => handleBatch(chunk, ctx),
+          heartbeat,
+          () => kafkaError !== undefined,
+          Math.min(heartbeatIntervalMs, 500),
+        );
         if (attempt > 1) {
           logger.info(
             { topic: chunk.topic, partition: chunk.partition, attempt },
@@ -269,6 +278,33 @@ export async function startKafkaSubscription(
   }
   let stopping: Promise<void> | undefined;
   return { stop: () => (stopping ??= stop()) };
+}
+
+/**
+ * Runs `work`, calling `heartbeat` every `everyMs` until it settles (kafkajs sends a heartbeat at
+ * most once per heartbeat interval, and concurrent calls share one request). Without it a handler
+ * that waits longer than the session timeout (retrying a write while the database fails over)
+ * lost the group ("The coordinator is not aware of this member") and cost every member a
+ * rebalance. Once `failed()` (a heartbeat failed: a rebalance began), it sends no more: the
+ * rebalance then goes on without this member once its session expires, rather than waiting for
+ * a handler that may wait on storage for long.
+ */
+async function heartbeatingWhile(
+  work: () => Promise<void>,
+  heartbeat: () => Promise<void>,
+  failed: () => boolean,
+  everyMs: number,
+): Promise<void> {
+  const timer = setInterval(() => {
+    if (failed()) clearInterval(timer);
+    // A failure is kept by `heartbeat` and reaches kafkajs once `work` settled.
+    else heartbeat().catch(() => undefined);
+  }, everyMs);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function toConsumedRecord(topic: string, partition: number, message: KafkaMessage): ConsumedRecord {

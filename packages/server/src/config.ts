@@ -147,14 +147,14 @@ const busFields = {
 const consumerFields = {
   /**
    * 6 s is the least a broker accepts by default (`group.min.session.timeout.ms`). The cost: a
-   * replica whose event loop or database stalls this long without a heartbeat loses its
-   * partitions (a rebalance, then its batch is delivered again: nothing lost, nothing stored
-   * twice). kafkajs rebalances the whole group, so a replica joining meanwhile waits too.
+   * replica whose event loop stalls this long without a heartbeat loses its partitions (a
+   * rebalance, then its batch is delivered again: nothing lost, nothing stored twice); a batch
+   * waiting on the database does not, the bus heartbeats for it. kafkajs rebalances the whole group, so a replica joining meanwhile waits too.
    */
   KAFKA_SESSION_TIMEOUT_MS: envPositiveInt()
     .default(6_000)
     .describe(
-      'How long Kafka waits for a silent writer or evaluator before giving its partitions to the rest of the group: the pause a crashed replica causes. Raise it (10–15 s) if replicas lose their partitions during database hiccups.',
+      'How long Kafka waits for a silent writer or evaluator before giving its partitions to the rest of the group: the pause a crashed replica causes. Raise it (10–15 s) if replicas lose their partitions on a busy machine (an event loop that stalls sends no heartbeat).',
     ),
   /** Cost: one small request per consumer and interval. */
   KAFKA_HEARTBEAT_INTERVAL_MS: envPositiveInt()

@@ -64,7 +64,12 @@ export type SampleWriterOptions = {
   maxBatchMessages: number;
   /** …or this long after the first one arrived. */
   maxBatchWaitMs: number;
+  /** The wait before a write that failed transiently (connection lost) is retried, doubled per retry… */
   retryInitialMs: number;
+  /**
+   * …up to this. Keep it short: while the database is away an attempt costs a refused connect,
+   * and the first attempt after a promotion is what ends the outage for storage.
+   */
   retryMaxMs: number;
   /**
    * How many writes (transactions, each on its own connection) a flush runs at once, its
@@ -85,6 +90,9 @@ export type SampleWriterDeps = {
   /** Decodes a record's value. Default: `decodeSampleRecord`. */
   decodeRecord?: SampleRecordDecoder;
 };
+
+/** A transient failure that keeps on is logged once per this many retries. */
+const retriesPerLogLine = 20;
 
 /**
  * The writer's consumer logic, free of Kafka and SQL. `handleBatch` resolves only once every
@@ -122,9 +130,12 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
       // A transient failure gives up once stopping, so that the batch is redelivered.
       handlingOf: (err) =>
         !isRetriable(err) ? 'isolate' : deps.isStopping() ? 'redeliver' : 'retry',
-      onRetry: (err, retryInMs) => {
+      onRetry: (err, retryInMs, attempt) => {
         deps.metrics.writeRetried();
-        log.warn({ err, retryInMs }, 'storage write failed; retrying');
+        // The first failure and then every 20th: retries come several times a second while the
+        // database is away (see SampleWriterOptions), and the metric counts each one.
+        if (attempt === 1 || attempt % retriesPerLogLine === 0)
+          log.warn({ err, retryInMs, attempt }, 'storage write failed; retrying');
       },
       sleep: deps.sleep,
     },

@@ -60,6 +60,7 @@ export const listRuleAlerts = translatingDbErrors(checks.listRuleAlerts);
 export const countAlertsOfOtherRules = translatingDbErrors(checks.countAlertsOfOtherRules);
 export const countAlertsNotNamed = translatingDbErrors(checks.countAlertsNotNamed);
 export const readCommittedRecords = translatingDbErrors(checks.readCommittedRecords);
+export const commitWriteProbe = translatingDbErrors(checks.commitWriteProbe);
 export const countEvaluatorStates = translatingDbErrors(checks.countEvaluatorStates);
 
 export const explainHistoryRead = translatingDbErrors(explain.explainHistoryRead);

@@ -156,6 +156,15 @@ export async function readCommittedRecords(
   return new Map(rows.map((row) => [row.group_id, Number(row.records)]));
 }
 
+/**
+ * Commits a transaction that takes a transaction id, as any write does: resolves once the server
+ * accepts writes (and, synchronous, its standby acknowledges them); rejects on a standby still in
+ * recovery. When a promoted standby first stores what a writer sends.
+ */
+export async function commitWriteProbe(db: Database): Promise<void> {
+  await db.sql`select txid_current()`;
+}
+
 /** Rows of `evaluator_states`: the (rule, host) windows the evaluator has checkpointed. */
 export async function countEvaluatorStates(db: Database): Promise<number> {
   const [row] = await db.sql<{ n: string }[]>`select count(*) as n from evaluator_states`;

@@ -44,10 +44,12 @@ const defaultConnectTimeoutSeconds = 10;
  * The longest wait, in seconds, before a connection of the pool tries its server(s) again after
  * failed attempts. postgres.js's default grows to 20 s after seven failures: a pool that failed
  * throughout a failover (a promotion takes about 10 s) then waited up to 20 s more before it
- * found the new primary. Retries happen only for a waiting query, so a quicker one costs a
- * refused connect at most once a second per connection.
+ * found the new primary. At 1 s a query could still wait a second after the new primary
+ * accepted writes before its connection tried again, where storage should resume within one
+ * (issue 60). Retries happen only for a waiting query, so a quicker one costs a refused
+ * connect (or a standby's refusal to be the primary) at most four times a second per connection.
  */
-const maxReconnectDelaySeconds = 1;
+const maxReconnectDelaySeconds = 0.25;
 
 /** postgres.js's backoff (3^n / 100 s, jittered), capped at `maxReconnectDelaySeconds`. */
 function reconnectDelaySeconds(failures: number): number {

@@ -85,7 +85,10 @@ export async function startSampleWriter(
         maxBatchWaitMs:
           config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 0 : 10),
         retryInitialMs: 100,
-        retryMaxMs: 10_000,
+        // A retry at most a quarter of a second after the database accepts writes again (a
+        // promotion), paced while it is away by the pool's reconnect wait (as long at most):
+        // storage resumes within a second of it, the write included. The bus heartbeats meanwhile.
+        retryMaxMs: 250,
         writeConnections: config.WRITER_WRITE_CONNECTIONS,
       },
     );

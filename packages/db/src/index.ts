@@ -61,7 +61,7 @@ export const createSampleStore = translatingStoreFactory(sampleStore);
 export { binarySampleChunks } from './samples/copy-binary.js';
 export const readSampleTimeColumn = translatingDbErrors(readSampleTimeColumnRaw);
 export { scaleValues } from './samples/sample-rows.js';
-export { createSeriesScales } from './samples/scaled-value.js';
+export { createSeriesScales } from './samples/series-scales.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';

@@ -104,11 +104,7 @@ export type {
   EvidenceSnapshot,
   FailOptions,
   InvestigationEvidence,
-  InvestigationFinding,
-  InvestigationRecommendation,
-  InvestigationReport,
   InvestigationStore,
-  InvestigationTimelineEntry,
 } from './investigations/investigation-store.js';
 
 export const createRuleStore = translatingStoreFactory(ruleStore);

@@ -111,14 +111,15 @@ export {
   toSilenceResponse,
 } from './silences.js';
 export type {
-  AnalysisResponse,
-  FindingResponse,
+  InvestigationAnalysis,
   InvestigationDetailResponse,
+  InvestigationFinding,
   InvestigationListResponse,
+  InvestigationRecommendation,
+  InvestigationReport,
   InvestigationResponse,
   InvestigationStatus,
-  RecommendationResponse,
-  TimelineEventResponse,
+  InvestigationTimelineEvent,
 } from './investigations.js';
 export {
   investigationCreateDocumentSchema,

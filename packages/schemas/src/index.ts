@@ -34,6 +34,7 @@ export {
   decodeSampleRecord,
 } from './decode-sample-record.js';
 export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
+export { toHostRecord } from './host-record.js';
 export { encodeBinarySampleMessage } from './binary-sample-message.js';
 export type {
   AlertCondition,

@@ -33,7 +33,7 @@ export {
   decodeHostSample,
   decodeSampleRecord,
 } from './decode-sample-record.js';
-export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
+export { encodeSampleRecord } from './sample-record.js';
 export { toHostRecord } from './host-record.js';
 export { encodeBinarySampleMessage } from './binary-sample-message.js';
 export type {

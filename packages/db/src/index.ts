@@ -49,7 +49,7 @@ export const migrateBefore = translatingDbErrors(migrateBeforeRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './storage/rollups.js';
 export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);
-export type { MigrateOptions } from './schema/migrate.js';
+export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';
 export const readStorageInfo = translatingDbErrors(readStorageInfoRaw);
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);

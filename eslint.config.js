@@ -92,6 +92,27 @@ export default tseslint.config(
     files: ['packages/db/**/*.ts'],
     rules: restrictImports(kafkaOnlyInBus, upstreamPostgresOnlyInTestkit),
   },
+  // db's storage/ (DDL, engines, the stored value encoding) is the floor under samples/,
+  // series/ and maintenance/: its code imports no db folder but core/, so what the write path
+  // and storage share lives here. Tests may still seed storage through the sample store.
+  ...[
+    { files: ['packages/db/src/storage/*.ts'], regex: '^\\.\\./(?!core/)' },
+    { files: ['packages/db/src/storage/*/**/*.ts'], regex: '^\\.\\./\\.\\./(?!core/)' },
+  ].map(({ files, regex }) => ({
+    files,
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [kafkaOnlyInBus, upstreamPostgresOnlyInTestkit],
+          patterns: [
+            { regex, message: 'db/src/storage imports only core/: move what is shared down here.' },
+          ],
+        },
+      ],
+    },
+  })),
   { files: ['packages/testkit/**/*.ts'], rules: restrictImports(driverOnlyInDb) },
   {
     // Test code: the test files, and the helpers and suites they share (src/testing/).

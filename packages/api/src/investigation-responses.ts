@@ -1,17 +1,18 @@
 import type { InvestigationDetailRow, InvestigationRow } from '@monitor/db';
 import type {
-  AnalysisResponse,
-  FindingResponse,
+  InvestigationAnalysis,
   InvestigationDetailResponse,
+  InvestigationFinding,
+  InvestigationRecommendation,
   InvestigationResponse,
   InvestigationStatus,
-  RecommendationResponse,
-  TimelineEventResponse,
+  InvestigationTimelineEvent,
 } from '@monitor/schemas';
 
 /**
- * Row → wire. The jsonb columns hold the contract's shapes already (the investigator writes
- * them so), and the status column is held to the enum by its check constraint.
+ * Row → wire. The jsonb columns hold an `InvestigationReport` as the investigator completed it
+ * (the detail's shapes already), and the status column is held to the enum by its check
+ * constraint.
  */
 export function toInvestigationResponse(row: InvestigationRow): InvestigationResponse {
   return {
@@ -20,7 +21,7 @@ export function toInvestigationResponse(row: InvestigationRow): InvestigationRes
     service_id: row.serviceId,
     title: row.title,
     status: row.status as InvestigationStatus,
-    findings: row.findings as FindingResponse[],
+    findings: row.findings as InvestigationFinding[],
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     completed_at: row.completedAt === null ? null : row.completedAt.toISOString(),
@@ -32,8 +33,8 @@ export function toInvestigationDetailResponse(
 ): InvestigationDetailResponse {
   return {
     ...toInvestigationResponse(row),
-    analysis: (row.analysis ?? null) as AnalysisResponse | null,
-    timeline: row.timeline as TimelineEventResponse[],
-    recommendations: row.recommendations as RecommendationResponse[],
+    analysis: (row.analysis ?? null) as InvestigationAnalysis | null,
+    timeline: row.timeline as InvestigationTimelineEvent[],
+    recommendations: row.recommendations as InvestigationRecommendation[],
   };
 }

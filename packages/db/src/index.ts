@@ -49,7 +49,7 @@ export const migrateBefore = translatingDbErrors(migrateBeforeRaw);
 export const refreshRollups = translatingDbErrors(refreshRollupsRaw);
 export type { RollupChunkSetAside } from './storage/rollups.js';
 export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);
-export type { MigrateOptions } from './schema/migrate.js';
+export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';
 export const readStorageInfo = translatingDbErrors(readStorageInfoRaw);
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
@@ -61,7 +61,7 @@ export const createSampleStore = translatingStoreFactory(sampleStore);
 export { binarySampleChunks } from './samples/copy-binary.js';
 export const readSampleTimeColumn = translatingDbErrors(readSampleTimeColumnRaw);
 export { scaleValues } from './samples/sample-rows.js';
-export { createSeriesScales } from './samples/scaled-value.js';
+export { createSeriesScales } from './samples/series-scales.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';
@@ -104,11 +104,7 @@ export type {
   EvidenceSnapshot,
   FailOptions,
   InvestigationEvidence,
-  InvestigationFinding,
-  InvestigationRecommendation,
-  InvestigationReport,
   InvestigationStore,
-  InvestigationTimelineEntry,
 } from './investigations/investigation-store.js';
 
 export const createRuleStore = translatingStoreFactory(ruleStore);

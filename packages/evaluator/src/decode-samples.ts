@@ -1,6 +1,6 @@
 import type { ConsumedRecord } from '@monitor/bus';
 import type { DecodedSample, SampleRecordDecoder } from '@monitor/schemas';
-import { decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
+import { decodeSampleRecord, toHostRecord } from '@monitor/schemas';
 import { hostKey } from './host-windows.js';
 
 /** One host's sample of a record, with its host's key (see hostKey). */
@@ -40,10 +40,5 @@ export function decodeSamples(
 export function hostRecordsOf(record: ConsumedRecord): ConsumedRecord[] {
   const decoded = decodeSampleRecord(record.value);
   if (!decoded.ok || decoded.value.length <= 1) return [record];
-  return decoded.value.map(({ message, index, decoded: host }) => ({
-    ...record,
-    key: host.ok ? `${host.value.orgId}:${host.value.host}` : record.key,
-    value: message,
-    headers: { ...record.headers, [sampleRecordIndexHeader]: String(index) },
-  }));
+  return decoded.value.map((host) => toHostRecord(record, host));
 }

@@ -1,4 +1,4 @@
-import type { InvestigationReport } from '@monitor/db';
+import type { InvestigationReport } from '@monitor/schemas';
 import { gatherEvidence } from './gather-evidence.js';
 import type { Hypothesis, Verdict } from './incident-evidence.js';
 import type { IncidentInput } from './incident-input.js';

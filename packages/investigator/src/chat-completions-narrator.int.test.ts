@@ -2,7 +2,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InvestigationReport } from '@monitor/db';
+import type { InvestigationReport } from '@monitor/schemas';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createChatCompletionsNarrator } from './chat-completions-narrator.js';
 

@@ -1,4 +1,4 @@
-import type { InvestigationReport } from '@monitor/db';
+import type { InvestigationReport } from '@monitor/schemas';
 import type { NarratedReport, Narrator } from './narrator.js';
 
 export type ChatCompletionsNarratorOptions = {

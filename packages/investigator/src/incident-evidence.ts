@@ -1,4 +1,4 @@
-import type { InvestigationRecommendation } from '@monitor/db';
+import type { InvestigationRecommendation } from '@monitor/schemas';
 import type { ConsumerChange, Resource } from './consumer-changes.js';
 import type { ContainerEvent, RecentStart } from './container-events.js';
 import type { ConsumerLevel } from './current-consumers.js';

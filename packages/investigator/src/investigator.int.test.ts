@@ -1,6 +1,6 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
-import type { Database, HostSample, InvestigationFinding, InvestigationReport } from '@monitor/db';
+import type { Database, HostSample } from '@monitor/db';
 import {
   createDatabase,
   createInvestigationStore,
@@ -10,7 +10,7 @@ import {
   resolveAlerts,
 } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
-import type { IngestPayload } from '@monitor/schemas';
+import type { IngestPayload, InvestigationFinding, InvestigationReport } from '@monitor/schemas';
 import type { TestDatabase } from '@monitor/testkit';
 import { createTestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';

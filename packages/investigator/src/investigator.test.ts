@@ -2,11 +2,11 @@ import type {
   ClaimedInvestigation,
   FailOptions,
   InvestigationEvidence,
-  InvestigationReport,
   InvestigationStore,
 } from '@monitor/db';
 import { DatabaseUnavailableError } from '@monitor/db';
 import { createLogger } from '@monitor/platform';
+import type { InvestigationReport } from '@monitor/schemas';
 import { buildAlert } from '@monitor/testkit/builders';
 import { describe, expect, it } from 'vitest';
 import type { InvestigatorMetrics } from './investigator.js';

@@ -1,4 +1,4 @@
-import type { InvestigationReport } from '@monitor/db';
+import type { InvestigationReport } from '@monitor/schemas';
 
 /** The report after a narrator had its turn. */
 export type NarratedReport = {

@@ -1,4 +1,4 @@
-import type { InvestigationFinding } from '@monitor/db';
+import type { InvestigationFinding } from '@monitor/schemas';
 import type { Resource } from './consumer-changes.js';
 import { snapshotConfidenceCap } from './current-hypotheses.js';
 import { clockTime, formatResource, iso, resourceWord } from './format.js';

@@ -1,4 +1,4 @@
-import type { InvestigationRecommendation } from '@monitor/db';
+import type { InvestigationRecommendation } from '@monitor/schemas';
 import { iso } from './format.js';
 import type { Hypothesis, IncidentEvidence, Verdict } from './incident-evidence.js';
 

@@ -1,4 +1,4 @@
-import type { InvestigationTimelineEntry } from '@monitor/db';
+import type { InvestigationTimelineEvent } from '@monitor/schemas';
 import { clockTime, formatResource, iso, resourceWord } from './format.js';
 import type { Hypothesis, IncidentEvidence } from './incident-evidence.js';
 import { atMoment, consumerEvidence, levelEvidence } from './report-evidence.js';
@@ -28,8 +28,8 @@ const timelineOrder = [
 export function buildTimeline(
   evidence: IncidentEvidence,
   hypotheses: Hypothesis[],
-): InvestigationTimelineEntry[] {
-  const entries: (InvestigationTimelineEntry & { atMs: number })[] = [];
+): InvestigationTimelineEvent[] {
+  const entries: (InvestigationTimelineEvent & { atMs: number })[] = [];
   const add = (atMs: number, type: string, description: string, data: Record<string, unknown>) =>
     entries.push({ atMs, at: iso(atMs), type, description, data });
   const { windows, alert, focus } = evidence;

@@ -74,8 +74,10 @@ export function findTimescaleExtension(binDir: string): { version: string } | un
  * The server settings that load TimescaleDB at start, with its telemetry off (it would try to
  * reach Timescale's servers), for servers whose configuration this project owns. PostgreSQL's
  * default of 8 worker processes is too few: TimescaleDB's launcher, a scheduler per database and
- * the storage jobs (7 of ours, due together at start) share them with parallel queries, and a
- * job that finds none fails to launch until its next run.
+ * the storage jobs (11 of ours and 2 of its own, most due together after a migration) share them
+ * with parallel queries, and a job that finds none fails to launch until its next run. On a
+ * server we do not own, migrate warns of settings below what the jobs need (db's
+ * `jobWorkerShortfall`).
  */
 export const timescalePreloadSettings = [
   'shared_preload_libraries=timescaledb',

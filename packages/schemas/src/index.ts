@@ -33,7 +33,8 @@ export {
   decodeHostSample,
   decodeSampleRecord,
 } from './decode-sample-record.js';
-export { encodeSampleRecord, sampleRecordIndexHeader } from './sample-record.js';
+export { encodeSampleRecord } from './sample-record.js';
+export { toHostRecord } from './host-record.js';
 export { encodeBinarySampleMessage } from './binary-sample-message.js';
 export type {
   AlertCondition,
@@ -111,14 +112,15 @@ export {
   toSilenceResponse,
 } from './silences.js';
 export type {
-  AnalysisResponse,
-  FindingResponse,
+  InvestigationAnalysis,
   InvestigationDetailResponse,
+  InvestigationFinding,
   InvestigationListResponse,
+  InvestigationRecommendation,
+  InvestigationReport,
   InvestigationResponse,
   InvestigationStatus,
-  RecommendationResponse,
-  TimelineEventResponse,
+  InvestigationTimelineEvent,
 } from './investigations.js';
 export {
   investigationCreateDocumentSchema,

@@ -13,7 +13,8 @@ import { ingestLimits } from './ingest.js';
 
 /**
  * Wire formats of `/api/v1/investigations`: the list and its query, the detail, and the body
- * that opens one on demand.
+ * that opens one on demand; and the report an investigation completes with (`InvestigationReport`),
+ * which the investigator builds, the database stores as it is and the detail returns.
  */
 
 const investigationStatuses = ['queued', 'running', 'completed', 'failed'] as const;
@@ -41,7 +42,7 @@ const findingSchema = z
     }),
   })
   .meta({ id: 'InvestigationFinding' });
-export type FindingResponse = z.infer<typeof findingSchema>;
+export type InvestigationFinding = z.infer<typeof findingSchema>;
 
 const analysisSchema = z
   .object({
@@ -55,7 +56,7 @@ const analysisSchema = z
     }),
   })
   .meta({ id: 'InvestigationAnalysis' });
-export type AnalysisResponse = z.infer<typeof analysisSchema>;
+export type InvestigationAnalysis = z.infer<typeof analysisSchema>;
 
 const timelineEventSchema = z
   .object({
@@ -65,7 +66,7 @@ const timelineEventSchema = z
     data: z.record(z.string(), z.unknown()).meta({ description: 'The event’s stored data.' }),
   })
   .meta({ id: 'InvestigationTimelineEvent' });
-export type TimelineEventResponse = z.infer<typeof timelineEventSchema>;
+export type InvestigationTimelineEvent = z.infer<typeof timelineEventSchema>;
 
 const recommendationSchema = z
   .object({
@@ -74,7 +75,15 @@ const recommendationSchema = z
     priority: z.enum(recommendationPriorities),
   })
   .meta({ id: 'InvestigationRecommendation' });
-export type RecommendationResponse = z.infer<typeof recommendationSchema>;
+export type InvestigationRecommendation = z.infer<typeof recommendationSchema>;
+
+/** What a completed investigation holds, in the detail's shapes (timeline in time order). */
+export type InvestigationReport = {
+  findings: InvestigationFinding[];
+  analysis: InvestigationAnalysis;
+  timeline: InvestigationTimelineEvent[];
+  recommendations: InvestigationRecommendation[];
+};
 
 const investigationSchema = z
   .object({

@@ -17,6 +17,7 @@ import { embeddedPostgresDir } from '@monitor/platform';
 import type { AdminConfig } from './config.js';
 import { migrationOptions } from './config.js';
 import { useEmbeddedPostgres } from './embedded-postgres.js';
+import { warnOfMigration } from './migration-warnings.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
@@ -72,11 +73,9 @@ export function createAdminCommands(deps: {
     .action(() =>
       withDatabase(async (db, config) => {
         const logger = deps.createLogger(config, 'monitor-migrate');
-        const { mode, timescaledbVersion, applied, notes } = await migrate(
-          db,
-          migrationOptions(config),
-        );
-        for (const note of notes) logger.warn(note);
+        const migrated = await migrate(db, migrationOptions(config));
+        warnOfMigration(logger, migrated);
+        const { mode, timescaledbVersion, applied } = migrated;
         logger.info({ mode, timescaledbVersion, applied }, 'migrated');
       }),
     );

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '@monitor/db';
-import { createTestDatabase, getFreePort } from '@monitor/testkit';
+import { createTestDatabase, getFreePort, startRestartablePostgres } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
 import { createApiCall } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
@@ -65,11 +65,13 @@ async function history(
   return reply.body;
 }
 
-function logLines(output: string): { level?: string; msg?: string }[] {
+type LogLine = { level?: string; msg?: string; jobs?: number; settings?: unknown };
+
+function logLines(output: string): LogLine[] {
   return output
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { level?: string; msg?: string });
+    .map((line) => JSON.parse(line) as LogLine);
 }
 
 /**
@@ -195,5 +197,52 @@ describe('the embedded default on a machine with TimescaleDB', () => {
     expect(await storageInfo(proc.baseUrl)).toMatch(/engine="timescaledb"/);
     expect(await history(proc.baseUrl, services.services, 'kept', window)).toEqual(before);
     await proc.stop();
+  });
+});
+
+/**
+ * A user's own TimescaleDB: `monitor migrate` against a private server started with the worker
+ * settings given, and the WARN lines it logs about them.
+ */
+async function workerWarnings(settings: string[]): Promise<LogLine[]> {
+  const server = await startRestartablePostgres({ timescale: true, settings });
+  try {
+    const { code, stdout, stderr } = await runMonitor(['migrate'], { DATABASE_URL: server.url });
+    expect(code, stdout + stderr).toBe(0);
+    return logLines(stdout + stderr).filter(
+      (line) => line.level === 'warn' && line.settings !== undefined,
+    );
+  } finally {
+    await server.destroy();
+  }
+}
+
+describe('a TimescaleDB whose worker settings cannot run the storage jobs', () => {
+  it("warns once at migrate, naming max_worker_processes, PostgreSQL's stock 8 and the value needed", async () => {
+    const warnings = await workerWarnings(['max_worker_processes=8']);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: expect.stringContaining('too few workers'),
+        jobs: 13,
+        settings: [{ setting: 'max_worker_processes', value: 8, needed: 24 }],
+      }),
+    ]);
+  });
+
+  it('names timescaledb.max_background_workers too when it cannot hold every job', async () => {
+    const warnings = await workerWarnings([
+      'max_worker_processes=8',
+      'timescaledb.max_background_workers=8',
+    ]);
+    expect(warnings.map((line) => line.settings)).toEqual([
+      [
+        { setting: 'max_worker_processes', value: 8, needed: 24 },
+        { setting: 'timescaledb.max_background_workers', value: 8, needed: 15 },
+      ],
+    ]);
+  });
+
+  it('says nothing with the settings the servers we start have (24 and 16)', async () => {
+    expect(await workerWarnings([])).toEqual([]);
   });
 });

@@ -12,7 +12,12 @@ import { startRestartableProcess } from './restartable-process.js';
 import { createServiceDir, markOwner } from './service-dir.js';
 import type { SupervisedProcess } from './supervised-process.js';
 import { startSupervised } from './supervised-process.js';
-import { findPostgresServerBinaries, postgresServerUser } from '@monitor/platform';
+import {
+  findPostgresServerBinaries,
+  findTimescaleExtension,
+  postgresServerUser,
+  timescalePreloadSettings,
+} from '@monitor/platform';
 
 const execFileAsync = promisify(execFile);
 
@@ -139,10 +144,28 @@ export type RestartablePostgres = RestartableProcess & {
   readonly url: string;
 };
 
-export async function startRestartablePostgres(): Promise<RestartablePostgres> {
-  const prepared = await prepareNativePostgres('postgres');
+/**
+ * `timescale`: TimescaleDB preloaded as the servers we start have it (`timescalePreloadSettings`
+ * of @monitor/platform); the extension is created by whoever migrates. `settings` (`name=value`)
+ * come last, so they override both: a server as a user configured it, say.
+ */
+export async function startRestartablePostgres(
+  options: { timescale?: boolean; settings?: readonly string[] } = {},
+): Promise<RestartablePostgres> {
+  const binDir = findPostgresServerBinaries();
+  if (options.timescale === true && findTimescaleExtension(binDir) === undefined) {
+    throw new Error(`the PostgreSQL in ${binDir} has no TimescaleDB`);
+  }
+  const prepared = await prepareNativePostgres(
+    options.timescale === true ? 'timescale' : 'postgres',
+    binDir,
+  );
+  const settings = [
+    ...(options.timescale === true ? timescalePreloadSettings : []),
+    ...(options.settings ?? []),
+  ];
   const server = await startRestartableProcess(prepared.dir, () =>
-    launchPostgres(prepared, { removeOnExit: false }),
+    launchPostgres(prepared, { removeOnExit: false, settings }),
   );
   return { url: prepared.url, ...server };
 }

@@ -10,7 +10,7 @@ import type {
   SamplePosition,
   SampleRecordDecoder,
 } from '@monitor/schemas';
-import { decodeSampleRecord, sampleRecordIndexHeader } from '@monitor/schemas';
+import { decodeSampleRecord, toHostRecord } from '@monitor/schemas';
 
 /** A decoded host sample with where it came from, so storage can skip what a replay repeats. */
 export type PendingSample = {
@@ -26,7 +26,7 @@ export type PendingSample = {
    */
   positioned: boolean;
   /** Its own message and place when its record carries several hosts: to dead-letter it alone. */
-  hostOfRecord?: { message: Buffer; index: number };
+  hostOfRecord?: RecordHostSample;
 };
 
 /** A write as storage takes it (the db package's `SampleBatch`): see `toSampleWrite`. */
@@ -174,13 +174,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
   /** The dead letter of one host: its record itself, or its own message out of a many-host record. */
   function hostRecordOf(pending: PendingSample): ConsumedRecord {
     const host = pending.hostOfRecord;
-    if (host === undefined) return pending.record;
-    return {
-      ...pending.record,
-      key: `${pending.sample.orgId}:${pending.sample.host}`,
-      value: host.message,
-      headers: { ...pending.record.headers, [sampleRecordIndexHeader]: String(host.index) },
-    };
+    return host === undefined ? pending.record : toHostRecord(pending.record, host);
   }
 
   return {
@@ -198,7 +192,7 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
         for (const host of hosts) {
           if (!host.decoded.ok) {
             await deadLetterUndecodable(
-              hosts.length === 1 ? record : undecodableHostRecord(record, host),
+              hosts.length === 1 ? record : toHostRecord(record, host),
               host.decoded.reason,
             );
             continue;
@@ -232,14 +226,6 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
     await deps.deadLetters.send(record, reason);
     deps.metrics.deadLettered('undecodable');
   }
-}
-
-function undecodableHostRecord(record: ConsumedRecord, host: RecordHostSample): ConsumedRecord {
-  return {
-    ...record,
-    value: host.message,
-    headers: { ...record.headers, [sampleRecordIndexHeader]: String(host.index) },
-  };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Database } from '../core/database.js';
 import { vacuumAnalyze } from '../maintenance/chunk-maintenance.js';
 import { binarySampleChunks, readSampleTimeColumn } from '../samples/copy-binary.js';
 import { scaleValues } from '../samples/sample-rows.js';
-import { createSeriesScales } from '../samples/scaled-value.js';
+import { createSeriesScales } from '../samples/series-scales.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 import {
   copyBinarySamples,

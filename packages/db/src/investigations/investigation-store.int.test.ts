@@ -2,7 +2,8 @@
 import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
-import type { InvestigationReport, InvestigationStore } from './investigation-store.js';
+import type { InvestigationReport } from '@monitor/schemas';
+import type { InvestigationStore } from './investigation-store.js';
 import type { EvidenceSample } from './investigation-store.js';
 import {
   createInvestigationStore,

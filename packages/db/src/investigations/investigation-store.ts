@@ -1,47 +1,7 @@
-import type { Alert } from '@monitor/schemas';
+import type { Alert, InvestigationReport } from '@monitor/schemas';
 import type { Fragment } from '@monitor/postgres-driver';
 import { alertColumns } from '../alerts/alert-columns.js';
 import type { Database } from '../core/database.js';
-
-/** One finding of an investigation, as the contract stores it: every finding cites its evidence. */
-export type InvestigationFinding = {
-  title: string;
-  detail: string;
-  /** The numbers the finding rests on and the window they came from. */
-  evidence: Record<string, unknown>;
-};
-
-type InvestigationAnalysis = {
-  summary: string;
-  /** The named cause, or `inconclusive`. */
-  root_cause: string;
-  /** 0..1 */
-  confidence: number;
-  /** How it was computed: `statistical`, `statistical+llm:<model>`, … */
-  method: string;
-};
-
-export type InvestigationTimelineEntry = {
-  /** ISO 8601 UTC */
-  at: string;
-  type: string;
-  description: string;
-  data: Record<string, unknown>;
-};
-
-export type InvestigationRecommendation = {
-  title: string;
-  detail: string;
-  priority: 'high' | 'medium' | 'low';
-};
-
-/** What a completed investigation holds, in the contract's shapes (timeline in time order). */
-export type InvestigationReport = {
-  findings: InvestigationFinding[];
-  analysis: InvestigationAnalysis;
-  timeline: InvestigationTimelineEntry[];
-  recommendations: InvestigationRecommendation[];
-};
 
 /** An investigation this worker holds until `leaseUntil`. */
 export type ClaimedInvestigation = {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { binarySampleChunks } from './copy-binary.js';
-import { unscaled } from './scaled-value.js';
+import { unscaled } from '../storage/scaled-value.js';
 
 const signature = '5047434f50590aff0d0a00' + '00000000' + '00000000';
 const trailer = 'ffff';

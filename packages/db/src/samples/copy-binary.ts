@@ -1,5 +1,5 @@
 import type { Database } from '../core/database.js';
-import { unscaled } from './scaled-value.js';
+import { unscaled } from '../storage/scaled-value.js';
 
 /**
  * What opens COPY's binary format: the signature `PGCOPY\n\377\r\n\0`, then 32-bit flags (no

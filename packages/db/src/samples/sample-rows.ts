@@ -11,8 +11,8 @@ import type { BatchRows, SampleColumns } from './batch-rows.js';
 import type { ServiceSeriesIds } from './sample-series.js';
 import { seriesIdOf } from './sample-series.js';
 import type { StoredService } from './service-projection.js';
-import type { SeriesScales } from './scaled-value.js';
-import { encodeScale, scaledMantissa, unscaled } from './scaled-value.js';
+import type { SeriesScales } from './series-scales.js';
+import { encodeScale, scaledMantissa, unscaled } from '../storage/scaled-value.js';
 
 /** Rows per COPY chunk: big enough to amortize the write calls, small enough to stream. */
 const rowsPerChunk = 2000;

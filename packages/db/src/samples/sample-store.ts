@@ -20,7 +20,7 @@ import { createStoredNewest } from './stored-newest.js';
 import type { UnaggregatedRows } from './unaggregated-samples.js';
 import type { WrittenCounts } from './sample-rows.js';
 import { copyRows, insertRows, insertStaleMarkers, scaleValues, toRows } from './sample-rows.js';
-import { createSeriesScales } from './scaled-value.js';
+import { createSeriesScales } from './series-scales.js';
 import type { SampleTimeColumn } from './copy-binary.js';
 import { readSampleTimeColumn } from './copy-binary.js';
 import { insertUnaggregatedSamples } from './unaggregated-samples.js';

@@ -3,6 +3,8 @@ import type { StorageEngine, StorageMode, StoragePolicies } from '../storage/eng
 import { storageEngine } from '../storage/engine.js';
 import type { ServerCapabilities } from '../storage/server-capabilities.js';
 import { timescaleNotPreloaded } from '../storage/server-capabilities.js';
+import type { WorkerSettingShortfall } from '../storage/timescale/job-workers.js';
+import { jobWorkerShortfall, readJobWorkerSettings } from '../storage/timescale/job-workers.js';
 import { migrations as allMigrations } from './migrations.js';
 import type { Migration } from './migrations.js';
 import type { StorageSettingsRow } from './storage-settings.js';
@@ -29,6 +31,12 @@ export type MigrateResult = {
   applied: { version: number; name: string }[];
   /** Things an operator should know, e.g. why TimescaleDB was not used. */
   notes: string[];
+  /**
+   * Server settings too low for TimescaleDB to start every storage job when it is due (some
+   * would "fail to start"), each with its value and the value it needs, and how many jobs there
+   * are; undefined when they suffice, or without TimescaleDB's job scheduler.
+   */
+  jobWorkers: { jobs: number; tooLow: WorkerSettingShortfall[] } | undefined;
 };
 
 /** The storage mode asked for cannot run on this server; the message says what to do. */
@@ -140,7 +148,16 @@ export async function migrateWith(
     timescaledbVersion: mode === 'timescale' ? extension?.version : undefined,
     applied,
     notes,
+    jobWorkers:
+      mode === 'timescale' && capabilities.jobScheduler ? await jobWorkers(db) : undefined,
   };
+}
+
+/** The worker settings that cannot run this database's storage jobs, if any. */
+async function jobWorkers(db: Database): Promise<MigrateResult['jobWorkers']> {
+  const settings = await readJobWorkerSettings(db);
+  const tooLow = jobWorkerShortfall(settings);
+  return tooLow.length === 0 ? undefined : { jobs: settings.jobs, tooLow };
 }
 
 /**

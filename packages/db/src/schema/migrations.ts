@@ -2,7 +2,7 @@ import type { TransactionSql } from '../core/database.js';
 import type { StorageEngine } from '../storage/engine.js';
 import { newestSampleTimeMs } from '../storage/newest-sample-time.js';
 import { run } from '../storage/ddl.js';
-import { sampleValueFunction } from '../samples/scaled-value.js';
+import { sampleValueFunction } from '../storage/scaled-value.js';
 
 /** The storage engine supplies what differs between TimescaleDB and plain PostgreSQL. */
 type MigrationContext = { engine: StorageEngine };
@@ -643,7 +643,7 @@ const scaledSampleValues: Migration = {
         finished_at timestamptz
       )`,
     ]);
-    // A sample's value as a scaled integer where that is exact (samples/scaled-value.ts), and
+    // A sample's value as a scaled integer where that is exact (storage/scaled-value.ts), and
     // on TimescaleDB its time as epoch milliseconds; readers read through functions.
     await engine.scaleSampleValues(sql);
   },

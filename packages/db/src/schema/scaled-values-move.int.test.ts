@@ -5,7 +5,7 @@ import type { Database } from '../core/database.js';
 import { refreshRollups, runMaintenance } from '../maintenance/run-maintenance.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
-import { encodeScale, unscaled } from '../samples/scaled-value.js';
+import { encodeScale, unscaled } from '../storage/scaled-value.js';
 import { storageEngine } from '../storage/engine.js';
 import type { StoragePolicies } from '../storage/storage-mode.js';
 import { cleanDatabase } from '../testing/clean-database.js';

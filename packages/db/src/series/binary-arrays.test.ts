@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeScale, scaledMantissa, unscaled } from '../samples/scaled-value.js';
+import { encodeScale, scaledMantissa, unscaled } from '../storage/scaled-value.js';
 import type { SlabReader } from './binary-arrays.js';
 import {
   createFloat64SlabPool,

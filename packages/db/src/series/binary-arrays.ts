@@ -4,7 +4,7 @@
  * send forms, as a column of COPY's binary format; copy-binary-reader.ts reads the rows).
  */
 
-import { decodeScaled } from '../samples/scaled-value.js';
+import { decodeScaled } from '../storage/scaled-value.js';
 
 /** PostgreSQL's epoch (2000-01-01) in Unix ms: timestamptz's binary form counts µs from it. */
 const postgresEpochMs = 946_684_800_000;

@@ -3,9 +3,9 @@
  * engines; series/scaled-codes.ts decodes it.
  */
 
-import { maxBinaryShift, maxValueScale } from '../samples/scaled-value.js';
+import { maxBinaryShift, maxValueScale } from './scaled-value.js';
 
-/** The `(mantissa, scale)` pairs the writer stores (samples/scaled-value.ts), as SQL. */
+/** The `(mantissa, scale)` pairs the writer stores (scaled-value.ts), as SQL. */
 const storedScaled = (s: string): string => `${s}.mantissa between ${-(2 ** 53)} and ${2 ** 53}
       and ${s}.scale between ${-maxBinaryShift} and ${maxValueScale}`;
 

@@ -19,6 +19,7 @@ import { embeddedPostgresDir } from '@monitor/platform';
 import { startEmbeddedPostgres } from '../embedded-postgres.js';
 import { listenHttp } from '../http-listen.js';
 import { createKeyAuthenticator } from '../key-authenticator.js';
+import { warnOfMigration } from '../migration-warnings.js';
 import { ensureBootstrapKey, openBus, openDatabase, openRedis } from '../dependencies.js';
 import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
@@ -128,7 +129,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   watchDatabase(ctx, db);
   await waitForDatabase(db);
   const migrated = await migrate(db, migrationOptions(config));
-  for (const note of migrated.notes) ctx.logger.warn({ component: 'storage' }, note);
+  warnOfMigration(ctx.logger, migrated);
   await reportStorage(ctx, db);
   await ensureBootstrapKey(ctx, config, db);
 

@@ -205,7 +205,7 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
 }
 
 /**
- * Version 24: sample values as scaled integers (samples/scaled-value.ts), the rollup views
+ * Version 24: sample values as scaled integers (storage/scaled-value.ts), the rollup views
  * reading the decoded value, and the read functions every reader reads through
  * (../read-functions.ts). Nothing stored moves: the rollup tables hold decoded values already,
  * and the raw rows stored before keep their float8 `value` and read back through it. Rewriting

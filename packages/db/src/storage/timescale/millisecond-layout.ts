@@ -37,7 +37,7 @@ const sampleTimeIndex = 'create index samples_time_idx on samples using brin (ti
 
 /**
  * `samples` since migration 24: time as epoch milliseconds (bigint), the value as a scaled
- * integer (`mantissa`, `scale`, samples/scaled-value.ts) or, when no scale holds it exactly,
+ * integer (`mantissa`, `scale`, storage/scaled-value.ts) or, when no scale holds it exactly,
  * as the float8 `value`. Compressed, each column is an integer that TimescaleDB stores with
  * delta-of-delta and simple8b: a scrape's jitter of a few milliseconds costs a few bits a
  * sample where a timestamptz's microseconds cost ten more, and a scaled value about half of
@@ -74,7 +74,7 @@ export const millisecondSamplesTable: readonly string[] = [
   )`,
 ];
 
-/** A sample's value, decoded (samples/scaled-value.ts). */
+/** A sample's value, decoded (storage/scaled-value.ts). */
 const value = 'sample_value(mantissa, scale, value)';
 
 /**

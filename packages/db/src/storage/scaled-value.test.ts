@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  createSeriesScales,
   decodeScaled,
   encodeScale,
   maxBinaryShift,
@@ -84,29 +83,5 @@ describe('encodeScale', () => {
     for (const value of [-0, NaN, Infinity, -Infinity, 0.1 + 0.2, Number.MAX_VALUE, 2 ** 200]) {
       expect(encodeScale(value, unscaled)).toBe(unscaled);
     }
-  });
-});
-
-describe('createSeriesScales', () => {
-  it('remembers the largest scale a series was stored at', () => {
-    const scales = createSeriesScales();
-    expect(scales.scaleOf(1)).toBe(unscaled);
-    scales.saw(1, 1);
-    scales.saw(1, 2);
-    scales.saw(1, 0);
-    expect(scales.scaleOf(1)).toBe(2);
-    expect(scales.scaleOf(2)).toBe(unscaled);
-  });
-
-  it('forgets every series once it holds too many', () => {
-    const scales = createSeriesScales(2);
-    scales.saw(1, 1);
-    scales.saw(2, 1);
-    scales.saw(3, 1);
-    expect([scales.scaleOf(1), scales.scaleOf(2), scales.scaleOf(3)]).toEqual([
-      unscaled,
-      unscaled,
-      1,
-    ]);
   });
 });

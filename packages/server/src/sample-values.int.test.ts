@@ -78,6 +78,20 @@ async function throughPromql(metric: string, endMs: number): Promise<[number, st
   ]);
 }
 
+/** Posts a remote-write 1.0 body, as Prometheus sends one. */
+function remoteWrite(body: Buffer): Promise<Response> {
+  return fetch(`${monitor.baseUrl}/api/v1/write`, {
+    method: 'POST',
+    headers: {
+      'X-API-Key': key,
+      'Content-Type': 'application/x-protobuf',
+      'Content-Encoding': 'snappy',
+      'X-Prometheus-Remote-Write-Version': '0.1.0',
+    },
+    body,
+  });
+}
+
 /** The raw samples of `metric` through remote read, each value's 64 bits in hex. */
 async function throughRemoteRead(metric: string, startMs: number, endMs: number) {
   const type = readTypes.lookupType('ReadRequest');
@@ -169,16 +183,7 @@ describe('sample values through the server', () => {
               nanIsValue: true,
             },
           ]);
-          const answer = await fetch(`${monitor.baseUrl}/api/v1/write`, {
-            method: 'POST',
-            headers: {
-              'X-API-Key': key,
-              'Content-Type': 'application/x-protobuf',
-              'Content-Encoding': 'snappy',
-              'X-Prometheus-Remote-Write-Version': '0.1.0',
-            },
-            body,
-          });
+          const answer = await remoteWrite(body);
           expect(answer.status, await answer.text()).toBe(204);
           const startMs = times[0]!;
           const endMs = times.at(-1)!;
@@ -255,22 +260,15 @@ describe('sample values through the server', () => {
           const metric = `resent_${n}`;
           const times = timesFor(values.length, jitter);
           const write = async (sent: readonly number[]): Promise<void> => {
-            const answer = await fetch(`${monitor.baseUrl}/api/v1/write`, {
-              method: 'POST',
-              headers: {
-                'X-API-Key': key,
-                'Content-Type': 'application/x-protobuf',
-                'Content-Encoding': 'snappy',
-                'X-Prometheus-Remote-Write-Version': '0.1.0',
-              },
-              body: encode([
+            const answer = await remoteWrite(
+              encode([
                 {
                   labels: { __name__: metric, instance: `resent-${n}:9100`, job: 'resent' },
                   samples: sent.map((v, i) => [times[i]!, v]),
                   nanIsValue: true,
                 },
               ]),
-            });
+            );
             // One such point harms nobody: the request is answered as the rest deserves.
             expect(answer.status, await answer.text()).toBe(204);
           };

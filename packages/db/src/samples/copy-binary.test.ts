@@ -176,6 +176,22 @@ describe('binarySampleChunks', () => {
     );
   });
 
+  it('writes only the rows of the order given, which leaves out duplicates', () => {
+    const epoch = Date.UTC(2000, 0, 1);
+    const hex = (n: number): string => n.toString(16).padStart(16, '0');
+    const chunks = [
+      ...binarySampleChunks(
+        floats([epoch, epoch, epoch], [1, 2, 3], [0, 0, 0]),
+        2,
+        'timestamptz',
+        [2],
+      ),
+    ];
+    expect(chunks.map((chunk) => chunk.toString('hex')).join('')).toBe(
+      signature + row(hex(0), hex(3), hex(0)) + trailer,
+    );
+  });
+
   it('writes a header and trailer alone for no rows', () => {
     expect(
       [...binarySampleChunks(floats([], [], []), 10, 'epochMs')].map((chunk) =>

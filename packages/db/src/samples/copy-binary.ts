@@ -54,7 +54,8 @@ export function* binarySampleChunks(
   order?: ArrayLike<number>,
 ): Generator<Buffer> {
   const { timesMs, seriesIds, values, mantissas, scales } = samples;
-  const rows = timesMs.length;
+  // The rows of `order` only: the writer leaves out the duplicates it found (sample-dedup.ts).
+  const rows = order === undefined ? timesMs.length : order.length;
   if (rows === 0) {
     yield Buffer.concat([header, trailer]);
     return;

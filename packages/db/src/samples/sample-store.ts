@@ -246,10 +246,11 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
         try {
           return await writeOnce(copy ? 'copy' : 'insert');
         } catch (err) {
-          // A key already stored (an agent resending a sample: replays are skipped by offset)
-          // fails a COPY or a plain INSERT as a whole, and with it the transaction: write the
-          // batch again on the ON CONFLICT path. Rarer than a savepoint around every statement
-          // is costly (a round trip).
+          // Where samples still have a unique key (plain PostgreSQL; TimescaleDB while an old
+          // layout moves in), a key stored between the duplicate check and the write fails a
+          // COPY or a plain INSERT as a whole, and with it the transaction: write the batch
+          // again on the ON CONFLICT path. Rarer than a savepoint around every statement is
+          // costly (a round trip).
           if (!copy || sqlState(err) !== uniqueViolation) throw err;
           return await writeOnce('insert');
         }

@@ -2,8 +2,11 @@ import type { TransactionSql } from '../core/database.js';
 import type { CheckedPoint, StoredPoints } from './sample-dedup.js';
 
 /**
- * What is stored at the checked points' (series, time), raw or unaggregated: one look per
- * point, through the read functions (so a layout being moved is read where each point is).
+ * What is stored at the checked points' (series, time), raw or unaggregated, in one statement:
+ * the raw samples through the read functions (so a layout being moved is read where each point
+ * is), all the checked series over the checked span at once, since the newest samples have no
+ * index by series (storage/timescale/head-chunks.ts): a look per point would scan the chunk
+ * being written once per point.
  */
 export async function selectStoredPoints(
   tx: TransactionSql,
@@ -11,17 +14,26 @@ export async function selectStoredPoints(
 ): Promise<StoredPoints> {
   const stored = new Map<number, Map<number, number>>();
   if (checks.length === 0) return stored;
+  let fromMs = Number.POSITIVE_INFINITY;
+  let toMs = Number.NEGATIVE_INFINITY;
+  const seriesIds = new Set<number>();
+  for (const { seriesId, timeMs } of checks) {
+    fromMs = Math.min(fromMs, timeMs);
+    toMs = Math.max(toMs, timeMs);
+    seriesIds.add(seriesId);
+  }
   const rows = await tx<{ series_id: string; time_ms: string; value: number }[]>`
+    with u (s, t) as (
+      select * from unnest(${checks.map((point) => point.seriesId)}::int8[],
+        ${checks.map((point) => point.timeMs)}::int8[])
+    )
     select r.series_id, r.time_ms, r.value
-    from unnest(${checks.map((point) => point.seriesId)}::int8[],
-      ${checks.map((point) => point.timeMs)}::int8[]) as u(s, t)
-    cross join lateral (
-      select series_id, time_ms, value from raw_samples(array[u.s], u.t, u.t)
-      union all
-      select series_id, (extract(epoch from time) * 1000)::bigint, value
-      from unaggregated_samples
-      where series_id = u.s and time = timestamptz 'epoch' + u.t * interval '1 millisecond'
-    ) r
+    from raw_samples(${[...seriesIds]}::int8[], ${fromMs}, ${toMs}) r
+    join u on u.s = r.series_id and u.t = r.time_ms
+    union all
+    select a.series_id, u.t, a.value
+    from u join unaggregated_samples a
+      on a.series_id = u.s and a.time = timestamptz 'epoch' + u.t * interval '1 millisecond'
   `;
   for (const row of rows) {
     const seriesId = Number(row.series_id);

@@ -816,6 +816,14 @@ const sampleNewestBounds: Migration = {
   },
 };
 
+const unindexedHead: Migration = {
+  version: 33,
+  name: 'unindexed_sample_head',
+  // Issue 56: no per-row index on the chunk being written; short chunks compressed soon after
+  // they end instead (storage/timescale/head-chunks.ts).
+  up: (sql, { engine }) => engine.keepHeadUnindexed(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -850,4 +858,5 @@ export const migrations: readonly Migration[] = [
   scaledSampleReads,
   sampleTimesByRange,
   sampleNewestBounds,
+  unindexedHead,
 ];

@@ -5,6 +5,7 @@ import {
   millisecondAggregates,
   millisecondSamplesTable,
 } from './timescale/millisecond-layout.js';
+import { dropSampleKey, keepHeadUnindexed } from './timescale/head-chunks.js';
 import { readFunctions } from './timescale/read-functions.js';
 import {
   materializationTable,
@@ -68,13 +69,18 @@ async function samplesToHypertable(sql: TransactionSql): Promise<number> {
     `alter index samples_series_id_time_key rename to samples${plain}_series_id_time_key`,
     `alter index samples_time_idx rename to samples${plain}_time_idx`,
     ...millisecondSamplesTable,
+    // The plain rows are unique already; the head layout has no key (head-chunks.ts).
+    dropSampleKey,
   ]);
+  // Copied in the chunks of migration 24's interval, as a database that was TimescaleDB all
+  // along holds them, before the head layout shortens the chunks still to come.
   const copied = await sql.unsafe(
     `insert into samples (time, series_id, value, mantissa, scale)
       select (extract(epoch from time) * 1000)::bigint, series_id, value, mantissa, scale
       from samples${plain}`,
   );
   await run(sql, [`drop table samples${plain}`]);
+  await keepHeadUnindexed(sql);
   return copied.count;
 }
 

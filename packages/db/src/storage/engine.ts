@@ -12,6 +12,7 @@ import type {
 } from './timescale/stored-sample-move.js';
 import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
+import { keepHeadUnindexed } from './timescale/head-chunks.js';
 import {
   createScaledSampleReads,
   indexSampleTimesByRange,
@@ -62,6 +63,11 @@ export type StorageEngine = {
   createScaledSampleReads(sql: TransactionSql): Promise<void>;
   /** Migration 31: `samples` by time through a BRIN index (TimescaleDB; plain PostgreSQL has one). */
   indexSampleTimesByRange(sql: TransactionSql): Promise<void>;
+  /**
+   * Migration 33: the newest samples in short chunks with no per-row index, compressed soon
+   * after (TimescaleDB; plain PostgreSQL keeps its unique key, see timescale/head-chunks.ts).
+   */
+  keepHeadUnindexed(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -108,6 +114,7 @@ const timescaleEngine: StorageEngine = {
   remakeMinuteAggregateJobs: timescaleTables.remakeMinuteAggregateJobs,
   createScaledSampleReads,
   indexSampleTimesByRange,
+  keepHeadUnindexed,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -138,6 +145,8 @@ const postgresEngine: StorageEngine = {
   remakeMinuteAggregateJobs: postgresTables.remakeMinuteAggregateJobs,
   createScaledSampleReads: postgresTables.createScaledSampleReads,
   indexSampleTimesByRange: () => Promise.resolve(),
+  // Partitions are a day long and never compressed: reads of a few series need the key.
+  keepHeadUnindexed: () => Promise.resolve(),
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

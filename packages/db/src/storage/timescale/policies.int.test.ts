@@ -222,12 +222,17 @@ describe('TimescaleDB storage jobs, run by the scheduler', () => {
           select j.proc_name as proc, j.hypertable_name as target,
             s.total_successes::int as successes, s.last_run_status as status
           from timescaledb_information.jobs j join timescaledb_information.job_stats s using (job_id)
-          where j.hypertable_name is not null
+          where j.hypertable_name is not null or j.proc_name = 'consolidate_sample_chunks'
         `,
       (rows) => rows.length > 0 && rows.every((row) => row.status === 'Success'),
     );
     expect(new Set(stats.map((row) => row.proc))).toEqual(
-      new Set(['policy_refresh_continuous_aggregate', 'policy_compression', 'policy_retention']),
+      new Set([
+        'policy_refresh_continuous_aggregate',
+        'policy_compression',
+        'policy_retention',
+        'consolidate_sample_chunks',
+      ]),
     );
     for (const row of stats) expect(row.successes, `${row.proc} ${row.target}`).toBeGreaterThan(0);
   });

@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../../core/database.js';
 import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
+import { headCompressLagMs } from './head-chunks.js';
 
 /** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
 type RefreshWindow = { startHours: number; endHours: number };
@@ -61,12 +62,19 @@ const materializedBeforeRawRetentionHours = 3;
 const aggregateCompressAfterHours = 2;
 
 /**
- * How often the raw samples' compression job runs: a chunk waits for it after
- * `COMPRESS_AFTER_HOURS` (half this on average), at ~100 bytes an uncompressed row against ~3
- * compressed, so a shorter interval saves disk; each run that finds nothing to compress costs
- * a catalog lookup.
+ * How often the raw samples' compression job runs: a head chunk waits for it after
+ * `COMPRESS_AFTER_HOURS` (half this on average), unindexed and scanned whole by every read of
+ * a few series until then (head-chunks.ts), at ~60 bytes an uncompressed row against ~3
+ * compressed; each run that finds nothing to compress costs a catalog lookup.
  */
-const rawCompressionJobInterval = '15 minutes';
+const rawCompressionJobInterval = '1 minute';
+
+/**
+ * How often `consolidate_sample_chunks` looks for compressed chunks that are done growing
+ * (head-chunks.ts): one becomes so every 6 hours, and its small batches read and weigh a little
+ * more until then.
+ */
+const consolidationJobInterval = '30 minutes';
 
 type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
 
@@ -132,9 +140,18 @@ export async function applyTimescalePolicies(
       ((table !== 'stale_markers' && table !== 'unaggregated_samples') ||
         laterRawTables.includes(table)),
   );
-  const complete = expected.every(([proc, table]) =>
-    jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
-  );
+  // Migration 33 makes the head layout and its consolidation job's procedure.
+  const [head] = await sql<{ consolidating: boolean; scheduled: boolean }[]>`
+    select to_regprocedure('consolidate_sample_chunks(int, jsonb)') is not null as consolidating,
+      exists (select from timescaledb_information.jobs
+        where proc_schema = current_schema() and proc_name = 'consolidate_sample_chunks')
+        as scheduled`;
+  const consolidating = head?.consolidating === true;
+  const complete =
+    expected.every(([proc, table]) =>
+      jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
+    ) &&
+    (!consolidating || head?.scheduled === true);
   if (complete && applied !== undefined && samePolicies(applied, policies)) return;
 
   const windows = refreshWindows(policies);
@@ -185,11 +202,24 @@ export async function applyTimescalePolicies(
       start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => ${hours(1)},
       schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')})
   `;
+  // A head chunk waits a little past its end (head-chunks.ts) when nothing else is asked.
+  const rawCompressAfter =
+    integerTime && policies.compressAfterHours * hourMs < headCompressLagMs
+      ? sql`${headCompressLagMs}::bigint`
+      : hours(policies.compressAfterHours);
   await sql`
     select add_compression_policy('samples'::regclass,
-      compress_after => ${hours(policies.compressAfterHours)},
+      compress_after => ${rawCompressAfter},
       schedule_interval => ${every(rawCompressionJobInterval)})
   `;
+  if (consolidating) {
+    await sql`select delete_job(job_id) from timescaledb_information.jobs
+      where proc_schema = current_schema() and proc_name = 'consolidate_sample_chunks'`;
+    await sql`
+      select add_job('consolidate_sample_chunks', ${every(consolidationJobInterval)},
+        initial_start => now() + ${every(consolidationJobInterval)})
+    `;
+  }
   // An aggregate's chunks are compressed soon after they ended, not past the refresh window:
   // with a week's window a week of samples_1m stayed uncompressed, ~68 bytes per raw sample
   // against ~11.5 compressed (docs/benchmarks/storage.md, "Storage"). TimescaleDB accepts that since

@@ -3,6 +3,7 @@ import { identifier } from '../ddl.js';
 import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
 import { refreshContinuousAggregates } from './aggregate-refresh.js';
+import { dropSampleKey } from './head-chunks.js';
 import { refreshWindows } from './policies.js';
 import {
   bucketsFunction,
@@ -174,6 +175,10 @@ async function moveRawBatch(db: Database, options: StoredSampleMoveOptions): Pro
         await sql`select drop_chunks(${old}::regclass, older_than => ${retainedFrom}::timestamptz)`;
         await sql.unsafe(rawSamplesFunction);
         await sql.unsafe(rawScaledSamplesFunction);
+        // Migration 33 left the unique key to this move (head-chunks.ts): nothing needs it now.
+        const [head] = await sql<{ unindexed: boolean }[]>`
+          select to_regclass('consolidated_sample_chunks') is not null as unindexed`;
+        if (head?.unindexed === true) await sql.unsafe(dropSampleKey);
         await sql`update storage_moves set finished_at = now() where step = 'samples'`;
         return 'finished';
       }

@@ -74,6 +74,7 @@ const usage = `Usage: npm run bench:compare -- [options]
   --batch-connections N    connections, batched (default 16)
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
   --copy-rows N            Kafka mode: rows of each raw COPY ceiling (default 500000)
+  --kafka-storage NAME     Kafka mode's database: timescale (default, as deployed) or postgres
   --rw-warm-up N           remote-write bodies sent to each first, not measured (default 100)
   --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default ${defaultRemoteWriteRequests})
   --rw-series-per-request N  samples per remote-write body (default 2000)
@@ -82,8 +83,8 @@ const usage = `Usage: npm run bench:compare -- [options]
   --wrk PATH               the load generator (default wrk on PATH: apt-get install wrk)
   --out FILE               JSON results (default bench-results/compare-<iso date>.json)
 Needs \`npm run build\` first: the embedded and Kafka targets run packages/server/dist/main.js.
-Kafka, PostgreSQL and Redis come from KAFKA_BROKERS, DATABASE_URL and REDIS_URL when set, else
-testkit starts them. Spec-shaped payloads (containers, processes): npm run bench:ingest.`;
+Kafka, TimescaleDB (PostgreSQL) and Redis come from KAFKA_BROKERS, TIMESCALE_URL (DATABASE_URL)
+and REDIS_URL when set, else testkit starts them. Spec-shaped payloads (containers, processes): npm run bench:ingest.`;
 
 type Context = BenchContext<Options, Omit<CompareBenchReport, keyof ReportBase>>;
 
@@ -177,8 +178,13 @@ function startTarget(name: TargetName, context: RunContext): Promise<CompareTarg
     case 'embedded':
       return startEmbeddedMonitor({ logDir, cleanup });
     case 'kafka':
-      return startKafkaMonitor({ logDir, cleanup });
+      return startKafkaMonitor({ logDir, cleanup, storage: context.options.kafkaStorage });
   }
+}
+
+function storageOption(value: string): 'timescale' | 'postgres' {
+  if (value === 'timescale' || value === 'postgres') return value;
+  throw new Error(`--kafka-storage: timescale or postgres, not ${value}`);
 }
 
 /** `command` if it is a path to an executable, else the first executable of that name on PATH. */
@@ -243,6 +249,7 @@ await runBench({
     'batch-connections': '16',
     'backlog-seconds': '20',
     'copy-rows': '500000',
+    'kafka-storage': 'timescale',
     'rw-warm-up': '100',
     'rw-requests': String(defaultRemoteWriteRequests),
     'rw-series-per-request': '2000',
@@ -262,6 +269,7 @@ await runBench({
       batchConnections: integerOption('batch-connections', values['batch-connections']),
       backlogSeconds: integerOption('backlog-seconds', values['backlog-seconds']),
       copyRows: integerOption('copy-rows', values['copy-rows']),
+      kafkaStorage: storageOption(values['kafka-storage']),
       remoteWriteWarmUpRequests: integerOption('rw-warm-up', values['rw-warm-up'], 0),
       remoteWriteRequests: integerOption('rw-requests', values['rw-requests']),
       remoteWriteSeriesPerRequest: integerOption(

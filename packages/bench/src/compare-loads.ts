@@ -66,6 +66,8 @@ export type Options = {
   backlogSeconds: number;
   /** Rows of each raw COPY ceiling, in batches of `copyRowsPerBatch`. */
   copyRows: number;
+  /** The Kafka mode's database server, when testkit starts it. */
+  kafkaStorage: 'timescale' | 'postgres';
   remoteWriteWarmUpRequests: number;
   remoteWriteRequests: number;
   remoteWriteSeriesPerRequest: number;

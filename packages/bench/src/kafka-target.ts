@@ -31,6 +31,8 @@ export type KafkaTarget = CompareTarget & {
 export async function startKafkaMonitor(options: {
   logDir: string;
   cleanup: Cleanup;
+  /** The database server testkit starts (default TimescaleDB). */
+  storage?: 'timescale' | 'postgres';
 }): Promise<KafkaTarget> {
   const { stack, headers } = await startPipelineStack({
     ...options,
@@ -45,7 +47,8 @@ export async function startKafkaMonitor(options: {
     { name: 'writer', pid: () => writer.pid },
   ];
   // A server the environment named may be another machine's: its pids would mean nothing here.
-  if (stack.serviceOrigins['postgres'] === 'native') {
+  const databaseOrigin = stack.serviceOrigins['timescale'] ?? stack.serviceOrigins['postgres'];
+  if (databaseOrigin === 'native') {
     const backend = await readBackendPid(stack.db);
     const postmaster = backend === undefined ? undefined : parentPid(backend);
     measured.push({ name: 'postgres', pid: () => postmaster, tree: true });

@@ -130,11 +130,19 @@ export async function startPipelineStack(options: {
   databasePrefix: string;
   build?: MonitorBuild;
   database?: DatabaseServer;
+  /**
+   * The database server testkit starts when `database` names none: TimescaleDB (default), as
+   * deployments run it, or plain PostgreSQL.
+   */
+  storage?: 'timescale' | 'postgres';
 }): Promise<{ stack: MonitorStack; headers: Record<string, string> }> {
   const apiKey = `mon_bench_${randomBytes(16).toString('hex')}`;
   const stack = await startMonitorStack({
     ...options,
-    services: options.database === undefined ? ['postgres', 'kafka', 'redis'] : ['kafka', 'redis'],
+    services:
+      options.database === undefined
+        ? [options.storage ?? 'timescale', 'kafka', 'redis']
+        : ['kafka', 'redis'],
     env: {
       SAMPLES_TOPIC: `bench-samples-${randomBytes(4).toString('hex')}`,
       MONITOR_BOOTSTRAP_API_KEY: apiKey,
@@ -180,8 +188,9 @@ export async function startMonitorStack(options: {
   cleanup.add('services', () => started.stop());
   const serviceOrigins: Record<string, string> = {};
   for (const service of started.services) serviceOrigins[service.name] = service.origin;
-  const serverUrl = options.database?.serverUrl ?? started.env['DATABASE_URL'];
-  if (serverUrl === undefined) throw new Error('testkit gave no DATABASE_URL');
+  const serverUrl =
+    options.database?.serverUrl ?? started.env['DATABASE_URL'] ?? started.env['TIMESCALE_URL'];
+  if (serverUrl === undefined) throw new Error('testkit gave no DATABASE_URL or TIMESCALE_URL');
 
   const database = await createTestDatabase(serverUrl, options.databasePrefix);
   cleanup.add(`database ${database.name}`, () => database.drop());

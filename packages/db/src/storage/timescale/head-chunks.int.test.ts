@@ -157,4 +157,26 @@ describe('the head chunks of samples on TimescaleDB', () => {
       select array_agg(chunk_name::text) as names from consolidated_sample_chunks`;
     expect(done?.names).toContain(merged[0]!.name);
   });
+
+  it('stops merging head chunks into a compressed chunk once it spans 6 hours', async () => {
+    const store = createSampleStore(db);
+    const orgId = uniqueOrgId();
+    // One scrape every head chunk over 6 hours and 20 minutes, well before the first test's.
+    const startMs =
+      Math.floor((Date.now() - 3 * compressedChunkMs) / compressedChunkMs) * compressedChunkMs;
+    const scrapes = compressedChunkMs / headChunkMs + 4;
+    for (let k = 0; k < scrapes; k++) {
+      await store.writeBatch({ samples: [scrape(orgId, 'a', startMs + k * headChunkMs + 7, k)] });
+    }
+    const inRange = (chunk: Chunk) =>
+      chunk.to > startMs && chunk.from < startMs + scrapes * headChunkMs;
+    expect((await chunks()).filter(inRange)).toHaveLength(scrapes);
+    await runJob('policy_compression');
+    const merged = (await chunks()).filter(inRange);
+    expect(merged.map((chunk) => [chunk.to - chunk.from, chunk.compressed])).toEqual([
+      [compressedChunkMs, true],
+      [4 * headChunkMs, true],
+    ]);
+    expect(await stored(orgId)).toHaveLength(scrapes * seriesPerHost);
+  });
 });

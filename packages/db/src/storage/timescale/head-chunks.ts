@@ -93,7 +93,10 @@ export async function keepHeadUnindexed(sql: TransactionSql): Promise<void> {
   if (moving?.any !== true) await run(sql, [dropSampleKey]);
   await run(sql, [
     `select set_chunk_time_interval('samples', ${headChunkMs}::bigint)`,
-    `alter table samples set (timescaledb.compress_chunk_time_interval = '${compressedChunkMs}')`,
+    // TimescaleDB takes this setting as an interval and keeps its microseconds, which it then
+    // compares with chunk ranges in the time column's own unit: milliseconds here.
+    `alter table samples set (
+      timescaledb.compress_chunk_time_interval = '${compressedChunkMs} microseconds')`,
     `create table consolidated_sample_chunks (chunk_name name primary key)`,
     `insert into consolidated_sample_chunks (chunk_name)
       select chunk_name from timescaledb_information.chunks

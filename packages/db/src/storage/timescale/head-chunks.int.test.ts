@@ -179,4 +179,58 @@ describe('the head chunks of samples on TimescaleDB', () => {
     ]);
     expect(await stored(orgId)).toHaveLength(scrapes * seriesPerHost);
   });
+
+  it('consolidates a growing compressed chunk after an hour, then once as much merged again', async () => {
+    const store = createSampleStore(db);
+    const orgId = uniqueOrgId();
+    const series = async (): Promise<string[]> =>
+      (
+        await db.sql<{ id: string }[]>`
+          select s.id from series s join services v on v.id = s.service_id
+          where v.org_id = ${orgId}`
+      ).map((row) => row.id);
+    /** Compressed batches of the org's series, per series. */
+    const batchesOfOrg = async (): Promise<number> => {
+      const ids = await series();
+      const compressed = await db.sql<{ name: string }[]>`
+        select format('%I.%I', c2.schema_name, c2.table_name) as name
+        from _timescaledb_catalog.chunk c1
+        join _timescaledb_catalog.chunk c2 on c2.id = c1.compressed_chunk_id
+        join _timescaledb_catalog.hypertable h on h.id = c1.hypertable_id
+        where h.schema_name = current_schema() and h.table_name = 'samples'`;
+      let batches = 0;
+      for (const { name } of compressed) {
+        const [row] = await db.sql.unsafe<{ n: number }[]>(
+          `select count(*)::int as n from ${name} where series_id = any($1::int8[])`,
+          [ids],
+        );
+        batches += row?.n ?? 0;
+      }
+      return batches / ids.length;
+    };
+    // A chunk still growing: it starts 4 hours ago, so neither full nor long ended.
+    const startMs = Math.floor((Date.now() - 4 * hourMs) / headChunkMs) * headChunkMs;
+    const write = async (fromMinute: number, toMinute: number) => {
+      for (let minute = fromMinute; minute < toMinute; minute += intervalMs / 60_000) {
+        const timeMs = startMs + minute * 60_000;
+        await store.writeBatch({ samples: [scrape(orgId, 'a', timeMs + 3, minute)] });
+      }
+    };
+    await write(0, 70);
+    await runJob('policy_compression');
+    expect(await batchesOfOrg()).toBe(14);
+    await runJob('consolidate_sample_chunks');
+    expect(await batchesOfOrg()).toBe(1);
+    // Half an hour more merges in; consolidated again only once it spans 70 minutes too.
+    await write(70, 100);
+    await runJob('policy_compression');
+    expect(await batchesOfOrg()).toBe(7);
+    await runJob('consolidate_sample_chunks');
+    expect(await batchesOfOrg()).toBe(7);
+    await write(100, 140);
+    await runJob('policy_compression');
+    await runJob('consolidate_sample_chunks');
+    expect(await batchesOfOrg()).toBe(1);
+    expect(await stored(orgId)).toHaveLength((140 * 60_000 * seriesPerHost) / intervalMs);
+  });
 });

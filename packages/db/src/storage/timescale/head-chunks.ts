@@ -14,8 +14,8 @@ import { hourMs } from '../rollups.js';
  *   merges it into the compressed chunk before it (`compress_chunk_time_interval`), up to the
  *   6 hours a chunk covered before, so the chunk count stays what it was;
  * - a merged chunk holds one small batch per series and head chunk (20 rows at a 15 s
- *   interval); once full, `consolidate_sample_chunks` recompresses it in memory once, into
- *   batches of up to 1,000 rows, as a 6-hour chunk compressed whole would hold.
+ *   interval); `consolidate_sample_chunks` recompresses it in memory as it grows and once it is
+ *   full, into batches of up to 1,000 rows, as a 6-hour chunk compressed whole would hold.
  *
  * A read of a few series scans the head chunk it touches (the BRIN index bounds it by time),
  * so the head is kept short; everything older is read from compressed batches by series.
@@ -38,13 +38,35 @@ export const compressedChunkMs = 6 * hourMs;
  */
 export const headCompressLagMs = 60_000;
 
+/** The least span of merged head chunks a growing compressed chunk is consolidated for. */
+const consolidateAfterMs = hourMs;
+
 /**
- * Recompresses, once each, the compressed samples chunks that no head chunk merges into any
- * more (full, or ended a whole `compressedChunkMs` ago), committing after each. Chunks done are
- * remembered in `consolidated_sample_chunks`, by name (a merged chunk keeps the name of the one
- * it merged into), and forgotten once retention dropped them. A chunk compressed whole (the
- * layout before migration 33) is already consolidated: recompressing it changes nothing but
- * costs a pass, so chunks from before the migration are marked done by it.
+ * The longest span of a compressed chunk's samples that sit in merged head-chunk batches,
+ * besides the consolidation job's wait: the widest step of the schedule below (at 1, 2 and 4
+ * hours and at 6: 2 hours).
+ */
+export const mergedSpanAtMostMs: number = (() => {
+  let widest = 0;
+  for (let done = 0; done < compressedChunkMs; ) {
+    const next = Math.min(compressedChunkMs, Math.max(done + consolidateAfterMs, 2 * done));
+    widest = Math.max(widest, next - done);
+    done = next;
+  }
+  return widest;
+})();
+
+/**
+ * Recompresses compressed samples chunks in memory, committing after each, so that few of a
+ * chunk's samples sit in merged head-chunk batches (about 300 bytes a batch, whatever it holds,
+ * and a batch read a time): a chunk is consolidated once what merged into it since it was last
+ * consolidated spans an hour and as much as what was consolidated before (at 1, 2 and 4 hours
+ * of a growing chunk), and once more when no head chunk merges into it any more (full, or
+ * ended a whole `compressedChunkMs` ago). A 6-hour chunk is so rewritten about twice over in
+ * all (1 + 2 + 4 + 6 hours of it), and at most about 2 hours of it are in small batches.
+ * `consolidated_sample_chunks` keeps, by name (a merged chunk keeps the name of the chunk it
+ * merged into), how far each chunk was consolidated; a chunk compressed whole (the layout
+ * before migration 33) counts as consolidated. Rows of chunks retention dropped go.
  */
 const consolidateProcedure = `create or replace procedure consolidate_sample_chunks(
     job_id int, config jsonb)
@@ -60,14 +82,17 @@ const consolidateProcedure = `create or replace procedure consolidate_sample_chu
         and c.chunk_name = d.chunk_name);
     commit;
     for candidate in
-      select c.chunk_schema, c.chunk_name
+      select c.chunk_schema, c.chunk_name, c.range_end_integer as until_ms
       from timescaledb_information.chunks c
+      left join consolidated_sample_chunks d on d.chunk_name = c.chunk_name
+      cross join lateral (select coalesce(d.until_ms, c.range_start_integer) as done_ms) k
       where c.hypertable_schema = current_schema() and c.hypertable_name = 'samples'
         and c.is_compressed
-        and (c.range_end_integer - c.range_start_integer >= ${compressedChunkMs}
+        and c.range_end_integer > k.done_ms
+        and (c.range_end_integer - k.done_ms
+            >= greatest(${consolidateAfterMs}, k.done_ms - c.range_start_integer)
+          or c.range_end_integer - c.range_start_integer >= ${compressedChunkMs}
           or c.range_end_integer <= unix_now_ms() - ${compressedChunkMs})
-        and not exists (
-          select from consolidated_sample_chunks d where d.chunk_name = c.chunk_name)
       order by c.range_start_integer
     loop
       chunk := format('%I.%I', candidate.chunk_schema, candidate.chunk_name)::regclass;
@@ -75,7 +100,9 @@ const consolidateProcedure = `create or replace procedure consolidate_sample_chu
       -- merges only those into their series' batches.
       perform compress_chunk(chunk);
       perform compress_chunk(chunk, recompress => true);
-      insert into consolidated_sample_chunks (chunk_name) values (candidate.chunk_name);
+      insert into consolidated_sample_chunks (chunk_name, until_ms)
+      values (candidate.chunk_name, candidate.until_ms)
+      on conflict (chunk_name) do update set until_ms = excluded.until_ms;
       commit;
     end loop;
   end $$`;
@@ -97,9 +124,12 @@ export async function keepHeadUnindexed(sql: TransactionSql): Promise<void> {
     // compares with chunk ranges in the time column's own unit: milliseconds here.
     `alter table samples set (
       timescaledb.compress_chunk_time_interval = '${compressedChunkMs} microseconds')`,
-    `create table consolidated_sample_chunks (chunk_name name primary key)`,
-    `insert into consolidated_sample_chunks (chunk_name)
-      select chunk_name from timescaledb_information.chunks
+    `create table consolidated_sample_chunks (
+      chunk_name name primary key,
+      until_ms bigint not null
+    )`,
+    `insert into consolidated_sample_chunks (chunk_name, until_ms)
+      select chunk_name, range_end_integer from timescaledb_information.chunks
       where hypertable_schema = current_schema() and hypertable_name = 'samples'`,
     consolidateProcedure,
   ]);

@@ -22,19 +22,27 @@ export async function selectStoredPoints(
     toMs = Math.max(toMs, timeMs);
     seriesIds.add(seriesId);
   }
-  const rows = await tx<{ series_id: string; time_ms: string; value: number }[]>`
-    with u (s, t) as (
-      select * from unnest(${checks.map((point) => point.seriesId)}::int8[],
-        ${checks.map((point) => point.timeMs)}::int8[])
-    )
+  // Unprepared, so planned with the ids as a constant: a seq scan of a head chunk then looks
+  // each row's series up in a hash of them, where a generic plan of a prepared statement
+  // compares each row with every id.
+  const rows = await tx.unsafe<{ series_id: string; time_ms: string; value: number }[]>(
+    `with u (s, t) as (select * from unnest($1::int8[], $2::int8[]))
     select r.series_id, r.time_ms, r.value
-    from raw_samples(${[...seriesIds]}::int8[], ${fromMs}, ${toMs}) r
+    from raw_samples($3::int8[], $4, $5) r
     join u on u.s = r.series_id and u.t = r.time_ms
     union all
     select a.series_id, u.t, a.value
     from u join unaggregated_samples a
-      on a.series_id = u.s and a.time = timestamptz 'epoch' + u.t * interval '1 millisecond'
-  `;
+      on a.series_id = u.s and a.time = timestamptz 'epoch' + u.t * interval '1 millisecond'`,
+    [
+      checks.map((point) => point.seriesId),
+      checks.map((point) => point.timeMs),
+      [...seriesIds],
+      fromMs,
+      toMs,
+    ],
+    { prepare: false },
+  );
   for (const row of rows) {
     const seriesId = Number(row.series_id);
     let byTime = stored.get(seriesId);

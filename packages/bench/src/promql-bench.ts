@@ -8,11 +8,12 @@
  *    remote write, in time order.
  * 3. Ours: PostgreSQL 15 with TimescaleDB (timescale-server.ts), `migrate` in TimescaleDB mode,
  *    the same samples through the writer's storage path (sample store, binary COPY), the
- *    policies' jobs paused; then what the shipped compression policy would have compressed by
- *    the window's end (raw chunks ended `COMPRESS_AFTER_HOURS` before) is compressed, `vacuum
- *    analyze`, and `monitor api` runs over it. By default the window ends just before a raw
- *    chunk boundary (`--window worst`), so that the chunk not compressed yet holds nearly all of
- *    it, whatever the hour the bench runs at.
+ *    policies' jobs paused; then what the shipped jobs would have compressed and consolidated
+ *    by the window's end (head chunks ended a minute before, storage/timescale/head-chunks.ts)
+ *    is, `vacuum analyze`, and `monitor api` runs over it. By default the window ends just
+ *    before a compressed chunk's 6-hour boundary (`--window worst`), so that the newest data
+ *    (a head chunk, and the samples merged from head chunks since the growing chunk was last
+ *    consolidated) holds the most of it, whatever the hour the bench runs at.
  * 4. The query, `sum by (region) (rate(<counter>[5m]))` over the whole history at a 60 s step,
  *    answered once by both and compared (same label sets and times, values within 1e-9
  *    relative), then asked `--iterations` times of each, alternately, one at a time, after
@@ -23,12 +24,18 @@ import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
 import {
   compressOlderChunks,
+  consolidateSampleChunks,
   listRawChunks,
   pausePolicyJobs,
-  readRawChunkIntervalMs,
   vacuumAnalyze,
 } from '@monitor/db/bench';
-import { createApiKeyStore, createOrgStore, defaultStoragePolicies } from '@monitor/db';
+import {
+  createApiKeyStore,
+  createOrgStore,
+  compressedChunkMs,
+  defaultStoragePolicies,
+  headCompressLagMs,
+} from '@monitor/db';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
 import { integerOption } from './harness/command-line.js';
@@ -45,6 +52,9 @@ import { remoteWriteFleet } from './promql-prometheus-load.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import { createStorageFleet } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
+
+/** How often consolidate_sample_chunks runs as shipped (storage/timescale/policies.ts). */
+const consolidationStepMs = 30 * 60_000;
 
 type Options = {
   hosts: number;
@@ -188,10 +198,11 @@ async function compressionOf(
 }
 
 /**
- * The queried window, `hours` long, as its end falls against the raw chunks. `now`: ending at
- * the current minute, so what the policy has compressed by then depends on the hour of the day.
- * `worst`: ending a minute before the newest chunk boundary, as if it were now, when the chunk
- * being filled (never compressed yet) holds the most of the window: the figure to compare.
+ * The queried window, `hours` long, as its end falls against the compressed chunks. `now`:
+ * ending at the current minute, so what the jobs have consolidated by then depends on the hour
+ * of the day. `worst`: ending a minute before the newest compressed chunk's boundary, as if it
+ * were now, when the most samples sit in the head and in merged head-chunk batches: the figure
+ * to compare.
  */
 function pickWindow(
   options: Options,
@@ -225,7 +236,7 @@ async function seed(
   const { db } = target;
   const intervalMs = options.intervalSeconds * 1000;
   const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
-  const { startMs, endMs, nowMs } = pickWindow(options, await readRawChunkIntervalMs(db));
+  const { startMs, endMs, nowMs } = pickWindow(options, compressedChunkMs);
   report.settings.windowStart = new Date(startMs).toISOString();
   report.settings.windowEnd = new Date(endMs).toISOString();
   logProgress(`generating ${options.hosts} hosts × ${pointsPerSeries} points`);
@@ -275,10 +286,20 @@ async function seed(
   if (loaded.samplesWritten !== fleet.sampleCount)
     throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
   report.load.oursSeconds = loaded.seconds;
-  // What the policy's job would have done by the window's end: compression on, as deployed.
-  const compressBefore = new Date(nowMs - defaultStoragePolicies.compressAfterHours * 3_600_000);
+  // What the policies' jobs would have done by the window's end: head chunks compressed a
+  // minute after they ended and merged, and the growing compressed chunks consolidated as
+  // consolidate_sample_chunks does (storage/timescale/head-chunks.ts).
+  const compressBefore = new Date(
+    nowMs - Math.max(defaultStoragePolicies.compressAfterHours * 3_600_000, headCompressLagMs),
+  );
   logProgress(`compressing the raw chunks that ended before ${compressBefore.toISOString()}`);
-  await compressOlderChunks(db, 'samples', compressBefore);
+  // In the jobs' order over the history: every half hour (the consolidation job's interval),
+  // what had ended by then compressed, then consolidated as the job would have.
+  for (let cutMs = startMs + consolidationStepMs; ; cutMs += consolidationStepMs) {
+    await compressOlderChunks(db, 'samples', new Date(Math.min(cutMs, compressBefore.getTime())));
+    await consolidateSampleChunks(db);
+    if (cutMs >= compressBefore.getTime()) break;
+  }
   report.compression = await compressionOf(db, startMs, endMs);
   await vacuumAnalyze(db);
   return { prometheus, key, startMs, endMs };

@@ -31,11 +31,19 @@
  * over the retention's samples.
  */
 import { performance } from 'node:perf_hooks';
-import { createApiKeyStore, createOrgStore, refreshRollups as refreshDbRollups } from '@monitor/db';
+import {
+  createApiKeyStore,
+  createOrgStore,
+  headCompressLagMs,
+  mergedSpanAtMostMs,
+  refreshRollups as refreshDbRollups,
+} from '@monitor/db';
 import type { Database } from '@monitor/db';
 import type { CompressedColumn } from '@monitor/db/bench';
 import {
   compressOlderChunks,
+  consolidateSampleChunks,
+  recompressSampleChunks,
   explainHistoryRead,
   listAllSeries,
   listCompressibleAggregates,
@@ -44,6 +52,7 @@ import {
   measureTimescaleSizes,
   pausePolicyJobs,
   readCompressionWindows,
+  readConsolidationJobHours,
   readMinuteRefreshEndOffsetHours,
   readRawChunkIntervalMs,
   readRawRetentionDays,
@@ -211,9 +220,17 @@ async function measure(target: Target, context: Context): Promise<void> {
   const steps: Record<string, number> = {};
   // As the policies leave a 24-hour history: samples_1h refreshed (from samples_1m's real-time
   // part), samples_1m not materialized (its refresh takes only buckets about to leave the raw
-  // retention), raw chunks compressed but the newest hour.
+  // retention), raw chunks compressed (below).
   steps['refresh samples_1h'] = await timed(() => refreshAggregates(db, ['samples_1h']));
-  steps['compress samples'] = await timed(() => compressOlderChunks(db, 'samples', newestHour));
+  // The raw samples as their job leaves them at the history's end: every head chunk that ended a
+  // minute before compressed (storage/timescale/head-chunks.ts), the newest one not.
+  steps['compress samples'] = await timed(() =>
+    compressOlderChunks(db, 'samples', new Date(endMs - headCompressLagMs)),
+  );
+  // Head chunks merged into compressed chunks of up to 6 hours, none consolidated yet: what a
+  // compressed chunk weighs until the consolidation job took it (storage/timescale/head-chunks.ts).
+  const merged = await measureParts(db, ['samples']);
+  steps['consolidate samples'] = await timed(() => consolidateSampleChunks(db));
   // What autovacuum would have done by now: the services projection is updated with every
   // batch, and its dead row versions are reusable space, not history.
   steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
@@ -244,6 +261,8 @@ async function measure(target: Target, context: Context): Promise<void> {
   // for its last hours before the raw retention, samples_1h's older chunks), for the steady
   // state: materialized in full here and compressed but the newest hour's chunk.
   const partSteps: Record<string, number> = {};
+  // The newest compressed chunk too, which the job consolidates once it is full.
+  partSteps['consolidate every samples chunk'] = await timed(() => recompressSampleChunks(db));
   partSteps['refresh samples_1m'] = await timed(() => refreshAggregates(db, ['samples_1m']));
   // Both aggregates' chunks are a day long: weighed uncompressed first (samples_1h's newest
   // chunk holds a single hour), then compressed but the newest, as the policies leave them.
@@ -266,6 +285,7 @@ async function measure(target: Target, context: Context): Promise<void> {
   );
   report.steadyState = await measureSteadyState(db, {
     uncompressedParts: hourUncompressed,
+    mergedSamples: merged[0]!.compressed,
     sizes: shipped.sizes,
     samples: fleet.sampleCount,
     historyHours: options.hours,
@@ -282,6 +302,8 @@ async function measureSteadyState(
   input: {
     /** Parts measured before a step compressed them, whose uncompressed figures count. */
     uncompressedParts: readonly MeasuredParts[];
+    /** The raw samples' compressed chunks before any was consolidated. */
+    mergedSamples: MeasuredParts['compressed'];
     sizes: LayoutFigures['sizes'];
     samples: number;
     historyHours: number;
@@ -305,7 +327,25 @@ async function measureSteadyState(
   const minuteEndHours = (await readMinuteRefreshEndOffsetHours(db)) ?? 0;
 
   const retentionHours = retentionDays * 24;
-  const heldHoursOf = { samples_1m: retentionHours - minuteEndHours };
+  // The raw samples: head chunks uncompressed at their largest, the moment before the
+  // compression job takes them (issue 56: the disk a user must have), then batches merged from
+  // them into compressed chunks, not consolidated yet (also at their largest), and consolidated
+  // chunks for the rest of the retention.
+  const raw = windows.find((w) => w.name === 'samples');
+  if (raw !== undefined) {
+    uncompressedHoursOf['samples'] = raw.chunkHours + raw.compressAfterHours + raw.jobHours;
+  }
+  // Merged batches at their largest: the widest step between two consolidations of a growing
+  // chunk and the job's wait.
+  const consolidationJobHours = await readConsolidationJobHours(db);
+  const mergedHours =
+    consolidationJobHours === undefined ? 0 : mergedSpanAtMostMs / hourMs + consolidationJobHours;
+  const heldHoursOf: Record<string, number> = {
+    samples_1m: retentionHours - minuteEndHours,
+    samples: retentionHours - mergedHours,
+    'samples, merged': mergedHours,
+  };
+  uncompressedHoursOf['samples, merged'] = 0;
   // Its chunks are compressed compress_after past their end, but only end_offset after it
   // are they materialized: what stays uncompressed is the difference.
   const minuteWindow = windows.find((w) => w.name === 'samples_1m');
@@ -318,10 +358,17 @@ async function measureSteadyState(
   }
   const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
   const state = steadyState({
-    parts: (await measureParts(db, relations)).map((part) => {
-      const before = input.uncompressedParts.find((p) => p.name === part.name);
-      return before === undefined ? part : { ...part, uncompressed: before.uncompressed };
-    }),
+    parts: [
+      ...(await measureParts(db, relations)).map((part) => {
+        const before = input.uncompressedParts.find((p) => p.name === part.name);
+        return before === undefined ? part : { ...part, uncompressed: before.uncompressed };
+      }),
+      {
+        name: 'samples, merged',
+        compressed: input.mergedSamples,
+        uncompressed: { bytes: 0, samples: 0 },
+      },
+    ],
     uncompressedHoursOf,
     heldHoursOf,
     retentionHours,

@@ -176,7 +176,7 @@ export function formatStorageReport(report: StorageBenchReport): string {
   if (steady) {
     lines.push(
       '',
-      `uncompressed windows (half a chunk + compress_after + half a job interval), hours: ${Object.entries(
+      `uncompressed windows (half a chunk + compress_after + half a job interval; the raw head at its largest: a whole chunk and job interval), hours: ${Object.entries(
         steady.uncompressedHoursOf,
       )
         .map(([name, hours]) => `${name} ${hours.toFixed(1)}`)

@@ -51,6 +51,12 @@ export type { RollupChunkSetAside } from './storage/rollups.js';
 export const convertToTimescale = translatingDbErrors(convertToTimescaleRaw);
 export type { MigrateOptions, MigrateResult } from './schema/migrate.js';
 export { defaultStoragePolicies } from './schema/storage-settings.js';
+export {
+  compressedChunkMs,
+  headChunkMs,
+  headCompressLagMs,
+  mergedSpanAtMostMs,
+} from './storage/timescale/head-chunks.js';
 export const readStorageInfo = translatingDbErrors(readStorageInfoRaw);
 export const runMaintenance = translatingDbErrors(runMaintenanceRaw);
 export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw);

@@ -25,6 +25,7 @@ export const measureCompressedColumns = translatingDbErrors(columns.measureCompr
 export type { CompressedColumn } from '../storage/compressed-columns.js';
 
 export const readCompressionWindows = translatingDbErrors(windows.readCompressionWindows);
+export const readConsolidationJobHours = translatingDbErrors(windows.readConsolidationJobHours);
 export const readRawRetentionDays = translatingDbErrors(windows.readRawRetentionDays);
 export const readMinuteRefreshEndOffsetHours = translatingDbErrors(
   windows.readMinuteRefreshEndOffsetHours,
@@ -33,6 +34,8 @@ export const readMinuteRefreshEndOffsetHours = translatingDbErrors(
 export const pausePolicyJobs = translatingDbErrors(maintenance.pausePolicyJobs);
 export const refreshAggregates = translatingDbErrors(maintenance.refreshAggregates);
 export const compressOlderChunks = translatingDbErrors(maintenance.compressOlderChunks);
+export const consolidateSampleChunks = translatingDbErrors(maintenance.consolidateSampleChunks);
+export const recompressSampleChunks = translatingDbErrors(maintenance.recompressSampleChunks);
 export const dropTimestampRawChunks = translatingDbErrors(maintenance.dropTimestampRawChunks);
 export const vacuumAnalyze = translatingDbErrors(maintenance.vacuumAnalyze);
 export const listFinishedStorageMoves = translatingDbErrors(maintenance.listFinishedStorageMoves);

@@ -69,6 +69,27 @@ export async function compressOlderChunks(
   return rows.length;
 }
 
+/**
+ * Runs `consolidate_sample_chunks` (storage/timescale/head-chunks.ts) as its job would: every
+ * compressed samples chunk that no head chunk merges into any more, recompressed once.
+ */
+export async function consolidateSampleChunks(db: Database): Promise<void> {
+  await db.sql`call consolidate_sample_chunks(0, null)`;
+}
+
+/**
+ * Recompresses every compressed samples chunk in memory, the newest too, which its job leaves
+ * until it is full: what the consolidated layout weighs, measured on a short history.
+ */
+export async function recompressSampleChunks(db: Database): Promise<number> {
+  const rows = await db.sql`
+    select compress_chunk(format('%I.%I', chunk_schema, chunk_name)::regclass, recompress => true)
+    from timescaledb_information.chunks
+    where hypertable_schema = current_schema() and hypertable_name = 'samples' and is_compressed
+  `;
+  return rows.length;
+}
+
 /** Drops the raw samples' chunks older than `olderThan`, in the float8 layout's timestamptz time. */
 export async function dropTimestampRawChunks(db: Database, olderThan: Date): Promise<void> {
   await db.sql`select drop_chunks('samples', older_than => ${olderThan}::timestamptz)`;

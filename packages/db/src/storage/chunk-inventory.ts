@@ -27,14 +27,19 @@ export async function listChunkParts(db: Database, relation: string): Promise<Ch
         as start_ms,
       coalesce(c.range_end_integer, (extract(epoch from c.range_end) * 1000)::bigint) as end_ms,
       c.is_compressed as compressed,
-      coalesce(s.after_compression_total_bytes,
-        pg_total_relation_size(format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)) as bytes
+      -- The relations as they are: chunk_compression_stats keeps the sizes of the last
+      -- compression, not of a recompression in memory (storage/timescale/head-chunks.ts). A
+      -- compressed chunk's own table holds what arrived since (none, usually).
+      pg_total_relation_size(format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)
+        + case when z.id is null then 0
+          else pg_total_relation_size(format('%I.%I', z.schema_name, z.table_name)::regclass) end
+        as bytes
     from h
     join timescaledb_information.chunks c
       on c.hypertable_schema = h.schema and c.hypertable_name = h.name
-    left join lateral chunk_compression_stats(format('%I.%I', h.schema, h.name)::regclass) s
-      on s.chunk_schema = c.chunk_schema and s.chunk_name = c.chunk_name
-        and s.compression_status = 'Compressed'
+    join _timescaledb_catalog.chunk k
+      on k.schema_name = c.chunk_schema and k.table_name = c.chunk_name
+    left join _timescaledb_catalog.chunk z on z.id = k.compressed_chunk_id
   `;
   return rows.map((row) => ({
     startMs: Number(row.start_ms),

@@ -15,12 +15,18 @@ export async function readCompressionWindows(db: Database): Promise<CompressionW
   >`
     -- A continuous aggregate's compression job names its view; its chunks are the
     -- materialization hypertable's (which timescaledb_information.dimensions leaves out).
+    -- A hypertable's chunks are its dimension's interval long: the raw samples' compressed
+    -- chunks are longer (head chunks merge into them), the chunks being written are not.
     select j.hypertable_name::text as name,
-      (select coalesce(max(k.range_end_integer - k.range_start_integer)::float8 / 3600000,
+      coalesce(
+        (select d.integer_interval::float8 / 3600000 from timescaledb_information.dimensions d
+         where d.hypertable_schema = j.hypertable_schema and d.hypertable_name = j.hypertable_name
+           and d.integer_interval is not null),
+        (select coalesce(max(k.range_end_integer - k.range_start_integer)::float8 / 3600000,
          extract(epoch from max(k.range_end - k.range_start))::float8 / 3600)
        from timescaledb_information.chunks k
        where k.hypertable_schema = coalesce(c.materialization_hypertable_schema, j.hypertable_schema)
-         and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name))
+         and k.hypertable_name = coalesce(c.materialization_hypertable_name, j.hypertable_name)))
         as chunk_hours,
       -- Milliseconds where the time is epoch milliseconds, else an interval.
       case when jsonb_typeof(j.config -> 'compress_after') = 'number'
@@ -65,4 +71,16 @@ export async function readMinuteRefreshEndOffsetHours(db: Database): Promise<num
       and hypertable_schema = current_schema()
   `;
   return minute?.end_hours;
+}
+
+/**
+ * How often the raw samples' consolidation job looks (storage/timescale/head-chunks.ts), in
+ * hours; undefined before migration 33.
+ */
+export async function readConsolidationJobHours(db: Database): Promise<number | undefined> {
+  const [row] = await db.sql<{ job_hours: number }[]>`
+    select extract(epoch from schedule_interval)::float8 / 3600 as job_hours
+    from timescaledb_information.jobs
+    where proc_schema = current_schema() and proc_name = 'consolidate_sample_chunks'`;
+  return row?.job_hours;
 }

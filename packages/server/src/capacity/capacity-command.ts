@@ -75,7 +75,7 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
         ? ` and ${fmt(db.readCores, 1)} of reads`
         : '') +
       `), ${fmt(db.memoryGB)} GB memory ` +
-      `(chunks of ${db.chunkIntervalHours} h), ${fmt(db.diskGB)} GB disk ` +
+      `(head chunks of ${db.headChunkMinutes} min), ${fmt(db.diskGB)} GB disk ` +
       `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the aggregates kept longer included): raw ${fmt(db.disk.rawGB)}, ` +
       `samples_1m ${fmt(db.disk.rollup1mGB)}, samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
       `series ${fmt(db.disk.seriesGB, 1)}`,

@@ -54,12 +54,9 @@ describe('planCapacity', () => {
     expect(large.samplesPerSecond).toBeCloseTo(10 * small.samplesPerSecond, 6);
     for (const role of ['gateway', 'writer', 'evaluator', 'database'] as const)
       expect(large[role].cores).toBeCloseTo(10 * small[role].cores, 6);
-    // Disk too, at one chunk interval (a larger fleet's shorter chunks leave less uncompressed).
-    const hundred = planCapacity({ ...fleet, hosts: 100 }, costs);
-    const thousand = planCapacity({ ...fleet, hosts: 1_000 }, costs);
-    expect(thousand.database.chunkIntervalHours).toBe(hundred.database.chunkIntervalHours);
-    expect(thousand.database.diskGB).toBeCloseTo(10 * hundred.database.diskGB, 6);
-    expect(large.database.diskGB).toBeLessThan(10 * small.database.diskGB);
+    // Disk and memory too: the head chunks are 5 minutes whatever the fleet.
+    expect(large.database.diskGB).toBeCloseTo(10 * small.database.diskGB, 6);
+    expect(large.database.memoryGB).toBeCloseTo(10 * small.database.memoryGB, 6);
   });
 
   it('costs the gateway per request and per sample, as measured', () => {
@@ -91,17 +88,21 @@ describe('planCapacity', () => {
     expect(plan.evaluationsPerSecond).toBeCloseTo(plan.samplesPerSecond * 10, 6);
   });
 
-  it('shortens the chunk interval until the chunk being written fits a quarter of memory', () => {
-    const plan = planCapacity({ ...fleet, hosts: 1_000 }, costs);
-    expect(plan.database.chunkIntervalHours).toBe(6);
-    const larger = planCapacity(fleet, costs);
-    expect(larger.database.chunkIntervalHours).toBeLessThan(6);
-    expect(larger.database.memoryGB).toBeLessThanOrEqual(512);
+  it('sizes memory for the head chunk being written within a quarter of it', () => {
+    const plan = planCapacity(fleet, costs);
+    expect(plan.database.headChunkMinutes).toBe(5);
+    expect(plan.database.memoryGB).toBeCloseTo(
+      (4 * plan.samplesPerSecond * 300 * costs.figures.rawBytesPerRowUncompressed.value) / 1e9,
+      9,
+    );
   });
 
   it('says when one TimescaleDB primary no longer takes the load', () => {
     expect(planCapacity(fleet, costs).database.fitsOnePrimary).toBe(true);
-    expect(planCapacity({ ...fleet, hosts: 1_000_000 }, costs).database.fitsOnePrimary).toBe(false);
+    // A million hosts of 100 metrics every 15 s fit a node of 1 TB since the head chunks
+    // (issue 56); three million do not.
+    expect(planCapacity({ ...fleet, hosts: 1_000_000 }, costs).database.fitsOnePrimary).toBe(true);
+    expect(planCapacity({ ...fleet, hosts: 3_000_000 }, costs).database.fitsOnePrimary).toBe(false);
   });
 
   it('sizes Kafka per request and per sample, as the bus carries them', () => {
@@ -116,21 +117,23 @@ describe('planCapacity', () => {
     expect(single.kafka.diskGB).toBeCloseTo((bytesPerSecond(single) * 3 * 7 * 86_400) / 1e9, 6);
   });
 
-  it('counts the raw samples compressed but for the chunk being written and its wait', () => {
+  it('counts the raw samples in head chunks, merged, then consolidated', () => {
     const f = costs.figures;
     const plan = planCapacity({ ...fleet, hosts: 1_000 }, costs);
     const series = 1_000 * fleet.metricsPerHost;
-    const uncompressedHours =
-      6 + defaultAssumptions.compressAfterHours + defaultAssumptions.jobIntervalHours;
+    const headHours =
+      5 / 60 + defaultAssumptions.compressAfterHours + defaultAssumptions.jobIntervalHours;
+    const mergedHours = defaultAssumptions.mergedHours;
     const perSeries =
       240 *
-      ((30 * 24 - uncompressedHours) * f.rawBytesPerSampleCompressed.value +
-        uncompressedHours * f.rawBytesPerRowUncompressed.value);
+        ((30 * 24 - headHours - mergedHours) * f.rawBytesPerSampleCompressed.value +
+          headHours * f.rawBytesPerRowUncompressed.value) +
+      mergedHours * 12 * f.rawBytesPerMergedBatch.value;
     expect(plan.database.disk.rawGB).toBeCloseTo((series * perSeries) / 1e9, 6);
-    // A short retention keeps the raw samples near their uncompressed size.
-    const short = planCapacity({ ...fleet, hosts: 1_000, retentionDays: 0.25 }, costs);
+    // A retention shorter than the head keeps every raw sample in head chunks.
+    const short = planCapacity({ ...fleet, hosts: 1_000, retentionDays: 0.002 }, costs);
     expect(short.database.disk.rawGB).toBeCloseTo(
-      (series * 240 * 6 * f.rawBytesPerRowUncompressed.value) / 1e9,
+      (series * 240 * 0.048 * f.rawBytesPerRowUncompressed.value) / 1e9,
       6,
     );
   });

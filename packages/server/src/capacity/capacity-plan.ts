@@ -4,7 +4,12 @@
  * each figure naming its run). Pure: the command reads the file and prints the plan.
  */
 
-import { defaultStoragePolicies } from '@monitor/db';
+import {
+  defaultStoragePolicies,
+  headChunkMs,
+  headCompressLagMs,
+  mergedSpanAtMostMs,
+} from '@monitor/db';
 
 /** One measured cost and the run it comes from. */
 type Figure = {
@@ -30,6 +35,7 @@ const figureNames = [
   'busBytesPerRequest',
   'busBytesPerSample',
   'rawBytesPerSampleCompressed',
+  'rawBytesPerMergedBatch',
   'rawBytesPerRowUncompressed',
   'rollup1mBytesPerBucketCompressed',
   'rollup1mBytesPerBucketUncompressed',
@@ -114,10 +120,19 @@ export type PlanAssumptions = {
   replicationFactor: number;
   /** How long the samples topic keeps records (the broker's default, 7 days). */
   topicRetentionDays: number;
-  /** A raw chunk is compressed this long after its end (COMPRESS_AFTER_HOURS). */
+  /**
+   * A head chunk is compressed this long after its end (COMPRESS_AFTER_HOURS, at least the
+   * minute head-chunks.ts waits).
+   */
   compressAfterHours: number;
-  /** How often the compression job runs: a chunk may wait this long besides. */
+  /** How often the compression job runs: a head chunk may wait this long besides. */
   jobIntervalHours: number;
+  /**
+   * How many hours of samples sit in batches merged from head chunks, not yet consolidated, at
+   * most: the widest step between two consolidations of a growing compressed chunk and the
+   * consolidation job's 30 minutes.
+   */
+  mergedHours: number;
   /**
    * `samples_1m` is computed from the raw samples while they are kept, and materialized only
    * this long before the raw retention drops them.
@@ -142,13 +157,17 @@ export const defaultAssumptions: PlanAssumptions = {
   brokerCores: 4,
   replicationFactor: 3,
   topicRetentionDays: 7,
-  compressAfterHours: defaultStoragePolicies.compressAfterHours,
-  jobIntervalHours: 0.25,
+  compressAfterHours: Math.max(
+    defaultStoragePolicies.compressAfterHours,
+    headCompressLagMs / 3.6e6,
+  ),
+  jobIntervalHours: 1 / 60,
+  mergedHours: mergedSpanAtMostMs / 3.6e6 + 0.5,
   rollup1mHeldHours: 3,
   rollup1mChunkHours: 24,
   rollup1hUncompressedHours: 24 + 2,
   maxDatabaseCores: 32,
-  maxDatabaseMemoryGB: 512,
+  maxDatabaseMemoryGB: 1024,
   databaseStandbys: 1,
 };
 
@@ -156,11 +175,8 @@ export const defaultAssumptions: PlanAssumptions = {
 const writerConsumersPerReplica = 2;
 /** The partition count's floor (SAMPLES_TOPIC_PARTITIONS' default). */
 const minimumPartitions = 6;
-/**
- * Chunk intervals of `samples` to choose from, longest first: the shipped one is 6 hours, and
- * `set_chunk_time_interval('samples', …)` shortens it for a fleet whose chunk does not fit.
- */
-const chunkIntervalsHours = [6, 3, 1, 0.5, 0.25] as const;
+/** The head chunks' interval (storage/timescale/head-chunks.ts), in hours. */
+const headChunkHours = headChunkMs / 3.6e6;
 
 export type CapacityPlan = {
   samplesPerSecond: number;
@@ -190,8 +206,8 @@ export type CapacityPlan = {
      */
     coresPerNode: number;
     memoryGB: number;
-    /** The chunk interval of `samples` that memory was sized for. */
-    chunkIntervalHours: number;
+    /** The interval of the head chunks that memory was sized for, in minutes. */
+    headChunkMinutes: number;
     diskGB: number;
     /** Disk at steady state, by what holds it. */
     disk: { rawGB: number; rollup1mGB: number; rollup1hGB: number; seriesGB: number };
@@ -298,16 +314,12 @@ export function planCapacity(
     (hostSamplesPerSecond * f.postgresCpuUsPerHostSample.value +
       samplesPerSecond * f.postgresCpuUsPerRow.value) *
     us;
-  // TimescaleDB's sizing rule: the chunk being written, indexes included, within a quarter of
-  // memory; the longest chunk interval whose memory a primary can have.
-  const memoryGBFor = (hours: number): number =>
-    (4 * samplesPerSecond * hours * 3_600 * f.rawBytesPerRowUncompressed.value) / 1e9;
-  const shortestChunkHours = 0.25;
-  const chunkIntervalHours =
-    chunkIntervalsHours.find((hours) => memoryGBFor(hours) <= assumptions.maxDatabaseMemoryGB) ??
-    shortestChunkHours;
-  const disk = steadyStateDisk(fleet, costs, assumptions, chunkIntervalHours);
-  const memoryGB = memoryGBFor(chunkIntervalHours);
+  // TimescaleDB's sizing rule: the chunk being written within a quarter of memory. That chunk
+  // is a head chunk now, unindexed: writes touch only its last pages, but compression and
+  // reads of the newest minutes read the whole of it, so it is sized as the rule asks.
+  const memoryGB =
+    (4 * samplesPerSecond * headChunkHours * 3_600 * f.rawBytesPerRowUncompressed.value) / 1e9;
+  const disk = steadyStateDisk(fleet, costs, assumptions);
   const readCores = fleet.databaseReadCores ?? 0;
   const readReplica = readReplicaVerdict(databaseCores, fleet.databaseReadCores, assumptions);
   // The primary and its standbys serve the reads unless replicas take them.
@@ -349,7 +361,7 @@ export function planCapacity(
       readCores,
       coresPerNode,
       memoryGB,
-      chunkIntervalHours,
+      headChunkMinutes: headChunkHours * 60,
       diskGB,
       disk,
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
@@ -368,29 +380,32 @@ export function planCapacity(
 }
 
 /**
- * The database's disk once every retention is reached, per series: raw samples compressed but
- * for the chunk being written and its wait for the job (at its fullest, not on average: disk is
- * sized for the peak); `samples_1m` as materialized rows from shortly before the raw retention to
- * its own; `samples_1h` over its retention, compressed but for its newest chunk.
+ * The database's disk once every retention is reached, per series: raw samples in head chunks
+ * for the chunk being written and its wait for the job, then merged into compressed chunks not
+ * yet consolidated, then consolidated (each at its fullest, not on average: disk is sized for
+ * the peak); `samples_1m` as materialized rows from shortly before the raw retention to its own;
+ * `samples_1h` over its retention, compressed but for its newest chunk.
  */
 function steadyStateDisk(
   fleet: FleetShape,
   costs: CapacityCosts,
   assumptions: PlanAssumptions,
-  chunkIntervalHours: number,
 ): CapacityPlan['database']['disk'] {
   const f = costs.figures;
   const series = fleet.hosts * fleet.metricsPerHost;
   const samplesPerHour = 3_600 / fleet.intervalSeconds;
   const rawHours = fleet.retentionDays * 24;
-  const rawUncompressedHours = Math.min(
+  const headHours = Math.min(
     rawHours,
-    chunkIntervalHours + assumptions.compressAfterHours + assumptions.jobIntervalHours,
+    headChunkHours + assumptions.compressAfterHours + assumptions.jobIntervalHours,
   );
+  const mergedHours = Math.min(rawHours - headHours, assumptions.mergedHours);
+  // A merged batch costs about the same whatever it holds: one per head chunk.
   const raw =
     samplesPerHour *
-    ((rawHours - rawUncompressedHours) * f.rawBytesPerSampleCompressed.value +
-      rawUncompressedHours * f.rawBytesPerRowUncompressed.value);
+      ((rawHours - headHours - mergedHours) * f.rawBytesPerSampleCompressed.value +
+        headHours * f.rawBytesPerRowUncompressed.value) +
+    (mergedHours / headChunkHours) * f.rawBytesPerMergedBatch.value;
   const rollup1mHours = fleet.rollup1mRetentionDays * 24;
   const rollup1mMaterializedHours = Math.min(
     rollup1mHours,

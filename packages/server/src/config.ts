@@ -108,7 +108,7 @@ const migrationFields = {
   COMPRESS_AFTER_HOURS: envNonNegativeInt()
     .optional()
     .describe(
-      'TimescaleDB compresses a sample chunk this many hours after it ended (0: at the next run of its job, within 15 minutes); unset: `COMPRESS_AFTER_DAYS` × 24, else 0.',
+      'TimescaleDB compresses a sample chunk this many hours after it ended, at least a minute (0: a minute after, at the next run of its job, which looks every minute); unset: `COMPRESS_AFTER_DAYS` × 24, else 0.',
     ),
   COMPRESS_AFTER_DAYS: envPositiveInt()
     .optional()

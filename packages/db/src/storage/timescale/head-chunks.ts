@@ -48,7 +48,7 @@ const consolidateAfterMs = hourMs;
  */
 export const mergedSpanAtMostMs: number = (() => {
   let widest = 0;
-  for (let done = 0; done < compressedChunkMs; ) {
+  for (let done = 0; done < compressedChunkMs;) {
     const next = Math.min(compressedChunkMs, Math.max(done + consolidateAfterMs, 2 * done));
     widest = Math.max(widest, next - done);
     done = next;

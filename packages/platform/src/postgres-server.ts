@@ -82,8 +82,8 @@ export function findTimescaleExtension(binDir: string): { version: string } | un
 export const timescalePreloadSettings = [
   'shared_preload_libraries=timescaledb',
   'timescaledb.telemetry_level=off',
-  'max_worker_processes=24',
-  'timescaledb.max_background_workers=16',
+  'max_worker_processes=26',
+  'timescaledb.max_background_workers=18',
 ] as const;
 
 /**

@@ -60,7 +60,7 @@ export async function startBackupSource(
     'synchronous_commit=on',
     'wal_level=replica',
     'max_wal_senders=5',
-    ...(options.timescale ? [...timescalePreloadSettings, 'max_worker_processes=24'] : []),
+    ...(options.timescale ? [...timescalePreloadSettings, 'max_worker_processes=26'] : []),
   ];
   const servers: SupervisedProcess[] = [];
   const backupDirs: string[] = [];

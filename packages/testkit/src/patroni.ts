@@ -213,7 +213,7 @@ function patroniConfig(o: {
     ? `
         shared_preload_libraries: timescaledb
         timescaledb.telemetry_level: 'off'
-        max_worker_processes: 24`
+        max_worker_processes: 26`
     : '';
   return `scope: ${o.scope}
 name: ${o.name}

@@ -59,7 +59,7 @@ export async function startReplicatedPostgres(
     'max_wal_senders=5',
     'wal_keep_size=256MB',
     'hot_standby=on',
-    ...(options.timescale ? [...timescalePreloadSettings, 'max_worker_processes=24'] : []),
+    ...(options.timescale ? [...timescalePreloadSettings, 'max_worker_processes=26'] : []),
   ];
   const started: SupervisedProcess[] = [];
   const stopAll = async () => {

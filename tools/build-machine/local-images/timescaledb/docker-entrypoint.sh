@@ -30,8 +30,8 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
 listen_addresses = '*'
 shared_preload_libraries = 'timescaledb'
 timescaledb.telemetry_level = '${TIMESCALEDB_TELEMETRY:-off}'
-max_worker_processes = 24
-timescaledb.max_background_workers = 16
+max_worker_processes = 26
+timescaledb.max_background_workers = 18
 CONF
   echo "host all all all ${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}" >>"$PGDATA/pg_hba.conf"
   # A server on the socket only, for the extension (single-user mode runs no loader workers).

@@ -70,9 +70,9 @@ const aggregateCompressAfterHours = 2;
 const rawCompressionJobInterval = '1 minute';
 
 /**
- * How often `consolidate_sample_chunks` looks for compressed chunks that are done growing
- * (head-chunks.ts): one becomes so every 6 hours, and its small batches read and weigh a little
- * more until then.
+ * How often `consolidate_sample_chunks` looks for compressed chunks due a consolidation
+ * (head-chunks.ts): a growing one at 1, 2 and 4 hours, and each once full; its merged batches
+ * read and weigh more until then.
  */
 const consolidationJobInterval = '30 minutes';
 

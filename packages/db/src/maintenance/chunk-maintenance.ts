@@ -1,4 +1,5 @@
 import type { Database } from '../core/database.js';
+import { refreshOptions } from '../storage/timescale/aggregate-refresh.js';
 
 /**
  * Maintenance by hand, for a run that measures sizes and reads rather than the scheduler: the
@@ -31,9 +32,12 @@ export async function refreshAggregates(
     // `view` is checked against our constant names: it goes into the statement as text.
     if (!aggregateViews.includes(view)) throw new Error(`not an aggregate: ${String(view)}`);
     if (until === undefined) {
-      await db.sql.unsafe(`call refresh_continuous_aggregate('${view}', null, null)`);
+      await db.sql.unsafe(
+        `call refresh_continuous_aggregate('${view}', null, null, options => '${refreshOptions}')`,
+      );
     } else {
-      await db.sql`call refresh_continuous_aggregate(${view}::regclass, null, ${until})`;
+      await db.sql`call refresh_continuous_aggregate(${view}::regclass, null, ${until},
+        options => ${refreshOptions}::jsonb)`;
     }
   }
 }

@@ -32,6 +32,12 @@ export async function refreshContinuousAggregates(
 }
 
 /**
+ * The options of every refresh we call: oldest batch first, as the policies do (policies.ts), so
+ * a reader never finds buckets below the watermark that are not materialized yet.
+ */
+export const refreshOptions = JSON.stringify({ refresh_newest_first: false });
+
+/**
  * One refresh; when the scheduler's refresh job is at work on the same aggregate, TimescaleDB
  * refuses a second one at once, so wait for it (its result is not necessarily up to `to`) and
  * refresh again. Up to about 30 s: longer, and the error stands.
@@ -48,7 +54,8 @@ async function refreshOnce(db: Database, rollup: string, from: Date, to: Date): 
       : db.sql`${from}::timestamptz, ${to}::timestamptz`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.sql`call refresh_continuous_aggregate(${rollup}::regclass, ${bounds})`;
+      await db.sql`call refresh_continuous_aggregate(${rollup}::regclass, ${bounds},
+        options => ${refreshOptions}::jsonb)`;
       return;
     } catch (err) {
       const concurrent = err instanceof Error && /due to a concurrent refresh/.test(err.message);

@@ -191,16 +191,21 @@ export async function applyTimescalePolicies(
   const minuteEndOffset = integerTime
     ? sql`${Math.max(windows.samples_1m.endHours * hourMs, 60_000)}::bigint`
     : sql`greatest(${hours(windows.samples_1m.endHours)}, interval '1 minute')`;
+  // Oldest batch first: a refresh commits batch by batch and each moves the watermark to what
+  // it materialized, so TimescaleDB's default (newest first) hid the older buckets of a long
+  // window from readers until the last batch committed: below the watermark, yet not stored.
   await sql`
     select add_continuous_aggregate_policy('samples_1m'::regclass,
       start_offset => ${hours(windows.samples_1m.startHours)},
       end_offset => ${minuteEndOffset},
-      schedule_interval => ${every('1 hour')}, initial_start => now() + ${every('1 hour')})
+      schedule_interval => ${every('1 hour')}, initial_start => now() + ${every('1 hour')},
+      refresh_newest_first => false)
   `;
   await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
       start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => ${hours(1)},
-      schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')})
+      schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')},
+      refresh_newest_first => false)
   `;
   // A head chunk waits a little past its end (head-chunks.ts) when nothing else is asked.
   const rawCompressAfter =

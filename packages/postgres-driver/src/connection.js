@@ -328,16 +328,25 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       incomings = null
       remaining = 0
       incoming = x.subarray(x.length - rest)
-      try {
-        handle(message)
-      } catch (e) {
-        query && (query.cursorFn || query.describeFirst) && write(Sync)
-        errored(e)
-      }
+      handleMessage(message)
+    } else if (incoming.length === 0) {
+      incoming = x
+    } else if (incoming.length + x.length < 5) {
+      incoming = Buffer.concat([incoming, x], incoming.length + x.length)
     } else {
-      incoming = incoming.length === 0
-        ? x
-        : Buffer.concat([incoming, x], incoming.length + x.length)
+      // Change 14: the last read ended inside a message's 5-byte header: the same, from the
+      // header's bytes and this read's.
+      const head = Buffer.concat([incoming, x.subarray(0, 5 - incoming.length)], 5)
+      length = head.readUInt32BE(1)
+      const own = length + 1 - incoming.length
+      if (own > x.length) {
+        incomings = [incoming, x]
+        remaining = own - x.length - 1
+        return
+      }
+      const message = Buffer.concat([incoming, x.subarray(0, own)], length + 1)
+      incoming = x.subarray(own)
+      handleMessage(message)
     }
 
     while (incoming.length > 4) {
@@ -348,15 +357,19 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         break
       }
 
-      try {
-        handle(incoming.subarray(0, length + 1))
-      } catch (e) {
-        query && (query.cursorFn || query.describeFirst) && write(Sync)
-        errored(e)
-      }
+      handleMessage(incoming.subarray(0, length + 1))
       incoming = incoming.subarray(length + 1)
       remaining = 0
       incomings = null
+    }
+  }
+
+  function handleMessage(message) {
+    try {
+      handle(message)
+    } catch (e) {
+      query && (query.cursorFn || query.describeFirst) && write(Sync)
+      errored(e)
     }
   }
 

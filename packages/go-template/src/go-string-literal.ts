@@ -1,6 +1,8 @@
 /**
  * A Go string literal's value, as Go's strconv.Unquote reads a template's strings: "…" with
- * Go's escapes, `…` raw. Throws an Error with the reason on a malformed literal.
+ * Go's escapes, `…` raw. Throws an Error with the reason on a malformed literal. promql has the
+ * same reading with single quotes added (Prometheus' util/strutil copy); a test there keeps the
+ * two alike, since libraries on one floor do not import each other.
  */
 export function unquoteGoString(literal: string): string {
   const quote = literal[0];

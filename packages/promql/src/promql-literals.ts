@@ -1,6 +1,9 @@
 /**
  * Go string literals as PromQL writes them: "…" and '…' with Go's escapes, `…` raw.
- * Throws an Error with the reason on a malformed literal.
+ * Throws an Error with the reason on a malformed literal. Prometheus reads them with its own copy
+ * of Go's strconv.Unquote (util/strutil) that adds the single quotes; go-template keeps Go's own.
+ * Both libraries sit on the lowest floor, so neither imports the other:
+ * promql-literals.test.ts checks the two read every literal alike.
  */
 export function unquotePromqlString(literal: string): string {
   const quote = literal[0];

@@ -1,4 +1,5 @@
 import type { MetricBucketRow, ServiceDetailRow, ServiceRow } from '@monitor/db';
+import { isoTime } from './iso-time.js';
 import { toAlertResponse } from '@monitor/schemas';
 import type {
   ServiceDetailResponse,
@@ -41,7 +42,7 @@ export function toServiceMetricsResponse(
     from: query.from.toISOString(),
     to: query.to.toISOString(),
     points: rows.map((row) => ({
-      time: row.time.toISOString(),
+      time: isoTime(row.timeMs),
       avg: row.avg,
       min: row.min,
       max: row.max,

@@ -82,7 +82,7 @@ function fakeQueries() {
       calls.series.push(query);
       if (query.serviceId !== serviceId) return Promise.resolve(undefined);
       return Promise.resolve([
-        { time: new Date('2026-11-22T10:00:00.000Z'), avg: 2, min: 1, max: 3, count: 2 },
+        { timeMs: Date.parse('2026-11-22T10:00:00.000Z'), avg: 2, min: 1, max: 3, count: 2 },
       ]);
     },
   };

@@ -29,7 +29,7 @@ function expectedBuckets(points: readonly [number, number][], stepMs: number): M
   return [...buckets.entries()]
     .sort(([a], [b]) => a - b)
     .map(([start, values]) => ({
-      time: new Date(start),
+      timeMs: start,
       avg: values.reduce((sum, v) => sum + v, 0) / values.length,
       min: Math.min(...values),
       max: Math.max(...values),

@@ -24,7 +24,14 @@ export type ServiceDetailRow = ServiceRow & {
   activeAlerts: Alert[];
 };
 
-export type MetricBucketRow = { time: Date; avg: number; min: number; max: number; count: number };
+/** A bucket of a metric's history; `timeMs` its start in epoch milliseconds. */
+export type MetricBucketRow = {
+  timeMs: number;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+};
 
 export type ListServicesQuery = {
   orgId: string;
@@ -192,7 +199,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
       if (owner.series_ids.length === 0) return [];
       const rows = await readRollup(sql, query, owner.series_ids);
       return rows.map((row) => ({
-        time: new Date(row.time_ms),
+        timeMs: row.time_ms,
         avg: row.avg,
         min: row.min,
         max: row.max,

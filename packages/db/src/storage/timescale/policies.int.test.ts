@@ -295,4 +295,22 @@ describe('a refresh policy stopped after its first batch', () => {
     expect(read).toHaveLength(20);
     expect(read!.every((bucket) => bucket.count === 12)).toBe(true);
   });
+
+  it('makes the refresh jobs of an earlier version, newest first, again at the next migration', async () => {
+    const refreshJobs = () =>
+      db.sql<{ id: number; config: Record<string, unknown> }[]>`
+        select job_id as id, config from timescaledb_information.jobs
+        where proc_name = 'policy_refresh_continuous_aggregate'`;
+    // As the jobs were made before they asked for oldest first: TimescaleDB's default.
+    for (const job of await refreshJobs()) {
+      const config = { ...job.config };
+      delete config['refresh_newest_first'];
+      await db.sql`select alter_job(${job.id}, config => ${JSON.stringify(config)}::text::jsonb)`;
+    }
+    // The same settings as the template's: nothing else would make the jobs again.
+    await migrate(db, {});
+    const jobs = await refreshJobs();
+    expect(jobs).toHaveLength(2);
+    for (const job of jobs) expect(job.config['refresh_newest_first']).toBe(false);
+  });
 });

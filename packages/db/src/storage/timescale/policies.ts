@@ -94,6 +94,18 @@ const expectedJobs = [
 ] as const;
 
 /**
+ * Whether a refresh job goes oldest batch first (see below): jobs made before that went newest
+ * first, TimescaleDB's default, and are made again.
+ */
+function refreshesOldestFirst(config: unknown): boolean {
+  return (
+    typeof config === 'object' &&
+    config !== null &&
+    (config as Record<string, unknown>)['refresh_newest_first'] === false
+  );
+}
+
+/**
  * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
  * compression of sample chunks older than `compressAfterHours` and of the aggregates past their
  * refresh windows, and retention of raw samples (unaggregated ones too), staleness markers,
@@ -151,7 +163,10 @@ export async function applyTimescalePolicies(
     expected.every(([proc, table]) =>
       jobs.some((job) => job.proc_name === proc && job.hypertable_name === table),
     ) &&
-    (!consolidating || head?.scheduled === true);
+    (!consolidating || head?.scheduled === true) &&
+    jobs
+      .filter((job) => job.proc_name === 'policy_refresh_continuous_aggregate')
+      .every((job) => refreshesOldestFirst(job.config));
   if (complete && applied !== undefined && samePolicies(applied, policies)) return;
 
   const windows = refreshWindows(policies);

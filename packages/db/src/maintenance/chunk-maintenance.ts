@@ -29,16 +29,10 @@ export async function refreshAggregates(
   until?: Date,
 ): Promise<void> {
   for (const view of views) {
-    // `view` is checked against our constant names: it goes into the statement as text.
     if (!aggregateViews.includes(view)) throw new Error(`not an aggregate: ${String(view)}`);
-    if (until === undefined) {
-      await db.sql.unsafe(
-        `call refresh_continuous_aggregate('${view}', null, null, options => '${refreshOptions}')`,
-      );
-    } else {
-      await db.sql`call refresh_continuous_aggregate(${view}::regclass, null, ${until},
-        options => ${refreshOptions}::jsonb)`;
-    }
+    await db.sql`call refresh_continuous_aggregate(${view}::regclass, null,
+      ${until === undefined ? db.sql`null` : db.sql`${until}`},
+      options => ${refreshOptions(db.sql)})`;
   }
 }
 

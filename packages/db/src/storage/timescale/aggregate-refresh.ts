@@ -1,4 +1,5 @@
-import type { Database } from '../../core/database.js';
+import type { Fragment } from '@monitor/postgres-driver';
+import type { Database, Queryable } from '../../core/database.js';
 import type { RefreshRollupsResult, Rollup, RollupWindow } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs } from '../rollups.js';
 import type { RefreshWindows } from './policies.js';
@@ -32,10 +33,14 @@ export async function refreshContinuousAggregates(
 }
 
 /**
- * The options of every refresh we call: oldest batch first, as the policies do (policies.ts), so
- * a reader never finds buckets below the watermark that are not materialized yet.
+ * The options of every refresh we call, as a statement's argument: oldest batch first, as the
+ * policies do (policies.ts), so a reader never finds buckets below the watermark that are not
+ * materialized yet. Text cast to jsonb: a parameter the server types jsonb is JSON-encoded once
+ * more by the driver, and TimescaleDB ignores a jsonb string.
  */
-export const refreshOptions = JSON.stringify({ refresh_newest_first: false });
+export function refreshOptions(sql: Queryable): Fragment {
+  return sql`${JSON.stringify({ refresh_newest_first: false })}::text::jsonb`;
+}
 
 /**
  * One refresh; when the scheduler's refresh job is at work on the same aggregate, TimescaleDB
@@ -55,7 +60,7 @@ async function refreshOnce(db: Database, rollup: string, from: Date, to: Date): 
   for (let attempt = 0; ; attempt++) {
     try {
       await db.sql`call refresh_continuous_aggregate(${rollup}::regclass, ${bounds},
-        options => ${refreshOptions}::jsonb)`;
+        options => ${refreshOptions(db.sql)})`;
       return;
     } catch (err) {
       const concurrent = err instanceof Error && /due to a concurrent refresh/.test(err.message);

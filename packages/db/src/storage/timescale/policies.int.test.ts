@@ -7,6 +7,7 @@ import type { HostSample } from '../../samples/sample-batch.js';
 import { migrate } from '../../schema/migrate.js';
 import { createServiceQueries } from '../../services/service-queries.js';
 import { migratedDatabase } from '../../testing/clean-database.js';
+import { refreshOptions } from './aggregate-refresh.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -294,6 +295,13 @@ describe('a refresh policy stopped after its first batch', () => {
     const read = await hours();
     expect(read).toHaveLength(20);
     expect(read!.every((bucket) => bucket.count === 12)).toBe(true);
+  });
+
+  it('asks our own refreshes for the same order, in options TimescaleDB reads', async () => {
+    // A jsonb string (what a parameter typed jsonb became) would be ignored: null here.
+    const [row] = await db.sql<{ newestFirst: string | null }[]>`
+      select (${refreshOptions(db.sql)}) ->> 'refresh_newest_first' as "newestFirst"`;
+    expect(row!.newestFirst).toBe('false');
   });
 
   it('makes the refresh jobs of an earlier version, newest first, again at the next migration', async () => {

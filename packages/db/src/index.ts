@@ -35,6 +35,7 @@ import { createRuleGroupStore as ruleGroupStore } from './rule-groups/rule-group
 import { createRuleGroupStateStore as ruleGroupStateStore } from './rule-groups/rule-group-state-store.js';
 import { readSampleTimeColumn as readSampleTimeColumnRaw } from './samples/copy-binary.js';
 import { createSampleStore as sampleStore } from './samples/sample-store.js';
+import { readLateSampleWrites as readLateSampleWritesRaw } from './samples/late-sample-writes.js';
 import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './schema/migrate.js';
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
@@ -63,6 +64,8 @@ export const loadLogResumeOffsets = translatingDbErrors(loadLogResumeOffsetsRaw)
 export const createDeadLetterStore = translatingStoreFactory(deadLetterStore);
 export type { HostSample } from './samples/sample-batch.js';
 export const createSampleStore = translatingStoreFactory(sampleStore);
+/** Late writes of samples, as the query cache reads them. */
+export const readLateSampleWrites = translatingDbErrors(readLateSampleWritesRaw);
 /** The rows the sample store COPYs into `samples`, for the benchmark's raw COPY ceiling. */
 export { binarySampleChunks } from './samples/copy-binary.js';
 export const readSampleTimeColumn = translatingDbErrors(readSampleTimeColumnRaw);

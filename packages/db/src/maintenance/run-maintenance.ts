@@ -6,6 +6,7 @@ import type { StoredSampleMoveResult } from '../storage/timescale/stored-sample-
 import type { RefreshRollupsResult, RollupChunkSetAside } from '../storage/rollups.js';
 import type { PruneAlertHistoryResult } from './prune-alert-history.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
+import { pruneLateSampleWrites } from '../samples/late-sample-writes.js';
 
 export type MaintenanceOptions = {
   /** Resolved alerts and finished investigations are kept this many days. */
@@ -42,7 +43,7 @@ export class RollupsSetAsideError extends Error {
 }
 
 export type MaintenanceResult = StorageUpkeep & {
-  pruned: PruneAlertHistoryResult & { watermarks: number };
+  pruned: PruneAlertHistoryResult & { watermarks: number; lateSampleWrites: number };
   /** What the storage move after migration 24 did in this run. */
   moved: StoredSampleMoveResult;
 };
@@ -59,6 +60,12 @@ export async function refreshRollups(
   const { mode, policies } = await requireStorageSettings(db);
   return await storageEngine(mode).refreshRollups(db, { now: options.now, policies });
 }
+
+/**
+ * Late writes are kept a day: the query cache keeps an entry an hour at most, and a write
+ * matters only to entries computed before it committed.
+ */
+const lateSampleWritesKeptMs = 24 * 3_600_000;
 
 /** Alerts deleted per transaction, and transactions per run: a backlog drains over runs. */
 const pruneBatchSize = 5_000;
@@ -88,7 +95,13 @@ export async function runMaintenance(
     maxBatches: options.storageMoveBatchesPerRun,
   });
   const { rollups } = storage;
-  const pruned = { alerts: 0, notifications: 0, investigations: 0, watermarks: 0 };
+  const pruned = {
+    alerts: 0,
+    notifications: 0,
+    investigations: 0,
+    watermarks: 0,
+    lateSampleWrites: 0,
+  };
   for (let batch = 0; batch < pruneBatchesPerRun; batch++) {
     const result = await pruneAlertHistory(db, {
       now,
@@ -105,6 +118,7 @@ export async function runMaintenance(
     rawRetentionDays: options.rawRetentionDays,
     batchSize: pruneBatchSize,
   });
+  pruned.lateSampleWrites = await pruneLateSampleWrites(db, now, lateSampleWritesKeptMs);
   if (options.onRollupSetAside === undefined) {
     if (rollups.setAside.length > 0) throw new RollupsSetAsideError(rollups.setAside);
   } else {

@@ -24,6 +24,11 @@ import { createSeriesScales } from './series-scales.js';
 import type { SampleTimeColumn } from './copy-binary.js';
 import { readSampleTimeColumn } from './copy-binary.js';
 import { insertUnaggregatedSamples } from './unaggregated-samples.js';
+import {
+  createLateWritesTableCheck,
+  insertLateSampleWrites,
+  lateHoursOf,
+} from './late-sample-writes.js';
 import type { LearnedSeries } from './sample-series.js';
 import { resolveMissingSeries } from './sample-series.js';
 import {
@@ -93,6 +98,13 @@ export type SampleStoreOptions = {
    * up, and new series created, with one statement per batch.
    */
   seriesCacheEntries?: number;
+  /**
+   * Samples this much older than the clock when written are recorded as late
+   * (late-sample-writes.ts), for the query cache: half its settled horizon, so that a clock a
+   * little off between the roles misses none. Default 300,000.
+   */
+  lateAfterMs?: number;
+  nowMs?: () => number;
 };
 
 /**
@@ -118,6 +130,9 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
   const seriesScales = createSeriesScales();
   const storedNewest = createStoredNewest();
   const copy = (options.method ?? 'copy') === 'copy';
+  const lateAfterMs = options.lateAfterMs ?? 300_000;
+  const nowMs = options.nowMs ?? Date.now;
+  const lateWritesTable = createLateWritesTableCheck(db, nowMs);
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
   let timeColumn: Promise<SampleTimeColumn> | undefined;
@@ -225,6 +240,10 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
                   addWritten(result, written),
                 ),
               );
+            }
+            const late = lateHoursOf(fresh, nowMs() - lateAfterMs);
+            if (late.orgIds.length > 0 && (await lateWritesTable())) {
+              last.push(insertLateSampleWrites(tx, late));
             }
             last.push(
               insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),

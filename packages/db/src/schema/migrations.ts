@@ -824,6 +824,25 @@ const unindexedHead: Migration = {
   up: (sql, { engine }) => engine.keepHeadUnindexed(sql),
 };
 
+const lateSampleWrites: Migration = {
+  version: 34,
+  name: 'late_sample_writes',
+  // Issue 57: each write of samples that were already old when written, by organization and
+  // hour, with its transaction: the query cache drops what such a write changed
+  // (samples/late-sample-writes.ts). Only inserted and pruned, never updated.
+  up: (sql) =>
+    run(sql, [
+      `create table late_sample_writes (
+        org_id text not null,
+        hour_ms bigint not null,
+        written_xid xid8 not null default pg_current_xact_id(),
+        written_at timestamptz not null default now()
+      )`,
+      `create index late_sample_writes_by_org_hour on late_sample_writes (org_id, hour_ms)`,
+      `create index late_sample_writes_by_written_at on late_sample_writes (written_at)`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -859,4 +878,5 @@ export const migrations: readonly Migration[] = [
   sampleTimesByRange,
   sampleNewestBounds,
   unindexedHead,
+  lateSampleWrites,
 ];

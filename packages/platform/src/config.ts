@@ -236,7 +236,7 @@ export const baseConfigFields = {
   REDIS_URL: envUrl({ protocols: ['redis', 'rediss'] })
     .optional()
     .describe(
-      'Redis, for an ingest rate limit that every gateway shares; unset: each process counts on its own.',
+      'Redis, for an ingest rate limit that every gateway shares and a range query cache that every api shares; unset: each process counts and caches on its own.',
     ),
   MONITOR_BOOTSTRAP_API_KEY: envString()
     .optional()

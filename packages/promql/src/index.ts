@@ -14,3 +14,6 @@ export type { MemorySeries } from './memory-series-source.js';
 export { createMemorySeriesSource } from './memory-series-source.js';
 export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 export type { QueryValue } from './values.js';
+export type { RangeReads } from './range-reads.js';
+export { splittableRangeReads } from './range-reads.js';
+export type { Matrix, Series } from './values.js';

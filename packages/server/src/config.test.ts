@@ -98,7 +98,11 @@ describe('parseRoleConfig', () => {
       variables(configError(() => parseRoleConfig('api', env))).concat(
         variables(configError(() => parseRoleConfig('notifier', env))),
       ),
-    ).toEqual(['NOTIFIER_ALLOWED_TARGET_NETWORKS', 'NOTIFIER_ALLOWED_TARGET_NETWORKS']);
+    ).toEqual([
+      'NOTIFIER_ALLOWED_TARGET_NETWORKS',
+      'REDIS_URL',
+      'NOTIFIER_ALLOWED_TARGET_NETWORKS',
+    ]);
     expect(variables(configError(() => parseRoleConfig('investigator', env)))).toEqual([
       'LLM_BASE_URL',
     ]);

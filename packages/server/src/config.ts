@@ -242,6 +242,12 @@ const ingestFields = {
     .describe('Series a gateway remembers for `SERIES_MAX_NEW_PER_MINUTE` (≈ 150 bytes each).'),
 };
 
+const promqlCacheSettledMs = envPositiveInt()
+  .default(600_000)
+  .describe(
+    'Range query steps newer than this are always computed; older ones may be answered from the query cache. Writers record samples that arrive over half of this late, which drops the cached answers that read them.',
+  );
+
 const writerFields = {
   /** Each batch upserts every service it touches once, so bigger batches spread that. */
   WRITER_BATCH_MAX_MESSAGES: envPositiveInt()
@@ -284,6 +290,7 @@ const writerFields = {
       "Transactions (connections) each writer consumer writes a batch with at once, the batch's partitions shared out between them.",
     ),
   RAW_RETENTION_DAYS: rawRetentionDays,
+  PROMQL_CACHE_SETTLED_MS: promqlCacheSettledMs,
   ALERT_RETENTION_DAYS: envPositiveInt()
     .default(90)
     .describe(
@@ -413,6 +420,13 @@ export const apiFields = {
       "A PromQL query's time limit (503 `timeout` past it), also the most a request's `timeout` may ask for.",
     ),
   PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
+  PROMQL_CACHE_MAX_BYTES: envNonNegativeInt()
+    .default(268_435_456)
+    .describe(
+      "The memory the api's cache of range query results may take, in bytes (the least recently used go first); 0 turns the cache off.",
+    ),
+  PROMQL_CACHE_SETTLED_MS: promqlCacheSettledMs,
+  REDIS_URL: baseConfigFields.REDIS_URL,
   DATABASE_READ_URL: envPostgresUrl()
     .optional()
     .describe(

@@ -14,6 +14,7 @@ import {
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
 import { both, errors, success } from './prometheus-answer.js';
+import type { RangeQueryCache } from './range-query-cache.js';
 import type { PrometheusParams } from './prometheus-params.js';
 import {
   allOfTime,
@@ -46,6 +47,8 @@ export type PrometheusRouteDeps = {
   engineFor(orgId: string, timeoutMs: number | undefined): RequestEngine;
   sourceFor(orgId: string): SeriesSource;
   limits: PrometheusQueryLimits;
+  /** Unset: every range query computed whole. */
+  rangeQueryCache?: RangeQueryCache;
   nowMs: () => number;
   /** The organization's Prometheus rule groups with their last evaluations. */
   ruleGroups: Pick<RuleGroupStateStore, 'listOrgGroups'>;
@@ -152,7 +155,12 @@ const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
       `invalid parameter "end": the range exceeds the limit of ${deps.limits.maxRangeMs / 1000} s`,
     );
   }
-  await answerQuery(deps, params, res, (engine) => engine.rangeQuery(expr, startMs, endMs, stepMs));
+  const cache = deps.rangeQueryCache;
+  await answerQuery(deps, params, res, (engine) =>
+    cache === undefined
+      ? engine.rangeQuery(expr, startMs, endMs, stepMs)
+      : cache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs),
+  );
 };
 
 const seriesHandler: Handler = async ({ query, body, res, deps }) => {

@@ -12,6 +12,8 @@ import {
   createSilenceStore,
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
 import { createConsoleMount } from '../console-static.js';
@@ -29,7 +31,12 @@ import { createPrometheusMount } from './prometheus-mount.js';
 export function createApiMount(
   config: ApiConfig,
   databases: { primary: Database; reads: Database },
-  deps: { authenticator: ApiKeyAuthenticator; logger: Logger },
+  deps: {
+    authenticator: ApiKeyAuthenticator;
+    logger: Logger;
+    registry: Registry;
+    redis: Redis | undefined;
+  },
 ): (app: Express) => void {
   const db = databases.primary;
   const router = createApiRouter({

@@ -1,11 +1,21 @@
 import type { Express } from 'express';
-import { createPrometheusRouter, createRulerRouter } from '@monitor/api';
+import type { RangeQueryCache } from '@monitor/api';
+import {
+  createInProcessStepsStore,
+  createPrometheusRouter,
+  createRangeQueryCache,
+  createRedisStepsStore,
+  createRulerRouter,
+} from '@monitor/api';
+import type { Redis } from 'ioredis';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createRuleGroupStateStore, createRuleGroupStore } from '@monitor/db';
+import { createRuleGroupStateStore, createRuleGroupStore, readLateSampleWrites } from '@monitor/db';
 import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
+import type { Registry } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { ApiConfig } from '../config.js';
 
 /** Series one PromQL query may select, and the most `series` lists (not an environment setting). */
@@ -28,9 +38,16 @@ const maxIdleSampleSlabs = 64;
 export function createPrometheusMount(
   config: ApiConfig,
   databases: { primary: Database; reads: Database },
-  deps: { authenticator: ApiKeyAuthenticator; logger: Logger },
+  deps: {
+    authenticator: ApiKeyAuthenticator;
+    logger: Logger;
+    registry: Registry;
+    /** REDIS_URL set: the range query cache every replica shares. */
+    redis: Redis | undefined;
+  },
 ): (app: Express) => void {
   const { authenticator, logger } = deps;
+  const rangeQueryCache = openRangeQueryCache(config, databases.reads, deps);
   const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: maxIdleSampleSlabs });
   const router = createPrometheusRouter({
     authenticator,
@@ -54,6 +71,7 @@ export function createPrometheusMount(
       maxSamples: config.PROMQL_MAX_SAMPLES,
       timeoutMs: config.PROMQL_TIMEOUT_MS,
     },
+    ...(rangeQueryCache === undefined ? {} : { rangeQueryCache }),
     nowMs: Date.now,
     // The evaluator saves these on the primary: read there, not on a standby that may lag.
     ruleGroups: createRuleGroupStateStore(databases.primary),
@@ -69,4 +87,46 @@ export function createPrometheusMount(
     app.use(ruler);
     app.use(router);
   };
+}
+
+/**
+ * The range query cache of PROMQL_CACHE_MAX_BYTES, in Redis when there is one (shared by the
+ * replicas), in this process otherwise, checked against the late writes of the database the
+ * queries read (its snapshots are the ones the answers were computed in); undefined when the
+ * setting is 0.
+ */
+function openRangeQueryCache(
+  config: ApiConfig,
+  reads: Database,
+  deps: { registry: Registry; redis: Redis | undefined },
+): RangeQueryCache | undefined {
+  if (config.PROMQL_CACHE_MAX_BYTES === 0) return undefined;
+  const store =
+    deps.redis === undefined
+      ? createInProcessStepsStore(config.PROMQL_CACHE_MAX_BYTES)
+      : createRedisStepsStore(deps.redis, config.PROMQL_CACHE_MAX_BYTES);
+  const requests = new Counter({
+    name: 'monitor_promql_cache_requests_total',
+    help: 'Range queries the cache could serve: answered partly from it (hit) or computed whole (miss).',
+    labelNames: ['result'],
+    registers: [deps.registry],
+  });
+  for (const result of ['hit', 'miss']) requests.inc({ result }, 0);
+  new Gauge({
+    name: 'monitor_promql_cache_bytes',
+    help: 'About the memory the range query cache holds (in Redis: what every replica stored there).',
+    registers: [deps.registry],
+    async collect() {
+      this.set(await Promise.resolve(store.bytes()).catch(() => Number.NaN));
+    },
+  });
+  return createRangeQueryCache({
+    store,
+    lateWrites: { read: (orgId, fromMs, toMs) => readLateSampleWrites(reads, orgId, fromMs, toMs) },
+    settledMs: config.PROMQL_CACHE_SETTLED_MS,
+    lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
+    maxSteps: maxPointsPerSeries,
+    nowMs: Date.now,
+    onLookup: (result) => requests.inc({ result }),
+  });
 }

@@ -53,12 +53,17 @@ export async function startRole(start: RoleConfig, ctx: RoleContext): Promise<vo
   }
 }
 
-/** Roles of the database alone: no bus, no Redis. */
+/** Roles of the database alone: no bus; Redis for the api's query cache when it is named. */
 async function startDatabaseRole(
   start: Extract<RoleConfig, { role: 'api' | 'notifier' | 'investigator' }>,
   ctx: RoleContext,
 ): Promise<void> {
   const db = await openRoleDatabase(ctx, start.config, start.role);
+  // Not a readiness check: without it the cache misses, and queries are answered all the same.
+  const redis =
+    start.role === 'api' && start.config.REDIS_URL !== undefined
+      ? await openRedis(ctx, start.config.REDIS_URL)
+      : undefined;
   if (start.role === 'notifier') startNotifier(ctx, sliceOf(notifierFields, start.config), db);
   if (start.role === 'investigator') {
     startInvestigator(ctx, sliceOf(investigatorFields, start.config), db);
@@ -72,7 +77,12 @@ async function startDatabaseRole(
           mount: createApiMount(
             sliceOf(apiFields, start.config),
             { primary: db, reads: openReadDatabase(ctx, start.config, db) },
-            { authenticator: createKeyAuthenticator(start.config, db), logger: ctx.logger },
+            {
+              authenticator: createKeyAuthenticator(start.config, db),
+              logger: ctx.logger,
+              registry: ctx.metrics.registry,
+              redis,
+            },
           ),
         }
       : {}),
@@ -152,7 +162,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     mount: createApiMount(
       sliceOf(apiFields, config),
       { primary: db, reads: openReadDatabase(ctx, config, db) },
-      { authenticator, logger: ctx.logger },
+      { authenticator, logger: ctx.logger, registry: ctx.metrics.registry, redis },
     ),
   });
   await listenHttp(ctx, listener, config.PORT);

@@ -37,7 +37,9 @@ export async function startSampleWriter(
   },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'writer' });
-  const store = createSampleStore(deps.db);
+  const store = createSampleStore(deps.db, {
+    lateAfterMs: config.PROMQL_CACHE_SETTLED_MS / 2,
+  });
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const duplicates = new Counter({
     name: 'monitor_samples_duplicate_total',

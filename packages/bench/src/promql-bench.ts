@@ -22,20 +22,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
-import {
-  compressOlderChunks,
-  consolidateSampleChunks,
-  listRawChunks,
-  pausePolicyJobs,
-  vacuumAnalyze,
-} from '@monitor/db/bench';
-import {
-  createApiKeyStore,
-  createOrgStore,
-  compressedChunkMs,
-  defaultStoragePolicies,
-  headCompressLagMs,
-} from '@monitor/db';
+import { listRawChunks, pausePolicyJobs, vacuumAnalyze } from '@monitor/db/bench';
+import { createApiKeyStore, createOrgStore, compressedChunkMs } from '@monitor/db';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
 import { integerOption } from './harness/command-line.js';
@@ -49,12 +37,10 @@ import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
 import { remoteWriteFleet } from './promql-prometheus-load.js';
+import { compareAnswers, compressAsThePoliciesWould, rangeQuery } from './promql-answers.js';
 import { formatMachine, formatNotes, int, ms } from './report-text.js';
 import { createStorageFleet } from './storage-fleet.js';
 import { loadFleet } from './storage-load.js';
-
-/** How often consolidate_sample_chunks runs as shipped (storage/timescale/policies.ts). */
-const consolidationStepMs = 30 * 60_000;
 
 type Options = {
   hosts: number;
@@ -117,67 +103,6 @@ const usage = `Usage: npm run bench:promql -- [options]
   --profile yes|no       run the api under node --cpu-prof (default no)
   --out FILE             JSON results (default bench-results/promql-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL and Debian's prometheus (2.42).`;
-
-type QueryAnswer = {
-  status: string;
-  data?: {
-    resultType: string;
-    result: { metric: Record<string, string>; values: [number, string][] }[];
-  };
-  error?: string;
-};
-
-async function rangeQuery(
-  url: string,
-  headers: Record<string, string>,
-  params: Record<string, string>,
-): Promise<QueryAnswer> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(params).toString(),
-  });
-  const answer = (await response.json()) as QueryAnswer;
-  if (answer.status !== 'success') {
-    throw new Error(`${url} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
-  }
-  return answer;
-}
-
-/** What differs between two matrices (at most 20 lines). */
-function compareAnswers(
-  want: QueryAnswer,
-  got: QueryAnswer,
-): NonNullable<PromqlBenchFields['check']> {
-  const key = (m: Record<string, string>) => JSON.stringify(Object.entries(m).sort());
-  const index = (a: QueryAnswer) => new Map((a.data?.result ?? []).map((s) => [key(s.metric), s]));
-  const w = index(want);
-  const g = index(got);
-  const differences: string[] = [];
-  let points = 0;
-  for (const k of new Set([...w.keys(), ...g.keys()])) {
-    const a = w.get(k);
-    const b = g.get(k);
-    if (a === undefined || b === undefined) {
-      differences.push(`${k} only in ${a === undefined ? 'ours' : 'prometheus'}`);
-      continue;
-    }
-    if (a.values.length !== b.values.length) {
-      differences.push(`${k}: ${a.values.length} points against ${b.values.length}`);
-      continue;
-    }
-    a.values.forEach(([t, v], i) => {
-      points++;
-      const [gt, gv] = b.values[i]!;
-      const x = Number(v);
-      const y = Number(gv);
-      if (t !== gt || Math.abs(x - y) > 1e-9 * Math.max(Math.abs(x), Math.abs(y))) {
-        differences.push(`${k} @${t}: prometheus ${v}, ours ${gt} ${gv}`);
-      }
-    });
-  }
-  return { series: w.size, points, differences: differences.slice(0, 20) };
-}
 
 /** The raw chunks of the window [startMs, endMs): how many, how many compressed, their share. */
 async function compressionOf(
@@ -286,20 +211,7 @@ async function seed(
   if (loaded.samplesWritten !== fleet.sampleCount)
     throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
   report.load.oursSeconds = loaded.seconds;
-  // What the policies' jobs would have done by the window's end: head chunks compressed a
-  // minute after they ended and merged, and the growing compressed chunks consolidated as
-  // consolidate_sample_chunks does (storage/timescale/head-chunks.ts).
-  const compressBefore = new Date(
-    nowMs - Math.max(defaultStoragePolicies.compressAfterHours * 3_600_000, headCompressLagMs),
-  );
-  logProgress(`compressing the raw chunks that ended before ${compressBefore.toISOString()}`);
-  // In the jobs' order over the history: every half hour (the consolidation job's interval),
-  // what had ended by then compressed, then consolidated as the job would have.
-  for (let cutMs = startMs + consolidationStepMs; ; cutMs += consolidationStepMs) {
-    await compressOlderChunks(db, 'samples', new Date(Math.min(cutMs, compressBefore.getTime())));
-    await consolidateSampleChunks(db);
-    if (cutMs >= compressBefore.getTime()) break;
-  }
+  await compressAsThePoliciesWould(db, startMs, nowMs);
   report.compression = await compressionOf(db, startMs, endMs);
   await vacuumAnalyze(db);
   return { prometheus, key, startMs, endMs };

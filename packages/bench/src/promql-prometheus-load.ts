@@ -39,7 +39,7 @@ function writeRequest(
           .uint32(9)
           .double(values[series * pointsPerSeries + p]!)
           .uint32(16)
-          .int64(fleet.timeOf(p))
+          .int64(fleet.timeOf(p, host))
           .ldelim();
       }
       writer.ldelim();

@@ -52,7 +52,7 @@ export async function loadFleet(
 }
 
 /** The host samples of hosts [firstHost, endHost) at points [firstPoint, endPoint), time first. */
-function hostSamples(
+export function hostSamples(
   fleet: StorageFleet,
   range: {
     orgId: string;

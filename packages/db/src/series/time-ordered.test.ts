@@ -72,6 +72,16 @@ describe('timeOrdered', () => {
     expect(ordered.values).toBe(values);
   });
 
+  it('puts descending batches in order where they lie, one after the other', () => {
+    const timesMs = Float64Array.from([3, 2, 1, 6, 5, 4, 7]);
+    const values = Float64Array.from(timesMs, valueAt);
+    const ordered = timeOrdered(timesMs, values);
+    expect(ordered.timesMs).toBe(timesMs);
+    expect(ordered.values).toBe(values);
+    expect(Array.from(timesMs)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from(values)).toEqual([1, 2, 3, 4, 5, 6, 7].map(valueAt));
+  });
+
   it('keeps values bit for bit and, at a time held twice, the earlier run first', () => {
     const { timesMs, values } = timeOrdered(
       Float64Array.from([30, 20, 10, 20, 40]),

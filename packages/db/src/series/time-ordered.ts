@@ -3,11 +3,11 @@
  * come in. A read hands a series' rows over in scan order, which is a few runs each in time
  * order one way or the other: an uncompressed chunk's rows ascending (index order), a compressed
  * chunk's batches in their compression order (descending in chunks compressed by `time desc`),
- * one chunk's rows before or after another's (the server merges chunks by series only). Runs
- * that ascend without overlapping are joined by copying each; otherwise each run is taken as it
- * is (a descending one reversed) and the runs merged pairwise, so the cost is n × log2(runs)
- * moves, where a comparison sort per series took most of a query's time in the api
- * (docs/benchmarks/promql.md, "PromQL").
+ * one chunk's rows before or after another's (the server merges chunks by series only). Each
+ * descending run is reversed where it lies; runs that then ascend one after the other are the
+ * answer as they are, runs that do not overlap are joined by copying each, and only overlapping
+ * ones are merged pairwise, so the cost is n × log2(runs) moves at most, where a comparison sort
+ * per series took most of a query's time in the api (docs/benchmarks/promql.md, "PromQL").
  *
  * Times are distinct within a stored series (its unique key); at a time held twice the earlier
  * run's point comes first. The arrays given may come back reordered in place.
@@ -20,7 +20,6 @@ export function timeOrdered(
   // Run boundaries: run k is [bounds[k], bounds[k + 1]).
   const bounds: number[] = [0];
   let descending = false;
-  let reversed = false;
   for (let i = 1; i < n; i++) {
     const runLength = i - bounds[bounds.length - 1]!;
     const previous = timesMs[i - 1]!;
@@ -33,31 +32,29 @@ export function timeOrdered(
     bounds.push(i);
   }
   bounds.push(n);
-  if (bounds.length === 2 && !(n > 1 && timesMs[1]! < timesMs[0]!)) return { timesMs, values };
-  const blocks = disjointAscendingRuns(timesMs, bounds);
-  if (blocks?.length === 2) return swapped(timesMs, values, blocks[1]!.end - blocks[1]!.start);
-  if (blocks !== null) return joined(timesMs, values, blocks);
-
-  let t = Float64Array.from(timesMs);
-  let v = Float64Array.from(values);
-  // Reverse the descending runs in place (a run of 1 or of equal times is taken as ascending).
+  // Each descending run reversed where it lies (a run of 1 is ascending): the runs then all
+  // ascend, in the order they came. A compressed chunk's batches come descending, so this is
+  // what puts most series in order, without a copy or a merge.
   for (let k = 0; k + 1 < bounds.length; k++) {
     const start = bounds[k]!;
     const end = bounds[k + 1]!;
-    if (end - start < 2 || !(t[start + 1]! < t[start]!)) continue;
-    reversed = true;
-    for (let a = start, b = end - 1; a < b; a++, b--) {
-      const ta = t[a]!;
-      t[a] = t[b]!;
-      t[b] = ta;
-      const va = v[a]!;
-      v[a] = v[b]!;
-      v[b] = va;
+    if (end - start >= 2 && timesMs[start + 1]! < timesMs[start]!) {
+      timesMs.subarray(start, end).reverse();
+      values.subarray(start, end).reverse();
     }
   }
-  if (bounds.length === 2 && reversed) return { timesMs: t, values: v };
+  if (bounds.length === 2) return { timesMs, values };
+  const blocks = disjointAscendingRuns(timesMs, bounds);
+  if (blocks !== null) {
+    // Disjoint and already one after the other: batches of one chunk, or chunks in time order.
+    if (blocks.every((block, k) => block.start === bounds[k])) return { timesMs, values };
+    if (blocks.length === 2) return swapped(timesMs, values, blocks[1]!.end - blocks[1]!.start);
+    return joined(timesMs, values, blocks);
+  }
 
-  // Bottom-up merge of neighbouring runs, ping-ponging between two pairs of buffers.
+  // Bottom-up merge of neighbouring runs, ping-ponging between the given arrays and a new pair.
+  let t = timesMs;
+  let v = values;
   let runs = bounds;
   let tOut = new Float64Array(n);
   let vOut = new Float64Array(n);
@@ -94,9 +91,9 @@ export function timeOrdered(
 }
 
 /**
- * The runs between `bounds` in time order, when each ascends and none overlaps another (each ends
- * before the next in time order begins): what a read of several chunks hands over, one chunk's
- * rows after another's, in whichever order the server's merge took them. Null otherwise.
+ * The runs between `bounds` (each ascending) in time order, when none overlaps another (each
+ * ends before the next in time order begins): what a read of several chunks hands over, one
+ * chunk's rows after another's, in whichever order the server's merge took them. Null otherwise.
  */
 function disjointAscendingRuns(
   timesMs: Float64Array,
@@ -106,7 +103,6 @@ function disjointAscendingRuns(
   for (let k = 0; k + 1 < bounds.length; k++) {
     const start = bounds[k]!;
     const end = bounds[k + 1]!;
-    if (end - start > 1 && !(timesMs[start]! < timesMs[start + 1]!)) return null;
     runs.push({ start, end });
   }
   runs.sort((a, b) => timesMs[a.start]! - timesMs[b.start]!);

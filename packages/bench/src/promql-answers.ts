@@ -18,6 +18,10 @@ export type QueryAnswer = {
   error?: string;
 };
 
+/**
+ * Asks a query (`/query_range`, or `/query` for an instant one) with a form body; an instant
+ * vector's `value` comes back as a one-point `values`, so that answers compare alike.
+ */
 export async function rangeQuery(
   url: string,
   headers: Record<string, string>,
@@ -31,6 +35,12 @@ export async function rangeQuery(
   const answer = (await response.json()) as QueryAnswer;
   if (answer.status !== 'success') {
     throw new Error(`${url} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+  }
+  for (const series of answer.data?.result ?? []) {
+    const instant = series as { value?: [number, string]; values?: [number, string][] };
+    if (instant.values === undefined && instant.value !== undefined) {
+      instant.values = [instant.value];
+    }
   }
   return answer;
 }

@@ -1,7 +1,9 @@
 // @services postgres timescale
 import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
+import { createDatabase } from '../core/database.js';
 import { migrate } from '../schema/migrate.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 import { pruneLateSampleWrites, readLateSampleWrites } from './late-sample-writes.js';
@@ -59,6 +61,42 @@ describe.each(['postgres', 'timescale'] as const)('late sample writes on %s', (e
     expect((await readLateSampleWrites(db, uniqueOrgId(), lateMs, lateMs)).xids).toEqual([]);
     expect((await readLateSampleWrites(db, orgId, lateHourMs + hourMs, nowMs)).xids).toEqual([]);
   });
+
+  it('writes late batches side by side on a pool only as large as they need', async () => {
+    // A batch takes two connections (its transaction, the services projection). Asking a third
+    // while its transaction held its locks waited for ever once the other batch, waiting on
+    // those locks, held the rest of the pool (found by bench:promql's load).
+    const [row] = await db.sql<{ name: string }[]>`select current_database() as name`;
+    const url = new URL(serviceUrl(engine));
+    url.pathname = `/${row!.name}`;
+    const small = createDatabase({ url: url.toString(), maxConnections: 3 });
+    try {
+      const nowMs = Date.now();
+      const orgId = uniqueOrgId();
+      // Rows enough for COPY, in an hour no chunk holds yet, of the same new hosts.
+      const batchAt = (offsetMs: number) => ({
+        samples: Array.from({ length: 1500 }, (_, i) =>
+          buildHostSample({
+            orgId,
+            host: `side-${i % 40}`,
+            timeMs: nowMs - 2 * 24 * hourMs + offsetMs + i * 1000,
+            metrics: { cpu_usage: i, memory_usage: i / 2 },
+          }),
+        ),
+      });
+      for (let round = 0; round < 3; round++) {
+        const stores = [0, 1].map(() =>
+          createSampleStore(small, { lateAfterMs: 5 * minuteMs, nowMs: () => nowMs }),
+        );
+        const results = await Promise.all(
+          stores.map((store, k) => store.writeBatch(batchAt(round * 4 * hourMs + k * 1_500_000))),
+        );
+        expect(results.map((r) => r.samplesWritten)).toEqual([3000, 3000]);
+      }
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
 
   it('prunes what was written more than its keep ago', async () => {
     const orgId = uniqueOrgId();

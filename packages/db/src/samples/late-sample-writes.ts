@@ -44,24 +44,23 @@ const tableCheckIntervalMs = 10_000;
 /**
  * Whether `late_sample_writes` exists, as a writer asks before each batch with late samples:
  * a writer may start before migration 34 runs (the migrate job runs beside the roles), and
- * records late writes from the first batch after it did.
+ * records late writes from the first batch after it did. Asked on the batch's own transaction:
+ * a second connection taken while it holds its locks can wait for ever on a pool that the other
+ * transactions, waiting on those locks, fill.
  */
 export function createLateWritesTableCheck(
-  db: Pick<Database, 'sql'>,
   nowMs: () => number,
-): () => Promise<boolean> {
-  let known: Promise<boolean> | undefined;
+): (tx: TransactionSql) => Promise<boolean> {
+  let known: boolean | undefined;
   let checkedAtMs = 0;
-  return async () => {
-    if (known === undefined || (!(await known) && nowMs() - checkedAtMs >= tableCheckIntervalMs)) {
-      checkedAtMs = nowMs();
-      known = db.sql<{ exists: boolean }[]>`
-        select to_regclass('late_sample_writes') is not null as exists`.then(
-        ([row]) => row?.exists === true,
-        () => false,
-      );
-    }
-    return await known;
+  return async (tx) => {
+    if (known === true) return true;
+    if (known === false && nowMs() - checkedAtMs < tableCheckIntervalMs) return false;
+    checkedAtMs = nowMs();
+    const [row] = await tx<{ exists: boolean }[]>`
+      select to_regclass('late_sample_writes') is not null as exists`;
+    known = row?.exists === true;
+    return known;
   };
 }
 

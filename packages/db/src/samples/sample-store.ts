@@ -132,7 +132,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
   const copy = (options.method ?? 'copy') === 'copy';
   const lateAfterMs = options.lateAfterMs ?? 300_000;
   const nowMs = options.nowMs ?? Date.now;
-  const lateWritesTable = createLateWritesTableCheck(db, nowMs);
+  const lateWritesTable = createLateWritesTableCheck(nowMs);
   let servicesCreated = 0;
   let analyzeAt = firstAnalyzeAfterServices;
   let timeColumn: Promise<SampleTimeColumn> | undefined;
@@ -242,7 +242,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
               );
             }
             const late = lateHoursOf(fresh, nowMs() - lateAfterMs);
-            if (late.orgIds.length > 0 && (await lateWritesTable())) {
+            if (late.orgIds.length > 0 && (await lateWritesTable(tx))) {
               last.push(insertLateSampleWrites(tx, late));
             }
             last.push(

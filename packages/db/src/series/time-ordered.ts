@@ -53,11 +53,11 @@ export function timeOrdered(
   }
 
   // Bottom-up merge of neighbouring runs, ping-ponging between the given arrays and a new pair.
-  let t = timesMs;
-  let v = values;
+  let t: Float64Array = timesMs;
+  let v: Float64Array = values;
   let runs = bounds;
-  let tOut = new Float64Array(n);
-  let vOut = new Float64Array(n);
+  let tOut: Float64Array = new Float64Array(n);
+  let vOut: Float64Array = new Float64Array(n);
   while (runs.length > 2) {
     const merged: number[] = [0];
     for (let k = 0; k + 1 < runs.length; k += 2) {

@@ -230,6 +230,10 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             const order = keptOrder(plan.keepSamples, seriesRows);
             rows.unaggregated = keptRows(rows.unaggregated, plan.keepUnaggregated);
             scaleValues(rows.samples, seriesScales);
+            // Asked before any statement goes out unawaited: one that fails while this waits
+            // would be a rejection nothing handles yet.
+            const late = lateHoursOf(fresh, nowMs() - lateAfterMs);
+            const recordLate = late.orgIds.length > 0 && (await lateWritesTable(tx));
             if (method === 'copy' && rows.samples.timesMs.length > insertedRowsMax) {
               // A COPY holds the connection until it is done: nothing goes out with it.
               addWritten(result, await copyRows(tx, rows, order, times));
@@ -241,10 +245,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
                 ),
               );
             }
-            const late = lateHoursOf(fresh, nowMs() - lateAfterMs);
-            if (late.orgIds.length > 0 && (await lateWritesTable(tx))) {
-              last.push(insertLateSampleWrites(tx, late));
-            }
+            if (recordLate) last.push(insertLateSampleWrites(tx, late));
             last.push(
               insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
               insertUnaggregatedSamples(tx, rows.unaggregated).then((counts) => {

@@ -9,6 +9,8 @@ import { setOffsetForAtModifier } from './preprocess.js';
 import { executionError, PromqlError } from './promql-error.js';
 import type { EvalBudget, RateKind } from './rate-steps.js';
 import { rateSteps } from './rate-steps.js';
+import type { BucketWindow } from './series-buckets.js';
+import { addUpBuckets, emptyBucketWindow } from './series-buckets.js';
 import { aggregateSteps } from './step-aggregation.js';
 import type { StepMatrix } from './step-matrix.js';
 import { matrixSteps, stepsMatrix, stepTimes } from './step-matrix.js';
@@ -36,9 +38,14 @@ export type EvalContext = {
   deadlineMs: number;
   now: () => number;
   currentSamples: number;
+  /** The widths of the rollup tiers some answer read approximately (see series-buckets.ts). */
+  approximateTiersMs: Set<number>;
 };
 
 type EvalValue = Matrix | { string: string };
+
+/** Where an instant selector reads a series, step after step: see sampleAt. */
+type SampleCursor = { i: number; j: number };
 
 /**
  * What a range function reads: a range selector's series, or a subquery's results in their
@@ -68,9 +75,27 @@ function loadedFromPoints(series: Series): LoadedSeries {
     stale: new Uint8Array(times.length),
     pointTimes: times,
     pointValues: values,
+    buckets: undefined,
     points: series.points,
   };
 }
+
+/**
+ * The range functions a rollup tier answers from its buckets' aggregates: exactly at windows
+ * of whole buckets (sums added in another order than Prometheus', so to the last bits).
+ */
+const bucketFunctions = new Map<string, (window: BucketWindow) => number>([
+  ['count_over_time', (w) => w.count],
+  ['sum_over_time', (w) => w.sum],
+  ['avg_over_time', (w) => w.sum / w.count],
+  ['min_over_time', (w) => w.min],
+  ['max_over_time', (w) => w.max],
+  ['changes', (w) => w.changes],
+  ['resets', (w) => w.resets],
+]);
+
+/** Range functions that read only whether a window has samples, or its last one. */
+const exactOnLastSamples = new Set(['last_over_time', 'present_over_time', 'absent_over_time']);
 
 /** The range functions evaluated on arrays (Prometheus' extrapolatedRate). */
 const rateKinds = new Map<string, RateKind>([
@@ -119,6 +144,10 @@ export class Evaluator implements EvalBudget {
   addSamples(count: number): void {
     this.ctx.currentSamples += count;
     if (this.ctx.currentSamples > this.ctx.maxSamples) throw executionError(tooManySamples);
+  }
+
+  markApproximate(widthMs: number): void {
+    this.ctx.approximateTiersMs.add(widthMs);
   }
 
   checkWindow(samples: number): void {
@@ -374,10 +403,18 @@ export class Evaluator implements EvalBudget {
   }
 
   /** The sample of one series an instant selector sees at `refTime` (lookback, staleness). */
-  private sampleAt(series: LoadedSeries, refTime: number, cursor: { i: number }): Point | null {
-    const { timestamps, values } = series;
+  private sampleAt(series: LoadedSeries, refTime: number, cursor: SampleCursor): Point | null {
+    const { timestamps, values, buckets } = series;
     // cursor.i: index of the first sample after refTime, found by moving forward (steps only grow).
     while (cursor.i < timestamps.length && timestamps[cursor.i]! <= refTime) cursor.i++;
+    if (buckets !== undefined) {
+      // From a rollup tier: exact unless the bucket after refTime holds samples before it.
+      const bucketEnds = series.pointTimes;
+      while (cursor.j < bucketEnds.length && bucketEnds[cursor.j]! <= refTime) cursor.j++;
+      if (cursor.j < bucketEnds.length && buckets.firstMs[cursor.j]! <= refTime) {
+        this.markApproximate(buckets.widthMs);
+      }
+    }
     const last = cursor.i - 1;
     if (last < 0) return null;
     const t = timestamps[last]!;
@@ -392,7 +429,7 @@ export class Evaluator implements EvalBudget {
     for (const series of this.loaded(selector)) {
       this.checkDeadline();
       const points: Point[] = [];
-      const cursor = { i: 0 };
+      const cursor = { i: 0, j: 0 };
       for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
         const sample = this.sampleAt(series, ts - selector.offsetMs, cursor);
         if (sample !== null) points.push({ t: ts, v: sample.v });
@@ -407,7 +444,7 @@ export class Evaluator implements EvalBudget {
   private vectorSelectorAt(selector: VectorSelector, refTime: number): Vector {
     const out: Vector = [];
     for (const series of this.loaded(selector)) {
-      const sample = this.sampleAt(series, refTime, { i: 0 });
+      const sample = this.sampleAt(series, refTime, { i: 0, j: 0 });
       if (sample !== null) out.push({ metric: series.metric, t: sample.t, v: sample.v });
     }
     this.addSamples(out.length);
@@ -420,6 +457,8 @@ export class Evaluator implements EvalBudget {
     const out: Matrix = [];
     for (const series of this.loaded(expr.selector)) {
       this.checkDeadline();
+      // A rollup tier's points are its buckets' last samples, not every sample.
+      if (series.buckets !== undefined) this.markApproximate(series.buckets.widthMs);
       const points = series.points.filter((p) => p.t >= mint && p.t <= maxt).map((p) => ({ ...p }));
       this.addSamples(points.length);
       if (points.length > 0) out.push({ metric: series.metric, points });
@@ -528,11 +567,17 @@ export class Evaluator implements EvalBudget {
     const range = input.rangeMs;
     const inArgs: FunctionArg[] = expr.args.map(() => []);
     const out: Matrix = [];
+    const summed = emptyBucketWindow();
     for (const series of input.series) {
       this.checkDeadline();
       const metric = name === 'last_over_time' ? series.metric : dropMetricName(series.metric);
       const points: Point[] = [];
       const all = series.points;
+      const buckets = series.buckets;
+      const fromBuckets = buckets === undefined ? undefined : bucketFunctions.get(name);
+      if (buckets !== undefined && fromBuckets === undefined && !exactOnLastSamples.has(name)) {
+        this.markApproximate(buckets.widthMs);
+      }
       let lo = 0;
       let hi = 0;
       let step = -1;
@@ -547,6 +592,17 @@ export class Evaluator implements EvalBudget {
         if (hi < lo) hi = lo;
         while (hi < all.length && all[hi]!.t <= maxt) hi++;
         if (hi <= lo) continue;
+        if (
+          buckets !== undefined &&
+          !addUpBuckets(series.pointTimes, series.pointValues, buckets, lo, hi, mint, maxt, summed)
+        ) {
+          this.markApproximate(buckets.widthMs);
+        }
+        if (fromBuckets !== undefined) {
+          this.checkWindow(hi - lo);
+          points.push({ t: ts, v: fromBuckets(summed) });
+          continue;
+        }
         const window = all.slice(lo, hi);
         if (this.ctx.currentSamples + window.length > this.ctx.maxSamples) {
           throw executionError(tooManySamples);

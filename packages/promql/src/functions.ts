@@ -81,16 +81,39 @@ export function extrapolatedRateOf(
   window: { rangeStart: number; rangeEnd: number; rangeMs: number },
   isRate: boolean,
 ): number {
-  const count = hi - lo;
-  const isCounter = resets !== null;
-  const firstT = times[lo]!;
   const firstV = values[lo]!;
-  const lastT = times[hi - 1]!;
   let resultValue = values[hi - 1]! - firstV;
-  if (isCounter) {
+  if (resets !== null) {
     // Prometheus adds the value before each drop, in time order.
     for (let i = resets[lo + 1]!; i < hi; i = resets[i + 1]!) resultValue += values[i - 1]!;
   }
+  return extrapolate(
+    hi - lo,
+    times[lo]!,
+    firstV,
+    times[hi - 1]!,
+    resultValue,
+    window,
+    resets !== null,
+    isRate,
+  );
+}
+
+/**
+ * The rest of extrapolatedRate, once the window's `count` samples, its first and last, and
+ * their difference (`resultValue`, counter resets added for a counter) are known: from the raw
+ * samples or from a rollup tier's buckets. Scalars, not an object: this runs per series and step.
+ */
+export function extrapolate(
+  count: number,
+  firstT: number,
+  firstV: number,
+  lastT: number,
+  resultValue: number,
+  window: { rangeStart: number; rangeEnd: number; rangeMs: number },
+  isCounter: boolean,
+  isRate: boolean,
+): number {
   let durationToStart = (firstT - window.rangeStart) / 1000;
   const durationToEnd = (window.rangeEnd - lastT) / 1000;
   const sampledInterval = (lastT - firstT) / 1000;

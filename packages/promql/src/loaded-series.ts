@@ -1,4 +1,5 @@
 import type { Labels } from './labels.js';
+import type { SeriesBuckets } from './series-buckets.js';
 import type { Point } from './values.js';
 
 /** A selector's series as loaded for one query. */
@@ -11,6 +12,8 @@ export type LoadedSeries = {
   /** The samples that are no staleness markers, for range selectors: times and values. */
   pointTimes: ArrayLike<number>;
   pointValues: ArrayLike<number>;
+  /** The aggregates of `pointTimes`' buckets when the series comes from a rollup tier. */
+  buckets: SeriesBuckets | undefined;
   /** The same samples as points (made on first use). */
   readonly points: Point[];
 };

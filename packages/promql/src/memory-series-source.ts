@@ -1,6 +1,7 @@
 import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
 import { compareLabels, getLabel, labelsFrom } from './labels.js';
+import { bucketEndOf, bucketSeries } from './series-buckets.js';
 import type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 
 /**
@@ -20,9 +21,14 @@ function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean 
 
 /**
  * A SeriesSource over series held in memory: the reference the evaluator's tests use, and a
- * statement of the port's contract in a few lines.
+ * statement of the port's contract in a few lines. With `tierWidthMs`, selections read the
+ * series as a rollup tier of that width would hold them: every bucket that overlaps the range
+ * (series-buckets.ts).
  */
-export function createMemorySeriesSource(input: readonly MemorySeries[]): SeriesSource {
+export function createMemorySeriesSource(
+  input: readonly MemorySeries[],
+  options: { tierWidthMs?: number } = {},
+): SeriesSource {
   const all = input
     .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples, stale: s.stale }))
     .sort((a, b) => compareLabels(a.labels, b.labels));
@@ -40,6 +46,10 @@ export function createMemorySeriesSource(input: readonly MemorySeries[]): Series
       const out: SourceSeries[] = [];
       for (const s of all) {
         if (!matchesAll(s.labels, matchers)) continue;
+        if (options.tierWidthMs !== undefined) {
+          out.push({ labels: s.labels, ...tierOf(s, range, options.tierWidthMs) });
+          continue;
+        }
         const samples = inRange(s.samples, range);
         out.push({
           labels: s.labels,
@@ -69,6 +79,43 @@ export function createMemorySeriesSource(input: readonly MemorySeries[]): Series
         if (value !== '') values.add(value);
       }
       return Promise.resolve([...values].sort());
+    },
+  };
+}
+
+/** The buckets of a tier of `widthMs` over `series` that overlap `range`. */
+function tierOf(
+  series: { samples: [number, number][]; stale: number[] | undefined },
+  range: TimeRange,
+  widthMs: number,
+): Omit<SourceSeries, 'labels'> {
+  const times = series.samples.map(([t]) => t);
+  const values = series.samples.map(([, v]) => v);
+  const stale = series.stale ?? values.map((v) => (Number.isNaN(v) ? 1 : 0));
+  const tier = bucketSeries(times, values, stale, widthMs);
+  const overlaps = (t: number): boolean => {
+    const end = bucketEndOf(t, widthMs);
+    return end >= range.startMs && end - widthMs < range.endMs;
+  };
+  const keep = tier.timestampsMs.map(overlaps);
+  const bucketKept = tier.timestampsMs.filter((_, i) => tier.stale[i] === 0).map(overlaps);
+  const b = tier.buckets;
+  const pick = (column: number[]): number[] => column.filter((_, i) => bucketKept[i]);
+  return {
+    timestampsMs: tier.timestampsMs.filter((_, i) => keep[i]),
+    values: tier.values.filter((_, i) => keep[i]),
+    stale: tier.stale.filter((_, i) => keep[i]),
+    buckets: {
+      widthMs,
+      count: pick(b.count),
+      sum: pick(b.sum),
+      min: pick(b.min),
+      max: pick(b.max),
+      firstMs: pick(b.firstMs),
+      firstValue: pick(b.firstValue),
+      resetSum: pick(b.resetSum),
+      resets: pick(b.resets),
+      changes: pick(b.changes),
     },
   };
 }

@@ -3,12 +3,14 @@ import { typeOf } from './ast.js';
 import type { EvalContext } from './evaluator.js';
 import type { LoadedSeries } from './loaded-series.js';
 import { Evaluator } from './evaluator.js';
+import { formatDuration } from './format-promql.js';
 import type { Labels } from './labels.js';
 import { compareLabels } from './labels.js';
 import { parsePromql } from './parse-promql.js';
 import { planSelections } from './plan-selections.js';
 import { preprocessExpr, setOffsetForAtModifier } from './preprocess.js';
 import { badData, PromqlError } from './promql-error.js';
+import type { SeriesBuckets } from './series-buckets.js';
 import type { SeriesSource, SourceSeries } from './series-source.js';
 import type { Matrix, Point, QueryValue } from './values.js';
 
@@ -85,6 +87,7 @@ function toLoaded(series: SourceSeries): LoadedSeries {
     flags,
     pointTimes,
     pointValues,
+    series.buckets,
   );
 }
 
@@ -104,6 +107,7 @@ class LoadedSourceSeries implements LoadedSeries {
     readonly stale: ArrayLike<number> | undefined,
     readonly pointTimes: ArrayLike<number>,
     readonly pointValues: ArrayLike<number>,
+    readonly buckets: SeriesBuckets | undefined,
   ) {}
 
   /** Made on first use only: the range functions on arrays never ask for them. */
@@ -117,6 +121,15 @@ class LoadedSourceSeries implements LoadedSeries {
     }
     return this.#points;
   }
+}
+
+/** What an answer that read a rollup tier of `widthMs` approximately says (docs/promql.md). */
+function approximationWarning(widthMs: number): string {
+  const width = formatDuration(widthMs);
+  return (
+    `approximate: read from ${width} rollups at a step, range or offset that is not a ` +
+    `multiple of ${width}, or with a function that needs every raw sample`
+  );
 }
 
 /** Prometheus' order of a range query's result: by label set. */
@@ -139,7 +152,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     intervalMs: number,
     stepMs: number,
     outer: AbortSignal | undefined,
-  ): Promise<{ expr: Expr; evaluator: Evaluator }> {
+  ): Promise<{ expr: Expr; evaluator: Evaluator; ctx: EvalContext }> {
     const deadlineMs = now() + options.timeoutMs;
     const parsed = parsePromql(query);
     const expr = preprocessExpr(parsed, startMs, endMs);
@@ -189,26 +202,43 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
       deadlineMs,
       now,
       currentSamples: 0,
+      approximateTiersMs: new Set(),
     };
-    return { expr, evaluator: new Evaluator(ctx, startMs, endMs, intervalMs) };
+    return { expr, evaluator: new Evaluator(ctx, startMs, endMs, intervalMs), ctx };
+  }
+
+  /** The answer, with a warning for each rollup tier it read approximately. */
+  function answer(value: QueryValue, ctx: EvalContext): QueryValue {
+    if (ctx.approximateTiersMs.size === 0) return value;
+    const warnings = [...ctx.approximateTiersMs]
+      .sort((a, b) => a - b)
+      .map((widthMs) => approximationWarning(widthMs));
+    return { ...value, warnings };
   }
 
   return {
     async instantQuery(query, timeMs, signal) {
-      const { expr, evaluator } = await run(query, timeMs, timeMs, 1, 0, signal);
+      const { expr, evaluator, ctx } = await run(query, timeMs, timeMs, 1, 0, signal);
       const value = evaluator.eval(expr);
-      if (!Array.isArray(value))
-        return { resultType: 'string', result: { t: timeMs, v: value.string } };
+      if (!Array.isArray(value)) {
+        return answer({ resultType: 'string', result: { t: timeMs, v: value.string } }, ctx);
+      }
       switch (typeOf(expr)) {
         case 'vector':
-          return {
-            resultType: 'vector',
-            result: value.map((s) => ({ metric: s.metric, t: timeMs, v: s.points[0]!.v })),
-          };
+          return answer(
+            {
+              resultType: 'vector',
+              result: value.map((s) => ({ metric: s.metric, t: timeMs, v: s.points[0]!.v })),
+            },
+            ctx,
+          );
         case 'scalar':
-          return { resultType: 'scalar', result: { t: timeMs, v: value[0]!.points[0]!.v } };
+          return answer(
+            { resultType: 'scalar', result: { t: timeMs, v: value[0]!.points[0]!.v } },
+            ctx,
+          );
         default:
-          return { resultType: 'matrix', result: value };
+          return answer({ resultType: 'matrix', result: value }, ctx);
       }
     },
 
@@ -230,10 +260,10 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
           `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`,
         );
       }
-      const { expr, evaluator } = await run(query, startMs, endMs, stepMs, stepMs, signal);
+      const { expr, evaluator, ctx } = await run(query, startMs, endMs, stepMs, stepMs, signal);
       const value = evaluator.eval(expr);
       if (!Array.isArray(value)) throw badData('string results are not allowed in range queries');
-      return { resultType: 'matrix', result: sortMatrix(value) };
+      return answer({ resultType: 'matrix', result: sortMatrix(value) }, ctx);
     },
   };
 }

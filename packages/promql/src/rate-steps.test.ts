@@ -6,7 +6,12 @@ import type { EvalBudget, RateKind } from './rate-steps.js';
 import { rateSteps } from './rate-steps.js';
 import { stepTimes } from './step-matrix.js';
 
-const unlimited: EvalBudget = { checkDeadline() {}, checkWindow() {}, addSamples() {} };
+const unlimited: EvalBudget = {
+  checkDeadline() {},
+  checkWindow() {},
+  addSamples() {},
+  markApproximate() {},
+};
 
 function loaded(i: number, values: number[]): LoadedSeries {
   const times = values.map((_, k) => 1_000_000 + k * 15_000 + ((k * 7) % 11));
@@ -17,6 +22,7 @@ function loaded(i: number, values: number[]): LoadedSeries {
     stale: undefined,
     pointTimes: times,
     pointValues: values,
+    buckets: undefined,
     points: [],
   };
 }

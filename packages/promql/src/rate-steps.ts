@@ -1,4 +1,5 @@
-import { counterResets, extrapolatedRateOf } from './functions.js';
+import { counterResets, extrapolate, extrapolatedRateOf } from './functions.js';
+import { addUpBuckets, emptyBucketWindow } from './series-buckets.js';
 import type { LoadedSeries } from './loaded-series.js';
 import { dropMetricName } from './labels.js';
 import type { StepMatrix } from './step-matrix.js';
@@ -19,6 +20,8 @@ export type EvalBudget = {
   checkWindow(samples: number): void;
   /** Counts a series' results; throws past the query's limit. */
   addSamples(samples: number): void;
+  /** Notes that an answer read a rollup tier of `widthMs` approximately. */
+  markApproximate(widthMs: number): void;
 };
 
 /**
@@ -41,14 +44,17 @@ export function rateSteps(
   // One array of resets for every series, grown as needed: one of its own per series was 1,000
   // backing stores outside V8's heap a query, for its young collections (docs/benchmarks/promql.md).
   let resetsScratch = new Int32Array(0);
+  const summed = emptyBucketWindow();
   for (const one of series) {
     budget.checkDeadline();
     const sampleTimes = one.pointTimes;
     const values = one.pointValues;
-    if (kind.isCounter && resetsScratch.length < values.length + 1) {
+    const buckets = one.buckets;
+    if (buckets === undefined && kind.isCounter && resetsScratch.length < values.length + 1) {
       resetsScratch = new Int32Array(Math.max(values.length + 1, resetsScratch.length * 2));
     }
-    const resets = kind.isCounter ? counterResets(values, resetsScratch) : null;
+    const resets =
+      buckets === undefined && kind.isCounter ? counterResets(values, resetsScratch) : null;
     let results = 0;
     let lo = 0;
     let hi = 0;
@@ -60,16 +66,35 @@ export function rateSteps(
       while (hi < sampleTimes.length && sampleTimes[hi]! <= maxt) hi++;
       if (hi <= lo) continue;
       budget.checkWindow(hi - lo);
-      if (hi - lo < 2) continue;
-      const v = extrapolatedRateOf(
-        sampleTimes,
-        values,
-        resets,
-        lo,
-        hi,
-        { rangeStart: mint, rangeEnd: maxt, rangeMs },
-        kind.isRate,
-      );
+      let v: number;
+      if (buckets !== undefined) {
+        // From a rollup tier: each point is a bucket of samples.
+        if (!addUpBuckets(sampleTimes, values, buckets, lo, hi, mint, maxt, summed)) {
+          budget.markApproximate(buckets.widthMs);
+        }
+        if (summed.count < 2) continue;
+        v = extrapolate(
+          summed.count,
+          summed.firstMs,
+          summed.firstValue,
+          summed.lastMs,
+          summed.lastValue - summed.firstValue + (kind.isCounter ? summed.resetSum : 0),
+          { rangeStart: mint, rangeEnd: maxt, rangeMs },
+          kind.isCounter,
+          kind.isRate,
+        );
+      } else {
+        if (hi - lo < 2) continue;
+        v = extrapolatedRateOf(
+          sampleTimes,
+          values,
+          resets,
+          lo,
+          hi,
+          { rangeStart: mint, rangeEnd: maxt, rangeMs },
+          kind.isRate,
+        );
+      }
       out.values[k * out.rows + row] = v;
       out.present[k * out.rows + row] = 1;
       results++;

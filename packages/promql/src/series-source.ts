@@ -1,5 +1,6 @@
 import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
+import type { SeriesBuckets } from './series-buckets.js';
 
 /** What the evaluator will do with a selection: lets a source choose how to read. */
 type SelectHints = {
@@ -33,6 +34,11 @@ export type SourceSeries = {
    * for samples it decoded and found no NaN in): the evaluator then skips its own count.
    */
   markers?: number;
+  /**
+   * Set when the series comes from a rollup tier: its points are the buckets' last samples,
+   * and these their aggregates (series-buckets.ts), one per point that is no staleness marker.
+   */
+  buckets?: SeriesBuckets;
 };
 
 /** A time range, ms, both ends inclusive (Prometheus' selection semantics). */

@@ -10,9 +10,13 @@ export type Matrix = Series[];
 export type Sample = { metric: Labels; t: number; v: number };
 export type Vector = Sample[];
 
-/** What a query answers, as Prometheus' API types it. */
-export type QueryValue =
+/**
+ * What a query answers, as Prometheus' API types it, with the warnings its answer carries
+ * (approximate reads of rollup tiers) when there are any.
+ */
+export type QueryValue = (
   | { resultType: 'matrix'; result: Matrix }
   | { resultType: 'vector'; result: Vector }
   | { resultType: 'scalar'; result: { t: number; v: number } }
-  | { resultType: 'string'; result: { t: number; v: string } };
+  | { resultType: 'string'; result: { t: number; v: string } }
+) & { warnings?: string[] };

@@ -13,13 +13,19 @@ import type { QueryValue } from '../values.js';
 /** One sample of an instant result: its labels as a record, and its value. */
 export type Row = [labels: Record<string, string>, value: number];
 
-/** An engine over series held in memory, with Prometheus' defaults (5 min lookback). */
+/**
+ * An engine over series held in memory, with Prometheus' defaults (5 min lookback); with
+ * `tierWidthMs`, over the series as a rollup tier of that width holds them.
+ */
 export function engineOver(
   series: MemorySeries[],
-  overrides: { timeoutMs?: number; maxSeries?: number } = {},
+  overrides: { timeoutMs?: number; maxSeries?: number; tierWidthMs?: number } = {},
 ): PromqlEngine {
   return createPromqlEngine({
-    source: createMemorySeriesSource(series),
+    source: createMemorySeriesSource(
+      series,
+      overrides.tierWidthMs === undefined ? {} : { tierWidthMs: overrides.tierWidthMs },
+    ),
     lookbackDeltaMs: 300_000,
     maxSamples: 50_000_000,
     timeoutMs: overrides.timeoutMs ?? 10_000,

@@ -13,6 +13,7 @@ export { createPromqlEngine } from './promql-engine.js';
 export type { MemorySeries } from './memory-series-source.js';
 export { createMemorySeriesSource } from './memory-series-source.js';
 export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
+export { bucketSeries } from './series-buckets.js';
 export type { QueryValue } from './values.js';
 export type { RangeReads } from './range-reads.js';
 export { splittableRangeReads } from './range-reads.js';

@@ -9,8 +9,8 @@ import { setOffsetForAtModifier } from './preprocess.js';
 import { executionError, PromqlError } from './promql-error.js';
 import type { EvalBudget, RateKind } from './rate-steps.js';
 import { rateSteps } from './rate-steps.js';
-import type { BucketWindow } from './series-buckets.js';
-import { addUpBuckets, emptyBucketWindow } from './series-buckets.js';
+import type { BucketWindow, SeriesBuckets } from './series-buckets.js';
+import { addUpBuckets, bucketEndOf, emptyBucketWindow } from './series-buckets.js';
 import { aggregateSteps } from './step-aggregation.js';
 import type { StepMatrix } from './step-matrix.js';
 import { matrixSteps, stepsMatrix, stepTimes } from './step-matrix.js';
@@ -82,7 +82,8 @@ function loadedFromPoints(series: Series): LoadedSeries {
 
 /**
  * The range functions a rollup tier answers from its buckets' aggregates: exactly at windows
- * of whole buckets (sums added in another order than Prometheus', so to the last bits).
+ * of whole buckets (sums added in another order than Prometheus', so to the last bits). Others
+ * read the buckets' last samples (series-buckets.ts).
  */
 const bucketFunctions = new Map<string, (window: BucketWindow) => number>([
   ['count_over_time', (w) => w.count],
@@ -90,8 +91,6 @@ const bucketFunctions = new Map<string, (window: BucketWindow) => number>([
   ['avg_over_time', (w) => w.sum / w.count],
   ['min_over_time', (w) => w.min],
   ['max_over_time', (w) => w.max],
-  ['changes', (w) => w.changes],
-  ['resets', (w) => w.resets],
 ]);
 
 /** Range functions that read only whether a window has samples, or its last one. */
@@ -407,14 +406,7 @@ export class Evaluator implements EvalBudget {
     const { timestamps, values, buckets } = series;
     // cursor.i: index of the first sample after refTime, found by moving forward (steps only grow).
     while (cursor.i < timestamps.length && timestamps[cursor.i]! <= refTime) cursor.i++;
-    if (buckets !== undefined) {
-      // From a rollup tier: exact unless the bucket after refTime holds samples before it.
-      const bucketEnds = series.pointTimes;
-      while (cursor.j < bucketEnds.length && bucketEnds[cursor.j]! <= refTime) cursor.j++;
-      if (cursor.j < bucketEnds.length && buckets.firstMs[cursor.j]! <= refTime) {
-        this.markApproximate(buckets.widthMs);
-      }
-    }
+    if (buckets !== undefined) this.checkTierSample(buckets, series.pointTimes, refTime, cursor);
     const last = cursor.i - 1;
     if (last < 0) return null;
     const t = timestamps[last]!;
@@ -422,6 +414,26 @@ export class Evaluator implements EvalBudget {
     const v = values[last]!;
     if (series.stale === undefined ? Number.isNaN(v) : series.stale[last] === 1) return null;
     return { t, v };
+  }
+
+  /**
+   * Whether an instant selector at refTime reads a rollup tier as it would the raw samples:
+   * unless the bucket after refTime holds samples before it, or the tier's times are bucket
+   * ends and the lookback is not a number of buckets.
+   */
+  private checkTierSample(
+    buckets: SeriesBuckets,
+    bucketLasts: ArrayLike<number>,
+    refTime: number,
+    cursor: SampleCursor,
+  ): void {
+    const w = buckets.widthMs;
+    while (cursor.j < bucketLasts.length && bucketLasts[cursor.j]! <= refTime) cursor.j++;
+    const inside =
+      cursor.j < bucketLasts.length && bucketEndOf(bucketLasts[cursor.j]!, w) - w < refTime;
+    if (inside || (!buckets.exactTimes && this.ctx.lookbackMs % w !== 0)) {
+      this.markApproximate(w);
+    }
   }
 
   private evalVectorSelector(selector: VectorSelector): Matrix {
@@ -444,6 +456,8 @@ export class Evaluator implements EvalBudget {
   private vectorSelectorAt(selector: VectorSelector, refTime: number): Vector {
     const out: Vector = [];
     for (const series of this.loaded(selector)) {
+      // A tier that keeps bucket ends for times does not know the samples' own.
+      if (series.buckets?.exactTimes === false) this.markApproximate(series.buckets.widthMs);
       const sample = this.sampleAt(series, refTime, { i: 0, j: 0 });
       if (sample !== null) out.push({ metric: series.metric, t: sample.t, v: sample.v });
     }

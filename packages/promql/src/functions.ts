@@ -104,7 +104,7 @@ export function extrapolatedRateOf(
  * their difference (`resultValue`, counter resets added for a counter) are known: from the raw
  * samples or from a rollup tier's buckets. Scalars, not an object: this runs per series and step.
  */
-export function extrapolate(
+function extrapolate(
   count: number,
   firstT: number,
   firstV: number,

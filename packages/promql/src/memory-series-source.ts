@@ -19,15 +19,21 @@ function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean 
   return matchers.every((m) => m.matches(getLabel(labels, m.name)));
 }
 
+/** A rollup tier to read instead of the samples: its width, and the times it keeps. */
+export type MemoryTier = {
+  widthMs: number;
+  /** `samples`: the last samples' own; `bucketEnds`: a bucket's end, or the ms before it. */
+  times: 'samples' | 'bucketEnds';
+};
+
 /**
  * A SeriesSource over series held in memory: the reference the evaluator's tests use, and a
- * statement of the port's contract in a few lines. With `tierWidthMs`, selections read the
- * series as a rollup tier of that width would hold them: every bucket that overlaps the range
- * (series-buckets.ts).
+ * statement of the port's contract in a few lines. With `tier`, selections read the series as
+ * that rollup tier would hold them: every bucket that overlaps the range (series-buckets.ts).
  */
 export function createMemorySeriesSource(
   input: readonly MemorySeries[],
-  options: { tierWidthMs?: number } = {},
+  options: { tier?: MemoryTier } = {},
 ): SeriesSource {
   const all = input
     .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples, stale: s.stale }))
@@ -46,8 +52,8 @@ export function createMemorySeriesSource(
       const out: SourceSeries[] = [];
       for (const s of all) {
         if (!matchesAll(s.labels, matchers)) continue;
-        if (options.tierWidthMs !== undefined) {
-          out.push({ labels: s.labels, ...tierOf(s, range, options.tierWidthMs) });
+        if (options.tier !== undefined) {
+          out.push({ labels: s.labels, ...tierOf(s, range, options.tier) });
           continue;
         }
         const samples = inRange(s.samples, range);
@@ -83,39 +89,45 @@ export function createMemorySeriesSource(
   };
 }
 
-/** The buckets of a tier of `widthMs` over `series` that overlap `range`. */
+/** The buckets of `tier` over `series` that overlap `range`. */
 function tierOf(
   series: { samples: [number, number][]; stale: number[] | undefined },
   range: TimeRange,
-  widthMs: number,
+  tier: MemoryTier,
 ): Omit<SourceSeries, 'labels'> {
-  const times = series.samples.map(([t]) => t);
+  const { widthMs } = tier;
   const values = series.samples.map(([, v]) => v);
   const stale = series.stale ?? values.map((v) => (Number.isNaN(v) ? 1 : 0));
-  const tier = bucketSeries(times, values, stale, widthMs);
-  const overlaps = (t: number): boolean => {
-    const end = bucketEndOf(t, widthMs);
-    return end >= range.startMs && end - widthMs < range.endMs;
-  };
-  const keep = tier.timestampsMs.map(overlaps);
-  const bucketKept = tier.timestampsMs.filter((_, i) => tier.stale[i] === 0).map(overlaps);
-  const b = tier.buckets;
+  const all = bucketSeries(
+    series.samples.map(([t]) => t),
+    values,
+    stale,
+    widthMs,
+  );
+  const endOf = (t: number): number => bucketEndOf(t, widthMs);
+  const overlaps = (t: number): boolean =>
+    endOf(t) >= range.startMs && endOf(t) - widthMs < range.endMs;
+  const keep = all.timestampsMs.map(overlaps);
+  const bucketKept = all.timestampsMs.filter((_, i) => all.stale[i] === 0).map(overlaps);
+  const b = all.buckets;
   const pick = (column: number[]): number[] => column.filter((_, i) => bucketKept[i]);
+  // A bucket's end when its last sample (or its closing marker) is there, else the ms before.
+  const endTime = (t: number, i: number): number =>
+    t === endOf(t) || all.stale[i] === 1 ? endOf(t) : endOf(t) - 1;
   return {
-    timestampsMs: tier.timestampsMs.filter((_, i) => keep[i]),
-    values: tier.values.filter((_, i) => keep[i]),
-    stale: tier.stale.filter((_, i) => keep[i]),
+    timestampsMs: all.timestampsMs
+      .map((t, i) => (tier.times === 'samples' ? t : endTime(t, i)))
+      .filter((_, i) => keep[i]),
+    values: all.values.filter((_, i) => keep[i]),
+    stale: all.stale.filter((_, i) => keep[i]),
     buckets: {
       widthMs,
+      exactTimes: tier.times === 'samples',
       count: pick(b.count),
       sum: pick(b.sum),
       min: pick(b.min),
       max: pick(b.max),
-      firstMs: pick(b.firstMs),
-      firstValue: pick(b.firstValue),
       resetSum: pick(b.resetSum),
-      resets: pick(b.resets),
-      changes: pick(b.changes),
     },
   };
 }

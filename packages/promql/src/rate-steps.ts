@@ -1,5 +1,5 @@
-import { counterResets, extrapolate, extrapolatedRateOf } from './functions.js';
-import { addUpBuckets, emptyBucketWindow } from './series-buckets.js';
+import { counterResets, extrapolatedRateOf } from './functions.js';
+import { bucketsRate } from './series-buckets.js';
 import type { LoadedSeries } from './loaded-series.js';
 import { dropMetricName } from './labels.js';
 import type { StepMatrix } from './step-matrix.js';
@@ -44,7 +44,6 @@ export function rateSteps(
   // One array of resets for every series, grown as needed: one of its own per series was 1,000
   // backing stores outside V8's heap a query, for its young collections (docs/benchmarks/promql.md).
   let resetsScratch = new Int32Array(0);
-  const summed = emptyBucketWindow();
   for (const one of series) {
     budget.checkDeadline();
     const sampleTimes = one.pointTimes;
@@ -68,21 +67,10 @@ export function rateSteps(
       budget.checkWindow(hi - lo);
       let v: number;
       if (buckets !== undefined) {
-        // From a rollup tier: each point is a bucket of samples.
-        if (!addUpBuckets(sampleTimes, values, buckets, lo, hi, mint, maxt, summed)) {
-          budget.markApproximate(buckets.widthMs);
-        }
-        if (summed.count < 2) continue;
-        v = extrapolate(
-          summed.count,
-          summed.firstMs,
-          summed.firstValue,
-          summed.lastMs,
-          summed.lastValue - summed.firstValue + (kind.isCounter ? summed.resetSum : 0),
-          { rangeStart: mint, rangeEnd: maxt, rangeMs },
-          kind.isCounter,
-          kind.isRate,
-        );
+        // From a rollup tier: without every sample, never Prometheus' extrapolation.
+        budget.markApproximate(buckets.widthMs);
+        v = bucketsRate(sampleTimes, values, buckets, lo, hi, { mint, rangeMs }, kind);
+        if (Number.isNaN(v)) continue;
       } else {
         if (hi - lo < 2) continue;
         v = extrapolatedRateOf(

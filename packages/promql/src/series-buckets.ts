@@ -1,31 +1,37 @@
 /**
  * A series read from a rollup tier instead of its raw samples. A tier of width `w` keeps, per
- * series and bucket, what PromQL's range functions need of the bucket's samples: count, sum,
- * min, max, the first and last sample, and the counter resets between them. Bucket `e` covers
+ * series and bucket, what the range functions that add up a window need of the bucket's
+ * samples (count, sum, min, max) and what a counter's increase needs (the last sample, and the
+ * values before the drops, counter resets, since the previous bucket's last). Bucket `e` covers
  * `(e − w, e]`, `e` a multiple of `w`: left-open, so that Prometheus 2.x's window `[t − R, t]`
  * (both ends inclusive), with `t` and `R` multiples of `w`, is exactly the buckets that end in
  * `(t − R, t]` plus, when the bucket ending at `t − R` has its last sample at `t − R`, that one
- * sample. Such windows answer as the raw samples would (sums in another order, so to the last
- * bits of a double); others, and functions that need every sample, answer approximately, and the
- * evaluator says so.
+ * sample. Over such windows, `count_over_time`, `sum_over_time`, `avg_over_time`,
+ * `min_over_time`, `max_over_time`, `last_over_time` and `present_over_time` answer as the raw
+ * samples would (sums added in another order, so to the last bits of a double), and so do
+ * instant selectors at multiples of `w` with a lookback that is one. `rate`, `increase` and
+ * `delta` answer the change between the last sample at or before the window's start and the
+ * last one in it, counter resets counted, without Prometheus' extrapolation; those, other
+ * windows and the functions that need every sample are approximate, and the evaluator says so.
  *
- * The series' points are each bucket's last sample (staleness markers stay points of their own
- * when one is a bucket's last), so an instant selector at a multiple of `w` reads what it would
- * read from the raw samples, for any lookback.
+ * The series' points are each bucket's last sample (a staleness marker is a point of its own
+ * when it is a bucket's last). A tier that does not keep the last sample's time gives the
+ * bucket's end when the sample was there, else the millisecond before (`exactTimes` false).
  */
 export type SeriesBuckets = {
   widthMs: number;
+  /** Whether the points' times are the samples' own. */
+  exactTimes: boolean;
   /** One entry per point of the series that is not a staleness marker, in time order. */
   count: ArrayLike<number>;
   sum: ArrayLike<number>;
   min: ArrayLike<number>;
   max: ArrayLike<number>;
-  firstMs: ArrayLike<number>;
-  firstValue: ArrayLike<number>;
-  /** The value before each drop between the bucket's samples (a counter reset), summed. */
+  /**
+   * The value before each drop among the bucket's samples, the first one compared with the
+   * last sample of the bucket just before (when that one has samples), summed.
+   */
   resetSum: ArrayLike<number>;
-  resets: ArrayLike<number>;
-  changes: ArrayLike<number>;
 };
 
 /** The end of the bucket of width `widthMs` that holds a sample at `timeMs`. */
@@ -34,39 +40,15 @@ export function bucketEndOf(timeMs: number, widthMs: number): number {
 }
 
 /** What a window of buckets adds up to (a scratch object the evaluator reuses). */
-export type BucketWindow = {
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-  firstMs: number;
-  firstValue: number;
-  lastMs: number;
-  lastValue: number;
-  resetSum: number;
-  resets: number;
-  changes: number;
-};
+export type BucketWindow = { count: number; sum: number; min: number; max: number };
 
 export function emptyBucketWindow(): BucketWindow {
-  return {
-    count: 0,
-    sum: 0,
-    min: 0,
-    max: 0,
-    firstMs: 0,
-    firstValue: 0,
-    lastMs: 0,
-    lastValue: 0,
-    resetSum: 0,
-    resets: 0,
-    changes: 0,
-  };
+  return { count: 0, sum: 0, min: 0, max: 0 };
 }
 
 /**
- * Adds up the buckets of the points [lo, hi) (`times`, `values`: the buckets' last samples) for
- * the window [mint, maxt] (hi > lo), into `into`. Returns whether that is exactly what the raw samples in
+ * Adds up the buckets of the points [lo, hi) (`times`: the buckets' last samples, hi > lo) for
+ * the window [mint, maxt], into `into`. Returns whether that is exactly what the raw samples in
  * the window add up to: the first bucket lies within the window, or only its last sample does,
  * and the bucket after the window (point `hi`) starts after it.
  */
@@ -80,53 +62,51 @@ export function addUpBuckets(
   maxt: number,
   into: BucketWindow,
 ): boolean {
-  let exact = hi >= times.length || buckets.firstMs[hi]! > maxt;
-  let k = lo;
-  const lastOfFirst = values[lo]!;
-  if (times[lo] === mint && buckets.firstMs[lo]! < mint) {
+  const w = buckets.widthMs;
+  let exact = hi >= times.length || bucketEndOf(times[hi]!, w) - w >= maxt;
+  if (times[lo] === mint && (buckets.exactTimes || bucketEndOf(mint, w) === mint)) {
     // Only the bucket's last sample lies in the window.
+    const v = values[lo]!;
     into.count = 1;
-    into.sum = lastOfFirst;
-    into.min = lastOfFirst;
-    into.max = lastOfFirst;
-    into.firstMs = mint;
-    into.firstValue = lastOfFirst;
-    into.resetSum = 0;
-    into.resets = 0;
-    into.changes = 0;
+    into.sum = v;
+    into.min = v;
+    into.max = v;
   } else {
-    if (buckets.firstMs[lo]! < mint) exact = false;
+    if (bucketEndOf(times[lo]!, w) - w < mint) exact = false;
     into.count = buckets.count[lo]!;
     into.sum = buckets.sum[lo]!;
     into.min = buckets.min[lo]!;
     into.max = buckets.max[lo]!;
-    into.firstMs = buckets.firstMs[lo]!;
-    into.firstValue = buckets.firstValue[lo]!;
-    into.resetSum = buckets.resetSum[lo]!;
-    into.resets = buckets.resets[lo]!;
-    into.changes = buckets.changes[lo]!;
   }
-  let previous = lastOfFirst;
-  for (k = lo + 1; k < hi; k++) {
-    const first = buckets.firstValue[k]!;
-    // Between the previous bucket's last sample and this one's first.
-    if (first < previous) {
-      into.resets++;
-      into.resetSum += previous;
-    }
-    if (first !== previous) into.changes++;
+  for (let k = lo + 1; k < hi; k++) {
     into.count += buckets.count[k]!;
     into.sum += buckets.sum[k]!;
     if (buckets.min[k]! < into.min) into.min = buckets.min[k]!;
     if (buckets.max[k]! > into.max) into.max = buckets.max[k]!;
-    into.resetSum += buckets.resetSum[k]!;
-    into.resets += buckets.resets[k]!;
-    into.changes += buckets.changes[k]!;
-    previous = values[k]!;
   }
-  into.lastMs = times[hi - 1]!;
-  into.lastValue = values[hi - 1]!;
   return exact;
+}
+
+/**
+ * A tier's `rate`, `increase` or `delta` over the points [lo, hi) of the window [mint, maxt]:
+ * the change from the last sample at or before mint (point lo when it is at mint, else the one
+ * before lo) to the window's last, counter resets counted for a counter, per second of the
+ * range for a rate. NaN without two samples.
+ */
+export function bucketsRate(
+  times: ArrayLike<number>,
+  values: ArrayLike<number>,
+  buckets: SeriesBuckets,
+  lo: number,
+  hi: number,
+  window: { mint: number; rangeMs: number },
+  kind: { isCounter: boolean; isRate: boolean },
+): number {
+  const from = times[lo] === window.mint || lo === 0 ? lo : lo - 1;
+  if (hi - 1 <= from) return Number.NaN;
+  let change = values[hi - 1]! - values[from]!;
+  if (kind.isCounter) for (let k = from + 1; k < hi; k++) change += buckets.resetSum[k]!;
+  return kind.isRate ? change / (window.rangeMs / 1000) : change;
 }
 
 /** A series as a tier holds it: the points the evaluator reads, with their buckets. */
@@ -139,18 +119,14 @@ export type BucketedSeries = {
     sum: number[];
     min: number[];
     max: number[];
-    firstMs: number[];
-    firstValue: number[];
     resetSum: number[];
-    resets: number[];
-    changes: number[];
   };
 };
 
 /**
  * The tier of width `widthMs` of a series' samples (in time order; `stale[i]` 1 marks a
- * staleness marker): what a tier stores, computed in memory. The reference for the tiers a
- * database keeps, and the in-memory source's tiers.
+ * staleness marker), with the samples' own times: what a tier stores, computed in memory. The
+ * reference for the tiers a database keeps, and the in-memory source's tiers.
  */
 export function bucketSeries(
   timestampsMs: ArrayLike<number>,
@@ -162,20 +138,12 @@ export function bucketSeries(
     timestampsMs: [],
     values: [],
     stale: [],
-    buckets: {
-      widthMs,
-      count: [],
-      sum: [],
-      min: [],
-      max: [],
-      firstMs: [],
-      firstValue: [],
-      resetSum: [],
-      resets: [],
-      changes: [],
-    },
+    buckets: { widthMs, exactTimes: true, count: [], sum: [], min: [], max: [], resetSum: [] },
   };
   const b = out.buckets;
+  // The last sample of the bucket before, while the next bucket is the one just after it.
+  let previousEnd = Number.NaN;
+  let previousLast = Number.NaN;
   let i = 0;
   while (i < timestampsMs.length) {
     const end = bucketEndOf(timestampsMs[i]!, widthMs);
@@ -185,49 +153,31 @@ export function bucketSeries(
     let sum = 0;
     let min = 0;
     let max = 0;
-    let firstMs = 0;
-    let firstValue = 0;
     let lastMs = 0;
-    let lastValue = 0;
+    let last = previousEnd === end - widthMs ? previousLast : Number.NaN;
     let resetSum = 0;
-    let resets = 0;
-    let changes = 0;
     for (let k = i; k < j; k++) {
       if (stale[k] === 1) continue;
-      const t = timestampsMs[k]!;
       const v = values[k]!;
-      if (count === 0) {
-        firstMs = t;
-        firstValue = v;
-        min = v;
-        max = v;
-      } else {
-        if (v < lastValue) {
-          resets++;
-          resetSum += lastValue;
-        }
-        if (v !== lastValue) changes++;
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
+      if (v < last) resetSum += last;
+      if (count === 0 || v < min) min = v;
+      if (count === 0 || v > max) max = v;
       count++;
       sum += v;
-      lastMs = t;
-      lastValue = v;
+      lastMs = timestampsMs[k]!;
+      last = v;
     }
     if (count > 0) {
       out.timestampsMs.push(lastMs);
-      out.values.push(lastValue);
+      out.values.push(last);
       out.stale.push(0);
       b.count.push(count);
       b.sum.push(sum);
       b.min.push(min);
       b.max.push(max);
-      b.firstMs.push(firstMs);
-      b.firstValue.push(firstValue);
       b.resetSum.push(resetSum);
-      b.resets.push(resets);
-      b.changes.push(changes);
+      previousEnd = end;
+      previousLast = last;
     }
     // A bucket that ends in a staleness marker ends its series there, for instant selectors.
     if (stale[j - 1] === 1) {

@@ -24,13 +24,9 @@ type DecodedBucket = {
   sum: number;
   min: number;
   max: number;
-  firstMs: number;
-  first: number;
   lastMs: number;
   last: number;
   resetSum: number;
-  resets: number;
-  changes: number;
 };
 
 function decodeRow(row: SampleTierRow): DecodedBucket & { exact: boolean; staleMs: number | null } {
@@ -43,13 +39,9 @@ function decodeRow(row: SampleTierRow): DecodedBucket & { exact: boolean; staleM
     sum: value(row.sum, row.sum_f),
     min: value(row.min, row.min_f),
     max: value(row.max, row.max_f),
-    firstMs: Number(row.first_ms),
-    first: value(row.first, row.first_f),
     lastMs: Number(row.last_ms),
     last: value(row.last, row.last_f),
     resetSum: value(row.reset_sum, row.reset_sum_f),
-    resets: row.resets,
-    changes: row.changes,
     exact,
     staleMs: row.stale_ms === null ? null : Number(row.stale_ms),
   };
@@ -78,13 +70,9 @@ function referenceBuckets(written: Written): { buckets: DecodedBucket[]; staleMs
       sum: b.sum[k]!,
       min: b.min[k]!,
       max: b.max[k]!,
-      firstMs: b.firstMs[k]!,
-      first: b.firstValue[k]!,
       lastMs: t,
       last: tier.values[i]!,
       resetSum: b.resetSum[k]!,
-      resets: b.resets[k]!,
-      changes: b.changes[k]!,
     });
     k++;
   });

@@ -4,15 +4,15 @@ import type { StorageMode } from './storage-mode.js';
 
 /**
  * The rows of a rollup tier: per series and bucket `(bucket_ms − width, bucket_ms]`, what
- * PromQL's range functions need of the bucket's samples (promql's series-buckets.ts states the
- * semantics and is the reference these rows are tested against):
+ * PromQL reads of the bucket's samples (promql's series-buckets.ts states the semantics, and its
+ * bucketSeries is the reference these rows are tested against):
  *
- * - `count`, `first_ms`, `last_ms`, `resets` and `changes` (drops and changes between the
- *   bucket's samples, in time order);
- * - `sum`, `min`, `max`, `first`, `last` and `reset_sum` (the values before the drops, summed)
- *   as mantissas at one `scale` (storage/scaled-value.ts), exactly as raw values are stored:
- *   each bucket's samples at the largest decimal scale among them, or at their one binary
- *   shift. A sum exact in an int8 decodes to the double nearest to it;
+ * - `count`, and `last_ms`, the time of the last sample;
+ * - `sum`, `min`, `max`, `last` and `reset_sum` (the values before the drops among the bucket's
+ *   samples, the first compared with the last of the bucket just before) as mantissas at one
+ *   `scale` (storage/scaled-value.ts), exactly as raw values are stored: each bucket's samples
+ *   at the largest decimal scale among them, or at their one binary shift. A sum exact in an
+ *   int8 decodes to the double nearest to it;
  * - where no such scale holds them all (a float8 sample, decimal and binary scales mixed, a
  *   sum past the int8 range), `scale` is `unscaled` and the `_f` columns hold the values as
  *   doubles;
@@ -29,19 +29,14 @@ export type SampleTierRow = {
   sum: string | null;
   min: string | null;
   max: string | null;
-  first: string | null;
   last: string | null;
   reset_sum: string | null;
   sum_f: number | null;
   min_f: number | null;
   max_f: number | null;
-  first_f: number | null;
   last_f: number | null;
   reset_sum_f: number | null;
-  first_ms: string | null;
   last_ms: string | null;
-  resets: number;
-  changes: number;
   stale_ms: string | null;
 };
 
@@ -58,45 +53,54 @@ const int8Max = '9223372036854775807';
 
 /**
  * The statement that computes a tier of `widthMs` from the raw samples in the buckets ending
- * in `(from_ms, to_ms]` (parameters $1 and $2, multiples of the width), on either engine.
+ * in `(from_ms, to_ms]` (parameters $1 and $2, multiples of the width), on either engine. The
+ * bucket before them is read too, for the drop into the first one.
  */
 function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
   const time = mode === 'timescale' ? 's.time' : epochMs('s.time');
+  const from = `($1::bigint - ${widthMs})`;
   const inRange =
     mode === 'timescale'
-      ? 's.time > $1::bigint and s.time <= $2::bigint'
-      : `s.time > ${timestamp('$1::bigint')} and s.time <= ${timestamp('$2::bigint')}`;
+      ? `s.time > ${from} and s.time <= $2::bigint`
+      : `s.time > ${timestamp(from)} and s.time <= ${timestamp('$2::bigint')}`;
   const bucketOf = (ms: string): string => `(${ms} + ${widthMs - 1}) / ${widthMs} * ${widthMs}`;
   const value = 'sample_value(s.mantissa, s.scale, s.value)';
+  // A drop from a sample of the same bucket or of the one just before.
+  const drop = `v < prev_v and prev_ms > bucket_ms - ${2 * widthMs}`;
   // A mantissa at the bucket's scale `top` (exact in numeric).
   const atTop = (column: string): string => `${column} * 10::numeric ^ (top - scale)`;
+  // Every value of the bucket, and every value before a drop, at the one scale `top`.
+  const singleScale = `min(bottom) = max(top)
+    and coalesce(min(reset_bottom), max(top)) = max(top)
+    and coalesce(max(reset_top), max(top)) = max(top)`;
   const asInt8 = (expr: string): string =>
     `case when abs(${expr}) <= ${int8Max} then (${expr})::bigint end`;
   return `with ordered as (
     select s.series_id, ${time} as time_ms, ${bucketOf(time)} as bucket_ms,
       s.mantissa, case when s.value is null then s.scale end as scale, ${value} as v,
-      lag(${value}) over w as prev_v, lag(s.mantissa) over w as prev_m,
-      lag(s.scale) over w as prev_scale,
-      lead(${time}) over w is null as is_last
+      lag(${value}) over w as prev_v, lag(${time}) over w as prev_ms,
+      lag(s.mantissa) over w as prev_m, lag(s.scale) over w as prev_scale,
+      coalesce(lead(${time}) over w > ${bucketOf(time)}, true) as is_last
     from samples s
     where ${inRange}
-    window w as (partition by s.series_id, ${bucketOf(time)} order by ${time})
+    window w as (partition by s.series_id order by ${time})
   ), by_scale as (
     select series_id, bucket_ms, scale, count(*) as count,
       sum(mantissa) as sum_m, min(mantissa) as min_m, max(mantissa) as max_m,
-      max(mantissa) filter (where prev_v is null) as first_m,
       max(mantissa) filter (where is_last) as last_m,
-      sum(prev_m) filter (where v < prev_v) as reset_m,
+      sum(prev_m) filter (where ${drop}) as reset_m,
       sum(prev_m::numeric * 10::numeric ^ (${sumScale} - prev_scale))
-        filter (where v < prev_v and prev_scale >= 0) as reset_at_sum_scale,
+        filter (where ${drop} and prev_scale >= 0) as reset_at_sum_scale,
       sum(v) as sum_f, min(v) as min_f, max(v) as max_f,
-      max(v) filter (where prev_v is null) as first_f,
       max(v) filter (where is_last) as last_f,
-      sum(prev_v) filter (where v < prev_v) as reset_sum_f,
-      min(time_ms) as first_ms, max(time_ms) as last_ms,
-      count(*) filter (where v < prev_v) as resets,
-      count(*) filter (where v <> prev_v) as changes
+      sum(prev_v) filter (where ${drop}) as reset_sum_f,
+      max(time_ms) as last_ms,
+      -- The scale of a drop's previous sample, which may lie in the bucket before.
+      min(prev_scale) filter (where ${drop}) as reset_bottom,
+      max(prev_scale) filter (where ${drop}) as reset_top,
+      coalesce(bool_or(${drop} and prev_m is null), false) as reset_from_float
     from ordered
+    where bucket_ms > $1::bigint
     group by series_id, bucket_ms, scale
   ), scaled as (
     select *,
@@ -106,31 +110,31 @@ function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
     window bucket as (partition by series_id, bucket_ms)
   ), combined as (
     select series_id, bucket_ms,
-      not bool_or(has_float) and (min(bottom) >= 0 or min(bottom) = max(top)) as exact,
+      not bool_or(has_float) and not bool_or(reset_from_float)
+        and (min(bottom) >= 0 and coalesce(min(reset_bottom), 0) >= 0
+            and coalesce(max(reset_top), max(top)) <= max(top)
+          or ${singleScale}) as exact,
       max(top) as top, sum(count)::int as count,
       sum(${atTop('sum_m')}) as sum_m, min(${atTop('min_m')}) as min_m,
-      max(${atTop('max_m')}) as max_m, max(${atTop('first_m')}) as first_m,
-      max(${atTop('last_m')}) as last_m,
-      case when min(bottom) = max(top) then sum(reset_m)
+      max(${atTop('max_m')}) as max_m, max(${atTop('last_m')}) as last_m,
+      case when ${singleScale} then sum(reset_m)
         else sum(reset_at_sum_scale) / 10::numeric ^ (${sumScale} - max(top)) end as reset_m,
-      sum(sum_f) as sum_f, min(min_f) as min_f, max(max_f) as max_f,
-      max(first_f) as first_f, max(last_f) as last_f,
-      sum(reset_sum_f) as reset_sum_f,
-      min(first_ms) as first_ms, max(last_ms) as last_ms,
-      sum(resets)::int as resets, sum(changes)::int as changes
+      sum(sum_f) as sum_f, min(min_f) as min_f, max(max_f) as max_f, max(last_f) as last_f,
+      sum(reset_sum_f) as reset_sum_f, max(last_ms) as last_ms
     from scaled
     group by series_id, bucket_ms
   ), rows as (
     select *, ${asInt8('sum_m')} as sum_i, ${asInt8('min_m')} as min_i,
-      ${asInt8('max_m')} as max_i, ${asInt8('first_m')} as first_i, ${asInt8('last_m')} as last_i,
+      ${asInt8('max_m')} as max_i, ${asInt8('last_m')} as last_i,
       ${asInt8('coalesce(reset_m, 0)')} as reset_i
     from combined
   ), exact_rows as (
-    select *, exact and sum_i is not null and min_i is not null and max_i is not null
-      and first_i is not null and last_i is not null and reset_i is not null as stored_exactly
+    select *, coalesce(exact, false) and sum_i is not null and min_i is not null and max_i is not null
+      and last_i is not null and reset_i is not null as stored_exactly
     from rows
   ), markers as (
-    select m.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms, max(${epochMs('m.time')}) as stale_ms
+    select m.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms,
+      max(${epochMs('m.time')}) as stale_ms
     from stale_markers m
     where m.time > ${timestamp('$1::bigint')} and m.time <= ${timestamp('$2::bigint')}
     group by 1, 2
@@ -141,17 +145,14 @@ function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
     case when r.stored_exactly then r.sum_i::text end as sum,
     case when r.stored_exactly then r.min_i::text end as min,
     case when r.stored_exactly then r.max_i::text end as max,
-    case when r.stored_exactly then r.first_i::text end as first,
     case when r.stored_exactly then r.last_i::text end as last,
     case when r.stored_exactly then r.reset_i::text end as reset_sum,
     case when not r.stored_exactly then r.sum_f end as sum_f,
     case when not r.stored_exactly then r.min_f end as min_f,
     case when not r.stored_exactly then r.max_f end as max_f,
-    case when not r.stored_exactly then r.first_f end as first_f,
     case when not r.stored_exactly then r.last_f end as last_f,
     case when not r.stored_exactly then coalesce(r.reset_sum_f, 0) end as reset_sum_f,
-    r.first_ms::text as first_ms, r.last_ms::text as last_ms,
-    coalesce(r.resets, 0) as resets, coalesce(r.changes, 0) as changes,
+    r.last_ms::text as last_ms,
     case when r.last_ms is null or m.stale_ms > r.last_ms then m.stale_ms::text end as stale_ms
   from exact_rows r full join markers m on m.series_id = r.series_id and m.bucket_ms = r.bucket_ms`;
 }

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { Expr } from '../ast.js';
 import { formatPromql } from '../format-promql.js';
 import { labelsToRecord } from '../labels.js';
-import type { MemorySeries } from '../memory-series-source.js';
+import type { MemorySeries, MemoryTier } from '../memory-series-source.js';
 import { createMemorySeriesSource } from '../memory-series-source.js';
 import type { PromqlEngine } from '../promql-engine.js';
 import { createPromqlEngine } from '../promql-engine.js';
@@ -15,16 +15,16 @@ export type Row = [labels: Record<string, string>, value: number];
 
 /**
  * An engine over series held in memory, with Prometheus' defaults (5 min lookback); with
- * `tierWidthMs`, over the series as a rollup tier of that width holds them.
+ * `tier`, over the series as that rollup tier holds them.
  */
 export function engineOver(
   series: MemorySeries[],
-  overrides: { timeoutMs?: number; maxSeries?: number; tierWidthMs?: number } = {},
+  overrides: { timeoutMs?: number; maxSeries?: number; tier?: MemoryTier } = {},
 ): PromqlEngine {
   return createPromqlEngine({
     source: createMemorySeriesSource(
       series,
-      overrides.tierWidthMs === undefined ? {} : { tierWidthMs: overrides.tierWidthMs },
+      overrides.tier === undefined ? {} : { tier: overrides.tier },
     ),
     lookbackDeltaMs: 300_000,
     maxSamples: 50_000_000,

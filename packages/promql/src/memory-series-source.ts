@@ -19,21 +19,18 @@ function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean 
   return matchers.every((m) => m.matches(getLabel(labels, m.name)));
 }
 
-/** A rollup tier to read instead of the samples: its width, and the times it keeps. */
-export type MemoryTier = {
-  widthMs: number;
-  /** `samples`: the last samples' own; `bucketEnds`: a bucket's end, or the ms before it. */
-  times: 'samples' | 'bucketEnds';
-};
+/** The times a rollup tier keeps of its buckets' last samples (series-buckets.ts). */
+export type TierTimes = 'samples' | 'bucketEnds';
 
 /**
  * A SeriesSource over series held in memory: the reference the evaluator's tests use, and a
- * statement of the port's contract in a few lines. With `tier`, selections read the series as
- * that rollup tier would hold them: every bucket that overlaps the range (series-buckets.ts).
+ * statement of the port's contract in a few lines. A selection with `resolutionMs` reads the
+ * series as a rollup tier of that width holds them: every bucket that overlaps the range, with
+ * `tierTimes`' times (series-buckets.ts; `samples`, the last samples' own, by default).
  */
 export function createMemorySeriesSource(
   input: readonly MemorySeries[],
-  options: { tier?: MemoryTier } = {},
+  options: { tierTimes?: TierTimes } = {},
 ): SeriesSource {
   const all = input
     .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples, stale: s.stale }))
@@ -48,12 +45,14 @@ export function createMemorySeriesSource(
         inRange(s.samples, range).length > 0,
     );
   return {
-    select(matchers, range) {
+    select(matchers, range, hints) {
       const out: SourceSeries[] = [];
+      const widthMs = hints.resolutionMs ?? 0;
       for (const s of all) {
         if (!matchesAll(s.labels, matchers)) continue;
-        if (options.tier !== undefined) {
-          out.push({ labels: s.labels, ...tierOf(s, range, options.tier) });
+        if (widthMs > 0) {
+          const times = options.tierTimes ?? 'samples';
+          out.push({ labels: s.labels, ...tierOf(s, range, { widthMs, times }) });
           continue;
         }
         const samples = inRange(s.samples, range);
@@ -89,11 +88,11 @@ export function createMemorySeriesSource(
   };
 }
 
-/** The buckets of `tier` over `series` that overlap `range`. */
+/** The buckets of a tier over `series` that overlap `range`. */
 function tierOf(
   series: { samples: [number, number][]; stale: number[] | undefined },
   range: TimeRange,
-  tier: MemoryTier,
+  tier: { widthMs: number; times: TierTimes },
 ): Omit<SourceSeries, 'labels'> {
   const { widthMs } = tier;
   const values = series.samples.map(([, v]) => v);

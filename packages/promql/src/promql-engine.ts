@@ -34,9 +34,23 @@ export type PromqlEngineOptions = {
   now?: () => number;
 };
 
+/** How one query reads. */
+export type QueryOptions = {
+  /**
+   * The width of the rollup tier its selectors read instead of raw samples (Thanos'
+   * max_source_resolution); 0 or absent for raw samples.
+   */
+  resolutionMs?: number;
+};
+
 export type PromqlEngine = {
   /** Evaluates `query` at `timeMs`. Throws PromqlError. */
-  instantQuery(query: string, timeMs: number, signal?: AbortSignal): Promise<QueryValue>;
+  instantQuery(
+    query: string,
+    timeMs: number,
+    signal?: AbortSignal,
+    options?: QueryOptions,
+  ): Promise<QueryValue>;
   /** Evaluates `query` at start, start+step, … ≤ end. Throws PromqlError. */
   rangeQuery(
     query: string,
@@ -44,6 +58,7 @@ export type PromqlEngine = {
     endMs: number,
     stepMs: number,
     signal?: AbortSignal,
+    options?: QueryOptions,
   ): Promise<QueryValue>;
 };
 
@@ -152,6 +167,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     intervalMs: number,
     stepMs: number,
     outer: AbortSignal | undefined,
+    queryOptions: QueryOptions,
   ): Promise<{ expr: Expr; evaluator: Evaluator; ctx: EvalContext }> {
     const deadlineMs = now() + options.timeoutMs;
     const parsed = parsePromql(query);
@@ -170,7 +186,13 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
             const series = await options.source.select(
               selector.matchers,
               timeRange,
-              { stepMs, rangeMs, func, maxSeries: options.maxSeries },
+              {
+                stepMs,
+                rangeMs,
+                func,
+                maxSeries: options.maxSeries,
+                resolutionMs: queryOptions.resolutionMs ?? 0,
+              },
               controller.signal,
             );
             selected += series.length;
@@ -217,8 +239,8 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
   }
 
   return {
-    async instantQuery(query, timeMs, signal) {
-      const { expr, evaluator, ctx } = await run(query, timeMs, timeMs, 1, 0, signal);
+    async instantQuery(query, timeMs, signal, queryOptions = {}) {
+      const { expr, evaluator, ctx } = await run(query, timeMs, timeMs, 1, 0, signal, queryOptions);
       const value = evaluator.eval(expr);
       if (!Array.isArray(value)) {
         return answer({ resultType: 'string', result: { t: timeMs, v: value.string } }, ctx);
@@ -242,7 +264,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
       }
     },
 
-    async rangeQuery(query, startMs, endMs, stepMs, signal) {
+    async rangeQuery(query, startMs, endMs, stepMs, signal, queryOptions = {}) {
       if (endMs < startMs) throw badData('end timestamp must not be before start time');
       if (stepMs <= 0) {
         throw badData(
@@ -260,7 +282,15 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
           `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`,
         );
       }
-      const { expr, evaluator, ctx } = await run(query, startMs, endMs, stepMs, stepMs, signal);
+      const { expr, evaluator, ctx } = await run(
+        query,
+        startMs,
+        endMs,
+        stepMs,
+        stepMs,
+        signal,
+        queryOptions,
+      );
       const value = evaluator.eval(expr);
       if (!Array.isArray(value)) throw badData('string results are not allowed in range queries');
       return answer({ resultType: 'matrix', result: sortMatrix(value) }, ctx);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { labelsKey } from './labels.js';
 import type { MemorySeries } from './memory-series-source.js';
 import { bucketSeries } from './series-buckets.js';
-import type { MemoryTier } from './memory-series-source.js';
+import type { TierTimes } from './memory-series-source.js';
 import { engineOver } from './testing/engine-fixture.js';
 import type { QueryValue } from './values.js';
 
@@ -11,7 +11,8 @@ const widthMs = 300_000;
 /** A multiple of the width, so that the grid of every series starts on a bucket's end. */
 const t0 = 1_800_000_000_000;
 
-const tier: MemoryTier = { widthMs, times: 'samples' };
+/** What a query passes to read the 5-minute tier. */
+const tier = { resolutionMs: widthMs };
 
 describe('bucketSeries', () => {
   it('keeps per bucket what the range functions need, a staleness marker as a point', () => {
@@ -51,7 +52,7 @@ describe('bucketSeries', () => {
     ];
     const query = 'count_over_time(m[5m])';
     const raw = await engineOver(series).instantQuery(query, t0 + widthMs);
-    const fromTier = await engineOver(series, { tier }).instantQuery(query, t0 + widthMs);
+    const fromTier = await engineOver(series).instantQuery(query, t0 + widthMs, undefined, tier);
     expect(raw.resultType === 'vector' && raw.result[0]?.v).toBe(3);
     expect(fromTier).toEqual(raw);
   });
@@ -65,10 +66,15 @@ describe('bucketSeries', () => {
       },
     ];
     const atMs = t0 + 3 * 3_600_000;
-    const engine = engineOver(counter, { tier });
-    const increase = await engine.instantQuery('increase(requests_total[1h])', atMs);
+    const engine = engineOver(counter);
+    const increase = await engine.instantQuery(
+      'increase(requests_total[1h])',
+      atMs,
+      undefined,
+      tier,
+    );
     expect(increase.resultType === 'vector' && increase.result[0]?.v).toBe(240);
-    const rate = await engine.instantQuery('rate(requests_total[1h])', atMs);
+    const rate = await engine.instantQuery('rate(requests_total[1h])', atMs, undefined, tier);
     expect(rate.resultType === 'vector' && rate.result[0]?.v).toBe(240 / 3600);
     expect(rate.warnings).toEqual([expect.stringMatching(/^approximate: read from 5m rollups/)]);
   });
@@ -185,7 +191,7 @@ describe('PromQL over a rollup tier', () => {
       fc.asyncProperty(
         fc.array(seriesArbitrary, { minLength: 1, maxLength: 4 }),
         queryArbitrary,
-        fc.constantFrom<MemoryTier['times']>('samples', 'bucketEnds'),
+        fc.constantFrom<TierTimes>('samples', 'bucketEnds'),
         fc.record({
           startBuckets: fc.integer({ min: 0, max: 12 }),
           spanBuckets: fc.integer({ min: 0, max: 30 }),
@@ -194,16 +200,16 @@ describe('PromQL over a rollup tier', () => {
         async (generated, query, times, window) => {
           const series = toMemorySeries(generated);
           const raw = engineOver(series);
-          const fromTier = engineOver(series, { tier: { widthMs, times } });
+          const engine = engineOver(series, { tierTimes: times });
           const startMs = t0 + window.startBuckets * widthMs;
           const endMs = startMs + window.spanBuckets * widthMs;
           const stepMs = window.stepBuckets * widthMs;
-          const range = await fromTier.rangeQuery(query, startMs, endMs, stepMs);
+          const range = await engine.rangeQuery(query, startMs, endMs, stepMs, undefined, tier);
           expect(range.warnings).toBeUndefined();
           expect(comparable(range)).toEqual(
             comparable(await raw.rangeQuery(query, startMs, endMs, stepMs), true),
           );
-          const instant = await fromTier.instantQuery(query, endMs);
+          const instant = await engine.instantQuery(query, endMs, undefined, tier);
           expect(instant.warnings).toBeUndefined();
           expect(comparable(instant)).toEqual(
             comparable(await raw.instantQuery(query, endMs), true),
@@ -221,7 +227,7 @@ describe('PromQL over a rollup tier', () => {
       samples: Array.from({ length: 480 }, (_, k) => [t0 + k * 15_000, k] as [number, number]),
     },
   ];
-  const denseTier = engineOver(dense, { tier });
+  const denseEngine = engineOver(dense);
   const hour = t0 + 3_600_000;
 
   it.each([
@@ -235,7 +241,7 @@ describe('PromQL over a rollup tier', () => {
     ['a function that needs the last two samples', 'irate(m[10m])', hour],
     ['a range selector', 'm[10m]', hour],
   ])('says it is approximate at %s', async (_case, query, timeMs) => {
-    const value = await denseTier.instantQuery(query, timeMs);
+    const value = await denseEngine.instantQuery(query, timeMs, undefined, tier);
     expect(value.warnings).toEqual([expect.stringMatching(/^approximate: read from 5m rollups/)]);
   });
 });

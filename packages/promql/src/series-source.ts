@@ -15,6 +15,11 @@ type SelectHints = {
    * samples), since more than maxSeries fails the query anyway.
    */
   maxSeries: number;
+  /**
+   * The width of the rollup tier to read instead of raw samples (series-buckets.ts); absent or
+   * 0 for raw samples. A source without that tier reads raw samples.
+   */
+  resolutionMs?: number;
 };
 
 /**

@@ -55,10 +55,19 @@ export const prometheusQueryDataSchema = z.discriminatedUnion('resultType', [
  * RFC 3339; a step or timeout is seconds or a Prometheus duration (`30s`, `1m`).
  */
 const timeParam = z.string().meta({ description: 'Unix seconds or RFC 3339.' });
+const maxSourceResolution = z
+  .enum(['auto', 'raw', '0s', '5m', '1h'])
+  .optional()
+  .meta({
+    description:
+      "Thanos' parameter: `5m` or `1h` reads that rollup tier instead of raw samples (answers " +
+      'not exact carry a warning); `raw`, `0s` and `auto` (the default) read raw samples.',
+  });
 export const prometheusInstantQuerySchema = z.object({
   query: z.string(),
   time: timeParam.optional(),
   timeout: z.string().optional(),
+  max_source_resolution: maxSourceResolution,
 });
 export const prometheusRangeQuerySchema = z.object({
   query: z.string(),
@@ -66,6 +75,7 @@ export const prometheusRangeQuerySchema = z.object({
   end: timeParam,
   step: z.string().meta({ description: 'Seconds or a duration (`60`, `1m`).' }),
   timeout: z.string().optional(),
+  max_source_resolution: maxSourceResolution,
 });
 export const prometheusSeriesQuerySchema = z.object({
   'match[]': z.union([z.string(), z.array(z.string())]).optional(),

@@ -2,9 +2,14 @@ import { prometheusErrorSchema } from '@monitor/schemas';
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
 
-/** `{"status":"success","data":…}`, the body of every successful Prometheus API answer. */
-export function success(data: unknown): string {
-  return JSON.stringify({ status: 'success', data });
+/**
+ * `{"status":"success","data":…}`, the body of every successful Prometheus API answer, with
+ * `warnings` (Prometheus' field) when there are any.
+ */
+export function success(data: unknown, warnings: readonly string[] = []): string {
+  return JSON.stringify(
+    warnings.length === 0 ? { status: 'success', data } : { status: 'success', data, warnings },
+  );
 }
 
 /** The failures every Prometheus route may answer with, in Prometheus' error shape. */

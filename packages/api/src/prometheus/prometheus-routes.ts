@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Response } from 'express';
-import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/promql';
+import type { Labels, PromqlEngine, QueryOptions, QueryValue, SeriesSource } from '@monitor/promql';
 import type { RuleGroupStateStore } from '@monitor/db';
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
 import {
@@ -109,6 +109,32 @@ function matcherSets(params: PrometheusParams) {
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /**
+ * The rollup tier `max_source_resolution` asks for (Thanos' parameter, docs/promql.md), as the
+ * engine's resolution: 0 for raw samples. `auto` (the default) reads raw samples, which are
+ * kept for as long as anything is: no tier is kept beyond them yet.
+ */
+const sourceResolutions = new Map([
+  ['auto', 0],
+  ['raw', 0],
+  ['0s', 0],
+  ['5m', 300_000],
+  ['1h', 3_600_000],
+]);
+
+function resolutionOf(params: PrometheusParams): QueryOptions {
+  const text = params.get('max_source_resolution');
+  if (text === undefined || text === '') return {};
+  const resolutionMs = sourceResolutions.get(text);
+  if (resolutionMs === undefined) {
+    throw new PromqlError(
+      'bad_data',
+      `invalid parameter "max_source_resolution": ${JSON.stringify(text)} is none of auto, raw, 0s, 5m, 1h`,
+    );
+  }
+  return { resolutionMs };
+}
+
+/**
  * Runs `query` on an engine of the request's own and writes its answer, then releases the engine:
  * the answer is text by then, and nothing reads the query's arrays any more.
  */
@@ -120,7 +146,8 @@ async function answerQuery(
 ): Promise<void> {
   const { engine, release } = deps.engineFor(deps.orgId, timeoutOf(params));
   try {
-    res.type('application/json').send(success(queryData(await query(engine))));
+    const value = await query(engine);
+    res.type('application/json').send(success(queryData(value), value.warnings));
   } finally {
     release();
   }
@@ -134,7 +161,10 @@ const queryHandler: Handler = async ({ query, body, res, deps }) => {
     timeText === undefined || timeText === ''
       ? deps.nowMs()
       : parsePrometheusTime('time', timeText);
-  await answerQuery(deps, params, res, (engine) => engine.instantQuery(expr, timeMs));
+  const options = resolutionOf(params);
+  await answerQuery(deps, params, res, (engine) =>
+    engine.instantQuery(expr, timeMs, undefined, options),
+  );
 };
 
 const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
@@ -155,10 +185,12 @@ const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
       `invalid parameter "end": the range exceeds the limit of ${deps.limits.maxRangeMs / 1000} s`,
     );
   }
-  const cache = deps.rangeQueryCache;
+  const options = resolutionOf(params);
+  // The cache keeps answers from raw samples only: a tier's are computed whole.
+  const cache = (options.resolutionMs ?? 0) === 0 ? deps.rangeQueryCache : undefined;
   await answerQuery(deps, params, res, (engine) =>
     cache === undefined
-      ? engine.rangeQuery(expr, startMs, endMs, stepMs)
+      ? engine.rangeQuery(expr, startMs, endMs, stepMs, undefined, options)
       : cache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs),
   );
 };

@@ -7,6 +7,7 @@ import { createSeriesChooser } from './choose-series.js';
 import type { StoredPoints } from './merge-series-points.js';
 import { mergeSeriesPoints } from './merge-series-points.js';
 import { readSamples } from './read-samples.js';
+import { readTierSeries } from './read-tier-series.js';
 import { readStaleMarkers, readUnaggregatedSamples } from './read-sparse-points.js';
 
 /** Statements one selection runs at once (the pool holds DATABASE_POOL_MAX, 10 by default). */
@@ -45,15 +46,18 @@ export function createPrometheusSeriesSource(
 
   return {
     /**
-     * Raw samples only. samples_1m/samples_1h hold per-bucket avg/min/max/count/sum over
-     * half-open minutes and hours; PromQL reads single samples (lookback) and closed windows
-     * [t - range, t] at arbitrary steps, so no rollup gives an identical answer in general.
+     * Raw samples, or with `hints.resolutionMs` the rollup tier of that width
+     * (read-tier-series.ts). Never samples_1m/samples_1h: they hold per-bucket avg/min/max/
+     * count/sum over half-open minutes and hours, and PromQL reads closed windows
+     * [t - range, t] and single samples (lookback), which no such bucket answers.
      */
     select: guarded(async (matchers, range, hints, signal): Promise<SourceSeries[]> => {
       if (signal.aborted) throw queryCanceled(signal);
       let selected = await chooser.matching(matchers);
       if (selected.length > hints.maxSeries) selected = selected.slice(0, hints.maxSeries + 1);
       if (selected.length === 0) return [];
+      const resolutionMs = hints.resolutionMs ?? 0;
+      if (resolutionMs > 0) return await readTierSeries(sql, selected, range, resolutionMs, signal);
       // A few statements side by side: each reads its share of the series, so the server
       // spends more than one core on a query over many series. The markers and the
       // unaggregated samples, few, in one more each.

@@ -161,13 +161,16 @@ describe.each(['postgres', 'timescale'] as const)('rollup tier rows on %s', (eng
             });
           });
           const ids = await write(t0, series);
-          const rows = await computeSampleTierRows(db.sql, engine, widthMs, {
-            fromMs: t0 - widthMs,
-            toMs: t0 + 24 * widthMs,
-          });
-          for (const [id, index] of ids) {
+          const stored = [...ids];
+          const rows = await computeSampleTierRows(
+            db.sql,
+            widthMs,
+            { fromMs: t0 - widthMs, toMs: t0 + 24 * widthMs },
+            stored.map(([id]) => [id]),
+          );
+          for (const [k, [, index]] of stored.entries()) {
             const reference = referenceBuckets(series[index]!);
-            const mine = rows.filter((r) => r.series_id === id).map(decodeRow);
+            const mine = rows.filter((r) => r.series === k).map(decodeRow);
             mine.sort((a, b) => a.bucketMs - b.bucketMs);
             const withSamples = mine.filter((r) => r.count > 0);
             expect(
@@ -206,11 +209,14 @@ describe.each(['postgres', 'timescale'] as const)('rollup tier rows on %s', (eng
         [t0 + 16_000, 0.1 + 0.2],
       ],
     ]);
-    const rows = await computeSampleTierRows(db.sql, engine, widthMs, {
-      fromMs: t0,
-      toMs: t0 + widthMs,
-    });
-    const byMetric = new Map(rows.map((r) => [ids.get(r.series_id), r]));
+    const stored = [...ids];
+    const rows = await computeSampleTierRows(
+      db.sql,
+      widthMs,
+      { fromMs: t0, toMs: t0 + widthMs },
+      stored.map(([id]) => [id]),
+    );
+    const byMetric = new Map(rows.map((r) => [stored[r.series]![1], r]));
     // 0.1 + 0.25 + 1234.5 at two decimals: 123485 hundredths, exactly.
     expect(byMetric.get(0)).toMatchObject({ scale: 2, sum: '123485', min: '10', max: '123450' });
     expect(decodeRow(byMetric.get(1)!)).toMatchObject({ exact: true, sum: 4096 * 7 });

@@ -1,6 +1,5 @@
 import type { Sql } from '../core/database.js';
 import { unscaled } from './scaled-value.js';
-import type { StorageMode } from './storage-mode.js';
 
 /**
  * The rows of a rollup tier: per series and bucket `(bucket_ms − width, bucket_ms]`, what
@@ -22,7 +21,8 @@ import type { StorageMode } from './storage-mode.js';
  * Samples the aggregates skip (unaggregated_samples: NaN, ±Inf, beyond ±1e100) are not in them.
  */
 export type SampleTierRow = {
-  series_id: string;
+  /** Which of the series asked for (computeSampleTierRows). */
+  series: number;
   bucket_ms: string;
   count: number;
   scale: number;
@@ -53,16 +53,12 @@ const int8Max = '9223372036854775807';
 
 /**
  * The statement that computes a tier of `widthMs` from the raw samples in the buckets ending
- * in `(from_ms, to_ms]` (parameters $1 and $2, multiples of the width), on either engine. The
- * bucket before them is read too, for the drop into the first one.
+ * in `(from_ms, to_ms]` (parameters $1 and $2, multiples of the width), of the stored series
+ * $3 (bigint[]), each counted as the series $4 (int[], the same length): a series of PromQL may
+ * be stored under several ids. The bucket before them is read too, for the drop into the first
+ * one. Through `raw_scaled_samples`, so on either engine and during a storage move alike.
  */
-function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
-  const time = mode === 'timescale' ? 's.time' : epochMs('s.time');
-  const from = `($1::bigint - ${widthMs})`;
-  const inRange =
-    mode === 'timescale'
-      ? `s.time > ${from} and s.time <= $2::bigint`
-      : `s.time > ${timestamp(from)} and s.time <= ${timestamp('$2::bigint')}`;
+function sampleTierRowsQuery(widthMs: number): string {
   const bucketOf = (ms: string): string => `(${ms} + ${widthMs - 1}) / ${widthMs} * ${widthMs}`;
   const value = 'sample_value(s.mantissa, s.scale, s.value)';
   // A drop from a sample of the same bucket or of the one just before.
@@ -75,15 +71,21 @@ function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
     and coalesce(max(reset_top), max(top)) = max(top)`;
   const asInt8 = (expr: string): string =>
     `case when abs(${expr}) <= ${int8Max} then (${expr})::bigint end`;
-  return `with ordered as (
-    select s.series_id, ${time} as time_ms, ${bucketOf(time)} as bucket_ms,
-      s.mantissa, case when s.value is null then s.scale end as scale, ${value} as v,
-      lag(${value}) over w as prev_v, lag(${time}) over w as prev_ms,
+  return `with ids as (
+    select * from unnest($3::bigint[], $4::int[]) as i(id, series_id)
+  ), stored as (
+    select i.series_id, r.time_ms, r.scaled >> 7 as mantissa,
+      ((r.scaled & 127) - 64)::smallint as scale, r.value
+    from raw_scaled_samples($3::bigint[], $1::bigint - ${widthMs} + 1, $2::bigint) r
+    join ids i on i.id = r.series_id
+  ), ordered as (
+    select s.series_id, s.time_ms, ${bucketOf('s.time_ms')} as bucket_ms,
+      s.mantissa, s.scale, ${value} as v,
+      lag(${value}) over w as prev_v, lag(s.time_ms) over w as prev_ms,
       lag(s.mantissa) over w as prev_m, lag(s.scale) over w as prev_scale,
-      coalesce(lead(${time}) over w > ${bucketOf(time)}, true) as is_last
-    from samples s
-    where ${inRange}
-    window w as (partition by s.series_id order by ${time})
+      coalesce(lead(s.time_ms) over w > ${bucketOf('s.time_ms')}, true) as is_last
+    from stored s
+    window w as (partition by s.series_id order by s.time_ms)
   ), by_scale as (
     select series_id, bucket_ms, scale, count(*) as count,
       sum(mantissa) as sum_m, min(mantissa) as min_m, max(mantissa) as max_m,
@@ -133,13 +135,13 @@ function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
       and last_i is not null and reset_i is not null as stored_exactly
     from rows
   ), markers as (
-    select m.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms,
+    select i.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms,
       max(${epochMs('m.time')}) as stale_ms
-    from stale_markers m
+    from stale_markers m join ids i on i.id = m.series_id
     where m.time > ${timestamp('$1::bigint')} and m.time <= ${timestamp('$2::bigint')}
     group by 1, 2
   )
-  select coalesce(r.series_id, m.series_id)::text as series_id,
+  select coalesce(r.series_id, m.series_id) as series,
     coalesce(r.bucket_ms, m.bucket_ms)::text as bucket_ms, coalesce(r.count, 0) as count,
     case when r.stored_exactly then r.top else ${unscaled} end as scale,
     case when r.stored_exactly then r.sum_i::text end as sum,
@@ -157,15 +159,24 @@ function sampleTierRowsQuery(mode: StorageMode, widthMs: number): string {
   from exact_rows r full join markers m on m.series_id = r.series_id and m.bucket_ms = r.bucket_ms`;
 }
 
-/** The tier of `widthMs` over the buckets ending in `(fromMs, toMs]`, computed now. */
+/**
+ * The tier of `widthMs` over the buckets ending in `(fromMs, toMs]` of `series` (each the
+ * stored ids of one series), computed now from the raw samples; a row's `series` is the index
+ * of its series there. A query that can be canceled (series/cancelable.ts).
+ */
 export function computeSampleTierRows(
   sql: Sql,
-  mode: StorageMode,
   widthMs: number,
   range: { fromMs: number; toMs: number },
-): Promise<SampleTierRow[]> {
-  return sql.unsafe<SampleTierRow[]>(sampleTierRowsQuery(mode, widthMs), [
+  series: readonly (readonly string[])[],
+): PromiseLike<SampleTierRow[]> & { cancel(): unknown } {
+  const ids = series.flat();
+  for (const id of ids) if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
+  const indexes = series.flatMap((group, i) => group.map(() => i));
+  return sql.unsafe<SampleTierRow[]>(sampleTierRowsQuery(widthMs), [
     range.fromMs,
     range.toMs,
+    ids,
+    indexes,
   ]);
 }

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { Expr } from '../ast.js';
 import { formatPromql } from '../format-promql.js';
 import { labelsToRecord } from '../labels.js';
-import type { MemorySeries, MemoryTier } from '../memory-series-source.js';
+import type { MemorySeries, TierTimes } from '../memory-series-source.js';
 import { createMemorySeriesSource } from '../memory-series-source.js';
 import type { PromqlEngine } from '../promql-engine.js';
 import { createPromqlEngine } from '../promql-engine.js';
@@ -14,17 +14,17 @@ import type { QueryValue } from '../values.js';
 export type Row = [labels: Record<string, string>, value: number];
 
 /**
- * An engine over series held in memory, with Prometheus' defaults (5 min lookback); with
- * `tier`, over the series as that rollup tier holds them.
+ * An engine over series held in memory, with Prometheus' defaults (5 min lookback); its rollup
+ * tiers keep `tierTimes` (memory-series-source.ts).
  */
 export function engineOver(
   series: MemorySeries[],
-  overrides: { timeoutMs?: number; maxSeries?: number; tier?: MemoryTier } = {},
+  overrides: { timeoutMs?: number; maxSeries?: number; tierTimes?: TierTimes } = {},
 ): PromqlEngine {
   return createPromqlEngine({
     source: createMemorySeriesSource(
       series,
-      overrides.tier === undefined ? {} : { tier: overrides.tier },
+      overrides.tierTimes === undefined ? {} : { tierTimes: overrides.tierTimes },
     ),
     lookbackDeltaMs: 300_000,
     maxSamples: 50_000_000,

@@ -2,7 +2,7 @@
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabelMatcher, SourceSeries } from '@monitor/promql';
-import { createLabelMatcher } from '@monitor/promql';
+import { bucketSeries, createLabelMatcher } from '@monitor/promql';
 import { buildHostSample } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
@@ -94,6 +94,29 @@ describe('the PromQL series source over stored series', () => {
       },
       { labels: { __name__: 'up', host: 'h', job: 'other' }, points: [[t0 + 15_000, 7]] },
     ]);
+  });
+
+  it('reads a rollup tier of a series stored under several ids as the tier of its points', async () => {
+    const source = createPrometheusSeriesSource(db, orgId);
+    const matchers = [equal('__name__', 'up'), equal('job', 'node')];
+    const [raw] = await source.select(matchers, range, hints, signal);
+    const widthMs = 30_000;
+    const [tier] = await source.select(
+      matchers,
+      range,
+      { ...hints, resolutionMs: widthMs },
+      signal,
+    );
+    const stale = Array.from(raw!.values, (v) => (Number.isNaN(v) ? 1 : 0));
+    const reference = bucketSeries(raw!.timestampsMs, raw!.values, stale, widthMs);
+    expect(plain([tier!])).toEqual(
+      plain([
+        { labels: raw!.labels, timestampsMs: reference.timestampsMs, values: reference.values },
+      ]),
+    );
+    expect(tier!.buckets).toEqual(reference.buckets);
+    // The unlabelled sample and the labelled ones after it, in one tier.
+    expect(Array.from(tier!.buckets?.count ?? []).reduce((a, b) => a + b, 0)).toBe(3);
   });
 
   it('matches a label whether the series carries it or its service does', async () => {

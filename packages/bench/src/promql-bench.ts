@@ -335,7 +335,7 @@ async function measure(
 async function measureWide(
   apiUrl: string,
   { options, report }: Pick<BenchContext<Options, PromqlBenchFields>, 'options' | 'report'>,
-  { prometheus, key, startMs: _startMs, endMs }: Seeded,
+  { prometheus, key, endMs }: Seeded,
 ): Promise<void> {
   const paramsOf = (query: string, window: (typeof wideWindows)[number]): Record<string, string> =>
     window.rangeMs === 0

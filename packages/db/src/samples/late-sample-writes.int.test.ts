@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
 import { createDatabase } from '../core/database.js';
+import { isTransientDbError } from '../core/classify-db-error.js';
 import { migrate } from '../schema/migrate.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 import { pruneLateSampleWrites, readLateSampleWrites } from './late-sample-writes.js';
@@ -62,6 +63,21 @@ describe.each(['postgres', 'timescale'] as const)('late sample writes on %s', (e
     expect((await readLateSampleWrites(db, orgId, lateHourMs + hourMs, nowMs)).xids).toEqual([]);
   });
 
+  /**
+   * As the writer writes (its SampleSink): a batch that failed transiently is written again.
+   * Two batches of the same new hosts may wait on each other's locks, and the server may then
+   * abort one as a deadlock; what must never happen is both waiting for ever on the pool.
+   */
+  async function writeRetrying<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!isTransientDbError(err) || attempt >= 5) throw err;
+      }
+    }
+  }
+
   it('writes late batches side by side on a pool only as large as they need', async () => {
     // A batch takes two connections (its transaction, the services projection). Asking a third
     // while its transaction held its locks waited for ever once the other batch, waiting on
@@ -89,7 +105,9 @@ describe.each(['postgres', 'timescale'] as const)('late sample writes on %s', (e
           createSampleStore(small, { lateAfterMs: 5 * minuteMs, nowMs: () => nowMs }),
         );
         const results = await Promise.all(
-          stores.map((store, k) => store.writeBatch(batchAt(round * 4 * hourMs + k * 1_500_000))),
+          stores.map((store, k) =>
+            writeRetrying(() => store.writeBatch(batchAt(round * 4 * hourMs + k * 1_500_000))),
+          ),
         );
         expect(results.map((r) => r.samplesWritten)).toEqual([3000, 3000]);
       }

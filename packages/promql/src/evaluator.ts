@@ -589,9 +589,10 @@ export class Evaluator implements EvalBudget {
       const all = series.points;
       const buckets = series.buckets;
       const fromBuckets = buckets === undefined ? undefined : bucketFunctions.get(name);
-      if (buckets !== undefined && fromBuckets === undefined && !exactOnLastSamples.has(name)) {
-        this.markApproximate(buckets.widthMs);
-      }
+      // Only functions a tier can answer exactly need each window checked bucket by bucket.
+      const checkBuckets =
+        buckets !== undefined && (fromBuckets !== undefined || exactOnLastSamples.has(name));
+      if (buckets !== undefined && !checkBuckets) this.markApproximate(buckets.widthMs);
       let lo = 0;
       let hi = 0;
       let step = -1;
@@ -607,7 +608,7 @@ export class Evaluator implements EvalBudget {
         while (hi < all.length && all[hi]!.t <= maxt) hi++;
         if (hi <= lo) continue;
         if (
-          buckets !== undefined &&
+          checkBuckets &&
           !addUpBuckets(series.pointTimes, series.pointValues, buckets, lo, hi, mint, maxt, summed)
         ) {
           this.markApproximate(buckets.widthMs);

@@ -1,5 +1,6 @@
 import type { Sql } from '../core/database.js';
 import { unscaled } from './scaled-value.js';
+import { epochMs, timestamp } from './sql-time.js';
 
 /**
  * The rows of a rollup tier: per series and bucket `(bucket_ms − width, bucket_ms]`, what
@@ -39,12 +40,6 @@ export type SampleTierRow = {
   last_ms: string | null;
   stale_ms: string | null;
 };
-
-/** Epoch milliseconds of a timestamptz, exact for whole milliseconds. */
-const epochMs = (time: string): string => `(extract(epoch from ${time}) * 1000)::bigint`;
-
-/** The timestamptz of epoch milliseconds (`ms` a bigint expression). */
-const timestamp = (ms: string): string => `timestamptz 'epoch' + ${ms} * interval '1 millisecond'`;
 
 /** The largest decimal scale (scaled-value.ts), the scale reset sums are added at. */
 const sumScale = 22;

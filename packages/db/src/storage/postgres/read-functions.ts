@@ -1,4 +1,5 @@
 import { scaledCode, scaledValue } from '../scaled-code.js';
+import { epochMs, timestamp } from '../sql-time.js';
 
 /**
  * What every reader of stored samples reads, on plain PostgreSQL (../timescale/read-functions.ts
@@ -6,12 +7,6 @@ import { scaledCode, scaledValue } from '../scaled-code.js';
  * whose times stay timestamptz (nothing is compressed here, so milliseconds as integers would
  * save nothing).
  */
-
-/** Epoch milliseconds of a timestamptz, exact for whole milliseconds. */
-const epochMs = (time: string): string => `(extract(epoch from ${time}) * 1000)::bigint`;
-
-/** The timestamptz of epoch milliseconds (`ms` a bigint expression). */
-const timestamp = (ms: string): string => `timestamptz 'epoch' + ${ms} * interval '1 millisecond'`;
 
 const rawSamplesFunction = `create or replace function raw_samples(
     series_ids bigint[], from_ms bigint, to_ms bigint)

@@ -21,6 +21,7 @@
  */
 
 import { scaledCode, scaledValue } from '../scaled-code.js';
+import { epochMs, timestamp } from '../sql-time.js';
 
 /*
  * This file: those functions on TimescaleDB, over the millisecond layout of migration 24, made
@@ -29,12 +30,6 @@ import { scaledCode, scaledValue } from '../scaled-code.js';
 
 /** The `samples` layout before migration 24 (timestamptz, float8), kept while it moves. */
 export const previousLayout = '_v21';
-
-/** Epoch milliseconds of a timestamptz, exact for whole milliseconds. */
-const epochMs = (time: string): string => `(extract(epoch from ${time}) * 1000)::bigint`;
-
-/** The timestamptz of epoch milliseconds (`ms` a bigint expression). */
-const timestamp = (ms: string): string => `timestamptz 'epoch' + ${ms} * interval '1 millisecond'`;
 
 const rawSignature = `raw_samples(series_ids bigint[], from_ms bigint, to_ms bigint)
   returns table (series_id bigint, time_ms bigint, value double precision)

@@ -7,6 +7,8 @@ import type { RefreshRollupsResult, RollupChunkSetAside } from '../storage/rollu
 import type { PruneAlertHistoryResult } from './prune-alert-history.js';
 import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js';
 import { pruneLateSampleWrites } from '../samples/late-sample-writes.js';
+import type { KeptTierUpkeep } from '../storage/kept-tiers.js';
+import { maintainKeptTiers } from '../storage/kept-tiers.js';
 
 export type MaintenanceOptions = {
   /** Resolved alerts and finished investigations are kept this many days. */
@@ -46,7 +48,15 @@ export type MaintenanceResult = StorageUpkeep & {
   pruned: PruneAlertHistoryResult & { watermarks: number; lateSampleWrites: number };
   /** What the storage move after migration 24 did in this run. */
   moved: StoredSampleMoveResult;
+  /** The rollup tiers stored, compressed and pruned in this run. */
+  tiers: KeptTierUpkeep;
 };
+
+/**
+ * Hours of buckets each tier stores per run at most: a database that starts keeping tiers
+ * catches up a day a minute; at steady state a run has an hour to store, or none.
+ */
+const tierFillWindowsPerRun = 24;
 
 /**
  * Brings samples_1m and samples_1h up to `now` at once, whatever the storage mode (complete
@@ -94,6 +104,12 @@ export async function runMaintenance(
     policies,
     maxBatches: options.storageMoveBatchesPerRun,
   });
+  const tiers = await maintainKeptTiers(db, {
+    now,
+    policies,
+    mode,
+    maxWindows: tierFillWindowsPerRun,
+  });
   const { rollups } = storage;
   const pruned = {
     alerts: 0,
@@ -124,5 +140,5 @@ export async function runMaintenance(
   } else {
     for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
   }
-  return { ...storage, pruned, moved };
+  return { ...storage, pruned, moved, tiers };
 }

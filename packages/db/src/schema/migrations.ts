@@ -843,6 +843,14 @@ const lateSampleWrites: Migration = {
     ]),
 };
 
+const keptSampleTiers: Migration = {
+  version: 35,
+  name: 'kept_sample_tiers',
+  // Issue 57: the 5-minute and hourly tiers PromQL reads beyond the raw retention, stored by
+  // the writer's maintenance before the raw samples go (storage/kept-tiers.ts).
+  up: (sql, { engine }) => engine.createKeptTiers(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -879,4 +887,5 @@ export const migrations: readonly Migration[] = [
   sampleNewestBounds,
   unindexedHead,
   lateSampleWrites,
+  keptSampleTiers,
 ];

@@ -1,15 +1,23 @@
 import type { Labels, SourceSeries, TimeRange } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
 import { cancelable } from './cancelable.js';
+import {
+  float8FromBits,
+  keptTierOf,
+  readFilledToMs,
+  readKeptTierRows,
+} from '../storage/kept-tiers.js';
 import type { SampleTierRow } from '../storage/sample-tiers.js';
 import { computeSampleTierRows } from '../storage/sample-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
 
 /**
  * The selected series as a rollup tier of `widthMs` holds them (promql's series-buckets.ts):
- * every bucket that overlaps `range`, computed from the raw samples as it is read, each series'
- * stored ids counted as one. Its points are the buckets' last samples at their own times, and
- * a staleness marker that ends a bucket.
+ * every bucket that overlaps `range`, each series' stored ids counted as one. Buckets the tier
+ * keeps (storage/kept-tiers.ts) are read from it, the others computed from the raw samples as
+ * they are read, in the same shape: an answer does not change when its buckets are stored. Its
+ * points are the buckets' last samples and a staleness marker that ends a bucket, at their own
+ * times, or at the bucket's end or the millisecond before where the tier keeps no more.
  */
 export async function readTierSeries(
   sql: Sql,
@@ -22,22 +30,98 @@ export async function readTierSeries(
   // first at or after end.
   const fromMs = Math.ceil(range.startMs / widthMs) * widthMs - widthMs;
   const toMs = Math.ceil(range.endMs / widthMs) * widthMs;
-  const rows = await cancelable(
-    computeSampleTierRows(
-      sql,
-      widthMs,
-      { fromMs, toMs },
-      selected.map((s) => s.ids),
-    ),
-    signal,
-  );
-  const bySeries: SampleTierRow[][] = selected.map(() => []);
-  for (const row of rows) bySeries[row.series]?.push(row);
-  return selected.map((s, i) => tierSeries(s.labels, bySeries[i]!, widthMs));
+  const groups = selected.map((s) => s.ids);
+  const tier = keptTierOf(widthMs);
+  const filledToMs = tier === undefined ? fromMs : await readFilledToMs(sql, tier);
+  const keptToMs = Math.max(fromMs, Math.min(toMs, filledToMs));
+  const [kept, computed] = await Promise.all([
+    tier === undefined || keptToMs === fromMs
+      ? []
+      : cancelable(readKeptTierRows(sql, tier, { fromMs, toMs: keptToMs }, groups), signal),
+    keptToMs === toMs
+      ? []
+      : cancelable(computeSampleTierRows(sql, widthMs, { fromMs: keptToMs, toMs }, groups), signal),
+  ]);
+  const exactTimes = tier?.exactTimes ?? true;
+  const bySeries: TierBucket[][] = selected.map(() => []);
+  for (const row of [...kept, ...computed]) {
+    bySeries[row.series]?.push(decodeRow(row, exactTimes));
+  }
+  return selected.map((s, i) => tierSeries(s.labels, bySeries[i]!, widthMs, exactTimes));
 }
 
-function tierSeries(labels: Labels, rows: SampleTierRow[], widthMs: number): SourceSeries {
-  rows.sort((a, b) => Number(a.bucket_ms) - Number(b.bucket_ms));
+/** A tier row's values as doubles, its times as the tier presents them. */
+type TierBucket = {
+  bucketMs: number;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  last: number;
+  resetSum: number;
+  lastMs: number;
+  staleMs: number | null;
+};
+
+function decodeRow(row: SampleTierRow, exactTimes: boolean): TierBucket {
+  const bucketMs = Number(row.bucket_ms);
+  const value = (mantissa: string | null, float: number | null): number => {
+    if (row.scale !== unscaled) return decodeScaled(Number(mantissa), row.scale);
+    // Computed rows hand doubles over as such, stored ones as their bits.
+    if (float !== null) return float;
+    return mantissa === null ? Number.NaN : float8FromBits(mantissa);
+  };
+  const lastMs = row.last_ms === null ? Number.NaN : Number(row.last_ms);
+  return {
+    bucketMs,
+    count: row.count,
+    sum: value(row.sum, row.sum_f),
+    min: value(row.min, row.min_f),
+    max: value(row.max, row.max_f),
+    last: value(row.last, row.last_f),
+    resetSum: value(row.reset_sum, row.reset_sum_f),
+    lastMs: exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1,
+    staleMs: row.stale_ms === null ? null : exactTimes ? Number(row.stale_ms) : bucketMs,
+  };
+}
+
+/**
+ * The buckets of one series, those of its several stored ids combined: counts, sums and reset
+ * sums added, the last sample the latest one.
+ */
+function combined(buckets: TierBucket[]): TierBucket[] {
+  buckets.sort((a, b) => a.bucketMs - b.bucketMs || a.lastMs - b.lastMs);
+  const out: TierBucket[] = [];
+  for (const b of buckets) {
+    const previous = out.at(-1);
+    if (previous?.bucketMs !== b.bucketMs) {
+      out.push({ ...b });
+      continue;
+    }
+    if (b.count > 0 && previous.count > 0) {
+      previous.sum += b.sum;
+      previous.min = Math.min(previous.min, b.min);
+      previous.max = Math.max(previous.max, b.max);
+      previous.resetSum += b.resetSum;
+    } else if (b.count > 0) {
+      Object.assign(previous, { sum: b.sum, min: b.min, max: b.max, resetSum: b.resetSum });
+    }
+    if (b.count > 0) Object.assign(previous, { last: b.last, lastMs: b.lastMs });
+    previous.count += b.count;
+    if (b.staleMs !== null) previous.staleMs = Math.max(previous.staleMs ?? b.staleMs, b.staleMs);
+  }
+  // A marker before the bucket's last sample no longer ends it.
+  for (const b of out)
+    if (b.staleMs !== null && b.count > 0 && b.staleMs <= b.lastMs) b.staleMs = null;
+  return out;
+}
+
+function tierSeries(
+  labels: Labels,
+  rows: TierBucket[],
+  widthMs: number,
+  exactTimes: boolean,
+): SourceSeries {
   const timestampsMs: number[] = [];
   const values: number[] = [];
   const stale: number[] = [];
@@ -46,22 +130,19 @@ function tierSeries(labels: Labels, rows: SampleTierRow[], widthMs: number): Sou
   const min: number[] = [];
   const max: number[] = [];
   const resetSum: number[] = [];
-  for (const row of rows) {
+  for (const row of combined(rows)) {
     if (row.count > 0) {
-      const exact = row.scale !== unscaled;
-      const value = (mantissa: string | null, float: number | null): number =>
-        exact ? decodeScaled(Number(mantissa), row.scale) : (float ?? Number.NaN);
-      timestampsMs.push(Number(row.last_ms));
-      values.push(value(row.last, row.last_f));
+      timestampsMs.push(row.lastMs);
+      values.push(row.last);
       stale.push(0);
       count.push(row.count);
-      sum.push(value(row.sum, row.sum_f));
-      min.push(value(row.min, row.min_f));
-      max.push(value(row.max, row.max_f));
-      resetSum.push(value(row.reset_sum, row.reset_sum_f));
+      sum.push(row.sum);
+      min.push(row.min);
+      max.push(row.max);
+      resetSum.push(row.resetSum);
     }
-    if (row.stale_ms !== null) {
-      timestampsMs.push(Number(row.stale_ms));
+    if (row.staleMs !== null) {
+      timestampsMs.push(row.staleMs);
       values.push(Number.NaN);
       stale.push(1);
     }
@@ -71,6 +152,6 @@ function tierSeries(labels: Labels, rows: SampleTierRow[], widthMs: number): Sou
     timestampsMs,
     values,
     stale,
-    buckets: { widthMs, exactTimes: true, count, sum, min, max, resetSum },
+    buckets: { widthMs, exactTimes, count, sum, min, max, resetSum },
   };
 }

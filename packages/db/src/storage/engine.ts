@@ -13,6 +13,7 @@ import type {
 import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
 import { keepHeadUnindexed } from './timescale/head-chunks.js';
+import { createPostgresKeptTiers, createTimescaleKeptTiers } from './kept-tiers.js';
 import {
   createScaledSampleReads,
   indexSampleTimesByRange,
@@ -68,6 +69,8 @@ export type StorageEngine = {
    * after (TimescaleDB; plain PostgreSQL keeps its unique key, see timescale/head-chunks.ts).
    */
   keepHeadUnindexed(sql: TransactionSql): Promise<void>;
+  /** Migration 35: the rollup tiers kept beyond the raw retention (kept-tiers.ts). */
+  createKeptTiers(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -115,6 +118,7 @@ const timescaleEngine: StorageEngine = {
   createScaledSampleReads,
   indexSampleTimesByRange,
   keepHeadUnindexed,
+  createKeptTiers: createTimescaleKeptTiers,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -147,6 +151,7 @@ const postgresEngine: StorageEngine = {
   indexSampleTimesByRange: () => Promise.resolve(),
   // Partitions are a day long and never compressed: reads of a few series need the key.
   keepHeadUnindexed: () => Promise.resolve(),
+  createKeptTiers: createPostgresKeptTiers,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -54,6 +54,46 @@ const int8Max = '9223372036854775807';
  * one. Through `raw_scaled_samples`, so on either engine and during a storage move alike.
  */
 function sampleTierRowsQuery(widthMs: number): string {
+  return `${tierRowsCte(widthMs)}
+  select series::int as series, bucket_ms::text as bucket_ms, count, scale,
+    sum::text as sum, min::text as min, max::text as max, last::text as last,
+    reset_sum::text as reset_sum, sum_f, min_f, max_f, last_f, reset_sum_f,
+    last_ms::text as last_ms, stale_ms::text as stale_ms
+  from tier_rows`;
+}
+
+/** The float8 `value`'s 64 bits as a bigint (read back by series/read-tier-series.ts). */
+const float8Bits = (value: string): string =>
+  `('x' || encode(float8send(${value}), 'hex'))::bit(64)::bigint`;
+
+/**
+ * The statement that stores a tier of `widthMs` (the same parameters as sampleTierRowsQuery, $4
+ * the stored ids again) in `table`, as kept-tiers.ts lays it out: values as mantissas, or as the
+ * bits of their doubles where `scale` is `unscaled`; where `exactTimes` is false, the last
+ * sample's time only as the bucket's end when it was there, else the millisecond before, and a
+ * closing staleness marker at the bucket's end (what series-buckets.ts reads as `exactTimes`
+ * false).
+ */
+export function storeSampleTierRowsQuery(
+  widthMs: number,
+  table: string,
+  exactTimes: boolean,
+): string {
+  const bits = (column: string): string => `coalesce(${column}, ${float8Bits(`${column}_f`)})`;
+  const lastMs = exactTimes
+    ? 'last_ms'
+    : 'case when last_ms = bucket_ms then bucket_ms else bucket_ms - 1 end';
+  const staleMs = exactTimes ? 'stale_ms' : 'case when stale_ms is not null then bucket_ms end';
+  return `${tierRowsCte(widthMs)}
+  insert into ${table}
+    (series_id, bucket_ms, count, scale, sum, min, max, last, reset_sum, last_ms, stale_ms)
+  select series, bucket_ms, count, scale, ${bits('sum')}, ${bits('min')}, ${bits('max')},
+    ${bits('last')}, ${bits('reset_sum')}, ${lastMs}, ${staleMs}
+  from tier_rows`;
+}
+
+/** The rows as a CTE `tier_rows` (see sampleTierRowsQuery), `series` the $4 entry. */
+function tierRowsCte(widthMs: number): string {
   const bucketOf = (ms: string): string => `(${ms} + ${widthMs - 1}) / ${widthMs} * ${widthMs}`;
   const value = 'sample_value(s.mantissa, s.scale, s.value)';
   // A drop from a sample of the same bucket or of the one just before.
@@ -67,7 +107,7 @@ function sampleTierRowsQuery(widthMs: number): string {
   const asInt8 = (expr: string): string =>
     `case when abs(${expr}) <= ${int8Max} then (${expr})::bigint end`;
   return `with ids as (
-    select * from unnest($3::bigint[], $4::int[]) as i(id, series_id)
+    select * from unnest($3::bigint[], $4::bigint[]) as i(id, series_id)
   ), stored as (
     select i.series_id, r.time_ms, r.scaled >> 7 as mantissa,
       ((r.scaled & 127) - 64)::smallint as scale, r.value
@@ -88,9 +128,10 @@ function sampleTierRowsQuery(widthMs: number): string {
       sum(prev_m) filter (where ${drop}) as reset_m,
       sum(prev_m::numeric * 10::numeric ^ (${sumScale} - prev_scale))
         filter (where ${drop} and prev_scale >= 0) as reset_at_sum_scale,
-      sum(v) as sum_f, min(v) as min_f, max(v) as max_f,
+      -- Doubles added in time order: the same bits however the rows were scanned.
+      sum(v order by time_ms) as sum_f, min(v) as min_f, max(v) as max_f,
       max(v) filter (where is_last) as last_f,
-      sum(prev_v) filter (where ${drop}) as reset_sum_f,
+      sum(prev_v order by time_ms) filter (where ${drop}) as reset_sum_f,
       max(time_ms) as last_ms,
       -- The scale of a drop's previous sample, which may lie in the bucket before.
       min(prev_scale) filter (where ${drop}) as reset_bottom,
@@ -116,8 +157,8 @@ function sampleTierRowsQuery(widthMs: number): string {
       max(${atTop('max_m')}) as max_m, max(${atTop('last_m')}) as last_m,
       case when ${singleScale} then sum(reset_m)
         else sum(reset_at_sum_scale) / 10::numeric ^ (${sumScale} - max(top)) end as reset_m,
-      sum(sum_f) as sum_f, min(min_f) as min_f, max(max_f) as max_f, max(last_f) as last_f,
-      sum(reset_sum_f) as reset_sum_f, max(last_ms) as last_ms
+      sum(sum_f order by scale) as sum_f, min(min_f) as min_f, max(max_f) as max_f, max(last_f) as last_f,
+      sum(reset_sum_f order by scale) as reset_sum_f, max(last_ms) as last_ms
     from scaled
     group by series_id, bucket_ms
   ), rows as (
@@ -135,23 +176,24 @@ function sampleTierRowsQuery(widthMs: number): string {
     from stale_markers m join ids i on i.id = m.series_id
     where m.time > ${timestamp('$1::bigint')} and m.time <= ${timestamp('$2::bigint')}
     group by 1, 2
-  )
+  ), tier_rows as (
   select coalesce(r.series_id, m.series_id) as series,
-    coalesce(r.bucket_ms, m.bucket_ms)::text as bucket_ms, coalesce(r.count, 0) as count,
-    case when r.stored_exactly then r.top else ${unscaled} end as scale,
-    case when r.stored_exactly then r.sum_i::text end as sum,
-    case when r.stored_exactly then r.min_i::text end as min,
-    case when r.stored_exactly then r.max_i::text end as max,
-    case when r.stored_exactly then r.last_i::text end as last,
-    case when r.stored_exactly then r.reset_i::text end as reset_sum,
+    coalesce(r.bucket_ms, m.bucket_ms) as bucket_ms, coalesce(r.count, 0) as count,
+    case when r.stored_exactly then r.top else ${unscaled} end::smallint as scale,
+    case when r.stored_exactly then r.sum_i end as sum,
+    case when r.stored_exactly then r.min_i end as min,
+    case when r.stored_exactly then r.max_i end as max,
+    case when r.stored_exactly then r.last_i end as last,
+    case when r.stored_exactly then r.reset_i end as reset_sum,
     case when not r.stored_exactly then r.sum_f end as sum_f,
     case when not r.stored_exactly then r.min_f end as min_f,
     case when not r.stored_exactly then r.max_f end as max_f,
     case when not r.stored_exactly then r.last_f end as last_f,
     case when not r.stored_exactly then coalesce(r.reset_sum_f, 0) end as reset_sum_f,
-    r.last_ms::text as last_ms,
-    case when r.last_ms is null or m.stale_ms > r.last_ms then m.stale_ms::text end as stale_ms
-  from exact_rows r full join markers m on m.series_id = r.series_id and m.bucket_ms = r.bucket_ms`;
+    r.last_ms,
+    case when r.last_ms is null or m.stale_ms > r.last_ms then m.stale_ms end as stale_ms
+  from exact_rows r full join markers m on m.series_id = r.series_id and m.bucket_ms = r.bucket_ms
+  )`;
 }
 
 /**

@@ -1,0 +1,284 @@
+import type { Database, Sql, TransactionSql } from '../core/database.js';
+import { run } from './ddl.js';
+import { hourMs, minuteMs } from './rollups.js';
+import type { SampleTierRow } from './sample-tiers.js';
+import { storeSampleTierRowsQuery } from './sample-tiers.js';
+import type { StorageMode, StoragePolicies } from './storage-mode.js';
+
+/*
+ * The rollup tiers kept beyond the raw retention (issue 57; docs/benchmarks/storage.md,
+ * "Rollup tiers for issue 57"). While a bucket's raw samples are kept, a tier is computed from
+ * them as it is read (sample-tiers.ts); a few hours before the raw retention drops them, the
+ * writer's maintenance stores each tier's rows, and reads take those from then on. The rows are
+ * the ones sample-tiers.ts computes, so an answer does not change when its buckets are stored:
+ *
+ * - `sample_tier_5m` keeps the last sample's time only as "at the bucket's end or the
+ *   millisecond before" (its exact time cost more than every value of the row together), in
+ *   7-day chunks;
+ * - `sample_tier_1h` keeps it exactly, in 30-day chunks;
+ * - on TimescaleDB both are hypertables compressed by series, ordered by bucket, once a chunk
+ *   is filled; on plain PostgreSQL they are plain tables.
+ *
+ * `tier_fills` holds, per tier, the end of the buckets stored for every series
+ * (`filled_to_ms`), and within the next window the last series id done (`series_cursor`): the
+ * fill commits a batch of series at a time and resumes after a crash where it stopped.
+ */
+
+export type KeptTier = {
+  /** As `max_source_resolution` names it. */
+  name: '5m' | '1h';
+  table: 'sample_tier_5m' | 'sample_tier_1h';
+  widthMs: number;
+  /** Whether the last samples keep their own times (series-buckets.ts `exactTimes`). */
+  exactTimes: boolean;
+  /** TimescaleDB chunks: most reads of a few series touch one or two. */
+  chunkMs: number;
+  /** How long the tier is kept, in days. */
+  retentionDays(policies: StoragePolicies): number;
+};
+
+const dayMs = 24 * hourMs;
+
+/**
+ * The tiers, finest first. The 5-minute tier takes the finer rollup's retention
+ * (ROLLUP_1M_RETENTION_DAYS, 90 days by default), the hourly one ROLLUP_1H_RETENTION_DAYS.
+ */
+export const keptTiers: readonly KeptTier[] = [
+  {
+    name: '5m',
+    table: 'sample_tier_5m',
+    widthMs: 5 * minuteMs,
+    exactTimes: false,
+    chunkMs: 7 * dayMs,
+    retentionDays: (policies) => policies.rollup1mRetentionDays,
+  },
+  {
+    name: '1h',
+    table: 'sample_tier_1h',
+    widthMs: hourMs,
+    exactTimes: true,
+    chunkMs: 30 * dayMs,
+    retentionDays: (policies) => policies.rollup1hRetentionDays,
+  },
+];
+
+/** The tier of a width, if one is kept. */
+export function keptTierOf(widthMs: number): KeptTier | undefined {
+  return keptTiers.find((tier) => tier.widthMs === widthMs);
+}
+
+/**
+ * How long before the raw retention drops a bucket's samples its tiers are stored: the writer's
+ * maintenance (about every minute) may be stopped this long and lose nothing.
+ */
+export const fillBeforeRawRetentionMs = 6 * hourMs;
+
+/** Buckets are stored a window at a time (a multiple of every tier's width)… */
+const fillWindowMs = hourMs;
+/** …for this many series a transaction. */
+const fillSeriesBatch = 5_000;
+
+const tierColumns = `series_id bigint not null,
+  bucket_ms bigint not null,
+  count integer not null,
+  scale smallint not null,
+  sum bigint,
+  min bigint,
+  max bigint,
+  last bigint,
+  reset_sum bigint,
+  last_ms bigint,
+  stale_ms bigint`;
+
+const fillsTable = `create table tier_fills (
+  tier text primary key,
+  filled_to_ms bigint not null,
+  series_cursor bigint not null default 0,
+  filled_at timestamptz not null default now()
+)`;
+
+/** Migration 35 on TimescaleDB. */
+export async function createTimescaleKeptTiers(sql: TransactionSql): Promise<void> {
+  for (const tier of keptTiers) {
+    await run(sql, [
+      `create table ${tier.table} (${tierColumns})`,
+      `select create_hypertable('${tier.table}', by_range('bucket_ms', ${tier.chunkMs}::bigint))`,
+      // The chunk being filled is read by series; compressed ones are segmented by it.
+      `create index ${tier.table}_series_id_bucket_ms on ${tier.table} (series_id, bucket_ms)`,
+      `alter table ${tier.table} set (
+        timescaledb.compress,
+        timescaledb.compress_segmentby = 'series_id',
+        timescaledb.compress_orderby = 'bucket_ms'
+      )`,
+    ]);
+  }
+  await run(sql, [fillsTable]);
+}
+
+/** Migration 35 on plain PostgreSQL: rows appended in bucket order, pruned by bucket. */
+export async function createPostgresKeptTiers(sql: TransactionSql): Promise<void> {
+  for (const tier of keptTiers) {
+    await run(sql, [
+      `create table ${tier.table} (${tierColumns})`,
+      `create index ${tier.table}_series_id_bucket_ms on ${tier.table} (series_id, bucket_ms)`,
+      `create index ${tier.table}_bucket_ms on ${tier.table} using brin (bucket_ms)`,
+    ]);
+  }
+  await run(sql, [fillsTable]);
+}
+
+/** What one fill run did. */
+export type KeptTierUpkeep = {
+  /** Per tier: where its stored buckets end after the run, and rows written. */
+  filled: { tier: KeptTier['name']; filledToMs: number; rows: number }[];
+  /** Chunks compressed (TimescaleDB) now that they are filled. */
+  compressed: number;
+  /** Chunks dropped (TimescaleDB) or rows deleted (plain) past the tiers' retention. */
+  pruned: number;
+};
+
+/**
+ * Stores each tier's buckets that end up to `fillBeforeRawRetentionMs` before the raw retention
+ * drops them, at most `maxWindows` hours of buckets per tier, then compresses the chunks
+ * filled and drops what is past each tier's retention. A tier never filled starts at the raw
+ * retention's edge (older samples are going). Safe to run from several processes: a tier's
+ * fill row is locked while a batch is written, and the batch commits with its cursor.
+ */
+export async function maintainKeptTiers(
+  db: Database,
+  options: { now: Date; policies: StoragePolicies; mode: StorageMode; maxWindows: number },
+): Promise<KeptTierUpkeep> {
+  const { now, policies, mode } = options;
+  const rawEdgeMs = now.getTime() - policies.rawRetentionDays * dayMs;
+  const horizonMs =
+    Math.floor((rawEdgeMs + fillBeforeRawRetentionMs) / fillWindowMs) * fillWindowMs;
+  const upkeep: KeptTierUpkeep = { filled: [], compressed: 0, pruned: 0 };
+  for (const tier of keptTiers) {
+    const startMs = Math.floor(rawEdgeMs / fillWindowMs) * fillWindowMs;
+    let rows = 0;
+    let windows = 0;
+    let filledToMs = startMs;
+    for (;;) {
+      const step = await fillBatch(db, tier, { startMs, horizonMs });
+      rows += step.rows;
+      filledToMs = step.filledToMs;
+      if (step.done) break;
+      if (step.windowDone && ++windows >= options.maxWindows) break;
+    }
+    upkeep.filled.push({ tier: tier.name, filledToMs, rows });
+    const cutoffMs = now.getTime() - tier.retentionDays(policies) * dayMs;
+    if (mode === 'timescale') {
+      upkeep.compressed += await compressFilledChunks(db.sql, tier, filledToMs);
+      upkeep.pruned += await dropChunksBefore(db.sql, tier, cutoffMs);
+    } else {
+      const deleted = await db.sql.unsafe(`delete from ${tier.table} where bucket_ms <= $1`, [
+        cutoffMs,
+      ]);
+      upkeep.pruned += deleted.count;
+    }
+  }
+  return upkeep;
+}
+
+/**
+ * One transaction of the fill: the next batch of series of the window after `filled_to_ms`, or,
+ * when no series is left, the window marked done.
+ */
+async function fillBatch(
+  db: Database,
+  tier: KeptTier,
+  bounds: { startMs: number; horizonMs: number },
+): Promise<{ rows: number; filledToMs: number; windowDone: boolean; done: boolean }> {
+  return await db.sql.begin(async (sql) => {
+    await sql`set local lock_timeout = '10s'`;
+    await sql`
+      insert into tier_fills (tier, filled_to_ms) values (${tier.name}, ${bounds.startMs})
+      on conflict (tier) do nothing`;
+    const [fill] = await sql<{ filled_to_ms: string; series_cursor: string }[]>`
+      select filled_to_ms::text, series_cursor::text from tier_fills
+      where tier = ${tier.name} for update`;
+    const filledToMs = Number(fill!.filled_to_ms);
+    if (filledToMs + fillWindowMs > bounds.horizonMs) {
+      return { rows: 0, filledToMs, windowDone: false, done: true };
+    }
+    const ids = (
+      await sql<{ id: string }[]>`
+        select id::text from series where id > ${fill!.series_cursor}::bigint
+        order by id limit ${fillSeriesBatch}`
+    ).map((row) => row.id);
+    if (ids.length === 0) {
+      const next = filledToMs + fillWindowMs;
+      await sql`
+        update tier_fills set filled_to_ms = ${next}, series_cursor = 0, filled_at = now()
+        where tier = ${tier.name}`;
+      return { rows: 0, filledToMs: next, windowDone: true, done: false };
+    }
+    const written = await sql.unsafe(
+      storeSampleTierRowsQuery(tier.widthMs, tier.table, tier.exactTimes),
+      [filledToMs, filledToMs + fillWindowMs, ids, ids],
+    );
+    await sql`
+      update tier_fills set series_cursor = ${ids.at(-1)!}::bigint, filled_at = now()
+      where tier = ${tier.name}`;
+    return { rows: written.count, filledToMs, windowDone: false, done: false };
+  });
+}
+
+/** Compresses the tier's chunks that end at or before `filledToMs`. */
+async function compressFilledChunks(sql: Sql, tier: KeptTier, filledToMs: number) {
+  const rows = await sql<{ chunk: string }[]>`
+    select compress_chunk(format('%I.%I', chunk_schema, chunk_name)::regclass)::text as chunk
+    from timescaledb_information.chunks
+    where hypertable_schema = current_schema() and hypertable_name = ${tier.table}
+      and not is_compressed and range_end_integer <= ${filledToMs}`;
+  return rows.length;
+}
+
+async function dropChunksBefore(sql: Sql, tier: KeptTier, cutoffMs: number) {
+  const rows = await sql.unsafe<{ chunk: string }[]>(
+    `select drop_chunks('${tier.table}', older_than => $1::bigint)::text as chunk`,
+    [cutoffMs],
+  );
+  return rows.length;
+}
+
+/** Where a tier's stored buckets end (0 where none are stored yet). */
+export async function readFilledToMs(sql: Sql, tier: KeptTier): Promise<number> {
+  const [row] = await sql<{ filled_to_ms: string }[]>`
+    select filled_to_ms::text from tier_fills where tier = ${tier.name}`;
+  return row === undefined ? 0 : Number(row.filled_to_ms);
+}
+
+/**
+ * The stored rows of `tier` for the buckets ending in `(fromMs, toMs]` of `series` (each the
+ * stored ids of one series), in the shape sample-tiers.ts computes them, one row per stored id:
+ * a row's `series` is the index of its series there. Values of `unscaled` rows are the bits of
+ * doubles in the mantissa columns (`float8FromBits` reads them). A query that can be canceled.
+ */
+export function readKeptTierRows(
+  sql: Sql,
+  tier: KeptTier,
+  range: { fromMs: number; toMs: number },
+  series: readonly (readonly string[])[],
+): PromiseLike<SampleTierRow[]> & { cancel(): unknown } {
+  const ids = series.flat();
+  for (const id of ids) if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
+  const indexes = series.flatMap((group, i) => group.map(() => i));
+  return sql.unsafe<SampleTierRow[]>(
+    `select i.series, t.bucket_ms::text, t.count, t.scale, t.sum::text, t.min::text,
+       t.max::text, t.last::text, t.reset_sum::text, null::float8 as sum_f,
+       null::float8 as min_f, null::float8 as max_f, null::float8 as last_f,
+       null::float8 as reset_sum_f, t.last_ms::text, t.stale_ms::text
+     from unnest($3::bigint[], $4::int[]) as i(id, series)
+     join ${tier.table} t on t.series_id = i.id
+     where t.bucket_ms > $1::bigint and t.bucket_ms <= $2::bigint`,
+    [range.fromMs, range.toMs, ids, indexes],
+  );
+}
+
+/** The double whose 64 bits are the decimal integer `bits` (a stored `unscaled` value). */
+export function float8FromBits(bits: string): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setBigInt64(0, BigInt(bits));
+  return view.getFloat64(0);
+}

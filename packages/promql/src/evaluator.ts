@@ -40,6 +40,8 @@ export type EvalContext = {
   currentSamples: number;
   /** The widths of the rollup tiers some answer read approximately (see series-buckets.ts). */
   approximateTiersMs: Set<number>;
+  /** The tiers `max_source_resolution=auto` read beyond the raw samples. */
+  autoTiersMs: Set<number>;
 };
 
 type EvalValue = Matrix | { string: string };

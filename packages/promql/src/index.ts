@@ -8,7 +8,7 @@ export { prettifyPromql } from './format-promql.js';
 export { parsePromql } from './parse-promql.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
 export { PromqlError } from './promql-error.js';
-export type { PromqlEngine, QueryOptions } from './promql-engine.js';
+export type { PromqlEngine, QueryOptions, SourceTiers } from './promql-engine.js';
 export { createPromqlEngine } from './promql-engine.js';
 export type { MemorySeries } from './memory-series-source.js';
 export { createMemorySeriesSource } from './memory-series-source.js';

@@ -11,7 +11,7 @@ import { planSelections } from './plan-selections.js';
 import { preprocessExpr, setOffsetForAtModifier } from './preprocess.js';
 import { badData, PromqlError } from './promql-error.js';
 import type { SeriesBuckets } from './series-buckets.js';
-import type { SeriesSource, SourceSeries } from './series-source.js';
+import type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 import type { Matrix, Point, QueryValue } from './values.js';
 
 export type PromqlEngineOptions = {
@@ -41,7 +41,30 @@ export type QueryOptions = {
    * max_source_resolution); 0 or absent for raw samples.
    */
   resolutionMs?: number;
+  /**
+   * Where `resolutionMs` is absent (`auto`): from when raw samples are kept, and the tiers kept
+   * beyond them, finest first, each from when. A selector that reads before `rawFromMs` reads
+   * the finest tier that reaches back as far (else the one that reaches furthest), for its
+   * whole range, and the answer says so; raw samples where no tier holds anything of its range.
+   * Absent: raw samples only.
+   */
+  tiers?: SourceTiers;
 };
+
+export type SourceTiers = {
+  rawFromMs: number;
+  tiers: readonly { widthMs: number; fromMs: number }[];
+};
+
+/** The tier an `auto` selection of `range` reads, or 0 for raw samples. */
+function autoResolutionMs(tiers: SourceTiers | undefined, range: TimeRange): number {
+  if (tiers === undefined || range.startMs >= tiers.rawFromMs) return 0;
+  const holding = tiers.tiers.filter((tier) => tier.fromMs < range.endMs);
+  if (holding.length === 0) return 0;
+  const reaching = holding.find((tier) => tier.fromMs <= range.startMs);
+  if (reaching !== undefined) return reaching.widthMs;
+  return holding.reduce((a, b) => (b.fromMs < a.fromMs ? b : a)).widthMs;
+}
 
 export type PromqlEngine = {
   /** Evaluates `query` at `timeMs`. Throws PromqlError. */
@@ -147,6 +170,14 @@ function approximationWarning(widthMs: number): string {
   );
 }
 
+/** What an `auto` answer that read a rollup tier of `widthMs` says (docs/promql.md). */
+function autoTierWarning(widthMs: number): string {
+  return (
+    `read from ${formatDuration(widthMs)} rollups: the query reaches back past the raw ` +
+    `samples kept (max_source_resolution=auto)`
+  );
+}
+
 /** Prometheus' order of a range query's result: by label set. */
 function sortMatrix(matrix: Matrix): Matrix {
   return matrix.sort((a, b) => compareLabels(a.metric, b.metric));
@@ -178,6 +209,13 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     const onOuterAbort = (): void => controller.abort();
     outer?.addEventListener('abort', onOuterAbort);
     const data = new Map<VectorSelector, LoadedSeries[]>();
+    const autoTiersMs = new Set<number>();
+    const resolutionMs = (range: TimeRange): number => {
+      if (queryOptions.resolutionMs !== undefined) return queryOptions.resolutionMs;
+      const widthMs = autoResolutionMs(queryOptions.tiers, range);
+      if (widthMs > 0) autoTiersMs.add(widthMs);
+      return widthMs;
+    };
     try {
       let selected = 0;
       await Promise.all(
@@ -191,7 +229,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
                 rangeMs,
                 func,
                 maxSeries: options.maxSeries,
-                resolutionMs: queryOptions.resolutionMs ?? 0,
+                resolutionMs: resolutionMs(timeRange),
               },
               controller.signal,
             );
@@ -225,16 +263,19 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
       now,
       currentSamples: 0,
       approximateTiersMs: new Set(),
+      autoTiersMs,
     };
     return { expr, evaluator: new Evaluator(ctx, startMs, endMs, intervalMs), ctx };
   }
 
   /** The answer, with a warning for each rollup tier it read approximately. */
   function answer(value: QueryValue, ctx: EvalContext): QueryValue {
-    if (ctx.approximateTiersMs.size === 0) return value;
-    const warnings = [...ctx.approximateTiersMs]
-      .sort((a, b) => a - b)
-      .map((widthMs) => approximationWarning(widthMs));
+    if (ctx.approximateTiersMs.size === 0 && ctx.autoTiersMs.size === 0) return value;
+    const byWidth = (a: number, b: number): number => a - b;
+    const warnings = [
+      ...[...ctx.autoTiersMs].sort(byWidth).map((widthMs) => autoTierWarning(widthMs)),
+      ...[...ctx.approximateTiersMs].sort(byWidth).map((widthMs) => approximationWarning(widthMs)),
+    ];
     return { ...value, warnings };
   }
 

@@ -4,7 +4,7 @@ import { labelsKey } from './labels.js';
 import type { MemorySeries } from './memory-series-source.js';
 import { bucketSeries } from './series-buckets.js';
 import type { TierTimes } from './memory-series-source.js';
-import { engineOver } from './testing/engine-fixture.js';
+import { engineOver, vectorOf } from './testing/engine-fixture.js';
 import type { QueryValue } from './values.js';
 
 const widthMs = 300_000;
@@ -243,5 +243,49 @@ describe('PromQL over a rollup tier', () => {
   ])('says it is approximate at %s', async (_case, query, timeMs) => {
     const value = await denseEngine.instantQuery(query, timeMs, undefined, tier);
     expect(value.warnings).toEqual([expect.stringMatching(/^approximate: read from 5m rollups/)]);
+  });
+
+  describe('max_source_resolution=auto', () => {
+    // Raw samples kept from the first hour's end; the 5m tier holds the first hour and before.
+    const tiers = {
+      rawFromMs: hour,
+      tiers: [
+        { widthMs, fromMs: t0 - 3_600_000 },
+        { widthMs: 3_600_000, fromMs: t0 - 86_400_000 },
+      ],
+    };
+    const autoTierWarning = expect.stringMatching(/^read from 5m rollups: the query reaches back/);
+
+    it('reads raw samples where they are kept, without a warning', async () => {
+      const query = 'sum_over_time(m[10m])';
+      const value = await denseEngine.instantQuery(query, hour + 3_600_000, undefined, { tiers });
+      expect(value.warnings).toBeUndefined();
+      expect(vectorOf(value)).toEqual(
+        vectorOf(await denseEngine.instantQuery(query, hour + 3_600_000)),
+      );
+    });
+
+    it('reads the finest tier that reaches back as far, and says so', async () => {
+      const query = 'sum_over_time(m[10m])';
+      const value = await denseEngine.instantQuery(query, hour, undefined, { tiers });
+      expect(value.warnings).toEqual([autoTierWarning]);
+      // Aligned: the tier answers as the raw samples would.
+      expect(vectorOf(value)).toEqual(vectorOf(await denseEngine.instantQuery(query, hour)));
+    });
+
+    it('reads the tier that reaches furthest when none reaches as far', async () => {
+      const query = 'count_over_time(m[2d])';
+      const value = await denseEngine.instantQuery(query, hour, undefined, { tiers });
+      expect(value.warnings).toEqual([
+        expect.stringMatching(/^read from 1h rollups: the query reaches back/),
+      ]);
+      expect(vectorOf(value)).toEqual(vectorOf(await denseEngine.instantQuery(query, hour)));
+    });
+
+    it('reads raw samples where no tier holds anything of the range', async () => {
+      const old = { rawFromMs: hour, tiers: [{ widthMs, fromMs: hour * 2 }] };
+      const value = await denseEngine.instantQuery('m', hour - 60_000, undefined, { tiers: old });
+      expect(value.warnings).toBeUndefined();
+    });
   });
 });

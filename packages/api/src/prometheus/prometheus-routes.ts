@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { Response } from 'express';
-import type { Labels, PromqlEngine, QueryOptions, QueryValue, SeriesSource } from '@monitor/promql';
+import type {
+  Labels,
+  PromqlEngine,
+  QueryOptions,
+  QueryValue,
+  SeriesSource,
+  SourceTiers,
+} from '@monitor/promql';
 import type { RuleGroupStateStore } from '@monitor/db';
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
 import {
@@ -50,6 +57,11 @@ export type PrometheusRouteDeps = {
   /** Unset: every range query computed whole. */
   rangeQueryCache?: RangeQueryCache;
   nowMs: () => number;
+  /**
+   * From when raw samples are kept and the rollup tiers beyond them (`max_source_resolution`
+   * `auto`); undefined: raw samples only.
+   */
+  sourceTiers(): Promise<SourceTiers | undefined>;
   /** The organization's Prometheus rule groups with their last evaluations. */
   ruleGroups: Pick<RuleGroupStateStore, 'listOrgGroups'>;
   /** RULE_EVALUATION_INTERVAL_SECONDS, in ms: the interval of a group that sets none. */
@@ -110,20 +122,25 @@ const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /**
  * The rollup tier `max_source_resolution` asks for (Thanos' parameter, docs/promql.md), as the
- * engine's resolution: 0 for raw samples. `auto` (the default) reads raw samples, which are
- * kept for as long as anything is: no tier is kept beyond them yet.
+ * engine's resolution: 0 for raw samples; `auto` (the default) raw samples where they are kept
+ * and the tiers beyond.
  */
 const sourceResolutions = new Map([
-  ['auto', 0],
   ['raw', 0],
   ['0s', 0],
   ['5m', 300_000],
   ['1h', 3_600_000],
 ]);
 
-function resolutionOf(params: PrometheusParams): QueryOptions {
+async function resolutionOf(
+  params: PrometheusParams,
+  deps: PrometheusRouteDeps,
+): Promise<QueryOptions> {
   const text = params.get('max_source_resolution');
-  if (text === undefined || text === '') return {};
+  if (text === undefined || text === '' || text === 'auto') {
+    const tiers = await deps.sourceTiers();
+    return tiers === undefined ? {} : { tiers };
+  }
   const resolutionMs = sourceResolutions.get(text);
   if (resolutionMs === undefined) {
     throw new PromqlError(
@@ -161,7 +178,7 @@ const queryHandler: Handler = async ({ query, body, res, deps }) => {
     timeText === undefined || timeText === ''
       ? deps.nowMs()
       : parsePrometheusTime('time', timeText);
-  const options = resolutionOf(params);
+  const options = await resolutionOf(params, deps);
   await answerQuery(deps, params, res, (engine) =>
     engine.instantQuery(expr, timeMs, undefined, options),
   );
@@ -185,13 +202,13 @@ const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
       `invalid parameter "end": the range exceeds the limit of ${deps.limits.maxRangeMs / 1000} s`,
     );
   }
-  const options = resolutionOf(params);
+  const options = await resolutionOf(params, deps);
   // The cache keeps answers from raw samples only: a tier's are computed whole.
   const cache = (options.resolutionMs ?? 0) === 0 ? deps.rangeQueryCache : undefined;
   await answerQuery(deps, params, res, (engine) =>
     cache === undefined
       ? engine.rangeQuery(expr, startMs, endMs, stepMs, undefined, options)
-      : cache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs),
+      : cache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs, options),
   );
 };
 

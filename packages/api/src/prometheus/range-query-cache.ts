@@ -1,4 +1,12 @@
-import type { Labels, Matrix, PromqlEngine, QueryValue, RangeReads, Series } from '@monitor/promql';
+import type {
+  Labels,
+  Matrix,
+  PromqlEngine,
+  QueryOptions,
+  QueryValue,
+  RangeReads,
+  Series,
+} from '@monitor/promql';
 import { compareLabels, labelsKey, splittableRangeReads } from '@monitor/promql';
 
 /**
@@ -61,6 +69,7 @@ export type RangeQueryCache = {
     startMs: number,
     endMs: number,
     stepMs: number,
+    queryOptions?: QueryOptions,
   ): Promise<QueryValue>;
 };
 
@@ -92,11 +101,18 @@ export function createRangeQueryCache(options: RangeQueryCacheOptions): RangeQue
   };
 
   return {
-    async rangeQuery(orgId, engine, query, startMs, endMs, stepMs) {
+    async rangeQuery(orgId, engine, query, startMs, endMs, stepMs, queryOptions = {}) {
+      const computeWhole = () =>
+        engine.rangeQuery(query, startMs, endMs, stepMs, undefined, queryOptions);
       // What the engine refuses it refuses whole, before any piece of it is looked up.
       const answerable = stepMs > 0 && endMs >= startMs && (endMs - startMs) / stepMs <= maxSteps;
       const reads = answerable ? rangeReads(query) : null;
-      if (reads === null) return engine.rangeQuery(query, startMs, endMs, stepMs);
+      if (reads === null) return computeWhole();
+      // Only answers from raw samples are kept: one that reaches past them reads the tiers.
+      const { tiers } = queryOptions;
+      if (tiers !== undefined && (reads(startMs, endMs)?.startMs ?? 0) < tiers.rawFromMs) {
+        return computeWhole();
+      }
       const lastStepMs = startMs + Math.floor((endMs - startMs) / stepMs) * stepMs;
       const horizonMs = nowMs() - settledMs;
       const settledLastMs =
@@ -123,7 +139,7 @@ export function createRangeQueryCache(options: RangeQueryCacheOptions): RangeQue
           // Not migrated yet, or the database is away: computed whole, and the engine says
           // what is wrong, if anything.
           options.onLookup?.('miss');
-          return engine.rangeQuery(query, startMs, endMs, stepMs);
+          return computeWhole();
         }
       }
       if (cached !== undefined && !isCurrent(cached, late.xids)) {

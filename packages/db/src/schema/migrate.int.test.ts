@@ -114,12 +114,14 @@ describe.each(['postgres', 'timescale'] as const)('migrate on %s', (engine) => {
   });
 
   onEngine('timescale', describe)('hypertables', () => {
-    it('makes samples, unaggregated samples, snapshots and staleness markers hypertables and the rollups continuous aggregates', async () => {
+    it('makes samples, unaggregated samples, snapshots, staleness markers and the kept tiers hypertables and the rollups continuous aggregates', async () => {
       const rows = await db.sql`
         select hypertable_name from timescaledb_information.hypertables
         where hypertable_schema = 'public' order by 1
       `;
       expect(rows.map((r) => r['hypertable_name'] as string)).toEqual([
+        'sample_tier_1h',
+        'sample_tier_5m',
         'samples',
         'snapshots',
         'stale_markers',

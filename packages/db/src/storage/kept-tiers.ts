@@ -19,8 +19,8 @@ import type { StorageMode, StoragePolicies } from './storage-mode.js';
  * - on TimescaleDB both are hypertables compressed by series, ordered by bucket, once a chunk
  *   is filled; on plain PostgreSQL they are plain tables.
  *
- * `tier_fills` holds, per tier, the end of the buckets stored for every series
- * (`filled_to_ms`), and within the next window the last series id done (`series_cursor`): the
+ * `tier_fills` holds, per tier, the buckets stored for every series (ending in
+ * `(filled_from_ms, filled_to_ms]`), and within the next window the last series id done (`series_cursor`): the
  * fill commits a batch of series at a time and resumes after a crash where it stopped.
  */
 
@@ -71,7 +71,7 @@ export function keptTierOf(widthMs: number): KeptTier | undefined {
  * How long before the raw retention drops a bucket's samples its tiers are stored: the writer's
  * maintenance (about every minute) may be stopped this long and lose nothing.
  */
-export const fillBeforeRawRetentionMs = 6 * hourMs;
+const fillBeforeRawRetentionMs = 6 * hourMs;
 
 /** Buckets are stored a window at a time (a multiple of every tier's width)… */
 const fillWindowMs = hourMs;
@@ -92,6 +92,7 @@ const tierColumns = `series_id bigint not null,
 
 const fillsTable = `create table tier_fills (
   tier text primary key,
+  filled_from_ms bigint not null,
   filled_to_ms bigint not null,
   series_cursor bigint not null default 0,
   filled_at timestamptz not null default now()
@@ -192,7 +193,8 @@ async function fillBatch(
   return await db.sql.begin(async (sql) => {
     await sql`set local lock_timeout = '10s'`;
     await sql`
-      insert into tier_fills (tier, filled_to_ms) values (${tier.name}, ${bounds.startMs})
+      insert into tier_fills (tier, filled_from_ms, filled_to_ms)
+      values (${tier.name}, ${bounds.startMs}, ${bounds.startMs})
       on conflict (tier) do nothing`;
     const [fill] = await sql<{ filled_to_ms: string; series_cursor: string }[]>`
       select filled_to_ms::text, series_cursor::text from tier_fills
@@ -247,6 +249,21 @@ export async function readFilledToMs(sql: Sql, tier: KeptTier): Promise<number> 
   const [row] = await sql<{ filled_to_ms: string }[]>`
     select filled_to_ms::text from tier_fills where tier = ${tier.name}`;
   return row === undefined ? 0 : Number(row.filled_to_ms);
+}
+
+/** The buckets each tier has stored, `(fromMs, toMs]`, of the tiers that stored any. */
+export async function readFilledRanges(
+  sql: Sql,
+): Promise<{ tier: KeptTier; fromMs: number; toMs: number }[]> {
+  const rows = await sql<{ tier: string; from_ms: string; to_ms: string }[]>`
+    select tier, filled_from_ms::text as from_ms, filled_to_ms::text as to_ms from tier_fills
+    where filled_to_ms > filled_from_ms`;
+  return keptTiers.flatMap((tier) => {
+    const row = rows.find((r) => r.tier === tier.name);
+    return row === undefined
+      ? []
+      : [{ tier, fromMs: Number(row.from_ms), toMs: Number(row.to_ms) }];
+  });
 }
 
 /**

@@ -11,7 +11,11 @@ import type { Redis } from 'ioredis';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore, createRuleGroupStore, readLateSampleWrites } from '@monitor/db';
-import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
+import {
+  createFloat64SlabPool,
+  createPrometheusSeriesSource,
+  createSourceTiersReader,
+} from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import type { Registry } from 'prom-client';
@@ -73,6 +77,7 @@ export function createPrometheusMount(
     },
     ...(rangeQueryCache === undefined ? {} : { rangeQueryCache }),
     nowMs: Date.now,
+    sourceTiers: createSourceTiersReader(databases.reads, { refreshMs: 60_000, nowMs: Date.now }),
     // The evaluator saves these on the primary: read there, not on a standby that may lag.
     ruleGroups: createRuleGroupStateStore(databases.primary),
     defaultRuleIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,

@@ -166,7 +166,9 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
   };
   const run = (): void => {
     runMaintenance(db, new Date(), options)
-      .then(({ pruned, moved }) => {
+      .then(({ pruned, moved, tiers }) => {
+        if (tiers.filled.some((tier) => tier.rows > 0) || tiers.pruned > 0)
+          logger.info({ tiers }, 'rollup tiers stored before the raw samples go');
         if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)
           logger.info({ pruned }, 'history past retention pruned');
         if (moved.batches > 0) logger.info({ moved }, 'stored samples moved to the new layout');

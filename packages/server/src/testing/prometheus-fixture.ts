@@ -7,7 +7,11 @@ import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore, createSampleStore } from '@monitor/db';
-import { createFloat64SlabPool, createPrometheusSeriesSource } from '@monitor/db/series';
+import {
+  createFloat64SlabPool,
+  createPrometheusSeriesSource,
+  createSourceTiersReader,
+} from '@monitor/db/series';
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import { decodeRemoteWriteV1 } from '@monitor/protocols';
@@ -430,6 +434,7 @@ export async function startPrometheusApi(
         timeoutMs: 30_000,
       },
       nowMs: Date.now,
+      sourceTiers: createSourceTiersReader(db, { refreshMs: 60_000, nowMs: Date.now }),
       ruleGroups: createRuleGroupStateStore(db),
       defaultRuleIntervalMs: 60_000,
     }),

@@ -1,0 +1,143 @@
+// @services timescale
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '@monitor/db';
+import { createDatabase } from '@monitor/db';
+import { createTestDatabase } from '@monitor/testkit';
+import type { TestDatabase } from '@monitor/testkit';
+import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { serviceUrl } from '@monitor/testkit/vitest';
+import { postIngest } from './testing/ingest-client.js';
+import type { RoleProcess } from './testing/role-process.js';
+import { startRoleProcess } from './testing/role-process.js';
+
+/**
+ * PromQL past the raw retention (issue 57, point 4), on the real server: with one day of raw
+ * samples, the writer's maintenance stores the rollup tiers of the samples about to go, and
+ * `max_source_resolution=auto` (the default) reads them for queries that reach back past the raw
+ * retention, says so, and answers as the raw samples did, also once those are gone.
+ */
+const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const minuteMs = 60_000;
+const hourMs = 60 * minuteMs;
+let database: TestDatabase;
+let db: Database;
+let monitor: RoleProcess;
+
+type Answer = {
+  status: number;
+  body: {
+    status: string;
+    data: { result: { metric: Record<string, string>; values?: [number, string][] }[] };
+    warnings?: string[];
+  };
+};
+
+async function prometheus(path: string, params: Record<string, string>): Promise<Answer> {
+  const search = new URLSearchParams(params).toString();
+  return await createApiCall({ baseUrl: () => monitor.baseUrl, key })<Answer['body']>(
+    `/prometheus/api/v1/${path}?${search}`,
+  );
+}
+
+/** Values as numbers, to the digits an order of addition cannot change. */
+function values(answer: Answer): [number, number][][] {
+  return answer.body.data.result.map((s) =>
+    (s.values ?? []).map(([t, v]) => [t, Number(Number(v).toPrecision(12))]),
+  );
+}
+
+// Three hours of samples 15 s apart (with a node exporter's jitter), from 23 to 20 hours ago:
+// with a day of raw retention, the tiers of the hours up to 18 hours ago are stored.
+const dataStartMs = Math.floor((Date.now() - 23 * hourMs) / hourMs) * hourMs;
+const dataEndMs = dataStartMs + 3 * hourMs;
+// Aligned to the hour: the queries below read whole buckets.
+const queryEndMs = dataEndMs;
+const range = {
+  start: String((dataStartMs - 3 * hourMs) / 1000),
+  end: String(queryEndMs / 1000),
+  step: '300',
+};
+const queries = [
+  'max_over_time(kept_gauge[10m])',
+  'sum_over_time(kept_gauge[1h])',
+  'count_over_time(kept_counter[30m])',
+  'kept_gauge',
+];
+
+beforeAll(async () => {
+  database = await createTestDatabase(serviceUrl('timescale'), 'promql_kept_tiers');
+  db = createDatabase({ url: database.url, maxConnections: 2 });
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: key,
+    INGEST_RATE_LIMIT_PER_MINUTE: '100000',
+    RAW_RETENTION_DAYS: '1',
+  });
+  const payloads = [];
+  for (let t = dataStartMs, k = 0; t < dataEndMs; t += 15_000, k++) {
+    payloads.push({
+      host: 'kept-host',
+      timestamp: new Date(t + ((k * 7919) % 200) - 100).toISOString(),
+      metrics: { kept_gauge: ((k * 37) % 101) / 4, kept_counter: (k % 300) * 3 },
+    });
+  }
+  for (let i = 0; i < payloads.length; i += 200) {
+    const answer = await postIngest(monitor.baseUrl, payloads.slice(i, i + 200), { key });
+    expect(answer.status).toBe(200);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await monitor?.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+describe('PromQL past the raw retention', () => {
+  it('reads the stored tiers with max_source_resolution=auto, as the raw samples answered', async () => {
+    // Raw answers while the samples are there (max_source_resolution=raw, as Thanos names it).
+    const raw = await Promise.all(
+      queries.map((query) =>
+        prometheus('query_range', { query, ...range, max_source_resolution: 'raw' }),
+      ),
+    );
+    for (const answer of raw) {
+      expect(answer.status).toBe(200);
+      expect(answer.body.warnings).toBeUndefined();
+      expect(values(answer)[0]?.length).toBeGreaterThan(30);
+    }
+
+    // The writer's maintenance (every minute) stores the tiers up to 18 hours ago.
+    await waitFor(
+      async () => {
+        const rows = await db.sql<{ filled_to_ms: string }[]>`
+          select filled_to_ms::text from tier_fills where tier = '5m'`;
+        return Number(rows[0]?.filled_to_ms ?? 0) >= queryEndMs ? true : undefined;
+      },
+      150_000,
+      'the 5-minute tier stored past the samples',
+    );
+    const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from sample_tier_5m`;
+    expect(stored!.n).toBe(2 * 37);
+
+    // Gone from raw storage, as the retention will drop them.
+    await db.sql`delete from samples`;
+    // (An instant query: the range query cache would still answer the raw ones above.)
+    const gone = await prometheus('query', {
+      query: 'count_over_time(kept_counter[3h])',
+      time: String(queryEndMs / 1000),
+      max_source_resolution: 'raw',
+    });
+    expect(gone.body.data.result).toEqual([]);
+
+    for (const [i, query] of queries.entries()) {
+      const auto = await prometheus('query_range', { query, ...range });
+      expect(auto.status).toBe(200);
+      expect(auto.body.warnings).toEqual([
+        expect.stringMatching(/^read from 5m rollups: the query reaches back past the raw/),
+      ]);
+      expect(values(auto)).toEqual(values(raw[i]!));
+    }
+  }, 200_000);
+});

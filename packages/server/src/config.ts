@@ -101,10 +101,12 @@ const migrationFields = {
     .describe('Days container and process snapshots are kept.'),
   ROLLUP_1M_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1mRetentionDays)
-    .describe('Days the 1-minute rollups are kept (at least 2).'),
+    .describe(
+      'Days the 1-minute rollups and the 5-minute tier PromQL reads past the raw samples are kept (at least 2).',
+    ),
   ROLLUP_1H_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1hRetentionDays)
-    .describe('Days the 1-hour rollups are kept (at least 2).'),
+    .describe('Days the 1-hour rollups and the 1-hour tier are kept (at least 2).'),
   COMPRESS_AFTER_HOURS: envNonNegativeInt()
     .optional()
     .describe(

@@ -19,6 +19,13 @@ import type { StorageMode, StoragePolicies } from './storage-mode.js';
  * - on TimescaleDB both are hypertables compressed by series, ordered by bucket, once a chunk
  *   is filled; on plain PostgreSQL they are plain tables.
  *
+ * A sample that arrives after its bucket was stored (more than RAW_RETENTION_DAYS − 6 h late) is
+ * kept raw until the retention drops it, but not in the tiers.
+ *
+ * Storing costs about 3 µs of database CPU per raw sample and tier on a 2-core machine (one
+ * statement per tier, hour and 2,000 series; the raw samples' scan is a tenth of it, the window
+ * functions and grouping the rest).
+ *
  * `tier_fills` holds, per tier, the buckets stored for every series (ending in
  * `(filled_from_ms, filled_to_ms]`), and within the next window the last series id done (`series_cursor`): the
  * fill commits a batch of series at a time and resumes after a crash where it stopped.
@@ -76,7 +83,7 @@ const fillBeforeRawRetentionMs = 6 * hourMs;
 /** Buckets are stored a window at a time (a multiple of every tier's width)… */
 const fillWindowMs = hourMs;
 /** …for this many series a transaction. */
-const fillSeriesBatch = 5_000;
+const fillSeriesBatch = 2_000;
 
 const tierColumns = `series_id bigint not null,
   bucket_ms bigint not null,
@@ -192,6 +199,10 @@ async function fillBatch(
 ): Promise<{ rows: number; filledToMs: number; windowDone: boolean; done: boolean }> {
   return await db.sql.begin(async (sql) => {
     await sql`set local lock_timeout = '10s'`;
+    // The statement is costed far above what it does: compiling it took longer than a batch's
+    // sorts (in memory at this size) once it was run.
+    await sql`set local jit = off`;
+    await sql`set local work_mem = '64MB'`;
     await sql`
       insert into tier_fills (tier, filled_from_ms, filled_to_ms)
       values (${tier.name}, ${bounds.startMs}, ${bounds.startMs})
@@ -217,7 +228,7 @@ async function fillBatch(
     }
     const written = await sql.unsafe(
       storeSampleTierRowsQuery(tier.widthMs, tier.table, tier.exactTimes),
-      [filledToMs, filledToMs + fillWindowMs, ids, ids],
+      [filledToMs, filledToMs + fillWindowMs, ids],
     );
     await sql`
       update tier_fills set series_cursor = ${ids.at(-1)!}::bigint, filled_at = now()

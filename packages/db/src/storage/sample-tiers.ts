@@ -54,7 +54,7 @@ const int8Max = '9223372036854775807';
  * one. Through `raw_scaled_samples`, so on either engine and during a storage move alike.
  */
 function sampleTierRowsQuery(widthMs: number): string {
-  return `${tierRowsCte(widthMs)}
+  return `${tierRowsCte(widthMs, false)}
   select series::int as series, bucket_ms::text as bucket_ms, count, scale,
     sum::text as sum, min::text as min, max::text as max, last::text as last,
     reset_sum::text as reset_sum, sum_f, min_f, max_f, last_f, reset_sum_f,
@@ -84,7 +84,7 @@ export function storeSampleTierRowsQuery(
     ? 'last_ms'
     : 'case when last_ms = bucket_ms then bucket_ms else bucket_ms - 1 end';
   const staleMs = exactTimes ? 'stale_ms' : 'case when stale_ms is not null then bucket_ms end';
-  return `${tierRowsCte(widthMs)}
+  return `${tierRowsCte(widthMs, true)}
   insert into ${table}
     (series_id, bucket_ms, count, scale, sum, min, max, last, reset_sum, last_ms, stale_ms)
   select series, bucket_ms, count, scale, ${bits('sum')}, ${bits('min')}, ${bits('max')},
@@ -92,8 +92,11 @@ export function storeSampleTierRowsQuery(
   from tier_rows`;
 }
 
-/** The rows as a CTE `tier_rows` (see sampleTierRowsQuery), `series` the $4 entry. */
-function tierRowsCte(widthMs: number): string {
+/**
+ * The rows as a CTE `tier_rows` (see sampleTierRowsQuery), `series` the $4 entry; or, `byStoredId`,
+ * each stored id's own (`series` the id, and no $4).
+ */
+function tierRowsCte(widthMs: number, byStoredId: boolean): string {
   const bucketOf = (ms: string): string => `(${ms} + ${widthMs - 1}) / ${widthMs} * ${widthMs}`;
   const value = 'sample_value(s.mantissa, s.scale, s.value)';
   // A drop from a sample of the same bucket or of the one just before.
@@ -106,13 +109,23 @@ function tierRowsCte(widthMs: number): string {
     and coalesce(max(reset_top), max(top)) = max(top)`;
   const asInt8 = (expr: string): string =>
     `case when abs(${expr}) <= ${int8Max} then (${expr})::bigint end`;
-  return `with ids as (
-    select * from unnest($3::bigint[], $4::bigint[]) as i(id, series_id)
-  ), stored as (
-    select i.series_id, r.time_ms, r.scaled >> 7 as mantissa,
+  // Joined to the ids only where several count as one: the join would repeat the scan of the
+  // samples per id (a parameterized scan of each id, with the whole list in its condition).
+  const stored = byStoredId
+    ? `select r.series_id, r.time_ms, r.scaled >> 7 as mantissa,
+      ((r.scaled & 127) - 64)::smallint as scale, r.value
+    from raw_scaled_samples($3::bigint[], $1::bigint - ${widthMs} + 1, $2::bigint) r`
+    : `select i.series_id, r.time_ms, r.scaled >> 7 as mantissa,
       ((r.scaled & 127) - 64)::smallint as scale, r.value
     from raw_scaled_samples($3::bigint[], $1::bigint - ${widthMs} + 1, $2::bigint) r
-    join ids i on i.id = r.series_id
+    join ids i on i.id = r.series_id`;
+  const markersOf = byStoredId
+    ? `select m.series_id, m.time from stale_markers m where m.series_id = any($3::bigint[])`
+    : `select i.series_id, m.time from stale_markers m join ids i on i.id = m.series_id`;
+  return `with ids as (
+    select * from unnest($3::bigint[], ${byStoredId ? '$3' : '$4'}::bigint[]) as i(id, series_id)
+  ), stored as (
+    ${stored}
   ), ordered as (
     select s.series_id, s.time_ms, ${bucketOf('s.time_ms')} as bucket_ms,
       s.mantissa, s.scale, ${value} as v,
@@ -171,9 +184,9 @@ function tierRowsCte(widthMs: number): string {
       and last_i is not null and reset_i is not null as stored_exactly
     from rows
   ), markers as (
-    select i.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms,
+    select m.series_id, ${bucketOf(epochMs('m.time'))} as bucket_ms,
       max(${epochMs('m.time')}) as stale_ms
-    from stale_markers m join ids i on i.id = m.series_id
+    from (${markersOf}) m
     where m.time > ${timestamp('$1::bigint')} and m.time <= ${timestamp('$2::bigint')}
     group by 1, 2
   ), tier_rows as (

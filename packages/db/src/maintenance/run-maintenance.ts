@@ -57,6 +57,8 @@ export type MaintenanceResult = StorageUpkeep & {
  * catches up a day a minute; at steady state a run has an hour to store, or none.
  */
 const tierFillWindowsPerRun = 24;
+/** …and spends about this long on it, so that a run stays well within its minute. */
+const tierFillBudgetMs = 20_000;
 
 /**
  * Brings samples_1m and samples_1h up to `now` at once, whatever the storage mode (complete
@@ -109,6 +111,7 @@ export async function runMaintenance(
     policies,
     mode,
     maxWindows: tierFillWindowsPerRun,
+    budgetMs: tierFillBudgetMs,
   });
   const { rollups } = storage;
   const pruned = {

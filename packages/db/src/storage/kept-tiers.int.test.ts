@@ -78,14 +78,30 @@ describe.each(['postgres', 'timescale'] as const)('kept rollup tiers on %s', (en
     // The raw retention's edge an hour before t0 (where a first fill starts): buckets up to
     // 6 hours later are stored, t0 + 5 h.
     const now = new Date(t0 + policies.rawRetentionDays * dayMs - hourMs);
-    const upkeep = await maintainKeptTiers(db, { now, policies, mode: engine, maxWindows: 48 });
+    // Runs with no time to spend store a batch per tier each and resume where they stopped.
+    const rows = [0, 0];
+    let compressed = 0;
+    let runs = 0;
+    let filledToMs: number[];
+    do {
+      const upkeep = await maintainKeptTiers(db, {
+        now,
+        policies,
+        mode: engine,
+        maxWindows: 48,
+        budgetMs: 0,
+      });
+      upkeep.filled.forEach((tier, i) => (rows[i]! += tier.rows));
+      compressed += upkeep.compressed;
+      filledToMs = upkeep.filled.map((tier) => tier.filledToMs);
+      runs++;
+    } while (filledToMs.some((ms) => ms < t0 + 5 * hourMs) && runs < 100);
+    expect(runs).toBeGreaterThan(2);
+    expect(filledToMs).toEqual([t0 + 5 * hourMs, t0 + 5 * hourMs]);
     // Buckets of 5 minutes ending t0 … t0 + 3 h (queue's up to t0 + 100 min), of an hour t0 …
     // t0 + 3 h (queue's up to t0 + 2 h).
-    expect(upkeep.filled).toEqual([
-      { tier: '5m', filledToMs: t0 + 5 * hourMs, rows: 37 * 3 + 21 },
-      { tier: '1h', filledToMs: t0 + 5 * hourMs, rows: 4 * 3 + 3 },
-    ]);
-    if (engine === 'timescale') expect(upkeep.compressed).toBeGreaterThanOrEqual(1);
+    expect(rows).toEqual([37 * 3 + 21, 4 * 3 + 3]);
+    if (engine === 'timescale') expect(compressed).toBeGreaterThanOrEqual(1);
 
     // A second run has nothing more to store.
     const again = await maintainKeptTiers(db, { now, policies, mode: engine, maxWindows: 48 });

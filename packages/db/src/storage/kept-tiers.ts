@@ -147,14 +147,22 @@ export type KeptTierUpkeep = {
 
 /**
  * Stores each tier's buckets that end up to `fillBeforeRawRetentionMs` before the raw retention
- * drops them, at most `maxWindows` hours of buckets per tier, then compresses the chunks
+ * drops them, at most `maxWindows` hours of buckets per tier and about `budgetMs` in all (a
+ * backlog resumes next run), then compresses the chunks
  * filled and drops what is past each tier's retention. A tier never filled starts at the raw
  * retention's edge (older samples are going). Safe to run from several processes: a tier's
  * fill row is locked while a batch is written, and the batch commits with its cursor.
  */
 export async function maintainKeptTiers(
   db: Database,
-  options: { now: Date; policies: StoragePolicies; mode: StorageMode; maxWindows: number },
+  options: {
+    now: Date;
+    policies: StoragePolicies;
+    mode: StorageMode;
+    maxWindows: number;
+    /** Wall-clock time the run may spend storing, shared by the tiers; undefined: no limit. */
+    budgetMs?: number;
+  },
 ): Promise<KeptTierUpkeep> {
   const { now, policies, mode } = options;
   const rawEdgeMs = now.getTime() - policies.rawRetentionDays * dayMs;
@@ -166,12 +174,15 @@ export async function maintainKeptTiers(
     let rows = 0;
     let windows = 0;
     let filledToMs = startMs;
+    // Each tier its share, so that a long backlog of one does not starve the other.
+    const deadline = performance.now() + (options.budgetMs ?? Infinity) / keptTiers.length;
     for (;;) {
       const step = await fillBatch(db, tier, { startMs, horizonMs });
       rows += step.rows;
       filledToMs = step.filledToMs;
       if (step.done) break;
       if (step.windowDone && ++windows >= options.maxWindows) break;
+      if (performance.now() > deadline) break;
     }
     upkeep.filled.push({ tier: tier.name, filledToMs, rows });
     const cutoffMs = now.getTime() - tier.retentionDays(policies) * dayMs;

@@ -164,7 +164,11 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
       );
     },
   };
+  // One run at a time: a run that outlasts its minute (a backlog) makes the next tick skip.
+  let running = false;
   const run = (): void => {
+    if (running) return;
+    running = true;
     runMaintenance(db, new Date(), options)
       .then(({ pruned, moved, tiers }) => {
         if (tiers.filled.some((tier) => tier.rows > 0) || tiers.pruned > 0)
@@ -173,7 +177,10 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
           logger.info({ pruned }, 'history past retention pruned');
         if (moved.batches > 0) logger.info({ moved }, 'stored samples moved to the new layout');
       })
-      .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'));
+      .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'))
+      .finally(() => {
+        running = false;
+      });
   };
   const timer = setInterval(run, maintenanceIntervalMs);
   timer.unref();

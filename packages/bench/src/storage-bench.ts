@@ -24,6 +24,11 @@
  *    from the database's jobs and chunk intervals) leave uncompressed. The aggregates' older
  *    chunks are compressed above to measure what they weigh compressed; a deployment leaves
  *    the newest days of them uncompressed, which the steady state counts.
+ * 6. The rollup tiers kept beyond the raw retention (issue 57; storage-kept-tiers.ts): stored by
+ *    the writer's maintenance as if the history were nearing the raw retention, a 7-day chunk
+ *    of the 5-minute tier and a 30-day one of the hourly tier filled with those rows shifted
+ *    back by whole days, compressed; bytes per row and per raw sample they summarize, against
+ *    a raw sample's compressed bytes (target: at most a quarter).
  *
  * `--engine postgres` stores our side in plain PostgreSQL storage instead (issue 39, item 7:
  * reported, no target): daily partitions and rollup tables refreshed by maintenance, nothing
@@ -74,6 +79,7 @@ import { runLoad, summarizeLoad } from './load-client.js';
 import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
+import { measureKeptTiers } from './storage-kept-tiers.js';
 import { loadFleet } from './storage-load.js';
 import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
@@ -290,6 +296,14 @@ async function measure(target: Target, context: Context): Promise<void> {
     samples: fleet.sampleCount,
     historyHours: options.hours,
     victoriaMetricsBytesPerSample: victoriaMetricsBytes / fleet.sampleCount,
+  });
+  // Last, so that nothing above counts them: the tiers kept beyond the raw retention.
+  const raw = report.steadyState.terms.find((t) => t.name === 'samples');
+  if (raw === undefined) throw new Error('the steady state has no raw samples');
+  report.keptTiers = await measureKeptTiers(db, {
+    startMs,
+    endMs,
+    rawBytesPerSample: raw.compressedPerSample,
   });
 }
 

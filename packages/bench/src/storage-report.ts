@@ -10,6 +10,8 @@ import type {
 import type { VictoriaMetricsSizes } from './victoria-metrics-storage.js';
 import type { SteadyState } from './storage-steady-state.js';
 import { formatSteadyState } from './storage-steady-state.js';
+import type { KeptTierFigures } from './storage-kept-tiers.js';
+import { formatKeptTiers } from './storage-kept-tiers.js';
 
 export type { RelationSize };
 /** Our storage's sizes, on either engine. */
@@ -84,6 +86,8 @@ export type StorageBenchReport = ReportBase & {
     victoriaMetricsBytesPerSample: number;
     ratio: number;
   };
+  /** The rollup tiers kept beyond the raw retention, a full chunk of each (storage-kept-tiers.ts). */
+  keptTiers?: { tiers: KeptTierFigures[]; steps: Record<string, number> };
   queries: QueryLatency[];
 };
 
@@ -191,6 +195,11 @@ export function formatStorageReport(report: StorageBenchReport): string {
           ? '(plain PostgreSQL: no target)'
           : `(target ≤ ${targetRatio}×: ${steady.ratio <= targetRatio ? 'met' : 'NOT MET'})`),
     );
+  }
+  const kept = report.keptTiers;
+  if (kept) {
+    const steps = Object.entries(kept.steps).map(([step, s]) => `${step} ${s.toFixed(1)} s`);
+    lines.push('', ...formatKeptTiers(kept.tiers), `  steps: ${steps.join(', ')}`);
   }
   if (report.queries.length > 0) {
     lines.push(

@@ -11,6 +11,8 @@ import * as sizes from '../storage/storage-sizes.js';
 import * as seeding from './bench-seeding.js';
 import * as explain from './explain-history-read.js';
 import * as servicesPage from './explain-services-page.js';
+import * as keptTierChunks from './kept-tier-chunks.js';
+import * as tiers from '../storage/kept-tiers.js';
 import * as checks from './run-checks.js';
 
 export const measureTimescaleSizes = translatingDbErrors(sizes.measureTimescaleSizes);
@@ -69,3 +71,9 @@ export const countEvaluatorStates = translatingDbErrors(checks.countEvaluatorSta
 export const explainHistoryRead = translatingDbErrors(explain.explainHistoryRead);
 export type { HistoryExplain } from './explain-history-read.js';
 export const explainServicesPage = translatingDbErrors(servicesPage.explainServicesPage);
+
+export const maintainKeptTiers = translatingDbErrors(tiers.maintainKeptTiers);
+export const keptTiers = tiers.keptTiers;
+export type { KeptTier } from '../storage/kept-tiers.js';
+export const fillKeptTierChunk = translatingDbErrors(keptTierChunks.fillKeptTierChunk);
+export const compressKeptTierChunk = translatingDbErrors(keptTierChunks.compressKeptTierChunk);

@@ -86,7 +86,21 @@ beforeAll(async () => {
     const answer = await postIngest(monitor.baseUrl, payloads.slice(i, i + 200), { key });
     expect(answer.status).toBe(200);
   }
-}, 60_000);
+  // Accepted is durable; the writer stores it in its own time.
+  await waitFor(
+    async () => {
+      const answer = await prometheus('query', {
+        query: 'count_over_time(kept_counter[4h])',
+        time: String(dataEndMs / 1000),
+        max_source_resolution: 'raw',
+      });
+      const value = answer.body.data.result[0] as { value?: [number, string] } | undefined;
+      return value?.value?.[1] === String(payloads.length) ? true : undefined;
+    },
+    30_000,
+    'every sample stored',
+  );
+}, 90_000);
 
 afterAll(async () => {
   await monitor?.stop();

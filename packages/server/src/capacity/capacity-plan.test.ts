@@ -168,6 +168,55 @@ describe('planCapacity', () => {
   });
 });
 
+describe('the kept tiers', () => {
+  it('keeps each tier from shortly before the raw retention to its own, compressed but for the chunk being filled', () => {
+    const f = costs.figures;
+    const plan = planCapacity(fleet, costs);
+    const series = fleet.hosts * fleet.metricsPerHost;
+    const held5m = (90 - 30) * 24 + 6;
+    const held1h = (730 - 30) * 24 + 6;
+    expect(plan.database.disk.tier5mGB).toBeCloseTo(
+      (series *
+        12 *
+        ((held5m - 7 * 24) * f.tier5mBytesPerRowCompressed.value +
+          7 * 24 * f.tier5mBytesPerRowUncompressed.value)) /
+        1e9,
+      6,
+    );
+    expect(plan.database.disk.tier1hGB).toBeCloseTo(
+      (series *
+        ((held1h - 30 * 24) * f.tier1hBytesPerRowCompressed.value +
+          30 * 24 * f.tier1hBytesPerRowUncompressed.value)) /
+        1e9,
+      6,
+    );
+    // Kept no longer than the raw samples, a tier holds only the hours stored before they go.
+    const equal = planCapacity({ ...fleet, rollup1mRetentionDays: 30 }, costs);
+    expect(equal.database.disk.tier5mGB).toBeCloseTo(
+      (series * 12 * 6 * f.tier5mBytesPerRowUncompressed.value) / 1e9,
+      6,
+    );
+  });
+
+  it('counts the tiers in the disk beside the aggregates still kept, and the bill without them', () => {
+    const { disk, diskGB, withoutAggregates } = planCapacity(fleet, costs).database;
+    expect(diskGB).toBeCloseTo(
+      disk.rawGB +
+        disk.rollup1mGB +
+        disk.rollup1hGB +
+        disk.tier5mGB +
+        disk.tier1hGB +
+        disk.seriesGB,
+      9,
+    );
+    expect(withoutAggregates.diskGB).toBeCloseTo(
+      disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB,
+      9,
+    );
+    expect(withoutAggregates.rawMultiple).toBeCloseTo(withoutAggregates.diskGB / disk.rawGB, 9);
+  });
+});
+
 describe('the database nodes', () => {
   it('counts the standby as a whole copy: memory and disk twice by default', () => {
     const plan = planCapacity(fleet, costs);

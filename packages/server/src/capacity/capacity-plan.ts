@@ -41,6 +41,10 @@ const figureNames = [
   'rollup1mBytesPerBucketUncompressed',
   'rollup1hBytesPerBucketCompressed',
   'rollup1hBytesPerBucketUncompressed',
+  'tier5mBytesPerRowCompressed',
+  'tier5mBytesPerRowUncompressed',
+  'tier1hBytesPerRowCompressed',
+  'tier1hBytesPerRowUncompressed',
   'bytesPerSeries',
   'gatewayRssMiB',
   'writerRssMiB',
@@ -96,7 +100,10 @@ export type FleetShape = {
   intervalSeconds: number;
   /** Raw sample retention (RAW_RETENTION_DAYS). */
   retentionDays: number;
-  /** How long the 1-minute and 1-hour aggregates are kept (ROLLUP_1M/1H_RETENTION_DAYS). */
+  /**
+   * How long the 1-minute and 1-hour aggregates are kept (ROLLUP_1M/1H_RETENTION_DAYS), and
+   * with them the 5-minute and 1-hour kept tiers.
+   */
   rollup1mRetentionDays: number;
   rollup1hRetentionDays: number;
   /** Alert rules; each evaluated on every sample of its metric (rules spread over the metrics). */
@@ -142,6 +149,18 @@ export type PlanAssumptions = {
   rollup1mChunkHours: number;
   /** `samples_1h` keeps its newest chunk (a day) and the job's delay uncompressed. */
   rollup1hUncompressedHours: number;
+  /**
+   * The kept tiers (db/src/storage/kept-tiers.ts) are stored this long before the raw retention
+   * drops their samples, and kept to ROLLUP_1M_RETENTION_DAYS (5-minute) and
+   * ROLLUP_1H_RETENTION_DAYS (1-hour).
+   */
+  tierFillBeforeRawRetentionHours: number;
+  /**
+   * Their chunk intervals: a chunk is compressed once filled, so the one being filled sits
+   * uncompressed, whole at its largest.
+   */
+  tier5mChunkHours: number;
+  tier1hChunkHours: number;
   /** The largest TimescaleDB primary one would run; beyond it the design stops scaling. */
   maxDatabaseCores: number;
   maxDatabaseMemoryGB: number;
@@ -166,6 +185,9 @@ export const defaultAssumptions: PlanAssumptions = {
   rollup1mHeldHours: 3,
   rollup1mChunkHours: 24,
   rollup1hUncompressedHours: 24 + 2,
+  tierFillBeforeRawRetentionHours: 6,
+  tier5mChunkHours: 7 * 24,
+  tier1hChunkHours: 30 * 24,
   maxDatabaseCores: 32,
   maxDatabaseMemoryGB: 1024,
   databaseStandbys: 1,
@@ -210,7 +232,19 @@ export type CapacityPlan = {
     headChunkMinutes: number;
     diskGB: number;
     /** Disk at steady state, by what holds it. */
-    disk: { rawGB: number; rollup1mGB: number; rollup1hGB: number; seriesGB: number };
+    disk: {
+      rawGB: number;
+      rollup1mGB: number;
+      rollup1hGB: number;
+      tier5mGB: number;
+      tier1hGB: number;
+      seriesGB: number;
+    };
+    /**
+     * The bill once samples_1m and samples_1h are retired (issue 57): raw samples, the kept
+     * tiers and the series, and that over the raw samples' disk alone (the issue's limit: 2).
+     */
+    withoutAggregates: { diskGB: number; rawMultiple: number };
     /** Disk per raw sample kept, everything counted. */
     bytesPerSample: number;
     /** Whether one primary of at most `maxDatabaseCores` takes the writes (reads can move). */
@@ -327,7 +361,8 @@ export function planCapacity(
     1,
     Math.ceil((databaseCores + (readReplica.pays === true ? 0 : readCores)) / u),
   );
-  const diskGB = disk.rawGB + disk.rollup1mGB + disk.rollup1hGB + disk.seriesGB;
+  const withoutAggregatesGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
+  const diskGB = withoutAggregatesGB + disk.rollup1mGB + disk.rollup1hGB;
   const nodes = 1 + assumptions.databaseStandbys;
   const replicas = readReplica.pays === true ? readReplica.replicas : 0;
   const replicaCores = readReplica.pays === true ? readReplica.coresPerReplica : 0;
@@ -364,6 +399,10 @@ export function planCapacity(
       headChunkMinutes: headChunkHours * 60,
       diskGB,
       disk,
+      withoutAggregates: {
+        diskGB: withoutAggregatesGB,
+        rawMultiple: withoutAggregatesGB / disk.rawGB,
+      },
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
       fitsOnePrimary:
         databaseCores / u <= assumptions.maxDatabaseCores &&
@@ -384,7 +423,8 @@ export function planCapacity(
  * for the chunk being written and its wait for the job, then merged into compressed chunks not
  * yet consolidated, then consolidated (each at its fullest, not on average: disk is sized for
  * the peak); `samples_1m` as materialized rows from shortly before the raw retention to its own;
- * `samples_1h` over its retention, compressed but for its newest chunk.
+ * `samples_1h` over its retention, compressed but for its newest chunk; each kept tier from
+ * shortly before the raw retention to its own, compressed but for the chunk being filled.
  */
 function steadyStateDisk(
   fleet: FleetShape,
@@ -425,11 +465,39 @@ function steadyStateDisk(
   const rollup1h =
     (rollup1hHours - rollup1hUncompressedHours) * f.rollup1hBytesPerBucketCompressed.value +
     rollup1hUncompressedHours * f.rollup1hBytesPerBucketUncompressed.value;
+  const tier = (
+    widthHours: number,
+    retentionDays: number,
+    chunkHours: number,
+    perRow: { compressed: Figure; uncompressed: Figure },
+  ): number => {
+    const tierHours = retentionDays * 24;
+    const heldHours = Math.min(
+      tierHours,
+      Math.max(0, tierHours - rawHours) + assumptions.tierFillBeforeRawRetentionHours,
+    );
+    const uncompressedHours = Math.min(heldHours, chunkHours);
+    return (
+      ((heldHours - uncompressedHours) * perRow.compressed.value +
+        uncompressedHours * perRow.uncompressed.value) /
+      widthHours
+    );
+  };
+  const tier5m = tier(5 / 60, fleet.rollup1mRetentionDays, assumptions.tier5mChunkHours, {
+    compressed: f.tier5mBytesPerRowCompressed,
+    uncompressed: f.tier5mBytesPerRowUncompressed,
+  });
+  const tier1h = tier(1, fleet.rollup1hRetentionDays, assumptions.tier1hChunkHours, {
+    compressed: f.tier1hBytesPerRowCompressed,
+    uncompressed: f.tier1hBytesPerRowUncompressed,
+  });
   const gb = (bytesPerSeries: number): number => (series * bytesPerSeries) / 1e9;
   return {
     rawGB: gb(raw),
     rollup1mGB: gb(rollup1m),
     rollup1hGB: gb(rollup1h),
+    tier5mGB: gb(tier5m),
+    tier1hGB: gb(tier1h),
     seriesGB: gb(f.bytesPerSeries.value),
   };
 }

@@ -14,7 +14,7 @@ const postgresEpochMs = 946_684_800_000;
  * PostgreSQL's binary format (ndim, flags, element oid, length, lower bound, then a 4-byte size
  * and the 8 bytes of each element), and a view to read them; 0 for none.
  */
-function binaryArray(bytes: Uint8Array | null): { length: number; view: DataView } {
+export function binaryArray(bytes: Uint8Array | null): { length: number; view: DataView } {
   const view =
     bytes === null
       ? new DataView(new ArrayBuffer(4))

@@ -1,4 +1,3 @@
-import { finished } from 'node:stream/promises';
 import type { TimeRange } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
 import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
@@ -8,23 +7,9 @@ import {
   decodeScaledCodes,
   unpooledReader,
 } from './binary-arrays.js';
-import { cancelable } from './cancelable.js';
-import { createCopyBinaryReader } from './copy-binary-reader.js';
+import { copyOut } from './copy-out.js';
 import type { StoredPoints } from './merge-series-points.js';
 import { timeOrdered } from './time-ordered.js';
-
-/**
- * Settings for the transaction of a read's COPY: PostgreSQL compiles (JIT) the expressions and
- * the tuple deforming of a statement estimated past 40,000, without inlining or optimizing,
- * which cost more to compile than they saved. The default threshold, 100,000, left a PromQL read
- * of 250 series × 6 h (estimated ~56,000, 360,000 rows) interpreted: compiled, it took 88 ms of
- * the server's time against 100 (docs/benchmarks/promql.md, "PromQL"). Below ~120,000 rows the compile
- * (~6 ms) costs more than it saves, hence a threshold at about twice that. A server with JIT off
- * stays so.
- */
-const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
-  set_config('jit_inline_above_cost', '-1', true),
-  set_config('jit_optimize_above_cost', '-1', true)`;
 
 /**
  * The samples of the stored series `ids` in `range`, per series id, in time order. One
@@ -82,60 +67,27 @@ async function readSamplesInto(
   // Times as 4-byte offsets from the range's start when it spans less than 2^31 ms (24.8 days).
   const timesAsOffsets = toMs - fromMs < 2 ** 31;
   const read = new Map<string, StoredPoints>();
-  const reader = createCopyBinaryReader(([id, t, v]) => {
-    if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');
-    const times = timesAsOffsets
-      ? decodePackedOffsetsMs(t, fromMs, allocate)
-      : decodePackedEpochMs(t, allocate);
-    const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length, allocate));
-    // 8 bytes a value: scaled integers only, none of them NaN (a float8 takes 16 bytes).
-    const nanFree = v.length === times.length * 8 ? true : undefined;
-    read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values, nanFree });
-  });
-  // A connection of its own: the pool pipelines queries onto busy connections, and
-  // postgres.js fails a query sent to one that is streaming a COPY (COPY_IN_PROGRESS).
-  const connection = await sql.reserve();
-  let inTransaction = false;
-  try {
-    await connection.unsafe('begin');
-    inTransaction = true;
-    await connection.unsafe(bulkReadJit);
-    const query = connection.unsafe(`copy (
-        select series_id,
-          string_agg(${timesAsOffsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
-            ''::bytea),
-          string_agg(coalesce(int8send(scaled), '\\x0000000000000000'::bytea || float8send(value)),
-            ''::bytea)
-        from raw_scaled_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
-        group by series_id
-      ) to stdout (format binary)`);
-    const copied = (async () => {
-      const stream = await query.readable();
-      // Chunks as they come ('data'), not as the async iterator reads them, which joins the
-      // chunks waiting in the stream into one more copy. What the reader refuses fails the read
-      // once the COPY has ended: a stream destroyed while the server sends leaves the
-      // connection's socket paused (postgres.js pauses it when the stream refuses a chunk).
-      let refused: Error | undefined;
-      stream.on('data', (chunk: Buffer) => {
-        if (refused !== undefined) return;
-        try {
-          reader.push(chunk);
-        } catch (err) {
-          refused =
-            err instanceof Error ? err : new Error('unreadable COPY output', { cause: err });
-        }
-      });
-      await finished(stream);
-      if (refused !== undefined) throw refused;
-      reader.end();
-    })();
-    await cancelable(Object.assign(copied, { cancel: () => query.cancel() }), signal);
-    await connection.unsafe('commit');
-    inTransaction = false;
-  } finally {
-    // A failed or canceled COPY leaves the transaction aborted: the connection goes back clean.
-    if (inTransaction) await connection.unsafe('rollback').catch(() => undefined);
-    connection.release();
-  }
+  const statement = `select series_id,
+      string_agg(${timesAsOffsets ? `int4send((time_ms - ${fromMs})::int4)` : 'int8send(time_ms)'},
+        ''::bytea),
+      string_agg(coalesce(int8send(scaled), '\\x0000000000000000'::bytea || float8send(value)),
+        ''::bytea)
+    from raw_scaled_samples('{${ids.join(',')}}'::bigint[], ${fromMs}, ${toMs})
+    group by series_id`;
+  await copyOut(
+    sql,
+    statement,
+    ([id, t, v]) => {
+      if (!id || !t || !v) throw new Error('expected rows of (series_id, times, values)');
+      const times = timesAsOffsets
+        ? decodePackedOffsetsMs(t, fromMs, allocate)
+        : decodePackedEpochMs(t, allocate);
+      const { timesMs, values } = timeOrdered(times, decodeScaledCodes(v, times.length, allocate));
+      // 8 bytes a value: scaled integers only, none of them NaN (a float8 takes 16 bytes).
+      const nanFree = v.length === times.length * 8 ? true : undefined;
+      read.set(id.readBigInt64BE(0).toString(), { timestampsMs: timesMs, values, nanFree });
+    },
+    signal,
+  );
   return read;
 }

@@ -1,15 +1,12 @@
 import type { Labels, SourceSeries, TimeRange } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
 import { cancelable } from './cancelable.js';
-import {
-  float8FromBits,
-  keptTierOf,
-  readFilledToMs,
-  readKeptTierRows,
-} from '../storage/kept-tiers.js';
+import { keptTierOf, readFilledToMs } from '../storage/kept-tiers.js';
 import type { SampleTierRow } from '../storage/sample-tiers.js';
 import { computeSampleTierRows } from '../storage/sample-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
+import type { TierBucket } from './read-kept-tier-buckets.js';
+import { readKeptTierBuckets } from './read-kept-tier-buckets.js';
 
 /**
  * The selected series as a rollup tier of `widthMs` holds them (promql's series-buckets.ts):
@@ -36,40 +33,24 @@ export async function readTierSeries(
   const keptToMs = Math.max(fromMs, Math.min(toMs, filledToMs));
   const [kept, computed] = await Promise.all([
     tier === undefined || keptToMs === fromMs
-      ? []
-      : cancelable(readKeptTierRows(sql, tier, { fromMs, toMs: keptToMs }, groups), signal),
+      ? undefined
+      : readKeptTierBuckets(sql, tier, { fromMs, toMs: keptToMs }, groups, signal),
     keptToMs === toMs
       ? []
       : cancelable(computeSampleTierRows(sql, widthMs, { fromMs: keptToMs, toMs }, groups), signal),
   ]);
   const exactTimes = tier?.exactTimes ?? true;
-  const bySeries: TierBucket[][] = selected.map(() => []);
-  for (const row of [...kept, ...computed]) {
-    bySeries[row.series]?.push(decodeRow(row, exactTimes));
-  }
+  const bySeries: TierBucket[][] = kept ?? selected.map(() => []);
+  for (const row of computed) bySeries[row.series]?.push(decodeRow(row, exactTimes));
   return selected.map((s, i) => tierSeries(s.labels, bySeries[i]!, widthMs, exactTimes));
 }
 
-/** A tier row's values as doubles, its times as the tier presents them. */
-type TierBucket = {
-  bucketMs: number;
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-  last: number;
-  resetSum: number;
-  lastMs: number;
-  staleMs: number | null;
-};
-
+/** A computed row's values as doubles, its times as the tier presents them. */
 function decodeRow(row: SampleTierRow, exactTimes: boolean): TierBucket {
   const bucketMs = Number(row.bucket_ms);
   const value = (mantissa: string | null, float: number | null): number => {
     if (row.scale !== unscaled) return decodeScaled(Number(mantissa), row.scale);
-    // Computed rows hand doubles over as such, stored ones as their bits.
-    if (float !== null) return float;
-    return mantissa === null ? Number.NaN : float8FromBits(mantissa);
+    return float ?? Number.NaN;
   };
   const lastMs = row.last_ms === null ? Number.NaN : Number(row.last_ms);
   return {
@@ -90,6 +71,12 @@ function decodeRow(row: SampleTierRow, exactTimes: boolean): TierBucket {
  * sums added, the last sample the latest one.
  */
 function combined(buckets: TierBucket[]): TierBucket[] {
+  // Usually one stored id, its buckets in order: nothing to combine.
+  let ordered = true;
+  for (let i = 1; i < buckets.length && ordered; i++) {
+    ordered = buckets[i]!.bucketMs > buckets[i - 1]!.bucketMs;
+  }
+  if (ordered) return buckets;
   buckets.sort((a, b) => a.bucketMs - b.bucketMs || a.lastMs - b.lastMs);
   const out: TierBucket[] = [];
   for (const b of buckets) {

@@ -1,7 +1,6 @@
 import type { Database, Sql, TransactionSql } from '../core/database.js';
 import { run } from './ddl.js';
 import { hourMs, minuteMs } from './rollups.js';
-import type { SampleTierRow } from './sample-tiers.js';
 import { storeSampleTierRowsQuery } from './sample-tiers.js';
 import type { StorageMode, StoragePolicies } from './storage-mode.js';
 
@@ -286,52 +285,4 @@ export async function readFilledRanges(
       ? []
       : [{ tier, fromMs: Number(row.from_ms), toMs: Number(row.to_ms) }];
   });
-}
-
-/**
- * The stored rows of `tier` for the buckets ending in `(fromMs, toMs]` of `series` (each the
- * stored ids of one series), in the shape sample-tiers.ts computes them, one row per stored id:
- * a row's `series` is the index of its series there. Values of `unscaled` rows are the bits of
- * doubles in the mantissa columns (`float8FromBits` reads them). A query that can be canceled.
- */
-export function readKeptTierRows(
-  sql: Sql,
-  tier: KeptTier,
-  range: { fromMs: number; toMs: number },
-  series: readonly (readonly string[])[],
-): PromiseLike<SampleTierRow[]> & { cancel(): unknown } {
-  const indexOf = new Map<string, number>();
-  series.forEach((group, i) => {
-    for (const id of group) {
-      if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
-      indexOf.set(id, i);
-    }
-  });
-  // By the ids alone, not joined to them: a join sorted every row read by series to merge.
-  const query = sql.unsafe<(SampleTierRow & { series_id: string })[]>(
-    `select series_id::text, bucket_ms::text, count, scale, sum::text, min::text, max::text,
-       last::text, reset_sum::text, null::float8 as sum_f, null::float8 as min_f,
-       null::float8 as max_f, null::float8 as last_f, null::float8 as reset_sum_f,
-       last_ms::text, stale_ms::text
-     from ${tier.table}
-     where series_id = any($3::bigint[]) and bucket_ms > $1::bigint and bucket_ms <= $2::bigint`,
-    [range.fromMs, range.toMs, [...indexOf.keys()]],
-  );
-  return {
-    then: (onFulfilled, onRejected) =>
-      query
-        .then((rows) => {
-          for (const row of rows) row.series = indexOf.get(row.series_id)!;
-          return rows;
-        })
-        .then(onFulfilled, onRejected),
-    cancel: () => query.cancel(),
-  };
-}
-
-/** The double whose 64 bits are the decimal integer `bits` (a stored `unscaled` value). */
-export function float8FromBits(bits: string): number {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setBigInt64(0, BigInt(bits));
-  return view.getFloat64(0);
 }

@@ -224,10 +224,11 @@ async function fillBatch(
     if (filledToMs + fillWindowMs > bounds.horizonMs) {
       return { rows: 0, filledToMs, windowDone: false, done: true };
     }
+    // In the ids' order as numbers (the cursor compares them so), given back as text.
     const ids = (
       await sql<{ id: string }[]>`
-        select id::text from series where id > ${fill!.series_cursor}::bigint
-        order by id limit ${fillSeriesBatch}`
+        select s.id::text as id from series s where s.id > ${fill!.series_cursor}::bigint
+        order by s.id limit ${fillSeriesBatch}`
     ).map((row) => row.id);
     if (ids.length === 0) {
       const next = filledToMs + fillWindowMs;

@@ -1,7 +1,7 @@
 // @services postgres timescale
 import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import type { PositionedSample } from '@monitor/schemas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../core/database.js';
 import { requireStorageSettings } from '../schema/storage-settings.js';
 import { createSampleStore } from '../samples/sample-store.js';
@@ -22,6 +22,12 @@ describe.each(['postgres', 'timescale'] as const)('kept rollup tiers on %s', (en
 
   afterAll(async () => {
     await dispose?.();
+  });
+
+  // Each test fills from the raw retention's edge of its own clock.
+  beforeEach(async () => {
+    await db.sql`delete from tier_fills`;
+    await db.sql`truncate sample_tier_5m, sample_tier_1h`;
   });
 
   /**
@@ -115,13 +121,52 @@ describe.each(['postgres', 'timescale'] as const)('kept rollup tiers on %s', (en
     expect(after).toEqual(before);
   });
 
+  // TimescaleDB only: plain PostgreSQL compresses nothing (and it exists for it alone).
+  const onTimescale = (engine === 'timescale' ? it : () => undefined) as typeof it;
+
+  onTimescale(
+    'compresses the chunk being filled a day at a time, and it keeps taking rows',
+    async () => {
+      // A 5-minute chunk that started 14 days ago: three days of it are filled, a day apart.
+      const chunkStart = Math.floor(Date.now() / (7 * dayMs)) * 7 * dayMs - 14 * dayMs;
+      const { policies } = await requireStorageSettings(db);
+      const chunkState = async () => {
+        const [row] = await db.sql<{ compressed: boolean; uncompressed: number; all: number }[]>`
+        select c.is_compressed as compressed,
+          (xpath('/row/n/text()', query_to_xml(format(
+            'select count(*) as n from only %I.%I', c.chunk_schema, c.chunk_name),
+            false, true, '')))[1]::text::int as uncompressed,
+          (select count(*)::int from sample_tier_5m
+            where bucket_ms > ${chunkStart} and bucket_ms <= ${chunkStart + 7 * dayMs}) as all
+        from timescaledb_information.chunks c
+        where c.hypertable_name = 'sample_tier_5m' and c.range_start_integer = ${chunkStart}`;
+        return row!;
+      };
+      let before: Awaited<ReturnType<typeof readAll>>[] = [];
+      for (let day = 0; day < 3; day++) {
+        const t = chunkStart + day * dayMs + hourMs;
+        const ids = await writeHost(t);
+        before = [await readAll(ids, 300_000, t)];
+        // The edge an hour before the host's first sample: stored up to 5 hours after it.
+        const now = new Date(t + policies.rawRetentionDays * dayMs - hourMs);
+        await maintainKeptTiers(db, { now, policies, mode: engine, maxWindows: 1000 });
+        await db.sql`delete from samples where series_id = any(${[...ids.values()]}::bigint[])`;
+        expect([await readAll(ids, 300_000, t)]).toEqual(before);
+        const state = await chunkState();
+        // Compressed from the first whole day on; what came since, at most a day, apart.
+        expect(state.compressed).toBe(day > 0);
+        expect(state.uncompressed).toBeLessThanOrEqual(day === 0 ? state.all : 132);
+      }
+      expect((await chunkState()).all).toBe(3 * 132);
+    },
+  );
+
   it('drops what is past each tier’s retention', async () => {
     const t0 = Math.floor(Date.now() / hourMs) * hourMs - 5 * hourMs;
     const ids = await writeHost(t0);
     const { policies } = await requireStorageSettings(db);
-    const fillNow = new Date(t0 + policies.rawRetentionDays * dayMs + 10 * hourMs);
-    // From where the first test's fill stopped, up to 8 days before.
-    await maintainKeptTiers(db, { now: fillNow, policies, mode: engine, maxWindows: 200 });
+    const fillNow = new Date(t0 + policies.rawRetentionDays * dayMs - hourMs);
+    await maintainKeptTiers(db, { now: fillNow, policies, mode: engine, maxWindows: 48 });
     const count = async (table: string) => {
       const [row] = await db.sql<{ n: number }[]>`
         select count(*)::int as n from ${db.sql(table)}

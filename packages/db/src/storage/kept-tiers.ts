@@ -15,8 +15,8 @@ import type { StorageMode, StoragePolicies } from './storage-mode.js';
  *   millisecond before" (its exact time cost more than every value of the row together), in
  *   7-day chunks;
  * - `sample_tier_1h` keeps it exactly, in 30-day chunks;
- * - on TimescaleDB both are hypertables compressed by series, ordered by bucket, once a chunk
- *   is filled; on plain PostgreSQL they are plain tables.
+ * - on TimescaleDB both are hypertables compressed by series, ordered by bucket, a day at a
+ *   time as they fill (compressFilledDays); on plain PostgreSQL they are plain tables.
  *
  * A sample that arrives after its bucket was stored (more than RAW_RETENTION_DAYS − 6 h late) is
  * kept raw until the retention drops it, but not in the tiers.
@@ -101,6 +101,7 @@ const fillsTable = `create table tier_fills (
   filled_from_ms bigint not null,
   filled_to_ms bigint not null,
   series_cursor bigint not null default 0,
+  compressed_to_ms bigint not null default 0,
   filled_at timestamptz not null default now()
 )`;
 
@@ -186,7 +187,7 @@ export async function maintainKeptTiers(
     upkeep.filled.push({ tier: tier.name, filledToMs, rows });
     const cutoffMs = now.getTime() - tier.retentionDays(policies) * dayMs;
     if (mode === 'timescale') {
-      upkeep.compressed += await compressFilledChunks(db.sql, tier, filledToMs);
+      upkeep.compressed += await compressFilledDays(db.sql, tier, filledToMs);
       upkeep.pruned += await dropChunksBefore(db.sql, tier, cutoffMs);
     } else {
       const deleted = await db.sql.unsafe(`delete from ${tier.table} where bucket_ms <= $1`, [
@@ -248,13 +249,26 @@ async function fillBatch(
   });
 }
 
-/** Compresses the tier's chunks that end at or before `filledToMs`. */
-async function compressFilledChunks(sql: Sql, tier: KeptTier, filledToMs: number) {
+/**
+ * Compresses what the fill stored up to the last whole day before `filledToMs` (UTC), once a
+ * day: the chunks that hold any of it, the one being filled too, which TimescaleDB recompresses
+ * with what came since (a compressed chunk takes rows, kept apart until then). So at most a day
+ * and a few hours of a tier sit uncompressed, about 10 times a compressed row's bytes, whatever
+ * its chunks' length (docs/capacity.md).
+ */
+async function compressFilledDays(sql: Sql, tier: KeptTier, filledToMs: number): Promise<number> {
+  const dayEndMs = Math.floor(filledToMs / dayMs) * dayMs;
+  const [fill] = await sql<{ compressed_to_ms: string }[]>`
+    select compressed_to_ms::text from tier_fills where tier = ${tier.name}`;
+  const compressedToMs = Number(fill?.compressed_to_ms ?? dayEndMs);
+  if (dayEndMs <= compressedToMs) return 0;
   const rows = await sql<{ chunk: string }[]>`
     select compress_chunk(format('%I.%I', chunk_schema, chunk_name)::regclass)::text as chunk
     from timescaledb_information.chunks
     where hypertable_schema = current_schema() and hypertable_name = ${tier.table}
-      and not is_compressed and range_end_integer <= ${filledToMs}`;
+      and range_end_integer > ${compressedToMs} and range_start_integer < ${dayEndMs}
+    order by range_start_integer`;
+  await sql`update tier_fills set compressed_to_ms = ${dayEndMs} where tier = ${tier.name}`;
   return rows.length;
 }
 

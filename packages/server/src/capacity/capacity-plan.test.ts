@@ -169,31 +169,37 @@ describe('planCapacity', () => {
 });
 
 describe('the kept tiers', () => {
-  it('keeps each tier from shortly before the raw retention to its own, compressed but for the chunk being filled', () => {
+  it('keeps each tier from shortly before the raw retention to its own and a chunk more, compressed but for its last day', () => {
     const f = costs.figures;
     const plan = planCapacity(fleet, costs);
     const series = fleet.hosts * fleet.metricsPerHost;
-    const held5m = (90 - 30) * 24 + 6;
-    const held1h = (730 - 30) * 24 + 6;
+    // Stored 6 hours before the raw retention, dropped a whole chunk (7 and 30 days) late.
+    const held5m = (90 - 30) * 24 + 6 + 7 * 24;
+    const held1h = (730 - 30) * 24 + 6 + 30 * 24;
     expect(plan.database.disk.tier5mGB).toBeCloseTo(
       (series *
         12 *
-        ((held5m - 7 * 24) * f.tier5mBytesPerRowCompressed.value +
-          7 * 24 * f.tier5mBytesPerRowUncompressed.value)) /
+        ((held5m - 25) * f.tier5mBytesPerRowCompressed.value +
+          25 * f.tier5mBytesPerRowUncompressed.value)) /
         1e9,
       6,
     );
     expect(plan.database.disk.tier1hGB).toBeCloseTo(
       (series *
-        ((held1h - 30 * 24) * f.tier1hBytesPerRowCompressed.value +
-          30 * 24 * f.tier1hBytesPerRowUncompressed.value)) /
+        ((held1h - 25) * f.tier1hBytesPerRowCompressed.value +
+          25 * f.tier1hBytesPerRowUncompressed.value)) /
         1e9,
       6,
     );
-    // Kept no longer than the raw samples, a tier holds only the hours stored before they go.
+    // Kept no longer than the raw samples, a tier holds the hours stored before they go, and
+    // the chunk that waits to be dropped.
     const equal = planCapacity({ ...fleet, rollup1mRetentionDays: 30 }, costs);
     expect(equal.database.disk.tier5mGB).toBeCloseTo(
-      (series * 12 * 6 * f.tier5mBytesPerRowUncompressed.value) / 1e9,
+      (series *
+        12 *
+        ((6 + 7 * 24 - 25) * f.tier5mBytesPerRowCompressed.value +
+          25 * f.tier5mBytesPerRowUncompressed.value)) /
+        1e9,
       6,
     );
   });

@@ -156,8 +156,13 @@ export type PlanAssumptions = {
    */
   tierFillBeforeRawRetentionHours: number;
   /**
-   * Their chunk intervals: a chunk is compressed once filled, so the one being filled sits
-   * uncompressed, whole at its largest.
+   * What the fill stored since its last whole UTC day sits uncompressed: the tiers are
+   * compressed a day at a time, the chunk being filled recompressed with what came since.
+   */
+  tierUncompressedHours: number;
+  /**
+   * Their chunk intervals: retention drops whole chunks, so a tier holds up to one chunk more
+   * than its retention, just before its oldest goes.
    */
   tier5mChunkHours: number;
   tier1hChunkHours: number;
@@ -186,6 +191,7 @@ export const defaultAssumptions: PlanAssumptions = {
   rollup1mChunkHours: 24,
   rollup1hUncompressedHours: 24 + 2,
   tierFillBeforeRawRetentionHours: 6,
+  tierUncompressedHours: 24 + 1,
   tier5mChunkHours: 7 * 24,
   tier1hChunkHours: 30 * 24,
   maxDatabaseCores: 32,
@@ -472,11 +478,12 @@ function steadyStateDisk(
     perRow: { compressed: Figure; uncompressed: Figure },
   ): number => {
     const tierHours = retentionDays * 24;
-    const heldHours = Math.min(
-      tierHours,
-      Math.max(0, tierHours - rawHours) + assumptions.tierFillBeforeRawRetentionHours,
-    );
-    const uncompressedHours = Math.min(heldHours, chunkHours);
+    const heldHours =
+      Math.min(
+        tierHours,
+        Math.max(0, tierHours - rawHours) + assumptions.tierFillBeforeRawRetentionHours,
+      ) + chunkHours;
+    const uncompressedHours = Math.min(heldHours, assumptions.tierUncompressedHours);
     return (
       ((heldHours - uncompressedHours) * perRow.compressed.value +
         uncompressedHours * perRow.uncompressed.value) /

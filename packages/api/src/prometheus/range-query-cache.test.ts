@@ -1,4 +1,4 @@
-import type { MemorySeries, QueryValue } from '@monitor/promql';
+import type { MemorySeries, QueryValue, SourceTiers } from '@monitor/promql';
 import { createMemorySeriesSource, createPromqlEngine } from '@monitor/promql';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -91,6 +91,8 @@ function setup(maxBytes = 64 * 1024 * 1024) {
     setNow: (ms: number) => (now = ms),
     cached: (query: string, startMs: number, endMs: number, stepMs: number) =>
       cache.rangeQuery('org-1', engine, query, startMs, endMs, stepMs),
+    withTiers: (query: string, startMs: number, endMs: number, tiers: SourceTiers) =>
+      cache.rangeQuery('org-1', engine, query, startMs, endMs, 60_000, { tiers }),
   };
 }
 
@@ -105,6 +107,24 @@ const queries = [
 ];
 
 describe('createRangeQueryCache', () => {
+  it('computes whole, never kept, what reaches back to where a tier is read', async () => {
+    const { withTiers, lookups } = setup();
+    // Raw samples kept from the second hour on.
+    const holding: SourceTiers = { rawFromMs: hourMs, tiers: [{ widthMs: 300_000, fromMs: 0 }] };
+    const empty: SourceTiers = { rawFromMs: hourMs, tiers: [] };
+    for (let i = 0; i < 2; i++) {
+      const value = await withTiers('load', 30 * 60_000, 3 * hourMs, holding);
+      expect(value.warnings).toContainEqual(expect.stringMatching(/^read from 5m rollups/));
+    }
+    expect(lookups).toEqual([]);
+    // No tier holds anything there: raw samples, cached as ever.
+    for (let i = 0; i < 2; i++) await withTiers('load', 30 * 60_000, 3 * hourMs, empty);
+    expect(lookups).toEqual(['miss', 'hit']);
+    // Within the raw samples: cached.
+    await withTiers('load', 2 * hourMs, 3 * hourMs, holding);
+    expect(lookups.at(-1)).toBe('hit');
+  });
+
   it('answers every range query as the engine does alone, late samples included', async () => {
     // Dashboard-like: windows on a 10-minute grid, so that requests overlap; the clock moves on;
     // late samples on the 15-s grid, where the steps read them.

@@ -108,10 +108,14 @@ export function createRangeQueryCache(options: RangeQueryCacheOptions): RangeQue
       const answerable = stepMs > 0 && endMs >= startMs && (endMs - startMs) / stepMs <= maxSteps;
       const reads = answerable ? rangeReads(query) : null;
       if (reads === null) return computeWhole();
-      // Only answers from raw samples are kept: one that reaches past them reads the tiers.
+      // Only answers from raw samples are kept: one that reaches past them, where a tier holds
+      // something, reads the tier (the engine's choice, see QueryOptions.tiers).
       const { tiers } = queryOptions;
-      if (tiers !== undefined && (reads(startMs, endMs)?.startMs ?? 0) < tiers.rawFromMs) {
-        return computeWhole();
+      if (tiers !== undefined) {
+        const read = reads(startMs, endMs) ?? { startMs: -Infinity, endMs: Infinity };
+        const readsTier =
+          read.startMs < tiers.rawFromMs && tiers.tiers.some((tier) => tier.fromMs < read.endMs);
+        if (readsTier) return computeWhole();
       }
       const lastStepMs = startMs + Math.floor((endMs - startMs) / stepMs) * stepMs;
       const horizonMs = nowMs() - settledMs;

@@ -5,7 +5,7 @@ import type { SampleSink } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics, toSampleWrite } from '@monitor/writer';
 import { createConsumerLagReporter } from '@monitor/platform';
 import type { SampleRecordDecoder } from '@monitor/schemas';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
@@ -145,6 +145,14 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
     labelNames: ['rollup'],
     registers: [ctx.metrics.registry],
   });
+  // How far each kept tier is stored: it should stay about 6 hours past the raw retention's
+  // edge (now − RAW_RETENTION_DAYS); further behind, the raw samples go before it is stored.
+  const tierFilledTo = new Gauge({
+    name: 'maintenance_tier_filled_to_seconds',
+    help: 'The end of the buckets each kept rollup tier has stored for every series (Unix time).',
+    labelNames: ['tier'],
+    registers: [ctx.metrics.registry],
+  });
   const options = {
     alertRetentionDays: config.ALERT_RETENTION_DAYS,
     rawRetentionDays: config.RAW_RETENTION_DAYS,
@@ -171,6 +179,9 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
     running = true;
     runMaintenance(db, new Date(), options)
       .then(({ pruned, moved, tiers }) => {
+        for (const { tier, filledToMs } of tiers.filled) {
+          tierFilledTo.set({ tier }, filledToMs / 1000);
+        }
         if (tiers.filled.some((tier) => tier.rows > 0) || tiers.pruned > 0)
           logger.info({ tiers }, 'rollup tiers stored before the raw samples go');
         if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)

@@ -132,6 +132,18 @@ describe('PromQL past the raw retention', () => {
       150_000,
       'the 5-minute tier stored past the samples',
     );
+    // Each writer says how far each tier is stored, once its maintenance run is over.
+    await waitFor(
+      async () => {
+        const metrics = await (await fetch(`${monitor.baseUrl}/metrics`)).text();
+        const filledTo = /^maintenance_tier_filled_to_seconds\{[^}]*tier="5m"[^}]*\} (\S+)$/m.exec(
+          metrics,
+        );
+        return Number(filledTo?.[1]) * 1000 >= queryEndMs ? true : undefined;
+      },
+      30_000,
+      'maintenance_tier_filled_to_seconds past the samples',
+    );
     const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from sample_tier_5m`;
     expect(stored!.n).toBe(2 * 37);
 

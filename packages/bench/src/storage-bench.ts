@@ -79,7 +79,7 @@ import { runLoad, summarizeLoad } from './load-client.js';
 import { monitorCommand } from './monitor-stack.js';
 import type { StorageFleet } from './storage-fleet.js';
 import { createStorageFleet, storageMetricNames } from './storage-fleet.js';
-import { measureKeptTiers } from './storage-kept-tiers.js';
+import { measureKeptTiers, timed as timedValue } from './storage-kept-tiers.js';
 import { loadFleet } from './storage-load.js';
 import type { MeasuredParts } from './storage-steady-state.js';
 import { measureParts, steadyState, uncompressedHours } from './storage-steady-state.js';
@@ -693,9 +693,7 @@ function engineOption(value: string | undefined): Options['engine'] {
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
-  const startedAt = performance.now();
-  await work();
-  return (performance.now() - startedAt) / 1000;
+  return (await timedValue(work)).seconds;
 }
 
 await runBench({

@@ -161,7 +161,8 @@ export function formatKeptTiers(tiers: readonly KeptTierFigures[]): string[] {
   ];
 }
 
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+/** What `work` gives and the seconds it took. */
+export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   const startedAt = performance.now();
   const value = await work();
   return { value, seconds: (performance.now() - startedAt) / 1000 };

@@ -5,9 +5,10 @@ import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
+import { prometheusQuery, roundedValues } from './testing/prometheus-query.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 
@@ -24,28 +25,8 @@ let database: TestDatabase;
 let db: Database;
 let monitor: RoleProcess;
 
-type Answer = {
-  status: number;
-  body: {
-    status: string;
-    data: { result: { metric: Record<string, string>; values?: [number, string][] }[] };
-    warnings?: string[];
-  };
-};
-
-async function prometheus(path: string, params: Record<string, string>): Promise<Answer> {
-  const search = new URLSearchParams(params).toString();
-  return await createApiCall({ baseUrl: () => monitor.baseUrl, key })<Answer['body']>(
-    `/prometheus/api/v1/${path}?${search}`,
-  );
-}
-
-/** Values as numbers, to the digits an order of addition cannot change. */
-function values(answer: Answer): [number, number][][] {
-  return answer.body.data.result.map((s) =>
-    (s.values ?? []).map(([t, v]) => [t, Number(Number(v).toPrecision(12))]),
-  );
-}
+const prometheus = prometheusQuery(() => monitor.baseUrl, key);
+const values = roundedValues;
 
 // Three hours of samples 15 s apart (with a node exporter's jitter), from 23 to 20 hours ago:
 // with a day of raw retention, the tiers of the hours up to 18 hours ago are stored.

@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
-import { createApiCall, waitFor } from '@monitor/testkit/builders';
+import { waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
+import { prometheusQuery, roundedValues } from './testing/prometheus-query.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 
@@ -20,29 +21,8 @@ const bucketMs = 5 * minuteMs;
 let database: TestDatabase;
 let monitor: RoleProcess;
 
-type Answer = {
-  status: number;
-  body: {
-    status: string;
-    data: { result: { metric: Record<string, string>; values?: [number, string][] }[] };
-    warnings?: string[];
-    error?: string;
-  };
-};
-
-async function prometheus(path: string, params: Record<string, string>): Promise<Answer> {
-  const search = new URLSearchParams(params).toString();
-  return await createApiCall({ baseUrl: () => monitor.baseUrl, key })<Answer['body']>(
-    `/prometheus/api/v1/${path}?${search}`,
-  );
-}
-
-/** Values as numbers, to the digits an order of addition cannot change. */
-function values(answer: Answer): [number, number][][] {
-  return answer.body.data.result.map((s) =>
-    (s.values ?? []).map(([t, v]) => [t, Number(Number(v).toPrecision(12))]),
-  );
-}
+const prometheus = prometheusQuery(() => monitor.baseUrl, key);
+const values = roundedValues;
 
 // Three hours of a gauge and a counter, a sample a minute at 30 s past, the counter 2 more at
 // each (back to 2 after 60): ending 20 minutes ago.

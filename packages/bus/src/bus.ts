@@ -201,6 +201,13 @@ export interface BusAdmin {
   ensureTopic(name: string, options: EnsureTopicOptions): Promise<EnsureTopicResult>;
   /** Whether the bus answers right now, within a bounded time; for `/readyz`. Never throws. */
   ping(): Promise<boolean>;
+  /**
+   * Resolves true once consumer group `groupId` has handled (committed past) every record
+   * `topic` held when this was called, false when `timeoutMs` passed first or the bus did not
+   * answer: a reader that must see what was accepted before now waits for its writer. Never
+   * throws.
+   */
+  awaitConsumed(groupId: string, topic: string, timeoutMs: number): Promise<boolean>;
 }
 
 /** What both buses offer; role code depends on this (or on its parts), never on kafkajs. */

@@ -300,6 +300,31 @@ describe('createInProcessBus', () => {
     ]);
   });
 
+  it('awaitConsumed answers true once the group handled every record published before the call, false when its time is up', async () => {
+    bus = createInProcessBus({ defaultPartitions: 2 });
+    const gate = deferred();
+    const handled: string[] = [];
+    await bus.subscribe({
+      groupId: 'writer',
+      topics: ['t'],
+      fromBeginning: true,
+      handleBatch: async (batch) => {
+        await gate.promise;
+        handled.push(...batch.records.map(valueOf));
+      },
+    });
+    // Nothing published yet: nothing to wait for.
+    await expect(bus.admin.awaitConsumed('writer', 't', 1_000)).resolves.toBe(true);
+    await bus.publisher().publish('t', [msg('h1', '1'), msg('h2', '2')]);
+    await expect(bus.admin.awaitConsumed('writer', 't', 20)).resolves.toBe(false);
+    // A group that never subscribed has handled nothing.
+    await expect(bus.admin.awaitConsumed('nobody', 't', 20)).resolves.toBe(false);
+    const waiting = bus.admin.awaitConsumed('writer', 't', 60_000);
+    gate.resolve();
+    await expect(waiting).resolves.toBe(true);
+    expect(handled.sort()).toEqual(['1', '2']);
+  });
+
   it('with ackAfterConsumedBy, rejects with BusUnavailableError when the group does not succeed in time', async () => {
     bus = createInProcessBus({ defaultPartitions: 1 });
     await bus.subscribe({

@@ -110,6 +110,27 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
       });
     },
     ping: (): Promise<boolean> => Promise.resolve(!closed),
+    async awaitConsumed(groupId: string, topicName: string, timeoutMs: number): Promise<boolean> {
+      const topic = log.findTopic(topicName);
+      if (topic === undefined) return true;
+      const group = log.getGroup(groupId);
+      const waits = topic.partitions
+        .map((partition, index) => ({ end: partition.end, index }))
+        .filter(({ end }) => end > 0)
+        .map(({ end, index }) => log.waitConsumed(group, topic, index, end - 1));
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await Promise.race([
+          Promise.all(waits.map((wait) => wait.done)).then(() => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), timeoutMs);
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+        for (const wait of waits) wait.cancel();
+      }
+    },
   };
 
   let deadLetterPublisher: Publisher | undefined;

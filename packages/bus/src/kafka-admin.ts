@@ -192,5 +192,56 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
     }
   }
 
-  return { ensureTopic, ping, close, partitionCount: topicPartitions };
+  /** Polls the group's committed offsets until they pass the topic's ends read first. */
+  async function consumedBy(
+    groupId: string,
+    topic: string,
+    deadline: number,
+    isCancelled: () => boolean,
+  ): Promise<boolean> {
+    return await withAdmin(async (admin) => {
+      // A partition that keeps no record (empty, or all past retention) holds nothing to wait on.
+      const ends = (await admin.fetchTopicOffsets(topic))
+        .filter((p) => Number(p.high) > Number(p.low))
+        .map((p) => ({ partition: p.partition, end: Number(p.high) }));
+      for (let delayMs = 20; !isCancelled(); delayMs = Math.min(delayMs * 2, 250)) {
+        const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        // A partition the group never committed on reads -1.
+        const next = new Map(committed?.partitions.map((p) => [p.partition, Number(p.offset)]));
+        if (ends.every(({ partition, end }) => (next.get(partition) ?? -1) >= end)) return true;
+        if (Date.now() + delayMs > deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+      return false;
+    });
+  }
+
+  async function awaitConsumed(
+    groupId: string,
+    topic: string,
+    timeoutMs: number,
+  ): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    let expired = false;
+    const polling = consumedBy(groupId, topic, Date.now() + timeoutMs, () => expired).catch(
+      (err: unknown) => {
+        logger.debug({ err, groupId, topic }, 'consumer offsets could not be read');
+        return false;
+      },
+    );
+    try {
+      // Raced with the deadline: a broker that does not answer must not hold the caller longer.
+      return await Promise.race([
+        polling,
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        }),
+      ]);
+    } finally {
+      expired = true;
+      clearTimeout(timer);
+    }
+  }
+
+  return { ensureTopic, ping, awaitConsumed, close, partitionCount: topicPartitions };
 }

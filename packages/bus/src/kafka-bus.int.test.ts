@@ -447,6 +447,36 @@ describe('createKafkaBus', () => {
     }
   });
 
+  it('awaitConsumed answers true once the group committed past every record published before the call, false when its time is up', async () => {
+    const topic = unique('fence');
+    await bus.admin.ensureTopic(topic, { partitions: 2 });
+    const groupId = unique('group');
+    // An empty topic holds nothing to wait for, even for a group that never committed.
+    await expect(bus.admin.awaitConsumed(groupId, topic, 5_000)).resolves.toBe(true);
+    const publisher = bus.publisher();
+    await publisher.publish(topic, [msg('a', '1'), msg('b', '2'), msg('c', '3')]);
+    await expect(bus.admin.awaitConsumed(groupId, topic, 200)).resolves.toBe(false);
+    let gate: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (gate = resolve));
+    const handled: string[] = [];
+    subscriptions.push(
+      await bus.subscribe({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        handleBatch: async (batch) => {
+          await opened;
+          handled.push(...batch.records.map(valueOf));
+        },
+      }),
+    );
+    const waiting = bus.admin.awaitConsumed(groupId, topic, 30_000);
+    gate();
+    await expect(waiting).resolves.toBe(true);
+    expect(handled.sort()).toEqual(['1', '2', '3']);
+    await publisher.close();
+  });
+
   it('answers ping with true while the broker is up', async () => {
     expect(await bus.admin.ping()).toBe(true);
   });
@@ -490,6 +520,10 @@ describe('createKafkaBus with an unreachable broker', () => {
     const started = Date.now();
     expect(await bus.admin.ping()).toBe(false);
     expect(Date.now() - started).toBeLessThanOrEqual(1_200);
+  });
+
+  it('answers awaitConsumed with false rather than throwing', async () => {
+    expect(await bus.admin.awaitConsumed('writer', 'samples', 500)).toBe(false);
   });
 
   it('rejects subscribe with BusUnavailableError', async () => {

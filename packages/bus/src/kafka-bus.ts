@@ -141,6 +141,7 @@ export function createKafkaBus(deps: KafkaBusDeps): Bus {
     admin: {
       ensureTopic: (name, topicOptions) => admin.ensureTopic(name, topicOptions),
       ping: () => admin.ping(),
+      awaitConsumed: (groupId, topic, timeoutMs) => admin.awaitConsumed(groupId, topic, timeoutMs),
     },
     close,
   };

@@ -2,10 +2,14 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RuleGroupSchedulerDeps } from './rule-group-scheduler.js';
 
-/** Prometheus rule groups' figures in `registry`: the scheduler's `onEvaluated`. */
-export function createRuleGroupMetrics(
-  registry: Registry,
-): NonNullable<RuleGroupSchedulerDeps['onEvaluated']> {
+export type RuleGroupMetrics = {
+  onEvaluated: NonNullable<RuleGroupSchedulerDeps['onEvaluated']>;
+  /** An evaluation read before the samples accepted ahead of it were all stored. */
+  writeWaitExpired(): void;
+};
+
+/** Prometheus rule groups' figures in `registry`. */
+export function createRuleGroupMetrics(registry: Registry): RuleGroupMetrics {
   const evaluations = new Counter({
     name: 'rule_group_evaluations_total',
     help: 'Prometheus rule group evaluations saved by this replica.',
@@ -33,11 +37,19 @@ export function createRuleGroupMetrics(
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
-  return ({ durationMs, lagMs, rules, failedRules: failed }) => {
-    evaluations.inc();
-    ruleEvaluations.inc(rules);
-    if (failed > 0) failedRules.inc(failed);
-    durations.observe(durationMs / 1000);
-    lags.observe(Math.max(0, lagMs) / 1000);
+  const expiredWriteWaits = new Counter({
+    name: 'rule_group_write_waits_expired_total',
+    help: 'Rule group evaluations that read before the samples accepted ahead of them were all stored (RULE_GROUP_WRITE_WAIT_MS passed: the writers lag).',
+    registers: [registry],
+  });
+  return {
+    onEvaluated: ({ durationMs, lagMs, rules, failedRules: failed }) => {
+      evaluations.inc();
+      ruleEvaluations.inc(rules);
+      if (failed > 0) failedRules.inc(failed);
+      durations.observe(durationMs / 1000);
+      lags.observe(Math.max(0, lagMs) / 1000);
+    },
+    writeWaitExpired: () => expiredWriteWaits.inc(),
   };
 }

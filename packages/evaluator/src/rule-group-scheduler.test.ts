@@ -99,7 +99,11 @@ type Evaluate = (
 function replica(
   store: SchedulerStore,
   clock: { nowMs: number },
-  options: { beforeSave?: () => Promise<void>; evaluate?: Evaluate } = {},
+  options: {
+    beforeSave?: () => Promise<void>;
+    evaluate?: Evaluate;
+    awaitWrites?: () => Promise<void>;
+  } = {},
 ): Replica {
   const owned = { value: true };
   const evaluations: Replica['evaluations'] = [];
@@ -142,6 +146,7 @@ function replica(
         await options.beforeSave?.();
       },
       owns: () => owned.value,
+      awaitWrites: options.awaitWrites ?? (() => Promise.resolve()),
       clock: { nowMs: () => clock.nowMs },
       logger,
     },
@@ -183,6 +188,31 @@ describe('createRuleGroupScheduler', () => {
       firstSlot + 60_000,
       firstSlot + 6 * 60_000,
     ]);
+  });
+
+  it('evaluates only once the samples accepted before the slot are stored, one wait per tick', async () => {
+    const store = fakeStore();
+    store.groups.set('org_1/ns/a', definition(null, ['a']));
+    store.groups.set('org_1/ns/b', definition(null, ['b']));
+    const clock = { nowMs: firstSlot + 60_000 };
+    let waits = 0;
+    let stored: () => void = () => undefined;
+    const one = replica(store, clock, {
+      awaitWrites: () => {
+        waits += 1;
+        return new Promise((resolve) => (stored = resolve));
+      },
+    });
+    const tick = one.scheduler.tick();
+    // The tick is held by the wait: a second tick meanwhile starts nothing twice.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(one.evaluations).toEqual([]);
+    await one.scheduler.tick();
+    expect(one.evaluations).toEqual([]);
+    expect(waits).toBe(1);
+    stored();
+    await tick;
+    expect(one.evaluations.flatMap((e) => e.records).sort()).toEqual(['a', 'b']);
   });
 
   it('serves the group whose slot was missed longest first when evaluations fall behind', async () => {

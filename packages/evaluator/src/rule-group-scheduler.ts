@@ -26,6 +26,13 @@ export type RuleGroupSchedulerDeps = {
   writeSamples(group: RuleGroupRef, evaluation: RuleGroupEvaluation, timeMs: number): Promise<void>;
   /** Whether this replica owns the group now (its partition of the samples topic is assigned). */
   owns(group: RuleGroupRef): boolean;
+  /**
+   * Resolves once the samples accepted before the call are stored, or once waiting for them
+   * took too long (then the evaluation reads what is there). Evaluations wait for it, as
+   * Prometheus' rules see every sample its remote-write receiver answered before their time.
+   * Must not throw.
+   */
+  awaitWrites(): Promise<void>;
   clock: { nowMs(): number };
   logger: Logger;
   /** Told of every finished evaluation, for metrics. Must not throw. */
@@ -112,7 +119,13 @@ export function createRuleGroupScheduler(
     return ruleGroupSlotMs(entry.ref, group.intervalMs ?? options.defaultIntervalMs, nowMs);
   }
 
-  async function evaluateGroup(id: string, entry: KnownGroup, nowMs: number): Promise<void> {
+  async function evaluateGroup(
+    id: string,
+    entry: KnownGroup,
+    nowMs: number,
+    writesStored: Promise<void>,
+  ): Promise<void> {
+    await writesStored;
     const loaded = await deps.store.loadGroup(entry.ref);
     if (loaded === undefined) {
       known.delete(id);
@@ -195,9 +208,12 @@ export function createRuleGroupScheduler(
       // place at each of their slots whenever evaluations fall behind, and the last never run.
       due.sort((a, b) => a.missedSlotMs - b.missedSlotMs);
       const free = Math.max(0, options.maxConcurrentEvaluations - running.size);
+      const starting = due.slice(0, free);
+      // One wait for the writes shared by the groups whose slot came in this tick.
+      const writesStored = starting.length > 0 ? deps.awaitWrites() : Promise.resolve();
       const started: Promise<void>[] = [];
-      for (const { id, entry } of due.slice(0, free)) {
-        const evaluation = evaluateGroup(id, entry, nowMs)
+      for (const { id, entry } of starting) {
+        const evaluation = evaluateGroup(id, entry, nowMs, writesStored)
           .catch((err: unknown) =>
             deps.logger.warn(
               { err, group: entry.ref },

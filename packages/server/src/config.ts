@@ -346,6 +346,11 @@ const evaluatorFields = {
     .describe(
       'Prometheus rule group evaluations in flight at once per evaluator; the others wait for a free place, most overdue first. Each holds a few of its DATABASE_POOL_MAX connections while it queries.',
     ),
+  RULE_GROUP_WRITE_WAIT_MS: envPositiveInt()
+    .default(10_000)
+    .describe(
+      "How long a Prometheus rule group's evaluation waits for the writers to store the samples accepted before its time (so that it sees them, as Prometheus would); past it, the evaluation reads what is stored.",
+    ),
   PROMQL_LOOKBACK_DELTA_MS: promqlLookbackDeltaMs,
   PROMQL_MAX_SAMPLES: promqlMaxSamples,
   PUBLIC_URL: publicUrl,

@@ -115,6 +115,9 @@ describe('Prometheus rule groups on schedule', () => {
     );
     const times = [...seen].sort((a, b) => a - b);
     for (const time of times.slice(1)) expect((time - times[0]!) % intervalMs).toBe(0);
+    // Each waited for the writer to store what was accepted before its slot, and did not wait in vain.
+    const metrics = await (await fetch(`${target.apiUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^rule_group_write_waits_expired_total(?:\{[^}]*\})? 0$/m);
 
     const params = new URLSearchParams({
       query: 'host:temp:doubled',
@@ -163,6 +166,68 @@ describe('Prometheus rule groups on schedule', () => {
       ],
     });
   });
+
+  it('evaluates a slot only once the samples accepted before it are stored, however late the writer', async () => {
+    const stack: MonitorStack = await createMonitorStack('rule_groups_fence', {
+      RULE_EVALUATION_INTERVAL_SECONDS: String(intervalMs / 1000),
+      RULE_GROUP_WRITE_WAIT_MS: '120000',
+    });
+    cleanups.push(() => stack.stop());
+    const [gateway, api, writer, evaluator] = await Promise.all([
+      stack.start('gateway'),
+      stack.start('api'),
+      stack.start('writer'),
+      stack.start('evaluator'),
+    ]);
+    const { key } = await newOrganization(stack.db);
+    await ingestTemperature(gateway.baseUrl, key, 1);
+    await postGroup(
+      api.baseUrl,
+      key,
+      'thermal',
+      'name: doubled\nrules:\n- record: host:temp:doubled\n  expr: temp * 2\n',
+    );
+    const prometheus = createApiCall({ baseUrl: `${api.baseUrl}/prometheus/api/v1` });
+    type Matrix = { data: { result: { values: [number, string][] }[] } };
+    const doubled = async (fromMs: number): Promise<string[]> => {
+      const params = new URLSearchParams({
+        query: 'host:temp:doubled',
+        start: String(fromMs / 1000),
+        end: String(Date.now() / 1000),
+        step: String(intervalMs / 1000 / 4),
+      });
+      const { body } = await prometheus<Matrix>(`/query_range?${params.toString()}`, {
+        bearer: key,
+      });
+      return body.data.result.flatMap((series) => series.values.map(([, value]) => value));
+    };
+    await waitFor(
+      async () => ((await doubled(Date.now() - 60_000)).includes('2') ? true : undefined),
+      20_000,
+      'the first recorded sample',
+    );
+
+    // The writer stops: a new temperature is accepted (by Kafka) but not stored.
+    await writer.stop();
+    await ingestTemperature(gateway.baseUrl, key, 5);
+    const acceptedAtMs = Date.now();
+    // Slots pass meanwhile; each evaluation waits for the writer rather than read the old 1.
+    await new Promise((resolve) => setTimeout(resolve, 3 * intervalMs));
+    await stack.start('writer');
+    // From the first slot after the sample was accepted, every recorded value is 2 × 5.
+    const fromMs = acceptedAtMs + intervalMs;
+    const values = await waitFor(
+      async () => {
+        const recorded = await doubled(fromMs);
+        return recorded.length > 4 * 3 ? recorded : undefined;
+      },
+      30_000,
+      'recorded samples after the writer came back',
+    );
+    expect(new Set(values)).toEqual(new Set(['10']));
+    const text = await (await fetch(`${evaluator.baseUrl}/metrics`)).text();
+    expect(text).toMatch(/^rule_group_write_waits_expired_total(?:\{[^}]*\})? 0$/m);
+  }, 120_000);
 
   it('moves groups to a joining evaluator and off a killed one, their pending alerts intact', async () => {
     const stack: MonitorStack = await createMonitorStack('rule_groups_failover', {

@@ -11,6 +11,7 @@ import {
 import { evaluateRuleGroup } from '@monitor/rules';
 import { encodeBinarySampleMessage, encodeSampleRecord, sampleMessageKey } from '@monitor/schemas';
 import type { BusConfig, EvaluatorConfig } from '../config.js';
+import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
 
 /** How often the scheduler looks for groups whose slot came: the lateness of an evaluation. */
@@ -36,6 +37,7 @@ export function startRuleGroupEvaluation(
   const logger = ctx.logger.child({ component: 'rule-groups' });
   let owned = new Set<number>();
   const publisher = deps.bus.publisher({ packRecords: encodeSampleRecord });
+  const metrics = createRuleGroupMetrics(ctx.metrics.registry);
   const scheduler = createRuleGroupScheduler(
     {
       store: createRuleGroupStateStore(deps.db),
@@ -63,9 +65,17 @@ export function startRuleGroupEvaluation(
         );
       },
       owns: (group) => owned.has(ruleGroupPartition(group, config.SAMPLES_TOPIC_PARTITIONS)),
+      awaitWrites: async () => {
+        const stored = await deps.bus.admin.awaitConsumed(
+          writerGroupId,
+          config.SAMPLES_TOPIC,
+          config.RULE_GROUP_WRITE_WAIT_MS,
+        );
+        if (!stored) metrics.writeWaitExpired();
+      },
       clock: { nowMs: Date.now },
       logger,
-      onEvaluated: createRuleGroupMetrics(ctx.metrics.registry),
+      onEvaluated: metrics.onEvaluated,
     },
     {
       defaultIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,

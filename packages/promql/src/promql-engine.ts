@@ -44,11 +44,9 @@ export type QueryOptions = {
   /**
    * Where `resolutionMs` is absent (`auto`): from when raw samples are kept, and the tiers kept
    * beyond them, each from when. A selector that reads before `rawFromMs` reads a tier, for its
-   * whole range, and the answer says so: the coarsest that reaches back as far and is no wider
-   * than the query's step and the selector's window (a range, else the lookback), as Thanos
-   * picks a resolution by step; else the one of those that reaches furthest; the finest where
-   * none is that fine. Raw samples where no tier holds anything of its range. Absent: raw
-   * samples only.
+   * whole range, and the answer says so: the finest that reaches back as far, else the one that
+   * reaches furthest. Raw samples where no tier holds anything of its range. Absent: raw samples
+   * only.
    */
   tiers?: SourceTiers;
 };
@@ -61,25 +59,19 @@ export type SourceTiers = {
 type SourceTier = SourceTiers['tiers'][number];
 
 /**
- * The tier an `auto` selection of `range` reads, or 0 for raw samples; `widestMs` the widest
- * bucket its step and window leave apart.
+ * The tier an `auto` selection of `range` reads, or 0 for raw samples: the contract's "the
+ * finest rollup beyond" the raw samples, among the tiers that reach back to the range's start;
+ * else the one that reaches furthest.
  */
-function autoResolutionMs(
-  tiers: SourceTiers | undefined,
-  range: TimeRange,
-  widestMs: number,
-): number {
+function autoResolutionMs(tiers: SourceTiers | undefined, range: TimeRange): number {
   if (tiers === undefined || range.startMs >= tiers.rawFromMs) return 0;
   const holding = tiers.tiers.filter((tier) => tier.fromMs < range.endMs);
   if (holding.length === 0) return 0;
-  const fitting = holding.filter((tier) => tier.widthMs <= widestMs);
-  const finest = holding.reduce((a, b) => (b.widthMs < a.widthMs ? b : a));
-  const pool = fitting.length > 0 ? fitting : [finest];
-  const coarser = (a: SourceTier, b: SourceTier): SourceTier => (b.widthMs > a.widthMs ? b : a);
-  const reaching = pool.filter((tier) => tier.fromMs <= range.startMs);
-  if (reaching.length > 0) return reaching.reduce(coarser).widthMs;
-  return pool.reduce((a, b) =>
-    b.fromMs < a.fromMs ? b : b.fromMs === a.fromMs ? coarser(a, b) : a,
+  const finer = (a: SourceTier, b: SourceTier): SourceTier => (b.widthMs < a.widthMs ? b : a);
+  const reaching = holding.filter((tier) => tier.fromMs <= range.startMs);
+  if (reaching.length > 0) return reaching.reduce(finer).widthMs;
+  return holding.reduce((a, b) =>
+    b.fromMs < a.fromMs ? b : b.fromMs === a.fromMs ? finer(a, b) : a,
   ).widthMs;
 }
 
@@ -227,11 +219,9 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
     outer?.addEventListener('abort', onOuterAbort);
     const data = new Map<VectorSelector, LoadedSeries[]>();
     const autoTiersMs = new Set<number>();
-    const resolutionMs = (range: TimeRange, rangeMs: number): number => {
+    const resolutionMs = (range: TimeRange): number => {
       if (queryOptions.resolutionMs !== undefined) return queryOptions.resolutionMs;
-      const windowMs = rangeMs > 0 ? rangeMs : options.lookbackDeltaMs;
-      const widestMs = stepMs > 0 ? Math.min(stepMs, windowMs) : windowMs;
-      const widthMs = autoResolutionMs(queryOptions.tiers, range, widestMs);
+      const widthMs = autoResolutionMs(queryOptions.tiers, range);
       if (widthMs > 0) autoTiersMs.add(widthMs);
       return widthMs;
     };
@@ -248,7 +238,7 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
                 rangeMs,
                 func,
                 maxSeries: options.maxSeries,
-                resolutionMs: resolutionMs(timeRange, rangeMs),
+                resolutionMs: resolutionMs(timeRange),
               },
               controller.signal,
             );

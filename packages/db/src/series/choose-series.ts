@@ -1,6 +1,7 @@
 import type { LabelMatcher, Labels, TimeRange } from '@monitor/promql';
 import { labelsFrom, labelsKey } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
+import { keptTiers } from '../storage/kept-tiers.js';
 
 /**
  * A series as PromQL sees it: its labels, and the stored series that carry them, oldest first
@@ -121,11 +122,24 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
     return [...byLabels.values()];
   }
 
-  /** Of `ids`, those with a sample (of either table) or a staleness marker within `range`. */
+  /**
+   * Of `ids`, those with a sample (of either table, or summarized by a kept tier's bucket that
+   * overlaps the range: the raw samples may be gone) or a staleness marker within `range`.
+   */
   async function withPoints(ids: string[], range: TimeRange): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const from = new Date(range.startMs);
     const to = new Date(range.endMs);
+    // A bucket (e − w, e] overlaps the range when e > start and e − w < end: like Prometheus'
+    // blocks, a bucket at the range's edge may list a series whose samples lie just outside.
+    const inTiers = keptTiers.reduce(
+      (others, tier) => sql`${others} or exists (
+        select 1 from ${sql(tier.table)} t where t.series_id = s.id
+          and t.bucket_ms > ${Math.floor(range.startMs)}::bigint
+          and t.bucket_ms < ${Math.ceil(range.endMs) + tier.widthMs}::bigint
+      )`,
+      sql``,
+    );
     const rows = await sql<{ id: string }[]>`
       select s.id::text as id from unnest(${ids}::bigint[]) as s(id)
       where exists (
@@ -137,7 +151,7 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
       ) or exists (
         select 1 from stale_markers m
         where m.series_id = s.id and m.time >= ${from} and m.time <= ${to}
-      )
+      ) ${inTiers}
     `;
     return new Set(rows.map((r) => r.id));
   }

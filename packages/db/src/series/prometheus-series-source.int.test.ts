@@ -9,6 +9,8 @@ import type { Database } from '../core/database.js';
 import { createDatabase } from '../core/database.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
+import { requireStorageSettings } from '../schema/storage-settings.js';
+import { maintainKeptTiers } from '../storage/kept-tiers.js';
 import { migratedDatabase } from '../testing/clean-database.js';
 import { createFloat64SlabPool } from './binary-arrays.js';
 import { createPrometheusSeriesSource } from './prometheus-series-source.js';
@@ -298,6 +300,50 @@ describe.each(['postgres', 'timescale'] as const)(
         expect(pool.idleSlabs()).toBeGreaterThan(0);
       } finally {
         await one.close();
+        await dispose();
+      }
+    });
+
+    it('lists a series whose raw samples are gone by the buckets a kept tier holds of it', async () => {
+      const { db, dispose } = await migratedDatabase(server, 'series_source_kept');
+      try {
+        const hourMs = 3_600_000;
+        const dayMs = 24 * hourMs;
+        // Two hosts an hour long, 45 days ago; the kept tiers stored, then the raw samples gone.
+        const t0 = Math.floor(Date.now() / hourMs) * hourMs - 45 * dayMs;
+        await createSampleStore(db).writeBatch({
+          samples: ['kept-1', 'kept-2'].flatMap((host) =>
+            Array.from({ length: 240 }, (_, i) =>
+              sample({ host, timeMs: t0 + i * 15_000, metrics: { load: i } }),
+            ),
+          ),
+        });
+        const { policies } = await requireStorageSettings(db);
+        await maintainKeptTiers(db, {
+          now: new Date(t0 + policies.rawRetentionDays * dayMs - hourMs),
+          policies,
+          mode: server,
+          maxWindows: 48,
+        });
+        await db.sql`delete from samples`;
+        const source = createPrometheusSeriesSource(db, orgId);
+        const signal = new AbortController().signal;
+        const hosts = async (range: { startMs: number; endMs: number }) => [
+          await source.labelValues('host', [[equal('__name__', 'load')]], range, signal),
+          (await source.series([[equal('__name__', 'load')]], range, 10, signal)).length,
+        ];
+        // A Grafana variable over the last 90 days, and over the hour itself.
+        expect(await hosts({ startMs: Date.now() - 90 * dayMs, endMs: Date.now() })).toEqual([
+          ['kept-1', 'kept-2'],
+          2,
+        ]);
+        expect(await hosts({ startMs: t0 + 10 * 60_000, endMs: t0 + 20 * 60_000 })).toEqual([
+          ['kept-1', 'kept-2'],
+          2,
+        ]);
+        // Past the hour's last bucket (and the raw samples, gone): nothing.
+        expect(await hosts({ startMs: t0 + 2 * hourMs, endMs: Date.now() })).toEqual([[], 0]);
+      } finally {
         await dispose();
       }
     });

@@ -192,28 +192,39 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
     }
   }
 
-  /** Polls the group's committed offsets until they pass the topic's ends read first. */
+  /**
+   * Polls the group's committed offsets until they pass the topic's ends read first. A failed
+   * request is tried again (on a new admin client) until the deadline: a broker slow to answer
+   * once must not let a reader go ahead of its writer.
+   */
   async function consumedBy(
     groupId: string,
     topic: string,
     deadline: number,
     isCancelled: () => boolean,
   ): Promise<boolean> {
-    return await withAdmin(async (admin) => {
-      // A partition that keeps no record (empty, or all past retention) holds nothing to wait on.
-      const ends = (await admin.fetchTopicOffsets(topic))
-        .filter((p) => Number(p.high) > Number(p.low))
-        .map((p) => ({ partition: p.partition, end: Number(p.high) }));
-      for (let delayMs = 20; !isCancelled(); delayMs = Math.min(delayMs * 2, 250)) {
-        const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-        // A partition the group never committed on reads -1.
-        const next = new Map(committed?.partitions.map((p) => [p.partition, Number(p.offset)]));
-        if (ends.every(({ partition, end }) => (next.get(partition) ?? -1) >= end)) return true;
-        if (Date.now() + delayMs > deadline) return false;
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
+    let ends: { partition: number; end: number }[] | undefined;
+    for (let delayMs = 20; !isCancelled(); delayMs = Math.min(delayMs * 2, 250)) {
+      try {
+        const consumed = await withAdmin(async (admin) => {
+          // A partition that keeps no record (empty, or all past retention) holds nothing to
+          // wait on.
+          ends ??= (await admin.fetchTopicOffsets(topic))
+            .filter((p) => Number(p.high) > Number(p.low))
+            .map((p) => ({ partition: p.partition, end: Number(p.high) }));
+          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          // A partition the group never committed on reads -1.
+          const next = new Map(committed?.partitions.map((p) => [p.partition, Number(p.offset)]));
+          return ends.every(({ partition, end }) => (next.get(partition) ?? -1) >= end);
+        });
+        if (consumed) return true;
+      } catch (err) {
+        logger.debug({ err, groupId, topic }, 'consumer offsets could not be read; trying again');
       }
-      return false;
-    });
+      if (Date.now() + delayMs > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    return false;
   }
 
   async function awaitConsumed(
@@ -223,12 +234,7 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   ): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     let expired = false;
-    const polling = consumedBy(groupId, topic, Date.now() + timeoutMs, () => expired).catch(
-      (err: unknown) => {
-        logger.debug({ err, groupId, topic }, 'consumer offsets could not be read');
-        return false;
-      },
-    );
+    const polling = consumedBy(groupId, topic, Date.now() + timeoutMs, () => expired);
     try {
       // Raced with the deadline: a broker that does not answer must not hold the caller longer.
       return await Promise.race([

@@ -77,6 +77,25 @@ describe('bucketSeries', () => {
     const rate = await engine.instantQuery('rate(requests_total[1h])', atMs, undefined, tier);
     expect(rate.resultType === 'vector' && rate.result[0]?.v).toBe(240 / 3600);
     expect(rate.warnings).toEqual([expect.stringMatching(/^approximate: read from 5m rollups/)]);
+    // A window that starts inside a bucket (Grafana's $__rate_interval): the first sample is a
+    // bucket before it, and the change is per second of the time it took, not of the range.
+    const unaligned = await engine.instantQuery(
+      'increase(requests_total[61m])',
+      atMs,
+      undefined,
+      tier,
+    );
+    expect(unaligned.resultType === 'vector' && unaligned.result[0]?.v).toBeCloseTo(244, 9);
+    const unalignedRate = await engine.instantQuery(
+      'rate(requests_total[61m])',
+      atMs,
+      undefined,
+      tier,
+    );
+    expect(unalignedRate.resultType === 'vector' && unalignedRate.result[0]?.v).toBeCloseTo(
+      4 / 60,
+      12,
+    );
   });
 });
 

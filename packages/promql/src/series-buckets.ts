@@ -11,7 +11,8 @@
  * samples would (sums added in another order, so to the last bits of a double), and so do
  * instant selectors at multiples of `w` with a lookback that is one. `rate`, `increase` and
  * `delta` answer the change between the last sample at or before the window's start and the
- * last one in it, counter resets counted, without Prometheus' extrapolation; those, other
+ * last one in it, counter resets counted, per second of the time between them (times the range
+ * for the last two), without Prometheus' extrapolation; those, other
  * windows and the functions that need every sample are approximate, and the evaluator says so.
  *
  * The series' points are each bucket's last sample (a staleness marker is a point of its own
@@ -90,8 +91,11 @@ export function addUpBuckets(
 /**
  * A tier's `rate`, `increase` or `delta` over the points [lo, hi) of the window [mint, maxt]:
  * the change from the last sample at or before mint (point lo when it is at mint, else the one
- * before lo) to the window's last, counter resets counted for a counter, per second of the
- * range for a rate. NaN without two samples.
+ * before lo) to the window's last, counter resets counted for a counter, per second of the time
+ * between those two samples, times the part of the window the series was there for (the
+ * increase; per second of the range for a rate). Where the window's start falls inside a bucket
+ * the first sample is up to a bucket earlier: divided by the range instead, a `rate(x[2h1m])`
+ * over hourly buckets read half again too high. NaN without two samples.
  */
 export function bucketsRate(
   times: ArrayLike<number>,
@@ -106,7 +110,22 @@ export function bucketsRate(
   if (hi - 1 <= from) return Number.NaN;
   let change = values[hi - 1]! - values[from]!;
   if (kind.isCounter) for (let k = from + 1; k < hi; k++) change += buckets.resetSum[k]!;
-  return kind.isRate ? change / (window.rangeMs / 1000) : change;
+  const firstMs = times[from]!;
+  const lastMs = times[hi - 1]!;
+  const perSecond = change / ((lastMs - firstMs) / 1000);
+  // The part of the window the series was there for: from its start, unless its first sample
+  // is inside the window with no sample of its bucket before the start (the series began
+  // there); to its end, unless the series stopped (no later point, and its last sample more
+  // than a bucket before the end).
+  const maxt = window.mint + window.rangeMs;
+  const begunBefore =
+    firstMs <= window.mint ||
+    (buckets.count[from]! > 1 &&
+      bucketEndOf(firstMs, buckets.widthMs) - buckets.widthMs < window.mint);
+  const fromMs = begunBefore ? window.mint : firstMs;
+  const toMs = hi < times.length || maxt - lastMs < buckets.widthMs ? maxt : lastMs;
+  const increase = perSecond * ((toMs - fromMs) / 1000);
+  return kind.isRate ? increase / (window.rangeMs / 1000) : increase;
 }
 
 /** A series as a tier holds it: the points the evaluator reads, with their buckets. */

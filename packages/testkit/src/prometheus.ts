@@ -53,6 +53,8 @@ export type PrometheusOptions = {
   ruleFiles?: string[];
   /** Alertmanagers it sends alerts to (API v2), as `http://host:port[/path prefix]`. */
   alertmanagerUrls?: string[];
+  /** `--storage.tsdb.retention.time`, in days: how much history it keeps (15 when omitted). */
+  retentionDays?: number;
 };
 
 export type RunningPrometheus = AgentProcess & {
@@ -96,6 +98,9 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       // whose receiver is already gone should not wait for that.
       '--storage.remote.flush-deadline=2s',
       ...(options.remoteWriteReceiver === true ? ['--web.enable-remote-write-receiver'] : []),
+      ...(options.retentionDays === undefined
+        ? []
+        : [`--storage.tsdb.retention.time=${options.retentionDays}d`]),
     ],
     dir,
     probe: async () => {

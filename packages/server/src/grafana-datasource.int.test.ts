@@ -10,6 +10,7 @@ import {
   differences,
   encode,
   normalize,
+  remoteWriteToPrometheus,
   startPrometheusApi,
   storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
@@ -63,16 +64,7 @@ describe("Grafana's Prometheus data source, request by request, against Promethe
   beforeAll(async () => {
     prometheus = await startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true });
     const body = encode(scrapedFleet(startMs));
-    const sent = await fetch(`${prometheus.url}/api/v1/write`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-protobuf',
-        'Content-Encoding': 'snappy',
-        'X-Prometheus-Remote-Write-Version': '0.1.0',
-      },
-      body,
-    });
-    expect(sent.status).toBe(204);
+    await remoteWriteToPrometheus(prometheus.url, body);
     const { db, dispose } = await migratedDatabase('postgres', 'grafana');
     disposeDb = dispose;
     await storeRemoteWrite(db, orgId, body);

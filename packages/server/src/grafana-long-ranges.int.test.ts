@@ -12,6 +12,7 @@ import {
   differences,
   encode,
   normalize,
+  remoteWriteToPrometheus,
   startPrometheusApi,
   storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
@@ -90,16 +91,7 @@ describe("Grafana's 7-day and 90-day panels and variables, against Prometheus 2.
         }))
         .filter((one) => one.samples.length > 0);
       if (slice.length === 0) continue;
-      const sent = await fetch(`${prometheus.url}/api/v1/write`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/x-protobuf',
-          'Content-Encoding': 'snappy',
-          'X-Prometheus-Remote-Write-Version': '0.1.0',
-        },
-        body: encode(slice),
-      });
-      expect(sent.status, await sent.text()).toBe(204);
+      await remoteWriteToPrometheus(prometheus.url, encode(slice));
     }
     for (const one of series) await storeRemoteWrite(db, orgId, encode([one]));
     // As if the writer's maintenance had run all along: it began when the first samples were

@@ -12,6 +12,7 @@ import {
   encode,
   normalize,
   oracleData,
+  remoteWriteToPrometheus,
   startPrometheusApi,
   storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
@@ -281,16 +282,7 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     prometheus = await startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true });
     const data = oracleData(startMs);
     const body = encode(data);
-    const sent = await fetch(`${prometheus.url}/api/v1/write`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-protobuf',
-        'Content-Encoding': 'snappy',
-        'X-Prometheus-Remote-Write-Version': '0.1.0',
-      },
-      body,
-    });
-    expect(sent.status).toBe(204);
+    await remoteWriteToPrometheus(prometheus.url, body);
     const { db, dispose } = await migratedDatabase('postgres', 'oracle');
     disposeDb = dispose;
     await storeRemoteWrite(db, orgId, body);

@@ -12,6 +12,7 @@ import {
   encode,
   normalize,
   oracleData,
+  remoteWriteToPrometheus,
   startPrometheusApi,
   storeRemoteWrite,
 } from './testing/prometheus-fixture.js';
@@ -87,16 +88,7 @@ describe('remote read at /prometheus/api/v1/read', () => {
   beforeAll(async () => {
     const body = encode(data);
     reference = await startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true });
-    const sent = await fetch(`${reference.url}/api/v1/write`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-protobuf',
-        'Content-Encoding': 'snappy',
-        'X-Prometheus-Remote-Write-Version': '0.1.0',
-      },
-      body,
-    });
-    expect(sent.status).toBe(204);
+    await remoteWriteToPrometheus(reference.url, body);
     const migrated = await migratedDatabase('postgres', 'remote_read');
     db = migrated.db;
     disposeDb = migrated.dispose;

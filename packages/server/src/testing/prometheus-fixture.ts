@@ -41,6 +41,24 @@ export async function storeRemoteWrite(db: Database, orgId: string, body: Buffer
 }
 
 /**
+ * Sends a remote-write body (`encode`'s) to a Prometheus' receiver (`--web.enable-remote-write-
+ * receiver`) as its own remote-write would; rejects unless it answers 204, with its reason.
+ */
+export async function remoteWriteToPrometheus(prometheusUrl: string, body: Buffer): Promise<void> {
+  const sent = await fetch(`${prometheusUrl}/api/v1/write`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-protobuf',
+      'Content-Encoding': 'snappy',
+      'X-Prometheus-Remote-Write-Version': '0.1.0',
+    },
+    body,
+  });
+  const reason = await sent.text();
+  if (sent.status !== 204) throw new Error(`Prometheus answered ${sent.status}: ${reason}`);
+}
+
+/**
  * A series to write: its labels and [ms, value] samples. A NaN is a staleness marker, unless
  * `nanIsValue`: then it is Prometheus' NormalNaN, a value (a summary's quantile without
  * observations).

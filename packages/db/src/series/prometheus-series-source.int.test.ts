@@ -304,6 +304,54 @@ describe.each(['postgres', 'timescale'] as const)(
       }
     });
 
+    it('reads the stored tier of hundreds of series, split over two connections, each series its own buckets', async () => {
+      const { db, dispose } = await migratedDatabase(server, 'series_source_kept_many');
+      try {
+        const hourMs = 3_600_000;
+        const dayMs = 24 * hourMs;
+        // 250 hosts an hour and a half long, 45 days ago (past the raw retention), host h at h.
+        const t0 = Math.floor(Date.now() / hourMs) * hourMs - 45 * dayMs;
+        const hosts = Array.from({ length: 250 }, (_, h) => h);
+        await createSampleStore(db).writeBatch({
+          samples: hosts.flatMap((h) =>
+            Array.from({ length: 6 }, (_, i) =>
+              sample({
+                host: `many-${h}`,
+                timeMs: t0 + i * 15 * 60_000 + 1,
+                metrics: { load: h + i / 4 },
+              }),
+            ),
+          ),
+        });
+        const { policies } = await requireStorageSettings(db);
+        await maintainKeptTiers(db, {
+          now: new Date(t0 + policies.rawRetentionDays * dayMs - hourMs),
+          policies,
+          mode: server,
+          maxWindows: 48,
+        });
+        await db.sql`delete from samples`;
+        const selected = await createPrometheusSeriesSource(db, orgId).select(
+          [equal('__name__', 'load')],
+          { startMs: t0, endMs: t0 + 3 * hourMs },
+          { stepMs: hourMs, rangeMs: hourMs, func: null, maxSeries: 1000, resolutionMs: hourMs },
+          new AbortController().signal,
+        );
+        expect(selected).toHaveLength(250);
+        for (const series of selected) {
+          const h = Number(
+            series.labels.find((l) => l.name === 'host')!.value.slice('many-'.length),
+          );
+          // Two hourly buckets: the samples at 0, 15, 30, 45 min, then those at 60 and 75.
+          expect(Array.from(series.buckets!.count)).toEqual([4, 2]);
+          expect(Array.from(series.buckets!.max)).toEqual([h + 0.75, h + 1.25]);
+          expect(Array.from(series.values)).toEqual([h + 0.75, h + 1.25]);
+        }
+      } finally {
+        await dispose();
+      }
+    });
+
     it('lists a series whose raw samples are gone by the buckets a kept tier holds of it', async () => {
       const { db, dispose } = await migratedDatabase(server, 'series_source_kept');
       try {

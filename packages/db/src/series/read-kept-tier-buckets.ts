@@ -17,6 +17,9 @@ export type TierBucket = {
   staleMs: number | null;
 };
 
+/** Reads of at least this many stored series are split over two connections. */
+const parallelReadMinSeries = 200;
+
 /** `stale_ms` where a bucket ends in no staleness marker. */
 const noMarker = '-9223372036854775808';
 
@@ -61,29 +64,39 @@ export async function readKeptTierBuckets(
   if (!Number.isSafeInteger(range.fromMs) || !Number.isSafeInteger(range.toMs)) {
     throw new Error(`not a time range in milliseconds: ${range.fromMs}…${range.toMs}`);
   }
-  const statement = `select series_id, ${columns.map((c) => `array_agg((${c})::bigint)`).join(', ')}
-    from ${tier.table}
-    where series_id = any('{${[...indexOf.keys()].join(',')}}'::bigint[])
-      and bucket_ms > ${range.fromMs} and bucket_ms <= ${range.toMs}
-    group by series_id`;
-  await copyOut(
-    sql,
-    statement,
-    ([id, ...arrays]) => {
-      if (!id || arrays.length !== columns.length) {
-        throw new Error('expected rows of (series_id, an array per column)');
-      }
-      const views = arrays.map((bytes) => binaryArray(bytes));
-      const length = views[0]!.length;
-      if (views.some((array) => array.length !== length)) {
-        throw new Error('expected arrays of one length');
-      }
-      const buckets = out[indexOf.get(id.readBigInt64BE(0).toString())!]!;
-      for (let i = 0, at = 24; i < length; i++, at += 12) {
-        buckets.push(storedBucket(views, at, tier.exactTimes));
-      }
-    },
-    signal,
+  // Large reads in two halves, each on a connection of its own: the server decompresses and
+  // aggregates on both cores while the rows of either are decoded here.
+  const ids = [...indexOf.keys()];
+  const halves =
+    ids.length >= parallelReadMinSeries
+      ? [ids.slice(0, ids.length >> 1), ids.slice(ids.length >> 1)]
+      : [ids];
+  await Promise.all(
+    halves.map((part) =>
+      copyOut(
+        sql,
+        `select series_id, ${columns.map((c) => `array_agg((${c})::bigint)`).join(', ')}
+          from ${tier.table}
+          where series_id = any('{${part.join(',')}}'::bigint[])
+            and bucket_ms > ${range.fromMs} and bucket_ms <= ${range.toMs}
+          group by series_id`,
+        ([id, ...arrays]) => {
+          if (!id || arrays.length !== columns.length) {
+            throw new Error('expected rows of (series_id, an array per column)');
+          }
+          const views = arrays.map((bytes) => binaryArray(bytes));
+          const length = views[0]!.length;
+          if (views.some((array) => array.length !== length)) {
+            throw new Error('expected arrays of one length');
+          }
+          const buckets = out[indexOf.get(id.readBigInt64BE(0).toString())!]!;
+          for (let i = 0, at = 24; i < length; i++, at += 12) {
+            buckets.push(storedBucket(views, at, tier.exactTimes));
+          }
+        },
+        signal,
+      ),
+    ),
   );
   return out;
 }

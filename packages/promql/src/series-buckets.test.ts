@@ -97,6 +97,33 @@ describe('bucketSeries', () => {
       12,
     );
   });
+
+  it('counts a counter that stopped inside the window only while it was there, as Prometheus does, from hourly buckets', async () => {
+    const atMs = t0 + 3 * 3_600_000;
+    // One more every 15 s, until 20 minutes before the query's time: inside the hourly bucket
+    // that ends there, so only the missing later point says it stopped.
+    const stopped: MemorySeries[] = [
+      {
+        labels: { __name__: 'requests_total' },
+        samples: Array.from(
+          { length: 1000 },
+          (_, k) => [t0 + k * 15_000 + 7, k] as [number, number],
+        ).filter(([t]) => t <= atMs - 20 * 60_000),
+      },
+    ];
+    const engine = engineOver(stopped);
+    const query = 'increase(requests_total[61m])';
+    const raw = await engine.instantQuery(query, atMs);
+    const fromTier = await engine.instantQuery(query, atMs, undefined, {
+      resolutionMs: 3_600_000,
+    });
+    const rawValue = raw.resultType === 'vector' ? raw.result[0]!.v : Number.NaN;
+    const tierValue = fromTier.resultType === 'vector' ? fromTier.result[0]!.v : Number.NaN;
+    // About 41 minutes of it, not the whole window's 61.
+    expect(rawValue).toBeGreaterThan(160);
+    expect(rawValue).toBeLessThan(170);
+    expect(Math.abs(tierValue - rawValue) / rawValue).toBeLessThan(0.02);
+  });
 });
 
 type GeneratedSample = {

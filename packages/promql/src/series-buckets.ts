@@ -115,15 +115,22 @@ export function bucketsRate(
   const perSecond = change / ((lastMs - firstMs) / 1000);
   // The part of the window the series was there for: from its start, unless its first sample
   // is inside the window with no sample of its bucket before the start (the series began
-  // there); to its end, unless the series stopped (no later point, and its last sample more
-  // than a bucket before the end).
+  // there); to its end while a later point follows (the window ends inside that point's
+  // bucket). Without one, as Prometheus extrapolates: to the end when it is less than 1.1
+  // sample intervals after the last sample, else half an interval past it (the series stopped).
   const maxt = window.mint + window.rangeMs;
   const begunBefore =
     firstMs <= window.mint ||
     (buckets.count[from]! > 1 &&
       bucketEndOf(firstMs, buckets.widthMs) - buckets.widthMs < window.mint);
   const fromMs = begunBefore ? window.mint : firstMs;
-  const toMs = hi < times.length || maxt - lastMs < buckets.widthMs ? maxt : lastMs;
+  let toMs = maxt;
+  if (hi === times.length) {
+    let samples = 0;
+    for (let k = from + 1; k < hi; k++) samples += buckets.count[k]!;
+    const intervalMs = (lastMs - firstMs) / samples;
+    if (maxt - lastMs >= 1.1 * intervalMs) toMs = Math.min(maxt, lastMs + intervalMs / 2);
+  }
   const increase = perSecond * ((toMs - fromMs) / 1000);
   return kind.isRate ? increase / (window.rangeMs / 1000) : increase;
 }

@@ -22,7 +22,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
-import { listRawChunks, pausePolicyJobs, vacuumAnalyze } from '@monitor/db/bench';
+import { listRawChunks, vacuumAnalyze } from '@monitor/db/bench';
 import { createApiKeyStore, createOrgStore, compressedChunkMs } from '@monitor/db';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
@@ -32,7 +32,7 @@ import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import type { TimescaleDatabase } from './harness/timescale-database.js';
-import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
+import { migrateForQueries, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
@@ -514,11 +514,7 @@ await runBench({
       maxConnections: options.connections + 1,
       applicationName: 'monitor-bench-promql',
     }),
-  async migrate(target, { report }) {
-    report.settings.timescaledb = target.version;
-    await migrateInMode(target.db, 'timescale');
-    await pausePolicyJobs(target.db);
-  },
+  migrate: (target, { report }) => migrateForQueries(target, report.settings),
   seed,
   measure,
   format: formatReport,

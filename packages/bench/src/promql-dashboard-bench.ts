@@ -22,7 +22,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createApiKeyStore, createOrgStore, createSampleStore } from '@monitor/db';
-import { pausePolicyJobs, vacuumAnalyze } from '@monitor/db/bench';
+import { vacuumAnalyze } from '@monitor/db/bench';
 import { getFreePort, startPrometheus } from '@monitor/testkit';
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
@@ -33,7 +33,7 @@ import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import type { TimescaleDatabase } from './harness/timescale-database.js';
-import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
+import { migrateForQueries, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
@@ -405,11 +405,7 @@ await runBench({
       maxConnections: options.connections + 2,
       applicationName: 'monitor-bench-dashboard',
     }),
-  async migrate(target, { report }) {
-    report.settings.timescaledb = target.version;
-    await migrateInMode(target.db, 'timescale');
-    await pausePolicyJobs(target.db);
-  },
+  migrate: (target, { report }) => migrateForQueries(target, report.settings),
   seed,
   measure,
   format: formatReport,

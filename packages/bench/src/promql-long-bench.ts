@@ -16,7 +16,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createApiKeyStore, createOrgStore, createSampleStore } from '@monitor/db';
-import { pausePolicyJobs, vacuumAnalyze } from '@monitor/db/bench';
+import { vacuumAnalyze } from '@monitor/db/bench';
 import { buildHostSample } from '@monitor/testkit/builders';
 import { getFreePort } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
@@ -25,7 +25,7 @@ import { logProgress } from './harness/progress.js';
 import type { ReportBase } from './harness/report.js';
 import { runBench } from './harness/run-bench.js';
 import type { TimescaleDatabase } from './harness/timescale-database.js';
-import { migrateInMode, startTimescaleDatabase } from './harness/timescale-database.js';
+import { migrateForQueries, startTimescaleDatabase } from './harness/timescale-database.js';
 import type { LatencySummary } from './latency-summary.js';
 import { summarizeLatencies } from './latency-summary.js';
 import { monitorCommand } from './monitor-stack.js';
@@ -129,11 +129,7 @@ await runBench({
       maxConnections: 2,
       applicationName: 'monitor-bench-promql-long',
     }),
-  async migrate(target, { report }) {
-    report.settings.timescaledb = target.version;
-    await migrateInMode(target.db, 'timescale');
-    await pausePolicyJobs(target.db);
-  },
+  migrate: (target, { report }) => migrateForQueries(target, report.settings),
   seed,
   async measure(target, { options, report, cleanup, processes }, { key, fromMs, toMs }) {
     const port = await getFreePort();

@@ -1,5 +1,6 @@
 import type { Database, MigrateOptions } from '@monitor/db';
 import { createDatabase, migrate } from '@monitor/db';
+import { pausePolicyJobs } from '@monitor/db/bench';
 import { createTestDatabase } from '@monitor/testkit';
 import type { Cleanup } from './cleanup.js';
 import { logProgress } from './progress.js';
@@ -45,4 +46,17 @@ export async function migrateInMode(
   logProgress(`migrating (${mode} mode)`);
   const migrated = await migrate(db, { ...options, mode });
   if (migrated.mode !== mode) throw new Error(`migrate chose ${migrated.mode}`);
+}
+
+/**
+ * The PromQL benches' database: migrated in TimescaleDB mode with the policies' jobs paused (the
+ * bench does what they would, when it means to), its version noted in the report's settings.
+ */
+export async function migrateForQueries(
+  target: TimescaleDatabase,
+  settings: { timescaledb?: string },
+): Promise<void> {
+  settings.timescaledb = target.version;
+  await migrateInMode(target.db, 'timescale');
+  await pausePolicyJobs(target.db);
 }

@@ -208,6 +208,31 @@ describe('the PromQL series source over stored series', () => {
   });
 });
 
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
+/**
+ * Stores `samples` (all within a few hours after `t0`, 45 days ago), then the kept tiers as the
+ * writer's maintenance stores them before the raw retention drops them, then deletes the raw
+ * samples, as the retention does.
+ */
+async function keptOnly(
+  db: Database,
+  engine: 'postgres' | 'timescale',
+  t0: number,
+  samples: HostSample[],
+): Promise<void> {
+  await createSampleStore(db).writeBatch({ samples });
+  const { policies } = await requireStorageSettings(db);
+  await maintainKeptTiers(db, {
+    now: new Date(t0 + policies.rawRetentionDays * dayMs - hourMs),
+    policies,
+    mode: engine,
+    maxWindows: 48,
+  });
+  await db.sql`delete from samples`;
+}
+
 // On plain PostgreSQL (TimescaleDB installed there but not preloaded, as CI has it) and on
 // TimescaleDB with its background workers: the read's transaction and JIT settings on both.
 describe.each(['postgres', 'timescale'] as const)(
@@ -307,13 +332,14 @@ describe.each(['postgres', 'timescale'] as const)(
     it('reads the stored tier of hundreds of series, split over two connections, each series its own buckets', async () => {
       const { db, dispose } = await migratedDatabase(server, 'series_source_kept_many');
       try {
-        const hourMs = 3_600_000;
-        const dayMs = 24 * hourMs;
         // 250 hosts an hour and a half long, 45 days ago (past the raw retention), host h at h.
         const t0 = Math.floor(Date.now() / hourMs) * hourMs - 45 * dayMs;
         const hosts = Array.from({ length: 250 }, (_, h) => h);
-        await createSampleStore(db).writeBatch({
-          samples: hosts.flatMap((h) =>
+        await keptOnly(
+          db,
+          server,
+          t0,
+          hosts.flatMap((h) =>
             Array.from({ length: 6 }, (_, i) =>
               sample({
                 host: `many-${h}`,
@@ -322,15 +348,7 @@ describe.each(['postgres', 'timescale'] as const)(
               }),
             ),
           ),
-        });
-        const { policies } = await requireStorageSettings(db);
-        await maintainKeptTiers(db, {
-          now: new Date(t0 + policies.rawRetentionDays * dayMs - hourMs),
-          policies,
-          mode: server,
-          maxWindows: 48,
-        });
-        await db.sql`delete from samples`;
+        );
         const selected = await createPrometheusSeriesSource(db, orgId).select(
           [equal('__name__', 'load')],
           { startMs: t0, endMs: t0 + 3 * hourMs },
@@ -355,25 +373,18 @@ describe.each(['postgres', 'timescale'] as const)(
     it('lists a series whose raw samples are gone by the buckets a kept tier holds of it', async () => {
       const { db, dispose } = await migratedDatabase(server, 'series_source_kept');
       try {
-        const hourMs = 3_600_000;
-        const dayMs = 24 * hourMs;
         // Two hosts an hour long, 45 days ago; the kept tiers stored, then the raw samples gone.
         const t0 = Math.floor(Date.now() / hourMs) * hourMs - 45 * dayMs;
-        await createSampleStore(db).writeBatch({
-          samples: ['kept-1', 'kept-2'].flatMap((host) =>
+        await keptOnly(
+          db,
+          server,
+          t0,
+          ['kept-1', 'kept-2'].flatMap((host) =>
             Array.from({ length: 240 }, (_, i) =>
               sample({ host, timeMs: t0 + i * 15_000, metrics: { load: i } }),
             ),
           ),
-        });
-        const { policies } = await requireStorageSettings(db);
-        await maintainKeptTiers(db, {
-          now: new Date(t0 + policies.rawRetentionDays * dayMs - hourMs),
-          policies,
-          mode: server,
-          maxWindows: 48,
-        });
-        await db.sql`delete from samples`;
+        );
         const source = createPrometheusSeriesSource(db, orgId);
         const signal = new AbortController().signal;
         const hosts = async (range: { startMs: number; endMs: number }) => [

@@ -232,6 +232,10 @@ describe('Prometheus rule groups on schedule', () => {
   it('moves groups to a joining evaluator and off a killed one, their pending alerts intact', async () => {
     const stack: MonitorStack = await createMonitorStack('rule_groups_failover', {
       RULE_EVALUATION_INTERVAL_SECONDS: String(intervalMs / 1000),
+      // This test is about ownership moving, not about waiting for the writer (the test above
+      // is): on CI's shared broker the `writer` group of every suite's stack rebalances all the
+      // time, and evaluations that wait for it missed this test's 60 s twice. They read at once.
+      RULE_GROUP_WRITE_WAIT_MS: '1',
     });
     cleanups.push(() => stack.stop());
     const [gateway, api] = await Promise.all([

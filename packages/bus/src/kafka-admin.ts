@@ -21,9 +21,9 @@ export type KafkaAdmin = BusAdmin & {
 };
 
 /**
- * Topic creation and the readiness probe, over one lazily connected kafkajs admin client that
- * is dropped (and created again on the next call) whenever a call fails, so a broker outage
- * leaves nothing stale behind.
+ * Topic creation, partition counts and the readiness probe over one lazily connected kafkajs
+ * admin client, consumer offsets for `awaitConsumed` over another; each dropped (and created
+ * again on the next call) whenever a call on it fails, so a broker outage leaves nothing stale.
  */
 /** kafkajs marks errors worth retrying (unknown topic while it is created, no leader yet…). */
 function isRetriable(err: unknown): boolean {
@@ -35,45 +35,65 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   // How long a topic created by another process may take to show its partitions.
   const metadataSettleMs = requestTimeoutMs;
   const logger = deps.logger.child({ bus: 'kafka-admin' });
-  let current: { admin: Admin; connected: Promise<void> } | undefined;
+  type Handle = { admin: Admin; connected: Promise<void> };
 
-  function acquire(): { admin: Admin; connected: Promise<void> } {
-    if (current === undefined) {
-      const admin = kafka.admin({
-        retry: {
-          initialRetryTime: 100,
-          maxRetryTime: 1_000,
-          retries: 3,
-          multiplier: 2,
-          factor: 0.2,
-        },
-      });
-      const connected = admin.connect();
-      // Awaited by whoever uses it; this only keeps a failure nobody waits for from going unhandled.
-      connected.catch(() => undefined);
-      current = { admin, connected };
+  /**
+   * One lazily connected admin client, dropped (and made again on the next call) whenever a
+   * call on it fails. Two of them: the offsets polled for `awaitConsumed` fail more often (a
+   * group's coordinator moving while its members rebalance), and dropping the client that topic
+   * creation, partition counts and the readiness probe share failed those calls in flight.
+   */
+  function createSlot() {
+    let current: Handle | undefined;
+    function acquire(): Handle {
+      if (current === undefined) {
+        const admin = kafka.admin({
+          retry: {
+            initialRetryTime: 100,
+            maxRetryTime: 1_000,
+            retries: 3,
+            multiplier: 2,
+            factor: 0.2,
+          },
+        });
+        const connected = admin.connect();
+        // Awaited by whoever uses it; this only keeps a failure nobody waits for from going
+        // unhandled.
+        connected.catch(() => undefined);
+        current = { admin, connected };
+      }
+      return current;
     }
-    return current;
-  }
-
-  function drop(handle: { admin: Admin; connected: Promise<void> }): void {
-    if (current === handle) current = undefined;
-    void handle.connected
-      .catch(() => undefined)
-      .then(() => handle.admin.disconnect())
-      .catch(() => undefined);
-  }
-
-  async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
-    const handle = acquire();
-    try {
-      await handle.connected;
-      return await work(handle.admin);
-    } catch (err) {
-      drop(handle);
-      throw err;
+    function drop(handle: Handle): void {
+      if (current === handle) current = undefined;
+      void handle.connected
+        .catch(() => undefined)
+        .then(() => handle.admin.disconnect())
+        .catch(() => undefined);
     }
+    async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+      const handle = acquire();
+      try {
+        await handle.connected;
+        return await work(handle.admin);
+      } catch (err) {
+        drop(handle);
+        throw err;
+      }
+    }
+    async function close(): Promise<void> {
+      const handle = current;
+      current = undefined;
+      if (handle === undefined) return;
+      await handle.connected.catch(() => undefined);
+      await handle.admin.disconnect().catch(() => undefined);
+    }
+    return { acquire, drop, withAdmin, close };
   }
+
+  const shared = createSlot();
+  const offsets = createSlot();
+  const { acquire, drop, withAdmin } = shared;
 
   async function ensureTopic(
     name: string,
@@ -177,11 +197,7 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
   }
 
   async function close(): Promise<void> {
-    const handle = current;
-    current = undefined;
-    if (handle === undefined) return;
-    await handle.connected.catch(() => undefined);
-    await handle.admin.disconnect().catch(() => undefined);
+    await Promise.all([shared.close(), offsets.close()]);
   }
 
   async function topicPartitions(name: string): Promise<number> {
@@ -206,7 +222,7 @@ export function createKafkaAdmin(deps: KafkaAdminDeps): KafkaAdmin {
     let ends: { partition: number; end: number }[] | undefined;
     for (let delayMs = 20; !isCancelled(); delayMs = Math.min(delayMs * 2, 250)) {
       try {
-        const consumed = await withAdmin(async (admin) => {
+        const consumed = await offsets.withAdmin(async (admin) => {
           // A partition that keeps no record (empty, or all past retention) holds nothing to
           // wait on.
           ends ??= (await admin.fetchTopicOffsets(topic))

@@ -102,7 +102,7 @@ const migrationFields = {
   ROLLUP_1M_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1mRetentionDays)
     .describe(
-      'Days the 1-minute rollups and the 5-minute tier PromQL reads past the raw samples are kept (at least 2).',
+      'Days the 5-minute tier PromQL and the metrics history read past the raw samples is kept, and what samples_1m held before migration 36 retired it (at least 2).',
     ),
   ROLLUP_1H_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1hRetentionDays)

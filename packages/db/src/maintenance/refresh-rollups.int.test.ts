@@ -5,6 +5,8 @@ import type { Database } from '../core/database.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { migrate } from '../schema/migrate.js';
+import { readMetricHistory } from '../services/metric-history.js';
+import { materializationTable } from '../storage/timescale/tables.js';
 import { cleanDatabase } from '../testing/clean-database.js';
 import { refreshRollups } from './run-maintenance.js';
 
@@ -52,28 +54,24 @@ describe.each(['postgres', 'timescale'] as const)('refreshRollups on %s', (engin
     const [service] = await db.sql`select id from services where org_id = ${orgId}`;
     const serviceId = service!['id'] as string;
 
-    const load = db.sql`array(select id from series where service_id = ${serviceId} and metric = 'load')`;
-    const minutes = await db.sql`
-      select bucket_ms, avg, min, max, count, sum
-      from samples_1m_buckets(${load}, ${hourStart}, ${hourStart + hourMs})
-      order by bucket_ms
-    `;
-    expect(
-      minutes.map((m) => [
-        Number(m['bucket_ms']) - hourStart,
-        m['avg'] as number,
-        m['min'] as number,
-        m['max'] as number,
-        Number(m['count']),
-      ]),
-    ).toEqual([
+    const load = (
+      await db.sql<{ id: string }[]>`
+        select id::text from series where service_id = ${serviceId} and metric = 'load'`
+    ).map((row) => row.id);
+    // Minutes since migration 36 retired samples_1m: from the raw samples as they are read.
+    const minutes = await readMetricHistory(
+      db.sql,
+      { step: '1m', fromMs: hourStart, toMs: hourStart + hourMs },
+      load,
+    );
+    expect(minutes.map((m) => [m.timeMs - hourStart, m.avg, m.min, m.max, m.count])).toEqual([
       [0, 2, 1, 3, 3],
       [minuteMs, 10, 10, 10, 1],
       [59 * minuteMs, 100, 100, 100, 1],
     ]);
     const hours = await db.sql`
       select bucket_ms, avg, min, max, count, sum
-      from samples_1h_buckets(${load}, ${hourStart}, ${hourStart + hourMs})
+      from samples_1h_buckets(${load}::bigint[], ${hourStart}, ${hourStart + hourMs})
     `;
     expect(
       hours.map((h) => [
@@ -85,15 +83,38 @@ describe.each(['postgres', 'timescale'] as const)('refreshRollups on %s', (engin
         h['sum'] as number,
       ]),
     ).toEqual([[hourStart, 116 / 5, 1, 100, 5, 116]]);
+    expect(await materializedHours(load)).toEqual([hourStart]);
 
     // A late sample inside the lookback is counted by the next refresh.
     await store.writeBatch({
       samples: [sample({ orgId, host: 'agg', timeMs: hourStart + 30_000, metrics: { load: 4 } })],
     });
     await refreshRollups(db, { now: new Date(now.getTime() + minuteMs) });
-    const [minute0] = await db.sql`
-      select avg, count from samples_1m_buckets(${load}, ${hourStart}, ${hourStart + minuteMs})
-    `;
-    expect([minute0!['avg'], Number(minute0!['count'])]).toEqual([2.5, 4]);
+    const [minute0] = await readMetricHistory(
+      db.sql,
+      { step: '1m', fromMs: hourStart, toMs: hourStart + minuteMs },
+      load,
+    );
+    expect([minute0!.avg, minute0!.count]).toEqual([2.5, 4]);
+    // The hour is refreshed again once the next one completes (plain PostgreSQL).
+    await refreshRollups(db, { now: new Date(now.getTime() + hourMs) });
+    const [hour] = await db.sql`
+      select count from samples_1h_buckets(${load}::bigint[], ${hourStart}, ${hourStart + hourMs})`;
+    expect(Number(hour!['count'])).toBe(6);
   });
+
+  /** The hours samples_1h materialized for these series (not computed as read). */
+  async function materializedHours(ids: string[]): Promise<number[]> {
+    const table =
+      engine === 'postgres'
+        ? 'samples_1h_materialized'
+        : await materializationTable(db.sql, 'samples_1h');
+    const rows = await db.sql.unsafe<{ bucket: Date | string }[]>(
+      `select bucket from ${table} where series_id = any($1::bigint[])`,
+      [ids],
+    );
+    return rows.map((row) =>
+      row.bucket instanceof Date ? row.bucket.getTime() : Number(row.bucket),
+    );
+  }
 });

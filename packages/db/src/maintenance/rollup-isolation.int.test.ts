@@ -98,14 +98,9 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
 
     const result = await refreshRollups(db, { now });
     expect(result.setAside).toEqual([]);
-    expect(result.refreshed.map((window) => window.rollup)).toEqual(['samples_1m', 'samples_1h']);
-
-    const minutes = await rollupRows('samples_1m', hugeService);
-    expect(minutes.map((m) => [m.avg, m.min, m.max, Number(m.count), m.sum])).toEqual([
-      [1e100, 1e100, 1e100, 2, 2e100],
-      [-1e100, -1e100, -1e100, 1, -1e100],
-      [5e99, 0, 1e100, 2, 1e100],
-    ]);
+    // samples_1m is retired (migration 36): its minutes are computed from the raw samples.
+    expect(result.refreshed.map((window) => window.rollup)).toEqual(['samples_1h']);
+    expect(await rollupRows('samples_1m', hugeService)).toEqual([]);
     const hours = await rollupRows('samples_1h', hugeService);
     expect(hours.map((h) => [h.min, h.max, Number(h.count), h.sum])).toEqual([
       [-1e100, 1e100, 5, 2e100],
@@ -113,35 +108,11 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
     const normalHours = await rollupRows('samples_1h', await serviceOf(normal));
     expect(normalHours.map((h) => [h.avg, h.min, h.max, Number(h.count)])).toEqual([[2, 1, 3, 2]]);
 
-    // Served from the rollups now, with the same figures.
+    // The hour served from its rollup now, the minutes as before.
     expect((await read('1m'))?.map((p) => [p.avg, p.count])).toEqual(
       rawMinutes?.map((p) => [p.avg, p.count]),
     );
     expect((await read('1h'))?.map((p) => [p.min, p.max, p.count])).toEqual([[-1e100, 1e100, 5]]);
-  });
-
-  it('rolls up hours over minute rows stored before clamping, whose sums reach 1.8e308', async () => {
-    const orgId = uniqueOrgId();
-    await createSampleStore(db).writeBatch({ samples: [sample(orgId, 'old', hourStart, 1)] });
-    const serviceId = await serviceOf(orgId);
-    const earlier = hourStart - 24 * hourMs;
-    // Two such minutes in one hour overflowed the hourly sum on every run, for everyone.
-    await db.sql`
-      insert into samples_1m_materialized (bucket, series_id, avg, min, max, count, sum)
-      select b, r.id, ${doubleMax}, ${doubleMax}, ${doubleMax}, 1, ${doubleMax}
-      from series r, unnest(${[new Date(earlier).toISOString(), new Date(earlier + minuteMs).toISOString()]}::timestamptz[]) as b
-      where r.service_id = ${serviceId} and r.metric = 'load'
-    `;
-    await db.sql`update rollup_watermarks set watermark = ${new Date(earlier)}`;
-    const result = await refreshRollups(db, { now });
-    expect(result.setAside).toEqual([]);
-    const hours = await rollupRows('samples_1h', serviceId);
-    expect(hours.map((h) => [h.bucket.getTime(), h.max, Number(h.count), h.sum])).toContainEqual([
-      earlier,
-      1e100,
-      2,
-      2e100,
-    ]);
   });
 
   describe('when one organization’s data makes the statement fail', () => {
@@ -164,14 +135,14 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
           end if;
           return new;
         end $$;
-        create trigger refuse_broken before insert or update on samples_1m_materialized
+        create trigger refuse_broken before insert or update on samples_1h_materialized
           for each row execute function refuse_broken_rollup();
       `);
     });
 
     afterAll(async () => {
       await db.sql.unsafe(`
-        drop trigger refuse_broken on samples_1m_materialized;
+        drop trigger refuse_broken on samples_1h_materialized;
         drop function refuse_broken_rollup();
       `);
     });
@@ -182,21 +153,19 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
       const result = await refreshRollups(db, { now: later });
       expect(result.setAside).toEqual([
         expect.objectContaining({
-          rollup: 'samples_1m',
+          rollup: 'samples_1h',
           orgId: broken,
           sqlState: 'P0001',
           message: expect.stringContaining('refusing') as string,
         }),
       ]);
-      const healthyMinutes = await rollupRows('samples_1m', await serviceOf(healthy));
-      expect(healthyMinutes.map((m) => [m.bucket.getTime(), m.avg])).toEqual([[hourStart, 7]]);
-      expect(await rollupRows('samples_1m', brokenService)).toEqual([]);
+      const healthyHours = await rollupRows('samples_1h', await serviceOf(healthy));
+      expect(healthyHours.map((h) => [h.bucket.getTime(), h.avg])).toEqual([[hourStart, 7]]);
+      expect(await rollupRows('samples_1h', brokenService)).toEqual([]);
       const [watermark] = await db.sql<{ watermark: Date }[]>`
-        select watermark from rollup_watermarks where rollup = 'samples_1m'
+        select watermark from rollup_watermarks where rollup = 'samples_1h'
       `;
-      expect(watermark!.watermark.getTime()).toBe(
-        Math.floor(later.getTime() / minuteMs) * minuteMs,
-      );
+      expect(watermark!.watermark.getTime()).toBe(Math.floor(later.getTime() / hourMs) * hourMs);
     });
 
     it('tells the maintenance observer, or rejects once its work is done when there is none', async () => {
@@ -215,7 +184,7 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
       expect(error).toBeInstanceOf(RollupsSetAsideError);
       expect((error as RollupsSetAsideError).message).toContain(broken);
       const [watermark] = await db.sql<{ watermark: Date }[]>`
-        select watermark from rollup_watermarks where rollup = 'samples_1m'
+        select watermark from rollup_watermarks where rollup = 'samples_1h'
       `;
       expect(watermark!.watermark.getTime()).toBeGreaterThan(hourStart);
     });

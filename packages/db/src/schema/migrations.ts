@@ -851,6 +851,14 @@ const keptSampleTiers: Migration = {
   up: (sql, { engine }) => engine.createKeptTiers(sql),
 };
 
+const retiredMinuteRollup: Migration = {
+  version: 36,
+  name: 'retired_minute_rollup',
+  // Issue 57: samples_1m is no longer refreshed; its rows stay until their retention, the
+  // 5-minute tier answers beyond the raw samples (storage/retired-minute-rollup.ts).
+  up: (sql, { engine }) => engine.retireMinuteRollup(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -888,4 +896,5 @@ export const migrations: readonly Migration[] = [
   unindexedHead,
   lateSampleWrites,
   keptSampleTiers,
+  retiredMinuteRollup,
 ];

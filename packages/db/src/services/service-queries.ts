@@ -3,6 +3,8 @@ import { alertStoredColumns } from '../alerts/alert-columns.js';
 import { silencedExpression } from '../alerts/alert-queries.js';
 import { silencesInForce } from '../silences/silence-store.js';
 import type { Database, Sql } from '../core/database.js';
+import type { MetricBucketRow } from './metric-history.js';
+import { readMetricHistory } from './metric-history.js';
 
 /** Derived per request: see `ServiceQueries`. */
 type ServiceHealth = 'healthy' | 'warning' | 'critical' | 'stale';
@@ -24,14 +26,7 @@ export type ServiceDetailRow = ServiceRow & {
   activeAlerts: Alert[];
 };
 
-/** A bucket of a metric's history; `timeMs` its start in epoch milliseconds. */
-export type MetricBucketRow = {
-  timeMs: number;
-  avg: number;
-  min: number;
-  max: number;
-  count: number;
-};
+export type { MetricBucketRow } from './metric-history.js';
 
 export type ListServicesQuery = {
   orgId: string;
@@ -70,12 +65,8 @@ export type ServiceQueries = {
     now: Date;
   }): Promise<ServiceDetailRow | undefined>;
   /**
-   * The metric's buckets in `[from, to)` from the 1-minute or 1-hour aggregates, oldest first;
-   * undefined if the service is not the org's. The aggregates compute what they have not
-   * materialized from the raw samples: on plain PostgreSQL the buckets past the refresh
-   * (about the newest hour); on TimescaleDB that too, and every 1-minute bucket whose raw
-   * samples are still kept (samples_1m is materialized only as they near their retention,
-   * policies.ts), a minute of a 30 s series being two samples.
+   * The metric's buckets in `[from, to)`, oldest first (metric-history.ts says from where);
+   * undefined if the service is not the org's.
    */
   readMetricSeries(query: MetricSeriesQuery): Promise<MetricBucketRow[] | undefined>;
 };
@@ -186,7 +177,7 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
     async readMetricSeries(query) {
       // The service must be the organization's; a metric it never sent has no series. A metric
       // written through an agent protocol has a series per label set: its history is theirs
-      // taken together (see readRollup).
+      // taken together (metric-history.ts).
       const [owner] = await sql<{ series_ids: string[] }[]>`
         select coalesce(array_agg(r.id::text order by r.id) filter (where r.id is not null),
           '{}') as series_ids
@@ -197,14 +188,11 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
       `;
       if (owner === undefined) return undefined;
       if (owner.series_ids.length === 0) return [];
-      const rows = await readRollup(sql, query, owner.series_ids);
-      return rows.map((row) => ({
-        timeMs: row.time_ms,
-        avg: row.avg,
-        min: row.min,
-        max: row.max,
-        count: Number(row.count),
-      }));
+      return await readMetricHistory(
+        sql,
+        { step: query.step, fromMs: query.from.getTime(), toMs: query.to.getTime() },
+        owner.series_ids,
+      );
     },
   };
 }
@@ -214,9 +202,6 @@ type SnapshotColumns = {
   containers: unknown;
   processes: unknown;
 };
-
-/** A bucket as read: its start as epoch milliseconds (a number parses cheaper than a date). */
-type BucketDbRow = { time_ms: number; avg: number; min: number; max: number; count: string };
 
 /**
  * The page of the services list without a status filter, as a fragment so the benchmark can
@@ -281,38 +266,6 @@ function statusExpression(sql: Sql, staleBefore: Date) {
     when s.last_seen < ${staleBefore} then 'stale'
     else 'healthy'
   end`;
-}
-
-/**
- * The buckets of the metric's series in the range, from samples_1m or samples_1h through their
- * read functions (`samples_1m_buckets`, `samples_1h_buckets`: real-time on both engines, so they
- * include the buckets the refresh has not reached yet). One series (every /ingest metric) reads
- * as stored. Several (an agent's metric with a series per label set) are merged per bucket: the
- * average weighted by each series' count, the least minimum, the greatest maximum, the counts
- * added, so the history counts every sample of the metric once.
- */
-function readRollup(
-  sql: Sql,
-  query: MetricSeriesQuery,
-  seriesIds: readonly string[],
-): Promise<BucketDbRow[]> {
-  const buckets = sql`${
-    query.step === '1m' ? sql`samples_1m_buckets` : sql`samples_1h_buckets`
-  }(${seriesIds}::bigint[], ${query.from.getTime()}::bigint, ${query.to.getTime()}::bigint)`;
-  if (seriesIds.length === 1) {
-    return sql<BucketDbRow[]>`
-      select bucket_ms::float8 as time_ms, avg, min, max, count
-      from ${buckets}
-      order by bucket_ms
-    `;
-  }
-  return sql<BucketDbRow[]>`
-    select bucket_ms::float8 as time_ms, sum(sum) / sum(count)::float8 as avg, min(min) as min,
-      max(max) as max, sum(count)::bigint as count
-    from ${buckets}
-    group by bucket_ms
-    order by bucket_ms
-  `;
 }
 
 function toService(row: Partial<ServiceDbRow>): ServiceRow {

@@ -13,6 +13,11 @@ import {
   unaggregatedSamplesHypertable,
 } from './timescale/tables.js';
 import { timescaleNotPreloaded } from './server-capabilities.js';
+import {
+  freezeMinuteAggregate,
+  minuteRollupRetiredAtMs,
+  retiredMinuteBucketsFunction,
+} from './retired-minute-rollup.js';
 
 /** What the plain objects are renamed to while their rows are copied into the new ones. */
 const plain = '_plain';
@@ -57,6 +62,11 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const staleMarkers = await staleMarkersToHypertable(sql);
     const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
+    // A retired samples_1m (migration 36) stays retired: its rows, no refresh.
+    if ((await minuteRollupRetiredAtMs(sql)) !== undefined) {
+      await freezeMinuteAggregate(sql);
+      await run(sql, [retiredMinuteBucketsFunction('timescale')]);
+    }
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
     return { samples, snapshots, staleMarkers, unaggregatedSamples, rollupBuckets };

@@ -15,6 +15,10 @@ import * as timescaleTables from './timescale/tables.js';
 import { keepHeadUnindexed } from './timescale/head-chunks.js';
 import { createPostgresKeptTiers, createTimescaleKeptTiers } from './kept-tiers.js';
 import {
+  recordPostgresMinuteRollupRetired,
+  retireTimescaleMinuteRollup,
+} from './retired-minute-rollup.js';
+import {
   createScaledSampleReads,
   indexSampleTimesByRange,
   scaleSampleValues,
@@ -71,6 +75,8 @@ export type StorageEngine = {
   keepHeadUnindexed(sql: TransactionSql): Promise<void>;
   /** Migration 35: the rollup tiers kept beyond the raw retention (kept-tiers.ts). */
   createKeptTiers(sql: TransactionSql): Promise<void>;
+  /** Migration 36: samples_1m no longer refreshed (retired-minute-rollup.ts). */
+  retireMinuteRollup(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -119,6 +125,7 @@ const timescaleEngine: StorageEngine = {
   indexSampleTimesByRange,
   keepHeadUnindexed,
   createKeptTiers: createTimescaleKeptTiers,
+  retireMinuteRollup: retireTimescaleMinuteRollup,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -152,6 +159,10 @@ const postgresEngine: StorageEngine = {
   // Partitions are a day long and never compressed: reads of a few series need the key.
   keepHeadUnindexed: () => Promise.resolve(),
   createKeptTiers: createPostgresKeptTiers,
+  async retireMinuteRollup(sql) {
+    await recordPostgresMinuteRollupRetired(sql);
+    await postgresTables.retireMinuteRollup(sql);
+  },
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -54,8 +54,8 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
   const db = plan.database;
   const lines = [
     `Fleet: ${fmt(fleet.hosts)} hosts × ${fleet.metricsPerHost} metrics every ${fleet.intervalSeconds} s, ` +
-      `raw samples kept ${fleet.retentionDays} days (1-minute aggregates and the 5-minute tier ` +
-      `${fleet.rollup1mRetentionDays}, 1-hour ones ${fleet.rollup1hRetentionDays}), ${fmt(fleet.rules)} rules`,
+      `raw samples kept ${fleet.retentionDays} days (the 5-minute tier ` +
+      `${fleet.rollup1mRetentionDays}, 1-hour aggregates and tier ${fleet.rollup1hRetentionDays}), ${fmt(fleet.rules)} rules`,
     `  ${fmt(plan.samplesPerSecond)} samples/s in ${fmt(plan.requestsPerSecond)} requests/s ` +
       `(${fmt(plan.hostSamplesPerSecond)} host samples/s)`,
     '',
@@ -77,11 +77,11 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
       `), ${fmt(db.memoryGB)} GB memory ` +
       `(head chunks of ${db.headChunkMinutes} min), ${fmt(db.diskGB)} GB disk ` +
       `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the aggregates kept longer included): raw ${fmt(db.disk.rawGB)}, ` +
-      `samples_1m ${fmt(db.disk.rollup1mGB)}, samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
+      `samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
       `5-minute tier ${fmt(db.disk.tier5mGB)}, 1-hour tier ${fmt(db.disk.tier1hGB)}, ` +
       `series ${fmt(db.disk.seriesGB, 1)}`,
-    `                once samples_1m and samples_1h are retired: ${fmt(db.withoutAggregates.diskGB)} GB ` +
-      `(raw, the tiers and series), ${fmt(db.withoutAggregates.rawMultiple, 2)} × the raw samples' disk`,
+    `                once samples_1h is retired too: ${fmt(db.withoutHourRollup.diskGB)} GB ` +
+      `(raw, the tiers and series), ${fmt(db.withoutHourRollup.rawMultiple, 2)} × the raw samples' disk`,
     `                ${db.nodes === 1 ? 'no standby: a dead primary stops storage and alerting (--database-standbys 1 for HA)' : 'every node a whole copy'}; ` +
       `${fmt(db.total.cores)} cores, ${fmt(db.total.memoryGB)} GB memory, ${fmt(db.total.diskGB)} GB disk in all`,
     `Read replica    ${readReplicaLine(plan, assumptions)}`,

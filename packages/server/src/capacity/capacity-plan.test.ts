@@ -138,27 +138,9 @@ describe('planCapacity', () => {
     );
   });
 
-  it('keeps the 1-minute aggregate only from shortly before the raw retention, the 1-hour one throughout', () => {
-    const f = costs.figures;
+  it('keeps the 1-hour aggregate throughout, and no 1-minute one (retired)', () => {
     const plan = planCapacity(fleet, costs);
-    const series = fleet.hosts * fleet.metricsPerHost;
-    const held = defaultAssumptions.rollup1mHeldHours;
-    const uncompressed = held + defaultAssumptions.rollup1mChunkHours;
-    const materialized = (90 - 30) * 24 + held;
-    expect(plan.database.disk.rollup1mGB).toBeCloseTo(
-      (series *
-        60 *
-        ((materialized - uncompressed) * f.rollup1mBytesPerBucketCompressed.value +
-          uncompressed * f.rollup1mBytesPerBucketUncompressed.value)) /
-        1e9,
-      6,
-    );
-    // Kept no longer than the raw samples, it is only the held window.
-    const equal = planCapacity({ ...fleet, rollup1mRetentionDays: 30 }, costs);
-    expect(equal.database.disk.rollup1mGB).toBeCloseTo(
-      (series * 60 * held * f.rollup1mBytesPerBucketUncompressed.value) / 1e9,
-      6,
-    );
+    expect(Object.keys(plan.database.disk)).not.toContain('rollup1mGB');
     const longer = planCapacity({ ...fleet, rollup1hRetentionDays: 1_460 }, costs);
     expect(longer.database.disk.rollup1hGB).toBeGreaterThan(1.9 * plan.database.disk.rollup1hGB);
     expect(plan.database.bytesPerSample).toBeCloseTo(
@@ -204,22 +186,17 @@ describe('the kept tiers', () => {
     );
   });
 
-  it('counts the tiers in the disk beside the aggregates still kept, and the bill without them', () => {
-    const { disk, diskGB, withoutAggregates } = planCapacity(fleet, costs).database;
+  it('counts the tiers in the disk beside samples_1h, and the bill without it', () => {
+    const { disk, diskGB, withoutHourRollup } = planCapacity(fleet, costs).database;
     expect(diskGB).toBeCloseTo(
-      disk.rawGB +
-        disk.rollup1mGB +
-        disk.rollup1hGB +
-        disk.tier5mGB +
-        disk.tier1hGB +
-        disk.seriesGB,
+      disk.rawGB + disk.rollup1hGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB,
       9,
     );
-    expect(withoutAggregates.diskGB).toBeCloseTo(
+    expect(withoutHourRollup.diskGB).toBeCloseTo(
       disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB,
       9,
     );
-    expect(withoutAggregates.rawMultiple).toBeCloseTo(withoutAggregates.diskGB / disk.rawGB, 9);
+    expect(withoutHourRollup.rawMultiple).toBeCloseTo(withoutHourRollup.diskGB / disk.rawGB, 9);
   });
 });
 

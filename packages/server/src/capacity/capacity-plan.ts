@@ -37,8 +37,6 @@ const figureNames = [
   'rawBytesPerSampleCompressed',
   'rawBytesPerMergedBatch',
   'rawBytesPerRowUncompressed',
-  'rollup1mBytesPerBucketCompressed',
-  'rollup1mBytesPerBucketUncompressed',
   'rollup1hBytesPerBucketCompressed',
   'rollup1hBytesPerBucketUncompressed',
   'tier5mBytesPerRowCompressed',
@@ -140,13 +138,6 @@ export type PlanAssumptions = {
    * consolidation job's 30 minutes.
    */
   mergedHours: number;
-  /**
-   * `samples_1m` is computed from the raw samples while they are kept, and materialized only
-   * this long before the raw retention drops them.
-   */
-  rollup1mHeldHours: number;
-  /** `samples_1m`'s chunk interval: materialized rows stay uncompressed until theirs ended. */
-  rollup1mChunkHours: number;
   /** `samples_1h` keeps its newest chunk (a day) and the job's delay uncompressed. */
   rollup1hUncompressedHours: number;
   /**
@@ -187,8 +178,6 @@ export const defaultAssumptions: PlanAssumptions = {
   ),
   jobIntervalHours: 1 / 60,
   mergedHours: mergedSpanAtMostMs / 3.6e6 + 0.5,
-  rollup1mHeldHours: 3,
-  rollup1mChunkHours: 24,
   rollup1hUncompressedHours: 24 + 2,
   tierFillBeforeRawRetentionHours: 6,
   tierUncompressedHours: 24 + 1,
@@ -240,17 +229,17 @@ export type CapacityPlan = {
     /** Disk at steady state, by what holds it. */
     disk: {
       rawGB: number;
-      rollup1mGB: number;
       rollup1hGB: number;
       tier5mGB: number;
       tier1hGB: number;
       seriesGB: number;
     };
     /**
-     * The bill once samples_1m and samples_1h are retired (issue 57): raw samples, the kept
-     * tiers and the series, and that over the raw samples' disk alone (the issue's limit: 2).
+     * The bill once samples_1h is retired too (issue 57; samples_1m was by migration 36): raw
+     * samples, the kept tiers and the series, and that over the raw samples' disk alone (the
+     * issue's limit: 2).
      */
-    withoutAggregates: { diskGB: number; rawMultiple: number };
+    withoutHourRollup: { diskGB: number; rawMultiple: number };
     /** Disk per raw sample kept, everything counted. */
     bytesPerSample: number;
     /** Whether one primary of at most `maxDatabaseCores` takes the writes (reads can move). */
@@ -367,8 +356,8 @@ export function planCapacity(
     1,
     Math.ceil((databaseCores + (readReplica.pays === true ? 0 : readCores)) / u),
   );
-  const withoutAggregatesGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
-  const diskGB = withoutAggregatesGB + disk.rollup1mGB + disk.rollup1hGB;
+  const withoutHourRollupGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
+  const diskGB = withoutHourRollupGB + disk.rollup1hGB;
   const nodes = 1 + assumptions.databaseStandbys;
   const replicas = readReplica.pays === true ? readReplica.replicas : 0;
   const replicaCores = readReplica.pays === true ? readReplica.coresPerReplica : 0;
@@ -405,9 +394,9 @@ export function planCapacity(
       headChunkMinutes: headChunkHours * 60,
       diskGB,
       disk,
-      withoutAggregates: {
-        diskGB: withoutAggregatesGB,
-        rawMultiple: withoutAggregatesGB / disk.rawGB,
+      withoutHourRollup: {
+        diskGB: withoutHourRollupGB,
+        rawMultiple: withoutHourRollupGB / disk.rawGB,
       },
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
       fitsOnePrimary:
@@ -428,7 +417,7 @@ export function planCapacity(
  * The database's disk once every retention is reached, per series: raw samples in head chunks
  * for the chunk being written and its wait for the job, then merged into compressed chunks not
  * yet consolidated, then consolidated (each at its fullest, not on average: disk is sized for
- * the peak); `samples_1m` as materialized rows from shortly before the raw retention to its own;
+ * the peak); `samples_1m` not at all (retired by migration 36: what it held ages out);
  * `samples_1h` over its retention, compressed but for its newest chunk; each kept tier from
  * shortly before the raw retention to its own, compressed but for the chunk being filled.
  */
@@ -452,20 +441,6 @@ function steadyStateDisk(
       ((rawHours - headHours - mergedHours) * f.rawBytesPerSampleCompressed.value +
         headHours * f.rawBytesPerRowUncompressed.value) +
     (mergedHours / headChunkHours) * f.rawBytesPerMergedBatch.value;
-  const rollup1mHours = fleet.rollup1mRetentionDays * 24;
-  const rollup1mMaterializedHours = Math.min(
-    rollup1mHours,
-    Math.max(0, rollup1mHours - rawHours) + assumptions.rollup1mHeldHours,
-  );
-  const rollup1mUncompressedHours = Math.min(
-    rollup1mMaterializedHours,
-    assumptions.rollup1mHeldHours + assumptions.rollup1mChunkHours,
-  );
-  const rollup1mCompressedHours = rollup1mMaterializedHours - rollup1mUncompressedHours;
-  const rollup1m =
-    60 *
-    (rollup1mCompressedHours * f.rollup1mBytesPerBucketCompressed.value +
-      rollup1mUncompressedHours * f.rollup1mBytesPerBucketUncompressed.value);
   const rollup1hHours = fleet.rollup1hRetentionDays * 24;
   const rollup1hUncompressedHours = Math.min(rollup1hHours, assumptions.rollup1hUncompressedHours);
   const rollup1h =
@@ -501,7 +476,6 @@ function steadyStateDisk(
   const gb = (bytesPerSeries: number): number => (series * bytesPerSeries) / 1e9;
   return {
     rawGB: gb(raw),
-    rollup1mGB: gb(rollup1m),
     rollup1hGB: gb(rollup1h),
     tier5mGB: gb(tier5m),
     tier1hGB: gb(tier1h),

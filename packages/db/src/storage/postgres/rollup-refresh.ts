@@ -7,13 +7,11 @@ import type {
   RollupWindow,
 } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs, rollupValueBound } from '../rollups.js';
+import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
 
 /**
- * The refresh recomputes from its watermark minus these lookbacks. samples_1m looks 2 hours back,
- * like the policy, to count late samples. samples_1h is built from samples_1m, whose rows only
- * change within 2 hours of the samples_1m watermark, which is never behind the samples_1h one;
- * so 2 hours back also catches every change that can reach it (TimescaleDB needs its 2-day
- * window only because its policies run independently of each other).
+ * The refresh recomputes from its watermark minus these lookbacks: 2 hours back, like the
+ * policy, to count late samples.
  */
 const plainRefreshLookbackMs = { samples_1m: 2 * hourMs, samples_1h: 2 * hourMs };
 
@@ -42,8 +40,8 @@ export function plainRefreshWindow(options: {
 }
 
 /**
- * Brings the rollup tables samples_1m and samples_1h up to `now` (complete buckets): recomputes
- * each rollup's window with INSERT … SELECT … ON CONFLICT DO UPDATE and moves its watermark, in
+ * Brings the rollup tables up to `now` (complete buckets), samples_1h and, until migration 36
+ * retires it, samples_1m: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO UPDATE and moves its watermark, in
  * one transaction that also keeps concurrent refreshers apart. samples_1h is refreshed when a
  * new hour completed.
  */
@@ -62,12 +60,16 @@ export async function refreshRollupTables(
     const refreshed: RollupWindow[] = [];
     const setAside: RollupChunkSetAside[] = [];
 
-    const minute = plainRefreshWindow({
-      rollup: 'samples_1m',
-      now: options.now,
-      watermark: watermark('samples_1m'),
-      onlyWhenAdvanced: false,
-    });
+    // Retired (migration 36): what it holds stays as it is until its retention.
+    const minute =
+      (await minuteRollupRetiredAtMs(sql)) === undefined
+        ? plainRefreshWindow({
+            rollup: 'samples_1m',
+            now: options.now,
+            watermark: watermark('samples_1m'),
+            onlyWhenAdvanced: false,
+          })
+        : undefined;
     if (minute !== undefined) {
       setAside.push(...(await refreshIsolated(sql, minute, minuteStatement)));
       await moveWatermark(sql, minute);
@@ -149,9 +151,12 @@ const replaceChangedBuckets = (sql: TransactionSql) => sql`
     is distinct from (excluded.count, excluded.sum, excluded.min, excluded.max)
 `;
 
-const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1m_materialized as r (bucket, series_id, avg, min, max, count, sum)
-  select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00'), series_id,
+/** The buckets of `width` of the window's raw samples, clamped (see rollupValueBound). */
+const bucketStatement =
+  (rollup: Rollup, width: string): RollupStatement =>
+  (sql, window, orgId) => sql`
+  insert into ${sql(`${rollup}_materialized`)} as r (bucket, series_id, avg, min, max, count, sum)
+  select date_bin(${width}::interval, time, timestamptz '2000-01-01 00:00:00+00'), series_id,
     sum(v) / count(*), min(v), max(v), count(*), sum(v)
   from (
     select time, series_id,
@@ -165,26 +170,13 @@ const minuteStatement: RollupStatement = (sql, window, orgId) => sql`
   ${replaceChangedBuckets(sql)}
 `;
 
+const minuteStatement = bucketStatement('samples_1m', '1 minute');
+
 /**
- * Hours from minutes. A minute row written before values were clamped may hold a sum up to
- * ±1.8e308: clamped to ±count · 1e100 (and min, max to ±1e100) here too, so 60 of them add up.
+ * Hours from the raw samples: since migration 36 no minutes are materialized to build them
+ * from (../retired-minute-rollup.ts).
  */
-const hourStatement: RollupStatement = (sql, window, orgId) => sql`
-  insert into samples_1h_materialized as r (bucket, series_id, avg, min, max, count, sum)
-  select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00'), series_id,
-    sum(s) / sum(count), min(mn), max(mx), sum(count), sum(s)
-  from (
-    select bucket, series_id, count,
-      least(greatest(sum, -${rollupValueBound}::float8 * count), ${rollupValueBound}::float8 * count) as s,
-      least(greatest(min, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mn,
-      least(greatest(max, ${-rollupValueBound}::float8), ${rollupValueBound}::float8) as mx
-    from samples_1m_materialized
-    where bucket >= ${lowerBound(window)}::text::timestamptz and bucket < ${window.to}
-      ${ofOrganization(sql, orgId)}
-  ) clamped
-  group by 1, 2
-  ${replaceChangedBuckets(sql)}
-`;
+const hourStatement = bucketStatement('samples_1h', '1 hour');
 
 async function moveWatermark(sql: TransactionSql, window: RollupWindow): Promise<void> {
   await sql`

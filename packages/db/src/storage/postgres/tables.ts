@@ -163,6 +163,17 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
   ]);
 }
 
+const rollupWatermark = (rollup: string) =>
+  `coalesce((select watermark from rollup_watermarks where rollup = '${rollup}'), '-infinity')`;
+
+/** A rollup table's columns as the views show them, clamped to ±`bound` (rollupValueBound). */
+const clampedColumns = (bound: string) => `bucket, series_id,
+      least(greatest(sum, -${bound} * count), ${bound} * count) / count as avg,
+      least(greatest(min, -${bound}), ${bound}) as min,
+      least(greatest(max, -${bound}), ${bound}) as max,
+      count,
+      least(greatest(sum, -${bound} * count), ${bound} * count) as sum`;
+
 /**
  * The views of samples_1m and samples_1h (see createRealTimeRollups), aggregating `value`: the
  * SQL expression of a sample's value (the float8 column until migration 24,
@@ -170,17 +181,10 @@ export async function createRealTimeRollups(sql: TransactionSql): Promise<void> 
  */
 function realTimeRollupViews(verb: 'create' | 'create or replace', value: string): string[] {
   const bound = '1e100::float8';
-  const watermark = (rollup: string) =>
-    `coalesce((select watermark from rollup_watermarks where rollup = '${rollup}'), '-infinity')`;
-  const clampedColumns = `bucket, series_id,
-      least(greatest(sum, -${bound} * count), ${bound} * count) / count as avg,
-      least(greatest(min, -${bound}), ${bound}) as min,
-      least(greatest(max, -${bound}), ${bound}) as max,
-      count,
-      least(greatest(sum, -${bound} * count), ${bound} * count) as sum`;
+  const watermark = rollupWatermark;
   return [
     `${verb} view samples_1m as
-      select ${clampedColumns} from ${materializedRollup.samples_1m}
+      select ${clampedColumns(bound)} from ${materializedRollup.samples_1m}
       where bucket < ${watermark('samples_1m')}
       union all
       select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
@@ -192,7 +196,7 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
       ) clamped
       group by 1, 2`,
     `${verb} view samples_1h as
-      select ${clampedColumns} from ${materializedRollup.samples_1h}
+      select ${clampedColumns(bound)} from ${materializedRollup.samples_1h}
       where bucket < ${watermark('samples_1h')}
       union all
       select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00') as bucket,
@@ -202,6 +206,32 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
       where bucket >= ${watermark('samples_1h')}
       group by 1, 2`,
   ];
+}
+
+/**
+ * Version 36 (issue 57): samples_1m is no longer refreshed (../retired-minute-rollup.ts). Its
+ * view shows what was materialized, which ROLLUP_1M_RETENTION_DAYS prunes; samples_1h's newest
+ * hours are computed from the raw samples, no longer from minutes.
+ */
+export async function retireMinuteRollup(sql: TransactionSql): Promise<void> {
+  const bound = '1e100::float8';
+  const value = 'sample_value(mantissa, scale, value)';
+  await run(sql, [
+    `create or replace view samples_1m as
+      select ${clampedColumns(bound)} from ${materializedRollup.samples_1m}`,
+    `create or replace view samples_1h as
+      select ${clampedColumns(bound)} from ${materializedRollup.samples_1h}
+      where bucket < ${rollupWatermark('samples_1h')}
+      union all
+      select date_bin(interval '1 hour', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
+        series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
+        sum(v) as sum
+      from (
+        select time, series_id, least(greatest(${value}, -${bound}), ${bound}) as v from samples
+        where time >= ${rollupWatermark('samples_1h')}
+      ) clamped
+      group by 1, 2`,
+  ]);
 }
 
 /**

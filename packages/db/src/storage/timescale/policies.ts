@@ -2,6 +2,7 @@ import type { TransactionSql } from '../../core/database.js';
 import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
 import { headCompressLagMs } from './head-chunks.js';
+import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
 
 /** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
 type RefreshWindow = { startHours: number; endHours: number };
@@ -146,8 +147,13 @@ export async function applyTimescalePolicies(
       where to_regclass(t) is not null
     `
   ).map((row) => row.table);
+  // Migration 36 retires samples_1m: no refresh job, its rows compressed and dropped as before.
+  const minuteRetired = (await minuteRollupRetiredAtMs(sql)) !== undefined;
   const expected = expectedJobs.filter(
     ([proc, table]) =>
+      (proc !== 'policy_refresh_continuous_aggregate' ||
+        table !== 'samples_1m' ||
+        !minuteRetired) &&
       (proc !== 'policy_compression' || table === 'samples' || compressible.has(table)) &&
       ((table !== 'stale_markers' && table !== 'unaggregated_samples') ||
         laterRawTables.includes(table)),
@@ -209,13 +215,15 @@ export async function applyTimescalePolicies(
   // Oldest batch first: a refresh commits batch by batch and each moves the watermark to what
   // it materialized, so TimescaleDB's default (newest first) hid the older buckets of a long
   // window from readers until the last batch committed: below the watermark, yet not stored.
-  await sql`
+  if (!minuteRetired) {
+    await sql`
     select add_continuous_aggregate_policy('samples_1m'::regclass,
       start_offset => ${hours(windows.samples_1m.startHours)},
       end_offset => ${minuteEndOffset},
       schedule_interval => ${every('1 hour')}, initial_start => now() + ${every('1 hour')},
       refresh_newest_first => false)
   `;
+  }
   await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
       start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => ${hours(1)},

@@ -12,6 +12,7 @@ import {
   rawScaledSamplesFunction,
 } from './read-functions.js';
 import { materializationTable } from './tables.js';
+import { retireMovedMinuteRollup } from '../retired-minute-rollup.js';
 
 /** What one run of `moveStoredSamples` did. */
 export type StoredSampleMoveResult = {
@@ -297,7 +298,11 @@ async function moveAggregateChunk(
     await sql.unsafe(bucketsFunction(rollup));
     await sql.unsafe(`drop materialized view ${rollup}${previousLayout}`);
     await sql`update storage_moves set finished_at = now() where step = ${rollup}`;
-    if (rollup === 'samples_1m') await dropPreviousSamples(sql);
+    if (rollup === 'samples_1m') {
+      await dropPreviousSamples(sql);
+      // Migration 36 retires samples_1m once it moved.
+      await retireMovedMinuteRollup(sql);
+    }
     return 'finished';
   });
 }

@@ -1,4 +1,4 @@
-import type { TransactionSql } from '../../core/database.js';
+import type { Queryable, TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
 
 /** Version 3: samples and snapshots as hypertables of daily chunks, samples compressible. */
@@ -243,7 +243,7 @@ function seriesAggregateViews(value: string): readonly string[] {
 const seriesAggregates: readonly string[] = seriesAggregateViews('value');
 
 /** The hypertable that holds a continuous aggregate's materialized rows, quoted for SQL. */
-export async function materializationTable(sql: TransactionSql, view: string): Promise<string> {
+export async function materializationTable(sql: Queryable, view: string): Promise<string> {
   const [table] = await sql<{ schema: string; name: string }[]>`
     select materialization_hypertable_schema as schema, materialization_hypertable_name as name
     from timescaledb_information.continuous_aggregates

@@ -1,0 +1,140 @@
+import type { Sql } from '../core/database.js';
+import { readKeptTierBuckets } from '../series/read-kept-tier-buckets.js';
+import { keptTiers, readFilledToMs } from '../storage/kept-tiers.js';
+import { minuteRollupRetiredAtMs } from '../storage/retired-minute-rollup.js';
+import { rollupValueBound } from '../storage/rollups.js';
+
+/** A bucket of a metric's history; `timeMs` its start in epoch milliseconds. */
+export type MetricBucketRow = {
+  timeMs: number;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+};
+
+/** A bucket as read: its start as epoch milliseconds (a number parses cheaper than a date). */
+type BucketDbRow = { time_ms: number; avg: number; min: number; max: number; count: string };
+
+const tier5m = keptTiers.find((tier) => tier.name === '5m')!;
+
+/**
+ * A metric's history in `[fromMs, toMs)` at `step`, oldest first, its stored series taken
+ * together: per bucket the average weighted by each series' count, the least minimum, the
+ * greatest maximum, the counts added, so every sample of the metric counts once.
+ *
+ * - `1h`: samples_1h, real-time on both engines (the buckets its refresh has not reached are
+ *   computed as they are read).
+ * - `1m`: samples_1m, real-time the same way. Since migration 36 retired it
+ *   (storage/retired-minute-rollup.ts), in three parts that never overlap: the minutes it had
+ *   materialized, up to where it stopped; then, where the raw samples are gone, the 5-minute
+ *   tier's buckets, a point every 5 minutes whose bucket is `(time, time + 5 min]` as PromQL's
+ *   ranges are; then the minutes of the raw samples, computed as they are read.
+ */
+export async function readMetricHistory(
+  sql: Sql,
+  query: { step: '1m' | '1h'; fromMs: number; toMs: number },
+  seriesIds: readonly string[],
+): Promise<MetricBucketRow[]> {
+  const { fromMs, toMs } = query;
+  if (query.step === '1h')
+    return toRows(await readRollup(sql, 'samples_1h', fromMs, toMs, seriesIds));
+  const retiredAtMs = await minuteRollupRetiredAtMs(sql);
+  if (retiredAtMs === undefined) {
+    return toRows(await readRollup(sql, 'samples_1m', fromMs, toMs, seriesIds));
+  }
+  const filledToMs = await readFilledToMs(sql, tier5m);
+  const tierFromMs = Math.max(fromMs, retiredAtMs);
+  const tierToMs = Math.min(toMs, filledToMs);
+  const rawFromMs = Math.max(fromMs, retiredAtMs, filledToMs);
+  const [materialized, tiered, computed] = await Promise.all([
+    fromMs < Math.min(toMs, retiredAtMs)
+      ? readRollup(sql, 'samples_1m', fromMs, Math.min(toMs, retiredAtMs), seriesIds)
+      : [],
+    tierFromMs < tierToMs ? readTier(sql, tierFromMs, tierToMs, seriesIds) : [],
+    rawFromMs < toMs ? readRollup(sql, 'samples_1m', rawFromMs, toMs, seriesIds) : [],
+  ]);
+  return [...toRows(materialized), ...tiered, ...toRows(computed)];
+}
+
+function readRollup(
+  sql: Sql,
+  rollup: 'samples_1m' | 'samples_1h',
+  fromMs: number,
+  toMs: number,
+  seriesIds: readonly string[],
+): Promise<BucketDbRow[]> {
+  const buckets = sql`${sql(`${rollup}_buckets`)}(${seriesIds}::bigint[], ${fromMs}::bigint,
+    ${toMs}::bigint)`;
+  if (seriesIds.length === 1) {
+    return sql<BucketDbRow[]>`
+      select bucket_ms::float8 as time_ms, avg, min, max, count
+      from ${buckets}
+      order by bucket_ms
+    `;
+  }
+  return sql<BucketDbRow[]>`
+    select bucket_ms::float8 as time_ms, sum(sum) / sum(count)::float8 as avg, min(min) as min,
+      max(max) as max, sum(count)::bigint as count
+    from ${buckets}
+    group by bucket_ms
+    order by bucket_ms
+  `;
+}
+
+/**
+ * The 5-minute tier's buckets that start in `[fromMs, toMs)` (both within what it stored), each
+ * as a point at its start.
+ */
+async function readTier(
+  sql: Sql,
+  fromMs: number,
+  toMs: number,
+  seriesIds: readonly string[],
+): Promise<MetricBucketRow[]> {
+  const width = tier5m.widthMs;
+  const firstStartMs = Math.ceil(fromMs / width) * width;
+  const [buckets] = await readKeptTierBuckets(
+    sql,
+    tier5m,
+    { fromMs: firstStartMs, toMs: Math.ceil(toMs / width) * width },
+    [seriesIds],
+    new AbortController().signal,
+  );
+  const byStart = new Map<number, MetricBucketRow>();
+  const clamp = (value: number) => Math.min(rollupValueBound, Math.max(-rollupValueBound, value));
+  for (const b of buckets!) {
+    const timeMs = b.bucketMs - width;
+    if (b.count === 0 || timeMs >= toMs) continue;
+    const sum = Math.min(rollupValueBound * b.count, Math.max(-rollupValueBound * b.count, b.sum));
+    const row = byStart.get(timeMs);
+    if (row === undefined) {
+      // avg holds the sum until every series is in.
+      byStart.set(timeMs, {
+        timeMs,
+        avg: sum,
+        min: clamp(b.min),
+        max: clamp(b.max),
+        count: b.count,
+      });
+      continue;
+    }
+    row.avg += sum;
+    row.min = Math.min(row.min, clamp(b.min));
+    row.max = Math.max(row.max, clamp(b.max));
+    row.count += b.count;
+  }
+  return [...byStart.values()]
+    .sort((a, b) => a.timeMs - b.timeMs)
+    .map((row) => ({ ...row, avg: row.avg / row.count }));
+}
+
+function toRows(rows: readonly BucketDbRow[]): MetricBucketRow[] {
+  return rows.map((row) => ({
+    timeMs: row.time_ms,
+    avg: row.avg,
+    min: row.min,
+    max: row.max,
+    count: Number(row.count),
+  }));
+}

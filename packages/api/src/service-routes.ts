@@ -103,9 +103,10 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
     operationId: 'getServiceMetrics',
     summary: 'Read a metric of a service over time',
     description:
-      'Buckets of one metric from the 1-minute and 1-hour aggregates. `from` is rounded down ' +
-      'and `to` up to whole steps. Raw samples are never read for more than the last hour: ' +
-      'they only fill the newest buckets that the aggregates have not reached yet. A metric ' +
+      'Buckets of one metric over time. `from` is rounded down and `to` up to whole steps. ' +
+      '`1h` reads the 1-hour aggregate. `1m` reads minutes computed from the raw samples while ' +
+      'they are kept, and past the raw retention the 5-minute tier: a point every 5 minutes, ' +
+      'each covering (time, time + 5 min]. A metric ' +
       'the service never reported gives an empty `points` list. A metric an agent protocol ' +
       'wrote under several label sets (one series each) reads as those series together: per ' +
       'bucket the average weighted by count, the least minimum, the greatest maximum and the ' +

@@ -174,36 +174,49 @@ const clampedColumns = (bound: string) => `bucket, series_id,
       count,
       least(greatest(sum, -${bound} * count), ${bound} * count) as sum`;
 
+const bound = '1e100::float8';
+
+/**
+ * A rollup's view over its table below its watermark and, above it, its buckets of `width`
+ * computed from the raw samples' `value` (an SQL expression), clamped as the refresh clamps.
+ */
+function viewOverRawSamples(
+  verb: 'create' | 'create or replace',
+  rollup: 'samples_1m' | 'samples_1h',
+  width: string,
+  value: string,
+): string {
+  return `${verb} view ${rollup} as
+      select ${clampedColumns(bound)} from ${materializedRollup[rollup]}
+      where bucket < ${rollupWatermark(rollup)}
+      union all
+      select date_bin(interval '${width}', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
+        series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
+        sum(v) as sum
+      from (
+        select time, series_id, least(greatest(${value}, -${bound}), ${bound}) as v from samples
+        where time >= ${rollupWatermark(rollup)}
+      ) clamped
+      group by 1, 2`;
+}
+
 /**
  * The views of samples_1m and samples_1h (see createRealTimeRollups), aggregating `value`: the
  * SQL expression of a sample's value (the float8 column until migration 24,
  * `sample_value(…)` since).
  */
 function realTimeRollupViews(verb: 'create' | 'create or replace', value: string): string[] {
-  const bound = '1e100::float8';
-  const watermark = rollupWatermark;
   return [
-    `${verb} view samples_1m as
-      select ${clampedColumns(bound)} from ${materializedRollup.samples_1m}
-      where bucket < ${watermark('samples_1m')}
-      union all
-      select date_bin(interval '1 minute', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
-        series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
-        sum(v) as sum
-      from (
-        select time, series_id, least(greatest(${value}, -${bound}), ${bound}) as v from samples
-        where time >= ${watermark('samples_1m')}
-      ) clamped
-      group by 1, 2`,
+    viewOverRawSamples(verb, 'samples_1m', '1 minute', value),
     `${verb} view samples_1h as
       select ${clampedColumns(bound)} from ${materializedRollup.samples_1h}
-      where bucket < ${watermark('samples_1h')}
+      where bucket < ${rollupWatermark('samples_1h')}
       union all
       select date_bin(interval '1 hour', bucket, timestamptz '2000-01-01 00:00:00+00') as bucket,
         series_id, sum(sum) / sum(count) as avg, min(min) as min, max(max) as max,
         sum(count)::bigint as count, sum(sum) as sum
       from samples_1m
-      where bucket >= ${watermark('samples_1h')}
+      where bucket >= ${rollupWatermark('samples_1h')}
       group by 1, 2`,
   ];
 }
@@ -214,23 +227,15 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
  * hours are computed from the raw samples, no longer from minutes.
  */
 export async function retireMinuteRollup(sql: TransactionSql): Promise<void> {
-  const bound = '1e100::float8';
-  const value = 'sample_value(mantissa, scale, value)';
   await run(sql, [
     `create or replace view samples_1m as
       select ${clampedColumns(bound)} from ${materializedRollup.samples_1m}`,
-    `create or replace view samples_1h as
-      select ${clampedColumns(bound)} from ${materializedRollup.samples_1h}
-      where bucket < ${rollupWatermark('samples_1h')}
-      union all
-      select date_bin(interval '1 hour', time, timestamptz '2000-01-01 00:00:00+00') as bucket,
-        series_id, sum(v) / count(*) as avg, min(v) as min, max(v) as max, count(*) as count,
-        sum(v) as sum
-      from (
-        select time, series_id, least(greatest(${value}, -${bound}), ${bound}) as v from samples
-        where time >= ${rollupWatermark('samples_1h')}
-      ) clamped
-      group by 1, 2`,
+    viewOverRawSamples(
+      'create or replace',
+      'samples_1h',
+      '1 hour',
+      'sample_value(mantissa, scale, value)',
+    ),
   ]);
 }
 

@@ -11,8 +11,9 @@
  * samples would (sums added in another order, so to the last bits of a double), and so do
  * instant selectors at multiples of `w` with a lookback that is one. `rate`, `increase` and
  * `delta` answer the change between the last sample at or before the window's start and the
- * last one in it, counter resets counted, per second of the time between them (times the range
- * for the last two), without Prometheus' extrapolation; those, other
+ * last one in it, counter resets counted, per second of the time between them, times the part of
+ * the window the series was there for (bucketsRate says how that part is found; `rate` divides
+ * the increase by the range), without Prometheus' extrapolation; those, other
  * windows and the functions that need every sample are approximate, and the evaluator says so.
  *
  * The series' points are each bucket's last sample (a staleness marker is a point of its own

@@ -89,8 +89,8 @@ export async function minuteRollupRetiredAtMs(sql: Queryable): Promise<number | 
 /**
  * `samples_1m_buckets` (timescale/read-functions.ts states its contract) once samples_1m is
  * retired: its materialized minutes before `materialized_to_ms`, then the minutes of the raw
- * samples. The raw part's bounds are times, so the planner
- * prunes chunks and partitions by them.
+ * samples. The raw part's bounds are times, so the planner prunes chunks and partitions by
+ * them.
  */
 export function retiredMinuteBucketsFunction(mode: StorageMode): string {
   const retiredAt = `(select r.materialized_to_ms from retired_rollups r where r.rollup = 'samples_1m')`;

@@ -41,9 +41,9 @@ export function plainRefreshWindow(options: {
 
 /**
  * Brings the rollup tables up to `now` (complete buckets), samples_1h and, until migration 36
- * retires it, samples_1m: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO UPDATE and moves its watermark, in
- * one transaction that also keeps concurrent refreshers apart. samples_1h is refreshed when a
- * new hour completed.
+ * retires it, samples_1m: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO
+ * UPDATE and moves its watermark, in one transaction that also keeps concurrent refreshers
+ * apart. samples_1h is refreshed when a new hour completed.
  */
 export async function refreshRollupTables(
   db: Database,

@@ -6,11 +6,12 @@ import type { RefreshWindows } from './policies.js';
 import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
 
 /**
- * Brings the continuous aggregates up to `now` (samples_1m only until migration 36 retires it) with `refresh_continuous_aggregate` over the
- * refresh policies' windows (`windows`, in hours back). The refresh policies do this by themselves wherever the server runs its job
- * scheduler; this is for a server without one (`timescaledb.max_background_workers = 0`) and
- * for tests that need the materialized part current at a known moment. Must not run inside a
- * transaction (refresh_continuous_aggregate refuses to).
+ * Brings the continuous aggregates up to `now` (samples_1m only until migration 36 retires it)
+ * with `refresh_continuous_aggregate` over the refresh policies' windows (`windows`, in hours
+ * back). The refresh policies do this by themselves wherever the server runs its job scheduler;
+ * this is for a server without one (`timescaledb.max_background_workers = 0`) and for tests that
+ * need the materialized part current at a known moment. Must not run inside a transaction
+ * (refresh_continuous_aggregate refuses to).
  */
 export async function refreshContinuousAggregates(
   db: Database,

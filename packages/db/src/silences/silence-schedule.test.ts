@@ -183,8 +183,9 @@ describe('silenceActiveAt, recurring in a time zone', () => {
             },
           };
           const t = startsMs + probeOffsetMs;
-          // Reference: occurrences are every day at hh:mm:00 from starts_at on (rrule drops
-          // the milliseconds of DTSTART, so the first one is at or after starts_at's second).
+          // Reference: occurrences are every day at hh:mm:00.000 from starts_at's whole second
+          // on (RFC 5545 times have no milliseconds; seed -1082460805: starts_at at
+          // 23:59:59.981, a window at 00:00 and a probe at 00:00:00.000).
           let expected = false;
           const firstDay = Math.floor(startsMs / dayMs) * dayMs;
           for (let day = firstDay; day <= t; day += dayMs) {

@@ -50,10 +50,13 @@ export function silenceActiveAt(silence: SilenceSchedule, atMs: number): boolean
     new Date(atFloating + dayMs),
     true,
   );
+  // The rule starts at starts_at's whole second (see recurrenceRule): an occurrence in that
+  // second counts, and is in force from starts_at on (the first check above).
+  const startsSecondMs = Math.floor(startsMs / 1000) * 1000;
   return candidates.some((occurrence) => {
     const occurrenceMs = fromFloating(occurrence.getTime(), recurrence.timezone);
     return (
-      occurrenceMs >= startsMs &&
+      occurrenceMs >= startsSecondMs &&
       occurrenceMs < endsMs &&
       occurrenceMs <= atMs &&
       atMs < occurrenceMs + durationMs
@@ -98,11 +101,17 @@ export function recurrenceProblem(
   return undefined;
 }
 
+/**
+ * The rule with DTSTART at starts_at's whole second: RFC 5545 times have no milliseconds, and
+ * rrule carries DTSTART's into every occurrence, so a daily `BYHOUR=0;BYMINUTE=0;BYSECOND=0` of
+ * a silence created at 23:59:59.981 would start each night at 00:00:00.981.
+ */
 function recurrenceRule(recurrence: SilenceRecurrence, startsAt: Date): RRuleModule.RRule {
   const options = RRule.parseString(recurrence.rrule.replace(/^RRULE:/i, ''));
+  const startsFloatingMs = toFloating(startsAt.getTime(), recurrence.timezone);
   return new RRule({
     ...options,
-    dtstart: new Date(toFloating(startsAt.getTime(), recurrence.timezone)),
+    dtstart: new Date(Math.floor(startsFloatingMs / 1000) * 1000),
     tzid: null,
   });
 }

@@ -1,21 +1,44 @@
 import type { Sql } from '../core/database.js';
 import type { KeptTier } from '../storage/kept-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
+import type { Float64Allocator } from './binary-arrays.js';
 import { binaryArray } from './binary-arrays.js';
 import { copyOut } from './copy-out.js';
 
-/** A bucket of a tier: its values as doubles, its times as the tier presents them. */
-export type TierBucket = {
-  bucketMs: number;
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-  last: number;
-  resetSum: number;
-  lastMs: number;
-  staleMs: number | null;
+/**
+ * Buckets of a tier as columns, one entry per bucket: values as doubles, times as the tier
+ * presents them, `staleMs` NaN where no staleness marker ends the bucket. Columns, not an object
+ * per bucket: for 2 million buckets those objects' allocation and collection cost the api about
+ * a second (docs/benchmarks/promql.md, "90 days from the hourly tier").
+ */
+export type TierBuckets = {
+  length: number;
+  bucketMs: Float64Array;
+  count: Float64Array;
+  sum: Float64Array;
+  min: Float64Array;
+  max: Float64Array;
+  last: Float64Array;
+  resetSum: Float64Array;
+  lastMs: Float64Array;
+  staleMs: Float64Array;
 };
+
+/** Empty columns of `length` buckets from `allocate`. */
+export function allocateTierBuckets(length: number, allocate: Float64Allocator): TierBuckets {
+  return {
+    length,
+    bucketMs: allocate(length),
+    count: allocate(length),
+    sum: allocate(length),
+    min: allocate(length),
+    max: allocate(length),
+    last: allocate(length),
+    resetSum: allocate(length),
+    lastMs: allocate(length),
+    staleMs: allocate(length),
+  };
+}
 
 /** Reads of at least this many stored series are split over two connections. */
 const parallelReadMinSeries = 200;
@@ -39,19 +62,20 @@ const columns = [
 
 /**
  * The buckets `tier` stored (storage/kept-tiers.ts) that end in `(fromMs, toMs]`, of `series`
- * (each the stored ids of one series), per series in the order given, one bucket per stored id
- * (readTierSeries combines them), in no particular order. Through COPY's binary format, an
- * int8[] per series and column: a row's fields as text cost the api most of a read of many
- * buckets (7 s for 2 million), and packing each row into one bytea the server (2.9 s, against
- * 0.75 for the arrays).
+ * (each the stored ids of one series), per series in the order given, one set of columns per
+ * stored id (readTierSeries combines them), its buckets in no particular order. Through COPY's
+ * binary format, an int8[] per series and column: a row's fields as text cost the api most of a
+ * read of many buckets (7 s for 2 million), and packing each row into one bytea the server (2.9
+ * s, against 0.75 for the arrays). Decoded into `allocate`'s arrays.
  */
 export async function readKeptTierBuckets(
   sql: Sql,
   tier: KeptTier,
   range: { fromMs: number; toMs: number },
   series: readonly (readonly string[])[],
+  allocate: Float64Allocator,
   signal: AbortSignal,
-): Promise<TierBucket[][]> {
+): Promise<TierBuckets[][]> {
   const indexOf = new Map<string, number>();
   series.forEach((group, i) => {
     for (const id of group) {
@@ -59,7 +83,7 @@ export async function readKeptTierBuckets(
       indexOf.set(id, i);
     }
   });
-  const out: TierBucket[][] = series.map(() => []);
+  const out: TierBuckets[][] = series.map(() => []);
   if (indexOf.size === 0) return out;
   if (!Number.isSafeInteger(range.fromMs) || !Number.isSafeInteger(range.toMs)) {
     throw new Error(`not a time range in milliseconds: ${range.fromMs}…${range.toMs}`);
@@ -89,10 +113,13 @@ export async function readKeptTierBuckets(
           if (views.some((array) => array.length !== length)) {
             throw new Error('expected arrays of one length');
           }
-          const buckets = out[indexOf.get(id.readBigInt64BE(0).toString())!]!;
-          for (let i = 0, at = 24; i < length; i++, at += 12) {
-            buckets.push(storedBucket(views, at, tier.exactTimes));
-          }
+          const buckets = allocateTierBuckets(length, allocate);
+          decodeStoredBuckets(
+            views.map((array) => array.view),
+            buckets,
+            tier.exactTimes,
+          );
+          out[indexOf.get(id.readBigInt64BE(0).toString())!]!.push(buckets);
         },
         signal,
       ),
@@ -110,29 +137,32 @@ function valueAt(view: DataView, at: number, scale: number): number {
   return scale === unscaled ? view.getFloat64(at) : decodeScaled(int8At(view, at), scale);
 }
 
-/**
- * The bucket at byte `at` of the columns' arrays. No closure per bucket: two of them took a
- * third of a 2-million-bucket read (their allocation, and under tsx the naming of each).
- */
-function storedBucket(
-  columns: readonly { view: DataView }[],
-  at: number,
-  exactTimes: boolean,
-): TierBucket {
-  const bucketMs = int8At(columns[0]!.view, at);
-  const scale = int8At(columns[2]!.view, at);
-  const lastMs = int8At(columns[8]!.view, at);
-  const stale = columns[9]!.view;
-  const marker = !(stale.getInt32(at) === -2_147_483_648 && stale.getUint32(at + 4) === 0);
-  return {
-    bucketMs,
-    count: int8At(columns[1]!.view, at),
-    sum: valueAt(columns[3]!.view, at, scale),
-    min: valueAt(columns[4]!.view, at, scale),
-    max: valueAt(columns[5]!.view, at, scale),
-    last: valueAt(columns[6]!.view, at, scale),
-    resetSum: valueAt(columns[7]!.view, at, scale),
-    lastMs: exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1,
-    staleMs: !marker ? null : exactTimes ? int8At(stale, at) : bucketMs,
-  };
+/** The columns' arrays into `out`: one loop, no closure or object per bucket. */
+function decodeStoredBuckets(views: readonly DataView[], out: TierBuckets, exactTimes: boolean) {
+  // In `columns`' order.
+  const bucketCol = views[0]!;
+  const countCol = views[1]!;
+  const scaleCol = views[2]!;
+  const sumCol = views[3]!;
+  const minCol = views[4]!;
+  const maxCol = views[5]!;
+  const lastCol = views[6]!;
+  const resetCol = views[7]!;
+  const lastMsCol = views[8]!;
+  const staleCol = views[9]!;
+  for (let i = 0, at = 24; i < out.length; i++, at += 12) {
+    const bucketMs = int8At(bucketCol, at);
+    const scale = int8At(scaleCol, at);
+    const lastMs = int8At(lastMsCol, at);
+    const marker = !(staleCol.getInt32(at) === -2_147_483_648 && staleCol.getUint32(at + 4) === 0);
+    out.bucketMs[i] = bucketMs;
+    out.count[i] = int8At(countCol, at);
+    out.sum[i] = valueAt(sumCol, at, scale);
+    out.min[i] = valueAt(minCol, at, scale);
+    out.max[i] = valueAt(maxCol, at, scale);
+    out.last[i] = valueAt(lastCol, at, scale);
+    out.resetSum[i] = valueAt(resetCol, at, scale);
+    out.lastMs[i] = exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1;
+    out.staleMs[i] = !marker ? Number.NaN : exactTimes ? int8At(staleCol, at) : bucketMs;
+  }
 }

@@ -5,8 +5,10 @@ import { keptTierOf, readFilledToMs } from '../storage/kept-tiers.js';
 import type { SampleTierRow } from '../storage/sample-tiers.js';
 import { computeSampleTierRows } from '../storage/sample-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
-import type { TierBucket } from './read-kept-tier-buckets.js';
-import { readKeptTierBuckets } from './read-kept-tier-buckets.js';
+import type { Float64Allocator } from './binary-arrays.js';
+import { createFloat64Slabs } from './binary-arrays.js';
+import type { TierBuckets } from './read-kept-tier-buckets.js';
+import { allocateTierBuckets, readKeptTierBuckets } from './read-kept-tier-buckets.js';
 
 /**
  * The selected series as a rollup tier of `widthMs` holds them (promql's series-buckets.ts):
@@ -31,107 +33,175 @@ export async function readTierSeries(
   const tier = keptTierOf(widthMs);
   const filledToMs = tier === undefined ? fromMs : await readFilledToMs(sql, tier);
   const keptToMs = Math.max(fromMs, Math.min(toMs, filledToMs));
+  // The read's own slabs: its arrays live as long as the query's answer.
+  const allocate = createFloat64Slabs();
   const [kept, computed] = await Promise.all([
     tier === undefined || keptToMs === fromMs
       ? undefined
-      : readKeptTierBuckets(sql, tier, { fromMs, toMs: keptToMs }, groups, signal),
+      : readKeptTierBuckets(sql, tier, { fromMs, toMs: keptToMs }, groups, allocate, signal),
     keptToMs === toMs
       ? []
       : cancelable(computeSampleTierRows(sql, widthMs, { fromMs: keptToMs, toMs }, groups), signal),
   ]);
   const exactTimes = tier?.exactTimes ?? true;
-  const bySeries: TierBucket[][] = kept ?? selected.map(() => []);
-  for (const row of computed) bySeries[row.series]?.push(decodeRow(row, exactTimes));
-  return selected.map((s, i) => tierSeries(s.labels, bySeries[i]!, widthMs, exactTimes));
+  const parts: TierBuckets[][] = kept ?? selected.map(() => []);
+  computedColumns(computed, exactTimes, allocate).forEach((buckets, i) => {
+    parts[i]?.push(buckets);
+  });
+  return selected.map((s, i) =>
+    tierSeries(s.labels, combined(parts[i]!, allocate), widthMs, exactTimes, allocate),
+  );
 }
 
-/** A computed row's values as doubles, its times as the tier presents them. */
-function decodeRow(row: SampleTierRow, exactTimes: boolean): TierBucket {
-  const bucketMs = Number(row.bucket_ms);
-  const value = (mantissa: string | null, float: number | null): number => {
-    if (row.scale !== unscaled) return decodeScaled(Number(mantissa), row.scale);
-    return float ?? Number.NaN;
-  };
-  const lastMs = row.last_ms === null ? Number.NaN : Number(row.last_ms);
-  return {
-    bucketMs,
-    count: row.count,
-    sum: value(row.sum, row.sum_f),
-    min: value(row.min, row.min_f),
-    max: value(row.max, row.max_f),
-    last: value(row.last, row.last_f),
-    resetSum: value(row.reset_sum, row.reset_sum_f),
-    lastMs: exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1,
-    staleMs: row.stale_ms === null ? null : exactTimes ? Number(row.stale_ms) : bucketMs,
-  };
+/** Computed rows as columns per series, their values as doubles, times as the tier's. */
+function computedColumns(
+  rows: readonly SampleTierRow[],
+  exactTimes: boolean,
+  allocate: Float64Allocator,
+): Map<number, TierBuckets> {
+  const counts = new Map<number, number>();
+  for (const row of rows) counts.set(row.series, (counts.get(row.series) ?? 0) + 1);
+  const out = new Map<number, TierBuckets>();
+  for (const [series, length] of counts) {
+    out.set(series, { ...allocateTierBuckets(length, allocate), length: 0 });
+  }
+  for (const row of rows) {
+    const b = out.get(row.series)!;
+    const i = b.length++;
+    const bucketMs = Number(row.bucket_ms);
+    const value = (mantissa: string | null, float: number | null): number => {
+      if (row.scale !== unscaled) return decodeScaled(Number(mantissa), row.scale);
+      return float ?? Number.NaN;
+    };
+    const lastMs = row.last_ms === null ? Number.NaN : Number(row.last_ms);
+    b.bucketMs[i] = bucketMs;
+    b.count[i] = row.count;
+    b.sum[i] = value(row.sum, row.sum_f);
+    b.min[i] = value(row.min, row.min_f);
+    b.max[i] = value(row.max, row.max_f);
+    b.last[i] = value(row.last, row.last_f);
+    b.resetSum[i] = value(row.reset_sum, row.reset_sum_f);
+    b.lastMs[i] = exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1;
+    b.staleMs[i] =
+      row.stale_ms === null ? Number.NaN : exactTimes ? Number(row.stale_ms) : bucketMs;
+  }
+  return out;
+}
+
+const columnNames = [
+  'bucketMs',
+  'count',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'resetSum',
+  'lastMs',
+  'staleMs',
+] as const;
+
+function isOrdered(b: TierBuckets): boolean {
+  for (let i = 1; i < b.length; i++) if (!(b.bucketMs[i]! > b.bucketMs[i - 1]!)) return false;
+  return true;
 }
 
 /**
- * The buckets of one series, those of its several stored ids combined: counts, sums and reset
- * sums added, the last sample the latest one.
+ * The buckets of one series, those of its several stored ids (and of the stored and computed
+ * parts) combined: counts, sums and reset sums added, the last sample the latest one.
  */
-function combined(buckets: TierBucket[]): TierBucket[] {
+function combined(parts: readonly TierBuckets[], allocate: Float64Allocator): TierBuckets {
   // Usually one stored id, its buckets in order: nothing to combine.
-  let ordered = true;
-  for (let i = 1; i < buckets.length && ordered; i++) {
-    ordered = buckets[i]!.bucketMs > buckets[i - 1]!.bucketMs;
+  if (parts.length === 1 && isOrdered(parts[0]!)) return parts[0]!;
+  const all = allocateTierBuckets(
+    parts.reduce((n, part) => n + part.length, 0),
+    allocate,
+  );
+  let at = 0;
+  for (const part of parts) {
+    for (const name of columnNames) all[name].set(part[name].subarray(0, part.length), at);
+    at += part.length;
   }
-  if (ordered) return buckets;
-  buckets.sort((a, b) => a.bucketMs - b.bucketMs || a.lastMs - b.lastMs);
-  const out: TierBucket[] = [];
-  for (const b of buckets) {
-    const previous = out.at(-1);
-    if (previous?.bucketMs !== b.bucketMs) {
-      out.push({ ...b });
+  if (isOrdered(all)) return all;
+  const order = Array.from({ length: all.length }, (_, i) => i).sort(
+    (a, b) => all.bucketMs[a]! - all.bucketMs[b]! || all.lastMs[a]! - all.lastMs[b]!,
+  );
+  const out = allocateTierBuckets(all.length, allocate);
+  let n = 0;
+  for (const i of order) {
+    const p = n - 1;
+    if (n === 0 || out.bucketMs[p] !== all.bucketMs[i]) {
+      for (const name of columnNames) out[name][n] = all[name][i]!;
+      n++;
       continue;
     }
-    if (b.count > 0 && previous.count > 0) {
-      previous.sum += b.sum;
-      previous.min = Math.min(previous.min, b.min);
-      previous.max = Math.max(previous.max, b.max);
-      previous.resetSum += b.resetSum;
-    } else if (b.count > 0) {
-      Object.assign(previous, { sum: b.sum, min: b.min, max: b.max, resetSum: b.resetSum });
+    const count = all.count[i]!;
+    if (count > 0 && out.count[p]! > 0) {
+      out.sum[p] = out.sum[p]! + all.sum[i]!;
+      out.min[p] = Math.min(out.min[p]!, all.min[i]!);
+      out.max[p] = Math.max(out.max[p]!, all.max[i]!);
+      out.resetSum[p] = out.resetSum[p]! + all.resetSum[i]!;
+    } else if (count > 0) {
+      out.sum[p] = all.sum[i]!;
+      out.min[p] = all.min[i]!;
+      out.max[p] = all.max[i]!;
+      out.resetSum[p] = all.resetSum[i]!;
     }
-    if (b.count > 0) Object.assign(previous, { last: b.last, lastMs: b.lastMs });
-    previous.count += b.count;
-    if (b.staleMs !== null) previous.staleMs = Math.max(previous.staleMs ?? b.staleMs, b.staleMs);
+    if (count > 0) {
+      out.last[p] = all.last[i]!;
+      out.lastMs[p] = all.lastMs[i]!;
+    }
+    out.count[p] = out.count[p]! + count;
+    const staleMs = all.staleMs[i]!;
+    if (!Number.isNaN(staleMs)) {
+      out.staleMs[p] = Number.isNaN(out.staleMs[p]!) ? staleMs : Math.max(out.staleMs[p]!, staleMs);
+    }
   }
+  out.length = n;
   // A marker before the bucket's last sample no longer ends it.
-  for (const b of out)
-    if (b.staleMs !== null && b.count > 0 && b.staleMs <= b.lastMs) b.staleMs = null;
+  for (let p = 0; p < n; p++) {
+    if (out.count[p]! > 0 && out.staleMs[p]! <= out.lastMs[p]!) out.staleMs[p] = Number.NaN;
+  }
   return out;
 }
 
 function tierSeries(
   labels: Labels,
-  rows: TierBucket[],
+  b: TierBuckets,
   widthMs: number,
   exactTimes: boolean,
+  allocate: Float64Allocator,
 ): SourceSeries {
-  const timestampsMs: number[] = [];
-  const values: number[] = [];
-  const stale: number[] = [];
-  const count: number[] = [];
-  const sum: number[] = [];
-  const min: number[] = [];
-  const max: number[] = [];
-  const resetSum: number[] = [];
-  for (const row of combined(rows)) {
-    if (row.count > 0) {
-      timestampsMs.push(row.lastMs);
-      values.push(row.last);
-      stale.push(0);
-      count.push(row.count);
-      sum.push(row.sum);
-      min.push(row.min);
-      max.push(row.max);
-      resetSum.push(row.resetSum);
+  let filled = 0;
+  let markers = 0;
+  for (let i = 0; i < b.length; i++) {
+    if (b.count[i]! > 0) filled++;
+    if (!Number.isNaN(b.staleMs[i]!)) markers++;
+  }
+  const timestampsMs = allocate(filled + markers);
+  const values = allocate(filled + markers);
+  const stale = allocate(filled + markers);
+  const count = allocate(filled);
+  const sum = allocate(filled);
+  const min = allocate(filled);
+  const max = allocate(filled);
+  const resetSum = allocate(filled);
+  let point = 0;
+  let bucket = 0;
+  for (let i = 0; i < b.length; i++) {
+    if (b.count[i]! > 0) {
+      timestampsMs[point] = b.lastMs[i]!;
+      values[point++] = b.last[i]!;
+      count[bucket] = b.count[i]!;
+      sum[bucket] = b.sum[i]!;
+      min[bucket] = b.min[i]!;
+      max[bucket] = b.max[i]!;
+      resetSum[bucket++] = b.resetSum[i]!;
     }
-    if (row.staleMs !== null) {
-      timestampsMs.push(row.staleMs);
-      values.push(Number.NaN);
-      stale.push(1);
+    const staleMs = b.staleMs[i]!;
+    if (!Number.isNaN(staleMs)) {
+      timestampsMs[point] = staleMs;
+      values[point] = Number.NaN;
+      stale[point++] = 1;
     }
   }
   return {
@@ -139,6 +209,7 @@ function tierSeries(
     timestampsMs,
     values,
     stale,
+    markers,
     buckets: { widthMs, exactTimes, count, sum, min, max, resetSum },
   };
 }

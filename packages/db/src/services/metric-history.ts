@@ -1,4 +1,5 @@
 import type { Sql } from '../core/database.js';
+import { createFloat64Slabs } from '../series/binary-arrays.js';
 import { readKeptTierBuckets } from '../series/read-kept-tier-buckets.js';
 import { keptTiers, readFilledToMs } from '../storage/kept-tiers.js';
 import { minuteRollupRetiredAtMs } from '../storage/retired-minute-rollup.js';
@@ -94,35 +95,42 @@ async function readTier(
 ): Promise<MetricBucketRow[]> {
   const width = tier5m.widthMs;
   const firstStartMs = Math.ceil(fromMs / width) * width;
-  const [buckets] = await readKeptTierBuckets(
+  const [stored] = await readKeptTierBuckets(
     sql,
     tier5m,
     { fromMs: firstStartMs, toMs: Math.ceil(toMs / width) * width },
     [seriesIds],
+    createFloat64Slabs(),
     new AbortController().signal,
   );
   const byStart = new Map<number, MetricBucketRow>();
   const clamp = (value: number) => Math.min(rollupValueBound, Math.max(-rollupValueBound, value));
-  for (const b of buckets!) {
-    const timeMs = b.bucketMs - width;
-    if (b.count === 0 || timeMs >= toMs) continue;
-    const sum = Math.min(rollupValueBound * b.count, Math.max(-rollupValueBound * b.count, b.sum));
-    const row = byStart.get(timeMs);
-    if (row === undefined) {
-      // avg holds the sum until every series is in.
-      byStart.set(timeMs, {
-        timeMs,
-        avg: sum,
-        min: clamp(b.min),
-        max: clamp(b.max),
-        count: b.count,
-      });
-      continue;
+  for (const b of stored!) {
+    for (let i = 0; i < b.length; i++) {
+      const timeMs = b.bucketMs[i]! - width;
+      const count = b.count[i]!;
+      if (count === 0 || timeMs >= toMs) continue;
+      const sum = Math.min(
+        rollupValueBound * count,
+        Math.max(-rollupValueBound * count, b.sum[i]!),
+      );
+      const row = byStart.get(timeMs);
+      if (row === undefined) {
+        // avg holds the sum until every series is in.
+        byStart.set(timeMs, {
+          timeMs,
+          avg: sum,
+          min: clamp(b.min[i]!),
+          max: clamp(b.max[i]!),
+          count,
+        });
+        continue;
+      }
+      row.avg += sum;
+      row.min = Math.min(row.min, clamp(b.min[i]!));
+      row.max = Math.max(row.max, clamp(b.max[i]!));
+      row.count += count;
     }
-    row.avg += sum;
-    row.min = Math.min(row.min, clamp(b.min));
-    row.max = Math.max(row.max, clamp(b.max));
-    row.count += b.count;
   }
   return [...byStart.values()]
     .sort((a, b) => a.timeMs - b.timeMs)

@@ -1,7 +1,8 @@
 import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
 import { compareLabels, getLabel, labelsFrom } from './labels.js';
-import { bucketEndOf, bucketSeries } from './series-buckets.js';
+import type { BucketAggregate } from './series-buckets.js';
+import { bucketAggregatesRead, bucketEndOf, bucketSeries } from './series-buckets.js';
 import type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 
 /**
@@ -52,7 +53,8 @@ export function createMemorySeriesSource(
         if (!matchesAll(s.labels, matchers)) continue;
         if (widthMs > 0) {
           const times = options.tierTimes ?? 'samples';
-          out.push({ labels: s.labels, ...tierOf(s, range, { widthMs, times }) });
+          const read = bucketAggregatesRead(hints.func);
+          out.push({ labels: s.labels, ...tierOf(s, range, { widthMs, times, read }) });
           continue;
         }
         const samples = inRange(s.samples, range);
@@ -92,7 +94,7 @@ export function createMemorySeriesSource(
 function tierOf(
   series: { samples: [number, number][]; stale: number[] | undefined },
   range: TimeRange,
-  tier: { widthMs: number; times: TierTimes },
+  tier: { widthMs: number; times: TierTimes; read: readonly BucketAggregate[] },
 ): Omit<SourceSeries, 'labels'> {
   const { widthMs } = tier;
   const values = series.samples.map(([, v]) => v);
@@ -110,6 +112,10 @@ function tierOf(
   const bucketKept = all.timestampsMs.filter((_, i) => all.stale[i] === 0).map(overlaps);
   const b = all.buckets;
   const pick = (column: number[]): number[] => column.filter((_, i) => bucketKept[i]);
+  // What the selection's function does not read is NaN, as a source may leave it: the tests
+  // of the evaluator over tiers check that it reads no more (bucketAggregatesRead).
+  const aggregate = (name: BucketAggregate): number[] =>
+    tier.read.includes(name) ? pick(b[name]) : pick(b[name]).map(() => Number.NaN);
   // A bucket's end when its last sample (or its closing marker) is there, else the ms before.
   const endTime = (t: number, i: number): number =>
     t === endOf(t) || all.stale[i] === 1 ? endOf(t) : endOf(t) - 1;
@@ -123,10 +129,10 @@ function tierOf(
       widthMs,
       exactTimes: tier.times === 'samples',
       count: pick(b.count),
-      sum: pick(b.sum),
-      min: pick(b.min),
-      max: pick(b.max),
-      resetSum: pick(b.resetSum),
+      sum: aggregate('sum'),
+      min: aggregate('min'),
+      max: aggregate('max'),
+      resetSum: aggregate('resetSum'),
     },
   };
 }

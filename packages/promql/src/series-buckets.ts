@@ -36,6 +36,31 @@ export type SeriesBuckets = {
   resetSum: ArrayLike<number>;
 };
 
+/** A tier's aggregates besides `count`, which a source always reads. */
+export type BucketAggregate = 'sum' | 'min' | 'max' | 'resetSum';
+
+const everyAggregate: readonly BucketAggregate[] = ['sum', 'min', 'max', 'resetSum'];
+
+/**
+ * What the evaluator reads of a tier's aggregates when a selection feeds `func` (its
+ * `bucketFunctions` and the functions of the last samples); a source may leave the others NaN
+ * and save their reading. Every other function, and a selection that feeds none, reads them all.
+ */
+const aggregatesReadBy = new Map<string, readonly BucketAggregate[]>([
+  ['count_over_time', []],
+  ['sum_over_time', ['sum']],
+  ['avg_over_time', ['sum']],
+  ['min_over_time', ['min']],
+  ['max_over_time', ['max']],
+  ['last_over_time', []],
+  ['present_over_time', []],
+  ['absent_over_time', []],
+]);
+
+export function bucketAggregatesRead(func: string | null): readonly BucketAggregate[] {
+  return (func === null ? undefined : aggregatesReadBy.get(func)) ?? everyAggregate;
+}
+
 /** The end of the bucket of width `widthMs` that holds a sample at `timeMs`. */
 export function bucketEndOf(timeMs: number, widthMs: number): number {
   return Math.ceil(timeMs / widthMs) * widthMs;

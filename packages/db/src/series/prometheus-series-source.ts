@@ -57,7 +57,8 @@ export function createPrometheusSeriesSource(
       if (selected.length > hints.maxSeries) selected = selected.slice(0, hints.maxSeries + 1);
       if (selected.length === 0) return [];
       const resolutionMs = hints.resolutionMs ?? 0;
-      if (resolutionMs > 0) return await readTierSeries(sql, selected, range, resolutionMs, signal);
+      if (resolutionMs > 0)
+        return await readTierSeries(sql, selected, range, resolutionMs, hints.func, signal);
       // A few statements side by side: each reads its share of the series, so the server
       // spends more than one core on a query over many series. The markers and the
       // unaggregated samples, few, in one more each.

@@ -1,6 +1,7 @@
 import type { Sql } from '../core/database.js';
 import type { KeptTier } from '../storage/kept-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
+import type { BucketAggregate } from '@monitor/promql';
 import type { Float64Allocator } from './binary-arrays.js';
 import { binaryArray } from './binary-arrays.js';
 import { copyOut } from './copy-out.js';
@@ -51,14 +52,18 @@ const columns = [
   'bucket_ms',
   'count',
   'scale',
-  'coalesce(sum, 0)',
-  'coalesce(min, 0)',
-  'coalesce(max, 0)',
   'coalesce(last, 0)',
-  'coalesce(reset_sum, 0)',
   'coalesce(last_ms, 0)',
   `coalesce(stale_ms, ${noMarker})`,
 ];
+
+/** …and the aggregates asked for, after those. */
+const aggregateColumns: Record<BucketAggregate, string> = {
+  sum: 'coalesce(sum, 0)',
+  min: 'coalesce(min, 0)',
+  max: 'coalesce(max, 0)',
+  resetSum: 'coalesce(reset_sum, 0)',
+};
 
 /**
  * The buckets `tier` stored (storage/kept-tiers.ts) that end in `(fromMs, toMs]`, of `series`
@@ -66,13 +71,15 @@ const columns = [
  * stored id (readTierSeries combines them), its buckets in no particular order. Through COPY's
  * binary format, an int8[] per series and column: a row's fields as text cost the api most of a
  * read of many buckets (7 s for 2 million), and packing each row into one bytea the server (2.9
- * s, against 0.75 for the arrays). Decoded into `allocate`'s arrays.
+ * s, against 0.75 for the arrays). Decoded into `allocate`'s arrays. Of the aggregates, only
+ * those in `read`: the others are NaN, and the server decompresses none of their values.
  */
 export async function readKeptTierBuckets(
   sql: Sql,
   tier: KeptTier,
   range: { fromMs: number; toMs: number },
   series: readonly (readonly string[])[],
+  read: readonly BucketAggregate[],
   allocate: Float64Allocator,
   signal: AbortSignal,
 ): Promise<TierBuckets[][]> {
@@ -95,17 +102,18 @@ export async function readKeptTierBuckets(
     ids.length >= parallelReadMinSeries
       ? [ids.slice(0, ids.length >> 1), ids.slice(ids.length >> 1)]
       : [ids];
+  const selected = [...columns, ...read.map((name) => aggregateColumns[name])];
   await Promise.all(
     halves.map((part) =>
       copyOut(
         sql,
-        `select series_id, ${columns.map((c) => `array_agg((${c})::bigint)`).join(', ')}
+        `select series_id, ${selected.map((c) => `array_agg((${c})::bigint)`).join(', ')}
           from ${tier.table}
           where series_id = any('{${part.join(',')}}'::bigint[])
             and bucket_ms > ${range.fromMs} and bucket_ms <= ${range.toMs}
           group by series_id`,
         ([id, ...arrays]) => {
-          if (!id || arrays.length !== columns.length) {
+          if (!id || arrays.length !== selected.length) {
             throw new Error('expected rows of (series_id, an array per column)');
           }
           const views = arrays.map((bytes) => binaryArray(bytes));
@@ -116,6 +124,7 @@ export async function readKeptTierBuckets(
           const buckets = allocateTierBuckets(length, allocate);
           decodeStoredBuckets(
             views.map((array) => array.view),
+            read,
             buckets,
             tier.exactTimes,
           );
@@ -137,32 +146,45 @@ function valueAt(view: DataView, at: number, scale: number): number {
   return scale === unscaled ? view.getFloat64(at) : decodeScaled(int8At(view, at), scale);
 }
 
-/** The columns' arrays into `out`: one loop, no closure or object per bucket. */
-function decodeStoredBuckets(views: readonly DataView[], out: TierBuckets, exactTimes: boolean) {
-  // In `columns`' order.
+/**
+ * The columns' arrays (`columns`, then `read`'s) into `out`: a loop per column, no closure or
+ * object per bucket.
+ */
+function decodeStoredBuckets(
+  views: readonly DataView[],
+  read: readonly BucketAggregate[],
+  out: TierBuckets,
+  exactTimes: boolean,
+) {
   const bucketCol = views[0]!;
   const countCol = views[1]!;
   const scaleCol = views[2]!;
-  const sumCol = views[3]!;
-  const minCol = views[4]!;
-  const maxCol = views[5]!;
-  const lastCol = views[6]!;
-  const resetCol = views[7]!;
-  const lastMsCol = views[8]!;
-  const staleCol = views[9]!;
+  const lastCol = views[3]!;
+  const lastMsCol = views[4]!;
+  const staleCol = views[5]!;
+  const scales = new Int32Array(out.length);
   for (let i = 0, at = 24; i < out.length; i++, at += 12) {
     const bucketMs = int8At(bucketCol, at);
     const scale = int8At(scaleCol, at);
     const lastMs = int8At(lastMsCol, at);
     const marker = !(staleCol.getInt32(at) === -2_147_483_648 && staleCol.getUint32(at + 4) === 0);
+    scales[i] = scale;
     out.bucketMs[i] = bucketMs;
     out.count[i] = int8At(countCol, at);
-    out.sum[i] = valueAt(sumCol, at, scale);
-    out.min[i] = valueAt(minCol, at, scale);
-    out.max[i] = valueAt(maxCol, at, scale);
     out.last[i] = valueAt(lastCol, at, scale);
-    out.resetSum[i] = valueAt(resetCol, at, scale);
     out.lastMs[i] = exactTimes || lastMs === bucketMs ? lastMs : bucketMs - 1;
     out.staleMs[i] = !marker ? Number.NaN : exactTimes ? int8At(staleCol, at) : bucketMs;
+  }
+  for (const name of ['sum', 'min', 'max', 'resetSum'] as const) {
+    const column = read.indexOf(name);
+    const values = out[name];
+    if (column === -1) {
+      values.fill(Number.NaN, 0, out.length);
+      continue;
+    }
+    const view = views[columns.length + column]!;
+    for (let i = 0, at = 24; i < out.length; i++, at += 12) {
+      values[i] = valueAt(view, at, scales[i]!);
+    }
   }
 }

@@ -1,4 +1,5 @@
 import type { Labels, SourceSeries, TimeRange } from '@monitor/promql';
+import { bucketAggregatesRead } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
 import { cancelable } from './cancelable.js';
 import { keptTierOf, readFilledToMs } from '../storage/kept-tiers.js';
@@ -23,6 +24,7 @@ export async function readTierSeries(
   selected: readonly { labels: Labels; ids: readonly string[] }[],
   range: TimeRange,
   widthMs: number,
+  func: string | null,
   signal: AbortSignal,
 ): Promise<SourceSeries[]> {
   // Buckets (e − w, e] that overlap [start, end]: e from the first at or after start to the
@@ -38,7 +40,15 @@ export async function readTierSeries(
   const [kept, computed] = await Promise.all([
     tier === undefined || keptToMs === fromMs
       ? undefined
-      : readKeptTierBuckets(sql, tier, { fromMs, toMs: keptToMs }, groups, allocate, signal),
+      : readKeptTierBuckets(
+          sql,
+          tier,
+          { fromMs, toMs: keptToMs },
+          groups,
+          bucketAggregatesRead(func),
+          allocate,
+          signal,
+        ),
     keptToMs === toMs
       ? []
       : cancelable(computeSampleTierRows(sql, widthMs, { fromMs: keptToMs, toMs }, groups), signal),

@@ -100,6 +100,7 @@ async function readTier(
     tier5m,
     { fromMs: firstStartMs, toMs: Math.ceil(toMs / width) * width },
     [seriesIds],
+    ['sum', 'min', 'max'],
     createFloat64Slabs(),
     new AbortController().signal,
   );

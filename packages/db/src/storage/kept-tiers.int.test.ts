@@ -68,6 +68,7 @@ describe.each(['postgres', 'timescale'] as const)('kept rollup tiers on %s', (en
       selected,
       { startMs: t0 - hourMs, endMs: t0 + 4 * hourMs },
       widthMs,
+      null,
       new AbortController().signal,
     );
   }

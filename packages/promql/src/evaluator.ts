@@ -11,6 +11,8 @@ import type { EvalBudget, RateKind } from './rate-steps.js';
 import { rateSteps } from './rate-steps.js';
 import type { BucketWindow, SeriesBuckets } from './series-buckets.js';
 import { addUpBuckets, bucketEndOf, emptyBucketWindow } from './series-buckets.js';
+import type { TierSeries } from './bucket-steps.js';
+import { bucketSteps } from './bucket-steps.js';
 import { aggregateSteps } from './step-aggregation.js';
 import type { StepMatrix } from './step-matrix.js';
 import { matrixSteps, stepsMatrix, stepTimes } from './step-matrix.js';
@@ -262,6 +264,8 @@ export class Evaluator implements EvalBudget {
       this.checkDeadline();
       return this.rateCall(e, rateKind);
     }
+    const fromTier = e.kind === 'call' ? this.tierCall(e) : undefined;
+    if (fromTier !== undefined) return fromTier;
     return matrixSteps(this.matrix(expr), stepTimes(this.startMs, this.endMs, this.intervalMs));
   }
 
@@ -543,6 +547,8 @@ export class Evaluator implements EvalBudget {
   ): Matrix {
     const rateKind = rateKinds.get(expr.func.name);
     if (rateKind !== undefined) return stepsMatrix(this.rateCall(expr, rateKind));
+    const fromTier = this.tierCall(expr);
+    if (fromTier !== undefined) return stepsMatrix(fromTier);
     const input = this.rangeInput(expr.args[matrixIndex]!);
     try {
       return this.evalOverRange(expr, matrixIndex, input, enh);
@@ -550,6 +556,26 @@ export class Evaluator implements EvalBudget {
       // As Prometheus: a subquery's results stop counting once the function has run.
       this.ctx.currentSamples -= input.heldSamples;
     }
+  }
+
+  /**
+   * A function a tier answers from its buckets (bucketFunctions) of a selector whose every
+   * series a tier gave, over the steps (bucketSteps); undefined for any other call.
+   */
+  private tierCall(expr: Extract<Expr, { kind: 'call' }>): StepMatrix | undefined {
+    const fromBuckets = bucketFunctions.get(expr.func.name);
+    const arg = expr.args[0] === undefined ? undefined : unwrap(expr.args[0]);
+    if (fromBuckets === undefined || arg?.kind !== 'matrix') return undefined;
+    const series = this.loaded(arg.selector);
+    if (!series.every((one): one is TierSeries => one.buckets !== undefined)) return undefined;
+    this.checkDeadline();
+    const window = { offsetMs: arg.selector.offsetMs, rangeMs: arg.rangeMs };
+    const times = stepTimes(this.startMs, this.endMs, this.intervalMs);
+    const out = bucketSteps(series, window, fromBuckets, times, this);
+    if (containsSameLabelset(out.metrics.map((metric) => ({ metric })))) {
+      throw executionError('vector cannot contain metrics with the same labelset');
+    }
+    return out;
   }
 
   /** rate, increase or delta (`expr`, of kind `kind`) over the steps. */
@@ -588,12 +614,13 @@ export class Evaluator implements EvalBudget {
       this.checkDeadline();
       const metric = name === 'last_over_time' ? series.metric : dropMetricName(series.metric);
       const points: Point[] = [];
-      const all = series.points;
+      // Windows found by the points' times: a Point per sample only for a function that reads
+      // its window as points (not one a tier answers from its buckets).
+      const times = series.pointTimes;
       const buckets = series.buckets;
-      const fromBuckets = buckets === undefined ? undefined : bucketFunctions.get(name);
-      // Only functions a tier can answer exactly need each window checked bucket by bucket.
-      const checkBuckets =
-        buckets !== undefined && (fromBuckets !== undefined || exactOnLastSamples.has(name));
+      // Those that read only the last samples need each window checked bucket by bucket; those
+      // that add up buckets are tierCall's (here only beside series read raw: approximate).
+      const checkBuckets = buckets !== undefined && exactOnLastSamples.has(name);
       if (buckets !== undefined && !checkBuckets) this.markApproximate(buckets.widthMs);
       let lo = 0;
       let hi = 0;
@@ -605,9 +632,9 @@ export class Evaluator implements EvalBudget {
         });
         const maxt = ts - offset;
         const mint = maxt - range;
-        while (lo < all.length && all[lo]!.t < mint) lo++;
+        while (lo < times.length && times[lo]! < mint) lo++;
         if (hi < lo) hi = lo;
-        while (hi < all.length && all[hi]!.t <= maxt) hi++;
+        while (hi < times.length && times[hi]! <= maxt) hi++;
         if (hi <= lo) continue;
         if (
           checkBuckets &&
@@ -615,12 +642,7 @@ export class Evaluator implements EvalBudget {
         ) {
           this.markApproximate(buckets.widthMs);
         }
-        if (fromBuckets !== undefined) {
-          this.checkWindow(hi - lo);
-          points.push({ t: ts, v: fromBuckets(summed) });
-          continue;
-        }
-        const window = all.slice(lo, hi);
+        const window = series.points.slice(lo, hi);
         if (this.ctx.currentSamples + window.length > this.ctx.maxSamples) {
           throw executionError(tooManySamples);
         }

@@ -69,6 +69,21 @@ export function createFloat64Slabs(
   };
 }
 
+/**
+ * Arrays of `value` of any length, views of one array grown as asked: for columns a read leaves
+ * at one value (an aggregate it does not read, no staleness markers), without an array each.
+ * Read-only: every view shares the array.
+ */
+export function createConstantArrays(value: number): Float64Allocator {
+  let array = new Float64Array(0);
+  return (length) => {
+    if (length > array.length) {
+      array = new Float64Array(Math.max(length, 2 * array.length)).fill(value);
+    }
+    return array.subarray(0, length);
+  };
+}
+
 /** One read's allocator from a lease, and its end: it decodes nothing more. */
 export type SlabReader = { allocate: Float64Allocator; end(): void };
 

@@ -48,3 +48,18 @@ export async function cancelable<T>(
     if (cancel !== undefined) await settledWithin(cancel, cancelWaitMs);
   }
 }
+
+/**
+ * `Promise.all`, but settled only once every read has: reads that decode into a query's pooled
+ * slabs must all have stopped before their reader ends, or a slab could go back to the pool
+ * (and on to another query) while one still writes into it. Rejects with the first failure.
+ */
+export async function allSettled<T extends readonly unknown[] | []>(
+  reads: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const outcomes = await Promise.allSettled(reads);
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
+}

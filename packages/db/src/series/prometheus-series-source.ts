@@ -58,7 +58,15 @@ export function createPrometheusSeriesSource(
       if (selected.length === 0) return [];
       const resolutionMs = hints.resolutionMs ?? 0;
       if (resolutionMs > 0)
-        return await readTierSeries(sql, selected, range, resolutionMs, hints.func, signal);
+        return await readTierSeries(
+          sql,
+          selected,
+          range,
+          resolutionMs,
+          hints.func,
+          signal,
+          options.slabs,
+        );
       // A few statements side by side: each reads its share of the series, so the server
       // spends more than one core on a query over many series. The markers and the
       // unaggregated samples, few, in one more each.

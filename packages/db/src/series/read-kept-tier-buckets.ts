@@ -3,7 +3,8 @@ import type { KeptTier } from '../storage/kept-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
 import type { BucketAggregate } from '@monitor/promql';
 import type { Float64Allocator } from './binary-arrays.js';
-import { binaryArray } from './binary-arrays.js';
+import { binaryArray, createConstantArrays } from './binary-arrays.js';
+import { allSettled } from './cancelable.js';
 import { copyOut } from './copy-out.js';
 
 /**
@@ -72,7 +73,8 @@ const aggregateColumns: Record<BucketAggregate, string> = {
  * binary format, an int8[] per series and column: a row's fields as text cost the api most of a
  * read of many buckets (7 s for 2 million), and packing each row into one bytea the server (2.9
  * s, against 0.75 for the arrays). Decoded into `allocate`'s arrays. Of the aggregates, only
- * those in `read`: the others are NaN, and the server decompresses none of their values.
+ * those in `read`: the others are NaN (one shared array, read-only), and the server decompresses
+ * none of their values.
  */
 export async function readKeptTierBuckets(
   sql: Sql,
@@ -103,7 +105,8 @@ export async function readKeptTierBuckets(
       ? [ids.slice(0, ids.length >> 1), ids.slice(ids.length >> 1)]
       : [ids];
   const selected = [...columns, ...read.map((name) => aggregateColumns[name])];
-  await Promise.all(
+  const notRead = createConstantArrays(Number.NaN);
+  await allSettled(
     halves.map((part) =>
       copyOut(
         sql,
@@ -121,7 +124,20 @@ export async function readKeptTierBuckets(
           if (views.some((array) => array.length !== length)) {
             throw new Error('expected arrays of one length');
           }
-          const buckets = allocateTierBuckets(length, allocate);
+          const aggregate = (name: BucketAggregate): Float64Array =>
+            read.includes(name) ? allocate(length) : notRead(length);
+          const buckets: TierBuckets = {
+            length,
+            bucketMs: allocate(length),
+            count: allocate(length),
+            sum: aggregate('sum'),
+            min: aggregate('min'),
+            max: aggregate('max'),
+            last: allocate(length),
+            resetSum: aggregate('resetSum'),
+            lastMs: allocate(length),
+            staleMs: allocate(length),
+          };
           decodeStoredBuckets(
             views.map((array) => array.view),
             read,
@@ -177,11 +193,8 @@ function decodeStoredBuckets(
   }
   for (const name of ['sum', 'min', 'max', 'resetSum'] as const) {
     const column = read.indexOf(name);
+    if (column === -1) continue; // NaN, as the columns were made
     const values = out[name];
-    if (column === -1) {
-      values.fill(Number.NaN, 0, out.length);
-      continue;
-    }
     const view = views[columns.length + column]!;
     for (let i = 0, at = 24; i < out.length; i++, at += 12) {
       values[i] = valueAt(view, at, scales[i]!);

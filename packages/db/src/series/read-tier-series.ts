@@ -1,13 +1,13 @@
 import type { Labels, SourceSeries, TimeRange } from '@monitor/promql';
 import { bucketAggregatesRead } from '@monitor/promql';
 import type { Sql } from '../core/database.js';
-import { cancelable } from './cancelable.js';
+import { allSettled, cancelable } from './cancelable.js';
 import { keptTierOf, readFilledToMs } from '../storage/kept-tiers.js';
 import type { SampleTierRow } from '../storage/sample-tiers.js';
 import { computeSampleTierRows } from '../storage/sample-tiers.js';
 import { decodeScaled, unscaled } from '../storage/scaled-value.js';
-import type { Float64Allocator } from './binary-arrays.js';
-import { createFloat64Slabs } from './binary-arrays.js';
+import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
+import { createConstantArrays, unpooledReader } from './binary-arrays.js';
 import type { TierBuckets } from './read-kept-tier-buckets.js';
 import { allocateTierBuckets, readKeptTierBuckets } from './read-kept-tier-buckets.js';
 
@@ -26,6 +26,25 @@ export async function readTierSeries(
   widthMs: number,
   func: string | null,
   signal: AbortSignal,
+  slabs?: Float64SlabLease,
+): Promise<SourceSeries[]> {
+  const reader = slabs?.reader() ?? unpooledReader();
+  try {
+    return await readTierSeriesInto(sql, selected, range, widthMs, func, signal, reader.allocate);
+  } finally {
+    // Settled: no bucket is decoded into the slabs any more.
+    reader.end();
+  }
+}
+
+async function readTierSeriesInto(
+  sql: Sql,
+  selected: readonly { labels: Labels; ids: readonly string[] }[],
+  range: TimeRange,
+  widthMs: number,
+  func: string | null,
+  signal: AbortSignal,
+  allocate: Float64Allocator,
 ): Promise<SourceSeries[]> {
   // Buckets (e − w, e] that overlap [start, end]: e from the first at or after start to the
   // first at or after end.
@@ -35,9 +54,7 @@ export async function readTierSeries(
   const tier = keptTierOf(widthMs);
   const filledToMs = tier === undefined ? fromMs : await readFilledToMs(sql, tier);
   const keptToMs = Math.max(fromMs, Math.min(toMs, filledToMs));
-  // The read's own slabs: its arrays live as long as the query's answer.
-  const allocate = createFloat64Slabs();
-  const [kept, computed] = await Promise.all([
+  const [kept, computed] = await allSettled([
     tier === undefined || keptToMs === fromMs
       ? undefined
       : readKeptTierBuckets(
@@ -58,8 +75,9 @@ export async function readTierSeries(
   computedColumns(computed, exactTimes, allocate).forEach((buckets, i) => {
     parts[i]?.push(buckets);
   });
+  const zeros = createConstantArrays(0);
   return selected.map((s, i) =>
-    tierSeries(s.labels, combined(parts[i]!, allocate), widthMs, exactTimes, allocate),
+    tierSeries(s.labels, combined(parts[i]!, allocate), widthMs, exactTimes, { allocate, zeros }),
   );
 }
 
@@ -179,7 +197,7 @@ function tierSeries(
   b: TierBuckets,
   widthMs: number,
   exactTimes: boolean,
-  allocate: Float64Allocator,
+  arrays: { allocate: Float64Allocator; zeros: Float64Allocator },
 ): SourceSeries {
   let filled = 0;
   let markers = 0;
@@ -187,6 +205,27 @@ function tierSeries(
     if (b.count[i]! > 0) filled++;
     if (!Number.isNaN(b.staleMs[i]!)) markers++;
   }
+  const buckets = { widthMs, exactTimes };
+  if (filled === b.length && markers === 0) {
+    // Every bucket a point and none a marker (the usual series): its columns as they are.
+    const column = (values: Float64Array) => values.subarray(0, b.length);
+    return {
+      labels,
+      timestampsMs: column(b.lastMs),
+      values: column(b.last),
+      stale: arrays.zeros(b.length),
+      markers,
+      buckets: {
+        ...buckets,
+        count: column(b.count),
+        sum: column(b.sum),
+        min: column(b.min),
+        max: column(b.max),
+        resetSum: column(b.resetSum),
+      },
+    };
+  }
+  const { allocate } = arrays;
   const timestampsMs = allocate(filled + markers);
   const values = allocate(filled + markers);
   const stale = allocate(filled + markers);
@@ -220,6 +259,6 @@ function tierSeries(
     values,
     stale,
     markers,
-    buckets: { widthMs, exactTimes, count, sum, min, max, resetSum },
+    buckets: { ...buckets, count, sum, min, max, resetSum },
   };
 }

@@ -104,9 +104,10 @@ export const serviceRoutes: readonly ApiRoute<ServiceRouteDeps>[] = [
     summary: 'Read a metric of a service over time',
     description:
       'Buckets of one metric over time. `from` is rounded down and `to` up to whole steps. ' +
-      '`1h` reads the 1-hour aggregate. `1m` reads minutes computed from the raw samples while ' +
-      'they are kept, and past the raw retention the 5-minute tier: a point every 5 minutes, ' +
-      'each covering (time, time + 5 min]. A metric ' +
+      'Both steps read buckets computed from the raw samples while they are kept; past the raw ' +
+      'retention `1m` reads the 5-minute tier (a point every 5 minutes, each covering ' +
+      '(time, time + 5 min]) and `1h` the hourly tier (each point covering (time, time + 1 h]). ' +
+      'A metric ' +
       'the service never reported gives an empty `points` list. A metric an agent protocol ' +
       'wrote under several label sets (one series each) reads as those series together: per ' +
       'bucket the average weighted by count, the least minimum, the greatest maximum and the ' +

@@ -10,20 +10,19 @@
  *    waited out, then the bytes of its storage dir. Stopped before our side loads.
  * 3. Ours: PostgreSQL 15 with TimescaleDB preloaded (timescale-server.ts), `migrate` in
  *    TimescaleDB mode, the same samples through the writer's storage path (sample store,
- *    series ids, binary COPY), a full refresh of both continuous aggregates, and every chunk of
- *    raw samples compressed but the one holding the newest hour (the history ends one hour
- *    past a chunk boundary, so that is exactly the newest hour). The policies' jobs are paused:
- *    this measures sizes, not the scheduler. Every relation is counted: compressed and
- *    uncompressed chunks, indexes, the aggregates' materialization hypertables, `series` and
- *    `services`.
+ *    series ids, binary COPY), and every chunk of raw samples compressed but the one holding
+ *    the newest hour (the history ends one hour past a chunk boundary, so that is exactly the
+ *    newest hour). samples_1m and samples_1h are retired (migrations 36 and 37): nothing is
+ *    materialized into them. The policies' jobs are paused: this measures sizes, not the
+ *    scheduler. Every relation is counted: compressed and uncompressed chunks, indexes, the
+ *    aggregates' (empty) materialization hypertables, `series` and `services`.
  * 4. `monitor api` over that database: GET /api/v1/services/:id/metrics for the whole 24 h at
  *    step=1m and step=1h, random services and metrics, p50/p95/p99.
  * 5. The steady state (storage-steady-state.ts): bytes per raw sample of a deployment past its
  *    first raw retention, from the parts measured (each hypertable's compressed and
  *    uncompressed chunks) weighted by the share of the retention the shipped policies (read
- *    from the database's jobs and chunk intervals) leave uncompressed. The aggregates' older
- *    chunks are compressed above to measure what they weigh compressed; a deployment leaves
- *    the newest days of them uncompressed, which the steady state counts.
+ *    from the database's jobs and chunk intervals) leave uncompressed, the newest samples at
+ *    their largest (issue 56, item 4).
  * 6. The rollup tiers kept beyond the raw retention (issue 57; storage-kept-tiers.ts): stored by
  *    the writer's maintenance as if the history were nearing the raw retention, a 7-day chunk
  *    of the 5-minute tier and a 30-day one of the hourly tier filled with those rows shifted
@@ -31,7 +30,7 @@
  *    a raw sample's compressed bytes (target: at most a quarter).
  *
  * `--engine postgres` stores our side in plain PostgreSQL storage instead (issue 39, item 7:
- * reported, no target): daily partitions and rollup tables refreshed by maintenance, nothing
+ * reported, no target): daily partitions, the rollup tables retired as on TimescaleDB, nothing
  * compressed, so its steady state is what 24 hours weigh per sample, with the dictionary spread
  * over the retention's samples.
  */
@@ -41,7 +40,6 @@ import {
   createOrgStore,
   headCompressLagMs,
   mergedSpanAtMostMs,
-  refreshRollups as refreshDbRollups,
 } from '@monitor/db';
 import type { Database } from '@monitor/db';
 import type { CompressedColumn } from '@monitor/db/bench';
@@ -51,17 +49,14 @@ import {
   recompressSampleChunks,
   explainHistoryRead,
   listAllSeries,
-  listCompressibleAggregates,
   measureCompressedColumns,
   measurePlainSizes,
   measureTimescaleSizes,
   pausePolicyJobs,
   readCompressionWindows,
   readConsolidationJobHours,
-  readMinuteRefreshEndOffsetHours,
   readRawChunkIntervalMs,
   readRawRetentionDays,
-  refreshAggregates,
   vacuumAnalyze,
 } from '@monitor/db/bench';
 import { createSeededRandom, getFreePort } from '@monitor/testkit';
@@ -222,12 +217,11 @@ async function measure(target: Target, context: Context): Promise<void> {
     return;
   }
 
-  const newestHour = new Date(endMs - hourMs);
   const steps: Record<string, number> = {};
-  // As the policies leave a 24-hour history: samples_1h refreshed (from samples_1m's real-time
-  // part), samples_1m not materialized (its refresh takes only buckets about to leave the raw
-  // retention), raw chunks compressed (below).
-  steps['refresh samples_1h'] = await timed(() => refreshAggregates(db, ['samples_1h']));
+  // As the policies leave a 24-hour history: raw chunks compressed, nothing materialized into
+  // samples_1m and samples_1h (retired by migrations 36 and 37: their hours and minutes are
+  // computed from the raw samples as they are read, and the tiers are stored only before the raw
+  // retention ends, which step 6 weighs apart).
   // The raw samples as their job leaves them at the history's end: every head chunk that ended a
   // minute before compressed (storage/timescale/head-chunks.ts), the newest one not.
   steps['compress samples'] = await timed(() =>
@@ -263,26 +257,15 @@ async function measure(target: Target, context: Context): Promise<void> {
   });
   await api.stop();
 
-  // What the aggregates weigh where the policies do materialize and compress them (samples_1m
-  // for its last hours before the raw retention, samples_1h's older chunks), for the steady
-  // state: materialized in full here and compressed but the newest hour's chunk.
+  // For the steady state: the newest compressed chunk consolidated too, as the job does once
+  // it is full.
   const partSteps: Record<string, number> = {};
-  // The newest compressed chunk too, which the job consolidates once it is full.
   partSteps['consolidate every samples chunk'] = await timed(() => recompressSampleChunks(db));
-  partSteps['refresh samples_1m'] = await timed(() => refreshAggregates(db, ['samples_1m']));
-  // Both aggregates' chunks are a day long: weighed uncompressed first (samples_1h's newest
-  // chunk holds a single hour), then compressed but the newest, as the policies leave them.
-  const hourUncompressed = await measureParts(db, ['samples_1h']);
-  for (const view of await listCompressibleAggregates(db, ['samples_1m', 'samples_1h'])) {
-    partSteps[`compress ${view}`] = await timed(() => compressOlderChunks(db, view, newestHour));
-  }
   partSteps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   report.layouts.push(
     await measureLayout(db, {
-      name: 'aggregates materialized and compressed, to measure them',
-      changes: [
-        'samples_1m materialized in full, both aggregates compressed but their newest chunks',
-      ],
+      name: 'every chunk consolidated, to measure them',
+      changes: ['the newest compressed chunk consolidated'],
       exclude: [],
       steps: partSteps,
       samples: fleet.sampleCount,
@@ -290,7 +273,7 @@ async function measure(target: Target, context: Context): Promise<void> {
     }),
   );
   report.steadyState = await measureSteadyState(db, {
-    uncompressedParts: hourUncompressed,
+    uncompressedParts: [],
     mergedSamples: merged[0]!.compressed,
     sizes: shipped.sizes,
     samples: fleet.sampleCount,
@@ -324,8 +307,8 @@ async function measureSteadyState(
     victoriaMetricsBytesPerSample: number;
   },
 ): Promise<NonNullable<StorageBenchReport['steadyState']>> {
-  const relations = ['samples', 'samples_1m', 'samples_1h'];
-  const windows = await readCompressionWindows(db);
+  const relations = ['samples'];
+  const windows = (await readCompressionWindows(db)).filter((w) => relations.includes(w.name));
 
   const uncompressedHoursOf: Record<string, number> = {};
   for (const w of windows) {
@@ -336,9 +319,6 @@ async function measureSteadyState(
     });
   }
   const retentionDays = await readRawRetentionDays(db);
-
-  // samples_1m holds rows only for buckets older than its refresh's end_offset.
-  const minuteEndHours = (await readMinuteRefreshEndOffsetHours(db)) ?? 0;
 
   const retentionHours = retentionDays * 24;
   // The raw samples: head chunks uncompressed at their largest, the moment before the
@@ -355,21 +335,10 @@ async function measureSteadyState(
   const mergedHours =
     consolidationJobHours === undefined ? 0 : mergedSpanAtMostMs / hourMs + consolidationJobHours;
   const heldHoursOf: Record<string, number> = {
-    samples_1m: retentionHours - minuteEndHours,
     samples: retentionHours - mergedHours,
     'samples, merged': mergedHours,
   };
   uncompressedHoursOf['samples, merged'] = 0;
-  // Its chunks are compressed compress_after past their end, but only end_offset after it
-  // are they materialized: what stays uncompressed is the difference.
-  const minuteWindow = windows.find((w) => w.name === 'samples_1m');
-  if (minuteWindow !== undefined) {
-    uncompressedHoursOf['samples_1m'] = uncompressedHours({
-      chunkHours: minuteWindow.chunkHours,
-      compressAfterHours: minuteWindow.compressAfterHours - minuteEndHours,
-      jobIntervalHours: minuteWindow.jobHours,
-    });
-  }
   const dictionaryBytes = countBytes(input.sizes, (r) => r.kind === 'dictionary');
   const state = steadyState({
     parts: [
@@ -425,9 +394,6 @@ async function measurePlainSide(
   },
 ): Promise<void> {
   const steps: Record<string, number> = {};
-  steps['refresh rollups'] = await timed(() =>
-    refreshDbRollups(db, { now: new Date(run.endMs + hourMs) }),
-  );
   steps['vacuum analyze'] = await timed(() => vacuumAnalyze(db));
   const sizes = await measurePlainSizes(db);
   const countedBytes = countBytes(sizes, () => true);
@@ -462,8 +428,8 @@ async function measurePlainSide(
   });
   await api.stop();
 
-  // Nothing is compressed and both rollups are kept past the raw retention: each relation
-  // holds what 24 hours hold, for every hour of the retention.
+  // Nothing is compressed: the raw samples weigh what 24 hours hold, for every hour of the
+  // retention (samples_1m and samples_1h are retired, migrations 36 and 37).
 
   const retentionHours = (await readRawRetentionDays(db)) * 24;
   const part = (name: string): MeasuredParts => ({
@@ -474,7 +440,7 @@ async function measurePlainSide(
       samples: run.samples,
     },
   });
-  const parts = ['samples', 'samples_1m', 'samples_1h'].map(part);
+  const parts = ['samples'].map(part);
   const state = steadyState({
     parts,
     uncompressedHoursOf: Object.fromEntries(parts.map((p) => [p.name, retentionHours])),

@@ -12,9 +12,9 @@ const rangeMs: Record<MetricRange, number> = {
 };
 
 /**
- * The query of a chart over `range` ending at `nowMs`: the 1-minute aggregate up to 6 hours
- * (at most 360 points), the 1-hour aggregate above (24 and 168 points), as the API's own
- * default step does; never raw samples.
+ * The query of a chart over `range` ending at `nowMs`: minutes up to 6 hours (at most 360
+ * points), hours above (24 and 168 points), as the API's own default step does; never raw
+ * samples.
  */
 export function metricQuery(
   range: MetricRange,

@@ -106,7 +106,9 @@ const migrationFields = {
     ),
   ROLLUP_1H_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1hRetentionDays)
-    .describe('Days the 1-hour rollups and the 1-hour tier are kept (at least 2).'),
+    .describe(
+      'Days the 1-hour tier PromQL and the metrics history read past the raw samples is kept, and what samples_1h held before migration 37 retired it (at least 2).',
+    ),
   COMPRESS_AFTER_HOURS: envNonNegativeInt()
     .optional()
     .describe(

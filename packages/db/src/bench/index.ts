@@ -22,16 +22,12 @@ export type { RelationSize, StorageSizes } from '../storage/storage-sizes.js';
 export const listChunkParts = translatingDbErrors(inventory.listChunkParts);
 export const listRawChunks = translatingDbErrors(inventory.listRawChunks);
 export const readRawChunkIntervalMs = translatingDbErrors(inventory.readRawChunkIntervalMs);
-export const listCompressibleAggregates = translatingDbErrors(inventory.listCompressibleAggregates);
 export const measureCompressedColumns = translatingDbErrors(columns.measureCompressedColumns);
 export type { CompressedColumn } from '../storage/compressed-columns.js';
 
 export const readCompressionWindows = translatingDbErrors(windows.readCompressionWindows);
 export const readConsolidationJobHours = translatingDbErrors(windows.readConsolidationJobHours);
 export const readRawRetentionDays = translatingDbErrors(windows.readRawRetentionDays);
-export const readMinuteRefreshEndOffsetHours = translatingDbErrors(
-  windows.readMinuteRefreshEndOffsetHours,
-);
 
 export const pausePolicyJobs = translatingDbErrors(maintenance.pausePolicyJobs);
 export const refreshAggregates = translatingDbErrors(maintenance.refreshAggregates);

@@ -32,7 +32,7 @@ describe.each(['postgres', 'timescale'] as const)('refreshRollups on %s', (engin
     await dispose?.();
   });
 
-  it('aggregates samples per minute and per hour', async () => {
+  it('aggregates samples per minute and per hour from the raw samples, late ones at once, and materializes nothing', async () => {
     const store = createSampleStore(db);
     const orgId = uniqueOrgId();
     const now = new Date();
@@ -58,7 +58,8 @@ describe.each(['postgres', 'timescale'] as const)('refreshRollups on %s', (engin
       await db.sql<{ id: string }[]>`
         select id::text from series where service_id = ${serviceId} and metric = 'load'`
     ).map((row) => row.id);
-    // Minutes since migration 36 retired samples_1m: from the raw samples as they are read.
+    // Minutes and hours since migrations 36 and 37 retired samples_1m and samples_1h: from the
+    // raw samples as they are read.
     const minutes = await readMetricHistory(
       db.sql,
       { step: '1m', fromMs: hourStart, toMs: hourStart + hourMs },
@@ -83,24 +84,26 @@ describe.each(['postgres', 'timescale'] as const)('refreshRollups on %s', (engin
         h['sum'] as number,
       ]),
     ).toEqual([[hourStart, 116 / 5, 1, 100, 5, 116]]);
-    expect(await materializedHours(load)).toEqual([hourStart]);
+    expect(await materializedHours(load)).toEqual([]);
 
-    // A late sample inside the lookback is counted by the next refresh.
+    // A late sample counts as soon as it is stored, with no refresh.
     await store.writeBatch({
       samples: [sample({ orgId, host: 'agg', timeMs: hourStart + 30_000, metrics: { load: 4 } })],
     });
-    await refreshRollups(db, { now: new Date(now.getTime() + minuteMs) });
     const [minute0] = await readMetricHistory(
       db.sql,
       { step: '1m', fromMs: hourStart, toMs: hourStart + minuteMs },
       load,
     );
     expect([minute0!.avg, minute0!.count]).toEqual([2.5, 4]);
-    // The hour is refreshed again once the next one completes (plain PostgreSQL).
+    const [hour] = await readMetricHistory(
+      db.sql,
+      { step: '1h', fromMs: hourStart, toMs: hourStart + hourMs },
+      load,
+    );
+    expect([hour!.avg, hour!.count]).toEqual([120 / 6, 6]);
     await refreshRollups(db, { now: new Date(now.getTime() + hourMs) });
-    const [hour] = await db.sql`
-      select count from samples_1h_buckets(${load}::bigint[], ${hourStart}, ${hourStart + hourMs})`;
-    expect(Number(hour!['count'])).toBe(6);
+    expect(await materializedHours(load)).toEqual([]);
   });
 
   /** The hours samples_1h materialized for these series (not computed as read). */

@@ -8,7 +8,8 @@ import { refreshRollups, RollupsSetAsideError, runMaintenance } from './run-main
 import type { HostSample } from '../samples/sample-batch.js';
 import { createSampleStore } from '../samples/sample-store.js';
 import { createServiceQueries } from '../services/service-queries.js';
-import { migratedDatabase } from '../testing/clean-database.js';
+import { migrateBefore } from '../schema/migrate.js';
+import { cleanDatabase, migratedDatabase } from '../testing/clean-database.js';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -20,8 +21,9 @@ function sample(orgId: string, host: string, timeMs: number, value: number): Hos
 }
 
 /**
- * Values stored before the edge refused them (or any organization's data that makes a rollup
- * statement fail) must not stop the rollups of every organization, nor make metrics reads 500.
+ * Values stored before the edge refused them must not make metrics reads 500; on a database
+ * that still refreshes its rollups (before migration 37 retired samples_1h), no organization's
+ * data that makes a rollup statement fail may stop the rollups of every other one.
  */
 describe('rollups and metrics reads with hostile stored values (plain PostgreSQL)', () => {
   let db: Database;
@@ -51,7 +53,7 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
       where r.service_id = ${serviceId} and r.metric = 'load' order by o.bucket
     `;
 
-  it('rolls up samples of ±1.8e308 clamped to ±1e100, and every other organization as usual', async () => {
+  it('reads samples of ±1.8e308 clamped to ±1e100 per minute and per hour, and materializes nothing', async () => {
     const store = createSampleStore(db);
     await store.writeBatch({
       samples: [
@@ -96,31 +98,38 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
       [rollupValueBound / 2, 0, rollupValueBound, 2],
     ]);
 
+    // samples_1m and samples_1h are retired (migrations 36 and 37): a refresh materializes
+    // nothing, minutes and hours are computed from the raw samples, clamped alike.
     const result = await refreshRollups(db, { now });
-    expect(result.setAside).toEqual([]);
-    // samples_1m is retired (migration 36): its minutes are computed from the raw samples.
-    expect(result.refreshed.map((window) => window.rollup)).toEqual(['samples_1h']);
+    expect(result).toMatchObject({ refreshed: [], setAside: [] });
     expect(await rollupRows('samples_1m', hugeService)).toEqual([]);
-    const hours = await rollupRows('samples_1h', hugeService);
-    expect(hours.map((h) => [h.min, h.max, Number(h.count), h.sum])).toEqual([
-      [-1e100, 1e100, 5, 2e100],
-    ]);
-    const normalHours = await rollupRows('samples_1h', await serviceOf(normal));
-    expect(normalHours.map((h) => [h.avg, h.min, h.max, Number(h.count)])).toEqual([[2, 1, 3, 2]]);
-
-    // The hour served from its rollup now, the minutes as before.
+    expect(await rollupRows('samples_1h', hugeService)).toEqual([]);
     expect((await read('1m'))?.map((p) => [p.avg, p.count])).toEqual(
       rawMinutes?.map((p) => [p.avg, p.count]),
     );
     expect((await read('1h'))?.map((p) => [p.min, p.max, p.count])).toEqual([[-1e100, 1e100, 5]]);
+    const normalHour = await queries.readMetricSeries({
+      orgId: normal,
+      serviceId: await serviceOf(normal),
+      metric: 'load',
+      step: '1h',
+      from: new Date(hourStart),
+      to: new Date(hourStart + hourMs),
+    });
+    expect(normalHour?.map((p) => [p.avg, p.min, p.max, p.count])).toEqual([[2, 1, 3, 2]]);
   });
 
-  describe('when one organization’s data makes the statement fail', () => {
+  describe('when one organization’s data makes the statement fail (before migration 37)', () => {
     const broken = uniqueOrgId();
     const healthy = uniqueOrgId();
     let brokenService: string;
+    let db: Database;
+    let dispose: () => Promise<void>;
 
     beforeAll(async () => {
+      // samples_1h is still refreshed there.
+      ({ db, dispose } = await cleanDatabase('postgres', 'db_rollup_isolation_v36'));
+      await migrateBefore(db, 37);
       const store = createSampleStore(db);
       await store.writeBatch({
         samples: [sample(broken, 'b', hourStart, 1), sample(healthy, 'ok', hourStart, 7)],
@@ -141,11 +150,19 @@ describe('rollups and metrics reads with hostile stored values (plain PostgreSQL
     });
 
     afterAll(async () => {
-      await db.sql.unsafe(`
-        drop trigger refuse_broken on samples_1h_materialized;
-        drop function refuse_broken_rollup();
-      `);
+      await dispose?.();
     });
+
+    const rollupRows = (table: 'samples_1h', serviceId: string) =>
+      db.sql<{ bucket: Date; avg: number }[]>`
+        select o.bucket, o.avg
+        from ${db.sql(`${table}_materialized`)} o join series r on r.id = o.series_id
+        where r.service_id = ${serviceId} and r.metric = 'load' order by o.bucket
+      `;
+    const serviceOf = async (orgId: string): Promise<string> => {
+      const [row] = await db.sql<{ id: string }[]>`select id from services where org_id = ${orgId}`;
+      return row!.id;
+    };
 
     it('sets that organization aside, rolls up the others and moves the watermark', async () => {
       await db.sql`update rollup_watermarks set watermark = ${new Date(hourStart - minuteMs)}`;

@@ -61,9 +61,10 @@ const tierFillWindowsPerRun = 24;
 const tierFillBudgetMs = 20_000;
 
 /**
- * Brings samples_1m and samples_1h up to `now` at once, whatever the storage mode (complete
- * buckets; TimescaleDB's real-time aggregation also shows the current one). Must not run
- * inside a transaction (TimescaleDB's refresh refuses to).
+ * Brings the rollups not retired yet up to `now` at once, whatever the storage mode (complete
+ * buckets; TimescaleDB's real-time aggregation also shows the current one). A database migrated
+ * to the end has none left (storage/retired-rollups.ts). Must not run inside a transaction
+ * (TimescaleDB's refresh refuses to).
  */
 export async function refreshRollups(
   db: Database,

@@ -201,8 +201,8 @@ export function checkSample(sample: HostSample): void {
 }
 
 /**
- * Whether a value goes into `samples`, whose aggregates (samples_1m, samples_1h) sum, average
- * and compare it: a finite value within /ingest's ±1e100 (rollupValueBound), so no sum of them
+ * Whether a value goes into `samples`, whose buckets (the history's minutes and hours, the kept
+ * tiers) sum, average and compare it: a finite value within /ingest's ±1e100 (rollupValueBound), so no sum of them
  * can overflow and no NaN poisons a bucket. Any other value (NaN, ±Inf, a larger magnitude, as
  * the agent protocols may send) goes into `unaggregated_samples`, which PromQL and remote read
  * merge in and the aggregates and rules never see.

@@ -855,8 +855,16 @@ const retiredMinuteRollup: Migration = {
   version: 36,
   name: 'retired_minute_rollup',
   // Issue 57: samples_1m is no longer refreshed; its rows stay until their retention, the
-  // 5-minute tier answers beyond the raw samples (storage/retired-minute-rollup.ts).
-  up: (sql, { engine }) => engine.retireMinuteRollup(sql),
+  // 5-minute tier answers beyond the raw samples (storage/retired-rollups.ts).
+  up: (sql, { engine }) => engine.retireRollup(sql, 'samples_1m'),
+};
+
+const retiredHourRollup: Migration = {
+  version: 37,
+  name: 'retired_hour_rollup',
+  // Issues 56 and 57: samples_1h the same; within the raw retention its hours are computed from
+  // the raw samples as they are read, beyond it the hourly tier answers.
+  up: (sql, { engine }) => engine.retireRollup(sql, 'samples_1h'),
 };
 
 /** Every migration, in version order. */
@@ -897,4 +905,5 @@ export const migrations: readonly Migration[] = [
   lateSampleWrites,
   keptSampleTiers,
   retiredMinuteRollup,
+  retiredHourRollup,
 ];

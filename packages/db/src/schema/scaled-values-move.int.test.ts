@@ -412,6 +412,10 @@ describe('the move of stored samples on timescale, interrupted', () => {
       select (select count(*)::int from storage_moves where finished_at is null) as pending,
         (select count(*)::int from pg_class where relname like 'samples%\\_v21') as old`;
     expect(left).toEqual({ pending: 0, old: 0 });
+    // Each aggregate retired once it moved (migrations 36 and 37).
+    const retired = await db.sql<{ rollup: string }[]>`
+      select rollup from retired_rollups order by rollup`;
+    expect(retired.map((row) => row.rollup)).toEqual(['samples_1h', 'samples_1m']);
     expect(await points(db)).toEqual(before.points);
     expectSameBuckets(await buckets(db, 'samples_1m'), before.minutes);
     expectSameBuckets(await buckets(db, 'samples_1h'), before.hours);

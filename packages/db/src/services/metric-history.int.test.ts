@@ -51,7 +51,7 @@ const rounded = (rows: readonly MetricBucketRow[]) =>
   rows.map((row) => ({ ...row, avg: Math.round(row.avg * 1e9) / 1e9 }));
 
 describe.each(['postgres', 'timescale'] as const)(
-  'a metric’s history when samples_1m is retired, on %s',
+  'a metric’s history when samples_1m and samples_1h are retired, on %s',
   (engine) => {
     let db: Database;
     let dispose: () => Promise<void>;
@@ -97,18 +97,19 @@ describe.each(['postgres', 'timescale'] as const)(
       return points;
     }
 
-    /** The minutes samples_1m materialized for the series. */
-    async function materializedMinutes(): Promise<number> {
+    /** The buckets a rollup materialized for the series. */
+    async function materialized(rollup: 'samples_1m' | 'samples_1h'): Promise<number> {
       const table =
         engine === 'postgres'
-          ? 'samples_1m_materialized'
-          : await materializationTable(db.sql, 'samples_1m');
-      const [row] = await db.sql.unsafe<{ minutes: number }[]>(
-        `select count(*)::int as minutes from ${table} where series_id = any($1::bigint[])`,
+          ? `${rollup}_materialized`
+          : await materializationTable(db.sql, rollup);
+      const [row] = await db.sql.unsafe<{ buckets: number }[]>(
+        `select count(*)::int as buckets from ${table} where series_id = any($1::bigint[])`,
         [ids],
       );
-      return row!.minutes;
+      return row!.buckets;
     }
+    const materializedMinutes = () => materialized('samples_1m');
 
     const history = (step: '1m' | '1h', fromMs: number, toMs: number) =>
       readMetricHistory(db.sql, { step, fromMs, toMs }, ids);
@@ -126,7 +127,7 @@ describe.each(['postgres', 'timescale'] as const)(
       await dispose?.();
     });
 
-    it('answers as before from the minutes samples_1m materialized, then from the 5-minute tier where the raw samples are gone', async () => {
+    it('answers as before from the buckets samples_1m and samples_1h materialized, then from the 5-minute and hourly tiers where the raw samples are gone', async () => {
       const early = await write(t0, t0 + 2 * hourMs);
       ids = (
         await db.sql<{ id: string }[]>`
@@ -137,6 +138,8 @@ describe.each(['postgres', 'timescale'] as const)(
       await refreshRollups(db, { now: new Date(now) });
       // Two series, 120 minutes each and the one of the first sample's jitter.
       expect(await materializedMinutes()).toBe(242);
+      const hoursMaterialized = await materialized('samples_1h');
+      expect(hoursMaterialized).toBeGreaterThanOrEqual(4);
       const minutesBefore = await history('1m', t0, t0 + 2 * hourMs);
       const hoursBefore = await history('1h', t0 - hourMs, t0 + 3 * hourMs);
       expect(rounded(minutesBefore)).toEqual(
@@ -150,17 +153,26 @@ describe.each(['postgres', 'timescale'] as const)(
         select materialized_to_ms::text as to_ms from retired_rollups where rollup = 'samples_1m'`;
       expect(Number(retired!.to_ms)).toBeGreaterThanOrEqual(t0 + 2 * hourMs);
       expect(Number(retired!.to_ms)).toBeLessThanOrEqual(t1);
+      const [retiredHours] = await db.sql<{ to_ms: string }[]>`
+        select materialized_to_ms::text as to_ms from retired_rollups where rollup = 'samples_1h'`;
+      expect(Number(retiredHours!.to_ms)).toBeGreaterThanOrEqual(t0 + 2 * hourMs);
+      expect(Number(retiredHours!.to_ms)).toBeLessThanOrEqual(t1);
       // Exactly the same answers: the materialized minutes stay until their retention.
       expect(await history('1m', t0, t0 + 2 * hourMs)).toEqual(minutesBefore);
       expect(await history('1h', t0 - hourMs, t0 + 3 * hourMs)).toEqual(hoursBefore);
-      // Nothing is materialized into samples_1m any more.
+      // Nothing is materialized into either any more.
       const late = await write(t1, t1 + hourMs);
       await refreshRollups(db, { now: new Date(t1 + 2 * hourMs) });
       expect(await materializedMinutes()).toBe(242);
-      // The newest minutes are computed from the raw samples as they are read.
+      expect(await materialized('samples_1h')).toBe(hoursMaterialized);
+      // The newest minutes and hours are computed from the raw samples as they are read.
       const byMinute = (t: number) => Math.floor(t / minuteMs) * minuteMs;
       expect(rounded(await history('1m', t1 - hourMs, t1 + 2 * hourMs))).toEqual(
         rounded(expectedBuckets(late, byMinute, [t1 - hourMs, t1 + 2 * hourMs])),
+      );
+      const byHour = (t: number) => Math.floor(t / hourMs) * hourMs;
+      expect(rounded(await history('1h', t1 - hourMs, t1 + 2 * hourMs))).toEqual(
+        rounded(expectedBuckets(late, byHour, [t1 - hourMs, t1 + 2 * hourMs])),
       );
 
       // Three days on, the writer's maintenance stores the tiers of that hour before the raw
@@ -173,7 +185,7 @@ describe.each(['postgres', 'timescale'] as const)(
         mode,
         maxWindows: 48,
       });
-      expect(upkeep.filled[0]!.filledToMs).toBeGreaterThan(t1 + hourMs);
+      expect(upkeep.filled.map((fill) => fill.filledToMs > t1 + hourMs)).toEqual([true, true]);
       if (engine === 'postgres') {
         await db.sql`delete from samples where series_id = any(${ids}::bigint[])
           and time >= ${new Date(t1 - minuteMs)}`;
@@ -189,8 +201,14 @@ describe.each(['postgres', 'timescale'] as const)(
       expect(rounded(await history('1m', t1 - hourMs, t1 + 2 * hourMs))).toEqual(
         rounded(expectedBuckets(late, byTierBucket, [t1, t1 + 2 * hourMs])),
       );
-      // The minutes samples_1m holds still read as they did.
+      // An hour's point at the start of its bucket (start, start + 1 h], from the hourly tier.
+      const byHourlyTierBucket = (t: number) => Math.ceil(t / hourMs) * hourMs - hourMs;
+      expect(rounded(await history('1h', t1 - hourMs, t1 + 2 * hourMs))).toEqual(
+        rounded(expectedBuckets(late, byHourlyTierBucket, [t1, t1 + 2 * hourMs])),
+      );
+      // What samples_1m and samples_1h hold still reads as it did.
       expect(await history('1m', t0, t0 + 2 * hourMs)).toEqual(minutesBefore);
+      expect(await history('1h', t0 - hourMs, t0 + 3 * hourMs)).toEqual(hoursBefore);
     });
   },
 );

@@ -1,8 +1,10 @@
 import type { Sql } from '../core/database.js';
 import { createFloat64Slabs } from '../series/binary-arrays.js';
 import { readKeptTierBuckets } from '../series/read-kept-tier-buckets.js';
+import type { KeptTier } from '../storage/kept-tiers.js';
 import { keptTiers, readFilledToMs } from '../storage/kept-tiers.js';
-import { minuteRollupRetiredAtMs } from '../storage/retired-minute-rollup.js';
+import { rollupRetiredAtMs } from '../storage/retired-rollups.js';
+import type { Rollup } from '../storage/rollups.js';
 import { rollupValueBound } from '../storage/rollups.js';
 
 /** A bucket of a metric's history; `timeMs` its start in epoch milliseconds. */
@@ -17,20 +19,24 @@ export type MetricBucketRow = {
 /** A bucket as read: its start as epoch milliseconds (a number parses cheaper than a date). */
 type BucketDbRow = { time_ms: number; avg: number; min: number; max: number; count: string };
 
-const tier5m = keptTiers.find((tier) => tier.name === '5m')!;
+/** Each step's rollup, and the tier that answers where the raw samples are gone. */
+const stepSources: Record<'1m' | '1h', { rollup: Rollup; tier: KeptTier }> = {
+  '1m': { rollup: 'samples_1m', tier: keptTiers.find((tier) => tier.name === '5m')! },
+  '1h': { rollup: 'samples_1h', tier: keptTiers.find((tier) => tier.name === '1h')! },
+};
 
 /**
  * A metric's history in `[fromMs, toMs)` at `step`, oldest first, its stored series taken
  * together: per bucket the average weighted by each series' count, the least minimum, the
  * greatest maximum, the counts added, so every sample of the metric counts once.
  *
- * - `1h`: samples_1h, real-time on both engines (the buckets its refresh has not reached are
- *   computed as they are read).
- * - `1m`: samples_1m, real-time the same way. Since migration 36 retired it
- *   (storage/retired-minute-rollup.ts), in three parts that never overlap: the minutes it had
- *   materialized, up to where it stopped; then, where the raw samples are gone, the 5-minute
- *   tier's buckets, a point every 5 minutes whose bucket is `(time, time + 5 min]` as PromQL's
- *   ranges are; then the minutes of the raw samples, computed as they are read.
+ * `1m` reads samples_1m and `1h` samples_1h, real-time on both engines (the buckets a refresh
+ * has not reached are computed as they are read). Since migrations 36 and 37 retired them
+ * (storage/retired-rollups.ts), in three parts that never overlap: the buckets the rollup had
+ * materialized, up to where it stopped; then, where the raw samples are gone, the buckets of
+ * its tier (5 minutes for `1m`, an hour for `1h`), each a point at its start whose bucket is
+ * `(time, time + width]` as PromQL's ranges are; then the buckets of the raw samples, computed
+ * as they are read.
  */
 export async function readMetricHistory(
   sql: Sql,
@@ -38,29 +44,28 @@ export async function readMetricHistory(
   seriesIds: readonly string[],
 ): Promise<MetricBucketRow[]> {
   const { fromMs, toMs } = query;
-  if (query.step === '1h')
-    return toRows(await readRollup(sql, 'samples_1h', fromMs, toMs, seriesIds));
-  const retiredAtMs = await minuteRollupRetiredAtMs(sql);
+  const { rollup, tier } = stepSources[query.step];
+  const retiredAtMs = await rollupRetiredAtMs(sql, rollup);
   if (retiredAtMs === undefined) {
-    return toRows(await readRollup(sql, 'samples_1m', fromMs, toMs, seriesIds));
+    return toRows(await readRollup(sql, rollup, fromMs, toMs, seriesIds));
   }
-  const filledToMs = await readFilledToMs(sql, tier5m);
+  const filledToMs = await readFilledToMs(sql, tier);
   const tierFromMs = Math.max(fromMs, retiredAtMs);
   const tierToMs = Math.min(toMs, filledToMs);
   const rawFromMs = Math.max(fromMs, retiredAtMs, filledToMs);
   const [materialized, tiered, computed] = await Promise.all([
     fromMs < Math.min(toMs, retiredAtMs)
-      ? readRollup(sql, 'samples_1m', fromMs, Math.min(toMs, retiredAtMs), seriesIds)
+      ? readRollup(sql, rollup, fromMs, Math.min(toMs, retiredAtMs), seriesIds)
       : [],
-    tierFromMs < tierToMs ? readTier(sql, tierFromMs, tierToMs, seriesIds) : [],
-    rawFromMs < toMs ? readRollup(sql, 'samples_1m', rawFromMs, toMs, seriesIds) : [],
+    tierFromMs < tierToMs ? readTier(sql, tier, tierFromMs, tierToMs, seriesIds) : [],
+    rawFromMs < toMs ? readRollup(sql, rollup, rawFromMs, toMs, seriesIds) : [],
   ]);
   return [...toRows(materialized), ...tiered, ...toRows(computed)];
 }
 
 function readRollup(
   sql: Sql,
-  rollup: 'samples_1m' | 'samples_1h',
+  rollup: Rollup,
   fromMs: number,
   toMs: number,
   seriesIds: readonly string[],
@@ -84,20 +89,21 @@ function readRollup(
 }
 
 /**
- * The 5-minute tier's buckets that start in `[fromMs, toMs)` (both within what it stored), each
- * as a point at its start.
+ * A tier's buckets that start in `[fromMs, toMs)` (both within what it stored), each as a point
+ * at its start.
  */
 async function readTier(
   sql: Sql,
+  tier: KeptTier,
   fromMs: number,
   toMs: number,
   seriesIds: readonly string[],
 ): Promise<MetricBucketRow[]> {
-  const width = tier5m.widthMs;
+  const width = tier.widthMs;
   const firstStartMs = Math.ceil(fromMs / width) * width;
   const [stored] = await readKeptTierBuckets(
     sql,
-    tier5m,
+    tier,
     { fromMs: firstStartMs, toMs: Math.ceil(toMs / width) * width },
     [seriesIds],
     ['sum', 'min', 'max'],

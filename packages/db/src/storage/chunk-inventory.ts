@@ -72,16 +72,3 @@ export async function readRawChunkIntervalMs(db: Database): Promise<number> {
   if (!Number.isFinite(ms) || ms <= 0) throw new Error('samples is not a hypertable');
   return ms;
 }
-
-/** Those of `views` whose materialization has compression enabled, in `views`' order. */
-export async function listCompressibleAggregates(
-  db: Database,
-  views: readonly string[],
-): Promise<string[]> {
-  const rows = await db.sql<{ view: string }[]>`
-    select view_name::text as view from timescaledb_information.continuous_aggregates
-    where view_schema = current_schema() and compression_enabled
-      and view_name = any(${[...views]}::text[])
-  `;
-  return views.filter((view) => rows.some((row) => row.view === view));
-}

@@ -14,10 +14,10 @@ import {
 } from './timescale/tables.js';
 import { timescaleNotPreloaded } from './server-capabilities.js';
 import {
-  freezeMinuteAggregate,
-  minuteRollupRetiredAtMs,
-  retiredMinuteBucketsFunction,
-} from './retired-minute-rollup.js';
+  freezeAggregate,
+  rollupRetiredAtMs,
+  writeRetiredBucketsFunctions,
+} from './retired-rollups.js';
 
 /** What the plain objects are renamed to while their rows are copied into the new ones. */
 const plain = '_plain';
@@ -62,10 +62,12 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const staleMarkers = await staleMarkersToHypertable(sql);
     const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
-    // A retired samples_1m (migration 36) stays retired: its rows, no refresh.
-    if ((await minuteRollupRetiredAtMs(sql)) !== undefined) {
-      await freezeMinuteAggregate(sql);
-      await run(sql, [retiredMinuteBucketsFunction('timescale')]);
+    // A retired rollup (migrations 36 and 37) stays retired: its rows, no refresh.
+    for (const rollup of ['samples_1m', 'samples_1h'] as const) {
+      if ((await rollupRetiredAtMs(sql, rollup)) !== undefined) await freezeAggregate(sql, rollup);
+    }
+    if ((await rollupRetiredAtMs(sql, 'samples_1m')) !== undefined) {
+      await writeRetiredBucketsFunctions(sql, 'timescale');
     }
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;

@@ -3,7 +3,7 @@ import type { EnsurePartitionsResult } from './postgres/partitions.js';
 import { ensurePartitions } from './postgres/partitions.js';
 import { pruneRollupTables, refreshRollupTables } from './postgres/rollup-refresh.js';
 import * as postgresTables from './postgres/tables.js';
-import type { RefreshRollupsResult } from './rollups.js';
+import type { RefreshRollupsResult, Rollup } from './rollups.js';
 import { refreshContinuousAggregates } from './timescale/aggregate-refresh.js';
 import { applyTimescalePolicies, refreshWindows } from './timescale/policies.js';
 import type {
@@ -14,10 +14,7 @@ import { moveStoredSamples } from './timescale/stored-sample-move.js';
 import * as timescaleTables from './timescale/tables.js';
 import { keepHeadUnindexed } from './timescale/head-chunks.js';
 import { createPostgresKeptTiers, createTimescaleKeptTiers } from './kept-tiers.js';
-import {
-  recordPostgresMinuteRollupRetired,
-  retireTimescaleMinuteRollup,
-} from './retired-minute-rollup.js';
+import { recordPostgresRollupRetired, retireTimescaleRollup } from './retired-rollups.js';
 import {
   createScaledSampleReads,
   indexSampleTimesByRange,
@@ -75,8 +72,8 @@ export type StorageEngine = {
   keepHeadUnindexed(sql: TransactionSql): Promise<void>;
   /** Migration 35: the rollup tiers kept beyond the raw retention (kept-tiers.ts). */
   createKeptTiers(sql: TransactionSql): Promise<void>;
-  /** Migration 36: samples_1m no longer refreshed (retired-minute-rollup.ts). */
-  retireMinuteRollup(sql: TransactionSql): Promise<void>;
+  /** Migrations 36 and 37: samples_1m, then samples_1h no longer refreshed (retired-rollups.ts). */
+  retireRollup(sql: TransactionSql, rollup: Rollup): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -125,7 +122,7 @@ const timescaleEngine: StorageEngine = {
   indexSampleTimesByRange,
   keepHeadUnindexed,
   createKeptTiers: createTimescaleKeptTiers,
-  retireMinuteRollup: retireTimescaleMinuteRollup,
+  retireRollup: retireTimescaleRollup,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -159,9 +156,11 @@ const postgresEngine: StorageEngine = {
   // Partitions are a day long and never compressed: reads of a few series need the key.
   keepHeadUnindexed: () => Promise.resolve(),
   createKeptTiers: createPostgresKeptTiers,
-  async retireMinuteRollup(sql) {
-    await recordPostgresMinuteRollupRetired(sql);
-    await postgresTables.retireMinuteRollup(sql);
+  async retireRollup(sql, rollup) {
+    await recordPostgresRollupRetired(sql, rollup);
+    await (rollup === 'samples_1m'
+      ? postgresTables.retireMinuteRollup(sql)
+      : postgresTables.retireHourRollup(sql));
   },
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),

@@ -57,23 +57,6 @@ export async function readRawRetentionDays(db: Database): Promise<number> {
 }
 
 /**
- * The end offset of samples_1m's refresh job in hours (samples_1m holds rows only for buckets
- * older than it); undefined where there is no such job.
- */
-export async function readMinuteRefreshEndOffsetHours(db: Database): Promise<number | undefined> {
-  const [minute] = await db.sql<{ end_hours: number }[]>`
-    select case when jsonb_typeof(config -> 'end_offset') = 'number'
-        then (config ->> 'end_offset')::float8 / 3600000
-        else extract(epoch from (config ->> 'end_offset')::interval)::float8 / 3600
-      end as end_hours
-    from timescaledb_information.jobs
-    where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_name = 'samples_1m'
-      and hypertable_schema = current_schema()
-  `;
-  return minute?.end_hours;
-}
-
-/**
  * How often the raw samples' consolidation job looks (storage/timescale/head-chunks.ts), in
  * hours; undefined before migration 33.
  */

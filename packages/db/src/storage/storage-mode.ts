@@ -24,8 +24,7 @@ export type StoragePolicies = {
   compressAfterHours: number;
   /**
    * How often TimescaleDB runs the compression, retention and refresh jobs
-   * (STORAGE_JOB_INTERVAL_SECONDS); undefined: each job's own default (refresh of samples_1m
-   * every minute, of samples_1h every 30 minutes, compression and retention hourly).
+   * (STORAGE_JOB_INTERVAL_SECONDS); undefined: each job's own default (timescale/policies.ts).
    */
   jobIntervalSeconds: number | undefined;
 };

@@ -55,7 +55,7 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
   const lines = [
     `Fleet: ${fmt(fleet.hosts)} hosts × ${fleet.metricsPerHost} metrics every ${fleet.intervalSeconds} s, ` +
       `raw samples kept ${fleet.retentionDays} days (the 5-minute tier ` +
-      `${fleet.rollup1mRetentionDays}, 1-hour aggregates and tier ${fleet.rollup1hRetentionDays}), ${fmt(fleet.rules)} rules`,
+      `${fleet.rollup1mRetentionDays}, the 1-hour tier ${fleet.rollup1hRetentionDays}), ${fmt(fleet.rules)} rules`,
     `  ${fmt(plan.samplesPerSecond)} samples/s in ${fmt(plan.requestsPerSecond)} requests/s ` +
       `(${fmt(plan.hostSamplesPerSecond)} host samples/s)`,
     '',
@@ -76,12 +76,10 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
         : '') +
       `), ${fmt(db.memoryGB)} GB memory ` +
       `(head chunks of ${db.headChunkMinutes} min), ${fmt(db.diskGB)} GB disk ` +
-      `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the aggregates kept longer included): raw ${fmt(db.disk.rawGB)}, ` +
-      `samples_1h ${fmt(db.disk.rollup1hGB)}, ` +
+      `(${fmt(db.bytesPerSample, 2)} bytes per raw sample, the tiers kept longer included, ` +
+      `${fmt(db.rawMultiple, 2)} × the raw samples' disk): raw ${fmt(db.disk.rawGB)}, ` +
       `5-minute tier ${fmt(db.disk.tier5mGB)}, 1-hour tier ${fmt(db.disk.tier1hGB)}, ` +
       `series ${fmt(db.disk.seriesGB, 1)}`,
-    `                once samples_1h is retired too: ${fmt(db.withoutHourRollup.diskGB)} GB ` +
-      `(raw, the tiers and series), ${fmt(db.withoutHourRollup.rawMultiple, 2)} × the raw samples' disk`,
     `                ${db.nodes === 1 ? 'no standby: a dead primary stops storage and alerting (--database-standbys 1 for HA)' : 'every node a whole copy'}; ` +
       `${fmt(db.total.cores)} cores, ${fmt(db.total.memoryGB)} GB memory, ${fmt(db.total.diskGB)} GB disk in all`,
     `Read replica    ${readReplicaLine(plan, assumptions)}`,
@@ -159,13 +157,13 @@ export function createCapacityCommand(write: (text: string) => void): Command {
     )
     .option(
       '--rollup-1m-retention <duration>',
-      '1-minute aggregate and 5-minute tier retention',
+      '5-minute tier retention (ROLLUP_1M_RETENTION_DAYS)',
       days,
       defaultStoragePolicies.rollup1mRetentionDays,
     )
     .option(
       '--rollup-1h-retention <duration>',
-      '1-hour aggregate and tier retention',
+      '1-hour tier retention (ROLLUP_1H_RETENTION_DAYS)',
       days,
       defaultStoragePolicies.rollup1hRetentionDays,
     )

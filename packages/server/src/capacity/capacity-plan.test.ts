@@ -138,11 +138,14 @@ describe('planCapacity', () => {
     );
   });
 
-  it('keeps the 1-hour aggregate throughout, and no 1-minute one (retired)', () => {
+  it('keeps neither the 1-minute nor the 1-hour aggregate (both retired)', () => {
     const plan = planCapacity(fleet, costs);
-    expect(Object.keys(plan.database.disk)).not.toContain('rollup1mGB');
-    const longer = planCapacity({ ...fleet, rollup1hRetentionDays: 1_460 }, costs);
-    expect(longer.database.disk.rollup1hGB).toBeGreaterThan(1.9 * plan.database.disk.rollup1hGB);
+    expect(Object.keys(plan.database.disk).sort()).toEqual([
+      'rawGB',
+      'seriesGB',
+      'tier1hGB',
+      'tier5mGB',
+    ]);
     expect(plan.database.bytesPerSample).toBeCloseTo(
       (plan.database.diskGB * 1e9) / (plan.samplesPerSecond * 30 * 86_400),
       9,
@@ -186,17 +189,10 @@ describe('the kept tiers', () => {
     );
   });
 
-  it('counts the tiers in the disk beside samples_1h, and the bill without it', () => {
-    const { disk, diskGB, withoutHourRollup } = planCapacity(fleet, costs).database;
-    expect(diskGB).toBeCloseTo(
-      disk.rawGB + disk.rollup1hGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB,
-      9,
-    );
-    expect(withoutHourRollup.diskGB).toBeCloseTo(
-      disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB,
-      9,
-    );
-    expect(withoutHourRollup.rawMultiple).toBeCloseTo(withoutHourRollup.diskGB / disk.rawGB, 9);
+  it('counts the tiers in the disk beside the raw samples, and the bill over them', () => {
+    const { disk, diskGB, rawMultiple } = planCapacity(fleet, costs).database;
+    expect(diskGB).toBeCloseTo(disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB, 9);
+    expect(rawMultiple).toBeCloseTo(diskGB / disk.rawGB, 9);
   });
 });
 

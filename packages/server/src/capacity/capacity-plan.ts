@@ -37,8 +37,6 @@ const figureNames = [
   'rawBytesPerSampleCompressed',
   'rawBytesPerMergedBatch',
   'rawBytesPerRowUncompressed',
-  'rollup1hBytesPerBucketCompressed',
-  'rollup1hBytesPerBucketUncompressed',
   'tier5mBytesPerRowCompressed',
   'tier5mBytesPerRowUncompressed',
   'tier1hBytesPerRowCompressed',
@@ -99,8 +97,8 @@ export type FleetShape = {
   /** Raw sample retention (RAW_RETENTION_DAYS). */
   retentionDays: number;
   /**
-   * How long the 1-minute and 1-hour aggregates are kept (ROLLUP_1M/1H_RETENTION_DAYS), and
-   * with them the 5-minute and 1-hour kept tiers.
+   * How long the 5-minute and 1-hour kept tiers are kept (ROLLUP_1M/1H_RETENTION_DAYS, named
+   * after the aggregates they replaced).
    */
   rollup1mRetentionDays: number;
   rollup1hRetentionDays: number;
@@ -138,8 +136,6 @@ export type PlanAssumptions = {
    * consolidation job's 30 minutes.
    */
   mergedHours: number;
-  /** `samples_1h` keeps its newest chunk (a day) and the job's delay uncompressed. */
-  rollup1hUncompressedHours: number;
   /**
    * The kept tiers (db/src/storage/kept-tiers.ts) are stored this long before the raw retention
    * drops their samples, and kept to ROLLUP_1M_RETENTION_DAYS (5-minute) and
@@ -178,7 +174,6 @@ export const defaultAssumptions: PlanAssumptions = {
   ),
   jobIntervalHours: 1 / 60,
   mergedHours: mergedSpanAtMostMs / 3.6e6 + 0.5,
-  rollup1hUncompressedHours: 24 + 2,
   tierFillBeforeRawRetentionHours: 6,
   tierUncompressedHours: 24 + 1,
   tier5mChunkHours: 7 * 24,
@@ -229,17 +224,12 @@ export type CapacityPlan = {
     /** Disk at steady state, by what holds it. */
     disk: {
       rawGB: number;
-      rollup1hGB: number;
       tier5mGB: number;
       tier1hGB: number;
       seriesGB: number;
     };
-    /**
-     * The bill once samples_1h is retired too (issue 57; samples_1m was by migration 36): raw
-     * samples, the kept tiers and the series, and that over the raw samples' disk alone (the
-     * issue's limit: 2).
-     */
-    withoutHourRollup: { diskGB: number; rawMultiple: number };
+    /** The disk over the raw samples' alone (issue 57's limit: 2). */
+    rawMultiple: number;
     /** Disk per raw sample kept, everything counted. */
     bytesPerSample: number;
     /** Whether one primary of at most `maxDatabaseCores` takes the writes (reads can move). */
@@ -356,8 +346,7 @@ export function planCapacity(
     1,
     Math.ceil((databaseCores + (readReplica.pays === true ? 0 : readCores)) / u),
   );
-  const withoutHourRollupGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
-  const diskGB = withoutHourRollupGB + disk.rollup1hGB;
+  const diskGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
   const nodes = 1 + assumptions.databaseStandbys;
   const replicas = readReplica.pays === true ? readReplica.replicas : 0;
   const replicaCores = readReplica.pays === true ? readReplica.coresPerReplica : 0;
@@ -394,10 +383,7 @@ export function planCapacity(
       headChunkMinutes: headChunkHours * 60,
       diskGB,
       disk,
-      withoutHourRollup: {
-        diskGB: withoutHourRollupGB,
-        rawMultiple: withoutHourRollupGB / disk.rawGB,
-      },
+      rawMultiple: diskGB / disk.rawGB,
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
       fitsOnePrimary:
         databaseCores / u <= assumptions.maxDatabaseCores &&
@@ -417,8 +403,8 @@ export function planCapacity(
  * The database's disk once every retention is reached, per series: raw samples in head chunks
  * for the chunk being written and its wait for the job, then merged into compressed chunks not
  * yet consolidated, then consolidated (each at its fullest, not on average: disk is sized for
- * the peak); `samples_1m` not at all (retired by migration 36: what it held ages out);
- * `samples_1h` over its retention, compressed but for its newest chunk; each kept tier from
+ * the peak); `samples_1m` and `samples_1h` not at all (retired by migrations 36 and 37: what
+ * they held ages out); each kept tier from
  * shortly before the raw retention to its own, compressed but for the chunk being filled.
  */
 function steadyStateDisk(
@@ -441,11 +427,6 @@ function steadyStateDisk(
       ((rawHours - headHours - mergedHours) * f.rawBytesPerSampleCompressed.value +
         headHours * f.rawBytesPerRowUncompressed.value) +
     (mergedHours / headChunkHours) * f.rawBytesPerMergedBatch.value;
-  const rollup1hHours = fleet.rollup1hRetentionDays * 24;
-  const rollup1hUncompressedHours = Math.min(rollup1hHours, assumptions.rollup1hUncompressedHours);
-  const rollup1h =
-    (rollup1hHours - rollup1hUncompressedHours) * f.rollup1hBytesPerBucketCompressed.value +
-    rollup1hUncompressedHours * f.rollup1hBytesPerBucketUncompressed.value;
   const tier = (
     widthHours: number,
     retentionDays: number,
@@ -476,7 +457,6 @@ function steadyStateDisk(
   const gb = (bytesPerSeries: number): number => (series * bytesPerSeries) / 1e9;
   return {
     rawGB: gb(raw),
-    rollup1hGB: gb(rollup1h),
     tier5mGB: gb(tier5m),
     tier1hGB: gb(tier1h),
     seriesGB: gb(f.bytesPerSeries.value),

@@ -7,7 +7,7 @@ import type {
   RollupWindow,
 } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs, rollupValueBound } from '../rollups.js';
-import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
+import { rollupRetiredAtMs } from '../retired-rollups.js';
 
 /**
  * The refresh recomputes from its watermark minus these lookbacks: 2 hours back, like the
@@ -40,8 +40,9 @@ export function plainRefreshWindow(options: {
 }
 
 /**
- * Brings the rollup tables up to `now` (complete buckets), samples_1h and, until migration 36
- * retires it, samples_1m: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO
+ * Brings the rollup tables up to `now` (complete buckets), each until its retiring migration
+ * (36 for samples_1m, 37 for samples_1h: ../retired-rollups.ts), so a database migrated to the
+ * end refreshes neither: recomputes each rollup's window with INSERT … SELECT … ON CONFLICT DO
  * UPDATE and moves its watermark, in one transaction that also keeps concurrent refreshers
  * apart. samples_1h is refreshed when a new hour completed.
  */
@@ -60,31 +61,23 @@ export async function refreshRollupTables(
     const refreshed: RollupWindow[] = [];
     const setAside: RollupChunkSetAside[] = [];
 
-    // Retired (migration 36): what it holds stays as it is until its retention.
-    const minute =
-      (await minuteRollupRetiredAtMs(sql)) === undefined
-        ? plainRefreshWindow({
-            rollup: 'samples_1m',
-            now: options.now,
-            watermark: watermark('samples_1m'),
-            onlyWhenAdvanced: false,
-          })
-        : undefined;
-    if (minute !== undefined) {
-      setAside.push(...(await refreshIsolated(sql, minute, minuteStatement)));
-      await moveWatermark(sql, minute);
-      refreshed.push(minute);
-    }
-    const hour = plainRefreshWindow({
-      rollup: 'samples_1h',
-      now: options.now,
-      watermark: watermark('samples_1h'),
-      onlyWhenAdvanced: true,
-    });
-    if (hour !== undefined) {
-      setAside.push(...(await refreshIsolated(sql, hour, hourStatement)));
-      await moveWatermark(sql, hour);
-      refreshed.push(hour);
+    // Minutes first (hours were built from them before migration 36); samples_1h is refreshed
+    // when a new hour completed. A retired rollup's rows stay as they are until its retention.
+    for (const [rollup, statement, onlyWhenAdvanced] of [
+      ['samples_1m', minuteStatement, false],
+      ['samples_1h', hourStatement, true],
+    ] as const) {
+      if ((await rollupRetiredAtMs(sql, rollup)) !== undefined) continue;
+      const window = plainRefreshWindow({
+        rollup,
+        now: options.now,
+        watermark: watermark(rollup),
+        onlyWhenAdvanced,
+      });
+      if (window === undefined) continue;
+      setAside.push(...(await refreshIsolated(sql, window, statement)));
+      await moveWatermark(sql, window);
+      refreshed.push(window);
     }
     return { mode: 'postgres', refreshed, setAside };
   });
@@ -174,7 +167,7 @@ const minuteStatement = bucketStatement('samples_1m', '1 minute');
 
 /**
  * Hours from the raw samples: since migration 36 no minutes are materialized to build them
- * from (../retired-minute-rollup.ts).
+ * from (../retired-rollups.ts).
  */
 const hourStatement = bucketStatement('samples_1h', '1 hour');
 

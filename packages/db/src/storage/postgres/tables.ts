@@ -222,7 +222,7 @@ function realTimeRollupViews(verb: 'create' | 'create or replace', value: string
 }
 
 /**
- * Version 36 (issue 57): samples_1m is no longer refreshed (../retired-minute-rollup.ts). Its
+ * Version 36 (issue 57): samples_1m is no longer refreshed (../retired-rollups.ts). Its
  * view shows what was materialized, which ROLLUP_1M_RETENTION_DAYS prunes; samples_1h's newest
  * hours are computed from the raw samples, no longer from minutes.
  */
@@ -236,6 +236,17 @@ export async function retireMinuteRollup(sql: TransactionSql): Promise<void> {
       '1 hour',
       'sample_value(mantissa, scale, value)',
     ),
+  ]);
+}
+
+/**
+ * Version 37 (issues 56 and 57): samples_1h is no longer refreshed either (../retired-rollups.ts):
+ * its view shows what was materialized, which ROLLUP_1H_RETENTION_DAYS prunes.
+ */
+export async function retireHourRollup(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create or replace view samples_1h as
+      select ${clampedColumns(bound)} from ${materializedRollup.samples_1h}`,
   ]);
 }
 

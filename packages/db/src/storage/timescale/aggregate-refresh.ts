@@ -3,11 +3,12 @@ import type { Database, Queryable } from '../../core/database.js';
 import type { RefreshRollupsResult, Rollup, RollupWindow } from '../rollups.js';
 import { bucketStart, hourMs, minuteMs } from '../rollups.js';
 import type { RefreshWindows } from './policies.js';
-import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
+import { rollupRetiredAtMs } from '../retired-rollups.js';
 
 /**
- * Brings the continuous aggregates up to `now` (samples_1m only until migration 36 retires it)
- * with `refresh_continuous_aggregate` over the refresh policies' windows (`windows`, in hours
+ * Brings the continuous aggregates that are not retired yet up to `now` (migrations 36 and 37
+ * retire samples_1m and samples_1h, or the end of migration 24's move of one does:
+ * ../retired-rollups.ts) with `refresh_continuous_aggregate` over the refresh policies' windows (`windows`, in hours
  * back). The refresh policies do this by themselves wherever the server runs its job scheduler;
  * this is for a server without one (`timescaledb.max_background_workers = 0`) and for tests that
  * need the materialized part current at a known moment. Must not run inside a transaction
@@ -18,13 +19,12 @@ export async function refreshContinuousAggregates(
   options: { now: Date; windows: RefreshWindows; only?: Rollup },
 ): Promise<RefreshRollupsResult> {
   const refreshed: RollupWindow[] = [];
-  const minuteRetired = (await minuteRollupRetiredAtMs(db.sql)) !== undefined;
   for (const [rollup, bucketMs] of [
     ['samples_1m', minuteMs],
     ['samples_1h', hourMs],
   ] as const) {
     if (options.only !== undefined && options.only !== rollup) continue;
-    if (rollup === 'samples_1m' && minuteRetired) continue;
+    if ((await rollupRetiredAtMs(db.sql, rollup)) !== undefined) continue;
     const window = options.windows[rollup];
     const to = bucketStart(new Date(options.now.getTime() - window.endHours * hourMs), bucketMs);
     const from = new Date(

@@ -5,7 +5,7 @@ export type WorkerSettingShortfall = { setting: string; value: number; needed: n
 
 /** The server's worker settings, and the jobs scheduled in this database. */
 export type JobWorkerSettings = {
-  /** Jobs TimescaleDB schedules in this database: ours (11 at most) and its own. */
+  /** Jobs TimescaleDB schedules in this database: ours (10 at most) and its own. */
   jobs: number;
   maxWorkerProcesses: number;
   maxBackgroundWorkers: number;

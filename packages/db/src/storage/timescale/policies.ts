@@ -2,7 +2,7 @@ import type { TransactionSql } from '../../core/database.js';
 import { hourMs } from '../rollups.js';
 import type { StoragePolicies } from '../storage-mode.js';
 import { headCompressLagMs } from './head-chunks.js';
-import { minuteRollupRetiredAtMs } from '../retired-minute-rollup.js';
+import { rollupRetiredAtMs } from '../retired-rollups.js';
 
 /** What a refresh covers, in hours back from now: `[now − startHours, now − endHours)`. */
 type RefreshWindow = { startHours: number; endHours: number };
@@ -107,10 +107,10 @@ function refreshesOldestFirst(config: unknown): boolean {
 }
 
 /**
- * (Re)creates every storage job from the policies: the refresh of both continuous aggregates,
- * compression of sample chunks older than `compressAfterHours` and of the aggregates past their
- * refresh windows, and retention of raw samples (unaggregated ones too), staleness markers,
- * snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
+ * (Re)creates every storage job from the policies: the refresh of each continuous aggregate not
+ * retired yet (../retired-rollups.ts), compression of sample chunks older than
+ * `compressAfterHours` and of the aggregates past their refresh windows, and retention of raw
+ * samples (unaggregated ones too), staleness markers, snapshots and each aggregate. The server's job scheduler runs them; nothing here runs one.
  * Replaces only what differs from the stored policies, or when a job is missing (a migration
  * that re-created a table took its jobs along).
  */
@@ -147,13 +147,15 @@ export async function applyTimescalePolicies(
       where to_regclass(t) is not null
     `
   ).map((row) => row.table);
-  // Migration 36 retires samples_1m: no refresh job, its rows compressed and dropped as before.
-  const minuteRetired = (await minuteRollupRetiredAtMs(sql)) !== undefined;
+  // Migrations 36 and 37 retire samples_1m and samples_1h: no refresh job, their rows
+  // compressed and dropped as before.
+  const minuteRetired = (await rollupRetiredAtMs(sql, 'samples_1m')) !== undefined;
+  const hourRetired = (await rollupRetiredAtMs(sql, 'samples_1h')) !== undefined;
+  const retired = (table: string) =>
+    (table === 'samples_1m' && minuteRetired) || (table === 'samples_1h' && hourRetired);
   const expected = expectedJobs.filter(
     ([proc, table]) =>
-      (proc !== 'policy_refresh_continuous_aggregate' ||
-        table !== 'samples_1m' ||
-        !minuteRetired) &&
+      (proc !== 'policy_refresh_continuous_aggregate' || !retired(table)) &&
       (proc !== 'policy_compression' || table === 'samples' || compressible.has(table)) &&
       ((table !== 'stale_markers' && table !== 'unaggregated_samples') ||
         laterRawTables.includes(table)),
@@ -224,12 +226,14 @@ export async function applyTimescalePolicies(
       refresh_newest_first => false)
   `;
   }
-  await sql`
+  if (!hourRetired) {
+    await sql`
     select add_continuous_aggregate_policy('samples_1h'::regclass,
       start_offset => ${hours(windows.samples_1h.startHours)}, end_offset => ${hours(1)},
       schedule_interval => ${every('30 minutes')}, initial_start => now() + ${every('30 minutes')},
       refresh_newest_first => false)
   `;
+  }
   // A head chunk waits a little past its end (head-chunks.ts) when nothing else is asked.
   const rawCompressAfter =
     integerTime && policies.compressAfterHours * hourMs < headCompressLagMs

@@ -13,8 +13,8 @@
  *   SQL (`sample_value`) was a fifth of the server's time for a PromQL read;
  * - `samples_1m_buckets(…)` and `samples_1h_buckets(…)`: `(bucket_ms, series_id, avg, min, max,
  *   count, sum)` of the buckets starting in `[from_ms, to_ms)`, real-time (complete up to the
- *   newest sample). Since migration 36 `samples_1m_buckets` is ../retired-minute-rollup.ts's:
- *   the minutes samples_1m materialized, then those of the raw samples.
+ *   newest sample). Since migrations 36 and 37 both are ../retired-rollups.ts's: the buckets
+ *   the rollup materialized, then those of the raw samples.
  *
  * Times are epoch milliseconds. Each function is one SQL statement (language sql, stable, not
  * strict), which PostgreSQL inlines into the caller's query: the caller's bounds prune chunks

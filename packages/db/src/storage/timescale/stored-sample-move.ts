@@ -12,7 +12,7 @@ import {
   rawScaledSamplesFunction,
 } from './read-functions.js';
 import { materializationTable } from './tables.js';
-import { retireMovedMinuteRollup } from '../retired-minute-rollup.js';
+import { retireMovedRollup } from '../retired-rollups.js';
 
 /** What one run of `moveStoredSamples` did. */
 export type StoredSampleMoveResult = {
@@ -298,11 +298,9 @@ async function moveAggregateChunk(
     await sql.unsafe(bucketsFunction(rollup));
     await sql.unsafe(`drop materialized view ${rollup}${previousLayout}`);
     await sql`update storage_moves set finished_at = now() where step = ${rollup}`;
-    if (rollup === 'samples_1m') {
-      await dropPreviousSamples(sql);
-      // Migration 36 retires samples_1m once it moved.
-      await retireMovedMinuteRollup(sql);
-    }
+    if (rollup === 'samples_1m') await dropPreviousSamples(sql);
+    // Migrations 36 and 37 retire each rollup once it moved.
+    await retireMovedRollup(sql, rollup);
     return 'finished';
   });
 }

@@ -1,6 +1,6 @@
-import { dropMetricName } from './labels.js';
 import type { LoadedSeries } from './loaded-series.js';
 import type { EvalBudget } from './rate-steps.js';
+import { endSeriesRow } from './rate-steps.js';
 import type { BucketWindow, SeriesBuckets } from './series-buckets.js';
 import { addUpBuckets, emptyBucketWindow } from './series-buckets.js';
 import type { StepMatrix } from './step-matrix.js';
@@ -49,12 +49,7 @@ export function bucketSteps(
       out.present[k * out.rows + row] = 1;
       results++;
     }
-    // A series without a result takes no row: the next one takes it (still all absent).
-    if (results > 0) {
-      budget.addSamples(results);
-      out.metrics.push(dropMetricName(one.metric));
-      row++;
-    }
+    row += endSeriesRow(out, budget, one.metric, results);
   }
   return out;
 }

@@ -25,6 +25,23 @@ export type EvalBudget = {
 };
 
 /**
+ * Ends the row a series filled in `out` with `results` values: kept, its metric name dropped
+ * and its results counted, or, without a result, left to the next series (still all absent).
+ * Returns the rows taken.
+ */
+export function endSeriesRow(
+  out: StepMatrix,
+  budget: EvalBudget,
+  metric: LoadedSeries['metric'],
+  results: number,
+): 0 | 1 {
+  if (results === 0) return 0;
+  budget.addSamples(results);
+  out.metrics.push(dropMetricName(metric));
+  return 1;
+}
+
+/**
  * rate, increase or delta of each series over the steps `times`, on the loaded arrays: each
  * step's window is an index range, so no Point per sample and no window array per step (what
  * other range functions cost), and no Point per result for an aggregation to read (StepMatrix).
@@ -87,12 +104,7 @@ export function rateSteps(
       out.present[k * out.rows + row] = 1;
       results++;
     }
-    // A series without a result takes no row: the next one takes it (still all absent).
-    if (results > 0) {
-      budget.addSamples(results);
-      out.metrics.push(dropMetricName(one.metric));
-      row++;
-    }
+    row += endSeriesRow(out, budget, one.metric, results);
   }
   return out;
 }

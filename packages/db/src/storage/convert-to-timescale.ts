@@ -63,12 +63,13 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
     // A retired rollup (migrations 36 and 37) stays retired: its rows, no refresh.
+    let anyRetired = false;
     for (const rollup of ['samples_1m', 'samples_1h'] as const) {
-      if ((await rollupRetiredAtMs(sql, rollup)) !== undefined) await freezeAggregate(sql, rollup);
+      if ((await rollupRetiredAtMs(sql, rollup)) === undefined) continue;
+      await freezeAggregate(sql, rollup);
+      anyRetired = true;
     }
-    if ((await rollupRetiredAtMs(sql, 'samples_1m')) !== undefined) {
-      await writeRetiredBucketsFunctions(sql, 'timescale');
-    }
+    if (anyRetired) await writeRetiredBucketsFunctions(sql, 'timescale');
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
     return { samples, snapshots, staleMarkers, unaggregatedSamples, rollupBuckets };

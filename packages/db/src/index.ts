@@ -13,6 +13,7 @@ import {
   resolveAlerts as resolveAlertsRaw,
 } from './alerts/alert-transitions.js';
 import { createEvaluatorStore as evaluatorStore } from './evaluator-state/evaluator-store.js';
+import { createExemplarReader as exemplarReader } from './exemplars/exemplar-reader.js';
 import { createInvestigationQueries as investigationQueries } from './investigations/investigation-queries.js';
 import { createInvestigationStore as investigationStore } from './investigations/investigation-store.js';
 import { loadLogResumeOffsets as loadLogResumeOffsetsRaw } from './log/consumer-offsets.js';
@@ -71,6 +72,10 @@ export { binarySampleChunks } from './samples/copy-binary.js';
 export const readSampleTimeColumn = translatingDbErrors(readSampleTimeColumnRaw);
 export { scaleValues } from './samples/sample-rows.js';
 export { createSeriesScales } from './samples/series-scales.js';
+/** The exemplars of series chosen by PromQL selectors, for `query_exemplars`. */
+export const createExemplarReader = translatingStoreFactory(exemplarReader);
+export type { ExemplarReader, ExemplarsRead } from './exemplars/exemplar-reader.js';
+export type { SeriesExemplars } from './exemplars/group-exemplars.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';

@@ -72,7 +72,7 @@ const remoteWrite: AgentWriteRoute = {
           headers: {
             'X-Prometheus-Remote-Write-Samples-Written': String(result.accepted),
             'X-Prometheus-Remote-Write-Histograms-Written': '0',
-            'X-Prometheus-Remote-Write-Exemplars-Written': '0',
+            'X-Prometheus-Remote-Write-Exemplars-Written': String(result.exemplars),
           },
         }),
       };

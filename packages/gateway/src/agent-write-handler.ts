@@ -114,6 +114,7 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
       tags: sample.tags,
       tags_label_series: true,
       ...(sample.staleMetrics === undefined ? {} : { stale_metrics: sample.staleMetrics }),
+      ...(sample.exemplars === undefined ? {} : { exemplars: sample.exemplars }),
       containers: [],
       processes: [],
     }));

@@ -6,6 +6,7 @@ export { formatFloat } from './format-float.js';
 export { compileRe2Regexp } from './re2-regexp.js';
 export { prettifyPromql } from './format-promql.js';
 export { parsePromql } from './parse-promql.js';
+export { extractSelectors } from './extract-selectors.js';
 export { parseSeriesSelector } from './parse-series-selector.js';
 export { PromqlError } from './promql-error.js';
 export type { PromqlEngine, QueryOptions, SourceTiers } from './promql-engine.js';

@@ -31,6 +31,7 @@ describe('decodeCollectdJson', () => {
         },
       ],
       accepted: 1,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });

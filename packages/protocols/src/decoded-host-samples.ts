@@ -1,3 +1,5 @@
+import type { SampleExemplar } from '@monitor/schemas';
+
 /**
  * One host's sample as an agent protocol's decoder gives it (before the gateway adds its
  * organization), shaped like an /ingest payload after validation: every name, value and tag
@@ -20,6 +22,11 @@ export type ProtocolSample = {
    * when there are none.
    */
   staleMetrics?: string[];
+  /**
+   * Exemplars of this host's series at `timeMs` (each of the metric it names, with these tags);
+   * absent when there are none. A sample may hold exemplars only.
+   */
+  exemplars?: SampleExemplar[];
 };
 
 /**
@@ -52,6 +59,11 @@ export const rejectReasons = [
    * same series and time (a value or a staleness marker) loses to the first.
    */
   'duplicate_series_time',
+  /**
+   * An exemplar whose labels' names and values hold more than Prometheus' 128 characters in
+   * all (`ExemplarMaxLabelSetLength`), or text storage cannot hold.
+   */
+  'invalid_exemplar',
 ] as const;
 export type RejectReason = (typeof rejectReasons)[number];
 
@@ -63,8 +75,6 @@ export const skipReasons = [
   'no_value',
   /** A native histogram sample of remote-write (not stored). */
   'histogram',
-  /** An exemplar of remote-write (not stored). */
-  'exemplar',
   /** A string field of line protocol. */
   'string_field',
 ] as const;
@@ -76,6 +86,8 @@ export type DecodedHostSamples = {
   samples: ProtocolSample[];
   /** Points taken: the number of metric and stale-metric entries across `samples`. */
   accepted: number;
+  /** Exemplars taken: the number of `exemplars` entries across `samples`. */
+  exemplars: number;
   /** Points not taken, by reason; only reasons that occurred are present. */
   rejected: Partial<Record<RejectReason, number>>;
   /** Input skipped by design, by reason; only reasons that occurred are present. */

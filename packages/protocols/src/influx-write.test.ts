@@ -25,6 +25,7 @@ describe('decodeInfluxLineProtocol', () => {
         },
       ],
       accepted: 2,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });

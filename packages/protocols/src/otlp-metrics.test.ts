@@ -72,6 +72,7 @@ describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
         },
       ],
       accepted: 2,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });
@@ -241,6 +242,7 @@ describe('decodeOtlpMetricsProtobuf', () => {
     expect(decodeOtlpMetricsProtobuf(new Uint8Array(0), options)).toEqual({
       samples: [],
       accepted: 0,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });
@@ -299,6 +301,7 @@ describe("opentelemetry-proto's example request", () => {
         },
       ],
       accepted: 6,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     };
@@ -332,5 +335,89 @@ describe("opentelemetry-proto's example request", () => {
       ],
     );
     expect(decodeOtlpMetricsJson(jsonBody(json), options).accepted).toBe(1);
+  });
+});
+
+describe('OTLP exemplars', () => {
+  const traceId = '5b8efff798038103d269b633813fc60c';
+  const spanId = 'eee19b7ec3c1b174';
+  /** A sum point with two exemplars; `id` writes the ids as the encoding carries bytes. */
+  const request = (id: (hex: string) => string | Uint8Array) =>
+    requestJson(
+      [attribute('host.name', 'web-1')],
+      [
+        {
+          name: 'requests',
+          sum: {
+            aggregationTemporality: 2,
+            isMonotonic: true,
+            dataPoints: [
+              {
+                timeUnixNano,
+                asInt: '3',
+                attributes: [attribute('route', '/a')],
+                exemplars: [
+                  {
+                    timeUnixNano: '1749999999000000000',
+                    asDouble: 0.5,
+                    traceId: id(traceId),
+                    spanId: id(spanId),
+                    filteredAttributes: [attribute('user', 'u1')],
+                  },
+                  {
+                    timeUnixNano: '1749999998000000000',
+                    asInt: '2',
+                    filteredAttributes: [attribute('comment', 'x'.repeat(122))],
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    );
+  const expected = {
+    samples: [
+      {
+        host: 'web-1',
+        timeMs,
+        metrics: { requests: 3 },
+        tags: { 'host.name': 'web-1', route: '/a' },
+      },
+      {
+        host: 'web-1',
+        timeMs: 1_749_999_999_000,
+        metrics: {},
+        tags: { 'host.name': 'web-1', route: '/a' },
+        exemplars: [
+          {
+            metric: 'requests',
+            value: 0.5,
+            labels: { trace_id: traceId, span_id: spanId, user: 'u1' },
+          },
+        ],
+      },
+      {
+        host: 'web-1',
+        timeMs: 1_749_999_998_000,
+        metrics: {},
+        tags: { 'host.name': 'web-1', route: '/a' },
+        // Attributes past Prometheus' 128 characters are left out, as its translation does.
+        exemplars: [{ metric: 'requests', value: 2, labels: {} }],
+      },
+    ],
+    accepted: 1,
+    exemplars: 2,
+    rejected: {},
+    skipped: {},
+  };
+
+  it('go with their series, trace and span ids in hex, from protobuf', () => {
+    const body = protobufBody(request((hex) => Buffer.from(hex, 'hex')));
+    expect(decodeOtlpMetricsProtobuf(body, options)).toEqual(expected);
+  });
+
+  it('read the ids of OTLP/JSON as hex, as its encoding writes them', () => {
+    expect(decodeOtlpMetricsJson(jsonBody(request((hex) => hex)), options)).toEqual(expected);
   });
 });

@@ -19,7 +19,19 @@ type PointBase = {
   timeUnixNano?: Int64 | null;
   flags?: number | null;
 };
-type NumberDataPoint = PointBase & { asDouble?: number | null; asInt?: Int64 | null };
+type Exemplar = {
+  filteredAttributes?: KeyValue[] | null;
+  timeUnixNano?: Int64 | null;
+  asDouble?: number | null;
+  asInt?: Int64 | null;
+  spanId?: ArrayLike<number> | null;
+  traceId?: ArrayLike<number> | null;
+};
+type NumberDataPoint = PointBase & {
+  asDouble?: number | null;
+  asInt?: Int64 | null;
+  exemplars?: Exemplar[] | null;
+};
 type CountAndSumPoint = PointBase & { count?: Int64 | null; sum?: number | null };
 type Points<P> = { dataPoints?: P[] | null } | null | undefined;
 type Metric = {
@@ -82,6 +94,7 @@ export function decodeOtlpMetricsJson(
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw malformed(protocol, 'The body must be a JSON object (an ExportMetricsServiceRequest).');
   }
+  bytesFromHex(json);
   let request: ExportMetricsServiceRequest;
   try {
     request = protojson.fromJson(otlpMetricsTypes().request, json, {
@@ -96,6 +109,38 @@ export function decodeOtlpMetricsJson(
     );
   }
   return collectRequest(request, options);
+}
+
+/**
+ * OTLP's JSON writes trace and span ids as hex, where ProtoJSON reads bytes as base64: the ids
+ * of the number points' exemplars are rewritten in place (anything unexpected is left for the
+ * decoder to judge).
+ */
+function bytesFromHex(request: object): void {
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  const field = (value: unknown, name: string): unknown =>
+    typeof value === 'object' && value !== null
+      ? (value as Record<string, unknown>)[name]
+      : undefined;
+  for (const resource of list(field(request, 'resourceMetrics'))) {
+    for (const scope of list(field(resource, 'scopeMetrics'))) {
+      for (const metric of list(field(scope, 'metrics'))) {
+        for (const kind of ['gauge', 'sum']) {
+          for (const point of list(field(field(metric, kind), 'dataPoints'))) {
+            for (const exemplar of list(field(point, 'exemplars'))) {
+              const ids = exemplar as Record<string, unknown>;
+              for (const id of ['traceId', 'spanId']) {
+                const text = ids[id];
+                if (typeof text === 'string' && /^(?:[0-9a-fA-F]{2})*$/.test(text)) {
+                  ids[id] = Buffer.from(text, 'hex').toString('base64');
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 function malformed(protocol: AgentProtocol, message: string, cause?: unknown): ProtocolDecodeError {
@@ -129,7 +174,9 @@ function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string
  * `service.instance.id`, else `service.name`; metric = the OTLP name (rewritten only where
  * /ingest's pattern refuses it); gauge and sum points → one value; histogram, exponential
  * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; resource and
- * point attributes of string type → tags. Exemplars and buckets are not stored.
+ * point attributes of string type → tags. A gauge or sum point's exemplars go with its series
+ * as Prometheus' OTLP translation makes them (labels `trace_id` and `span_id` in hex where set,
+ * and the filtered attributes); buckets, and the exemplars of histograms, are not stored.
  */
 function collectRequest(
   request: ExportMetricsServiceRequest,
@@ -170,6 +217,7 @@ function collectMetric(target: PointTarget, metric: Metric): void {
       } else {
         target.collector.skip('no_value');
       }
+      for (const exemplar of point.exemplars ?? []) addExemplar(target, point, name, exemplar);
     }
   }
   for (const points of [metric.histogram, metric.exponentialHistogram, metric.summary]) {
@@ -186,10 +234,55 @@ function collectMetric(target: PointTarget, metric: Metric): void {
   }
 }
 
-function addPoint(target: PointTarget, point: PointBase, metric: string, value: number): void {
+function tagsOf(target: PointTarget, point: PointBase): FlatTags {
   const pointPairs = stringAttributes(point.attributes);
-  const tags = pointPairs.length > 0 ? mergeTags(target.resourceTags, pointPairs) : target.resource;
-  // time_unix_nano is required; 0 is "not set", not 1970.
-  const timeMs = unixNanosToMs(point.timeUnixNano);
-  target.collector.add(target.host, timeMs === 0 ? Number.NaN : timeMs, tags, metric, value);
+  return pointPairs.length > 0 ? mergeTags(target.resourceTags, pointPairs) : target.resource;
+}
+
+/** time_unix_nano is required; 0 is "not set", not 1970. */
+function timeOf(timeUnixNano: Int64 | null | undefined): number {
+  const timeMs = unixNanosToMs(timeUnixNano);
+  return timeMs === 0 ? Number.NaN : timeMs;
+}
+
+function addPoint(target: PointTarget, point: PointBase, metric: string, value: number): void {
+  target.collector.add(
+    target.host,
+    timeOf(point.timeUnixNano),
+    tagsOf(target, point),
+    metric,
+    value,
+  );
+}
+
+/** Prometheus' bound on an exemplar's labels (`ExemplarMaxLabelSetLength`), in code points. */
+const exemplarLabelsMaxLength = 128;
+
+const codePoints = (labels: readonly (readonly [string, string])[]): number =>
+  labels.reduce((total, [name, value]) => total + [...name].length + [...value].length, 0);
+
+function addExemplar(
+  target: PointTarget,
+  point: PointBase,
+  metric: string,
+  exemplar: Exemplar,
+): void {
+  const labels: [string, string][] = [];
+  // An absent id decodes to protobufjs' default, an empty array.
+  const hex = (id: ArrayLike<number> | null | undefined): string =>
+    id == null || id.length === 0 ? '' : Buffer.from(Array.from(id)).toString('hex');
+  const traceId = hex(exemplar.traceId);
+  const spanId = hex(exemplar.spanId);
+  if (traceId !== '') labels.push(['trace_id', traceId]);
+  if (spanId !== '') labels.push(['span_id', spanId]);
+  // As Prometheus translates them: the filtered attributes only where all of them fit its bound.
+  const attributes = stringAttributes(exemplar.filteredAttributes);
+  if (codePoints(labels) + codePoints(attributes) <= exemplarLabelsMaxLength) {
+    labels.push(...attributes);
+  }
+  const value = Object.hasOwn(exemplar, 'asInt')
+    ? int64ToNumber(exemplar.asInt)
+    : (exemplar.asDouble ?? 0);
+  const timeMs = timeOf(exemplar.timeUnixNano);
+  target.collector.addExemplar(target.host, timeMs, tagsOf(target, point), metric, value, labels);
 }

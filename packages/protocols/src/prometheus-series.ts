@@ -6,6 +6,9 @@ import { flattenTags } from './sample-collector.js';
 /** A remote-write sample as protobufjs decodes it (1.0 and 2.0 agree on these two fields). */
 export type PrometheusSample = { value?: number | null; timestamp?: Int64 | null };
 
+/** A remote-write exemplar: 1.0's, or 2.0's with its label references resolved. */
+export type PrometheusExemplar = PrometheusSample & { labels?: readonly PrometheusLabel[] | null };
+
 const scratch = new DataView(new ArrayBuffer(8));
 
 /**
@@ -83,23 +86,24 @@ export type PrometheusLabel = { name?: string | null; value?: string | null };
 export type PrometheusSeriesCollector = (
   labels: readonly PrometheusLabel[],
   samples: readonly PrometheusSample[],
+  exemplars?: readonly PrometheusExemplar[],
 ) => void;
 
 /**
  * Mapping (docs/agents.md#labels-as-written): metric = `__name__`; host = label `host`, else label
- * `instance` without its port, else label `job`, else `remoteWriteHost`; every label but
- * `__name__` is a tag (`job`, `instance` and `host` included), and the tags label the series,
- * nothing added. A label with an empty value is no label, as in
- * Prometheus. A staleness marker ends its series at its time (stored as a marker, not a value);
- * every sample goes to the collector's checks. One per body: it keeps the hosts of the
- * instances it has seen.
+ * `instance` without its port, else label `job`, else `remoteWriteHost`; every label but `__name__`
+ * is a tag (`job`, `instance` and `host` included), and the tags label the series, nothing added. A
+ * label with an empty value is no label, as in Prometheus. A staleness marker ends its series at
+ * its time (stored as a marker, not a value); an exemplar goes with its series, at its own time;
+ * every sample goes to the collector's checks. One per body: it keeps the hosts of the instances it
+ * has seen.
  */
 export function createPrometheusSeriesCollector(
   collector: SampleCollector,
 ): PrometheusSeriesCollector {
   const hostsOfInstances = new Map<string, string>();
   const tags: string[] = [];
-  return (labels, samples) => {
+  return (labels, samples, exemplars = []) => {
     let metric: string | undefined;
     let hostLabel: string | undefined;
     let instance: string | undefined;
@@ -149,6 +153,16 @@ export function createPrometheusSeriesCollector(
       } else {
         collector.add(host, int64ToNumber(sample.timestamp), tags, metric, value);
       }
+    }
+    for (const exemplar of exemplars) {
+      if (metric === undefined || metric === '') {
+        collector.reject('no_metric_name');
+        continue;
+      }
+      const pairs: [string, string][] = [];
+      for (const label of exemplar.labels ?? []) pairs.push([label.name ?? '', label.value ?? '']);
+      const timeMs = int64ToNumber(exemplar.timestamp);
+      collector.addExemplar(host, timeMs, tags, metric, exemplar.value ?? 0, pairs);
     }
   };
 }

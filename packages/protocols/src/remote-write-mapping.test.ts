@@ -12,15 +12,21 @@ import { createSymbolTable } from './testing/symbol-table.js';
 
 /**
  * The remote-write mapping (labels → host, metric, tags; the collector's checks, grouping, one
- * point per series and time, staleness markers, the split at the /ingest limit) against a
- * reference written for clarity, on generated bodies decoded by both protocol versions.
+ * point per series and time, staleness markers, exemplars, the split at the /ingest limit)
+ * against a reference written for clarity, on generated bodies decoded by both protocol
+ * versions.
  */
 
 const t0 = 1_750_000_000_000;
 const options = { nowMs: t0, maxDecodedBytes: 50_000_000 };
 
 type Label = { name: string; value: string };
-type GeneratedSeries = { labels: Label[]; samples: { value: number; timestamp: number }[] };
+type GeneratedExemplar = { labels: Label[]; value: number; timestamp: number };
+type GeneratedSeries = {
+  labels: Label[];
+  samples: { value: number; timestamp: number }[];
+  exemplars?: GeneratedExemplar[];
+};
 
 function staleMarker(): number {
   const view = new DataView(new ArrayBuffer(8));
@@ -72,6 +78,16 @@ const sampleValue = fc.constantFrom(
   1e101,
 );
 const sampleTime = fc.constantFrom(t0, t0 + 15_000, 9e15, -1);
+/** Exemplar labels: a trace id, empty or odd names, text storage refuses, past 128 characters. */
+const exemplarLabel = fc.record({
+  name: fc.constantFrom('trace_id', 'span_id', '', '__proto__', 'nul\u0000'),
+  value: fc.constantFrom('4bf92f3577b34da6a3ce929d0e0e4736', '', 'x'.repeat(100), 'y'.repeat(120)),
+});
+const exemplar: fc.Arbitrary<GeneratedExemplar> = fc.record({
+  labels: fc.array(exemplarLabel, { maxLength: 3 }),
+  value: sampleValue,
+  timestamp: sampleTime,
+});
 
 /** A series: labels in any order (repeated names, empty values), `__name__` anywhere or absent. */
 const series: fc.Arbitrary<GeneratedSeries> = fc
@@ -84,13 +100,14 @@ const series: fc.Arbitrary<GeneratedSeries> = fc
       minLength: 1,
       maxLength: 3,
     }),
+    exemplars: fc.array(exemplar, { maxLength: 2 }),
   })
-  .map(({ labels, name, namePosition, wideTags, samples }) => {
+  .map(({ labels, name, namePosition, wideTags, samples, exemplars }) => {
     const all = [...labels];
     for (let i = 0; i < wideTags; i++) all.push({ name: `w${i}`, value: 'w' });
     if (name !== undefined)
       all.splice(namePosition % (all.length + 1), 0, { name: '__name__', value: name });
-    return { labels: all, samples };
+    return { labels: all, samples, exemplars };
   });
 
 /**
@@ -133,9 +150,16 @@ function v1Body(all: GeneratedSeries[]): Uint8Array {
 
 function v2Body(all: GeneratedSeries[]): Uint8Array {
   const { symbols, refOf } = createSymbolTable();
+  const refsOf = (labels: Label[]) =>
+    labels.flatMap((label) => [refOf(label.name), refOf(label.value)]);
   const timeseries = all.map((s) => ({
-    labelsRefs: s.labels.flatMap((label) => [refOf(label.name), refOf(label.value)]),
+    labelsRefs: refsOf(s.labels),
     samples: s.samples,
+    exemplars: (s.exemplars ?? []).map((e) => ({
+      labelsRefs: refsOf(e.labels),
+      value: e.value,
+      timestamp: e.timestamp,
+    })),
   }));
   const type = remoteWriteTypes().writeV2Request;
   return compress(type.encode(type.fromObject({ symbols, timeseries })).finish());
@@ -154,14 +178,20 @@ function tagProblem(pairs: [string, string][]): RejectReason | undefined {
 
 /** The mapping as the contract states it, one point at a time, with string keys. */
 function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
-  const samples: ProtocolSample[] = [];
+  const decoded: ProtocolSample[] = [];
   const rejected: Partial<Record<RejectReason, number>> = {};
   const reject = (reason: RejectReason) => {
     rejected[reason] = (rejected[reason] ?? 0) + 1;
   };
   const groups = new Map<string, { sample: ProtocolSample; size: number; taken: Set<string> }>();
   let accepted = 0;
-  for (const { labels, samples: points } of all) {
+  let exemplars = 0;
+  for (const { labels, samples, exemplars: seriesExemplars = [] } of all) {
+    // The series' samples, then its exemplars.
+    const points = [
+      ...samples.map((point) => ({ ...point, exemplar: undefined })),
+      ...seriesExemplars.map((point) => ({ ...point, exemplar: point.labels })),
+    ];
     let metric: string | undefined;
     let hostLabel: string | undefined;
     let instance: string | undefined;
@@ -184,9 +214,14 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
       (instance === undefined ? undefined : hostOfInstance(instance)) ??
       job ??
       'remote-write';
-    for (const { value, timestamp } of points) {
+    for (const { value, timestamp, exemplar } of points) {
       if (metric === undefined || metric === '') {
         reject('no_metric_name');
+        continue;
+      }
+      const exemplarLabels = exemplar === undefined ? undefined : referenceExemplarLabels(exemplar);
+      if (exemplarLabels === null) {
+        reject('invalid_exemplar');
         continue;
       }
       const stale = isStaleMarker(value);
@@ -227,24 +262,44 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
         };
         groups.set(key, group);
       }
-      if (group.taken.has(name.name)) {
-        reject('duplicate_series_time');
-        continue;
+      if (exemplarLabels === undefined) {
+        if (group.taken.has(name.name)) {
+          reject('duplicate_series_time');
+          continue;
+        }
+        group.taken.add(name.name);
       }
-      group.taken.add(name.name);
       if (group.size === ingestLimits.maxMetricsPerPayload) {
         group.sample = { ...group.sample, metrics: {}, tags: { ...group.sample.tags } };
         delete group.sample.staleMetrics;
+        delete group.sample.exemplars;
         group.size = 0;
       }
-      if (group.size === 0) samples.push(group.sample);
+      if (group.size === 0) decoded.push(group.sample);
       group.size += 1;
-      accepted += 1;
-      if (stale) (group.sample.staleMetrics ??= []).push(name.name);
-      else group.sample.metrics[name.name] = value;
+      if (exemplarLabels !== undefined) {
+        exemplars += 1;
+        (group.sample.exemplars ??= []).push({ metric: name.name, value, labels: exemplarLabels });
+      } else {
+        accepted += 1;
+        if (stale) (group.sample.staleMetrics ??= []).push(name.name);
+        else group.sample.metrics[name.name] = value;
+      }
     }
   }
-  return { samples, accepted, rejected, skipped: {} };
+  return { samples: decoded, accepted, exemplars, rejected, skipped: {} };
+}
+
+/**
+ * An exemplar's labels as Prometheus keeps them (no empty name; `__proto__` is no label here
+ * either), or null where it refuses them: more than 128 characters in all, or text storage
+ * cannot hold.
+ */
+function referenceExemplarLabels(labels: Label[]): Record<string, string> | null {
+  const kept = labels.filter(({ name }) => name !== '' && name !== '__proto__');
+  if (kept.some(({ name, value }) => !isStorableText(name) || !isStorableText(value))) return null;
+  const length = kept.reduce((n, { name, value }) => n + [...name].length + [...value].length, 0);
+  return length > 128 ? null : Object.fromEntries(kept.map(({ name, value }) => [name, value]));
 }
 
 describe('the remote-write mapping', () => {

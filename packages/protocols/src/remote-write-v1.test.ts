@@ -55,6 +55,7 @@ describe('decodeRemoteWriteV1', () => {
         },
       ],
       accepted: 1,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });
@@ -219,6 +220,7 @@ describe('decodeRemoteWriteV1', () => {
         },
       ],
       accepted: 2,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });
@@ -237,6 +239,7 @@ describe('decodeRemoteWriteV1', () => {
     expect(decodeRemoteWriteV1(body, options)).toEqual({
       samples: [],
       accepted: 0,
+      exemplars: 0,
       rejected: {
         no_metric_name: 1,
         tag_value_too_long: 1,
@@ -279,18 +282,67 @@ describe('decodeRemoteWriteV1', () => {
     expect(decoded.samples[0]?.metrics).toEqual({ a: 1, b: 1 });
   });
 
-  it('skips and counts native histograms and exemplars', () => {
+  it('skips and counts native histograms', () => {
     const body = writeRequestBody([
       {
         labels: { __name__: 'latency', host: 'h' },
         samples: [],
         histograms: [{ countInt: 3, sum: 1.5, timestamp: t0 }],
-        exemplars: [{ value: 1, timestamp: t0 }],
       },
     ]);
     const decoded = decodeRemoteWriteV1(body, options);
-    expect(decoded.skipped).toEqual({ histogram: 1, exemplar: 1 });
+    expect(decoded.skipped).toEqual({ histogram: 1 });
     expect(decoded.samples).toEqual([]);
+  });
+
+  it('keeps exemplars with their series, at their own times, as Prometheus sends them apart', () => {
+    // Prometheus' queue sends each exemplar as a series of its own, with no sample.
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'requests_total', instance: 'web-1:9100', job: 'api' },
+        samples: [{ value: 7, timestamp: t0 }],
+      },
+      {
+        labels: { __name__: 'requests_total', instance: 'web-1:9100', job: 'api' },
+        samples: [],
+        exemplars: [
+          { labels: [{ name: 'trace_id', value: 'abc123' }], value: 1, timestamp: t0 - 500 },
+          { value: Number.NaN, timestamp: t0 },
+        ],
+      },
+      {
+        labels: { __name__: 'requests_total', instance: 'web-1:9100', job: 'api' },
+        samples: [],
+        exemplars: [
+          { labels: [{ name: 'trace_id', value: 'x'.repeat(121) }], value: 2, timestamp: t0 },
+        ],
+      },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    const tags = { instance: 'web-1:9100', job: 'api' };
+    expect(decoded).toEqual({
+      samples: [
+        {
+          host: 'web-1',
+          timeMs: t0,
+          metrics: { requests_total: 7 },
+          tags,
+          exemplars: [{ metric: 'requests_total', value: Number.NaN, labels: {} }],
+        },
+        {
+          host: 'web-1',
+          timeMs: t0 - 500,
+          metrics: {},
+          tags,
+          exemplars: [{ metric: 'requests_total', value: 1, labels: { trace_id: 'abc123' } }],
+        },
+      ],
+      accepted: 1,
+      exemplars: 2,
+      // 8 + 121 characters, one over Prometheus' bound.
+      rejected: { invalid_exemplar: 1 },
+      skipped: {},
+    });
   });
 
   it('rejects points outside the sample-time window when a retention is given', () => {

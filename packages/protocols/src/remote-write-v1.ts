@@ -1,5 +1,5 @@
 import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
-import type { PrometheusLabel, PrometheusSample } from './prometheus-series.js';
+import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './prometheus-series.js';
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import { createSampleCollector } from './sample-collector.js';
@@ -16,15 +16,15 @@ type WriteRequest = {
   timeseries?: {
     labels?: PrometheusLabel[];
     samples?: PrometheusSample[];
-    exemplars?: unknown[];
+    exemplars?: PrometheusExemplar[];
     histograms?: unknown[];
   }[];
 };
 
 /**
  * Prometheus remote-write 1.0: a snappy-compressed (block format) `prometheus.WriteRequest`
- * body, as received (after any HTTP Content-Encoding was undone). Native histograms and
- * exemplars, which Prometheus may add to a 1.0 request, are skipped and counted. Throws
+ * body, as received (after any HTTP Content-Encoding was undone), exemplars included. Native
+ * histograms, which Prometheus may add to a 1.0 request, are skipped and counted. Throws
  * `ProtocolDecodeError` when the body is not such a message or decompresses too large.
  */
 export function decodeRemoteWriteV1(
@@ -37,9 +37,8 @@ export function decodeRemoteWriteV1(
   const collector = createSampleCollector(options);
   const collectSeries = createPrometheusSeriesCollector(collector);
   for (const series of request.timeseries ?? []) {
-    collectSeries(series.labels ?? [], series.samples ?? []);
+    collectSeries(series.labels ?? [], series.samples ?? [], series.exemplars ?? []);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
-    if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
   }
   return collector.result();
 }

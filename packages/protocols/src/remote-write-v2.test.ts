@@ -55,12 +55,13 @@ describe('decodeRemoteWriteV2', () => {
         },
       ],
       accepted: 2,
+      exemplars: 0,
       rejected: {},
       skipped: {},
     });
   });
 
-  it('skips and counts histograms and exemplars, keeping the float samples', () => {
+  it('skips and counts histograms, keeping the float samples and the exemplars', () => {
     const body = requestBody([
       {
         labels: { __name__: 'http_request_duration_seconds', host: 'h' },
@@ -76,9 +77,13 @@ describe('decodeRemoteWriteV2', () => {
       },
     ]);
     const decoded = decodeRemoteWriteV2(body, options);
-    expect(decoded.skipped).toEqual({ histogram: 2, exemplar: 1 });
+    expect(decoded.skipped).toEqual({ histogram: 2 });
     expect(decoded.accepted).toBe(1);
     expect(decoded.samples[0]?.metrics).toEqual({ http_requests_total: 12 });
+    expect(decoded.exemplars).toBe(1);
+    expect(decoded.samples[0]?.exemplars).toEqual([
+      { metric: 'http_requests_total', value: 1, labels: {} },
+    ]);
   });
 
   it('keeps same-name series that differ only in tags apart', () => {
@@ -92,6 +97,35 @@ describe('decodeRemoteWriteV2', () => {
       ['0', { cpu: 1 }],
       ['1', { cpu: 2 }],
     ]);
+  });
+
+  it("resolves an exemplar's labels through the symbols table, and refuses a broken reference", () => {
+    const symbols = ['', '__name__', 'up', 'host', 'h', 'trace_id', 'abc'];
+    const series = { labelsRefs: [1, 2, 3, 4], samples: [{ value: 1, timestamp: t0 }] };
+    const exemplar = { value: 2, timestamp: t0 + 1 };
+    const decoded = decodeRemoteWriteV2(
+      rawBody({
+        symbols,
+        timeseries: [{ ...series, exemplars: [{ ...exemplar, labelsRefs: [5, 6] }] }],
+      }),
+      options,
+    );
+    expect(decoded.samples[1]).toEqual({
+      host: 'h',
+      timeMs: t0 + 1,
+      metrics: {},
+      tags: { host: 'h' },
+      exemplars: [{ metric: 'up', value: 2, labels: { trace_id: 'abc' } }],
+    });
+    for (const labelsRefs of [[5], [5, 9]]) {
+      const body = rawBody({
+        symbols,
+        timeseries: [{ ...series, exemplars: [{ ...exemplar, labelsRefs }] }],
+      });
+      expect(() => decodeRemoteWriteV2(body, options)).toThrow(
+        expect.objectContaining({ code: 'malformed_body' }),
+      );
+    }
   });
 
   it('refuses a label reference outside the symbols table', () => {

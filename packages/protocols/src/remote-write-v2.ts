@@ -1,5 +1,5 @@
 import type { DecodedHostSamples } from './decoded-host-samples.js';
-import type { PrometheusSample } from './prometheus-series.js';
+import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './prometheus-series.js';
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
@@ -14,17 +14,17 @@ type WriteV2Request = {
     labelsRefs?: number[];
     samples?: PrometheusSample[];
     histograms?: unknown[];
-    exemplars?: unknown[];
+    exemplars?: (PrometheusSample & { labelsRefs?: number[] })[];
   }[];
 };
 
 /**
  * Prometheus remote-write 2.0: a snappy-compressed (block format)
  * `io.prometheus.write.v2.Request`, labels given as references into its symbols table. Same
- * mapping as 1.0; histograms and exemplars are skipped and counted (`skipped.histogram`,
- * `skipped.exemplar`: the response's `X-Prometheus-Remote-Write-Histograms-Written` and
- * `-Exemplars-Written` are then 0, `-Samples-Written` is `accepted`). A label reference outside
- * the symbols table, or an odd number of them, makes the body malformed (the spec's 400).
+ * mapping as 1.0, exemplars included; histograms are skipped and counted (`skipped.histogram`:
+ * the response's `X-Prometheus-Remote-Write-Histograms-Written` is then 0). A label reference
+ * outside the symbols table, or an odd number of them, makes the body malformed (the spec's
+ * 400).
  */
 export function decodeRemoteWriteV2(
   body: Uint8Array,
@@ -49,8 +49,8 @@ export function decodeRemoteWriteV2(
   const collectSeries = createPrometheusSeriesCollector(collector);
   // Label objects reused from series to series (the collector reads them during its call only).
   const labels: { name: string; value: string }[] = [];
-  (request.timeseries ?? []).forEach((series, index) => {
-    const refs = series.labelsRefs ?? [];
+  /** Resolves `refs` into `into` (emptied first), or throws the spec's malformed body. */
+  const resolveLabels = (refs: readonly number[], index: number, into: PrometheusLabel[]) => {
     if (refs.length % 2 !== 0) {
       throw new ProtocolDecodeError(
         'malformed_body',
@@ -60,14 +60,22 @@ export function decodeRemoteWriteV2(
     }
     const count = refs.length / 2;
     for (let i = 0; i < count; i++) {
-      const label = (labels[i] ??= { name: '', value: '' });
+      const label = (into[i] ??= { name: '', value: '' });
       label.name = symbolAt(refs[2 * i]!, index);
       label.value = symbolAt(refs[2 * i + 1]!, index);
     }
-    if (labels.length !== count) labels.length = count;
-    collectSeries(labels, series.samples ?? []);
+    if (into.length !== count) into.length = count;
+    return into;
+  };
+  (request.timeseries ?? []).forEach((series, index) => {
+    resolveLabels(series.labelsRefs ?? [], index, labels);
+    const exemplars = (series.exemplars ?? []).map((exemplar): PrometheusExemplar => ({
+      value: exemplar.value,
+      timestamp: exemplar.timestamp,
+      labels: resolveLabels(exemplar.labelsRefs ?? [], index, []),
+    }));
+    collectSeries(labels, series.samples ?? [], exemplars);
     if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
-    if (series.exemplars?.length) collector.skip('exemplar', series.exemplars.length);
   });
   return collector.result();
 }

@@ -43,6 +43,19 @@ export type SampleCollector = {
    * grouped as `add` checks and groups a value.
    */
   addStale(host: string | undefined, timeMs: number, tags: FlatTags, metric: string): void;
+  /**
+   * Takes one exemplar of the series (host, tags, metric) at `timeMs`, checked and grouped as
+   * `add` checks and groups a value (a series may have a value and an exemplar at one time);
+   * its `labels` as pairs, read during this call only.
+   */
+  addExemplar(
+    host: string | undefined,
+    timeMs: number,
+    tags: FlatTags,
+    metric: string,
+    value: number,
+    labels: TagPairs,
+  ): void;
   reject(reason: RejectReason, count?: number): void;
   skip(reason: SkipReason, count?: number): void;
   result(): DecodedHostSamples;
@@ -125,6 +138,26 @@ function checkTags(tags: FlatTags): RejectReason | Record<string, string> {
   return record;
 }
 
+/** Prometheus' bound on an exemplar's labels: their names' and values' characters in all. */
+const exemplarLabelsMaxLength = 128;
+
+/**
+ * An exemplar's labels as a record, or undefined when Prometheus would refuse them (longer than
+ * its bound, counted in code points as it counts runes) or storage cannot hold them. A label
+ * with an empty name is none, as in Prometheus' exposition parsers.
+ */
+function exemplarLabels(pairs: TagPairs): Record<string, string> | undefined {
+  const labels: Record<string, string> = {};
+  let length = 0;
+  for (const [name, value] of pairs) {
+    if (name === '' || name === '__proto__') continue;
+    if (!isStorableText(name) || !isStorableText(value)) return undefined;
+    length += [...name].length + [...value].length;
+    labels[name] = value;
+  }
+  return length > exemplarLabelsMaxLength ? undefined : labels;
+}
+
 function tagNode(root: TagNode, tags: FlatTags): TagNode {
   let node = root;
   for (const text of tags) {
@@ -154,6 +187,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   const rejected: Partial<Record<RejectReason, number>> = {};
   const skipped: Partial<Record<SkipReason, number>> = {};
   let accepted = 0;
+  let exemplars = 0;
   // Nested maps rather than composite string keys: no number-to-string conversion and no
   // hashing of long concatenations per point (they cost more than the protobuf decode did).
   const hosts = new Map<string, HostEntry>();
@@ -193,15 +227,16 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   /**
    * Takes a point of (host, time, tags, metric): the group it belongs to, its metric's stored
    * name in `takenName` (no object per point: this runs for every point of every body);
-   * undefined after counting why the point cannot be taken. `stale`: the point is a staleness
-   * marker (its name goes to the sample's `staleMetrics`, not its metrics).
+   * undefined after counting why the point cannot be taken. `kind`: a value, a staleness marker
+   * (its name goes to the sample's `staleMetrics`, not its metrics) or an exemplar (beside the
+   * series' points: it takes no name).
    */
   function groupOf(
     host: string | undefined,
     timeMs: number,
     tags: FlatTags,
     metric: string,
-    stale: boolean,
+    kind: 'value' | 'stale' | 'exemplar',
   ): Group | undefined {
     const badTime = timeProblem(timeMs);
     if (badTime !== undefined) return refuse(badTime);
@@ -255,12 +290,17 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     }
     if (typeof group === 'string') return refuse(group);
 
-    if (isTaken(group, name.name)) return refuse('duplicate_series_time');
-    if (group.taken !== undefined) group.taken.add(name.name);
-    else if (stale || group.size === ingestLimits.maxMetricsPerPayload) {
-      // From here on the sample's metrics no longer hold every name taken.
+    if (kind !== 'exemplar') {
+      if (isTaken(group, name.name)) return refuse('duplicate_series_time');
+      if (group.taken !== undefined) group.taken.add(name.name);
+      else if (kind === 'stale' || group.size === ingestLimits.maxMetricsPerPayload) {
+        // From here on the sample's metrics no longer hold every name taken.
+        group.taken = new Set(Object.keys(group.sample.metrics));
+        group.taken.add(name.name);
+      }
+    } else if (group.size === ingestLimits.maxMetricsPerPayload && group.taken === undefined) {
+      // The split below starts a sample whose metrics hold none of the names taken.
       group.taken = new Set(Object.keys(group.sample.metrics));
-      group.taken.add(name.name);
     }
     if (group.size === ingestLimits.maxMetricsPerPayload) {
       // /ingest takes at most this many metrics per payload: the rest go in another sample of
@@ -271,7 +311,8 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     // A sample is listed with its first point (a split one too).
     if (group.size === 0) samples.push(group.sample);
     group.size += 1;
-    accepted += 1;
+    if (kind === 'exemplar') exemplars += 1;
+    else accepted += 1;
     takenName = name.name;
     return group;
   }
@@ -286,22 +327,42 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     // Every value is taken, NaN and ±Inf included (docs/api.md#labels-and-values-as-written):
     // /ingest's ±1e100 bound is not the agents'. Storage keeps what its aggregates cannot hold
     // apart from them.
-    const group = groupOf(host, timeMs, tags, metric, false);
+    const group = groupOf(host, timeMs, tags, metric, 'value');
     if (group !== undefined) group.sample.metrics[takenName] = value;
   }
 
   function addStale(host: string | undefined, timeMs: number, tags: FlatTags, metric: string) {
-    const group = groupOf(host, timeMs, tags, metric, true);
+    const group = groupOf(host, timeMs, tags, metric, 'stale');
     if (group !== undefined) (group.sample.staleMetrics ??= []).push(takenName);
+  }
+
+  function addExemplar(
+    host: string | undefined,
+    timeMs: number,
+    tags: FlatTags,
+    metric: string,
+    value: number,
+    labelPairs: TagPairs,
+  ): void {
+    const labels = exemplarLabels(labelPairs);
+    if (labels === undefined) {
+      reject('invalid_exemplar');
+      return;
+    }
+    const group = groupOf(host, timeMs, tags, metric, 'exemplar');
+    if (group !== undefined) {
+      (group.sample.exemplars ??= []).push({ metric: takenName, value, labels });
+    }
   }
 
   return {
     add,
     addStale,
+    addExemplar,
     reject,
     skip(reason, count = 1) {
       skipped[reason] = (skipped[reason] ?? 0) + count;
     },
-    result: () => ({ samples, accepted, rejected, skipped }),
+    result: () => ({ samples, accepted, exemplars, rejected, skipped }),
   };
 }

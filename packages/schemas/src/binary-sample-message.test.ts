@@ -26,7 +26,7 @@ function decodedBoth(encoded: Buffer) {
   if (!result.ok) return result;
   const parsed = (list: unknown) =>
     Array.isArray(list) ? list : JSON.parse((list as { json: string }).json);
-  const { tagsLabelSeries, staleMetrics, ...rest } = result.value;
+  const { tagsLabelSeries, staleMetrics, exemplars, ...rest } = result.value;
   return {
     ok: true,
     value: {
@@ -34,6 +34,7 @@ function decodedBoth(encoded: Buffer) {
       // Absent and undefined alike.
       ...(tagsLabelSeries === undefined ? {} : { tagsLabelSeries }),
       ...(staleMetrics === undefined ? {} : { staleMetrics }),
+      ...(exemplars === undefined ? {} : { exemplars }),
       containers: parsed(result.value.containers),
       processes: parsed(result.value.processes),
     },

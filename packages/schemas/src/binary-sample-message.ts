@@ -1,4 +1,4 @@
-import type { DecodedSample } from './decoded-sample.js';
+import type { DecodedSample, SampleExemplar } from './decoded-sample.js';
 import type { DecodeResult, SampleMessage } from './sample-message.js';
 import { encodeSampleMessage } from './sample-message.js';
 import { maxInternedLength, StringTable } from './string-table.js';
@@ -19,6 +19,8 @@ import { maxHostNameLength } from './host-name.js';
  * | 2 + … | metric count, then per metric its name (s) and value (float64)          |
  * | 2 + … | tag count, then per tag its key and value (s s)                         |
  * | 2 + … | when flagged: stale metric count, then each name (s)                    |
+ * | 2 + … | when flagged: exemplar count, then per exemplar its metric (s), value   |
+ * |       | (float64), label count and labels (s s)                                |
  * | 4 + … | `containers` as JSON (0 bytes: an empty list), then `processes` alike  |
  *
  * A string (s) is a 2-byte byte length and its UTF-8. A message that does not fit (a string of
@@ -28,7 +30,8 @@ const binaryMarker = 0x01;
 const binaryVersion = 1;
 const flagTagsLabelSeries = 0b01;
 const flagStaleMetrics = 0b10;
-const knownFlags = flagTagsLabelSeries | flagStaleMetrics;
+const flagExemplars = 0b100;
+const knownFlags = flagTagsLabelSeries | flagStaleMetrics | flagExemplars;
 const maxShort = 0xffff;
 
 /** Whether a host sample message is binary (else it is JSON text). */
@@ -106,7 +109,8 @@ export function encodeBinarySampleMessage(message: SampleMessage): Buffer {
     scratch[1] = binaryVersion;
     scratch[2] =
       (message.tags_label_series === true ? flagTagsLabelSeries : 0) |
-      (message.stale_metrics === undefined ? 0 : flagStaleMetrics);
+      (message.stale_metrics === undefined ? 0 : flagStaleMetrics) |
+      (message.exemplars === undefined ? 0 : flagExemplars);
     at = 3;
     writeDouble(message.time_ms);
     writeDouble(message.received_ms);
@@ -132,6 +136,21 @@ export function encodeBinarySampleMessage(message: SampleMessage): Buffer {
       reserve(2);
       writeShort(message.stale_metrics.length);
       for (const name of message.stale_metrics) writeString(name);
+    }
+    if (message.exemplars !== undefined) {
+      reserve(2);
+      writeShort(message.exemplars.length);
+      for (const exemplar of message.exemplars) {
+        writeString(exemplar.metric);
+        writeDouble(exemplar.value);
+        const labelNames = keysOf(exemplar.labels);
+        reserve(2);
+        writeShort(labelNames.length);
+        for (const name of labelNames) {
+          writeString(name);
+          writeString(exemplar.labels[name] as string);
+        }
+      }
     }
     writeJsonList(message.containers);
     writeJsonList(message.processes);
@@ -272,6 +291,20 @@ function readBinary(value: Buffer): DecodedSample {
     staleMetrics = [];
     for (let count = reader.short(); count > 0; count--) staleMetrics.push(reader.string());
   }
+  let exemplars: SampleExemplar[] | undefined;
+  if ((flags & flagExemplars) !== 0) {
+    exemplars = [];
+    for (let count = reader.short(); count > 0; count--) {
+      const metric = reader.string();
+      const exemplarValue = reader.double();
+      const labels: Record<string, string> = {};
+      for (let labelCount = reader.short(); labelCount > 0; labelCount--) {
+        const name = reader.string();
+        setOwn(labels, name, reader.string());
+      }
+      exemplars.push({ metric, value: exemplarValue, labels });
+    }
+  }
   const containers = reader.jsonList();
   const processes = reader.jsonList();
   if (reader.pos !== value.length) {
@@ -285,6 +318,7 @@ function readBinary(value: Buffer): DecodedSample {
     tags,
     tagsLabelSeries: (flags & flagTagsLabelSeries) !== 0 ? true : undefined,
     staleMetrics,
+    exemplars,
     containers,
     processes,
   };

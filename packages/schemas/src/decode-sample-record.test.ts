@@ -164,6 +164,7 @@ describe('decodeHostSample against the schema', () => {
           ...(slow.value.stale_metrics === undefined
             ? {}
             : { staleMetrics: slow.value.stale_metrics }),
+          ...(slow.value.exemplars === undefined ? {} : { exemplars: slow.value.exemplars }),
           containers: slow.value.containers,
           processes: slow.value.processes,
         });

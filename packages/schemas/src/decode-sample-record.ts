@@ -3,7 +3,7 @@ import { decodeSampleMessage } from './sample-message.js';
 import { sampleRecordMessages } from './sample-record.js';
 import { metricValueFromJson } from './metric-value-json.js';
 import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-message.js';
-import type { DecodedSample, SnapshotJson } from './decoded-sample.js';
+import type { DecodedSample, SampleExemplar, SnapshotJson } from './decoded-sample.js';
 import { maxHostNameLength } from './host-name.js';
 
 /** One host of a record: its message as the record carried it, and what it decodes to. */
@@ -88,6 +88,7 @@ export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSamp
       tags: message.tags,
       tagsLabelSeries: message.tags_label_series,
       staleMetrics: message.stale_metrics,
+      exemplars: message.exemplars,
       containers: message.containers,
       processes: message.processes,
     },
@@ -124,6 +125,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
   }
   const { v, org_id: orgId, host, time_ms: timeMs, received_ms: receivedMs } = head;
   const { metrics, tags, tags_label_series: tagsLabelSeries, stale_metrics: staleMetrics } = head;
+  const { exemplars } = head;
   if (
     v !== 1 ||
     typeof orgId !== 'string' ||
@@ -136,7 +138,9 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     !isMetricValues(metrics) ||
     !isRecordOf(tags, (value) => typeof value === 'string') ||
     (tagsLabelSeries !== undefined && tagsLabelSeries !== true) ||
-    (staleMetrics !== undefined && !isArrayOf(staleMetrics, (value) => typeof value === 'string'))
+    (staleMetrics !== undefined &&
+      !isArrayOf(staleMetrics, (value) => typeof value === 'string')) ||
+    (exemplars !== undefined && !isArrayOf(exemplars, isExemplar))
   ) {
     return undefined;
   }
@@ -148,6 +152,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     tags: tags as Record<string, string>,
     tagsLabelSeries,
     staleMetrics: staleMetrics as string[] | undefined,
+    exemplars: exemplars as SampleExemplar[] | undefined,
     containers: members.containers,
     processes: members.processes,
   };
@@ -178,6 +183,18 @@ function isMetricValues(value: unknown): boolean {
     });
   }
   return true;
+}
+
+/** Whether `value` is an exemplar as a message's JSON carries it; its value read as a metric's. */
+function isExemplar(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    if (key !== 'metric' && key !== 'value' && key !== 'labels') return false;
+  }
+  const wrapped = { value: value['value'] };
+  if (typeof value['metric'] !== 'string' || !isMetricValues(wrapped)) return false;
+  value['value'] = wrapped.value;
+  return isRecordOf(value['labels'], (label) => typeof label === 'string');
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -27,9 +27,22 @@ export type DecodedSample = {
   tagsLabelSeries?: true;
   /** Metrics whose series ends at `timeMs` (staleness markers); absent when none. */
   staleMetrics?: string[];
+  /** Exemplars of the sample's series at `timeMs`; absent when none. */
+  exemplars?: SampleExemplar[];
   /** Stored as JSON in the snapshot of this sample (none when both are empty). */
   containers: SnapshotJson;
   processes: SnapshotJson;
+};
+
+/**
+ * An exemplar, as Prometheus keeps one: a value of a series (the metric it names, labelled as
+ * its sample is) at its sample's time, with labels of its own that point elsewhere (a trace id,
+ * most often). Any double, as a sample's value.
+ */
+export type SampleExemplar = {
+  metric: string;
+  value: number;
+  labels: Record<string, string>;
 };
 
 /** Where a sample sits in its source log: the writer's Kafka partition and offset. */

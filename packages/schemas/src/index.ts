@@ -24,6 +24,7 @@ export { encodeSampleMessage, sampleMessageKey } from './sample-message.js';
 export type {
   DecodedSample,
   PositionedSample,
+  SampleExemplar,
   SamplePosition,
   SnapshotJson,
 } from './decoded-sample.js';
@@ -175,6 +176,8 @@ export {
   prometheusAlertSchema,
   prometheusApiBasePath,
   prometheusErrorSchema,
+  prometheusExemplarsDataSchema,
+  prometheusExemplarsQuerySchema,
   prometheusInstantQuerySchema,
   prometheusQueryDataSchema,
   prometheusRangeQuerySchema,

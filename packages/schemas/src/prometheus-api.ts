@@ -84,6 +84,25 @@ export const prometheusSeriesQuerySchema = z.object({
   limit: z.string().optional(),
 });
 
+export const prometheusExemplarsQuerySchema = z.object({
+  query: z.string(),
+  start: timeParam.optional(),
+  end: timeParam.optional(),
+});
+
+/**
+ * `query_exemplars`' data as Prometheus 2.42 writes it: one entry per series with exemplars in
+ * the range, by label set; its exemplars in time order, `timestamp` in Unix seconds.
+ */
+export const prometheusExemplarsDataSchema = z.array(
+  z.object({
+    seriesLabels: metricSchema,
+    exemplars: z.array(
+      z.object({ labels: metricSchema, value: z.string(), timestamp: z.number() }),
+    ),
+  }),
+);
+
 /** Go's `time.Time` in JSON: RFC 3339 with nanoseconds, `0001-01-01T00:00:00Z` for never. */
 const goTimeSchema = z.string().meta({ description: 'RFC 3339 (Go time.Time).' });
 const ruleHealthSchema = z.enum(['ok', 'err', 'unknown']);

@@ -24,12 +24,16 @@ describe('sample message', () => {
       ...message,
       tags_label_series: true,
       stale_metrics: ['up'],
+      exemplars: [
+        { metric: 'latency', value: 0.25, labels: { trace_id: 'abc' } },
+        { metric: 'latency', value: Number.NaN, labels: {} },
+      ],
     };
     expect(decodeSampleMessage(encodeSampleMessage(labelled))).toEqual({
       ok: true,
       value: labelled,
     });
-    const newer = Buffer.from(JSON.stringify({ ...message, exemplars: [1] }));
+    const newer = Buffer.from(JSON.stringify({ ...message, histograms: [1] }));
     expect(decodeSampleMessage(newer)).toEqual({ ok: true, value: message });
   });
 

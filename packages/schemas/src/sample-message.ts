@@ -3,6 +3,12 @@ import { containerMessageSchema, processMessageSchema } from './ingest.js';
 import { metricsToJson, metricValueFromJson, specialValueNames } from './metric-value-json.js';
 import { maxHostNameLength } from './host-name.js';
 
+/** A value as the message's JSON carries it: a number, or a special value's spelling. */
+const metricValueSchema = z.union([
+  z.number(),
+  z.enum(specialValueNames).transform((name) => metricValueFromJson(name) as number),
+]);
+
 /**
  * One host sample on the `metrics.samples.v1` topic, keyed `org_id:host` so a host's samples stay
  * in one partition, in order. `v` is a literal: a consumer rejects versions it does not know.
@@ -17,13 +23,7 @@ const sampleMessageSchema = z.object({
   time_ms: z.number().int(),
   received_ms: z.number().int(),
   /** Values JSON numbers cannot carry (NaN, ±Inf, −0) are strings: see metric-value-json.ts. */
-  metrics: z.record(
-    z.string(),
-    z.union([
-      z.number(),
-      z.enum(specialValueNames).transform((name) => metricValueFromJson(name) as number),
-    ]),
-  ),
+  metrics: z.record(z.string(), metricValueSchema),
   tags: z.record(z.string(), z.string()),
   /**
    * Present (only ever `true`) when `tags` are the labels of this sample's series, as the agent
@@ -37,6 +37,19 @@ const sampleMessageSchema = z.object({
    * markers, stored as such, never as values. Absent when there are none.
    */
   stale_metrics: z.array(z.string()).optional(),
+  /**
+   * Exemplars of this host's series (these tags, the metric each names) at `time_ms`, as the
+   * agent protocols carry them. Absent when there are none; a message may carry only these.
+   */
+  exemplars: z
+    .array(
+      z.object({
+        metric: z.string(),
+        value: metricValueSchema,
+        labels: z.record(z.string(), z.string()),
+      }),
+    )
+    .optional(),
   containers: z.array(containerMessageSchema),
   processes: z.array(processMessageSchema),
 });
@@ -48,8 +61,16 @@ export function sampleMessageKey(message: Pick<SampleMessage, 'org_id' | 'host'>
 
 export function encodeSampleMessage(message: SampleMessage): Buffer {
   const metrics = metricsToJson(message.metrics);
+  const exemplars = message.exemplars?.map((exemplar) => ({
+    ...exemplar,
+    value: metricsToJson({ value: exemplar.value })['value'],
+  }));
   return Buffer.from(
-    JSON.stringify(metrics === message.metrics ? message : { ...message, metrics }),
+    JSON.stringify(
+      metrics === message.metrics && exemplars === undefined
+        ? message
+        : { ...message, metrics, ...(exemplars === undefined ? {} : { exemplars }) },
+    ),
   );
 }
 

@@ -174,6 +174,7 @@ describe('adminConfigSchema', () => {
     expect(Object.keys(config).sort()).toEqual(
       [
         'EMBEDDED_TIMESCALEDB',
+        'EXEMPLAR_RETENTION_DAYS',
         'LOG_LEVEL',
         'MONITOR_DATA_DIR',
         'RAW_RETENTION_DAYS',

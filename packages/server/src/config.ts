@@ -99,6 +99,9 @@ const migrationFields = {
   SNAPSHOT_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.snapshotRetentionDays)
     .describe('Days container and process snapshots are kept.'),
+  EXEMPLAR_RETENTION_DAYS: envPositiveInt()
+    .default(defaultStoragePolicies.exemplarRetentionDays)
+    .describe('Days the exemplars of remote-write and OTLP are kept, for `query_exemplars`.'),
   ROLLUP_1M_RETENTION_DAYS: envPositiveInt()
     .default(defaultStoragePolicies.rollup1mRetentionDays)
     .describe(
@@ -624,6 +627,7 @@ export function migrationOptions(config: MigrationConfig): MigrateOptions {
     mode: config.STORAGE_MODE,
     rawRetentionDays: config.RAW_RETENTION_DAYS,
     snapshotRetentionDays: config.SNAPSHOT_RETENTION_DAYS,
+    exemplarRetentionDays: config.EXEMPLAR_RETENTION_DAYS,
     rollup1mRetentionDays: config.ROLLUP_1M_RETENTION_DAYS,
     rollup1hRetentionDays: config.ROLLUP_1H_RETENTION_DAYS,
     compressAfterHours:

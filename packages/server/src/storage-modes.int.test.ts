@@ -223,8 +223,8 @@ describe('a TimescaleDB whose worker settings cannot run the storage jobs', () =
     expect(warnings).toEqual([
       expect.objectContaining({
         msg: expect.stringContaining('too few workers'),
-        jobs: 12,
-        settings: [{ setting: 'max_worker_processes', value: 8, needed: 23 }],
+        jobs: 13,
+        settings: [{ setting: 'max_worker_processes', value: 8, needed: 24 }],
       }),
     ]);
   });
@@ -236,8 +236,8 @@ describe('a TimescaleDB whose worker settings cannot run the storage jobs', () =
     ]);
     expect(warnings.map((line) => line.settings)).toEqual([
       [
-        { setting: 'max_worker_processes', value: 8, needed: 23 },
-        { setting: 'timescaledb.max_background_workers', value: 8, needed: 14 },
+        { setting: 'max_worker_processes', value: 8, needed: 24 },
+        { setting: 'timescaledb.max_background_workers', value: 8, needed: 15 },
       ],
     ]);
   });

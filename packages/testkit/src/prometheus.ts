@@ -55,6 +55,11 @@ export type PrometheusOptions = {
   alertmanagerUrls?: string[];
   /** `--storage.tsdb.retention.time`, in days: how much history it keeps (15 when omitted). */
   retentionDays?: number;
+  /**
+   * `--enable-feature=exemplar-storage`: it keeps the exemplars it scrapes (from OpenMetrics
+   * text), serves them at `query_exemplars`, and remote-writes them (`send_exemplars: true`).
+   */
+  exemplars?: boolean;
 };
 
 export type RunningPrometheus = AgentProcess & {
@@ -98,6 +103,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       // whose receiver is already gone should not wait for that.
       '--storage.remote.flush-deadline=2s',
       ...(options.remoteWriteReceiver === true ? ['--web.enable-remote-write-receiver'] : []),
+      ...(options.exemplars === true ? ['--enable-feature=exemplar-storage'] : []),
       ...(options.retentionDays === undefined
         ? []
         : [`--storage.tsdb.retention.time=${options.retentionDays}d`]),
@@ -182,6 +188,7 @@ export function prometheusConfig(
                 ? {}
                 : { authorization: { type: 'Bearer', credentials: remoteWrite.bearerToken } }),
               ...(remoteWrite.basicAuth === undefined ? {} : { basic_auth: remoteWrite.basicAuth }),
+              ...(options.exemplars === true ? { send_exemplars: true } : {}),
               // Tests wait for data: send every second, retry a failed request within a second.
               queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
             },

@@ -281,6 +281,7 @@ export function toSampleWrite(
         tags: sample.tags,
         tagsLabelSeries: sample.tagsLabelSeries,
         staleMetrics: sample.staleMetrics,
+        exemplars: sample.exemplars,
         containers: sample.containers,
         processes: sample.processes,
         position: positionOf.position,

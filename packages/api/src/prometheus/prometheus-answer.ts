@@ -1,3 +1,4 @@
+import { formatFloat } from '@monitor/promql';
 import { prometheusErrorSchema } from '@monitor/schemas';
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
@@ -10,6 +11,20 @@ export function success(data: unknown, warnings: readonly string[] = []): string
   return JSON.stringify(
     warnings.length === 0 ? { status: 'success', data } : { status: 'success', data, warnings },
   );
+}
+
+/**
+ * A sample value as Prometheus' HTTP API writes it (`jsonutil.MarshalValue`): Go's shortest
+ * decimal, which is `formatFloat`'s, except in exponent form (`1e-07`, `1e+21`) below 1e-6 and
+ * from 1e21 in magnitude.
+ */
+export function formatSampleValue(value: number): string {
+  const magnitude = Math.abs(value);
+  if (!Number.isFinite(value) || magnitude === 0 || (magnitude >= 1e-6 && magnitude < 1e21)) {
+    return formatFloat(value);
+  }
+  // Go's exponent has at least two digits.
+  return value.toExponential().replace(/e(?<sign>[+-])(?<digit>\d)$/, 'e$<sign>0$<digit>');
 }
 
 /** The failures every Prometheus route may answer with, in Prometheus' error shape. */

@@ -8,7 +8,7 @@ import type {
   SeriesSource,
   SourceTiers,
 } from '@monitor/promql';
-import type { RuleGroupStateStore } from '@monitor/db';
+import type { ExemplarReader, RuleGroupStateStore } from '@monitor/db';
 import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
 import {
   prometheusApiBasePath,
@@ -35,10 +35,15 @@ import {
 type PrometheusQueryLimits = {
   /** The longest end - start of a range query. */
   maxRangeMs: number;
-  /** The most series `series` answers with, and one remote read query selects. */
+  /**
+   * The most series `series` answers with, one remote read query selects, and the selectors of
+   * a `query_exemplars` match.
+   */
   maxSeries: number;
   /** The most samples one remote read request returns. */
   maxSamples: number;
+  /** The most exemplars one `query_exemplars` answer holds. */
+  maxExemplars: number;
   /** The wall-clock budget of one remote read request, ms (queries carry their own). */
   timeoutMs: number;
 };
@@ -62,6 +67,8 @@ export type PrometheusRouteDeps = {
    * `auto`); undefined: raw samples only.
    */
   sourceTiers(): Promise<SourceTiers | undefined>;
+  /** The exemplars `query_exemplars` answers with, by the series the query selects. */
+  exemplars: ExemplarReader;
   /** The organization's Prometheus rule groups with their last evaluations. */
   ruleGroups: Pick<RuleGroupStateStore, 'listOrgGroups'>;
   /** RULE_EVALUATION_INTERVAL_SECONDS, in ms: the interval of a group that sets none. */

@@ -1,47 +1,64 @@
 import { z } from 'zod';
-import { parsePromql, PromqlError } from '@monitor/promql';
+import { extractSelectors, parsePromql, PromqlError } from '@monitor/promql';
 import {
   prometheusAlertSchema,
   prometheusApiBasePath,
+  prometheusExemplarsDataSchema,
+  prometheusExemplarsQuerySchema,
   prometheusRuleGroupSchema,
   prometheusSuccessSchema,
 } from '@monitor/schemas';
-import { json } from '../api-route.js';
+import { json, noContent } from '../api-route.js';
 import { both, errors, success } from './prometheus-answer.js';
 import { allOfTime, optionalTime, prometheusParams } from './prometheus-params.js';
+import { prometheusExemplars } from './prometheus-exemplars.js';
 import type { PrometheusRoute } from './prometheus-routes.js';
 import { prometheusActiveAlerts, prometheusRuleGroups } from './rule-group-status.js';
 
 const base = prometheusApiBasePath;
 
 /**
- * `query_exemplars`: Grafana asks it when a data source is opened, to decide whether to offer
- * exemplars. None are stored (remote-write's exemplars are counted and skipped), so the answer
- * is Prometheus' own with its exemplar storage off: the parameters checked as it checks them,
- * then `[]`, or 204 and no body for a query without a selector.
+ * `query_exemplars`: the stored exemplars of the series any selector of the query selects
+ * (Prometheus' `parser.ExtractSelectors`), within start and end inclusive (all of time by
+ * default), answered as Prometheus 2.42 with its exemplar storage answers: the parameters checked
+ * as it checks them; 204 and no body for a query without a selector. Bounded where Prometheus
+ * is not (its exemplars are a buffer of 100,000 by default, ours a table kept for days): more
+ * series than a query may select, or more exemplars than `limits.maxExemplars`, is bad_data.
  */
-const queryExemplarsHandler: NonNullable<PrometheusRoute['handle']> = ({ query, body, res }) => {
+const queryExemplarsHandler: NonNullable<PrometheusRoute['handle']> = async ({
+  query,
+  body,
+  res,
+  deps,
+}) => {
   const params = prometheusParams(query, body);
   const startMs = optionalTime(params, 'start', allOfTime.startMs);
   const endMs = optionalTime(params, 'end', allOfTime.endMs);
   if (endMs < startMs) {
     throw new PromqlError('bad_data', 'end timestamp must not be before start timestamp');
   }
-  const expr = parsePromql(params.get('query') ?? '');
-  if (hasSelector(expr)) res.type('application/json').send(success([]));
-  else res.status(204).end();
+  const selectors = extractSelectors(parsePromql(params.get('query') ?? ''));
+  if (selectors.length === 0) {
+    res.status(204).end();
+    return;
+  }
+  const { maxSeries, maxExemplars } = deps.limits;
+  const read = await deps.exemplars.read(
+    deps.orgId,
+    selectors,
+    { startMs, endMs },
+    { maxSeries, maxExemplars },
+  );
+  if ('overLimit' in read) {
+    throw new PromqlError(
+      'bad_data',
+      read.overLimit === 'maxSeries'
+        ? `more than ${maxSeries} series match: narrow the query's selectors`
+        : `more than ${maxExemplars} exemplars match: narrow the query's selectors or the time range`,
+    );
+  }
+  res.type('application/json').send(success(prometheusExemplars(read.series)));
 };
-
-/**
- * Whether an expression reads any series (Prometheus' `parser.ExtractSelectors` is non-empty):
- * a vector selector anywhere among its sub-expressions, whatever kinds of node lie between.
- */
-function hasSelector(node: unknown): boolean {
-  if (Array.isArray(node)) return node.some(hasSelector);
-  if (typeof node !== 'object' || node === null || !('kind' in node)) return false;
-  if (node.kind === 'vector') return true;
-  return Object.values(node).some(hasSelector);
-}
 
 /** `limit`, where Prometheus takes one: an integer, or the error text Prometheus gives. */
 function checkLimit(text: string | undefined): void {
@@ -77,14 +94,21 @@ export const prometheusStatusRoutes: readonly PrometheusRoute[] = [
   ...both(
     {
       path: `${base}/query_exemplars`,
-      summary: 'Exemplars of the series a query selects (none are stored)',
+      summary: 'Exemplars of the series a query selects',
+      description:
+        'The exemplars stored (`EXEMPLAR_RETENTION_DAYS`) for the series that any selector of ' +
+        '`query` selects, between `start` and `end` inclusive (all of time when absent), as ' +
+        'Prometheus 2.42 with its exemplar storage answers. At most as many series as a query ' +
+        'may select and 100,000 exemplars: beyond either, bad_data.',
       tags: ['prometheus'],
       scope: 'read',
+      request: { query: prometheusExemplarsQuerySchema },
       responses: {
         200: json(
-          'Empty, or null for a query without a selector.',
-          prometheusSuccessSchema(z.null().or(z.array(z.unknown()))),
+          'Per series with exemplars in the range, by label set, its exemplars in time order.',
+          prometheusSuccessSchema(prometheusExemplarsDataSchema),
         ),
+        204: noContent('The query has no selector: there are no series to read.'),
         ...errors,
       },
       handle: queryExemplarsHandler,

@@ -25,6 +25,8 @@ export type BatchRows = {
   unaggregated: UnaggregatedRows;
   /** One entry per staleness marker, series ids as in `samples`. */
   staleMarkers: { timesMs: number[]; seriesIds: number[] };
+  /** One entry per exemplar, series ids as in `samples`, labels as JSON text. */
+  exemplars: { timesMs: number[]; seriesIds: number[]; values: number[]; labels: string[] };
   /** The batch's distinct series missing from the cache. */
   series: { missing: (SeriesName & { generation: number })[] };
   snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };

@@ -46,6 +46,7 @@ export function toRows(
     samples: { timesMs: [], seriesIds: [], values: [], mantissas: [], scales: [] },
     unaggregated: { timesMs: [], seriesIds: [], values: [], samplesBefore: [] },
     staleMarkers: { timesMs: [], seriesIds: [] },
+    exemplars: { timesMs: [], seriesIds: [], values: [], labels: [] },
     series: { missing: [] },
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
   };
@@ -54,7 +55,8 @@ export function toRows(
   for (const sample of samples) {
     const service = services.get(sample.orgId, sample.host);
     if (service === undefined) {
-      // Staleness markers of a host never stored: no series of it can end.
+      // Staleness markers or exemplars of a host never stored: its first sample is on its way,
+      // or it has none to end or to exemplify.
       if (!hasMetrics(sample)) continue;
       throw new Error(`no service id for host ${sample.host}`);
     }
@@ -87,6 +89,12 @@ export function toRows(
       rows.staleMarkers.timesMs.push(timeMs);
       rows.staleMarkers.seriesIds.push(seriesIdOf(series, metric, labels, rows));
     }
+    for (const exemplar of sample.exemplars ?? []) {
+      rows.exemplars.timesMs.push(timeMs);
+      rows.exemplars.seriesIds.push(seriesIdOf(series, exemplar.metric, labels, rows));
+      rows.exemplars.values.push(exemplar.value);
+      rows.exemplars.labels.push(JSON.stringify(exemplar.labels));
+    }
     const containers = snapshotJson(sample.containers);
     const processes = snapshotJson(sample.processes);
     if (containers !== undefined || processes !== undefined) {
@@ -110,6 +118,26 @@ export async function insertStaleMarkers(tx: TransactionSql, rows: BatchRows): P
     insert into stale_markers (series_id, time)
     select s, timestamptz 'epoch' + t * interval '1 millisecond'
     from unnest(${seriesIds}::int8[], ${timesMs}::float8[]) as u(s, t)
+    on conflict do nothing
+  `;
+  return inserted.count;
+}
+
+/**
+ * Inserts the batch's exemplars; one already stored at its series and time is kept (a replay,
+ * an agent's retry, or a second exemplar at one time, which Prometheus drops too). Returns how
+ * many went in.
+ */
+export async function insertExemplars(tx: TransactionSql, rows: BatchRows): Promise<number> {
+  const { timesMs, seriesIds, values, labels } = rows.exemplars;
+  if (timesMs.length === 0) return 0;
+  const inserted = await tx`
+    insert into exemplars (series_id, time, value, labels)
+    select s, timestamptz 'epoch' + t * interval '1 millisecond', v, l::jsonb
+    from unnest(
+      ${seriesIds}::int8[], ${timesMs}::float8[], ${values.map(float8Text)}::text[]::float8[],
+      ${labels}::text[]
+    ) as u(s, t, v, l)
     on conflict do nothing
   `;
   return inserted.count;

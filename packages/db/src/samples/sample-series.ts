@@ -21,6 +21,7 @@ export async function resolveMissingSeries(
     rows.samples.seriesIds,
     rows.staleMarkers.seriesIds,
     rows.unaggregated.seriesIds,
+    rows.exemplars.seriesIds,
   ]) {
     for (let i = 0; i < seriesIds.length; i++) {
       const value = seriesIds[i] ?? 0;

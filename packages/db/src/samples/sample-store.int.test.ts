@@ -368,6 +368,80 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
     expect(services.map((v) => [v.name, v.last_seen.getTime()])).toEqual([['m', t0]]);
   });
 
+  it('stores exemplars by series and time once, the first standing, beside the samples', async () => {
+    const store = createSampleStore(db);
+    const orgId = uniqueOrgId();
+    const t0 = Date.now() - 12 * minuteMs;
+    const labelled = (timeMs: number, overrides: Partial<HostSample>): HostSample =>
+      sample({
+        orgId,
+        host: 'api',
+        timeMs,
+        metrics: {},
+        tags: { job: 'api' },
+        tagsLabelSeries: true,
+        ...overrides,
+      });
+    const first = await store.writeBatch(
+      {
+        samples: [
+          labelled(t0, { metrics: { requests_total: 5 }, position: { partition: 0, offset: 0 } }),
+          // Prometheus sends exemplars apart from their samples, at their own times.
+          labelled(t0 - 300, {
+            exemplars: [
+              { metric: 'requests_total', value: 1, labels: { trace_id: 'a1', span_id: 'b1' } },
+              // A series with an exemplar and no sample yet is made.
+              { metric: 'latency_seconds_bucket', value: Number.NaN, labels: {} },
+            ],
+            position: { partition: 0, offset: 1 },
+          }),
+          // A host never stored: its exemplar waits for nothing, as a staleness marker would.
+          { ...labelled(t0, { exemplars: [{ metric: 'x', value: 1, labels: {} }] }), host: 'gone' },
+        ],
+      },
+      owner,
+    );
+    expect(first).toMatchObject({ samplesWritten: 1, exemplarsWritten: 2, servicesCreated: 1 });
+    // A replay of the same records, then the same exemplar again and another at its time.
+    const replayed = await store.writeBatch(
+      {
+        samples: [
+          labelled(t0 - 300, {
+            exemplars: [{ metric: 'requests_total', value: 1, labels: { trace_id: 'a1' } }],
+            position: { partition: 0, offset: 1 },
+          }),
+        ],
+      },
+      owner,
+    );
+    expect(replayed).toMatchObject({ exemplarsWritten: 0, replaysSkipped: 1 });
+    const resent = await createSampleStore(db, { method: 'insert' }).writeBatch({
+      samples: [
+        labelled(t0 - 300, {
+          exemplars: [{ metric: 'requests_total', value: 9, labels: { trace_id: 'other' } }],
+        }),
+        labelled(t0 + 700, {
+          exemplars: [{ metric: 'requests_total', value: 2, labels: { trace_id: 'a2' } }],
+        }),
+      ],
+    });
+    expect(resent).toMatchObject({ exemplarsWritten: 1 });
+    const stored = await db.sql<
+      { metric: string; labels: unknown; time: Date; value: number; exemplar: unknown }[]
+    >`
+      select r.metric, r.labels, e.time, e.value, e.labels as exemplar
+      from exemplars e join series r on r.id = e.series_id
+      join services v on v.id = r.service_id
+      where v.org_id = ${orgId}
+      order by e.time, r.metric
+    `;
+    expect(stored.map((e) => [e.metric, e.labels, e.time.getTime(), e.value, e.exemplar])).toEqual([
+      ['latency_seconds_bucket', { job: 'api' }, t0 - 300, Number.NaN, {}],
+      ['requests_total', { job: 'api' }, t0 - 300, 1, { trace_id: 'a1', span_id: 'b1' }],
+      ['requests_total', { job: 'api' }, t0 + 700, 2, { trace_id: 'a2' }],
+    ]);
+  });
+
   it('stores snapshot JSON text as given, and refuses text that is not JSON for good', async () => {
     const store = published.createSampleStore(db);
     const orgId = uniqueOrgId();

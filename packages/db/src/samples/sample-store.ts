@@ -19,7 +19,14 @@ import { selectStoredPoints } from './stored-points.js';
 import { createStoredNewest } from './stored-newest.js';
 import type { UnaggregatedRows } from './unaggregated-samples.js';
 import type { WrittenCounts } from './sample-rows.js';
-import { copyRows, insertRows, insertStaleMarkers, scaleValues, toRows } from './sample-rows.js';
+import {
+  copyRows,
+  insertExemplars,
+  insertRows,
+  insertStaleMarkers,
+  scaleValues,
+  toRows,
+} from './sample-rows.js';
 import { createSeriesScales } from './series-scales.js';
 import type { SampleTimeColumn } from './copy-binary.js';
 import { readSampleTimeColumn } from './copy-binary.js';
@@ -65,6 +72,8 @@ type WriteBatchResult = {
    * not).
    */
   staleMarkersWritten: number;
+  /** Exemplars inserted (as staleness markers are). */
+  exemplarsWritten: number;
   /** Services created by this batch (first sample of a host). */
   servicesCreated: number;
 };
@@ -201,6 +210,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             partitionsRestarted: [...restarted],
             snapshotsWritten: 0,
             staleMarkersWritten: 0,
+            exemplarsWritten: 0,
             servicesCreated: 0,
           };
           const last: Promise<unknown>[] = [];
@@ -248,6 +258,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             if (recordLate) last.push(insertLateSampleWrites(tx, late));
             last.push(
               insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
+              insertExemplars(tx, rows).then((count) => (result.exemplarsWritten = count)),
               insertUnaggregatedSamples(tx, rows.unaggregated).then((counts) => {
                 unaggregated = counts;
               }),

@@ -307,6 +307,8 @@ function policiesFrom(options: MigrateOptions): StoragePolicies {
     rawRetentionDays: options.rawRetentionDays ?? defaultStoragePolicies.rawRetentionDays,
     snapshotRetentionDays:
       options.snapshotRetentionDays ?? defaultStoragePolicies.snapshotRetentionDays,
+    exemplarRetentionDays:
+      options.exemplarRetentionDays ?? defaultStoragePolicies.exemplarRetentionDays,
     rollup1mRetentionDays:
       options.rollup1mRetentionDays ?? defaultStoragePolicies.rollup1mRetentionDays,
     rollup1hRetentionDays:

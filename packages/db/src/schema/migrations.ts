@@ -867,6 +867,13 @@ const retiredHourRollup: Migration = {
   up: (sql, { engine }) => engine.retireRollup(sql, 'samples_1h'),
 };
 
+const exemplars: Migration = {
+  version: 38,
+  name: 'exemplars',
+  // Issue 58: the exemplars of remote-write and OTLP, by series and time, for query_exemplars.
+  up: (sql, { engine }) => engine.createExemplars(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -906,4 +913,5 @@ export const migrations: readonly Migration[] = [
   keptSampleTiers,
   retiredMinuteRollup,
   retiredHourRollup,
+  exemplars,
 ];

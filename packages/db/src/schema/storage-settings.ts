@@ -12,6 +12,7 @@ export type StorageSettings = {
 export const defaultStoragePolicies = {
   rawRetentionDays: 30,
   snapshotRetentionDays: 7,
+  exemplarRetentionDays: 7,
   rollup1mRetentionDays: 90,
   rollup1hRetentionDays: 730,
   // Raw chunks are 6 hours (migration 24) and compressed whole: a chunk waits half its
@@ -68,6 +69,8 @@ export function policiesOf(row: StorageSettingsRow): StoragePolicies {
       stored.snapshotRetentionDays ??
       row.snapshot_retention_days ??
       defaultStoragePolicies.snapshotRetentionDays,
+    exemplarRetentionDays:
+      stored.exemplarRetentionDays ?? defaultStoragePolicies.exemplarRetentionDays,
     rollup1mRetentionDays:
       stored.rollup1mRetentionDays ?? defaultStoragePolicies.rollup1mRetentionDays,
     rollup1hRetentionDays:

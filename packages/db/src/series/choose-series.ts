@@ -8,7 +8,7 @@ import { keptTiers } from '../storage/kept-tiers.js';
  * (usually one; more when an old series labelled by its service's tags and a new one with its
  * own labels read the same).
  */
-type ChosenSeries = { ids: string[]; labels: Labels };
+export type ChosenSeries = { ids: string[]; labels: Labels };
 
 type CandidateRow = {
   id: string;
@@ -78,6 +78,8 @@ export type SeriesChooser = {
    * whose labels read the same are one series.
    */
   matching(matchers: readonly LabelMatcher[]): Promise<ChosenSeries[]>;
+  /** The series matching any of the matcher lists (every series when there are none). */
+  matchingAny(sets: readonly (readonly LabelMatcher[])[]): Promise<ChosenSeries[]>;
   /**
    * The series matching any of the matcher lists (every series when there are none) with a
    * sample or a staleness marker within `range`.
@@ -156,15 +158,19 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
     return new Set(rows.map((r) => r.id));
   }
 
-  async function matchingAnyWithPoints(
-    sets: readonly (readonly LabelMatcher[])[],
-    range: TimeRange,
-  ): Promise<ChosenSeries[]> {
+  async function matchingAny(sets: readonly (readonly LabelMatcher[])[]): Promise<ChosenSeries[]> {
     const byLabels = new Map<string, ChosenSeries>();
     for (const set of sets.length === 0 ? [[]] : sets) {
       for (const row of await matching(set)) byLabels.set(labelsKey(row.labels), row);
     }
-    const rows = [...byLabels.values()];
+    return [...byLabels.values()];
+  }
+
+  async function matchingAnyWithPoints(
+    sets: readonly (readonly LabelMatcher[])[],
+    range: TimeRange,
+  ): Promise<ChosenSeries[]> {
+    const rows = await matchingAny(sets);
     const present = await withPoints(
       rows.flatMap((row) => row.ids),
       range,
@@ -172,5 +178,5 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
     return rows.filter((row) => row.ids.some((id) => present.has(id)));
   }
 
-  return { matching, matchingAnyWithPoints };
+  return { matching, matchingAny, matchingAnyWithPoints };
 }

@@ -8,6 +8,7 @@ import {
 import { dropSampleKey, keepHeadUnindexed } from './timescale/head-chunks.js';
 import { readFunctions } from './timescale/read-functions.js';
 import {
+  exemplarsHypertable,
   materializationTable,
   staleMarkersHypertable,
   unaggregatedSamplesHypertable,
@@ -28,6 +29,7 @@ export type ConversionResult = {
   snapshots: number;
   staleMarkers: number;
   unaggregatedSamples: number;
+  exemplars: number;
   rollupBuckets: number;
 };
 
@@ -61,6 +63,7 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const snapshots = await snapshotsToHypertable(sql);
     const staleMarkers = await staleMarkersToHypertable(sql);
     const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
+    const exemplars = await exemplarsToHypertable(sql);
     const rollupBuckets = await rollupsToAggregates(sql);
     // A retired rollup (migrations 36 and 37) stays retired: its rows, no refresh.
     let anyRetired = false;
@@ -72,7 +75,7 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     if (anyRetired) await writeRetiredBucketsFunctions(sql, 'timescale');
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
-    return { samples, snapshots, staleMarkers, unaggregatedSamples, rollupBuckets };
+    return { samples, snapshots, staleMarkers, unaggregatedSamples, exemplars, rollupBuckets };
   });
 }
 
@@ -146,6 +149,20 @@ async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<num
       select series_id, time, value from unaggregated_samples${plain}`,
   );
   await run(sql, [`drop table unaggregated_samples${plain}`]);
+  return copied.count;
+}
+
+async function exemplarsToHypertable(sql: TransactionSql): Promise<number> {
+  await run(sql, [
+    `alter table exemplars rename to exemplars${plain}`,
+    `alter index exemplars_series_id_time_key rename to exemplars${plain}_series_id_time_key`,
+    ...exemplarsHypertable,
+  ]);
+  const copied = await sql.unsafe(
+    `insert into exemplars (series_id, time, value, labels)
+      select series_id, time, value, labels from exemplars${plain}`,
+  );
+  await run(sql, [`drop table exemplars${plain}`]);
   return copied.count;
 }
 

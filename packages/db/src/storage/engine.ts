@@ -74,6 +74,8 @@ export type StorageEngine = {
   createKeptTiers(sql: TransactionSql): Promise<void>;
   /** Migrations 36 and 37: samples_1m, then samples_1h no longer refreshed (retired-rollups.ts). */
   retireRollup(sql: TransactionSql, rollup: Rollup): Promise<void>;
+  /** Migration 38: the exemplars' table, kept `EXEMPLAR_RETENTION_DAYS`. */
+  createExemplars(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -123,6 +125,7 @@ const timescaleEngine: StorageEngine = {
   keepHeadUnindexed,
   createKeptTiers: createTimescaleKeptTiers,
   retireRollup: retireTimescaleRollup,
+  createExemplars: timescaleTables.createExemplars,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -162,6 +165,7 @@ const postgresEngine: StorageEngine = {
       ? postgresTables.retireMinuteRollup(sql)
       : postgresTables.retireHourRollup(sql));
   },
+  createExemplars: postgresTables.createExemplars,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {
@@ -169,6 +173,7 @@ const postgresEngine: StorageEngine = {
       now,
       rawRetentionDays: policies.rawRetentionDays,
       snapshotRetentionDays: policies.snapshotRetentionDays,
+      exemplarRetentionDays: policies.exemplarRetentionDays,
     });
   },
   refreshRollups: (db, { now }) => refreshRollupTables(db, { now }),
@@ -177,6 +182,7 @@ const postgresEngine: StorageEngine = {
       now,
       rawRetentionDays: policies.rawRetentionDays,
       snapshotRetentionDays: policies.snapshotRetentionDays,
+      exemplarRetentionDays: policies.exemplarRetentionDays,
     });
     const rollups = await refreshRollupTables(db, { now });
     const rollupRowsPruned = await pruneRollupTables(db, { now, policies });

@@ -16,6 +16,8 @@ export type StoragePolicies = {
   rawRetentionDays: number;
   /** Container and process snapshots (SNAPSHOT_RETENTION_DAYS). */
   snapshotRetentionDays: number;
+  /** Exemplars (EXEMPLAR_RETENTION_DAYS). */
+  exemplarRetentionDays: number;
   /** The 1-minute rollup (ROLLUP_1M_RETENTION_DAYS). */
   rollup1mRetentionDays: number;
   /** The 1-hour rollup (ROLLUP_1H_RETENTION_DAYS). */

@@ -22,6 +22,12 @@ export function sampleMessages(
     tags: fc.dictionary(keys, text),
     tags_label_series: fc.option(fc.constant(true as const), { nil: undefined }),
     stale_metrics: fc.option(fc.array(text), { nil: undefined }),
+    exemplars: fc.option(
+      fc.array(fc.record({ metric: text, value: fc.double(), labels: fc.dictionary(keys, text) }), {
+        maxLength: 3,
+      }),
+      { nil: undefined },
+    ),
     containers: fc.array(
       fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
     ),

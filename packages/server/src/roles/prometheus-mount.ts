@@ -10,7 +10,12 @@ import {
 import type { Redis } from 'ioredis';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createRuleGroupStateStore, createRuleGroupStore, readLateSampleWrites } from '@monitor/db';
+import {
+  createExemplarReader,
+  createRuleGroupStateStore,
+  createRuleGroupStore,
+  readLateSampleWrites,
+} from '@monitor/db';
 import {
   createFloat64SlabPool,
   createPrometheusSeriesSource,
@@ -24,6 +29,11 @@ import type { ApiConfig } from '../config.js';
 
 /** Series one PromQL query may select, and the most `series` lists (not an environment setting). */
 const maxSeriesPerQuery = 100_000;
+/**
+ * The most exemplars one `query_exemplars` answers with: as many as Prometheus holds in all by
+ * default (`--storage.exemplars.max-exemplars`), so no answer of a stock Prometheus is refused.
+ */
+const maxExemplarsPerQuery = 100_000;
 /** Prometheus' limit of points per series of a range query. */
 const maxPointsPerSeries = 11_000;
 /** The longest range query: a year, past every retention default. */
@@ -36,7 +46,7 @@ const maxIdleSampleSlabs = 64;
 
 /**
  * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
- * for the api role's app (and `all`'s): samples from `databases.reads`, rule groups from the
+ * for the api role's app (and `all`'s): samples and exemplars from `databases.reads`, rule groups from the
  * primary, keys checked by the process's one key cache.
  */
 export function createPrometheusMount(
@@ -73,11 +83,13 @@ export function createPrometheusMount(
       maxRangeMs,
       maxSeries: maxSeriesPerQuery,
       maxSamples: config.PROMQL_MAX_SAMPLES,
+      maxExemplars: maxExemplarsPerQuery,
       timeoutMs: config.PROMQL_TIMEOUT_MS,
     },
     ...(rangeQueryCache === undefined ? {} : { rangeQueryCache }),
     nowMs: Date.now,
     sourceTiers: createSourceTiersReader(databases.reads, { refreshMs: 60_000, nowMs: Date.now }),
+    exemplars: createExemplarReader(databases.reads),
     // The evaluator saves these on the primary: read there, not on a standby that may lag.
     ruleGroups: createRuleGroupStateStore(databases.primary),
     defaultRuleIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,

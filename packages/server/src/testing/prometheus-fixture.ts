@@ -6,7 +6,7 @@ import snappy from 'snappy';
 import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createRuleGroupStateStore, createSampleStore } from '@monitor/db';
+import { createExemplarReader, createRuleGroupStateStore, createSampleStore } from '@monitor/db';
 import {
   createFloat64SlabPool,
   createPrometheusSeriesSource,
@@ -449,10 +449,12 @@ export async function startPrometheusApi(
         maxRangeMs: 366 * 86_400_000,
         maxSeries: 100_000,
         maxSamples,
+        maxExemplars: 100_000,
         timeoutMs: 30_000,
       },
       nowMs: Date.now,
       sourceTiers: createSourceTiersReader(db, { refreshMs: 60_000, nowMs: Date.now }),
+      exemplars: createExemplarReader(db),
       ruleGroups: createRuleGroupStateStore(db),
       defaultRuleIntervalMs: 60_000,
     }),

@@ -4,6 +4,7 @@ export const partitionedTables = [
   'snapshots',
   'stale_markers',
   'unaggregated_samples',
+  'exemplars',
 ] as const;
 export type PartitionedTable = (typeof partitionedTables)[number];
 

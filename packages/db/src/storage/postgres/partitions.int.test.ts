@@ -11,7 +11,7 @@ import { ensurePartitions } from './partitions.js';
 
 const dayMs = 24 * 60 * 60_000;
 /** The default retention the partition tests expect (migrate's defaults). */
-const retention = { rawRetentionDays: 30, snapshotRetentionDays: 7 };
+const retention = { rawRetentionDays: 30, snapshotRetentionDays: 7, exemplarRetentionDays: 7 };
 
 function sample(
   overrides: Partial<HostSample> & Pick<HostSample, 'orgId' | 'host' | 'timeMs'>,
@@ -68,6 +68,13 @@ describe('the daily partitions of plain PostgreSQL', () => {
     );
     expect(unaggregated).not.toContain(
       partitionName('unaggregated_samples', new Date(now.getTime() - 31 * dayMs)),
+    );
+    // Exemplars have a retention of their own (EXEMPLAR_RETENTION_DAYS, 7 by default).
+    const exemplars = await partitionsOf('exemplars');
+    expect(exemplars).toContain('exemplars_default');
+    expect(exemplars).toContain(partitionName('exemplars', new Date(now.getTime() - 6 * dayMs)));
+    expect(exemplars).not.toContain(
+      partitionName('exemplars', new Date(now.getTime() - 8 * dayMs)),
     );
   });
 

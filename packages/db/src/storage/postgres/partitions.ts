@@ -10,6 +10,8 @@ export type EnsurePartitionsOptions = {
   rawRetentionDays: number;
   /** Snapshots kept (SNAPSHOT_RETENTION_DAYS). */
   snapshotRetentionDays: number;
+  /** Exemplars kept (EXEMPLAR_RETENTION_DAYS). */
+  exemplarRetentionDays: number;
 };
 
 export type EnsurePartitionsResult = {
@@ -28,12 +30,12 @@ const defaultDaysAhead = 3;
 const lockTimeout = '10s';
 
 /**
- * Plain-PostgreSQL partition maintenance for `samples`, `snapshots`, `stale_markers` and
- * `unaggregated_samples` (from the migrations that create those two on): creates the daily
- * partitions from the retention cutoff to `daysAhead` days ahead, drops the expired ones, and
- * keeps the DEFAULT partition (which catches any sample outside them) small (TimescaleDB's
- * chunks and retention policy do this by themselves). Idempotent; each partition
- * changes in a transaction of its own so locks are held briefly.
+ * Plain-PostgreSQL partition maintenance for `samples`, `snapshots`, `stale_markers`,
+ * `unaggregated_samples` and `exemplars` (from the migrations that create those three on): creates
+ * the daily partitions from the retention cutoff to `daysAhead` days ahead, drops the expired ones,
+ * and keeps the DEFAULT partition (which catches any sample outside them) small (TimescaleDB's
+ * chunks and retention policy do this by themselves). Idempotent; each partition changes in a
+ * transaction of its own so locks are held briefly.
  */
 export async function ensurePartitions(
   db: Database,
@@ -51,6 +53,7 @@ export async function ensurePartitions(
     snapshots: options.snapshotRetentionDays,
     stale_markers: options.rawRetentionDays,
     unaggregated_samples: options.rawRetentionDays,
+    exemplars: options.exemplarRetentionDays,
   };
   for (const table of partitionedTables) {
     const [exists] = await db.sql<{ exists: boolean }[]>`

@@ -324,3 +324,22 @@ export async function createUnaggregatedSamples(sql: TransactionSql): Promise<vo
       on unaggregated_samples (series_id, time)`,
   ]);
 }
+
+/**
+ * Version 38: the exemplars agents send with their samples, `(series_id, time, value, labels)`,
+ * range-partitioned by day like the samples (partitions.ts keeps their daily partitions and
+ * drops them after `EXEMPLAR_RETENTION_DAYS`), with a DEFAULT partition for rows outside them.
+ */
+export async function createExemplars(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    `create table exemplars (
+      series_id bigint not null,
+      time timestamptz not null,
+      value double precision not null,
+      labels jsonb not null
+    ) partition by range (time)`,
+    `create table exemplars_default partition of exemplars default`,
+    // One exemplar per series and time, the first stored (as Prometheus keeps them).
+    `create unique index exemplars_series_id_time_key on exemplars (series_id, time)`,
+  ]);
+}

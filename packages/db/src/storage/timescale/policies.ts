@@ -77,6 +77,14 @@ const rawCompressionJobInterval = '1 minute';
  */
 const consolidationJobInterval = '30 minutes';
 
+/** Tables made by migrations after the policies were first applied (see applyTimescalePolicies). */
+const laterTableNames = ['stale_markers', 'unaggregated_samples', 'exemplars'] as const;
+type LaterTable = (typeof laterTableNames)[number];
+
+function isLaterTable(table: string): table is LaterTable {
+  return (laterTableNames as readonly string[]).includes(table);
+}
+
 type Job = { job_id: number; proc_name: string; hypertable_name: string; config: unknown };
 
 /** The jobs applyTimescalePolicies creates: procedure and the table or view it works on. */
@@ -92,6 +100,7 @@ const expectedJobs = [
   ['policy_retention', 'samples_1h'],
   ['policy_retention', 'stale_markers'],
   ['policy_retention', 'unaggregated_samples'],
+  ['policy_retention', 'exemplars'],
 ] as const;
 
 /**
@@ -139,11 +148,11 @@ export async function applyTimescalePolicies(
       `
     ).map((row) => row.view),
   );
-  // Migrations 21 and 23 make stale_markers and unaggregated_samples, which go with the raw
-  // samples; a database at an earlier version has no job for them.
-  const laterRawTables = (
-    await sql<{ table: 'stale_markers' | 'unaggregated_samples' }[]>`
-      select t as table from unnest(array['stale_markers', 'unaggregated_samples']) as t
+  // Migrations 21, 23 and 38 make stale_markers, unaggregated_samples (which go with the raw
+  // samples) and exemplars; a database at an earlier version has no job for them.
+  const laterTables = (
+    await sql<{ table: LaterTable }[]>`
+      select t as table from unnest(${laterTableNames}::text[]) as t
       where to_regclass(t) is not null
     `
   ).map((row) => row.table);
@@ -157,8 +166,7 @@ export async function applyTimescalePolicies(
     ([proc, table]) =>
       (proc !== 'policy_refresh_continuous_aggregate' || !retired(table)) &&
       (proc !== 'policy_compression' || table === 'samples' || compressible.has(table)) &&
-      ((table !== 'stale_markers' && table !== 'unaggregated_samples') ||
-        laterRawTables.includes(table)),
+      (!isLaterTable(table) || laterTables.includes(table)),
   );
   // Migration 33 makes the head layout and its consolidation job's procedure.
   const [head] = await sql<{ consolidating: boolean; scheduled: boolean }[]>`
@@ -202,7 +210,7 @@ export async function applyTimescalePolicies(
     await sql`select remove_retention_policy(${view}::regclass, if_exists => true)`;
     await sql`select remove_compression_policy(${view}::regclass, if_exists => true)`;
   }
-  for (const table of ['samples', 'snapshots', ...laterRawTables]) {
+  for (const table of ['samples', 'snapshots', ...laterTables]) {
     await sql`select remove_retention_policy(${table}::regclass, if_exists => true)`;
   }
   await sql`select remove_compression_policy('samples'::regclass, if_exists => true)`;
@@ -273,8 +281,13 @@ export async function applyTimescalePolicies(
     ['samples_1h', policies.rollup1hRetentionDays],
   ];
   // Markers end series of the raw samples, and unaggregated samples are raw samples: they go
-  // with them.
-  for (const table of laterRawTables) retention.push([table, policies.rawRetentionDays]);
+  // with them. Exemplars have a retention of their own.
+  for (const table of laterTables) {
+    retention.push([
+      table,
+      table === 'exemplars' ? policies.exemplarRetentionDays : policies.rawRetentionDays,
+    ]);
+  }
   for (const [table, keepDays] of retention) {
     await sql`
       select add_retention_policy(${table}::regclass, drop_after => ${days(table, keepDays)},
@@ -287,6 +300,7 @@ function samePolicies(a: StoragePolicies, b: StoragePolicies): boolean {
   return (
     a.rawRetentionDays === b.rawRetentionDays &&
     a.snapshotRetentionDays === b.snapshotRetentionDays &&
+    a.exemplarRetentionDays === b.exemplarRetentionDays &&
     a.rollup1mRetentionDays === b.rollup1mRetentionDays &&
     a.rollup1hRetentionDays === b.rollup1hRetentionDays &&
     a.compressAfterHours === b.compressAfterHours &&

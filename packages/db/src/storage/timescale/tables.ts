@@ -212,6 +212,30 @@ export const unaggregatedSamplesHypertable: readonly string[] = [
 ];
 
 /**
+ * Version 38: the exemplars agents send with their samples (a trace id beside a latency, say),
+ * `(series_id, time, value, labels)`, as a hypertable of daily chunks dropped by a retention
+ * job of their own (`EXEMPLAR_RETENTION_DAYS`, policies.ts). Never compressed: they are few
+ * beside the samples, and short-lived.
+ */
+export async function createExemplars(sql: TransactionSql): Promise<void> {
+  await run(sql, exemplarsHypertable);
+}
+
+/** The exemplars hypertable, empty, with its key (migration 38; the conversion). */
+export const exemplarsHypertable: readonly string[] = [
+  `create table exemplars (
+    series_id bigint not null,
+    time timestamptz not null,
+    value double precision not null,
+    labels jsonb not null
+  )`,
+  // One exemplar per series and time, the first stored: Prometheus keeps a series' exemplars
+  // in time order and drops one at a time it has already; replays and retries store it once.
+  `create unique index exemplars_series_id_time_key on exemplars (series_id, time)`,
+  `select create_hypertable('exemplars', by_range('time', interval '1 day'))`,
+];
+
+/**
  * samples_1m and samples_1h keyed by series, as migration 16 made them (the rollups of
  * migration 4 were keyed by service and metric), aggregating `value`: the SQL expression of a
  * sample's value (the float8 column until migration 24, `sample_value(…)` since). Real-time

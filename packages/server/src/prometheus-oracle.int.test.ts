@@ -361,6 +361,28 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     expect(problems.slice(0, 30)).toEqual([]);
   });
 
+  it('writes values text for text as Prometheus does: vectors and matrices with exponents where it uses them', async () => {
+    const at = { time: String((endMs - 1_000) / 1000) };
+    const range = { start: String((endMs - 60_000) / 1000), end: String(endMs / 1000), step: '30' };
+    for (const [path, query, params] of [
+      ['query', 'vector(1e-7)', at],
+      ['query', 'vector(-3e-9) or vector(2e21)', at],
+      ['query', 'node_load1 * 1e-9', at],
+      ['query', 'node_load1 * 1e25', at],
+      // A scalar never: Prometheus writes its value in full.
+      ['query', '1e-7', at],
+      ['query', 'scalar(vector(2e21))', at],
+      ['query_range', 'node_load1 * 1e-12', range],
+      ['query_range', 'vector(-1e21)', range],
+    ] as const) {
+      const [want, got] = await Promise.all([
+        prometheusAnswer(path, { query, ...params }),
+        ourAnswer(path, { query, ...params }),
+      ]);
+      expect({ query, data: got.data }).toEqual({ query, data: want.data });
+    }
+  });
+
   it('answers as Prometheus does with many queries at once (their slabs pass from one to the next)', async () => {
     const problems: string[] = [];
     const params = {

@@ -20,7 +20,7 @@ import {
 } from '@monitor/schemas';
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
-import { both, errors, success } from './prometheus-answer.js';
+import { both, errors, formatSampleValue, success } from './prometheus-answer.js';
 import type { RangeQueryCache } from './range-query-cache.js';
 import type { PrometheusParams } from './prometheus-params.js';
 import {
@@ -78,8 +78,12 @@ export type PrometheusRouteDeps = {
 export type PrometheusRoute = ApiRoute<PrometheusRouteDeps & { orgId: string }>;
 type Handler = NonNullable<PrometheusRoute['handle']>;
 
-function pair(t: number, v: number | string): [number, string] {
-  return [t / 1000, typeof v === 'number' ? formatFloat(v) : v];
+/**
+ * A point as Prometheus 2.42 writes it: a vector's or a matrix's value as `formatSampleValue`
+ * (exponent form for the tiny and the huge), a scalar's as `formatFloat` (never), a string as is.
+ */
+function pair(t: number, v: number | string, format = formatSampleValue): [number, string] {
+  return [t / 1000, typeof v === 'number' ? format(v) : v];
 }
 
 /** A query's result as Prometheus' JSON writes it. */
@@ -102,7 +106,7 @@ function queryData(value: QueryValue): unknown {
         })),
       };
     case 'scalar':
-      return { resultType: 'scalar', result: pair(value.result.t, value.result.v) };
+      return { resultType: 'scalar', result: pair(value.result.t, value.result.v, formatFloat) };
     case 'string':
       return { resultType: 'string', result: pair(value.result.t, value.result.v) };
   }

@@ -101,7 +101,9 @@ const otlpMetrics: AgentWriteRoute = {
         headers: { 'Content-Type': type },
         body: encodeOtlpMetricsResponse(
           {
-            rejectedDataPoints: totalCount(result.rejected),
+            // Exemplars are not data points.
+            rejectedDataPoints:
+              totalCount(result.rejected) - (result.rejected.invalid_exemplar ?? 0),
             errorMessage: describeCounts(result.rejected),
           },
           encoding,

@@ -154,6 +154,62 @@ describe('createAgentWriteHandler', () => {
     expect(gateway.published).toEqual([]);
   });
 
+  it('publishes exemplars in messages of their own, and fails no request for its exemplars alone', async () => {
+    const gateway = await serve();
+    const timeUnixNano = `${nowMs}000000`;
+    const exemplar = (user: string) => ({
+      timeUnixNano,
+      asDouble: 0.5,
+      filteredAttributes: [{ key: 'user', value: { stringValue: user } }],
+    });
+    const body = (point: Record<string, unknown>) =>
+      JSON.stringify({
+        resourceMetrics: [
+          {
+            resource: { attributes: [{ key: 'host.name', value: { stringValue: 'a' } }] },
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: 'requests',
+                    sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [point] },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      });
+    const headers = { 'Content-Type': 'application/json' };
+    const both = await gateway.post(agentWritePaths.otlpMetrics, {
+      headers,
+      body: body({ timeUnixNano, asInt: '3', exemplars: [exemplar('u1')] }),
+    });
+    expect(both.status).toBe(200);
+    // An older writer dead-letters a message with exemplars: the sample must not go with them.
+    expect(messagesOf(gateway.published)).toEqual([
+      expect.objectContaining({ metrics: { requests: 3 }, time_ms: nowMs }),
+      expect.objectContaining({
+        metrics: {},
+        time_ms: nowMs,
+        exemplars: [{ metric: 'requests', value: 0.5, labels: { user: 'u1' } }],
+      }),
+    ]);
+    expect(messagesOf(gateway.published)[0]).not.toHaveProperty('exemplars');
+    // No value to take, and an exemplar storage cannot hold (a NUL in a label).
+    const refused = await gateway.post(agentWritePaths.otlpMetrics, {
+      headers,
+      body: body({ timeUnixNano, exemplars: [exemplar('nul\u0000')] }),
+    });
+    expect(refused.status).toBe(200);
+    // Said, but not counted as a rejected data point: an exemplar is none.
+    expect(await refused.json()).toEqual({
+      partialSuccess: { errorMessage: '1 invalid_exemplar' },
+    });
+    expect(gateway.points).toContainEqual(['otlp', 'rejected', 'invalid_exemplar', 1]);
+    expect(gateway.published).toHaveLength(2);
+  });
+
   it('answers 400 naming the counts when no point can be taken, and publishes nothing', async () => {
     const gateway = await serve();
     const response = await gateway.post(`${agentWritePaths.influxV2}?precision=ms`, {

@@ -95,7 +95,9 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
         'points of an agent write could not be taken',
       );
     }
-    if (decoded.samples.length === 0 && rejected > 0) {
+    // Prometheus fails no request for its exemplars: those alone refused is no reason for a 400.
+    const rejectedPoints = rejected - (decoded.rejected.invalid_exemplar ?? 0);
+    if (decoded.samples.length === 0 && rejectedPoints > 0) {
       return {
         ok: false,
         error: badRequest(
@@ -103,21 +105,35 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
         ),
       };
     }
-    // An agent's tags are its series' labels (/ingest's belong to the host).
-    const messages = decoded.samples.map((sample): SampleMessage => ({
-      v: 1,
-      org_id: orgId,
-      host: sample.host,
-      time_ms: sample.timeMs,
-      received_ms: receivedMs,
-      metrics: sample.metrics,
-      tags: sample.tags,
-      tags_label_series: true,
-      ...(sample.staleMetrics === undefined ? {} : { stale_metrics: sample.staleMetrics }),
-      ...(sample.exemplars === undefined ? {} : { exemplars: sample.exemplars }),
-      containers: [],
-      processes: [],
-    }));
+    // An agent's tags are its series' labels (/ingest's belong to the host). Exemplars go in a
+    // message of their own: a writer or evaluator older than them dead-letters a binary message
+    // that carries any (an unknown flag), and must lose no sample with them during an upgrade.
+    const messages: SampleMessage[] = [];
+    for (const sample of decoded.samples) {
+      const message: SampleMessage = {
+        v: 1,
+        org_id: orgId,
+        host: sample.host,
+        time_ms: sample.timeMs,
+        received_ms: receivedMs,
+        metrics: sample.metrics,
+        tags: sample.tags,
+        tags_label_series: true,
+        ...(sample.staleMetrics === undefined ? {} : { stale_metrics: sample.staleMetrics }),
+        containers: [],
+        processes: [],
+      };
+      const points = Object.keys(sample.metrics).length + (sample.staleMetrics?.length ?? 0);
+      if (points > 0) messages.push(message);
+      if (sample.exemplars !== undefined) {
+        messages.push({
+          ...message,
+          metrics: {},
+          stale_metrics: undefined,
+          exemplars: sample.exemplars,
+        });
+      }
+    }
     return {
       ok: true,
       messages,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { int64ToNumber, unixNanosToMs } from './int64.js';
+import { int64ToDecimal, int64ToNumber, unixNanosToMs } from './int64.js';
 
 /** A 64-bit integer as protobufjs' Long holds it: two signed 32-bit halves. */
 function longOf(value: bigint, unsigned: boolean) {
@@ -36,5 +36,20 @@ describe('int64ToNumber', () => {
     expect(int64ToNumber('42')).toBe(42);
     expect(int64ToNumber(7)).toBe(7);
     expect(int64ToNumber(undefined)).toBe(0);
+  });
+});
+
+describe('int64ToDecimal', () => {
+  it('writes every signed 64-bit value exactly, in every form protobufjs hands over', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
+        const unsigned = BigInt.asUintN(64, value);
+        const long = { low: Number(unsigned & 0xffffffffn) | 0, high: Number(unsigned >> 32n) | 0 };
+        expect(int64ToDecimal(long)).toBe(value.toString());
+        expect(int64ToDecimal(value.toString())).toBe(value.toString());
+      }),
+    );
+    expect(int64ToDecimal(42)).toBe('42');
+    expect(int64ToDecimal(undefined)).toBe('0');
   });
 });

@@ -15,6 +15,14 @@ export function int64ToNumber(value: Int64 | null | undefined): number {
   return high * twoTo32 + (value.low >>> 0);
 }
 
+/** A signed value in decimal, exactly (an OTLP integer attribute written as a label). */
+export function int64ToDecimal(value: Int64 | null | undefined): string {
+  if (value === null || value === undefined) return '0';
+  if (typeof value === 'number' || typeof value === 'string') return String(value);
+  const high = value.unsigned === true ? value.high >>> 0 : value.high | 0;
+  return ((BigInt(high) << 32n) + BigInt(value.low >>> 0)).toString();
+}
+
 /**
  * Unsigned nanoseconds (OTLP's fixed64 `time_unix_nano`) as whole milliseconds, floored,
  * exactly: today's nanosecond counts (~1.8e18) exceed 2^53, so converting to a number first

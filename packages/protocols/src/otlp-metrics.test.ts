@@ -362,7 +362,12 @@ describe('OTLP exemplars', () => {
                     asDouble: 0.5,
                     traceId: id(traceId),
                     spanId: id(spanId),
-                    filteredAttributes: [attribute('user', 'u1')],
+                    filteredAttributes: [
+                      attribute('user', 'u1'),
+                      { key: 'retries', value: { intValue: '9007199254740993' } },
+                      { key: 'cached', value: { boolValue: false } },
+                      { key: 'ratio', value: { doubleValue: 0.5 } },
+                    ],
                   },
                   {
                     timeUnixNano: '1749999998000000000',
@@ -393,7 +398,13 @@ describe('OTLP exemplars', () => {
           {
             metric: 'requests',
             value: 0.5,
-            labels: { trace_id: traceId, span_id: spanId, user: 'u1' },
+            labels: {
+              trace_id: traceId,
+              span_id: spanId,
+              user: 'u1',
+              retries: '9007199254740993',
+              cached: 'false',
+            },
           },
         ],
       },
@@ -415,6 +426,24 @@ describe('OTLP exemplars', () => {
   it('go with their series, trace and span ids in hex, from protobuf', () => {
     const body = protobufBody(request((hex) => Buffer.from(hex, 'hex')));
     expect(decodeOtlpMetricsProtobuf(body, options)).toEqual(expected);
+  });
+
+  it("leave out a gauge's and a non-monotonic sum's, as Prometheus' translation does", () => {
+    const exemplars = [{ timeUnixNano, asDouble: 1, traceId: Buffer.from(traceId, 'hex') }];
+    const point = { timeUnixNano, asDouble: 2, exemplars };
+    const json = requestJson(
+      [attribute('host.name', 'web-1')],
+      [
+        { name: 'temperature', gauge: { dataPoints: [point] } },
+        {
+          name: 'queue',
+          sum: { aggregationTemporality: 2, isMonotonic: false, dataPoints: [point] },
+        },
+      ],
+    );
+    const decoded = decodeOtlpMetricsProtobuf(protobufBody(json), options);
+    expect(decoded).toMatchObject({ accepted: 2, exemplars: 0 });
+    expect(decoded.samples.flatMap((sample) => sample.exemplars ?? [])).toEqual([]);
   });
 
   it('read the ids of OTLP/JSON as hex, as its encoding writes them', () => {

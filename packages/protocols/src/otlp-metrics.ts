@@ -1,7 +1,7 @@
 import protojson from 'protobufjs/ext/protojson.js';
 import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.js';
 import type { Int64 } from './int64.js';
-import { int64ToNumber, unixNanosToMs } from './int64.js';
+import { int64ToDecimal, int64ToNumber, unixNanosToMs } from './int64.js';
 import type { AgentProtocol } from './protocol-decode-error.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, otlpMetricsTypes } from './proto-types.js';
@@ -13,7 +13,14 @@ import { createSampleCollector, flattenTags } from './sample-collector.js';
  * on the prototype and present fields on the message itself; ProtoJSON leaves absent fields
  * undefined. Presence is therefore read with `Object.hasOwn`, and every field may be missing.
  */
-type KeyValue = { key?: string | null; value?: { stringValue?: string | null } | null };
+type KeyValue = {
+  key?: string | null;
+  value?: {
+    stringValue?: string | null;
+    intValue?: Int64 | null;
+    boolValue?: boolean | null;
+  } | null;
+};
 type PointBase = {
   attributes?: KeyValue[] | null;
   timeUnixNano?: Int64 | null;
@@ -37,7 +44,7 @@ type Points<P> = { dataPoints?: P[] | null } | null | undefined;
 type Metric = {
   name?: string | null;
   gauge?: Points<NumberDataPoint>;
-  sum?: Points<NumberDataPoint>;
+  sum?: (Points<NumberDataPoint> & { isMonotonic?: boolean | null }) | null;
   histogram?: Points<CountAndSumPoint>;
   exponentialHistogram?: Points<CountAndSumPoint>;
   summary?: Points<CountAndSumPoint>;
@@ -162,6 +169,27 @@ function stringAttributes(attributes: KeyValue[] | null | undefined): [string, s
   return pairs;
 }
 
+/**
+ * An exemplar's filtered attributes as labels: strings, integers and booleans as Prometheus'
+ * translation writes them (`AsString`); other types (doubles, lists, maps, bytes) are left out.
+ */
+function exemplarAttributes(attributes: KeyValue[] | null | undefined): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const attribute of attributes ?? []) {
+    const value = attribute.value;
+    if (value == null) continue;
+    const key = attribute.key ?? '';
+    if (Object.hasOwn(value, 'stringValue') && typeof value.stringValue === 'string') {
+      pairs.push([key, value.stringValue]);
+    } else if (Object.hasOwn(value, 'intValue')) {
+      pairs.push([key, int64ToDecimal(value.intValue)]);
+    } else if (Object.hasOwn(value, 'boolValue') && typeof value.boolValue === 'boolean') {
+      pairs.push([key, String(value.boolValue)]);
+    }
+  }
+  return pairs;
+}
+
 /** Point attributes win over resource attributes of the same key. */
 function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string][]): string[] {
   const merged = new Map<string, string>(resource);
@@ -174,7 +202,7 @@ function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string
  * `service.instance.id`, else `service.name`; metric = the OTLP name (rewritten only where
  * /ingest's pattern refuses it); gauge and sum points → one value; histogram, exponential
  * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; resource and
- * point attributes of string type → tags. A gauge or sum point's exemplars go with its series
+ * point attributes of string type → tags. A monotonic sum point's exemplars go with its series
  * as Prometheus' OTLP translation makes them (labels `trace_id` and `span_id` in hex where set,
  * and the filtered attributes); buckets, and the exemplars of histograms, are not stored.
  */
@@ -217,7 +245,10 @@ function collectMetric(target: PointTarget, metric: Metric): void {
       } else {
         target.collector.skip('no_value');
       }
-      for (const exemplar of point.exemplars ?? []) addExemplar(target, point, name, exemplar);
+      // Prometheus' translation keeps exemplars of monotonic sums (counters) only.
+      if (points === metric.sum && metric.sum?.isMonotonic === true) {
+        for (const exemplar of point.exemplars ?? []) addExemplar(target, point, name, exemplar);
+      }
     }
   }
   for (const points of [metric.histogram, metric.exponentialHistogram, metric.summary]) {
@@ -275,8 +306,9 @@ function addExemplar(
   const spanId = hex(exemplar.spanId);
   if (traceId !== '') labels.push(['trace_id', traceId]);
   if (spanId !== '') labels.push(['span_id', spanId]);
-  // As Prometheus translates them: the filtered attributes only where all of them fit its bound.
-  const attributes = stringAttributes(exemplar.filteredAttributes);
+  // As Prometheus translates them: the filtered attributes as strings, only where all of them fit
+  // its bound.
+  const attributes = exemplarAttributes(exemplar.filteredAttributes);
   if (codePoints(labels) + codePoints(attributes) <= exemplarLabelsMaxLength) {
     labels.push(...attributes);
   }

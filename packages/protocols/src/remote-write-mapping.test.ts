@@ -291,12 +291,14 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
 }
 
 /**
- * An exemplar's labels as Prometheus keeps them (no empty name; `__proto__` is no label here
- * either), or null where it refuses them: more than 128 characters in all, or text storage
+ * An exemplar's labels as Prometheus keeps them (no empty name or value; `__proto__` is no label
+ * here either), or null where it refuses them: more than 128 characters in all, or text storage
  * cannot hold.
  */
 function referenceExemplarLabels(labels: Label[]): Record<string, string> | null {
-  const kept = labels.filter(({ name }) => name !== '' && name !== '__proto__');
+  const kept = labels.filter(
+    ({ name, value }) => name !== '' && value !== '' && name !== '__proto__',
+  );
   if (kept.some(({ name, value }) => !isStorableText(name) || !isStorableText(value))) return null;
   const length = kept.reduce((n, { name, value }) => n + [...name].length + [...value].length, 0);
   return length > 128 ? null : Object.fromEntries(kept.map(({ name, value }) => [name, value]));

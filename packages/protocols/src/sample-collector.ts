@@ -144,13 +144,13 @@ const exemplarLabelsMaxLength = 128;
 /**
  * An exemplar's labels as a record, or undefined when Prometheus would refuse them (longer than
  * its bound, counted in code points as it counts runes) or storage cannot hold them. A label
- * with an empty name is none, as in Prometheus' exposition parsers.
+ * with an empty name or value is none: Prometheus drops those before it checks the length.
  */
 function exemplarLabels(pairs: TagPairs): Record<string, string> | undefined {
   const labels: Record<string, string> = {};
   let length = 0;
   for (const [name, value] of pairs) {
-    if (name === '' || name === '__proto__') continue;
+    if (name === '' || value === '' || name === '__proto__') continue;
     if (!isStorableText(name) || !isStorableText(value)) return undefined;
     length += [...name].length + [...value].length;
     labels[name] = value;

@@ -153,6 +153,10 @@ async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<num
 }
 
 async function exemplarsToHypertable(sql: TransactionSql): Promise<number> {
+  // A database before migration 38 has none: the migrate that follows the conversion makes it.
+  const [table] = await sql<{ exists: boolean }[]>`
+    select to_regclass('exemplars') is not null as exists`;
+  if (table?.exists !== true) return 0;
   await run(sql, [
     `alter table exemplars rename to exemplars${plain}`,
     `alter index exemplars_series_id_time_key rename to exemplars${plain}_series_id_time_key`,

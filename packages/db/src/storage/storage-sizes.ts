@@ -140,7 +140,7 @@ export async function measurePlainSizes(db: Database): Promise<StorageSizes> {
     select t.name, sum(pg_relation_size(c.oid)) as table_bytes,
       sum(pg_indexes_size(c.oid)) as index_bytes,
       sum(coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)) as toast_bytes
-    from unnest(array['samples', 'snapshots', 'stale_markers', 'unaggregated_samples',
+    from unnest(array['samples', 'snapshots', 'stale_markers', 'unaggregated_samples', 'exemplars',
       'samples_1m_materialized', 'samples_1h_materialized', 'series', 'services']) as t(name)
     -- pg_partition_tree gives nothing for a table that is not partitioned: the table itself.
     cross join lateral (

@@ -1,0 +1,58 @@
+// @services timescale
+import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
+import { describe, expect, it } from 'vitest';
+import { createSampleStore } from '../samples/sample-store.js';
+import { migrate, migrateBefore } from '../schema/migrate.js';
+import { cleanDatabase } from '../testing/clean-database.js';
+import { convertToTimescale } from './convert-to-timescale.js';
+
+/**
+ * Plain storage onto TimescaleDB (`monitor storage convert-to-timescaledb`, then `migrate`), with
+ * the exemplars' table (migration 38) and from a release before it.
+ */
+describe('converting plain storage to TimescaleDB', () => {
+  const exemplarSample = (orgId: string, timeMs: number) =>
+    buildHostSample({
+      orgId,
+      host: 'api',
+      timeMs,
+      metrics: { requests_total: 3 },
+      tags: { job: 'api' },
+      tagsLabelSeries: true,
+      exemplars: [{ metric: 'requests_total', value: 1, labels: { trace_id: 'abc' } }],
+    });
+
+  it.each([
+    ['at the latest version, its exemplars carried over', undefined],
+    ['from before migration 38, whose migrate then makes the exemplars hypertable', 38],
+  ] as const)('converts a database %s', async (_what, before) => {
+    const { db, dispose } = await cleanDatabase('timescale', 'convert_plain');
+    try {
+      const orgId = uniqueOrgId();
+      const timeMs = Date.now() - 60_000;
+      if (before === undefined) {
+        await migrate(db, { mode: 'postgres' });
+        await createSampleStore(db).writeBatch({ samples: [exemplarSample(orgId, timeMs)] });
+      } else {
+        await migrateBefore(db, before, { mode: 'postgres' });
+        const { exemplars: _, ...sample } = exemplarSample(orgId, timeMs);
+        await createSampleStore(db).writeBatch({ samples: [sample] });
+      }
+      const converted = await convertToTimescale(db);
+      expect(converted).toMatchObject({ samples: 1, exemplars: before === undefined ? 1 : 0 });
+      await migrate(db);
+      const hypertables = await db.sql<{ name: string }[]>`
+        select hypertable_name as name from timescaledb_information.hypertables
+        where hypertable_schema = current_schema() and hypertable_name = 'exemplars'`;
+      expect(hypertables).toEqual([{ name: 'exemplars' }]);
+      // Written after the conversion too.
+      await createSampleStore(db).writeBatch({
+        samples: [exemplarSample(orgId, timeMs + 1_000)],
+      });
+      const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from exemplars`;
+      expect(stored?.n).toBe(before === undefined ? 2 : 1);
+    } finally {
+      await dispose();
+    }
+  });
+});

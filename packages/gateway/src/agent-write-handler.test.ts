@@ -60,6 +60,7 @@ async function serve(
     encodeMessage: encodeSampleMessage,
     maxBodyBytes: 64 * 1024,
     rawRetentionMs: 30 * 86_400_000,
+    maxHistogramBuckets: 160,
     retryAfterSeconds: 2,
     nowMs: () => nowMs,
     metrics: {

@@ -11,7 +11,10 @@ import type { WriteDeps } from './write-steps.js';
 /** How one request of an agent protocol is decoded and answered. */
 export type AgentWriteDecoder = {
   /** Decodes the body as read (any Content-Encoding in `rawEncodings` still applied). */
-  decode(body: Buffer, options: DecodeOptions & { maxDecodedBytes: number }): DecodedHostSamples;
+  decode(
+    body: Buffer,
+    options: DecodeOptions & { maxDecodedBytes: number; maxHistogramBuckets: number },
+  ): DecodedHostSamples;
   /** The success answer, once every sample is on the bus. */
   answer(result: DecodedHostSamples): {
     status: number;
@@ -80,6 +83,7 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
         nowMs: receivedMs,
         rawRetentionMs: deps.rawRetentionMs,
         maxDecodedBytes: deps.maxBodyBytes,
+        maxHistogramBuckets: deps.maxHistogramBuckets,
       });
     } catch (err) {
       if (!(err instanceof ProtocolDecodeError)) throw err;

@@ -77,6 +77,7 @@ function handler() {
     encodeMessage: encodeSampleMessage,
     maxBodyBytes: 1024 * 1024,
     rawRetentionMs: 30 * 86_400_000,
+    maxHistogramBuckets: 160,
     retryAfterSeconds: 2,
     nowMs: () => nowMs,
     metrics: {

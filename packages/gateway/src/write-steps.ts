@@ -20,6 +20,8 @@ export type WriteDeps = {
   /** After decompression. */
   maxBodyBytes: number;
   rawRetentionMs: number;
+  /** The most buckets one native histogram may have (INGEST_HISTOGRAM_MAX_BUCKETS). */
+  maxHistogramBuckets: number;
   /** Seconds a client should wait after a 503 (the bus was unavailable). */
   retryAfterSeconds: number;
   nowMs: () => number;

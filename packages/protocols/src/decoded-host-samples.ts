@@ -64,6 +64,12 @@ export const rejectReasons = [
    * all (`ExemplarMaxLabelSetLength`), or text storage cannot hold.
    */
   'invalid_exemplar',
+  /**
+   * A native histogram Prometheus would refuse (a schema it has no layout for, spans that do not
+   * cover the buckets, negative counts, buckets holding more than the count), or with more than
+   * INGEST_HISTOGRAM_MAX_BUCKETS buckets (native-histogram.ts).
+   */
+  'invalid_histogram',
 ] as const;
 export type RejectReason = (typeof rejectReasons)[number];
 
@@ -73,7 +79,7 @@ export const skipReasons = [
   'no_recorded_value',
   /** An OTLP number point with neither value set; a collectd `null` (its NaN). */
   'no_value',
-  /** A native histogram sample of remote-write (not stored). */
+  /** A sound native histogram sample of remote-write (not stored yet). */
   'histogram',
   /** A string field of line protocol. */
   'string_field',

@@ -295,6 +295,56 @@ describe('decodeRemoteWriteV1', () => {
     expect(decoded.samples).toEqual([]);
   });
 
+  it('refuses and counts a histogram Prometheus would refuse, or of too many buckets, keeping the rest', () => {
+    const spans = [{ offset: 0, length: 3 }];
+    const body = writeRequestBody([
+      {
+        labels: { __name__: 'latency', host: 'h' },
+        samples: [],
+        histograms: [
+          {
+            countInt: 6,
+            schema: 3,
+            positiveSpans: spans,
+            positiveDeltas: [1, 1, 1],
+            timestamp: t0,
+          },
+          {
+            countInt: 6,
+            schema: 9,
+            positiveSpans: spans,
+            positiveDeltas: [1, 1, 1],
+            timestamp: t0,
+          },
+          { countInt: 6, schema: 3, positiveSpans: spans, positiveDeltas: [1, 1], timestamp: t0 },
+          {
+            countInt: 2,
+            schema: 3,
+            positiveSpans: spans,
+            positiveDeltas: [1, 1, 1],
+            timestamp: t0,
+          },
+          {
+            countInt: 9,
+            schema: 3,
+            positiveSpans: spans,
+            positiveDeltas: [1, -2, 1],
+            timestamp: t0,
+          },
+        ],
+      },
+      { labels: { __name__: 'up', host: 'h' }, samples: [{ value: 1, timestamp: t0 }] },
+    ]);
+    const decoded = decodeRemoteWriteV1(body, options);
+    expect(decoded).toMatchObject({
+      accepted: 1,
+      skipped: { histogram: 1 },
+      rejected: { invalid_histogram: 4 },
+    });
+    const fewer = decodeRemoteWriteV1(body, { ...options, maxHistogramBuckets: 2 });
+    expect(fewer).toMatchObject({ skipped: {}, rejected: { invalid_histogram: 5 } });
+  });
+
   it('keeps exemplars with their series, at their own times, as Prometheus sends them apart', () => {
     // Prometheus' queue sends each exemplar as a series of its own, with no sample.
     const body = writeRequestBody([

@@ -2,6 +2,9 @@ import type { DecodeOptions, DecodedHostSamples } from './decoded-host-samples.j
 import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './prometheus-series.js';
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
+import type { RemoteWriteHistogram } from './native-histogram.js';
+import { histogramFromRemoteWrite } from './native-histogram.js';
+import type { SampleCollector } from './sample-collector.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -9,7 +12,29 @@ import { decompressSnappyBlock } from './snappy-block.js';
 export type SnappyDecodeOptions = DecodeOptions & {
   /** Refuse a body that declares more decompressed bytes than this (`body_too_large`). */
   maxDecodedBytes: number;
+  /** Refuse a native histogram of more buckets than this (`invalid_histogram`); 160 if unset. */
+  maxHistogramBuckets?: number;
 };
+
+/** INGEST_HISTOGRAM_MAX_BUCKETS' default. */
+const defaultMaxHistogramBuckets = 160;
+
+/**
+ * Counts a series' native histograms: refused where Prometheus would refuse them or where they
+ * have too many buckets, else skipped (not stored yet).
+ */
+export function countHistograms(
+  collector: SampleCollector,
+  histograms: readonly RemoteWriteHistogram[],
+  options: SnappyDecodeOptions,
+): void {
+  const maxBuckets = options.maxHistogramBuckets ?? defaultMaxHistogramBuckets;
+  for (const message of histograms) {
+    if ('refused' in histogramFromRemoteWrite(message, maxBuckets)) {
+      collector.reject('invalid_histogram');
+    } else collector.skip('histogram');
+  }
+}
 
 /** The fields of prompb's WriteRequest this decoder reads (repeated fields may be absent). */
 type WriteRequest = {
@@ -17,14 +42,15 @@ type WriteRequest = {
     labels?: PrometheusLabel[];
     samples?: PrometheusSample[];
     exemplars?: PrometheusExemplar[];
-    histograms?: unknown[];
+    histograms?: RemoteWriteHistogram[];
   }[];
 };
 
 /**
  * Prometheus remote-write 1.0: a snappy-compressed (block format) `prometheus.WriteRequest`
  * body, as received (after any HTTP Content-Encoding was undone), exemplars included. Native
- * histograms, which Prometheus may add to a 1.0 request, are skipped and counted. Throws
+ * histograms, which Prometheus may add to a 1.0 request, are checked, then skipped (not stored
+ * yet) or refused, and counted. Throws
  * `ProtocolDecodeError` when the body is not such a message or decompresses too large.
  */
 export function decodeRemoteWriteV1(
@@ -38,7 +64,7 @@ export function decodeRemoteWriteV1(
   const collectSeries = createPrometheusSeriesCollector(collector);
   for (const series of request.timeseries ?? []) {
     collectSeries(series.labels ?? [], series.samples ?? [], series.exemplars ?? []);
-    if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
+    countHistograms(collector, series.histograms ?? [], options);
   }
   return collector.result();
 }

@@ -3,7 +3,9 @@ import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './pr
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
+import type { RemoteWriteHistogram } from './native-histogram.js';
 import type { SnappyDecodeOptions } from './remote-write-v1.js';
+import { countHistograms } from './remote-write-v1.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -13,7 +15,7 @@ type WriteV2Request = {
   timeseries?: {
     labelsRefs?: number[];
     samples?: PrometheusSample[];
-    histograms?: unknown[];
+    histograms?: RemoteWriteHistogram[];
     exemplars?: (PrometheusSample & { labelsRefs?: number[] })[];
   }[];
 };
@@ -21,8 +23,9 @@ type WriteV2Request = {
 /**
  * Prometheus remote-write 2.0: a snappy-compressed (block format)
  * `io.prometheus.write.v2.Request`, labels given as references into its symbols table. Same
- * mapping as 1.0, exemplars included; histograms are skipped and counted (`skipped.histogram`:
- * the response's `X-Prometheus-Remote-Write-Histograms-Written` is then 0). A label reference
+ * mapping as 1.0, exemplars included; histograms are checked as 1.0's are, then skipped or
+ * refused, and counted (the response's `X-Prometheus-Remote-Write-Histograms-Written` is 0). A
+ * label reference
  * outside the symbols table, or an odd number of them, makes the body malformed (the spec's
  * 400).
  */
@@ -75,7 +78,7 @@ export function decodeRemoteWriteV2(
       labels: resolveLabels(exemplar.labelsRefs ?? [], index, []),
     }));
     collectSeries(labels, series.samples ?? [], exemplars);
-    if (series.histograms?.length) collector.skip('histogram', series.histograms.length);
+    countHistograms(collector, series.histograms ?? [], options);
   });
   return collector.result();
 }

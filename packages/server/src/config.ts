@@ -225,6 +225,11 @@ const ingestFields = {
       'How host samples go on the bus: `binary`, or `json` while writers or evaluators older than the binary encoding still run (both read either).',
     ),
   RAW_RETENTION_DAYS: rawRetentionDays,
+  INGEST_HISTOGRAM_MAX_BUCKETS: envPositiveInt()
+    .default(160)
+    .describe(
+      'The most buckets (positive and negative) one native histogram may have; a larger one is refused and counted, the rest of its request kept.',
+    ),
   API_KEY_CACHE_TTL_MS: apiKeyCacheTtlMs,
   /** The defaults are /ingest's own bounds (see `SeriesLimits`). */
   SERIES_MAX_LABELS: envPositiveInt()

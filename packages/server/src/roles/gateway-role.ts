@@ -81,6 +81,7 @@ export function createGatewayRequestListener(
       config.INGEST_BUS_ENCODING === 'binary' ? encodeBinarySampleMessage : encodeSampleMessage,
     maxBodyBytes: maxIngestBodyBytes,
     rawRetentionMs: config.RAW_RETENTION_DAYS * 86_400_000,
+    maxHistogramBuckets: config.INGEST_HISTOGRAM_MAX_BUCKETS,
     retryAfterSeconds: 2,
     nowMs: Date.now,
     metrics: gatewayMetrics,

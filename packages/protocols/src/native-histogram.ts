@@ -1,0 +1,154 @@
+import type { Int64 } from './int64.js';
+import { int64ToNumber } from './int64.js';
+
+/** Consecutive buckets: `offset` from the end of the span before (the first: from bucket 0). */
+type BucketSpan = { offset: number; length: number };
+
+/**
+ * A native histogram as Prometheus keeps one (model/histogram): a base-2 exponential bucket
+ * layout of `schema` (−4…8: each power of two split into 2^schema buckets), or custom bounds
+ * (schema −53, `customValues`), with a zero bucket, the observations' count and sum, and the
+ * buckets in use as spans over bucket indexes. Counts are absolute here, whatever the sender
+ * encoded (remote-write's integer histograms send deltas); `integer` says whether they are
+ * whole numbers as sent.
+ */
+export type NativeHistogram = {
+  integer: boolean;
+  schema: number;
+  zeroThreshold: number;
+  zeroCount: number;
+  count: number;
+  sum: number;
+  positiveSpans: BucketSpan[];
+  positiveBuckets: number[];
+  negativeSpans: BucketSpan[];
+  negativeBuckets: number[];
+  counterResetHint: 'unknown' | 'yes' | 'no' | 'gauge';
+  /** The upper bounds of the custom buckets (schema −53); empty otherwise. */
+  customValues: number[];
+};
+
+/** Why a histogram is refused, in words for the sender. */
+export type HistogramRefusal = { refused: string };
+
+/** Prometheus' exponential schemas, and its schema of custom bucket bounds. */
+const minSchema = -4;
+const maxSchema = 8;
+export const customBucketsSchema = -53;
+
+/** A remote-write histogram as protobufjs decodes it (1.0's and 2.0's agree on these fields). */
+export type RemoteWriteHistogram = {
+  countInt?: Int64 | null;
+  countFloat?: number | null;
+  sum?: number | null;
+  schema?: number | null;
+  zeroThreshold?: number | null;
+  zeroCountInt?: Int64 | null;
+  zeroCountFloat?: number | null;
+  negativeSpans?: { offset?: number | null; length?: number | null }[] | null;
+  negativeDeltas?: Int64[] | null;
+  negativeCounts?: number[] | null;
+  positiveSpans?: { offset?: number | null; length?: number | null }[] | null;
+  positiveDeltas?: Int64[] | null;
+  positiveCounts?: number[] | null;
+  resetHint?: number | null;
+  timestamp?: Int64 | null;
+  customValues?: number[] | null;
+};
+
+const resetHints = ['unknown', 'yes', 'no', 'gauge'] as const;
+
+/**
+ * A remote-write histogram (1.0's `prometheus.Histogram`, 2.0's alike), checked as Prometheus
+ * checks one before it appends it, and against `maxBuckets` (INGEST_HISTOGRAM_MAX_BUCKETS): the
+ * histogram, or why it is refused. Decoded protobuf puts a oneof's unset member on the prototype,
+ * so which one was sent is read with `Object.hasOwn`.
+ */
+export function histogramFromRemoteWrite(
+  message: RemoteWriteHistogram,
+  maxBuckets: number,
+): NativeHistogram | HistogramRefusal {
+  const integer = !Object.hasOwn(message, 'countFloat');
+  const absolute = (deltas: Int64[] | null | undefined, counts: number[] | null | undefined) => {
+    if (!integer) return [...(counts ?? [])];
+    let count = 0;
+    return (deltas ?? []).map((delta) => (count += int64ToNumber(delta)));
+  };
+  const spans = (list: RemoteWriteHistogram['positiveSpans']): BucketSpan[] =>
+    (list ?? []).map((span) => ({ offset: span.offset ?? 0, length: span.length ?? 0 }));
+  const histogram: NativeHistogram = {
+    integer,
+    schema: message.schema ?? 0,
+    zeroThreshold: message.zeroThreshold ?? 0,
+    zeroCount: Object.hasOwn(message, 'zeroCountFloat')
+      ? (message.zeroCountFloat ?? 0)
+      : int64ToNumber(message.zeroCountInt),
+    count: integer ? int64ToNumber(message.countInt) : (message.countFloat ?? 0),
+    sum: message.sum ?? 0,
+    positiveSpans: spans(message.positiveSpans),
+    positiveBuckets: absolute(message.positiveDeltas, message.positiveCounts),
+    negativeSpans: spans(message.negativeSpans),
+    negativeBuckets: absolute(message.negativeDeltas, message.negativeCounts),
+    counterResetHint: resetHints[message.resetHint ?? 0] ?? 'unknown',
+    customValues: [...(message.customValues ?? [])],
+  };
+  const problem = histogramProblem(histogram, maxBuckets);
+  return problem === undefined ? histogram : { refused: problem };
+}
+
+/**
+ * What Prometheus' `ValidateHistogram` and `ValidateFloatHistogram` refuse (a schema it has no
+ * layout for, spans that do not cover the buckets, a span after the first with a negative
+ * offset, a negative bucket count, buckets holding more observations than the count), and more
+ * than `maxBuckets` buckets; undefined when the histogram is sound.
+ */
+function histogramProblem(histogram: NativeHistogram, maxBuckets: number): string | undefined {
+  const { schema } = histogram;
+  const custom = schema === customBucketsSchema;
+  if (!custom && (!Number.isInteger(schema) || schema < minSchema || schema > maxSchema)) {
+    return `schema ${schema} is neither an exponential schema (${minSchema} to ${maxSchema}) nor custom buckets (${customBucketsSchema})`;
+  }
+  if (custom) {
+    const bounds = histogram.customValues;
+    if (bounds.length === 0) return 'custom buckets need their bounds (custom_values)';
+    for (let i = 0; i < bounds.length; i++) {
+      if (!Number.isFinite(bounds[i]) || (i > 0 && bounds[i]! <= bounds[i - 1]!)) {
+        return 'custom bucket bounds must be finite and increasing';
+      }
+    }
+    if (histogram.negativeBuckets.length > 0 || histogram.negativeSpans.length > 0) {
+      return 'custom buckets have no negative buckets';
+    }
+  } else if (histogram.customValues.length > 0) {
+    return `custom bucket bounds are only for schema ${customBucketsSchema}`;
+  }
+  const buckets = histogram.positiveBuckets.length + histogram.negativeBuckets.length;
+  if (buckets > maxBuckets) return `${buckets} buckets, more than the ${maxBuckets} allowed`;
+  let observed = 0;
+  for (const [side, spans, counts] of [
+    ['positive', histogram.positiveSpans, histogram.positiveBuckets],
+    ['negative', histogram.negativeSpans, histogram.negativeBuckets],
+  ] as const) {
+    let covered = 0;
+    for (let i = 0; i < spans.length; i++) {
+      const { offset, length } = spans[i]!;
+      if (i > 0 && offset < 0) return `${side} span ${i} has a negative offset (${offset})`;
+      covered += length;
+    }
+    if (covered !== counts.length) {
+      return `${side} spans cover ${covered} buckets, but ${counts.length} are given`;
+    }
+    for (const count of counts) {
+      if (!(count >= 0)) return `a ${side} bucket has a negative count (${count})`;
+      observed += count;
+    }
+  }
+  if (!(histogram.zeroCount >= 0)) return `the zero bucket has a negative count`;
+  if (!(histogram.count >= 0)) return `the count is negative (${histogram.count})`;
+  observed += histogram.zeroCount;
+  // A float histogram's counts may be rounded: Prometheus compares them as they are, too.
+  if (observed > histogram.count) {
+    return `${observed} observations in the buckets, but the count is ${histogram.count}`;
+  }
+  return undefined;
+}

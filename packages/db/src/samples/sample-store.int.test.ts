@@ -68,6 +68,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
       partitionsRestarted: [],
       snapshotsWritten: 1,
       staleMarkersWritten: 0,
+      exemplarsWritten: 0,
       servicesCreated: 2,
     });
 
@@ -371,6 +372,8 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
   it('stores exemplars by series and time once, the first standing, beside the samples', async () => {
     const store = createSampleStore(db);
     const orgId = uniqueOrgId();
+    // A log of its own: the other tests' offsets of the same partition are stored already.
+    const exemplarOwner = { groupId: 'writer', topic: `exemplars-${engine}` };
     const t0 = Date.now() - 12 * minuteMs;
     const labelled = (timeMs: number, overrides: Partial<HostSample>): HostSample =>
       sample({
@@ -399,7 +402,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
           { ...labelled(t0, { exemplars: [{ metric: 'x', value: 1, labels: {} }] }), host: 'gone' },
         ],
       },
-      owner,
+      exemplarOwner,
     );
     expect(first).toMatchObject({ samplesWritten: 1, exemplarsWritten: 2, servicesCreated: 1 });
     // A replay of the same records, then the same exemplar again and another at its time.
@@ -412,7 +415,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
           }),
         ],
       },
-      owner,
+      exemplarOwner,
     );
     expect(replayed).toMatchObject({ exemplarsWritten: 0, replaysSkipped: 1 });
     const resent = await createSampleStore(db, { method: 'insert' }).writeBatch({
@@ -528,6 +531,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
       partitionsRestarted: [],
       snapshotsWritten: 0,
       staleMarkersWritten: 0,
+      exemplarsWritten: 0,
       servicesCreated: 0,
     });
     // A batch overlapping the stored offsets writes only what is new.

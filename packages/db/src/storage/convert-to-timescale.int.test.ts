@@ -35,7 +35,8 @@ describe('converting plain storage to TimescaleDB', () => {
         await createSampleStore(db).writeBatch({ samples: [exemplarSample(orgId, timeMs)] });
       } else {
         await migrateBefore(db, before, { mode: 'postgres' });
-        const { exemplars: _, ...sample } = exemplarSample(orgId, timeMs);
+        // No exemplars: the table they go in does not exist yet.
+        const sample = { ...exemplarSample(orgId, timeMs), exemplars: undefined };
         await createSampleStore(db).writeBatch({ samples: [sample] });
       }
       const converted = await convertToTimescale(db);

@@ -127,8 +127,7 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
         containers: [],
         processes: [],
       };
-      const points = Object.keys(sample.metrics).length + (sample.staleMetrics?.length ?? 0);
-      if (points > 0) messages.push(message);
+      if (sample.staleMetrics !== undefined || hasMetrics(sample.metrics)) messages.push(message);
       if (sample.exemplars !== undefined) {
         messages.push({
           ...message,
@@ -163,4 +162,10 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
 function queryOf(url: string | undefined): URLSearchParams {
   const start = url?.indexOf('?') ?? -1;
   return new URLSearchParams(start === -1 || url === undefined ? '' : url.slice(start + 1));
+}
+
+/** Whether a sample holds any value (without building its list of names). */
+function hasMetrics(metrics: Readonly<Record<string, number>>): boolean {
+  for (const name in metrics) if (Object.hasOwn(metrics, name)) return true;
+  return false;
 }

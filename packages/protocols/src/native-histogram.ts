@@ -1,5 +1,6 @@
 import type { Int64 } from './int64.js';
 import { int64ToNumber } from './int64.js';
+import type { SampleCollector } from './sample-collector.js';
 
 /** Consecutive buckets: `offset` from the end of the span before (the first: from bucket 0). */
 type BucketSpan = { offset: number; length: number };
@@ -151,4 +152,24 @@ function histogramProblem(histogram: NativeHistogram, maxBuckets: number): strin
     return `${observed} observations in the buckets, but the count is ${histogram.count}`;
   }
   return undefined;
+}
+
+/** INGEST_HISTOGRAM_MAX_BUCKETS' default. */
+const defaultMaxHistogramBuckets = 160;
+
+/**
+ * Counts a series' native histograms: refused where Prometheus would refuse them or where they
+ * have too many buckets, else skipped (not stored yet).
+ */
+export function countHistograms(
+  collector: SampleCollector,
+  histograms: readonly RemoteWriteHistogram[],
+  options: { maxHistogramBuckets?: number },
+): void {
+  const maxBuckets = options.maxHistogramBuckets ?? defaultMaxHistogramBuckets;
+  for (const message of histograms) {
+    if ('refused' in histogramFromRemoteWrite(message, maxBuckets)) {
+      collector.reject('invalid_histogram');
+    } else collector.skip('histogram');
+  }
 }

@@ -6,7 +6,12 @@ import type { AgentProtocol } from './protocol-decode-error.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, otlpMetricsTypes } from './proto-types.js';
 import type { FlatTags, SampleCollector } from './sample-collector.js';
-import { createSampleCollector, flattenTags } from './sample-collector.js';
+import {
+  createSampleCollector,
+  exemplarLabelsMaxLength,
+  flattenTags,
+  labelsLength,
+} from './sample-collector.js';
 
 /*
  * The fields of ExportMetricsServiceRequest this decoder reads. Decoded protobuf puts defaults
@@ -286,12 +291,6 @@ function addPoint(target: PointTarget, point: PointBase, metric: string, value: 
   );
 }
 
-/** Prometheus' bound on an exemplar's labels (`ExemplarMaxLabelSetLength`), in code points. */
-const exemplarLabelsMaxLength = 128;
-
-const codePoints = (labels: readonly (readonly [string, string])[]): number =>
-  labels.reduce((total, [name, value]) => total + [...name].length + [...value].length, 0);
-
 function addExemplar(
   target: PointTarget,
   point: PointBase,
@@ -309,7 +308,7 @@ function addExemplar(
   // As Prometheus translates them: the filtered attributes as strings, only where all of them fit
   // its bound.
   const attributes = exemplarAttributes(exemplar.filteredAttributes);
-  if (codePoints(labels) + codePoints(attributes) <= exemplarLabelsMaxLength) {
+  if (labelsLength(labels) + labelsLength(attributes) <= exemplarLabelsMaxLength) {
     labels.push(...attributes);
   }
   const value = Object.hasOwn(exemplar, 'asInt')

@@ -3,8 +3,7 @@ import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './pr
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import type { RemoteWriteHistogram } from './native-histogram.js';
-import { histogramFromRemoteWrite } from './native-histogram.js';
-import type { SampleCollector } from './sample-collector.js';
+import { countHistograms } from './native-histogram.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -15,26 +14,6 @@ export type SnappyDecodeOptions = DecodeOptions & {
   /** Refuse a native histogram of more buckets than this (`invalid_histogram`); 160 if unset. */
   maxHistogramBuckets?: number;
 };
-
-/** INGEST_HISTOGRAM_MAX_BUCKETS' default. */
-const defaultMaxHistogramBuckets = 160;
-
-/**
- * Counts a series' native histograms: refused where Prometheus would refuse them or where they
- * have too many buckets, else skipped (not stored yet).
- */
-export function countHistograms(
-  collector: SampleCollector,
-  histograms: readonly RemoteWriteHistogram[],
-  options: SnappyDecodeOptions,
-): void {
-  const maxBuckets = options.maxHistogramBuckets ?? defaultMaxHistogramBuckets;
-  for (const message of histograms) {
-    if ('refused' in histogramFromRemoteWrite(message, maxBuckets)) {
-      collector.reject('invalid_histogram');
-    } else collector.skip('histogram');
-  }
-}
 
 /** The fields of prompb's WriteRequest this decoder reads (repeated fields may be absent). */
 type WriteRequest = {

@@ -5,7 +5,7 @@ import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import type { RemoteWriteHistogram } from './native-histogram.js';
 import type { SnappyDecodeOptions } from './remote-write-v1.js';
-import { countHistograms } from './remote-write-v1.js';
+import { countHistograms } from './native-histogram.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -25,9 +25,8 @@ type WriteV2Request = {
  * `io.prometheus.write.v2.Request`, labels given as references into its symbols table. Same
  * mapping as 1.0, exemplars included; histograms are checked as 1.0's are, then skipped or
  * refused, and counted (the response's `X-Prometheus-Remote-Write-Histograms-Written` is 0). A
- * label reference
- * outside the symbols table, or an odd number of them, makes the body malformed (the spec's
- * 400).
+ * label reference outside the symbols table, or an odd number of them, makes the body malformed
+ * (the spec's 400).
  */
 export function decodeRemoteWriteV2(
   body: Uint8Array,

@@ -138,8 +138,18 @@ function checkTags(tags: FlatTags): RejectReason | Record<string, string> {
   return record;
 }
 
-/** Prometheus' bound on an exemplar's labels: their names' and values' characters in all. */
-const exemplarLabelsMaxLength = 128;
+/**
+ * Prometheus' bound on an exemplar's labels (`ExemplarMaxLabelSetLength`): their names' and
+ * values' characters in all, counted in code points as it counts runes.
+ */
+export const exemplarLabelsMaxLength = 128;
+
+/** The code points of labels' names and values, as Prometheus measures an exemplar's. */
+export function labelsLength(labels: TagPairs): number {
+  let length = 0;
+  for (const [name, value] of labels) length += [...name].length + [...value].length;
+  return length;
+}
 
 /**
  * An exemplar's labels as a record, or undefined when Prometheus would refuse them (longer than
@@ -147,15 +157,12 @@ const exemplarLabelsMaxLength = 128;
  * with an empty name or value is none: Prometheus drops those before it checks the length.
  */
 function exemplarLabels(pairs: TagPairs): Record<string, string> | undefined {
-  const labels: Record<string, string> = {};
-  let length = 0;
-  for (const [name, value] of pairs) {
-    if (name === '' || value === '' || name === '__proto__') continue;
-    if (!isStorableText(name) || !isStorableText(value)) return undefined;
-    length += [...name].length + [...value].length;
-    labels[name] = value;
+  const kept = pairs.filter(([name, value]) => name !== '' && value !== '' && name !== '__proto__');
+  if (kept.some(([name, value]) => !isStorableText(name) || !isStorableText(value))) {
+    return undefined;
   }
-  return length > exemplarLabelsMaxLength ? undefined : labels;
+  if (labelsLength(kept) > exemplarLabelsMaxLength) return undefined;
+  return Object.fromEntries(kept);
 }
 
 function tagNode(root: TagNode, tags: FlatTags): TagNode {

@@ -26,7 +26,7 @@ function decodedBoth(encoded: Buffer) {
   if (!result.ok) return result;
   const parsed = (list: unknown) =>
     Array.isArray(list) ? list : JSON.parse((list as { json: string }).json);
-  const { tagsLabelSeries, staleMetrics, exemplars, ...rest } = result.value;
+  const { tagsLabelSeries, staleMetrics, exemplars, histograms, ...rest } = result.value;
   return {
     ok: true,
     value: {
@@ -35,6 +35,7 @@ function decodedBoth(encoded: Buffer) {
       ...(tagsLabelSeries === undefined ? {} : { tagsLabelSeries }),
       ...(staleMetrics === undefined ? {} : { staleMetrics }),
       ...(exemplars === undefined ? {} : { exemplars }),
+      ...(histograms === undefined ? {} : { histograms }),
       containers: parsed(result.value.containers),
       processes: parsed(result.value.processes),
     },

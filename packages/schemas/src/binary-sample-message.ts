@@ -1,4 +1,6 @@
 import type { DecodedSample, SampleExemplar } from './decoded-sample.js';
+import { decodeHistogram, encodeHistogram, HistogramChunkError } from './histogram-chunk.js';
+import type { NativeHistogram } from './native-histogram.js';
 import type { DecodeResult, SampleMessage } from './sample-message.js';
 import { encodeSampleMessage } from './sample-message.js';
 import { maxInternedLength, StringTable } from './string-table.js';
@@ -21,6 +23,8 @@ import { maxHostNameLength } from './host-name.js';
  * | 2 + … | when flagged: stale metric count, then each name (s)                    |
  * | 2 + … | when flagged: exemplar count, then per exemplar its metric (s), value   |
  * |       | (float64), label count and labels (s s)                                |
+ * | 2 + … | when flagged: histogram count, then per histogram its metric (s) and    |
+ * |       | its bytes (4-byte length, then histogram-chunk.ts' layout of one)       |
  * | 4 + … | `containers` as JSON (0 bytes: an empty list), then `processes` alike  |
  *
  * A string (s) is a 2-byte byte length and its UTF-8. A message that does not fit (a string of
@@ -31,7 +35,8 @@ const binaryVersion = 1;
 const flagTagsLabelSeries = 0b01;
 const flagStaleMetrics = 0b10;
 const flagExemplars = 0b100;
-const knownFlags = flagTagsLabelSeries | flagStaleMetrics | flagExemplars;
+const flagHistograms = 0b1000;
+const knownFlags = flagTagsLabelSeries | flagStaleMetrics | flagExemplars | flagHistograms;
 const maxShort = 0xffff;
 
 /** Whether a host sample message is binary (else it is JSON text). */
@@ -110,7 +115,8 @@ export function encodeBinarySampleMessage(message: SampleMessage): Buffer {
     scratch[2] =
       (message.tags_label_series === true ? flagTagsLabelSeries : 0) |
       (message.stale_metrics === undefined ? 0 : flagStaleMetrics) |
-      (message.exemplars === undefined ? 0 : flagExemplars);
+      (message.exemplars === undefined ? 0 : flagExemplars) |
+      (message.histograms === undefined ? 0 : flagHistograms);
     at = 3;
     writeDouble(message.time_ms);
     writeDouble(message.received_ms);
@@ -150,6 +156,20 @@ export function encodeBinarySampleMessage(message: SampleMessage): Buffer {
           writeString(name);
           writeString(exemplar.labels[name] as string);
         }
+      }
+    }
+    if (message.histograms !== undefined) {
+      const { histograms } = message;
+      const metrics = keysOf(histograms);
+      reserve(2);
+      writeShort(metrics.length);
+      for (const metric of metrics) {
+        writeString(metric);
+        const bytes = encodeHistogram(histograms[metric] as NativeHistogram);
+        reserve(4 + bytes.length);
+        scratch.writeUInt32LE(bytes.length, at);
+        scratch.set(bytes, at + 4);
+        at += 4 + bytes.length;
       }
     }
     writeJsonList(message.containers);
@@ -209,6 +229,21 @@ class BinaryReader {
     const decoded = decodeUtf8(bytes, start, end);
     decodedStrings.keep(found, decoded, bytes, start, end);
     return decoded;
+  }
+
+  histogram(): NativeHistogram {
+    this.need(4);
+    const length = this.bytes.readUInt32LE(this.pos);
+    this.pos += 4;
+    this.need(length);
+    const bytes = this.bytes.subarray(this.pos, this.pos + length);
+    this.pos += length;
+    try {
+      return decodeHistogram(bytes);
+    } catch (err) {
+      if (err instanceof HistogramChunkError) throw new Undecodable(`holds ${err.message}`);
+      throw err;
+    }
   }
 
   jsonList(): DecodedSample['containers'] {
@@ -305,6 +340,14 @@ function readBinary(value: Buffer): DecodedSample {
       exemplars.push({ metric, value: exemplarValue, labels });
     }
   }
+  let histograms: Record<string, NativeHistogram> | undefined;
+  if ((flags & flagHistograms) !== 0) {
+    histograms = {};
+    for (let count = reader.short(); count > 0; count--) {
+      const metric = reader.string();
+      setOwn(histograms, metric, reader.histogram());
+    }
+  }
   const containers = reader.jsonList();
   const processes = reader.jsonList();
   if (reader.pos !== value.length) {
@@ -319,6 +362,7 @@ function readBinary(value: Buffer): DecodedSample {
     tagsLabelSeries: (flags & flagTagsLabelSeries) !== 0 ? true : undefined,
     staleMetrics,
     exemplars,
+    histograms,
     containers,
     processes,
   };

@@ -165,6 +165,7 @@ describe('decodeHostSample against the schema', () => {
             ? {}
             : { staleMetrics: slow.value.stale_metrics }),
           ...(slow.value.exemplars === undefined ? {} : { exemplars: slow.value.exemplars }),
+          ...(slow.value.histograms === undefined ? {} : { histograms: slow.value.histograms }),
           containers: slow.value.containers,
           processes: slow.value.processes,
         });

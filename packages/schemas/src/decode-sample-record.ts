@@ -5,6 +5,8 @@ import { metricValueFromJson } from './metric-value-json.js';
 import { decodeBinaryHostSample, isBinarySampleMessage } from './binary-sample-message.js';
 import type { DecodedSample, SampleExemplar, SnapshotJson } from './decoded-sample.js';
 import { maxHostNameLength } from './host-name.js';
+import { decodeHistogram, HistogramChunkError } from './histogram-chunk.js';
+import type { NativeHistogram } from './native-histogram.js';
 
 /** One host of a record: its message as the record carried it, and what it decodes to. */
 export type RecordHostSample = {
@@ -89,6 +91,7 @@ export function decodeHostSample(value: Buffer | null): DecodeResult<DecodedSamp
       tagsLabelSeries: message.tags_label_series,
       staleMetrics: message.stale_metrics,
       exemplars: message.exemplars,
+      histograms: message.histograms,
       containers: message.containers,
       processes: message.processes,
     },
@@ -125,7 +128,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
   }
   const { v, org_id: orgId, host, time_ms: timeMs, received_ms: receivedMs } = head;
   const { metrics, tags, tags_label_series: tagsLabelSeries, stale_metrics: staleMetrics } = head;
-  const { exemplars } = head;
+  const { exemplars, histograms } = head;
   if (
     v !== 1 ||
     typeof orgId !== 'string' ||
@@ -140,7 +143,8 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     (tagsLabelSeries !== undefined && tagsLabelSeries !== true) ||
     (staleMetrics !== undefined &&
       !isArrayOf(staleMetrics, (value) => typeof value === 'string')) ||
-    (exemplars !== undefined && !isArrayOf(exemplars, isExemplar))
+    (exemplars !== undefined && !isArrayOf(exemplars, isExemplar)) ||
+    (histograms !== undefined && !isHistograms(histograms))
   ) {
     return undefined;
   }
@@ -153,6 +157,7 @@ function decodeCanonical(text: string): DecodedSample | undefined {
     tagsLabelSeries,
     staleMetrics: staleMetrics as string[] | undefined,
     exemplars: exemplars as SampleExemplar[] | undefined,
+    histograms: histograms as Record<string, NativeHistogram> | undefined,
     containers: members.containers,
     processes: members.processes,
   };
@@ -195,6 +200,32 @@ function isExemplar(value: unknown): boolean {
   if (typeof value['metric'] !== 'string' || !isMetricValues(wrapped)) return false;
   value['value'] = wrapped.value;
   return isRecordOf(value['labels'], (label) => typeof label === 'string');
+}
+
+/**
+ * Whether `value` is a record of histograms as a message's JSON carries them (base64 of their
+ * bytes); each is read into its histogram in place, as `isMetricValues` reads special values.
+ */
+function isHistograms(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    const entry = value[key];
+    if (typeof entry !== 'string') return false;
+    let histogram: NativeHistogram;
+    try {
+      histogram = decodeHistogram(Buffer.from(entry, 'base64'));
+    } catch (err) {
+      if (err instanceof HistogramChunkError) return false;
+      throw err;
+    }
+    Object.defineProperty(value, key, {
+      value: histogram,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return true;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

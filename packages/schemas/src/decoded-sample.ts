@@ -1,3 +1,5 @@
+import type { NativeHistogram } from './native-histogram.js';
+
 /** A snapshot list: parsed values, or a non-empty JSON array as the message carried it. */
 export type SnapshotJson = readonly unknown[] | { readonly json: string };
 
@@ -29,6 +31,8 @@ export type DecodedSample = {
   staleMetrics?: string[];
   /** Exemplars of the sample's series at `timeMs`; absent when none. */
   exemplars?: SampleExemplar[];
+  /** Metric name → native histogram of its series at `timeMs`; absent when none. */
+  histograms?: Record<string, NativeHistogram>;
   /** Stored as JSON in the snapshot of this sample (none when both are empty). */
   containers: SnapshotJson;
   processes: SnapshotJson;

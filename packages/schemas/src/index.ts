@@ -186,3 +186,6 @@ export {
   prometheusSuccessSchema,
 } from './prometheus-api.js';
 export { maxInternedLength, StringTable } from './string-table.js';
+export type { BucketSpan, NativeHistogram, TimedHistogram } from './native-histogram.js';
+export { counterResetHints } from './native-histogram.js';
+export { decodeHistogramChunk, encodeHistogramChunk } from './histogram-chunk.js';

@@ -28,17 +28,38 @@ describe('sample message', () => {
         { metric: 'latency', value: 0.25, labels: { trace_id: 'abc' } },
         { metric: 'latency', value: Number.NaN, labels: {} },
       ],
+      histograms: {
+        latency_seconds: {
+          integer: true,
+          schema: 0,
+          zeroThreshold: 1e-128,
+          zeroCount: 1,
+          count: 6,
+          sum: 4.5,
+          positiveSpans: [{ offset: 0, length: 2 }],
+          positiveBuckets: [2, 3],
+          negativeSpans: [],
+          negativeBuckets: [],
+          counterResetHint: 'no',
+          customValues: [],
+        },
+      },
     };
     expect(decodeSampleMessage(encodeSampleMessage(labelled))).toEqual({
       ok: true,
       value: labelled,
     });
-    const newer = Buffer.from(JSON.stringify({ ...message, histograms: [1] }));
+    const newer = Buffer.from(JSON.stringify({ ...message, summaries: [1] }));
     expect(decodeSampleMessage(newer)).toEqual({ ok: true, value: message });
   });
 
   it('is keyed by organization and host', () => {
     expect(sampleMessageKey(message)).toBe('org_01:web-1');
+  });
+
+  it('refuses a histogram that is not one', () => {
+    const broken = Buffer.from(JSON.stringify({ ...message, histograms: { x: 'AQ==' } }));
+    expect(decodeSampleMessage(broken)).toMatchObject({ ok: false });
   });
 
   it('gives a reason for values it cannot decode', () => {

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import type { NativeHistogram } from './native-histogram.js';
 import { containerMessageSchema, processMessageSchema } from './ingest.js';
 import { metricsToJson, metricValueFromJson, specialValueNames } from './metric-value-json.js';
 import { maxHostNameLength } from './host-name.js';
+import { decodeHistogram, encodeHistogram, HistogramChunkError } from './histogram-chunk.js';
 
 /** A value as the message's JSON carries it: a number, or a special value's spelling. */
 const metricValueSchema = z.union([
@@ -50,10 +52,27 @@ const sampleMessageSchema = z.object({
       }),
     )
     .optional(),
+  /**
+   * Native histograms of this host's series (these tags, the metric each is keyed by) at
+   * `time_ms`, each as base64 of its bytes in our histogram layout (histogram-chunk.ts). Absent
+   * when there are none. A metric is a value or a histogram at one time, never both.
+   */
+  histograms: z.record(z.string(), z.string().transform(histogramFromBase64)).optional(),
   containers: z.array(containerMessageSchema),
   processes: z.array(processMessageSchema),
 });
 export type SampleMessage = z.infer<typeof sampleMessageSchema>;
+
+/** A histogram from the base64 of its bytes, as a message's JSON carries it. */
+function histogramFromBase64(text: string, context: z.RefinementCtx): NativeHistogram {
+  try {
+    return decodeHistogram(Buffer.from(text, 'base64'));
+  } catch (err) {
+    if (!(err instanceof HistogramChunkError)) throw err;
+    context.addIssue({ code: 'custom', message: `not a histogram: ${err.message}` });
+    return z.NEVER;
+  }
+}
 
 export function sampleMessageKey(message: Pick<SampleMessage, 'org_id' | 'host'>): string {
   return `${message.org_id}:${message.host}`;
@@ -65,11 +84,25 @@ export function encodeSampleMessage(message: SampleMessage): Buffer {
     ...exemplar,
     value: metricsToJson({ value: exemplar.value })['value'],
   }));
+  const histograms =
+    message.histograms === undefined
+      ? undefined
+      : Object.fromEntries(
+          Object.entries(message.histograms).map(([metric, histogram]) => [
+            metric,
+            Buffer.from(encodeHistogram(histogram)).toString('base64'),
+          ]),
+        );
   return Buffer.from(
     JSON.stringify(
-      metrics === message.metrics && exemplars === undefined
+      metrics === message.metrics && exemplars === undefined && histograms === undefined
         ? message
-        : { ...message, metrics, ...(exemplars === undefined ? {} : { exemplars }) },
+        : {
+            ...message,
+            metrics,
+            ...(exemplars === undefined ? {} : { exemplars }),
+            ...(histograms === undefined ? {} : { histograms }),
+          },
     ),
   );
 }

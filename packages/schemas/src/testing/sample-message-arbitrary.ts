@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { SampleMessage } from '../sample-message.js';
+import { nativeHistograms } from './native-histogram-arbitrary.js';
 
 /**
  * Sample messages as the gateway publishes them, with short strings of any code point. The
@@ -28,6 +29,9 @@ export function sampleMessages(
       }),
       { nil: undefined },
     ),
+    histograms: fc.option(fc.dictionary(keys, nativeHistograms(), { maxKeys: 2 }), {
+      nil: undefined,
+    }),
     containers: fc.array(
       fc.record({ name: nonEmpty, cpu_percent: fc.double({ min: 0, max: 100, noNaN: true }) }),
     ),

@@ -71,7 +71,7 @@ const remoteWrite: AgentWriteRoute = {
           status: 204,
           headers: {
             'X-Prometheus-Remote-Write-Samples-Written': String(result.accepted),
-            'X-Prometheus-Remote-Write-Histograms-Written': '0',
+            'X-Prometheus-Remote-Write-Histograms-Written': String(result.histograms),
             'X-Prometheus-Remote-Write-Exemplars-Written': String(result.exemplars),
           },
         }),

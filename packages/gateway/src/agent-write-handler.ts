@@ -109,9 +109,10 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
         ),
       };
     }
-    // An agent's tags are its series' labels (/ingest's belong to the host). Exemplars go in a
-    // message of their own: a writer or evaluator older than them dead-letters a binary message
-    // that carries any (an unknown flag), and must lose no sample with them during an upgrade.
+    // An agent's tags are its series' labels (/ingest's belong to the host). Exemplars and
+    // histograms go in messages of their own: a writer or evaluator older than them dead-letters
+    // a binary message that carries any (an unknown flag), and must lose no sample with them
+    // during an upgrade.
     const messages: SampleMessage[] = [];
     for (const sample of decoded.samples) {
       const message: SampleMessage = {
@@ -136,6 +137,14 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
           exemplars: sample.exemplars,
         });
       }
+      if (sample.histograms !== undefined) {
+        messages.push({
+          ...message,
+          metrics: {},
+          stale_metrics: undefined,
+          histograms: sample.histograms,
+        });
+      }
     }
     return {
       ok: true,
@@ -149,7 +158,8 @@ export function createAgentWriteHandler(route: AgentWriteRoute, deps: AgentWrite
 
   function count(decoded: DecodedHostSamples): void {
     const { protocol } = route;
-    if (decoded.accepted > 0) deps.metrics.points(protocol, 'accepted', '', decoded.accepted);
+    const taken = decoded.accepted + decoded.histograms;
+    if (taken > 0) deps.metrics.points(protocol, 'accepted', '', taken);
     for (const [reason, n] of Object.entries(decoded.rejected)) {
       if (n !== undefined && n > 0) deps.metrics.points(protocol, 'rejected', reason, n);
     }

@@ -32,6 +32,7 @@ describe('decodeCollectdJson', () => {
       ],
       accepted: 1,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });

@@ -1,4 +1,4 @@
-import type { SampleExemplar } from '@monitor/schemas';
+import type { NativeHistogram, SampleExemplar } from '@monitor/schemas';
 
 /**
  * One host's sample as an agent protocol's decoder gives it (before the gateway adds its
@@ -27,6 +27,11 @@ export type ProtocolSample = {
    * absent when there are none. A sample may hold exemplars only.
    */
   exemplars?: SampleExemplar[];
+  /**
+   * Native histograms of this host's series at `timeMs`, by metric (with these tags); absent
+   * when there are none. A metric has a value or a histogram at a time, never both.
+   */
+  histograms?: Record<string, NativeHistogram>;
 };
 
 /**
@@ -79,8 +84,6 @@ export const skipReasons = [
   'no_recorded_value',
   /** An OTLP number point with neither value set; a collectd `null` (its NaN). */
   'no_value',
-  /** A sound native histogram sample of remote-write (not stored yet). */
-  'histogram',
   /** A string field of line protocol. */
   'string_field',
 ] as const;
@@ -94,6 +97,8 @@ export type DecodedHostSamples = {
   accepted: number;
   /** Exemplars taken: the number of `exemplars` entries across `samples`. */
   exemplars: number;
+  /** Native histograms taken: the number of `histograms` entries across `samples`. */
+  histograms: number;
   /** Points not taken, by reason; only reasons that occurred are present. */
   rejected: Partial<Record<RejectReason, number>>;
   /** Input skipped by design, by reason; only reasons that occurred are present. */

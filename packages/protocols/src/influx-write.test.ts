@@ -26,6 +26,7 @@ describe('decodeInfluxLineProtocol', () => {
       ],
       accepted: 2,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });

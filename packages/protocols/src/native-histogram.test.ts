@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { NativeHistogram, RemoteWriteHistogram } from './native-histogram.js';
+import type { NativeHistogram } from '@monitor/schemas';
+import type { RemoteWriteHistogram } from './native-histogram.js';
 import { customBucketsSchema, histogramFromRemoteWrite } from './native-histogram.js';
 import { remoteWriteTypes } from './proto-types.js';
 

@@ -1,33 +1,7 @@
+import type { BucketSpan, NativeHistogram } from '@monitor/schemas';
+import { counterResetHints } from '@monitor/schemas';
 import type { Int64 } from './int64.js';
 import { int64ToNumber } from './int64.js';
-import type { SampleCollector } from './sample-collector.js';
-
-/** Consecutive buckets: `offset` from the end of the span before (the first: from bucket 0). */
-type BucketSpan = { offset: number; length: number };
-
-/**
- * A native histogram as Prometheus keeps one (model/histogram): a base-2 exponential bucket
- * layout of `schema` (−4…8: each power of two split into 2^schema buckets), or custom bounds
- * (schema −53, `customValues`), with a zero bucket, the observations' count and sum, and the
- * buckets in use as spans over bucket indexes. Counts are absolute here, whatever the sender
- * encoded (remote-write's integer histograms send deltas); `integer` says whether they are
- * whole numbers as sent.
- */
-export type NativeHistogram = {
-  integer: boolean;
-  schema: number;
-  zeroThreshold: number;
-  zeroCount: number;
-  count: number;
-  sum: number;
-  positiveSpans: BucketSpan[];
-  positiveBuckets: number[];
-  negativeSpans: BucketSpan[];
-  negativeBuckets: number[];
-  counterResetHint: 'unknown' | 'yes' | 'no' | 'gauge';
-  /** The upper bounds of the custom buckets (schema −53); empty otherwise. */
-  customValues: number[];
-};
 
 /** Why a histogram is refused, in words for the sender. */
 export type HistogramRefusal = { refused: string };
@@ -56,8 +30,6 @@ export type RemoteWriteHistogram = {
   timestamp?: Int64 | null;
   customValues?: number[] | null;
 };
-
-const resetHints = ['unknown', 'yes', 'no', 'gauge'] as const;
 
 /**
  * A remote-write histogram (1.0's `prometheus.Histogram`, 2.0's alike), checked as Prometheus
@@ -90,7 +62,7 @@ export function histogramFromRemoteWrite(
     positiveBuckets: absolute(message.positiveDeltas, message.positiveCounts),
     negativeSpans: spans(message.negativeSpans),
     negativeBuckets: absolute(message.negativeDeltas, message.negativeCounts),
-    counterResetHint: resetHints[message.resetHint ?? 0] ?? 'unknown',
+    counterResetHint: counterResetHints[message.resetHint ?? 0] ?? 'unknown',
     customValues: [...(message.customValues ?? [])],
   };
   const problem = histogramProblem(histogram, maxBuckets);
@@ -155,21 +127,4 @@ function histogramProblem(histogram: NativeHistogram, maxBuckets: number): strin
 }
 
 /** INGEST_HISTOGRAM_MAX_BUCKETS' default. */
-const defaultMaxHistogramBuckets = 160;
-
-/**
- * Counts a series' native histograms: refused where Prometheus would refuse them or where they
- * have too many buckets, else skipped (not stored yet).
- */
-export function countHistograms(
-  collector: SampleCollector,
-  histograms: readonly RemoteWriteHistogram[],
-  options: { maxHistogramBuckets?: number },
-): void {
-  const maxBuckets = options.maxHistogramBuckets ?? defaultMaxHistogramBuckets;
-  for (const message of histograms) {
-    if ('refused' in histogramFromRemoteWrite(message, maxBuckets)) {
-      collector.reject('invalid_histogram');
-    } else collector.skip('histogram');
-  }
-}
+export const defaultMaxHistogramBuckets = 160;

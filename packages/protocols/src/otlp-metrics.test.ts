@@ -73,6 +73,7 @@ describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
       ],
       accepted: 2,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });
@@ -243,6 +244,7 @@ describe('decodeOtlpMetricsProtobuf', () => {
       samples: [],
       accepted: 0,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });
@@ -302,6 +304,7 @@ describe("opentelemetry-proto's example request", () => {
       ],
       accepted: 6,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     };
@@ -419,6 +422,7 @@ describe('OTLP exemplars', () => {
     ],
     accepted: 1,
     exemplars: 2,
+    histograms: 0,
     rejected: {},
     skipped: {},
   };

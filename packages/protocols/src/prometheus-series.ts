@@ -1,5 +1,7 @@
 import type { Int64 } from './int64.js';
 import { int64ToNumber } from './int64.js';
+import type { RemoteWriteHistogram } from './native-histogram.js';
+import { defaultMaxHistogramBuckets, histogramFromRemoteWrite } from './native-histogram.js';
 import type { SampleCollector } from './sample-collector.js';
 import { flattenTags } from './sample-collector.js';
 
@@ -87,6 +89,7 @@ export type PrometheusSeriesCollector = (
   labels: readonly PrometheusLabel[],
   samples: readonly PrometheusSample[],
   exemplars?: readonly PrometheusExemplar[],
+  histograms?: readonly RemoteWriteHistogram[],
 ) => void;
 
 /**
@@ -94,16 +97,18 @@ export type PrometheusSeriesCollector = (
  * `instance` without its port, else label `job`, else `remoteWriteHost`; every label but `__name__`
  * is a tag (`job`, `instance` and `host` included), and the tags label the series, nothing added. A
  * label with an empty value is no label, as in Prometheus. A staleness marker ends its series at
- * its time (stored as a marker, not a value); an exemplar goes with its series, at its own time;
- * every sample goes to the collector's checks. One per body: it keeps the hosts of the instances it
- * has seen.
+ * its time (stored as a marker, not a value), and so does a native histogram whose sum is one; an
+ * exemplar goes with its series, at its own time; a native histogram is checked as Prometheus
+ * checks one (and against `maxHistogramBuckets`), then goes to the collector's checks as every
+ * sample does. One per body: it keeps the hosts of the instances it has seen.
  */
 export function createPrometheusSeriesCollector(
   collector: SampleCollector,
+  { maxHistogramBuckets = defaultMaxHistogramBuckets }: { maxHistogramBuckets?: number } = {},
 ): PrometheusSeriesCollector {
   const hostsOfInstances = new Map<string, string>();
   const tags: string[] = [];
-  return (labels, samples, exemplars = []) => {
+  return (labels, samples, exemplars = [], histograms = []) => {
     let metric: string | undefined;
     let hostLabel: string | undefined;
     let instance: string | undefined;
@@ -163,6 +168,14 @@ export function createPrometheusSeriesCollector(
       for (const label of exemplar.labels ?? []) pairs.push([label.name ?? '', label.value ?? '']);
       const timeMs = int64ToNumber(exemplar.timestamp);
       collector.addExemplar(host, timeMs, tags, metric, exemplar.value ?? 0, pairs);
+    }
+    for (const message of histograms) {
+      const histogram = histogramFromRemoteWrite(message, maxHistogramBuckets);
+      const timeMs = int64ToNumber(message.timestamp);
+      if (metric === undefined || metric === '') collector.reject('no_metric_name');
+      else if ('refused' in histogram) collector.reject('invalid_histogram');
+      else if (isStaleMarker(histogram.sum)) collector.addStale(host, timeMs, tags, metric);
+      else collector.addHistogram(host, timeMs, tags, metric, histogram);
     }
   };
 }

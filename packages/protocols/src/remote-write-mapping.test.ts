@@ -287,7 +287,7 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
       }
     }
   }
-  return { samples: decoded, accepted, exemplars, rejected, skipped: {} };
+  return { samples: decoded, accepted, exemplars, histograms: 0, rejected, skipped: {} };
 }
 
 /**

@@ -56,6 +56,7 @@ describe('decodeRemoteWriteV1', () => {
       ],
       accepted: 1,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });
@@ -221,6 +222,7 @@ describe('decodeRemoteWriteV1', () => {
       ],
       accepted: 2,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });
@@ -240,6 +242,7 @@ describe('decodeRemoteWriteV1', () => {
       samples: [],
       accepted: 0,
       exemplars: 0,
+      histograms: 0,
       rejected: {
         no_metric_name: 1,
         tag_value_too_long: 1,
@@ -282,17 +285,71 @@ describe('decodeRemoteWriteV1', () => {
     expect(decoded.samples[0]?.metrics).toEqual({ a: 1, b: 1 });
   });
 
-  it('skips and counts native histograms', () => {
+  it('takes native histograms with their series, counts made absolute, a stale one a marker', () => {
+    const staleNaN = new DataView(new Uint8Array([0x7f, 0xf0, 0, 0, 0, 0, 0, 2]).buffer);
     const body = writeRequestBody([
       {
-        labels: { __name__: 'latency', host: 'h' },
+        labels: { __name__: 'latency', host: 'h', job: 'api' },
         samples: [],
-        histograms: [{ countInt: 3, sum: 1.5, timestamp: t0 }],
+        histograms: [
+          {
+            countInt: 3,
+            zeroCountInt: 1,
+            sum: 1.5,
+            schema: 1,
+            zeroThreshold: 0.001,
+            positiveSpans: [{ offset: 1, length: 2 }],
+            positiveDeltas: [1, 0],
+            resetHint: 2,
+            timestamp: t0,
+          },
+          { countInt: 0, sum: staleNaN.getFloat64(0), timestamp: t0 + 15_000 },
+        ],
+      },
+      // A value and a histogram of one series at one time: the first stands.
+      {
+        labels: { __name__: 'latency', host: 'h', job: 'api' },
+        samples: [{ value: 1, timestamp: t0 }],
       },
     ]);
     const decoded = decodeRemoteWriteV1(body, options);
-    expect(decoded.skipped).toEqual({ histogram: 1 });
-    expect(decoded.samples).toEqual([]);
+    expect(decoded).toMatchObject({
+      accepted: 1,
+      histograms: 1,
+      skipped: {},
+      rejected: { duplicate_series_time: 1 },
+    });
+    expect(decoded.samples).toEqual([
+      {
+        host: 'h',
+        timeMs: t0,
+        metrics: {},
+        tags: { host: 'h', job: 'api' },
+        histograms: {
+          latency: {
+            integer: true,
+            schema: 1,
+            zeroThreshold: 0.001,
+            zeroCount: 1,
+            count: 3,
+            sum: 1.5,
+            positiveSpans: [{ offset: 1, length: 2 }],
+            positiveBuckets: [1, 1],
+            negativeSpans: [],
+            negativeBuckets: [],
+            counterResetHint: 'no',
+            customValues: [],
+          },
+        },
+      },
+      {
+        host: 'h',
+        timeMs: t0 + 15_000,
+        metrics: {},
+        tags: { host: 'h', job: 'api' },
+        staleMetrics: ['latency'],
+      },
+    ]);
   });
 
   it('refuses and counts a histogram Prometheus would refuse, or of too many buckets, keeping the rest', () => {
@@ -338,11 +395,11 @@ describe('decodeRemoteWriteV1', () => {
     const decoded = decodeRemoteWriteV1(body, options);
     expect(decoded).toMatchObject({
       accepted: 1,
-      skipped: { histogram: 1 },
+      histograms: 1,
       rejected: { invalid_histogram: 4 },
     });
     const fewer = decodeRemoteWriteV1(body, { ...options, maxHistogramBuckets: 2 });
-    expect(fewer).toMatchObject({ skipped: {}, rejected: { invalid_histogram: 5 } });
+    expect(fewer).toMatchObject({ histograms: 0, rejected: { invalid_histogram: 5 } });
   });
 
   it('keeps exemplars with their series, at their own times, as Prometheus sends them apart', () => {
@@ -389,6 +446,7 @@ describe('decodeRemoteWriteV1', () => {
       ],
       accepted: 1,
       exemplars: 2,
+      histograms: 0,
       // 8 + 121 characters, one over Prometheus' bound.
       rejected: { invalid_exemplar: 1 },
       skipped: {},

@@ -3,7 +3,6 @@ import type { PrometheusExemplar, PrometheusLabel, PrometheusSample } from './pr
 import { createPrometheusSeriesCollector } from './prometheus-series.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import type { RemoteWriteHistogram } from './native-histogram.js';
-import { countHistograms } from './native-histogram.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -27,10 +26,10 @@ type WriteRequest = {
 
 /**
  * Prometheus remote-write 1.0: a snappy-compressed (block format) `prometheus.WriteRequest`
- * body, as received (after any HTTP Content-Encoding was undone), exemplars included. Native
- * histograms, which Prometheus may add to a 1.0 request, are checked, then skipped (not stored
- * yet) or refused, and counted. Throws
- * `ProtocolDecodeError` when the body is not such a message or decompresses too large.
+ * body, as received (after any HTTP Content-Encoding was undone), exemplars and native
+ * histograms included (a histogram is checked first, and refused and counted where Prometheus
+ * would refuse it). Throws `ProtocolDecodeError` when the body is not such a message or
+ * decompresses too large.
  */
 export function decodeRemoteWriteV1(
   body: Uint8Array,
@@ -40,10 +39,14 @@ export function decodeRemoteWriteV1(
   const bytes = decompressSnappyBlock(body, options.maxDecodedBytes, protocol);
   const request = decodeMessage<WriteRequest>(remoteWriteTypes().writeRequest, bytes, protocol);
   const collector = createSampleCollector(options);
-  const collectSeries = createPrometheusSeriesCollector(collector);
+  const collectSeries = createPrometheusSeriesCollector(collector, options);
   for (const series of request.timeseries ?? []) {
-    collectSeries(series.labels ?? [], series.samples ?? [], series.exemplars ?? []);
-    countHistograms(collector, series.histograms ?? [], options);
+    collectSeries(
+      series.labels ?? [],
+      series.samples ?? [],
+      series.exemplars ?? [],
+      series.histograms ?? [],
+    );
   }
   return collector.result();
 }

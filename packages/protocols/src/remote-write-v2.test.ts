@@ -56,12 +56,13 @@ describe('decodeRemoteWriteV2', () => {
       ],
       accepted: 2,
       exemplars: 0,
+      histograms: 0,
       rejected: {},
       skipped: {},
     });
   });
 
-  it('skips and counts histograms, keeping the float samples and the exemplars', () => {
+  it('takes histograms beside the float samples and the exemplars', () => {
     const body = requestBody([
       {
         labels: { __name__: 'http_request_duration_seconds', host: 'h' },
@@ -77,10 +78,17 @@ describe('decodeRemoteWriteV2', () => {
       },
     ]);
     const decoded = decodeRemoteWriteV2(body, options);
-    expect(decoded.skipped).toEqual({ histogram: 2 });
-    expect(decoded.accepted).toBe(1);
-    expect(decoded.samples[0]?.metrics).toEqual({ http_requests_total: 12 });
-    expect(decoded.exemplars).toBe(1);
+    expect(decoded).toMatchObject({ skipped: {}, accepted: 1, histograms: 2, exemplars: 1 });
+    expect(
+      decoded.samples.map((sample) => [
+        sample.timeMs,
+        Object.keys(sample.metrics),
+        Object.entries(sample.histograms ?? {}).map(([name, h]) => [name, h.integer, h.count]),
+      ]),
+    ).toEqual([
+      [t0, ['http_requests_total'], [['http_request_duration_seconds', true, 4]]],
+      [t0 + 1, [], [['http_request_duration_seconds', false, 1]]],
+    ]);
     expect(decoded.samples[0]?.exemplars).toEqual([
       { metric: 'http_requests_total', value: 1, labels: {} },
     ]);

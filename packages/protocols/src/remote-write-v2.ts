@@ -5,7 +5,6 @@ import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, remoteWriteTypes } from './proto-types.js';
 import type { RemoteWriteHistogram } from './native-histogram.js';
 import type { SnappyDecodeOptions } from './remote-write-v1.js';
-import { countHistograms } from './native-histogram.js';
 import { createSampleCollector } from './sample-collector.js';
 import { decompressSnappyBlock } from './snappy-block.js';
 
@@ -23,9 +22,7 @@ type WriteV2Request = {
 /**
  * Prometheus remote-write 2.0: a snappy-compressed (block format)
  * `io.prometheus.write.v2.Request`, labels given as references into its symbols table. Same
- * mapping as 1.0, exemplars included; histograms are checked as 1.0's are, then skipped or
- * refused, and counted (the response's `X-Prometheus-Remote-Write-Histograms-Written` is 0). A
- * label reference outside the symbols table, or an odd number of them, makes the body malformed
+ * mapping as 1.0, exemplars and native histograms included. A label reference outside the symbols table, or an odd number of them, makes the body malformed
  * (the spec's 400).
  */
 export function decodeRemoteWriteV2(
@@ -48,7 +45,7 @@ export function decodeRemoteWriteV2(
     return symbol;
   };
   const collector = createSampleCollector(options);
-  const collectSeries = createPrometheusSeriesCollector(collector);
+  const collectSeries = createPrometheusSeriesCollector(collector, options);
   // Label objects reused from series to series (the collector reads them during its call only).
   const labels: { name: string; value: string }[] = [];
   /** Resolves `refs` into `into` (emptied first), or throws the spec's malformed body. */
@@ -76,8 +73,7 @@ export function decodeRemoteWriteV2(
       timestamp: exemplar.timestamp,
       labels: resolveLabels(exemplar.labelsRefs ?? [], index, []),
     }));
-    collectSeries(labels, series.samples ?? [], exemplars);
-    countHistograms(collector, series.histograms ?? [], options);
+    collectSeries(labels, series.samples ?? [], exemplars, series.histograms ?? []);
   });
   return collector.result();
 }

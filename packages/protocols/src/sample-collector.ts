@@ -1,3 +1,4 @@
+import type { NativeHistogram } from '@monitor/schemas';
 import { checkSampleTime, ingestLimits, isStorableText } from '@monitor/schemas';
 import type {
   DecodeOptions,
@@ -55,6 +56,17 @@ export type SampleCollector = {
     metric: string,
     value: number,
     labels: TagPairs,
+  ): void;
+  /**
+   * Takes one native histogram of the series (host, tags, metric) at `timeMs`, checked and
+   * grouped as `add` checks and groups a value: a series has a value or a histogram at a time.
+   */
+  addHistogram(
+    host: string | undefined,
+    timeMs: number,
+    tags: FlatTags,
+    metric: string,
+    histogram: NativeHistogram,
   ): void;
   reject(reason: RejectReason, count?: number): void;
   skip(reason: SkipReason, count?: number): void;
@@ -195,6 +207,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
   const skipped: Partial<Record<SkipReason, number>> = {};
   let accepted = 0;
   let exemplars = 0;
+  let histograms = 0;
   // Nested maps rather than composite string keys: no number-to-string conversion and no
   // hashing of long concatenations per point (they cost more than the protobuf decode did).
   const hosts = new Map<string, HostEntry>();
@@ -243,7 +256,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     timeMs: number,
     tags: FlatTags,
     metric: string,
-    kind: 'value' | 'stale' | 'exemplar',
+    kind: 'value' | 'stale' | 'exemplar' | 'histogram',
   ): Group | undefined {
     const badTime = timeProblem(timeMs);
     if (badTime !== undefined) return refuse(badTime);
@@ -300,7 +313,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     if (kind !== 'exemplar') {
       if (isTaken(group, name.name)) return refuse('duplicate_series_time');
       if (group.taken !== undefined) group.taken.add(name.name);
-      else if (kind === 'stale' || group.size === ingestLimits.maxMetricsPerPayload) {
+      else if (kind !== 'value' || group.size === ingestLimits.maxMetricsPerPayload) {
         // From here on the sample's metrics no longer hold every name taken.
         group.taken = new Set(Object.keys(group.sample.metrics));
         group.taken.add(name.name);
@@ -319,6 +332,7 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     if (group.size === 0) samples.push(group.sample);
     group.size += 1;
     if (kind === 'exemplar') exemplars += 1;
+    else if (kind === 'histogram') histograms += 1;
     else accepted += 1;
     takenName = name.name;
     return group;
@@ -362,14 +376,26 @@ export function createSampleCollector(options: DecodeOptions): SampleCollector {
     }
   }
 
+  function addHistogram(
+    host: string | undefined,
+    timeMs: number,
+    tags: FlatTags,
+    metric: string,
+    histogram: NativeHistogram,
+  ): void {
+    const group = groupOf(host, timeMs, tags, metric, 'histogram');
+    if (group !== undefined) (group.sample.histograms ??= {})[takenName] = histogram;
+  }
+
   return {
     add,
     addStale,
     addExemplar,
+    addHistogram,
     reject,
     skip(reason, count = 1) {
       skipped[reason] = (skipped[reason] ?? 0) + count;
     },
-    result: () => ({ samples, accepted, exemplars, rejected, skipped }),
+    result: () => ({ samples, accepted, exemplars, histograms, rejected, skipped }),
   };
 }

@@ -223,8 +223,8 @@ describe('a TimescaleDB whose worker settings cannot run the storage jobs', () =
     expect(warnings).toEqual([
       expect.objectContaining({
         msg: expect.stringContaining('too few workers'),
-        jobs: 13,
-        settings: [{ setting: 'max_worker_processes', value: 8, needed: 24 }],
+        jobs: 14,
+        settings: [{ setting: 'max_worker_processes', value: 8, needed: 25 }],
       }),
     ]);
   });
@@ -236,8 +236,8 @@ describe('a TimescaleDB whose worker settings cannot run the storage jobs', () =
     ]);
     expect(warnings.map((line) => line.settings)).toEqual([
       [
-        { setting: 'max_worker_processes', value: 8, needed: 24 },
-        { setting: 'timescaledb.max_background_workers', value: 8, needed: 15 },
+        { setting: 'max_worker_processes', value: 8, needed: 25 },
+        { setting: 'timescaledb.max_background_workers', value: 8, needed: 16 },
       ],
     ]);
   });

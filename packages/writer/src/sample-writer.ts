@@ -282,6 +282,7 @@ export function toSampleWrite(
         tagsLabelSeries: sample.tagsLabelSeries,
         staleMetrics: sample.staleMetrics,
         exemplars: sample.exemplars,
+        histograms: sample.histograms,
         containers: sample.containers,
         processes: sample.processes,
         position: positionOf.position,

@@ -9,6 +9,8 @@ import { pruneAlertHistory, pruneIdleWatermarks } from './prune-alert-history.js
 import { pruneLateSampleWrites } from '../samples/late-sample-writes.js';
 import type { KeptTierUpkeep } from '../storage/kept-tiers.js';
 import { maintainKeptTiers } from '../storage/kept-tiers.js';
+import type { HistogramCompaction } from '../histograms/histogram-chunks.js';
+import { compactHistogramChunks } from '../histograms/histogram-chunks.js';
 
 export type MaintenanceOptions = {
   /** Resolved alerts and finished investigations are kept this many days. */
@@ -50,6 +52,8 @@ export type MaintenanceResult = StorageUpkeep & {
   moved: StoredSampleMoveResult;
   /** The rollup tiers stored, compressed and pruned in this run. */
   tiers: KeptTierUpkeep;
+  /** The native histograms' single rows merged into chunks in this run. */
+  histograms: HistogramCompaction;
 };
 
 /**
@@ -88,7 +92,8 @@ const pruneBatchesPerRun = 10;
  * Periodic upkeep, for one process to call about every minute: the storage upkeep that the
  * server does not do by itself (plain PostgreSQL: partitions, rollups and their retention;
  * TimescaleDB: nothing while its job scheduler runs), then the alert history past retention and the
- * evaluator's watermarks of hosts silent for longer than the raw retention. Safe to run from
+ * evaluator's watermarks of hosts silent for longer than the raw retention, and the native
+ * histograms compacted (histogram-chunks.ts). Safe to run from
  * several processes at once; a run that fails (e.g. on a lock timeout) leaves nothing half done
  * and is simply retried next time. One organization's data can never stop the rollups of the
  * others: what fails is set aside and reported (`onRollupSetAside`).
@@ -114,6 +119,7 @@ export async function runMaintenance(
     maxWindows: tierFillWindowsPerRun,
     budgetMs: tierFillBudgetMs,
   });
+  const histograms = await compactHistogramChunks(db, { now });
   const { rollups } = storage;
   const pruned = {
     alerts: 0,
@@ -144,5 +150,5 @@ export async function runMaintenance(
   } else {
     for (const chunk of rollups.setAside) options.onRollupSetAside(chunk);
   }
-  return { ...storage, pruned, moved, tiers };
+  return { ...storage, pruned, moved, tiers, histograms };
 }

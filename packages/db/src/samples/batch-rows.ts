@@ -27,6 +27,8 @@ export type BatchRows = {
   staleMarkers: { timesMs: number[]; seriesIds: number[] };
   /** One entry per exemplar, series ids as in `samples`, labels as JSON text. */
   exemplars: { timesMs: number[]; seriesIds: number[]; values: number[]; labels: string[] };
+  /** One entry per native histogram, series ids as in `samples`, each a chunk of one, in hex. */
+  histograms: { timesMs: number[]; seriesIds: number[]; chunks: string[] };
   /** The batch's distinct series missing from the cache. */
   series: { missing: (SeriesName & { generation: number })[] };
   snapshots: { times: string[]; serviceIds: string[]; containers: string[]; processes: string[] };

@@ -172,10 +172,13 @@ export function summarizeServices(
   );
 }
 
-/** Whether the sample holds a value (one may hold staleness markers only). */
+/**
+ * Whether the sample holds a value or a histogram (one may hold staleness markers or exemplars
+ * only): a sign of its host's life.
+ */
 export function hasMetrics(sample: HostSample): boolean {
   for (const metric in sample.metrics) if (Object.hasOwn(sample.metrics, metric)) return true;
-  return false;
+  return sample.histograms !== undefined && Object.keys(sample.histograms).length > 0;
 }
 
 function isStorable(sample: HostSample): boolean {

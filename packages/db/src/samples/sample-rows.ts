@@ -1,3 +1,5 @@
+import type { NativeHistogram } from '@monitor/schemas';
+import { encodeHistogramChunk } from '@monitor/schemas';
 import { copyIn } from './copy-in.js';
 import { copyTextField } from './copy-text.js';
 import type { SampleTimeColumn } from './copy-binary.js';
@@ -47,6 +49,7 @@ export function toRows(
     unaggregated: { timesMs: [], seriesIds: [], values: [], samplesBefore: [] },
     staleMarkers: { timesMs: [], seriesIds: [] },
     exemplars: { timesMs: [], seriesIds: [], values: [], labels: [] },
+    histograms: { timesMs: [], seriesIds: [], chunks: [] },
     series: { missing: [] },
     snapshots: { times: [], serviceIds: [], containers: [], processes: [] },
   };
@@ -95,6 +98,16 @@ export function toRows(
       rows.exemplars.values.push(exemplar.value);
       rows.exemplars.labels.push(JSON.stringify(exemplar.labels));
     }
+    const { histograms } = sample;
+    for (const metric in histograms) {
+      const histogram = histograms[metric] as NativeHistogram;
+      rows.histograms.timesMs.push(timeMs);
+      rows.histograms.seriesIds.push(seriesIdOf(series, metric, labels, rows));
+      const chunk = encodeHistogramChunk([{ timeMs, histogram }]);
+      rows.histograms.chunks.push(
+        Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).toString('hex'),
+      );
+    }
     const containers = snapshotJson(sample.containers);
     const processes = snapshotJson(sample.processes);
     if (containers !== undefined || processes !== undefined) {
@@ -138,6 +151,23 @@ export async function insertExemplars(tx: TransactionSql, rows: BatchRows): Prom
       ${seriesIds}::int8[], ${timesMs}::float8[], ${values.map(float8Text)}::text[]::float8[],
       ${labels}::text[]
     ) as u(s, t, v, l)
+    on conflict do nothing
+  `;
+  return inserted.count;
+}
+
+/**
+ * Inserts the batch's native histograms, each a chunk of its own until compacted with its
+ * series' others (histogram-chunks.ts); one already written at its series and time is kept, as
+ * a sample's first value is. Returns how many went in.
+ */
+export async function insertHistograms(tx: TransactionSql, rows: BatchRows): Promise<number> {
+  const { timesMs, seriesIds, chunks } = rows.histograms;
+  if (timesMs.length === 0) return 0;
+  const inserted = await tx`
+    insert into histogram_samples (series_id, time, histogram)
+    select s, timestamptz 'epoch' + t * interval '1 millisecond', decode(c, 'hex')
+    from unnest(${seriesIds}::int8[], ${timesMs}::float8[], ${chunks}::text[]) as u(s, t, c)
     on conflict do nothing
   `;
   return inserted.count;

@@ -22,6 +22,7 @@ export async function resolveMissingSeries(
     rows.staleMarkers.seriesIds,
     rows.unaggregated.seriesIds,
     rows.exemplars.seriesIds,
+    rows.histograms.seriesIds,
   ]) {
     for (let i = 0; i < seriesIds.length; i++) {
       const value = seriesIds[i] ?? 0;

@@ -69,6 +69,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
       snapshotsWritten: 1,
       staleMarkersWritten: 0,
       exemplarsWritten: 0,
+      histogramsWritten: 0,
       servicesCreated: 2,
     });
 
@@ -532,6 +533,7 @@ describe.each(['postgres', 'timescale'] as const)('the sample store on %s', (eng
       snapshotsWritten: 0,
       staleMarkersWritten: 0,
       exemplarsWritten: 0,
+      histogramsWritten: 0,
       servicesCreated: 0,
     });
     // A batch overlapping the stored offsets writes only what is new.

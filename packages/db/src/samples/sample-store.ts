@@ -22,6 +22,7 @@ import type { WrittenCounts } from './sample-rows.js';
 import {
   copyRows,
   insertExemplars,
+  insertHistograms,
   insertRows,
   insertStaleMarkers,
   scaleValues,
@@ -74,6 +75,8 @@ type WriteBatchResult = {
   staleMarkersWritten: number;
   /** Exemplars inserted (as staleness markers are). */
   exemplarsWritten: number;
+  /** Native histograms inserted (as staleness markers are). */
+  histogramsWritten: number;
   /** Services created by this batch (first sample of a host). */
   servicesCreated: number;
 };
@@ -211,6 +214,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             snapshotsWritten: 0,
             staleMarkersWritten: 0,
             exemplarsWritten: 0,
+            histogramsWritten: 0,
             servicesCreated: 0,
           };
           const last: Promise<unknown>[] = [];
@@ -259,6 +263,7 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
             last.push(
               insertStaleMarkers(tx, rows).then((count) => (result.staleMarkersWritten = count)),
               insertExemplars(tx, rows).then((count) => (result.exemplarsWritten = count)),
+              insertHistograms(tx, rows).then((count) => (result.histogramsWritten = count)),
               insertUnaggregatedSamples(tx, rows.unaggregated).then((counts) => {
                 unaggregated = counts;
               }),

@@ -102,6 +102,7 @@ describe.each(['postgres', 'timescale'] as const)('migrate on %s', (engine) => {
       ['policy_compression', 'samples_1h', 2 * hourMs],
       ['policy_compression', 'samples_1m', 239 * hourMs],
       ['policy_retention', 'exemplars', '7 days'],
+      ['policy_retention', 'histogram_chunks', '10 days'],
       ['policy_retention', 'samples', 10 * dayMs],
       ['policy_retention', 'samples_1h', 40 * dayMs],
       ['policy_retention', 'samples_1m', 20 * dayMs],
@@ -113,13 +114,14 @@ describe.each(['postgres', 'timescale'] as const)('migrate on %s', (engine) => {
   });
 
   onEngine('timescale', describe)('hypertables', () => {
-    it('makes samples, unaggregated samples, snapshots, staleness markers, exemplars and the kept tiers hypertables and the rollups continuous aggregates', async () => {
+    it('makes samples, unaggregated samples, snapshots, staleness markers, exemplars, histogram chunks and the kept tiers hypertables and the rollups continuous aggregates', async () => {
       const rows = await db.sql`
         select hypertable_name from timescaledb_information.hypertables
         where hypertable_schema = 'public' order by 1
       `;
       expect(rows.map((r) => r['hypertable_name'] as string)).toEqual([
         'exemplars',
+        'histogram_chunks',
         'sample_tier_1h',
         'sample_tier_5m',
         'samples',

@@ -874,6 +874,13 @@ const exemplars: Migration = {
   up: (sql, { engine }) => engine.createExemplars(sql),
 };
 
+const nativeHistograms: Migration = {
+  version: 39,
+  name: 'native_histograms',
+  // Issue 58: native histograms as sent, then in chunks of our compressed layout.
+  up: (sql, { engine }) => engine.createHistogramTables(sql),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -914,4 +921,5 @@ export const migrations: readonly Migration[] = [
   retiredMinuteRollup,
   retiredHourRollup,
   exemplars,
+  nativeHistograms,
 ];

@@ -9,6 +9,7 @@ import { dropSampleKey, keepHeadUnindexed } from './timescale/head-chunks.js';
 import { readFunctions } from './timescale/read-functions.js';
 import {
   exemplarsHypertable,
+  histogramChunksHypertable,
   materializationTable,
   staleMarkersHypertable,
   unaggregatedSamplesHypertable,
@@ -30,6 +31,7 @@ export type ConversionResult = {
   staleMarkers: number;
   unaggregatedSamples: number;
   exemplars: number;
+  histogramChunks: number;
   rollupBuckets: number;
 };
 
@@ -63,7 +65,18 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     const snapshots = await snapshotsToHypertable(sql);
     const staleMarkers = await staleMarkersToHypertable(sql);
     const unaggregatedSamples = await unaggregatedSamplesToHypertable(sql);
-    const exemplars = await exemplarsToHypertable(sql);
+    const exemplars = await laterTableToHypertable(
+      sql,
+      'exemplars',
+      exemplarsHypertable,
+      'series_id, time, value, labels',
+    );
+    const histogramChunks = await laterTableToHypertable(
+      sql,
+      'histogram_chunks',
+      histogramChunksHypertable,
+      'series_id, time, end_time, samples, chunk',
+    );
     const rollupBuckets = await rollupsToAggregates(sql);
     // A retired rollup (migrations 36 and 37) stays retired: its rows, no refresh.
     let anyRetired = false;
@@ -75,7 +88,15 @@ export async function convertToTimescale(db: Database): Promise<ConversionResult
     if (anyRetired) await writeRetiredBucketsFunctions(sql, 'timescale');
     // The policies are stored as not yet applied: migrate() creates their jobs.
     await sql`update storage_settings set mode = 'timescale', policies = null, updated_at = now()`;
-    return { samples, snapshots, staleMarkers, unaggregatedSamples, exemplars, rollupBuckets };
+    return {
+      samples,
+      snapshots,
+      staleMarkers,
+      unaggregatedSamples,
+      exemplars,
+      histogramChunks,
+      rollupBuckets,
+    };
   });
 }
 
@@ -152,21 +173,28 @@ async function unaggregatedSamplesToHypertable(sql: TransactionSql): Promise<num
   return copied.count;
 }
 
-async function exemplarsToHypertable(sql: TransactionSql): Promise<number> {
-  // A database before migration 38 has none: the migrate that follows the conversion makes it.
-  const [table] = await sql<{ exists: boolean }[]>`
-    select to_regclass('exemplars') is not null as exists`;
-  if (table?.exists !== true) return 0;
+/**
+ * A table a later migration made (exemplars: 38, histogram_chunks: 39) as its hypertable, rows
+ * and all. A database before that migration has none: the migrate after the conversion makes it.
+ */
+async function laterTableToHypertable(
+  sql: TransactionSql,
+  table: 'exemplars' | 'histogram_chunks',
+  hypertable: readonly string[],
+  columns: string,
+): Promise<number> {
+  const [found] = await sql<{ exists: boolean }[]>`
+    select to_regclass(${table}) is not null as exists`;
+  if (found?.exists !== true) return 0;
   await run(sql, [
-    `alter table exemplars rename to exemplars${plain}`,
-    `alter index exemplars_series_id_time_key rename to exemplars${plain}_series_id_time_key`,
-    ...exemplarsHypertable,
+    `alter table ${table} rename to ${table}${plain}`,
+    `alter index ${table}_series_id_time_key rename to ${table}${plain}_series_id_time_key`,
+    ...hypertable,
   ]);
   const copied = await sql.unsafe(
-    `insert into exemplars (series_id, time, value, labels)
-      select series_id, time, value, labels from exemplars${plain}`,
+    `insert into ${table} (${columns}) select ${columns} from ${table}${plain}`,
   );
-  await run(sql, [`drop table exemplars${plain}`]);
+  await run(sql, [`drop table ${table}${plain}`]);
   return copied.count;
 }
 

@@ -76,6 +76,8 @@ export type StorageEngine = {
   retireRollup(sql: TransactionSql, rollup: Rollup): Promise<void>;
   /** Migration 38: the exemplars' table, kept `EXEMPLAR_RETENTION_DAYS`. */
   createExemplars(sql: TransactionSql): Promise<void>;
+  /** Migration 39: the native histograms' tables, their chunks kept as long as the raw samples. */
+  createHistogramTables(sql: TransactionSql): Promise<void>;
   /** After every migration run: the policies as jobs (TimescaleDB) or nothing to do. */
   applyPolicies(
     sql: TransactionSql,
@@ -126,6 +128,7 @@ const timescaleEngine: StorageEngine = {
   createKeptTiers: createTimescaleKeptTiers,
   retireRollup: retireTimescaleRollup,
   createExemplars: timescaleTables.createExemplars,
+  createHistogramTables: timescaleTables.createHistogramTables,
   applyPolicies: applyTimescalePolicies,
   prepare: () => Promise.resolve(),
   refreshRollups: (db, { now, policies }) =>
@@ -166,6 +169,7 @@ const postgresEngine: StorageEngine = {
       : postgresTables.retireHourRollup(sql));
   },
   createExemplars: postgresTables.createExemplars,
+  createHistogramTables: postgresTables.createHistogramTables,
   // Retention is applied by maintain(), from the stored policies; there are no jobs to create.
   applyPolicies: () => Promise.resolve(),
   async prepare(db, { now, policies }) {

@@ -5,6 +5,7 @@ export const partitionedTables = [
   'stale_markers',
   'unaggregated_samples',
   'exemplars',
+  'histogram_chunks',
 ] as const;
 export type PartitionedTable = (typeof partitionedTables)[number];
 

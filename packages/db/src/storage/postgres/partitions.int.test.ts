@@ -76,6 +76,14 @@ describe('the daily partitions of plain PostgreSQL', () => {
     expect(exemplars).not.toContain(
       partitionName('exemplars', new Date(now.getTime() - 8 * dayMs)),
     );
+    // Native histograms' chunks are raw samples too.
+    const histograms = await partitionsOf('histogram_chunks');
+    expect(histograms).toContain(
+      partitionName('histogram_chunks', new Date(now.getTime() - 29 * dayMs)),
+    );
+    expect(histograms).not.toContain(
+      partitionName('histogram_chunks', new Date(now.getTime() - 31 * dayMs)),
+    );
   });
 
   it('keeps a sample outside every partition in the default partition, then moves it out', async () => {

@@ -54,6 +54,7 @@ export async function ensurePartitions(
     stale_markers: options.rawRetentionDays,
     unaggregated_samples: options.rawRetentionDays,
     exemplars: options.exemplarRetentionDays,
+    histogram_chunks: options.rawRetentionDays,
   };
   for (const table of partitionedTables) {
     const [exists] = await db.sql<{ exists: boolean }[]>`
@@ -114,6 +115,11 @@ async function createPartition(
     `;
     if (row?.exists) return 0; // created meanwhile by another maintenance run
     await sql.unsafe(`create table ${partition.name} (like ${table} including defaults)`);
+    // Histogram chunks compress in rows past 128 bytes (a partitioned table holds no such
+    // storage parameter for its partitions to inherit).
+    if (table === 'histogram_chunks') {
+      await sql.unsafe(`alter table ${partition.name} set (toast_tuple_target = 128)`);
+    }
     const moved = await sql.unsafe(
       `with moved as (
          delete from ${defaultPartition} where time >= $1 and time < $2 returning *

@@ -1,3 +1,4 @@
+import { histogramSamplesTable } from '../histogram-samples-table.js';
 import type { TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
 import { rawScaledSamplesFunction, readFunctions } from './read-functions.js';
@@ -341,5 +342,27 @@ export async function createExemplars(sql: TransactionSql): Promise<void> {
     `create table exemplars_default partition of exemplars default`,
     // One exemplar per series and time, the first stored (as Prometheus keeps them).
     `create unique index exemplars_series_id_time_key on exemplars (series_id, time)`,
+  ]);
+}
+
+/**
+ * Version 39: native histograms, as the TimescaleDB engine keeps them (`histogram_samples` as
+ * written, `histogram_chunks` once compacted), the chunks range-partitioned by day like the
+ * samples and dropped with them (partitions.ts).
+ */
+export async function createHistogramTables(sql: TransactionSql): Promise<void> {
+  await run(sql, [
+    histogramSamplesTable,
+    `create table histogram_chunks (
+      series_id bigint not null,
+      time timestamptz not null,
+      end_time timestamptz not null,
+      samples integer not null,
+      chunk bytea not null
+    ) partition by range (time)`,
+    `create table histogram_chunks_default partition of histogram_chunks default`,
+    `alter table histogram_chunks_default set (toast_tuple_target = 128)`,
+    `create unique index histogram_chunks_series_id_time_key
+      on histogram_chunks (series_id, time)`,
   ]);
 }

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { jobWorkerShortfall } from './job-workers.js';
 
 /**
- * PostgreSQL 15's stock settings with TimescaleDB's default, and the 13 jobs of a migrated
- * database: our 11, TimescaleDB's telemetry and its job history retention.
+ * PostgreSQL 15's stock settings with TimescaleDB's default, and the 14 jobs of a migrated
+ * database: our 12, TimescaleDB's telemetry and its job history retention.
  */
 const stock = {
-  jobs: 13,
+  jobs: 14,
   maxWorkerProcesses: 8,
   maxBackgroundWorkers: 16,
   maxParallelWorkers: 8,
@@ -16,7 +16,7 @@ const stock = {
 describe('jobWorkerShortfall', () => {
   it('names max_worker_processes on a stock server: launchers, scheduler, jobs and parallel workers', () => {
     expect(jobWorkerShortfall(stock)).toEqual([
-      { setting: 'max_worker_processes', value: 8, needed: 24 },
+      { setting: 'max_worker_processes', value: 8, needed: 25 },
     ]);
   });
 
@@ -29,12 +29,12 @@ describe('jobWorkerShortfall', () => {
   it('names timescaledb.max_background_workers when it cannot hold the launcher, the scheduler and every job', () => {
     expect(
       jobWorkerShortfall({ ...stock, maxWorkerProcesses: 26, maxBackgroundWorkers: 8 }),
-    ).toEqual([{ setting: 'timescaledb.max_background_workers', value: 8, needed: 15 }]);
+    ).toEqual([{ setting: 'timescaledb.max_background_workers', value: 8, needed: 16 }]);
   });
 
   it('counts parallel workers and the logical replication launcher only where they can run', () => {
     expect(
       jobWorkerShortfall({ ...stock, maxParallelWorkers: 0, maxLogicalReplicationWorkers: 0 }),
-    ).toEqual([{ setting: 'max_worker_processes', value: 8, needed: 15 }]);
+    ).toEqual([{ setting: 'max_worker_processes', value: 8, needed: 16 }]);
   });
 });

@@ -78,7 +78,12 @@ const rawCompressionJobInterval = '1 minute';
 const consolidationJobInterval = '30 minutes';
 
 /** Tables made by migrations after the policies were first applied (see applyTimescalePolicies). */
-const laterTableNames = ['stale_markers', 'unaggregated_samples', 'exemplars'] as const;
+const laterTableNames = [
+  'stale_markers',
+  'unaggregated_samples',
+  'exemplars',
+  'histogram_chunks',
+] as const;
 type LaterTable = (typeof laterTableNames)[number];
 
 function isLaterTable(table: string): table is LaterTable {
@@ -101,6 +106,7 @@ const expectedJobs = [
   ['policy_retention', 'stale_markers'],
   ['policy_retention', 'unaggregated_samples'],
   ['policy_retention', 'exemplars'],
+  ['policy_retention', 'histogram_chunks'],
 ] as const;
 
 /**
@@ -148,8 +154,9 @@ export async function applyTimescalePolicies(
       `
     ).map((row) => row.view),
   );
-  // Migrations 21, 23 and 38 make stale_markers, unaggregated_samples (which go with the raw
-  // samples) and exemplars; a database at an earlier version has no job for them.
+  // Migrations 21, 23, 38 and 39 make stale_markers, unaggregated_samples, histogram_chunks
+  // (which go with the raw samples) and exemplars; a database at an earlier version has no job
+  // for them.
   const laterTables = (
     await sql<{ table: LaterTable }[]>`
       select t as table from unnest(${laterTableNames}::text[]) as t
@@ -280,8 +287,8 @@ export async function applyTimescalePolicies(
     ['samples_1m', policies.rollup1mRetentionDays],
     ['samples_1h', policies.rollup1hRetentionDays],
   ];
-  // Markers end series of the raw samples, and unaggregated samples are raw samples: they go
-  // with them. Exemplars have a retention of their own.
+  // Markers end series of the raw samples, and unaggregated samples and histograms are raw
+  // samples: they go with them. Exemplars have a retention of their own.
   for (const table of laterTables) {
     retention.push([
       table,

@@ -1,3 +1,4 @@
+import { histogramSamplesTable } from '../histogram-samples-table.js';
 import type { Queryable, TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
 
@@ -233,6 +234,31 @@ export const exemplarsHypertable: readonly string[] = [
   // in time order and drops one at a time it has already; replays and retries store it once.
   `create unique index exemplars_series_id_time_key on exemplars (series_id, time)`,
   `select create_hypertable('exemplars', by_range('time', interval '1 day'))`,
+];
+
+/**
+ * Version 39: native histograms. `histogram_samples` holds each as written (a chunk of one in our
+ * layout, `encodeHistogramChunk`), a small plain table the writer's maintenance empties into
+ * `histogram_chunks`: a series' histograms 120 a chunk (histogram-chunks.ts), by series and first
+ * time, a hypertable of daily chunks dropped with the raw samples. Neither is compressed by
+ * TimescaleDB: the layout is compressed already (PostgreSQL's TOAST compresses what it can of a
+ * chunk past 128 bytes).
+ */
+export async function createHistogramTables(sql: TransactionSql): Promise<void> {
+  await run(sql, [histogramSamplesTable, ...histogramChunksHypertable]);
+}
+
+/** The histogram chunks' hypertable, empty, with its key (migration 39; the conversion). */
+export const histogramChunksHypertable: readonly string[] = [
+  `create table histogram_chunks (
+    series_id bigint not null,
+    time timestamptz not null,
+    end_time timestamptz not null,
+    samples integer not null,
+    chunk bytea not null
+  ) with (toast_tuple_target = 128)`,
+  `create unique index histogram_chunks_series_id_time_key on histogram_chunks (series_id, time)`,
+  `select create_hypertable('histogram_chunks', by_range('time', interval '1 day'))`,
 ];
 
 /**

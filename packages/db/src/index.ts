@@ -76,7 +76,7 @@ export { createSeriesScales } from './samples/series-scales.js';
 export const createExemplarReader = translatingStoreFactory(exemplarReader);
 export type { ExemplarReader, ExemplarsRead } from './exemplars/exemplar-reader.js';
 export type { SeriesExemplars } from './exemplars/group-exemplars.js';
-export { compactHistogramChunks } from './histograms/histogram-chunks.js';
+export { compactHistogramChunks, readHistograms } from './histograms/histogram-chunks.js';
 export const createOrgStore = translatingStoreFactory(orgStore);
 export { defaultOrganizationId } from './orgs/org-store.js';
 export { hashApiKey } from './orgs/api-key.js';

@@ -11,6 +11,7 @@ import type { ServiceName } from './service.js';
 import { addAlertGeneratorTesterCommand } from './alert-generator-tester.js';
 import { ensureKafkaJars } from './kafka.js';
 import { addCollectorCommand } from './otelcol.js';
+import { addNativeHistogramExporterCommand } from './native-histogram-exporter.js';
 import { addComplianceTesterCommand } from './promql-compliance-tester.js';
 import { addSchemathesisCommand } from './schemathesis.js';
 import { addTelegrafCommand } from './telegraf.js';
@@ -71,6 +72,7 @@ program
 
 addTelegrafCommand(program);
 addCollectorCommand(program);
+addNativeHistogramExporterCommand(program);
 addComplianceTesterCommand(program);
 addAlertGeneratorTesterCommand(program);
 addSchemathesisCommand(program);

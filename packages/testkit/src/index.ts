@@ -30,6 +30,8 @@ export type { RunningAlertmanager } from './alertmanager.js';
 export { alertmanagerMessages, startAlertmanager } from './alertmanager.js';
 export { startTelegraf } from './telegraf.js';
 export { startCollector } from './otelcol.js';
+export type { NativeHistogramExporter } from './native-histogram-exporter.js';
+export { startNativeHistogramExporter } from './native-histogram-exporter.js';
 
 // The official PromQL compliance tester, built from its vendored source.
 export type { ComplianceTester } from './promql-compliance-tester.js';

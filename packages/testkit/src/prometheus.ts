@@ -60,6 +60,11 @@ export type PrometheusOptions = {
    * text), serves them at `query_exemplars`, and remote-writes them (`send_exemplars: true`).
    */
   exemplars?: boolean;
+  /**
+   * `--enable-feature=native-histograms`: it scrapes native histograms (protobuf exposition),
+   * keeps and serves them, and remote-writes them (`send_native_histograms: true`).
+   */
+  nativeHistograms?: boolean;
 };
 
 export type RunningPrometheus = AgentProcess & {
@@ -104,6 +109,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       '--storage.remote.flush-deadline=2s',
       ...(options.remoteWriteReceiver === true ? ['--web.enable-remote-write-receiver'] : []),
       ...(options.exemplars === true ? ['--enable-feature=exemplar-storage'] : []),
+      ...(options.nativeHistograms === true ? ['--enable-feature=native-histograms'] : []),
       ...(options.retentionDays === undefined
         ? []
         : [`--storage.tsdb.retention.time=${options.retentionDays}d`]),
@@ -189,6 +195,7 @@ export function prometheusConfig(
                 : { authorization: { type: 'Bearer', credentials: remoteWrite.bearerToken } }),
               ...(remoteWrite.basicAuth === undefined ? {} : { basic_auth: remoteWrite.basicAuth }),
               ...(options.exemplars === true ? { send_exemplars: true } : {}),
+              ...(options.nativeHistograms === true ? { send_native_histograms: true } : {}),
               // Tests wait for data: send every second, retry a failed request within a second.
               queue_config: { batch_send_deadline: '1s', min_backoff: '100ms', max_backoff: '1s' },
             },

@@ -14,10 +14,12 @@ import * as servicesPage from './explain-services-page.js';
 import * as keptTierChunks from './kept-tier-chunks.js';
 import * as tiers from '../storage/kept-tiers.js';
 import * as checks from './run-checks.js';
+import * as histograms from '../histograms/histogram-storage.js';
 
 export const measureTimescaleSizes = translatingDbErrors(sizes.measureTimescaleSizes);
 export const measurePlainSizes = translatingDbErrors(sizes.measurePlainSizes);
 export type { RelationSize, StorageSizes } from '../storage/storage-sizes.js';
+export const measureHistogramStorage = translatingDbErrors(histograms.measureHistogramStorage);
 
 export const listChunkParts = translatingDbErrors(inventory.listChunkParts);
 export const listRawChunks = translatingDbErrors(inventory.listRawChunks);

@@ -114,6 +114,8 @@ export type DecodeOptions = {
    * `nowMs`, or older than this) are rejected, as /ingest refuses them.
    */
   rawRetentionMs?: number;
+  /** Refuse a native histogram of more buckets than this (`invalid_histogram`); 160 if unset. */
+  maxHistogramBuckets?: number;
 };
 
 /** The sum of a count record (`rejected` or `skipped`). */

@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NativeHistogram } from '@monitor/schemas';
 import type { RemoteWriteHistogram } from './native-histogram.js';
-import { customBucketsSchema, histogramFromRemoteWrite } from './native-histogram.js';
+import {
+  customBucketsSchema,
+  histogramFromOtlpExponential,
+  histogramFromRemoteWrite,
+} from './native-histogram.js';
 import { remoteWriteTypes } from './proto-types.js';
 
 /**
@@ -166,5 +170,105 @@ describe('histogramFromRemoteWrite', () => {
     expect(refusal({ ...custom, schema: 0, customValues: [], count: 5 })).toEqual({
       refused: '6 observations in the buckets, but the count is 5',
     });
+  });
+});
+
+describe('histogramFromOtlpExponential', () => {
+  const point = (offset: number, counts: number[], scale: number) => ({
+    scale,
+    count: counts.reduce((sum, count) => sum + count, 0),
+    sum: 1.5,
+    zeroCount: 0,
+    positive: { offset, bucketCounts: counts },
+  });
+  const options = { delta: false, maxBuckets: 160 };
+
+  // Prometheus' own cases (otlptranslator's TestConvertBucketsLayout), its deltas as counts.
+  it.each([
+    [0, [4, 3, 2, 1], 8, [{ offset: 1, length: 4 }], [4, 3, 2, 1]],
+    [0, [4, 3, 2, 1], 9, [{ offset: 1, length: 2 }], [7, 3]],
+    [0, [4, 3, 2, 1], 10, [{ offset: 1, length: 1 }], [10]],
+    [1, [4, 3, 2, 1], 8, [{ offset: 2, length: 4 }], [4, 3, 2, 1]],
+    [1, [4, 3, 2, 1], 9, [{ offset: 1, length: 3 }], [4, 5, 1]],
+    [1, [4, 3, 2, 1], 10, [{ offset: 1, length: 2 }], [9, 1]],
+    [
+      4,
+      [4, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+      8,
+      [
+        { offset: 5, length: 4 },
+        { offset: 12, length: 1 },
+      ],
+      [4, 2, 0, 2, 1],
+    ],
+    [
+      4,
+      [4, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+      9,
+      [
+        { offset: 3, length: 2 },
+        { offset: 6, length: 1 },
+      ],
+      [6, 2, 1],
+    ],
+  ])(
+    'lays out offset %i, counts %j at scale %i as Prometheus does',
+    (offset, counts, scale, spans, buckets) => {
+      expect(histogramFromOtlpExponential(point(offset, counts, scale), options)).toMatchObject({
+        schema: Math.min(scale, 8),
+        positiveSpans: spans,
+        positiveBuckets: buckets,
+        zeroThreshold: 1e-128,
+        counterResetHint: 'unknown',
+      });
+    },
+  );
+
+  it('keeps every count at its bucket, merged where the scale is brought down', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -30, max: 30 }),
+        fc.array(fc.oneof(fc.constant(0), fc.nat({ max: 1000 })), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: -4, max: 12 }),
+        (offset, counts, scale) => {
+          const converted = histogramFromOtlpExponential(point(offset, counts, scale), {
+            ...options,
+            maxBuckets: 1000,
+          });
+          if ('refused' in converted) throw new Error(converted.refused);
+          const scaleDown = Math.max(0, scale - 8);
+          const expected = new Map<number, number>();
+          counts.forEach((count, i) => {
+            const index = Math.floor((offset + i) / 2 ** scaleDown) + 1;
+            if (count > 0) expected.set(index, (expected.get(index) ?? 0) + count);
+          });
+          const found = new Map<number, number>();
+          let index = 0;
+          let at = 0;
+          converted.positiveSpans.forEach((span, i) => {
+            // A new span only for a gap of more than two empty buckets.
+            if (i > 0) expect(span.offset).toBeGreaterThan(2);
+            index += span.offset;
+            for (let n = 0; n < span.length; n++, index++) {
+              const count = converted.positiveBuckets[at++]!;
+              if (count > 0) found.set(index, count);
+            }
+          });
+          expect(found).toEqual(expected);
+        },
+      ),
+    );
+  });
+
+  it('refuses a scale below −4, or more buckets than allowed; marks a delta histogram a gauge', () => {
+    expect(histogramFromOtlpExponential(point(0, [1], -5), options)).toEqual({
+      refused: 'scale -5 is below -4',
+    });
+    expect(
+      histogramFromOtlpExponential(point(0, [1, 1, 1], 0), { ...options, maxBuckets: 2 }),
+    ).toEqual({ refused: '3 buckets, more than the 2 allowed' });
+    expect(
+      histogramFromOtlpExponential(point(0, [1], 0), { ...options, delta: true }),
+    ).toMatchObject({ counterResetHint: 'gauge' });
   });
 });

@@ -126,5 +126,102 @@ function histogramProblem(histogram: NativeHistogram, maxBuckets: number): strin
   return undefined;
 }
 
+/** One side's buckets of an OTLP exponential histogram point: consecutive from `offset`. */
+type ExponentialBuckets = { offset?: number | null; bucketCounts?: Int64[] | null } | null;
+
+/** The fields of an OTLP `ExponentialHistogramDataPoint` the conversion reads. */
+export type ExponentialHistogramPoint = {
+  count?: Int64 | null;
+  sum?: number | null;
+  scale?: number | null;
+  zeroCount?: Int64 | null;
+  positive?: ExponentialBuckets;
+  negative?: ExponentialBuckets;
+};
+
+/** The zero threshold Prometheus' OTLP translation gives every exponential histogram. */
+const otlpZeroThreshold = 1e-128;
+
+/**
+ * An OTLP exponential histogram point as Prometheus' OTLP translation converts it
+ * (otlptranslator's `exponentialToNativeHistogram`): schema = scale, a scale above 8 brought
+ * down to 8 by merging buckets, below −4 refused; OTLP bucket i is Prometheus' bucket i + 1
+ * (OTLP's buckets are open below, closed above one index lower); runs of buckets become spans,
+ * gaps of up to two empty buckets kept as zero counts, as client_golang lays them out; zero
+ * threshold 1e-128 (the translation does not read OTLP's); the counter-reset hint unknown, or
+ * gauge for a delta temporality; min and max dropped (a native histogram has none). Then checked
+ * as a remote-written one is.
+ */
+export function histogramFromOtlpExponential(
+  point: ExponentialHistogramPoint,
+  { delta, maxBuckets }: { delta: boolean; maxBuckets: number },
+): NativeHistogram | HistogramRefusal {
+  const scale = point.scale ?? 0;
+  if (scale < minSchema) return { refused: `scale ${scale} is below ${minSchema}` };
+  const scaleDown = Math.max(0, scale - maxSchema);
+  const positive = exponentialLayout(point.positive, scaleDown);
+  const negative = exponentialLayout(point.negative, scaleDown);
+  const histogram: NativeHistogram = {
+    integer: true,
+    schema: Math.min(scale, maxSchema),
+    zeroThreshold: otlpZeroThreshold,
+    zeroCount: int64ToNumber(point.zeroCount),
+    count: int64ToNumber(point.count),
+    sum: point.sum ?? 0,
+    positiveSpans: positive.spans,
+    positiveBuckets: positive.counts,
+    negativeSpans: negative.spans,
+    negativeBuckets: negative.counts,
+    counterResetHint: delta ? 'gauge' : 'unknown',
+    customValues: [],
+  };
+  const problem = histogramProblem(histogram, maxBuckets);
+  return problem === undefined ? histogram : { refused: problem };
+}
+
+/**
+ * One side's OTLP buckets as Prometheus' spans and absolute counts (otlptranslator's
+ * `convertBucketsLayout`): each bucket at Prometheus index ((offset + i) >> scaleDown) + 1,
+ * merged buckets summed; empty buckets only inside a span, for gaps of at most two.
+ */
+function exponentialLayout(
+  buckets: ExponentialBuckets | undefined,
+  scaleDown: number,
+): { spans: BucketSpan[]; counts: number[] } {
+  const bucketCounts = buckets?.bucketCounts ?? [];
+  if (bucketCounts.length === 0) return { spans: [], counts: [] };
+  const offset = buckets?.offset ?? 0;
+  const indexOf = (i: number) => Math.floor((offset + i) / 2 ** scaleDown) + 1;
+  const spans: BucketSpan[] = [{ offset: indexOf(0), length: 0 }];
+  const counts: number[] = [];
+  let bucketIndex = indexOf(0);
+  let lastIndex = bucketIndex - 1;
+  let count = 0;
+  const append = (value: number) => {
+    spans[spans.length - 1]!.length += 1;
+    counts.push(value);
+  };
+  const appendBucket = () => {
+    const gap = bucketIndex - lastIndex - 1;
+    if (gap > 2) spans.push({ offset: gap, length: 0 });
+    else for (let i = 0; i < gap; i++) append(0);
+    append(count);
+    lastIndex = bucketIndex;
+  };
+  for (let i = 0; i < bucketCounts.length; i++) {
+    const next = indexOf(i);
+    if (next === bucketIndex) {
+      count += int64ToNumber(bucketCounts[i]);
+      continue;
+    }
+    // An empty bucket is not appended: the gap before the next one covers it.
+    if (count !== 0) appendBucket();
+    count = int64ToNumber(bucketCounts[i]);
+    bucketIndex = next;
+  }
+  appendBucket();
+  return { spans, counts };
+}
+
 /** INGEST_HISTOGRAM_MAX_BUCKETS' default. */
 export const defaultMaxHistogramBuckets = 160;

@@ -124,7 +124,7 @@ describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
     ]);
   });
 
-  it('maps histogram, exponential histogram and summary points to _count and _sum', () => {
+  it('maps histogram, exponential histogram and summary points to _count and _sum, and an exponential histogram point to a native histogram too', () => {
     const json = requestJson(
       [attribute('host.name', 'h')],
       [
@@ -167,6 +167,23 @@ describe.each(encodings)('OTLP metrics (%s)', (_encoding, decode) => {
       'queue.wait_count': 3,
       'rpc.latency_count': 5,
       'rpc.latency_sum': 0,
+    });
+    expect(decode(json).samples[0]?.histograms).toEqual({
+      'queue.wait': {
+        integer: true,
+        schema: 2,
+        zeroThreshold: 1e-128,
+        zeroCount: 1,
+        count: 3,
+        // No sum: 0, as Prometheus' translation leaves it.
+        sum: 0,
+        positiveSpans: [],
+        positiveBuckets: [],
+        negativeSpans: [],
+        negativeBuckets: [],
+        counterResetHint: 'unknown',
+        customValues: [],
+      },
     });
   });
 
@@ -300,11 +317,30 @@ describe("opentelemetry-proto's example request", () => {
           timeMs,
           metrics: { 'my.exponential.histogram_count': 3, 'my.exponential.histogram_sum': 10 },
           tags: tags('my.exponential.histogram.attr'),
+          // As Prometheus' translation makes it: bucket i is its bucket i + 1, a gap of one kept
+          // as an empty bucket, its zero threshold 1e-128 whatever the point's, min and max
+          // dropped; a delta histogram is a gauge histogram.
+          histograms: {
+            'my.exponential.histogram': {
+              integer: true,
+              schema: 0,
+              zeroThreshold: 1e-128,
+              zeroCount: 1,
+              count: 3,
+              sum: 10,
+              positiveSpans: [{ offset: 2, length: 2 }],
+              positiveBuckets: [0, 2],
+              negativeSpans: [],
+              negativeBuckets: [],
+              counterResetHint: 'gauge',
+              customValues: [],
+            },
+          },
         },
       ],
       accepted: 6,
       exemplars: 0,
-      histograms: 0,
+      histograms: 1,
       rejected: {},
       skipped: {},
     };

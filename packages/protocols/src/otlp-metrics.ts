@@ -5,6 +5,8 @@ import { int64ToDecimal, int64ToNumber, unixNanosToMs } from './int64.js';
 import type { AgentProtocol } from './protocol-decode-error.js';
 import { ProtocolDecodeError } from './protocol-decode-error.js';
 import { decodeMessage, otlpMetricsTypes } from './proto-types.js';
+import type { ExponentialHistogramPoint } from './native-histogram.js';
+import { defaultMaxHistogramBuckets, histogramFromOtlpExponential } from './native-histogram.js';
 import type { FlatTags, SampleCollector } from './sample-collector.js';
 import {
   createSampleCollector,
@@ -46,12 +48,14 @@ type NumberDataPoint = PointBase & {
 };
 type CountAndSumPoint = PointBase & { count?: Int64 | null; sum?: number | null };
 type Points<P> = { dataPoints?: P[] | null } | null | undefined;
+type ExponentialPoint = CountAndSumPoint & ExponentialHistogramPoint;
 type Metric = {
   name?: string | null;
   gauge?: Points<NumberDataPoint>;
   sum?: (Points<NumberDataPoint> & { isMonotonic?: boolean | null }) | null;
   histogram?: Points<CountAndSumPoint>;
-  exponentialHistogram?: Points<CountAndSumPoint>;
+  exponentialHistogram?:
+    (Points<ExponentialPoint> & { aggregationTemporality?: number | null }) | null;
   summary?: Points<CountAndSumPoint>;
 };
 type ExportMetricsServiceRequest = {
@@ -65,6 +69,9 @@ type ExportMetricsServiceRequest = {
 
 /** DataPointFlags.DATA_POINT_FLAGS_NO_RECORDED_VALUE_MASK: the series went stale. */
 const noRecordedValue = 1;
+
+/** AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA. */
+const deltaTemporality = 1;
 
 /** Resource attributes that name the host, in order of preference (the contract's). */
 const hostAttributes = ['host.name', 'service.instance.id', 'service.name'];
@@ -206,22 +213,25 @@ function mergeTags(resource: ReadonlyMap<string, string>, point: [string, string
  * Mapping (docs/api.md#agent-protocols): host = resource attribute `host.name`, else
  * `service.instance.id`, else `service.name`; metric = the OTLP name (rewritten only where
  * /ingest's pattern refuses it); gauge and sum points → one value; histogram, exponential
- * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; resource and
- * point attributes of string type → tags. A monotonic sum point's exemplars go with its series
- * as Prometheus' OTLP translation makes them (labels `trace_id` and `span_id` in hex where set,
- * and the filtered attributes); buckets, and the exemplars of histograms, are not stored.
+ * histogram and summary points → `<name>_count` and, when present, `<name>_sum`; an exponential
+ * histogram point also → a native histogram `<name>`, as Prometheus' OTLP translation converts
+ * it (native-histogram.ts); resource and point attributes of string type → tags. A monotonic sum
+ * point's exemplars go with its series as Prometheus' OTLP translation makes them (labels
+ * `trace_id` and `span_id` in hex where set, and the filtered attributes); the buckets of
+ * explicit-bucket histograms, and the exemplars of histograms, are not stored.
  */
 function collectRequest(
   request: ExportMetricsServiceRequest,
   options: DecodeOptions,
 ): DecodedHostSamples {
   const collector = createSampleCollector(options);
+  const maxHistogramBuckets = options.maxHistogramBuckets ?? defaultMaxHistogramBuckets;
   for (const resourceMetrics of request.resourceMetrics ?? []) {
     const resourcePairs = stringAttributes(resourceMetrics.resource?.attributes);
     const resourceTags = new Map(resourcePairs);
     const host = hostAttributes.map((key) => resourceTags.get(key)).find((value) => !!value);
     const resource = flattenTags([...resourceTags]);
-    const target: PointTarget = { collector, host, resourceTags, resource };
+    const target: PointTarget = { collector, host, resourceTags, resource, maxHistogramBuckets };
     for (const scopeMetrics of resourceMetrics.scopeMetrics ?? []) {
       for (const metric of scopeMetrics.metrics ?? []) collectMetric(target, metric);
     }
@@ -235,6 +245,7 @@ type PointTarget = {
   resourceTags: ReadonlyMap<string, string>;
   /** The resource's tags, flat and sorted: the tags of points without string attributes. */
   resource: FlatTags;
+  maxHistogramBuckets: number;
 };
 
 function collectMetric(target: PointTarget, metric: Metric): void {
@@ -266,6 +277,26 @@ function collectMetric(target: PointTarget, metric: Metric): void {
       // Optional in histograms (absent when observations can be negative); always in summaries.
       const sum = point.sum ?? (points === metric.summary ? 0 : undefined);
       if (typeof sum === 'number') addPoint(target, point, `${name}_sum`, sum);
+    }
+  }
+  const exponential = metric.exponentialHistogram;
+  const delta = exponential?.aggregationTemporality === deltaTemporality;
+  for (const point of exponential?.dataPoints ?? []) {
+    // Counted once, as skipped, above.
+    if (((point.flags ?? 0) & noRecordedValue) !== 0) continue;
+    const histogram = histogramFromOtlpExponential(point, {
+      delta,
+      maxBuckets: target.maxHistogramBuckets,
+    });
+    if ('refused' in histogram) target.collector.reject('invalid_histogram');
+    else {
+      target.collector.addHistogram(
+        target.host,
+        timeOf(point.timeUnixNano),
+        tagsOf(target, point),
+        name,
+        histogram,
+      );
     }
   }
 }

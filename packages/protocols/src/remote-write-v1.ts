@@ -10,8 +10,6 @@ import { decompressSnappyBlock } from './snappy-block.js';
 export type SnappyDecodeOptions = DecodeOptions & {
   /** Refuse a body that declares more decompressed bytes than this (`body_too_large`). */
   maxDecodedBytes: number;
-  /** Refuse a native histogram of more buckets than this (`invalid_histogram`); 160 if unset. */
-  maxHistogramBuckets?: number;
 };
 
 /** The fields of prompb's WriteRequest this decoder reads (repeated fields may be absent). */

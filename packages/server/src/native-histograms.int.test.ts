@@ -1,5 +1,12 @@
 // @services postgres
 import { randomBytes } from 'node:crypto';
+import { OTLPMetricExporter as OtlpProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AggregationType,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
 import { createDatabase, defaultOrganizationId, readHistograms } from '@monitor/db';
@@ -7,6 +14,7 @@ import type { NativeHistogram, TimedHistogram } from '@monitor/schemas';
 import type { NativeHistogramExporter, TestDatabase } from '@monitor/testkit';
 import {
   createTestDatabase,
+  startCollector,
   startNativeHistogramExporter,
   startPrometheus,
 } from '@monitor/testkit';
@@ -20,7 +28,9 @@ import { startRoleProcess } from './testing/role-process.js';
  * Go client library observes on its own; a real Prometheus 2.42 with
  * `--enable-feature=native-histograms` scrapes it every second, keeps what it scraped, and
  * remote-writes it here. What we stored must be what Prometheus holds: every histogram at every
- * timestamp, its count, sum and every bucket, as its query API shows them.
+ * timestamp, its count, sum and every bucket, as its query API shows them. And the OpenTelemetry
+ * metrics SDK's base-2 exponential histograms, sent through OTLP straight and through the
+ * OpenTelemetry Collector, are stored as Prometheus' OTLP translation converts them.
  */
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 let database: TestDatabase;
@@ -28,6 +38,7 @@ let db: Database;
 let monitor: RoleProcess;
 let exporter: NativeHistogramExporter | undefined;
 let prometheus: Awaited<ReturnType<typeof startPrometheus>> | undefined;
+let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
 
 /** A bucket as Prometheus' JSON shows it: boundary rule, lower and upper bound, count. */
 type JsonBucket = [number, string, string, string];
@@ -128,6 +139,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await collector?.stop();
   await prometheus?.stop();
   await exporter?.stop();
   await monitor?.stop();
@@ -173,4 +185,111 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
       );
     }
   });
+
+  /** What the SDK is given: values in many buckets, one of them twice, and a zero. */
+  const recorded = [0, 0.003, 0.02, 0.02, 0.5, 1.7, 12, 30, 250, 3_000];
+  /** Values so close that the SDK keeps its finest scale, 20: Prometheus' finest is 8. */
+  const narrow = [1.5, 1.50001, 1.50002, 1.6];
+
+  /**
+   * Each recorded value's bucket at `schema`, counted: bucket i holds (2^((i-1)/2^schema),
+   * 2^(i/2^schema)], as the SDK's scale and Prometheus' schema agree (none of these values lies
+   * on a bound); zero in the zero bucket.
+   */
+  function expectedBuckets(values: readonly number[], schema: number): Map<number, number> {
+    const buckets = new Map<number, number>();
+    for (const value of values) {
+      if (value === 0) continue;
+      const index = Math.ceil(Math.log2(value) * 2 ** schema);
+      buckets.set(index, (buckets.get(index) ?? 0) + 1);
+    }
+    return buckets;
+  }
+
+  function bucketsOf(histogram: NativeHistogram): Map<number, number> {
+    const found = new Map<number, number>();
+    let index = 0;
+    let at = 0;
+    for (const span of histogram.positiveSpans) {
+      index += span.offset;
+      for (let i = 0; i < span.length; i++, index++) {
+        const count = histogram.positiveBuckets[at++]!;
+        if (count > 0) found.set(index, count);
+      }
+    }
+    return found;
+  }
+
+  it.each(['straight', 'through the OpenTelemetry Collector'] as const)(
+    'the OpenTelemetry SDK’s exponential histograms, sent %s, are stored as Prometheus’ OTLP translation converts them',
+    async (route) => {
+      let url = `${monitor.baseUrl}/api/v1/otlp/v1/metrics`;
+      let headers: Record<string, string> = { Authorization: `Bearer ${key}` };
+      if (route !== 'straight') {
+        collector ??= await startCollector({ endpoint: `${monitor.baseUrl}/api/v1/otlp`, key });
+        url = `${collector.otlpHttpUrl}/v1/metrics`;
+        headers = {};
+      }
+      const host = `otel-exponential-${route === 'straight' ? 'sdk' : 'collector'}`;
+      const provider = new MeterProvider({
+        resource: resourceFromAttributes({ 'host.name': host }),
+        readers: [
+          new PeriodicExportingMetricReader({
+            exporter: new OtlpProtoExporter({
+              url,
+              headers,
+              // Its only instruments are histograms.
+              aggregationPreference: () => ({ type: AggregationType.EXPONENTIAL_HISTOGRAM }),
+            }),
+            exportIntervalMillis: 60_000,
+          }),
+        ],
+      });
+      const histogram = provider.getMeter('native-histograms-test').createHistogram('job.duration');
+      for (const value of recorded) histogram.record(value, { queue: 'mail' });
+      const close = provider.getMeter('native-histograms-test').createHistogram('job.narrow');
+      for (const value of narrow) close.record(value);
+      await provider.forceFlush();
+      await provider.shutdown();
+
+      const stored = await waitFor(
+        async () => {
+          const found = await weHold(
+            { __name__: 'job.duration', 'host.name': host, queue: 'mail' },
+            Date.now() + 60_000,
+          );
+          return found.length > 0 ? found : undefined;
+        },
+        30_000,
+        `the exponential histogram of ${host}`,
+      );
+      // Exported at the flush and again at the shutdown: the same cumulative histogram, twice.
+      const { histogram: kept } = stored[0]!;
+      for (const each of stored) expect(each.histogram).toEqual(kept);
+      expect(kept).toMatchObject({
+        integer: true,
+        zeroThreshold: 1e-128,
+        zeroCount: 1,
+        count: recorded.length,
+        counterResetHint: 'unknown',
+        negativeSpans: [],
+      });
+      expect(kept.sum).toBeCloseTo(
+        recorded.reduce((sum, value) => sum + value, 0),
+        9,
+      );
+      // The SDK's scale, the finest at which 160 buckets hold these values (2, for six orders
+      // of magnitude): every value must be in its bucket at that schema.
+      expect(kept.schema).toBeGreaterThanOrEqual(-4);
+      expect(kept.schema).toBeLessThanOrEqual(8);
+      expect(bucketsOf(kept)).toEqual(expectedBuckets(recorded, kept.schema));
+      // The scale brought down to 8, buckets merged as Prometheus' translation merges them.
+      const [closeKept] = await weHold(
+        { __name__: 'job.narrow', 'host.name': host },
+        Date.now() + 60_000,
+      );
+      expect(closeKept?.histogram).toMatchObject({ schema: 8, count: narrow.length });
+      expect(bucketsOf(closeKept!.histogram)).toEqual(expectedBuckets(narrow, 8));
+    },
+  );
 });

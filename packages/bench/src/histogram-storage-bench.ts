@@ -1,6 +1,6 @@
 /**
  * `npm run bench:histograms`: what a native histogram costs stored, here and in Prometheus' own
- * TSDB, for the same data (issue 58, point 1; docs/benchmarks.md, "Native histogram storage").
+ * TSDB, for the same data (issue 58, point 1; docs/benchmarks/histograms.md).
  *
  * 1. `--series` request-latency histograms (histogram-fleet.ts: schema 3, buckets appearing as
  *    they fill, a tenth of the series restarting once) scraped every 15 s for `--hours` hours,

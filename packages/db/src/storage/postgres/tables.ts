@@ -1,4 +1,8 @@
-import { histogramSamplesTable } from '../histogram-samples-table.js';
+import {
+  histogramChunksColumns,
+  histogramChunksKey,
+  histogramSamplesTable,
+} from '../histogram-tables.js';
 import type { TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
 import { rawScaledSamplesFunction, readFunctions } from './read-functions.js';
@@ -353,16 +357,9 @@ export async function createExemplars(sql: TransactionSql): Promise<void> {
 export async function createHistogramTables(sql: TransactionSql): Promise<void> {
   await run(sql, [
     histogramSamplesTable,
-    `create table histogram_chunks (
-      series_id bigint not null,
-      time timestamptz not null,
-      end_time timestamptz not null,
-      samples integer not null,
-      chunk bytea not null
-    ) partition by range (time)`,
+    `create table histogram_chunks ${histogramChunksColumns} partition by range (time)`,
     `create table histogram_chunks_default partition of histogram_chunks default`,
     `alter table histogram_chunks_default set (toast_tuple_target = 128)`,
-    `create unique index histogram_chunks_series_id_time_key
-      on histogram_chunks (series_id, time)`,
+    histogramChunksKey,
   ]);
 }

@@ -1,4 +1,8 @@
-import { histogramSamplesTable } from '../histogram-samples-table.js';
+import {
+  histogramChunksColumns,
+  histogramChunksKey,
+  histogramSamplesTable,
+} from '../histogram-tables.js';
 import type { Queryable, TransactionSql } from '../../core/database.js';
 import { identifier, run } from '../ddl.js';
 
@@ -250,14 +254,8 @@ export async function createHistogramTables(sql: TransactionSql): Promise<void> 
 
 /** The histogram chunks' hypertable, empty, with its key (migration 39; the conversion). */
 export const histogramChunksHypertable: readonly string[] = [
-  `create table histogram_chunks (
-    series_id bigint not null,
-    time timestamptz not null,
-    end_time timestamptz not null,
-    samples integer not null,
-    chunk bytea not null
-  ) with (toast_tuple_target = 128)`,
-  `create unique index histogram_chunks_series_id_time_key on histogram_chunks (series_id, time)`,
+  `create table histogram_chunks ${histogramChunksColumns} with (toast_tuple_target = 128)`,
+  histogramChunksKey,
   `select create_hypertable('histogram_chunks', by_range('time', interval '1 day'))`,
 ];
 

@@ -23,7 +23,10 @@ function gaussian(next: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
 }
 
-/** The log-normal's probability of each schema-3 bucket index it reaches (bucket i: (2^((i-1)/8), 2^(i/8)]). */
+/**
+ * The log-normal's probability of each schema-3 bucket index it reaches (bucket i:
+ * (2^((i-1)/8), 2^(i/8)]).
+ */
 function bucketProbabilities(median: number, sigma: number): Map<number, number> {
   const cdf = (x: number) =>
     0.5 * (1 + erf((Math.log(x) - Math.log(median)) / (sigma * Math.SQRT2)));

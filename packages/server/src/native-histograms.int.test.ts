@@ -133,6 +133,7 @@ beforeAll(async () => {
   });
   prometheus = await startPrometheus({
     nativeHistograms: true,
+    exemplars: true,
     scrapeTargets: [{ job: 'shop', address: exporter.address }],
     remoteWrite: { url: `${monitor.baseUrl}/api/v1/write`, bearerToken: key },
   });
@@ -184,6 +185,34 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
         theirs,
       );
     }
+    // The latencies' exemplars (trace ids the client keeps per classic bucket), as Prometheus
+    // keeps them for the native histogram's series and remote-writes them.
+    const exemplars = async (base: string, headers: Record<string, string>) => {
+      const params = new URLSearchParams({
+        query: 'checkout_latency_seconds',
+        start: '0',
+        end: String(atMs / 1000),
+      });
+      const response = await fetch(`${base}/api/v1/query_exemplars?${params.toString()}`, {
+        headers,
+      });
+      return (await response.json()) as { data: { exemplars: unknown[] }[] };
+    };
+    const theirs = await exemplars(prometheus!.url, {});
+    expect(theirs.data.flatMap((series) => series.exemplars).length).toBeGreaterThan(0);
+    const ours = await waitFor(
+      async () => {
+        const answer = await exemplars(`${monitor.baseUrl}/prometheus`, {
+          Authorization: `Bearer ${key}`,
+        });
+        return JSON.stringify(answer) === JSON.stringify(theirs) ? answer : undefined;
+      },
+      30_000,
+      'the same exemplars here',
+    ).catch(async () =>
+      exemplars(`${monitor.baseUrl}/prometheus`, { Authorization: `Bearer ${key}` }),
+    );
+    expect(ours).toEqual(theirs);
   });
 
   /** What the SDK is given: values in many buckets, one of them twice, and a zero. */

@@ -3,6 +3,8 @@ import { formatFloat } from './format-float.js';
 import { heapPop, heapPush } from './binary-heap.js';
 import type { Labels } from './labels.js';
 import { keepLabels, metricNameLabel, withLabel, withoutLabels } from './labels.js';
+import type { FloatHistogram } from './float-histogram.js';
+import { addHistogram, copyHistogram } from './float-histogram.js';
 import { executionError } from './promql-error.js';
 import { quantile, valueLess } from './quantile.js';
 import type { Sample, Vector } from './values.js';
@@ -17,6 +19,10 @@ type Group = Fold & {
   labels: Labels;
   heap: Sample[];
   values: number[];
+  /** sum's: whether floats and histograms were summed, and the histograms' sum. */
+  hasFloat: boolean;
+  hasHistogram: boolean;
+  histogram: FloatHistogram | undefined;
 };
 
 /** The aggregations that fold each sample into a group's running numbers, and take no parameter. */
@@ -185,6 +191,9 @@ export function aggregate(
         groupCount: 0,
         heap: [],
         values: [],
+        hasFloat: s.h === undefined,
+        hasHistogram: s.h !== undefined && op === 'sum',
+        histogram: s.h !== undefined && op === 'sum' ? copyHistogram(s.h) : undefined,
       };
       startFold(op, fresh, s.v);
       if (op === 'topk' || op === 'bottomk') fresh.heap = [{ metric: s.metric, t: 0, v: s.v }];
@@ -215,6 +224,19 @@ export function aggregate(
       case 'quantile':
         group.values.push(s.v);
         break;
+      case 'sum':
+        if (s.h === undefined) {
+          group.hasFloat = true;
+          group.value += s.v;
+          break;
+        }
+        group.hasHistogram = true;
+        // A sum that met floats first is dropped anyway: no histogram to add to then.
+        if (group.histogram === undefined) break;
+        // Added into the lower of the two schemas.
+        if (s.h.schema >= group.histogram.schema) addHistogram(group.histogram, s.h);
+        else group.histogram = addHistogram(copyHistogram(s.h), group.histogram);
+        break;
       default:
         addToFold(op, group, s.v);
     }
@@ -233,6 +255,14 @@ export function aggregate(
       }
       case 'quantile':
         group.value = quantile(q, group.values);
+        break;
+      case 'sum':
+        // As Prometheus 2.42: floats and histograms do not add up.
+        if (group.hasFloat && group.hasHistogram) continue;
+        if (group.histogram !== undefined) {
+          out.push({ metric: group.labels, t: 0, v: group.value, h: group.histogram });
+          continue;
+        }
         break;
       default:
         group.value = foldedValue(op, group);

@@ -3,6 +3,7 @@ import { isSetOperator, typeOf } from './ast.js';
 import { aggregate, groupingKey, isFoldingOp } from './aggregation.js';
 import type { EvalNodeHelper, FunctionArg } from './functions.js';
 import { functionCalls, labelsForAbsent, unwrap } from './functions.js';
+import type { FloatHistogram } from './float-histogram.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, labelsKey } from './labels.js';
 import { setOffsetForAtModifier } from './preprocess.js';
@@ -67,9 +68,11 @@ type RangeInput = {
 function loadedFromPoints(series: Series): LoadedSeries {
   const times = new Float64Array(series.points.length);
   const values = new Float64Array(series.points.length);
+  let histograms: (FloatHistogram | undefined)[] | undefined;
   series.points.forEach((p, i) => {
     times[i] = p.t;
     values[i] = p.v;
+    if (p.h !== undefined) (histograms ??= new Array<undefined>(times.length))[i] = p.h;
   });
   return {
     metric: series.metric,
@@ -79,6 +82,8 @@ function loadedFromPoints(series: Series): LoadedSeries {
     stale: new Uint8Array(times.length),
     pointTimes: times,
     pointValues: values,
+    histograms,
+    pointHistograms: histograms,
     buckets: undefined,
     points: series.points,
   };
@@ -109,6 +114,11 @@ const rateKinds = new Map<string, RateKind>([
 
 const tooManySamples =
   'query processing would load too many samples into memory in query execution';
+
+/** A point at `t` with the value (float or histogram) of `sample`. */
+function pointOf(t: number, sample: { v: number; h?: FloatHistogram }): Point {
+  return sample.h === undefined ? { t, v: sample.v } : { t, v: sample.v, h: sample.h };
+}
 
 function isString(value: EvalValue): value is { string: string } {
   return !Array.isArray(value);
@@ -269,6 +279,30 @@ export class Evaluator implements EvalBudget {
     return matrixSteps(this.matrix(expr), stepTimes(this.startMs, this.endMs, this.intervalMs));
   }
 
+  /** Whether any selector within expr loaded a series with native histograms. */
+  private readsHistograms(expr: Expr): boolean {
+    switch (expr.kind) {
+      case 'vector':
+        return this.loaded(expr).some((series) => series.histograms !== undefined);
+      case 'matrix':
+        return this.readsHistograms(expr.selector);
+      case 'subquery':
+      case 'paren':
+      case 'unary':
+      case 'step-invariant':
+        return this.readsHistograms(expr.expr);
+      case 'call':
+        return expr.args.some((arg) => this.readsHistograms(arg));
+      case 'aggregate':
+        return this.readsHistograms(expr.expr);
+      case 'binary':
+        return this.readsHistograms(expr.lhs) || this.readsHistograms(expr.rhs);
+      case 'number':
+      case 'string':
+        return false;
+    }
+  }
+
   private matrix(expr: Expr): Matrix {
     const value = this.eval(expr);
     if (isString(value)) throw executionError('unexpected string');
@@ -310,7 +344,11 @@ export class Evaluator implements EvalBudget {
             const series = m[si]!;
             const point = series.points[cursor[si]!];
             if (point !== undefined && point.t === ts) {
-              vector.push({ metric: series.metric, t: point.t, v: point.v });
+              vector.push(
+                point.h === undefined
+                  ? { metric: series.metric, t: point.t, v: point.v }
+                  : { metric: series.metric, t: point.t, v: point.v, h: point.h },
+              );
               if (prepSeries !== null) stepKeys.push(mKeys[si]!);
               cursor[si]! += 1;
             }
@@ -325,7 +363,7 @@ export class Evaluator implements EvalBudget {
       }
       this.addSamples(result.length);
       if (this.startMs === this.endMs) {
-        return result.map((s) => ({ metric: s.metric, points: [{ t: ts, v: s.v }] }));
+        return result.map((s) => ({ metric: s.metric, points: [pointOf(ts, s)] }));
       }
       for (const sample of result) {
         const key = labelsKey(sample.metric);
@@ -334,7 +372,7 @@ export class Evaluator implements EvalBudget {
           series = { metric: sample.metric, points: [] };
           out.set(key, series);
         }
-        series.points.push({ t: ts, v: sample.v });
+        series.points.push(pointOf(ts, sample));
       }
     }
     return [...out.values()];
@@ -343,7 +381,8 @@ export class Evaluator implements EvalBudget {
   private evalAggregate(expr: Extract<Expr, { kind: 'aggregate' }>): Matrix {
     const grouping = [...expr.grouping].sort();
     const op = expr.op;
-    if (expr.param === null && isFoldingOp(op)) {
+    // The steps as numbers know no histograms.
+    if (expr.param === null && isFoldingOp(op) && !this.readsHistograms(expr.expr)) {
       return aggregateSteps(op, grouping, expr.without, this.overSteps(expr.expr), (samples) => {
         this.checkDeadline();
         this.addSamples(samples);
@@ -409,7 +448,7 @@ export class Evaluator implements EvalBudget {
 
   /** The sample of one series an instant selector sees at `refTime` (lookback, staleness). */
   private sampleAt(series: LoadedSeries, refTime: number, cursor: SampleCursor): Point | null {
-    const { timestamps, values, buckets } = series;
+    const { timestamps, values, buckets, histograms } = series;
     // cursor.i: index of the first sample after refTime, found by moving forward (steps only grow).
     while (cursor.i < timestamps.length && timestamps[cursor.i]! <= refTime) cursor.i++;
     if (buckets !== undefined) this.checkTierSample(buckets, series.pointTimes, refTime, cursor);
@@ -419,7 +458,8 @@ export class Evaluator implements EvalBudget {
     if (t < refTime - this.ctx.lookbackMs) return null;
     const v = values[last]!;
     if (series.stale === undefined ? Number.isNaN(v) : series.stale[last] === 1) return null;
-    return { t, v };
+    const h = histograms?.[last];
+    return h === undefined ? { t, v } : { t, v, h };
   }
 
   /**
@@ -450,7 +490,7 @@ export class Evaluator implements EvalBudget {
       const cursor = { i: 0, j: 0 };
       for (let ts = this.startMs; ts <= this.endMs; ts += this.intervalMs) {
         const sample = this.sampleAt(series, ts - selector.offsetMs, cursor);
-        if (sample !== null) points.push({ t: ts, v: sample.v });
+        if (sample !== null) points.push(pointOf(ts, sample));
       }
       this.addSamples(points.length);
       if (points.length > 0) out.push({ metric: series.metric, points });
@@ -465,7 +505,7 @@ export class Evaluator implements EvalBudget {
       // A tier that keeps bucket ends for times does not know the samples' own.
       if (series.buckets?.exactTimes === false) this.markApproximate(series.buckets.widthMs);
       const sample = this.sampleAt(series, refTime, { i: 0, j: 0 });
-      if (sample !== null) out.push({ metric: series.metric, t: sample.t, v: sample.v });
+      if (sample !== null) out.push({ metric: series.metric, ...sample });
     }
     this.addSamples(out.length);
     return out;
@@ -495,7 +535,7 @@ export class Evaluator implements EvalBudget {
     for (const series of value) {
       const first = series.points[0]!;
       for (let ts = this.startMs + this.intervalMs; ts <= this.endMs; ts += this.intervalMs) {
-        series.points.push({ t: ts, v: first.v });
+        series.points.push(pointOf(ts, first));
       }
       this.addSamples(series.points.length - 1);
     }
@@ -545,10 +585,13 @@ export class Evaluator implements EvalBudget {
     matrixIndex: number,
     enh: EvalNodeHelper,
   ): Matrix {
-    const rateKind = rateKinds.get(expr.func.name);
-    if (rateKind !== undefined) return stepsMatrix(this.rateCall(expr, rateKind));
-    const fromTier = this.tierCall(expr);
-    if (fromTier !== undefined) return stepsMatrix(fromTier);
+    // The paths on arrays of floats know no histograms.
+    if (!this.readsHistograms(expr)) {
+      const rateKind = rateKinds.get(expr.func.name);
+      if (rateKind !== undefined) return stepsMatrix(this.rateCall(expr, rateKind));
+      const fromTier = this.tierCall(expr);
+      if (fromTier !== undefined) return stepsMatrix(fromTier);
+    }
     const input = this.rangeInput(expr.args[matrixIndex]!);
     try {
       return this.evalOverRange(expr, matrixIndex, input, enh);
@@ -649,7 +692,7 @@ export class Evaluator implements EvalBudget {
         inArgs[matrixIndex] = [{ metric: series.metric, points: window }];
         enh.ts = ts;
         const result = call(inArgs, expr.args, enh);
-        if (result.length > 0) points.push({ t: ts, v: result[0]!.v });
+        if (result.length > 0) points.push(pointOf(ts, result[0]!));
       }
       if (points.length > 0) {
         this.addSamples(points.length);

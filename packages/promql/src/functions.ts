@@ -1,10 +1,25 @@
 import type { Expr, MatrixSelector } from './ast.js';
+import type { FloatHistogram } from './float-histogram.js';
+import {
+  addHistogram,
+  compactHistogram,
+  copyToSchema,
+  detectReset,
+  scaleHistogram,
+  subHistogram,
+} from './float-histogram.js';
 import { compileRe2Regexp } from './re2-regexp.js';
 import type { Labels } from './labels.js';
 import { dropMetricName, getLabel, labelsKey, metricNameLabel, withLabel } from './labels.js';
 import { executionError } from './promql-error.js';
 import type { Bucket } from './quantile.js';
-import { bucketQuantile, kahanSumInc, quantile } from './quantile.js';
+import {
+  bucketQuantile,
+  kahanSumInc,
+  nativeHistogramFraction,
+  nativeHistogramQuantile,
+  quantile,
+} from './quantile.js';
 import type { Matrix, Point, Vector } from './values.js';
 
 /** Per-node state of one evaluation, kept across steps (Prometheus' EvalNodeHelper). */
@@ -144,6 +159,14 @@ function extrapolatedRate(
   const offset = ms.selector.offsetMs;
   const points = matrixArg(vals, 0);
   if (points.length < 2) return [];
+  const window = {
+    rangeStart: enh.ts - (ms.rangeMs + offset),
+    rangeEnd: enh.ts - offset,
+    rangeMs: ms.rangeMs,
+  };
+  if (points[0]!.h !== undefined) return histogramRateOf(points, window, isCounter, isRate);
+  // As Prometheus 2.42: a window that mixes floats and histograms has no rate.
+  if (points.some((p) => p.h !== undefined)) return [];
   const values = points.map((p) => p.v);
   const value = extrapolatedRateOf(
     points.map((p) => p.t),
@@ -151,14 +174,56 @@ function extrapolatedRate(
     isCounter ? counterResets(values) : null,
     0,
     points.length,
-    {
-      rangeStart: enh.ts - (ms.rangeMs + offset),
-      rangeEnd: enh.ts - offset,
-      rangeMs: ms.rangeMs,
-    },
+    window,
     isRate,
   );
   return [{ metric: [], t: 0, v: value }];
+}
+
+/**
+ * rate, increase or delta of a window of native histograms (Prometheus 2.42's histogramRate,
+ * then extrapolated as floats are, without the zero-point limit): the last minus the first in
+ * the lowest schema seen, each counter reset adding back what came before it. Nothing when the
+ * window also holds floats.
+ */
+function histogramRateOf(
+  points: Point[],
+  window: { rangeStart: number; rangeEnd: number; rangeMs: number },
+  isCounter: boolean,
+  isRate: boolean,
+): Vector {
+  const first = points[0]!;
+  const last = points[points.length - 1]!;
+  if (last.h === undefined) return [];
+  let minSchema = Math.min(first.h!.schema, last.h.schema);
+  for (let i = 1; i < points.length - 1; i++) {
+    const h = points[i]!.h;
+    if (h === undefined) return [];
+    if (isCounter && h.schema < minSchema) minSchema = h.schema;
+  }
+  const h = subHistogram(copyToSchema(last.h, minSchema), first.h!);
+  if (isCounter) {
+    let prev = first.h!;
+    for (let i = 1; i < points.length; i++) {
+      const curr = points[i]!.h!;
+      if (detectReset(curr, prev)) addHistogram(h, prev);
+      prev = curr;
+    }
+  }
+  compactHistogram(h);
+  // The factor extrapolate applies, read off a result of 1.
+  const factor = extrapolate(points.length, first.t, 0, last.t, 1, window, false, isRate);
+  return [{ metric: [], t: 0, v: 0, h: scaleHistogram(h, factor) }];
+}
+
+/** A float per histogram sample of a vector (floats skipped), the metric name dropped. */
+function ofHistograms(vector: Vector, f: (h: FloatHistogram) => number): Vector {
+  const out: Vector = [];
+  for (const sample of vector) {
+    if (sample.h === undefined) continue;
+    out.push({ metric: dropMetricName(sample.metric), t: 0, v: f(sample.h) });
+  }
+  return out;
 }
 
 function instantValue(vals: FunctionArg[], isRate: boolean): Vector {
@@ -378,7 +443,12 @@ function labelJoin(vals: FunctionArg[], args: Expr[], enh: EvalNodeHelper): Vect
 function histogramQuantile(vals: FunctionArg[]): Vector {
   const q = scalarArg(vals, 0);
   const groups = new Map<string, { metric: Labels; buckets: Bucket[] }>();
+  const histograms: Vector = [];
   for (const sample of vals[1] as Vector) {
+    if (sample.h !== undefined) {
+      histograms.push(sample);
+      continue;
+    }
     const le = getLabel(sample.metric, 'le');
     const upperBound = parseGoFloat(le);
     if (upperBound === undefined) continue;
@@ -392,6 +462,16 @@ function histogramQuantile(vals: FunctionArg[]): Vector {
     group.buckets.push({ upperBound, count: sample.v });
   }
   const out: Vector = [];
+  for (const sample of histograms) {
+    // Classic buckets of the same series beside a native histogram: neither is answered.
+    const key = labelsKey(sample.metric);
+    if ((groups.get(key)?.buckets.length ?? 0) > 0) {
+      groups.delete(key);
+      continue;
+    }
+    const v = nativeHistogramQuantile(q, sample.h!);
+    out.push({ metric: dropMetricName(sample.metric), t: 0, v });
+  }
   for (const group of groups.values()) {
     if (group.buckets.length > 0) {
       out.push({ metric: group.metric, t: 0, v: bucketQuantile(q, group.buckets) });
@@ -519,10 +599,13 @@ export const functionCalls: Record<string, FunctionCall> = {
   },
   exp: simple(Math.exp),
   floor: simple(Math.floor),
-  // Native histograms are not stored here: these find no histogram samples.
-  histogram_count: () => [],
-  histogram_sum: () => [],
-  histogram_fraction: () => [],
+  histogram_count: (vals) => ofHistograms(vals[0] as Vector, (h) => h.count),
+  histogram_sum: (vals) => ofHistograms(vals[0] as Vector, (h) => h.sum),
+  histogram_fraction: (vals) => {
+    const lower = scalarArg(vals, 0);
+    const upper = scalarArg(vals, 1);
+    return ofHistograms(vals[2] as Vector, (h) => nativeHistogramFraction(lower, upper, h));
+  },
   histogram_quantile: (vals) => histogramQuantile(vals),
   holt_winters: (vals) => {
     const points = matrixArg(vals, 0);

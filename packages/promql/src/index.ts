@@ -20,3 +20,5 @@ export type { QueryValue } from './values.js';
 export type { RangeReads } from './range-reads.js';
 export { splittableRangeReads } from './range-reads.js';
 export type { Matrix, Series } from './values.js';
+export type { FloatHistogram } from './float-histogram.js';
+export { allBuckets } from './float-histogram.js';

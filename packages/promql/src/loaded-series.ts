@@ -1,3 +1,4 @@
+import type { FloatHistogram } from './float-histogram.js';
 import type { Labels } from './labels.js';
 import type { SeriesBuckets } from './series-buckets.js';
 import type { Point } from './values.js';
@@ -12,6 +13,12 @@ export type LoadedSeries = {
   /** The samples that are no staleness markers, for range selectors: times and values. */
   pointTimes: ArrayLike<number>;
   pointValues: ArrayLike<number>;
+  /**
+   * The native histograms among `timestamps` (undefined at floats, whose value there is 0), and
+   * among `pointTimes`; undefined when the series has none.
+   */
+  histograms: readonly (FloatHistogram | undefined)[] | undefined;
+  pointHistograms: readonly (FloatHistogram | undefined)[] | undefined;
   /** The aggregates of `pointTimes`' buckets when the series comes from a rollup tier. */
   buckets: SeriesBuckets | undefined;
   /** The same samples as points (made on first use). */

@@ -1,3 +1,4 @@
+import type { FloatHistogram } from './float-histogram.js';
 import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
 import { compareLabels, getLabel, labelsFrom } from './labels.js';
@@ -14,6 +15,8 @@ export type MemorySeries = {
   labels: Record<string, string>;
   samples: [number, number][];
   stale?: number[];
+  /** Native histogram samples, [ms, histogram] in time order (raw reads only). */
+  histograms?: [number, FloatHistogram][];
 };
 
 function matchesAll(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
@@ -34,7 +37,12 @@ export function createMemorySeriesSource(
   options: { tierTimes?: TierTimes } = {},
 ): SeriesSource {
   const all = input
-    .map((s) => ({ labels: labelsFrom(s.labels), samples: s.samples, stale: s.stale }))
+    .map((s) => ({
+      labels: labelsFrom(s.labels),
+      samples: s.samples,
+      stale: s.stale,
+      histograms: s.histograms ?? [],
+    }))
     .sort((a, b) => compareLabels(a.labels, b.labels));
   const within = (t: number, range: TimeRange): boolean => t >= range.startMs && t <= range.endMs;
   const inRange = (samples: [number, number][], range: TimeRange): [number, number][] =>
@@ -43,7 +51,7 @@ export function createMemorySeriesSource(
     all.filter(
       (s) =>
         (sets.length === 0 || sets.some((set) => matchesAll(s.labels, set))) &&
-        inRange(s.samples, range).length > 0,
+        (inRange(s.samples, range).length > 0 || s.histograms.some(([t]) => within(t, range))),
     );
   return {
     select(matchers, range, hints) {
@@ -64,6 +72,13 @@ export function createMemorySeriesSource(
           values: samples.map(([, v]) => v),
           ...(s.stale && { stale: s.stale.filter((_, i) => within(s.samples[i]![0], range)) }),
         });
+        const histograms = s.histograms.filter(([t]) => within(t, range));
+        if (histograms.length > 0) {
+          out[out.length - 1]!.histograms = {
+            timestampsMs: histograms.map(([t]) => t),
+            values: histograms.map(([, h]) => h),
+          };
+        }
       }
       return Promise.resolve(out);
     },

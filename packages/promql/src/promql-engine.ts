@@ -2,6 +2,7 @@ import type { Expr, VectorSelector } from './ast.js';
 import { typeOf } from './ast.js';
 import type { EvalContext } from './evaluator.js';
 import type { LoadedSeries } from './loaded-series.js';
+import type { FloatHistogram } from './float-histogram.js';
 import { Evaluator } from './evaluator.js';
 import { formatDuration } from './format-promql.js';
 import type { Labels } from './labels.js';
@@ -108,24 +109,79 @@ function staleCount({ values, stale: flags }: SourceSeries): number {
   return count;
 }
 
-function toLoaded(series: SourceSeries): LoadedSeries {
+/**
+ * The series' floats and histograms as one time-ordered run: a histogram's value 0, flagged no
+ * staleness marker; at a time with both, the histogram.
+ */
+function withHistograms(series: SourceSeries): {
+  merged: SourceSeries;
+  histograms: (FloatHistogram | undefined)[];
+} {
+  const { timestampsMs: times, values, stale: flags } = series;
+  const hs = series.histograms!;
+  const isStale =
+    flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
+  const outTimes: number[] = [];
+  const outValues: number[] = [];
+  const outStale: number[] = [];
+  const histograms: (FloatHistogram | undefined)[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < times.length || j < hs.timestampsMs.length) {
+    const ft = i < times.length ? times[i]! : Infinity;
+    const ht = j < hs.timestampsMs.length ? hs.timestampsMs[j]! : Infinity;
+    if (ht <= ft) {
+      outTimes.push(ht);
+      outValues.push(0);
+      outStale.push(0);
+      histograms.push(hs.values[j++]);
+      if (ht === ft) i++;
+    } else {
+      outTimes.push(ft);
+      outValues.push(values[i]!);
+      outStale.push(isStale(i) ? 1 : 0);
+      histograms.push(undefined);
+      i++;
+    }
+  }
+  return {
+    merged: {
+      labels: series.labels,
+      timestampsMs: outTimes,
+      values: outValues,
+      stale: outStale,
+    },
+    histograms,
+  };
+}
+
+function toLoaded(source: SourceSeries): LoadedSeries {
+  let series = source;
+  let histograms: (FloatHistogram | undefined)[] | undefined;
+  if ((source.histograms?.timestampsMs.length ?? 0) > 0) {
+    ({ merged: series, histograms } = withHistograms(source));
+  }
   const { timestampsMs, values, stale: flags } = series;
   const isStale =
     flags === undefined ? (i: number) => Number.isNaN(values[i]) : (i: number) => flags[i] === 1;
   const stale = series.markers ?? staleCount(series);
   let pointTimes = timestampsMs;
   let pointValues = values;
+  let pointHistograms = histograms;
   if (stale > 0) {
     const t = new Float64Array(values.length - stale);
     const v = new Float64Array(values.length - stale);
+    const h: (FloatHistogram | undefined)[] | undefined = histograms === undefined ? undefined : [];
     let n = 0;
     for (let i = 0; i < values.length; i++) {
       if (isStale(i)) continue;
       t[n] = timestampsMs[i]!;
+      h?.push(histograms![i]);
       v[n++] = values[i]!;
     }
     pointTimes = t;
     pointValues = v;
+    pointHistograms = h;
   }
   return new LoadedSourceSeries(
     series.labels,
@@ -134,6 +190,8 @@ function toLoaded(series: SourceSeries): LoadedSeries {
     flags,
     pointTimes,
     pointValues,
+    histograms,
+    pointHistograms,
     series.buckets,
   );
 }
@@ -154,6 +212,8 @@ class LoadedSourceSeries implements LoadedSeries {
     readonly stale: ArrayLike<number> | undefined,
     readonly pointTimes: ArrayLike<number>,
     readonly pointValues: ArrayLike<number>,
+    readonly histograms: readonly (FloatHistogram | undefined)[] | undefined,
+    readonly pointHistograms: readonly (FloatHistogram | undefined)[] | undefined,
     readonly buckets: SeriesBuckets | undefined,
   ) {}
 
@@ -161,8 +221,12 @@ class LoadedSourceSeries implements LoadedSeries {
   get points(): Point[] {
     if (this.#points === undefined) {
       const points: Point[] = [];
+      const hs = this.pointHistograms;
       for (let i = 0; i < this.pointTimes.length; i++) {
-        points.push({ t: this.pointTimes[i]!, v: this.pointValues[i]! });
+        const h = hs?.[i];
+        const t = this.pointTimes[i]!;
+        const v = this.pointValues[i]!;
+        points.push(h === undefined ? { t, v } : { t, v, h });
       }
       this.#points = points;
     }
@@ -300,7 +364,12 @@ export function createPromqlEngine(options: PromqlEngineOptions): PromqlEngine {
           return answer(
             {
               resultType: 'vector',
-              result: value.map((s) => ({ metric: s.metric, t: timeMs, v: s.points[0]!.v })),
+              result: value.map((s) => ({
+                metric: s.metric,
+                t: timeMs,
+                v: s.points[0]!.v,
+                ...(s.points[0]!.h && { h: s.points[0]!.h }),
+              })),
             },
             ctx,
           );

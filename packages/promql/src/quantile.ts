@@ -1,3 +1,6 @@
+import type { FloatHistogram, HistogramBucket } from './float-histogram.js';
+import { allBuckets } from './float-histogram.js';
+
 /** A classic histogram bucket: its `le` and cumulative count. */
 export type Bucket = { upperBound: number; count: number };
 
@@ -91,4 +94,84 @@ export function kahanSumInc(inc: number, sum: number, c: number): [number, numbe
   if (Math.abs(sum) >= Math.abs(inc)) c += sum - t + inc;
   else c += inc - t + sum;
   return [t, c];
+}
+
+/**
+ * The q-quantile of a native histogram's observations, interpolated linearly within the bucket
+ * it falls in (Prometheus 2.42's histogramQuantile; ±Inf for q outside [0, 1]).
+ */
+export function nativeHistogramQuantile(q: number, h: FloatHistogram): number {
+  if (q < 0) return -Infinity;
+  if (q > 1) return Infinity;
+  if (h.count === 0 || Number.isNaN(q)) return NaN;
+  // Go's zero Bucket when h has none.
+  let bucket: HistogramBucket = {
+    lower: 0,
+    upper: 0,
+    lowerInclusive: false,
+    upperInclusive: false,
+    count: 0,
+    index: 0,
+  };
+  let count = 0;
+  let rank = q * h.count;
+  for (const b of allBuckets(h)) {
+    bucket = b;
+    count += b.count;
+    if (count >= rank) break;
+  }
+  let { lower, upper } = bucket;
+  if (lower < 0 && upper > 0) {
+    // In the zero bucket of a histogram with buckets on one side only: 0 bounds it there.
+    if (h.negativeBuckets.length === 0 && h.positiveBuckets.length > 0) lower = 0;
+    else if (h.positiveBuckets.length === 0 && h.negativeBuckets.length > 0) upper = 0;
+  }
+  // Numerical inaccuracies could make the count exceed h's.
+  if (count > h.count) count = h.count;
+  // The rank not reached (observations of NaN): the highest bucket's upper bound.
+  if (count < rank) return upper;
+  rank -= count - bucket.count;
+  return lower + (upper - lower) * (rank / bucket.count);
+}
+
+/**
+ * The fraction of a native histogram's observations between lower and upper, interpolated
+ * linearly within buckets (Prometheus 2.42's histogramFraction).
+ */
+export function nativeHistogramFraction(lower: number, upper: number, h: FloatHistogram): number {
+  if (h.count === 0 || Number.isNaN(lower) || Number.isNaN(upper)) return NaN;
+  if (lower >= upper) return 0;
+  let rank = 0;
+  let lowerRank = 0;
+  let upperRank = 0;
+  let lowerSet = false;
+  let upperSet = false;
+  for (const b of allBuckets(h)) {
+    if (b.lower < 0 && b.upper > 0) {
+      if (h.negativeBuckets.length === 0 && h.positiveBuckets.length > 0) b.lower = 0;
+      else if (h.positiveBuckets.length === 0 && h.negativeBuckets.length > 0) b.upper = 0;
+    }
+    if (!lowerSet && b.lower >= lower) {
+      lowerRank = rank;
+      lowerSet = true;
+    }
+    if (!upperSet && b.lower >= upper) {
+      upperRank = rank;
+      upperSet = true;
+    }
+    if (lowerSet && upperSet) break;
+    if (!lowerSet && b.lower < lower && b.upper > lower) {
+      lowerRank = rank + (b.count * (lower - b.lower)) / (b.upper - b.lower);
+      lowerSet = true;
+    }
+    if (!upperSet && b.lower < upper && b.upper > upper) {
+      upperRank = rank + (b.count * (upper - b.lower)) / (b.upper - b.lower);
+      upperSet = true;
+    }
+    if (lowerSet && upperSet) break;
+    rank += b.count;
+  }
+  if (!lowerSet || lowerRank > h.count) lowerRank = h.count;
+  if (!upperSet || upperRank > h.count) upperRank = h.count;
+  return (upperRank - lowerRank) / h.count;
 }

@@ -22,6 +22,8 @@ function loaded(i: number, values: number[]): LoadedSeries {
     stale: undefined,
     pointTimes: times,
     pointValues: values,
+    histograms: undefined,
+    pointHistograms: undefined,
     buckets: undefined,
     points: [],
   };

@@ -1,3 +1,4 @@
+import type { FloatHistogram } from './float-histogram.js';
 import type { LabelMatcher } from './label-matcher.js';
 import type { Labels } from './labels.js';
 import type { SeriesBuckets } from './series-buckets.js';
@@ -39,6 +40,11 @@ export type SourceSeries = {
    * for samples it decoded and found no NaN in): the evaluator then skips its own count.
    */
   markers?: number;
+  /**
+   * The series' native histograms, in ascending time order, beside its floats: a float and a
+   * histogram at the same time read as the histogram. Staleness markers are floats.
+   */
+  histograms?: { timestampsMs: ArrayLike<number>; values: readonly FloatHistogram[] };
   /**
    * Set when the series comes from a rollup tier: its points are the buckets' last samples,
    * and these their aggregates (series-buckets.ts), one per point that is no staleness marker.

@@ -10,6 +10,7 @@ import {
   withLabel,
   withoutLabels,
 } from './labels.js';
+import { addHistogram, copyHistogram } from './float-histogram.js';
 import { executionError } from './promql-error.js';
 import type { Vector } from './values.js';
 
@@ -170,7 +171,12 @@ export function vectorBinop(
     if (rs === undefined) return;
     let vl = ls.v;
     let vr = rs.v;
-    if (matching.card === 'one-to-many') [vl, vr] = [vr, vl];
+    let hl = ls.h;
+    let hr = rs.h;
+    if (matching.card === 'one-to-many') {
+      [vl, vr] = [vr, vl];
+      [hl, hr] = [hr, hl];
+    }
     const [computed, keep] = vectorElemBinop(op, vl, vr);
     let value = computed;
     if (returnBool) value = keep ? 1 : 0;
@@ -197,6 +203,17 @@ export function vectorBinop(
         );
       }
       set.add(insertSig);
+    }
+    // As Prometheus 2.42: a histogram meets a float in nothing; two histograms add up (into the
+    // lower schema) and otherwise compute on their values, 0.
+    if ((hl === undefined) !== (hr === undefined)) return;
+    if (op === '+' && hl !== undefined && hr !== undefined) {
+      const h =
+        hr.schema >= hl.schema
+          ? addHistogram(copyHistogram(hl), hr)
+          : addHistogram(copyHistogram(hr), hl);
+      out.push({ metric, t: 0, v: 0, h });
+      return;
     }
     out.push({ metric, t: 0, v: value });
   });
@@ -237,7 +254,10 @@ export function vectorUnless(
   return lhs.filter((_, i) => !right.has(lsigs[i]!));
 }
 
-/** A vector against a scalar; `swap` when the scalar was on the left. */
+/**
+ * A vector against a scalar; `swap` when the scalar was on the left. A histogram computes on
+ * its value (0) and, kept, stays what it was, as in Prometheus 2.42.
+ */
 export function vectorScalarBinop(
   op: BinaryOp,
   lhs: Vector,
@@ -259,7 +279,11 @@ export function vectorScalarBinop(
     if (keep) {
       const metric =
         shouldDropMetricName(op) || returnBool ? dropMetricName(sample.metric) : sample.metric;
-      out.push({ metric, t: sample.t, v: value });
+      out.push(
+        sample.h === undefined
+          ? { metric, t: sample.t, v: value }
+          : { metric, t: sample.t, v: value, h: sample.h },
+      );
     }
   }
   return out;

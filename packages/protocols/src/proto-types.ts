@@ -45,6 +45,7 @@ export const remoteReadTypes = once(() => {
     readRequest: root.lookupType('prometheus.ReadRequest'),
     readResponse: root.lookupType('prometheus.ReadResponse'),
     chunkedReadResponse: root.lookupType('prometheus.ChunkedReadResponse'),
+    histogram: root.lookupType('prometheus.Histogram'),
   };
 });
 

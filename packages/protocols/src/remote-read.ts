@@ -118,7 +118,43 @@ export type ReadSeries = {
   timestampsMs: ArrayLike<number>;
   values: ArrayLike<number>;
   stale?: ArrayLike<number>;
+  /** Native histograms, in ascending time order (the `samples` response only). */
+  histograms?: { timestampsMs: ArrayLike<number>; values: readonly ReadHistogram[] };
 };
+
+/** A native histogram as remote read sends one: absolute counts, written as a float histogram. */
+type ReadHistogram = {
+  schema: number;
+  zeroThreshold: number;
+  zeroCount: number;
+  count: number;
+  sum: number;
+  positiveSpans: readonly { offset: number; length: number }[];
+  positiveBuckets: readonly number[];
+  negativeSpans: readonly { offset: number; length: number }[];
+  negativeBuckets: readonly number[];
+};
+
+/** One prompb.Histogram with float counts (count_float, zero_count_float, *_counts). */
+function histogramMessage(h: ReadHistogram, timestampMs: number): Uint8Array {
+  const type = remoteReadTypes().histogram;
+  return type
+    .encode(
+      type.fromObject({
+        countFloat: h.count,
+        sum: h.sum,
+        schema: h.schema,
+        zeroThreshold: h.zeroThreshold,
+        zeroCountFloat: h.zeroCount,
+        negativeSpans: h.negativeSpans,
+        negativeCounts: h.negativeBuckets,
+        positiveSpans: h.positiveSpans,
+        positiveCounts: h.positiveBuckets,
+        timestamp: timestampMs,
+      }),
+    )
+    .finish();
+}
 
 function writeLabel(writer: protobuf.Writer, field: number, name: string, value: string): void {
   writer
@@ -155,6 +191,13 @@ export function encodeRemoteReadSamples(results: readonly (readonly ReadSeries[]
         } else writer.double(value);
         writer.uint32(2 << 3).int64(timestampsMs[i]!); // Sample.timestamp
         writer.ldelim();
+      }
+      const histograms = series.histograms;
+      for (let i = 0; i < (histograms?.timestampsMs.length ?? 0); i++) {
+        // TimeSeries.histograms
+        writer
+          .uint32((4 << 3) | 2)
+          .bytes(histogramMessage(histograms!.values[i]!, histograms!.timestampsMs[i]!));
       }
       writer.ldelim();
     }

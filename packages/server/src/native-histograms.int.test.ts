@@ -7,6 +7,7 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
+import snappy from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '@monitor/db';
 import { createDatabase, defaultOrganizationId, readHistograms } from '@monitor/db';
@@ -22,6 +23,7 @@ import { waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
+import { readTypes } from './testing/remote-read-client.js';
 
 /**
  * Native histograms as a Prometheus user sends them: a program instrumented with the Prometheus
@@ -148,9 +150,14 @@ afterAll(async () => {
   await database?.drop();
 });
 
-describe('native histograms from a real Prometheus 2.42 and the Go client library', () => {
-  it('are stored as Prometheus holds them: every timestamp, count, sum and bucket', async () => {
-    // Ten scrapes, then Prometheus stops scraping: both sides then hold the same, for good.
+let stopped: Promise<number> | undefined;
+
+/**
+ * Ten scrapes, then the program stops and Prometheus' scrapes fail: both sides then hold the
+ * same, for good. Answers a time after the last scrape.
+ */
+function scrapedAndStopped(): Promise<number> {
+  stopped ??= (async () => {
     await waitFor(
       async () => {
         const held = await prometheusHolds(Date.now());
@@ -161,7 +168,33 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
       'ten scrapes in Prometheus',
     );
     await exporter?.stop();
-    const atMs = Date.now() + 1_000;
+    return Date.now() + 1_000;
+  })();
+  return stopped;
+}
+
+type QueryAnswer = { status: string; data?: { resultType: string; result: unknown } };
+
+/** A query's answer, its series in the order of their labels (Prometheus sorts only matrices). */
+async function answerOf(base: string, path: string, params: Record<string, string>) {
+  const response = await fetch(`${base}${path}?${new URLSearchParams(params).toString()}`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  const body = (await response.json()) as QueryAnswer;
+  const result = body.data?.result;
+  if (Array.isArray(result)) {
+    const keyOf = (series: { metric: Record<string, string> }) =>
+      JSON.stringify(Object.entries(series.metric).sort());
+    result.sort((a: { metric: Record<string, string> }, b: { metric: Record<string, string> }) =>
+      keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0,
+    );
+  }
+  return body;
+}
+
+describe('native histograms from a real Prometheus 2.42 and the Go client library', () => {
+  it('are stored as Prometheus holds them: every timestamp, count, sum and bucket', async () => {
+    const atMs = await scrapedAndStopped();
     const held = await prometheusHolds(atMs);
     expect(held.map((series) => series.metric['__name__']).sort()).toEqual([
       'checkout_latency_seconds',
@@ -213,6 +246,142 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
       exemplars(`${monitor.baseUrl}/prometheus`, { Authorization: `Bearer ${key}` }),
     );
     expect(ours).toEqual(theirs);
+  });
+
+  it('are read by PromQL as Prometheus 2.42 reads them, to the last bit', async () => {
+    const atMs = await scrapedAndStopped();
+    const held = await prometheusHolds(atMs);
+    const scrapes = held
+      .find((series) => series.metric['route'] === '/pay')!
+      .histograms!.map(([seconds]) => Math.round(seconds * 1000));
+    const last = scrapes[scrapes.length - 1]!;
+    // Both sides must hold every scrape before they are compared.
+    await waitFor(
+      async () => {
+        const ours = await weHold(held[0]!.metric, atMs);
+        const theirs = held[0]!.histograms!.length;
+        return ours.length >= theirs ? true : undefined;
+      },
+      30_000,
+      'every histogram stored',
+    );
+    const latency = 'checkout_latency_seconds';
+    const instant = [
+      `{__name__=~"${latency}|temperature_change_celsius"}[1h]`,
+      latency,
+      `rate(${latency}[5s])`,
+      `increase(${latency}[10s])`,
+      `sum(rate(${latency}[5s]))`,
+      `sum by (route) (increase(${latency}[10s]))`,
+      `histogram_quantile(0.9, rate(${latency}[5s]))`,
+      `histogram_quantile(0.5, sum(rate(${latency}[10s])))`,
+      `histogram_count(rate(${latency}[5s]))`,
+      `histogram_sum(rate(${latency}[5s]))`,
+      `histogram_fraction(0, 0.1, rate(${latency}[10s]))`,
+      `histogram_quantile(0.99, ${latency}) > 0`,
+      `avg(${latency})`,
+      `${latency} * 2`,
+      `${latency} + ${latency}`,
+      'histogram_quantile(0.5, temperature_change_celsius)',
+      'delta(temperature_change_celsius[10s])',
+      'sum(temperature_change_celsius)',
+      // Floats (Prometheus' `up`) beside histograms.
+      `sum by (job) ({__name__=~"${latency}|up"})`,
+      `sum by (__name__) ({__name__=~"${latency}|up"})`,
+      `{__name__=~"${latency}|up"} + 1`,
+      `histogram_count({__name__=~"${latency}|up"})`,
+    ];
+    const times = [last, last + 700, scrapes[Math.floor(scrapes.length / 2)]! - 300];
+    for (const query of instant) {
+      for (const timeMs of times) {
+        const params = { query, time: String(timeMs / 1000) };
+        const theirs = await answerOf(prometheus!.url, '/api/v1/query', params);
+        expect(theirs.status, query).toBe('success');
+        if (!query.startsWith('sum by (job)')) expect(theirs.data?.result, query).not.toEqual([]);
+        const ours = await answerOf(`${monitor.baseUrl}/prometheus`, '/api/v1/query', params);
+        expect(ours, `${query} at ${timeMs}`).toEqual(theirs);
+      }
+    }
+    const ranged = [
+      latency,
+      `rate(${latency}[5s])`,
+      `sum(rate(${latency}[5s]))`,
+      `histogram_quantile(0.9, sum by (route) (rate(${latency}[5s])))`,
+      'histogram_sum(temperature_change_celsius)',
+    ];
+    for (const query of ranged) {
+      const params = {
+        query,
+        start: String(scrapes[2]! / 1000),
+        end: String((last + 1_000) / 1000),
+        step: '1.5',
+      };
+      const theirs = await answerOf(prometheus!.url, '/api/v1/query_range', params);
+      expect(theirs.status, query).toBe('success');
+      const ours = await answerOf(`${monitor.baseUrl}/prometheus`, '/api/v1/query_range', params);
+      expect(ours, query).toEqual(theirs);
+    }
+  });
+
+  it('are answered to a remote read, each as Prometheus holds it', async () => {
+    const atMs = await scrapedAndStopped();
+    const held = await prometheusHolds(atMs);
+    const type = readTypes.lookupType('ReadRequest');
+    const request = type.fromObject({
+      queries: [
+        {
+          startTimestampMs: atMs - 3_600_000,
+          endTimestampMs: atMs,
+          matchers: [{ type: 0, name: '__name__', value: 'checkout_latency_seconds' }],
+        },
+      ],
+      acceptedResponseTypes: [0],
+    });
+    const response = await fetch(`${monitor.baseUrl}/prometheus/api/v1/read`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+      },
+      body: snappy.compressSync(Buffer.from(type.encode(request).finish())),
+    });
+    expect(response.status).toBe(200);
+    const answer = readTypes
+      .lookupType('ReadResponse')
+      .toObject(
+        readTypes
+          .lookupType('ReadResponse')
+          .decode(snappy.uncompressSync(Buffer.from(await response.arrayBuffer())) as Buffer),
+        { longs: Number, defaults: true },
+      ) as {
+      results: {
+        timeseries: {
+          labels: { name: string; value: string }[];
+          histograms: {
+            timestamp: number;
+            countFloat: number;
+            sum: number;
+            zeroCountFloat: number;
+            positiveCounts: number[];
+          }[];
+        }[];
+      }[];
+    };
+    const sent = answer.results[0]!.timeseries;
+    expect(sent).toHaveLength(2);
+    for (const series of sent) {
+      const route = series.labels.find((l) => l.name === 'route')?.value;
+      const theirs = held.find((s) => s.metric['route'] === route)!.histograms!;
+      // Every histogram, at its time, with its count and sum; its buckets add up to its count.
+      expect(series.histograms.map((h) => [h.timestamp, h.countFloat, h.sum])).toEqual(
+        theirs.map(([seconds, h]) => [Math.round(seconds * 1000), Number(h.count), Number(h.sum)]),
+      );
+      for (const h of series.histograms) {
+        const inBuckets = h.positiveCounts.reduce((sum, count) => sum + count, h.zeroCountFloat);
+        expect(inBuckets).toBe(h.countFloat);
+      }
+    }
   });
 
   /** What the SDK is given: values in many buckets, one of them twice, and a zero. */

@@ -9,7 +9,14 @@ import type {
   SourceTiers,
 } from '@monitor/promql';
 import type { ExemplarReader, RuleGroupStateStore } from '@monitor/db';
-import { formatFloat, labelsToRecord, parseSeriesSelector, PromqlError } from '@monitor/promql';
+import type { FloatHistogram, Series } from '@monitor/promql';
+import {
+  allBuckets,
+  formatFloat,
+  labelsToRecord,
+  parseSeriesSelector,
+  PromqlError,
+} from '@monitor/promql';
 import {
   prometheusApiBasePath,
   prometheusInstantQuerySchema,
@@ -86,25 +93,58 @@ function pair(t: number, v: number | string, format = formatSampleValue): [numbe
   return [t / 1000, typeof v === 'number' ? format(v) : v];
 }
 
+/**
+ * A native histogram as Prometheus 2.42 writes one: count, sum and the populated buckets from
+ * the lowest up, each [boundaries, lower, upper, count] (boundaries: 0 upper inclusive, 1 lower
+ * inclusive, 2 neither, 3 both).
+ */
+function histogramJson(h: FloatHistogram): unknown {
+  const buckets: [number, string, string, string][] = [];
+  for (const b of allBuckets(h)) {
+    if (b.count === 0) continue;
+    const boundaries = b.lowerInclusive ? (b.upperInclusive ? 3 : 1) : b.upperInclusive ? 0 : 2;
+    buckets.push([
+      boundaries,
+      formatSampleValue(b.lower),
+      formatSampleValue(b.upper),
+      formatSampleValue(b.count),
+    ]);
+  }
+  return {
+    count: formatSampleValue(h.count),
+    sum: formatSampleValue(h.sum),
+    ...(buckets.length > 0 && { buckets }),
+  };
+}
+
+/** A series of a matrix: its floats as `values`, its histograms as `histograms`, either left out
+ * when it has none. */
+function seriesJson(s: Series): unknown {
+  const values = s.points.filter((p) => p.h === undefined).map((p) => pair(p.t, p.v));
+  const histograms = s.points.flatMap((p) =>
+    p.h === undefined ? [] : [[p.t / 1000, histogramJson(p.h)]],
+  );
+  return {
+    metric: labelsToRecord(s.metric),
+    ...(values.length > 0 && { values }),
+    ...(histograms.length > 0 && { histograms }),
+  };
+}
+
 /** A query's result as Prometheus' JSON writes it. */
 function queryData(value: QueryValue): unknown {
   switch (value.resultType) {
     case 'vector':
       return {
         resultType: 'vector',
-        result: value.result.map((s) => ({
-          metric: labelsToRecord(s.metric),
-          value: pair(s.t, s.v),
-        })),
+        result: value.result.map((s) =>
+          s.h === undefined
+            ? { metric: labelsToRecord(s.metric), value: pair(s.t, s.v) }
+            : { metric: labelsToRecord(s.metric), histogram: [s.t / 1000, histogramJson(s.h)] },
+        ),
       };
     case 'matrix':
-      return {
-        resultType: 'matrix',
-        result: value.result.map((s) => ({
-          metric: labelsToRecord(s.metric),
-          values: s.points.map((p) => pair(p.t, p.v)),
-        })),
-      };
+      return { resultType: 'matrix', result: value.result.map(seriesJson) };
     case 'scalar':
       return { resultType: 'scalar', result: pair(value.result.t, value.result.v, formatFloat) };
     case 'string':

@@ -175,7 +175,8 @@ export function createRangeQueryCache(options: RangeQueryCacheOptions): RangeQue
       }
       const answer = joinSteps(parts);
 
-      if (settledLastMs !== undefined) {
+      // Native histograms are not kept (the store keeps floats): such answers are computed.
+      if (settledLastMs !== undefined && !holdsHistograms(answer)) {
         const settled = stepsWithin(answer, startMs, settledLastMs);
         // Kept beside what was cached when the two touch; otherwise the newer run replaces it.
         const joins =
@@ -211,6 +212,10 @@ export function createRangeQueryCache(options: RangeQueryCacheOptions): RangeQue
       return { resultType: 'matrix', result: answer };
     },
   };
+}
+
+function holdsHistograms(matrix: Matrix): boolean {
+  return matrix.some((series) => series.points.some((p) => p.h !== undefined));
 }
 
 /** Whether every late write in what the entry read was already visible when it was computed. */

@@ -76,7 +76,7 @@ async function select(
   }
   // Like a TSDB querier: only series with samples in the range, sorted by their labels.
   return found
-    .filter((s) => s.timestampsMs.length > 0)
+    .filter((s) => s.timestampsMs.length > 0 || (s.histograms?.timestampsMs.length ?? 0) > 0)
     .sort((a, b) => compareLabels(a.labels, b.labels));
 }
 
@@ -97,9 +97,9 @@ async function write(res: Response, bytes: Buffer): Promise<void> {
 
 /**
  * Prometheus remote read (`POST /prometheus/api/v1/read`): a snappy prometheus.ReadRequest
- * answered with raw samples (`SAMPLES`: one snappy ReadResponse) or, when the client asks for
- * it first, XOR chunks streamed in CRC-checked frames, one series at a time
- * (`STREAMED_XOR_CHUNKS`). Each query reads its series' raw samples in [start, end] through
+ * answered with raw samples and native histograms (`SAMPLES`: one snappy ReadResponse) or, when
+ * the client asks for it first, XOR chunks streamed in CRC-checked frames, one series at a time
+ * (`STREAMED_XOR_CHUNKS`: floats only; Prometheus' histogram chunk format is not written). Each query reads its series' raw samples in [start, end] through
  * the same SeriesSource as PromQL, so the same organization scope and labels. Runs after the
  * router's authentication; the organization is `orgOf(res)`.
  */
@@ -127,7 +127,9 @@ export function createRemoteReadHandler(
         let samples = 0;
         for (const query of request.queries) {
           const series = await select(source, query, limits.maxSeries, controller.signal);
-          for (const s of series) samples += s.timestampsMs.length;
+          for (const s of series) {
+            samples += s.timestampsMs.length + (s.histograms?.timestampsMs.length ?? 0);
+          }
           if (samples > limits.maxSamples) {
             throw new PromqlError('bad_data', `exceeded sample limit (${limits.maxSamples})`);
           }

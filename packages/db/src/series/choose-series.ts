@@ -125,7 +125,7 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
   }
 
   /**
-   * Of `ids`, those with a sample (of either table, or summarized by a kept tier's bucket that
+   * Of `ids`, those with a sample (of either table, a native histogram, or summarized by a kept tier's bucket that
    * overlaps the range: the raw samples may be gone) or a staleness marker within `range`.
    */
   async function withPoints(ids: string[], range: TimeRange): Promise<Set<string>> {
@@ -153,6 +153,12 @@ export function createSeriesChooser(sql: Sql, orgId: string): SeriesChooser {
       ) or exists (
         select 1 from stale_markers m
         where m.series_id = s.id and m.time >= ${from} and m.time <= ${to}
+      ) or exists (
+        select 1 from histogram_samples h
+        where h.series_id = s.id and h.time >= ${from} and h.time <= ${to}
+      ) or exists (
+        select 1 from histogram_chunks h
+        where h.series_id = s.id and h.time <= ${to} and h.end_time >= ${from}
       ) ${inTiers}
     `;
     return new Set(rows.map((r) => r.id));

@@ -2,6 +2,7 @@ import type { SeriesSource, SourceSeries } from '@monitor/promql';
 import type { Database } from '../core/database.js';
 import { translateDbError } from '../core/database-errors.js';
 import type { Float64SlabLease } from './binary-arrays.js';
+import { readHistograms } from '../histograms/histogram-chunks.js';
 import { queryCanceled } from './cancelable.js';
 import { createSeriesChooser } from './choose-series.js';
 import type { StoredPoints } from './merge-series-points.js';
@@ -27,7 +28,8 @@ const guarded =
  * The database side of PromQL's SeriesSource, for one organization: series chosen by their
  * labels (choose-series.ts), samples read raw from `samples` (read-samples.ts) and
  * `unaggregated_samples` (read-sparse-points.ts; see `select` for why never from the rollups),
- * staleness markers flagged, merged per series (merge-series-points.ts).
+ * staleness markers flagged, merged per series (merge-series-points.ts), native histograms
+ * beside them (histogram-chunks.ts).
  * Errors come out as the package's typed errors (DatabaseUnavailableError: retry).
  */
 export function createPrometheusSeriesSource(
@@ -79,7 +81,8 @@ export function createPrometheusSeriesSource(
       const reads = new AbortController();
       const onAbort = (): void => reads.abort(signal.reason);
       signal.addEventListener('abort', onAbort);
-      const [markers, unaggregated, ...read] = await Promise.all([
+      const [histograms, markers, unaggregated, ...read] = await Promise.all([
+        readHistograms(db, ids, range.startMs, range.endMs),
         readStaleMarkers(sql, ids, range),
         readUnaggregatedSamples(sql, ids, range),
         ...parts.map((part) => readSamples(sql, part, range, reads.signal, options.slabs)),
@@ -93,13 +96,19 @@ export function createPrometheusSeriesSource(
         .finally(() => signal.removeEventListener('abort', onAbort));
       const samples = new Map<string, StoredPoints>();
       for (const part of read) for (const [id, points] of part) samples.set(id, points);
-      return selected.map((row) =>
-        mergeSeriesPoints(row.labels, row.ids, [
+      return selected.map((row) => {
+        const series = mergeSeriesPoints(row.labels, row.ids, [
           samples,
           unaggregated ?? new Map(),
           markers ?? new Map(),
-        ]),
-      );
+        ]);
+        const stored = row.ids.flatMap((id) => histograms.get(id) ?? []);
+        if (stored.length === 0) return series;
+        // One labelset under two ids (labels as written): their histograms in one time order.
+        if (row.ids.length > 1) stored.sort((a, b) => a.timeMs - b.timeMs);
+        const timestampsMs = stored.map((s) => s.timeMs);
+        return { ...series, histograms: { timestampsMs, values: stored.map((s) => s.histogram) } };
+      });
     }),
 
     series: guarded(async (sets, range, limit) => {

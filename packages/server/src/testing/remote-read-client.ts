@@ -35,7 +35,26 @@ export const readTypes = protobuf.Root.fromJSON({
       fields: {
         labels: { rule: 'repeated', type: 'Label', id: 1 },
         samples: { rule: 'repeated', type: 'Sample', id: 2 },
+        histograms: { rule: 'repeated', type: 'Histogram', id: 4 },
       },
+    },
+    // The fields of a float histogram (types.proto's Histogram, its float side).
+    Histogram: {
+      fields: {
+        countFloat: { type: 'double', id: 2 },
+        sum: { type: 'double', id: 3 },
+        schema: { type: 'sint32', id: 4 },
+        zeroThreshold: { type: 'double', id: 5 },
+        zeroCountFloat: { type: 'double', id: 7 },
+        negativeSpans: { rule: 'repeated', type: 'BucketSpan', id: 8 },
+        negativeCounts: { rule: 'repeated', type: 'double', id: 10 },
+        positiveSpans: { rule: 'repeated', type: 'BucketSpan', id: 11 },
+        positiveCounts: { rule: 'repeated', type: 'double', id: 13 },
+        timestamp: { type: 'int64', id: 15 },
+      },
+    },
+    BucketSpan: {
+      fields: { offset: { type: 'sint32', id: 1 }, length: { type: 'uint32', id: 2 } },
     },
     Label: { fields: { name: { type: 'string', id: 1 }, value: { type: 'string', id: 2 } } },
     Sample: { fields: { value: { type: 'double', id: 1 }, timestamp: { type: 'int64', id: 2 } } },

@@ -15,6 +15,7 @@ import {
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import { decodeRemoteWriteV1 } from '@monitor/protocols';
+import type { NativeHistogram } from '@monitor/schemas';
 
 // The PromQL oracle's fixture, shared by the tests that compare us with Prometheus 2.42: its
 // data, the remote-write body that carries it to both, our Prometheus API over a database, and
@@ -67,7 +68,47 @@ export type SeriesData = {
   labels: Record<string, string>;
   samples: [number, number][];
   nanIsValue?: true;
+  /** Native histograms, written as integer histograms (their counts whole), [ms, histogram]. */
+  histograms?: [number, NativeHistogram][];
 };
+
+/** One prompb.Histogram with integer counts, its buckets as deltas, as Prometheus sends it. */
+function writeIntegerHistogram(writer: protobuf.Writer, timeMs: number, h: NativeHistogram) {
+  const spans = (field: number, list: NativeHistogram['positiveSpans']) => {
+    for (const span of list) {
+      writer
+        .uint32((field << 3) | 2)
+        .fork()
+        .uint32(1 << 3)
+        .sint32(span.offset)
+        .uint32(2 << 3)
+        .uint32(span.length)
+        .ldelim();
+    }
+  };
+  const deltas = (field: number, counts: number[]) => {
+    if (counts.length === 0) return;
+    writer.uint32((field << 3) | 2).fork();
+    let previous = 0;
+    for (const count of counts) {
+      writer.sint64(count - previous);
+      previous = count;
+    }
+    writer.ldelim();
+  };
+  writer.uint32((4 << 3) | 2).fork(); // TimeSeries.histograms
+  writer.uint32(1 << 3).uint64(h.count); // count_int
+  writer.uint32((3 << 3) | 1).double(h.sum);
+  writer.uint32(4 << 3).sint32(h.schema);
+  writer.uint32((5 << 3) | 1).double(h.zeroThreshold);
+  writer.uint32(6 << 3).uint64(h.zeroCount); // zero_count_int
+  spans(8, h.negativeSpans);
+  deltas(9, h.negativeBuckets);
+  spans(11, h.positiveSpans);
+  deltas(12, h.positiveBuckets);
+  writer.uint32(15 << 3).int64(timeMs);
+  writer.ldelim();
+}
 
 /** A deterministic random walk (no Math.random: the oracle's data is the same on every run). */
 function seeded(seed: number): () => number {
@@ -306,7 +347,8 @@ function cpuData(
 }
 
 /**
- * The remote-write body (prompb.WriteRequest, snappy) of `series`, labels sorted. A NaN sample
+ * The remote-write body (prompb.WriteRequest, snappy) of `series`, labels sorted, native
+ * histograms after the samples. A NaN sample
  * goes out as Prometheus' staleness marker, or as its NormalNaN when the series says
  * `nanIsValue`: the bits are written here, since a NaN kept in a JavaScript array loses its
  * payload.
@@ -337,6 +379,9 @@ export function encode(series: SeriesData[]): Buffer {
         .uint32(2 << 3)
         .int64(timestamp)
         .ldelim();
+    }
+    for (const [timeMs, histogram] of s.histograms ?? []) {
+      writeIntegerHistogram(writer, timeMs, histogram);
     }
     writer.ldelim();
   }

@@ -52,4 +52,39 @@ describe('ruleGroupSampleMessages', () => {
       },
     ]);
   });
+
+  it('writes a recorded native histogram as a float histogram of its series', () => {
+    const histogram = {
+      schema: 1,
+      zeroThreshold: 0.001,
+      zeroCount: 0.5,
+      count: 2.5,
+      sum: 1.25,
+      positiveSpans: [{ offset: 0, length: 1 }],
+      positiveBuckets: [2],
+      negativeSpans: [],
+      negativeBuckets: [],
+    };
+    const [message] = ruleGroupSampleMessages(
+      'org_1',
+      {
+        samples: [{ labels: { __name__: 'job:latency:rate', job: 'api' }, value: 0, histogram }],
+        staleSeries: [],
+      },
+      60_000,
+      61_000,
+    );
+    expect(message).toMatchObject({
+      metrics: {},
+      histograms: {
+        'job:latency:rate': {
+          ...histogram,
+          integer: false,
+          counterResetHint: 'unknown',
+          customValues: [],
+        },
+      },
+      tags: { job: 'api' },
+    });
+  });
 });

@@ -15,7 +15,8 @@ type Labels = Readonly<Record<string, string>>;
 /**
  * What one evaluation writes, as sample messages of the samples topic (as a remote-write of
  * those series at `timeMs`, under the service `ruleSeriesHost`): one per label set with its
- * metrics, its staleness markers for the series the rules no longer write.
+ * metrics and recorded histograms, its staleness markers for the series the rules no longer
+ * write.
  */
 export function ruleGroupSampleMessages(
   orgId: string,
@@ -52,7 +53,17 @@ export function ruleGroupSampleMessages(
   }
   for (const sample of evaluation.samples) {
     const { message, name } = messageOf(sample.labels);
-    message.metrics[name] = sample.value;
+    if (sample.histogram === undefined) {
+      message.metrics[name] = sample.value;
+      continue;
+    }
+    // A recorded histogram: float counts, as PromQL computed them.
+    (message.histograms ??= {})[name] = {
+      ...sample.histogram,
+      integer: false,
+      counterResetHint: 'unknown',
+      customValues: [],
+    };
   }
   for (const labels of evaluation.staleSeries) {
     const { message, name } = messageOf(labels);

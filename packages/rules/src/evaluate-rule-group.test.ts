@@ -190,6 +190,46 @@ describe('evaluateRuleGroup', () => {
     expect(recorded).toEqual([true, true, false]);
   });
 
+  it('records a native histogram as one, which a later rule reads at once', async () => {
+    const group = groupOf(`groups:
+- name: g
+  rules:
+  - record: job:latency:sum
+    expr: sum by (job) (latency)
+  - record: job:latency:count
+    expr: histogram_count(job:latency:sum)
+`);
+    const latency = (instance: string, count: number): MemorySeries => ({
+      labels: { __name__: 'latency', job: 'api', instance },
+      samples: [],
+      histograms: [
+        [
+          t0,
+          {
+            schema: 0,
+            zeroThreshold: 0,
+            zeroCount: 0,
+            count,
+            sum: count / 10,
+            positiveSpans: [{ offset: -3, length: 1 }],
+            positiveBuckets: [count],
+            negativeSpans: [],
+            negativeBuckets: [],
+          },
+        ],
+      ],
+    });
+    const [evaluation] = await run(group, [latency('a', 3), latency('b', 4)], 1);
+    expect(evaluation!.samples).toEqual([
+      {
+        labels: { __name__: 'job:latency:sum', job: 'api' },
+        value: 0,
+        histogram: expect.objectContaining({ count: 7, positiveBuckets: [7] }),
+      },
+      { labels: { __name__: 'job:latency:count', job: 'api' }, value: 7 },
+    ]);
+  });
+
   it('keeps a firing alert firing for keep_firing_for after its condition stops', async () => {
     const group = groupOf(`groups:
 - name: g

@@ -1,4 +1,10 @@
-import type { Labels, PromqlEngine, QueryValue, SeriesSource } from '@monitor/promql';
+import type {
+  FloatHistogram,
+  Labels,
+  PromqlEngine,
+  QueryValue,
+  SeriesSource,
+} from '@monitor/promql';
 import { createPromqlEngine, labelsFrom, labelsKey, labelsToRecord } from '@monitor/promql';
 import { expandAlertTemplate } from './alert-template.js';
 import type { OverlaySample } from './recorded-overlay-source.js';
@@ -45,8 +51,11 @@ type RuleHealth = { health: 'ok' | 'err'; lastError: string | null };
 
 export type RuleGroupEvaluation = {
   state: RuleGroupState;
-  /** Samples to write at the evaluation time: recorded series, ALERTS and ALERTS_FOR_STATE. */
-  samples: { labels: Record<string, string>; value: number }[];
+  /**
+   * Samples to write at the evaluation time: recorded series, ALERTS and ALERTS_FOR_STATE; a
+   * recorded native histogram as `histogram` (its value then 0).
+   */
+  samples: WrittenSample[];
   /** Series written at the previous evaluation and not now: write a staleness marker. */
   staleSeries: Record<string, string>[];
   /** Per rule, in the group's order. */
@@ -129,9 +138,9 @@ export async function evaluateRuleGroup(
         rule.kind === 'record'
           ? { written: record(rule, vector, group.limit), alerts: [] }
           : await alert(rule, vector, before.alerts, timeMs, group.limit, engine, options);
-      for (const labels of outcome.written) {
-        samples.push(labels);
-        recorded.push({ labels: labelsFrom(labels.labels), timeMs, value: labels.value });
+      for (const sample of outcome.written) {
+        samples.push(sample);
+        recorded.push({ ...sample, labels: labelsFrom(sample.labels), timeMs });
       }
       const now = new Set(outcome.written.map((s) => labelsKey(labelsFrom(s.labels))));
       for (const series of before.writtenSeries) {
@@ -156,7 +165,10 @@ export async function evaluateRuleGroup(
 
 class LimitExceeded extends Error {}
 
-type Sample = { labels: Labels; value: number };
+type Sample = { labels: Labels; value: number; histogram?: FloatHistogram };
+
+/** A sample a rule writes: a float, or (recorded) a native histogram beside the value 0. */
+type WrittenSample = { labels: Record<string, string>; value: number; histogram?: FloatHistogram };
 
 /** Prometheus' EngineQueryFunc: a vector as it is, a scalar as one sample without labels. */
 async function queryVector(
@@ -167,19 +179,25 @@ async function queryVector(
 ): Promise<Sample[]> {
   const result: QueryValue = await engine.instantQuery(expr, timeMs, signal);
   if (result.resultType === 'vector')
-    return result.result.map((s) => ({ labels: s.metric, value: s.v }));
+    return result.result.map((s) =>
+      s.h === undefined
+        ? { labels: s.metric, value: s.v }
+        : { labels: s.metric, value: s.v, histogram: s.h },
+    );
   if (result.resultType === 'scalar') return [{ labels: [], value: result.result.v }];
   throw new Error('rule result is not a vector or scalar');
 }
 
-function record(
-  rule: RecordingRule,
-  vector: readonly Sample[],
-  limit: number,
-): { labels: Record<string, string>; value: number }[] {
-  const out = vector.map((sample) => {
-    const labels = { ...labelsToRecord(sample.labels), __name__: rule.record, ...rule.labels };
-    return { labels: dropEmpty(labels), value: sample.value };
+function record(rule: RecordingRule, vector: readonly Sample[], limit: number): WrittenSample[] {
+  const out = vector.map((sample): WrittenSample => {
+    const labels = dropEmpty({
+      ...labelsToRecord(sample.labels),
+      __name__: rule.record,
+      ...rule.labels,
+    });
+    return sample.histogram === undefined
+      ? { labels, value: sample.value }
+      : { labels, value: sample.value, histogram: sample.histogram };
   });
   const keys = new Set(out.map((s) => labelsKey(labelsFrom(s.labels))));
   if (keys.size !== out.length) {

@@ -1,11 +1,17 @@
-import type { Labels, SeriesSource, SourceSeries } from '@monitor/promql';
+import type { FloatHistogram, Labels, SeriesSource, SourceSeries } from '@monitor/promql';
 import { labelsKey } from '@monitor/promql';
 
 /**
  * A sample one rule of a group wrote during this evaluation; `stale`: the staleness marker of a
  * series the rule wrote last time and not now.
  */
-export type OverlaySample = { labels: Labels; timeMs: number; value: number; stale?: boolean };
+export type OverlaySample = {
+  labels: Labels;
+  timeMs: number;
+  value: number;
+  stale?: boolean;
+  histogram?: FloatHistogram;
+};
 
 /**
  * `base` with the samples written so far in this evaluation laid over it, so that a rule sees
@@ -39,6 +45,7 @@ export function createRecordedOverlaySource(
 }
 
 function withSample(series: SourceSeries | undefined, sample: OverlaySample): SourceSeries {
+  if (sample.histogram !== undefined) return withHistogram(series, sample, sample.histogram);
   const times = series === undefined ? [] : Array.from(series.timestampsMs);
   const values = series === undefined ? [] : Array.from(series.values);
   const stale =
@@ -53,5 +60,33 @@ function withSample(series: SourceSeries | undefined, sample: OverlaySample): So
   times.splice(at, replaces, sample.timeMs);
   values.splice(at, replaces, sample.value);
   stale.splice(at, replaces, sample.stale === true ? 1 : 0);
-  return { labels: sample.labels, timestampsMs: times, values, stale };
+  return {
+    labels: sample.labels,
+    timestampsMs: times,
+    values,
+    stale,
+    ...(series?.histograms && { histograms: series.histograms }),
+  };
+}
+
+/** The series with a recorded histogram laid over it at the sample's time. */
+function withHistogram(
+  series: SourceSeries | undefined,
+  sample: OverlaySample,
+  histogram: FloatHistogram,
+): SourceSeries {
+  const times = series?.histograms === undefined ? [] : Array.from(series.histograms.timestampsMs);
+  const values = series?.histograms === undefined ? [] : [...series.histograms.values];
+  let at = times.findIndex((t) => t >= sample.timeMs);
+  if (at === -1) at = times.length;
+  const replaces = times[at] === sample.timeMs ? 1 : 0;
+  times.splice(at, replaces, sample.timeMs);
+  values.splice(at, replaces, histogram);
+  return {
+    labels: sample.labels,
+    timestampsMs: series?.timestampsMs ?? [],
+    values: series?.values ?? [],
+    ...(series?.stale && { stale: series.stale }),
+    histograms: { timestampsMs: times, values },
+  };
 }

@@ -17,6 +17,7 @@ import {
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { encode } from './testing/prometheus-fixture.js';
 import type { SeriesData } from './testing/prometheus-fixture.js';
+import type { NativeHistogram } from '@monitor/schemas';
 import type { ApiAlert, Matrix } from './testing/rule-oracle-comparison.js';
 import {
   differences,
@@ -36,8 +37,10 @@ import { runCommand, startRoleProcess } from './testing/role-process.js';
  * little before each tick, as scrapes land), and each sending its alerts to an Alertmanager
  * stand-in. What each sent, its alerts API at two moments, and its ALERTS and recorded series
  * must agree: labels, annotations, states and values equal, times within one evaluation
- * interval. The groups run on slots of their own on each side (offset by a hash of the group),
- * so the temperatures change between both sides' slots, at least a second from either.
+ * interval. Native histograms too: an alert on the 99th percentile of a latency histogram's
+ * rate, and a recorded sum of gauge histograms. The groups run on slots of their own on each
+ * side (offset by a hash of the group), so the temperatures change between both sides' slots, at
+ * least a second from either.
  */
 const intervalMs = 4_000;
 const phaseMs = 4 * intervalMs;
@@ -71,6 +74,12 @@ const ruleFile = `groups:
         for: 1m
         labels:
           severity: info
+      - record: job:queue_wait_seconds:sum
+        expr: sum by (job) (queue_wait_seconds)
+      - alert: SlowRequests
+        expr: histogram_quantile(0.99, rate(request_duration_seconds[8s])) > 0.5
+        annotations:
+          summary: '{{ $labels.instance }} answers slowly'
 `;
 
 const hosts = [
@@ -89,6 +98,48 @@ const phases: (number | null)[][] = [
   [40, 82.5, 30],
   [40, 45, null],
 ];
+
+/** Whether each host answers slowly in each phase: a fifth of its requests take a second. */
+const slowPhases: boolean[][] = [
+  [false, false, false],
+  [true, false, false],
+  [false, false, false],
+  [false, false, false],
+  [false, false, false],
+];
+
+/**
+ * A native histogram of schema 0 (buckets (2^(i-1), 2^i]) with `fast` observations of 50 ms and
+ * `slow` of 1 s, as the Go client library would expose a latency counter.
+ */
+function latencies(fast: number, slow: number): NativeHistogram {
+  return {
+    integer: true,
+    schema: 0,
+    zeroThreshold: 2.938735877055719e-39,
+    zeroCount: 0,
+    count: fast + slow,
+    sum: fast * 0.05 + slow,
+    positiveSpans: [{ offset: -4, length: 5 }],
+    positiveBuckets: [fast, 0, 0, 0, slow],
+    negativeSpans: [],
+    negativeBuckets: [],
+    counterResetHint: 'unknown',
+    customValues: [],
+  };
+}
+
+/** A gauge histogram of a host's queue waits, the same all through a phase. */
+function queueWaits(host: number, phase: number): NativeHistogram {
+  const buckets = [phase + 1, host + 1, 3];
+  return {
+    ...latencies(0, 0),
+    count: buckets[0]! + buckets[1]! + buckets[2]!,
+    sum: 0.5 * buckets[0]! + buckets[1]! + 2 * buckets[2]!,
+    positiveSpans: [{ offset: 0, length: 3 }],
+    positiveBuckets: buckets,
+  };
+}
 
 const key = `mon_test_${randomBytes(16).toString('hex')}`;
 let database: TestDatabase;
@@ -180,6 +231,7 @@ beforeAll(async () => {
   prometheus = await startPrometheus({
     scrapeTargets: [],
     remoteWriteReceiver: true,
+    nativeHistograms: true,
     ruleFiles: [ruleFile],
     alertmanagerUrls: [receivers.prometheus.url],
   });
@@ -228,6 +280,8 @@ describe('rule files against Prometheus 2.42', () => {
     // before its series' last one, which Prometheus refuses (out of order), as a scraper never
     // sends.
     const lastTimeMs: number[] = [];
+    // Each host's requests so far: 20 fast a second, and 5 slow a second while it is slow.
+    const requests = hosts.map(() => ({ fast: 0, slow: 0 }));
     const writing = (async () => {
       while (!run.stopped) {
         const now = Date.now();
@@ -246,6 +300,21 @@ describe('rule files against Prometheus 2.42', () => {
             labels: { __name__: 'temp_celsius', ...labels },
             samples: [[timeMs, value ?? Number.NaN]],
           });
+          const served = requests[i]!;
+          served.fast += 20;
+          if (slowPhases[phaseAt(tick)]![i] === true) served.slow += 5;
+          series.push(
+            {
+              labels: { __name__: 'request_duration_seconds', ...labels },
+              samples: [],
+              histograms: [[timeMs, latencies(served.fast, served.slow)]],
+            },
+            {
+              labels: { __name__: 'queue_wait_seconds', ...labels },
+              samples: [],
+              histograms: [[timeMs, queueWaits(i, phaseAt(tick))]],
+            },
+          );
         });
         await writeTick(series);
       }
@@ -298,6 +367,7 @@ describe('rule files against Prometheus 2.42', () => {
           team: 'node-team',
         },
         { alertname: 'JobHot', job: 'node', source: 'rules' },
+        { alertname: 'SlowRequests', instance: 'web-1:9100', job: 'node' },
       ] as Record<string, string>[]
     ).map(labelsKey);
     const sent = await waitFor(
@@ -318,7 +388,8 @@ describe('rule files against Prometheus 2.42', () => {
     const rangeSeconds = Math.ceil((endMs - phaseStart(1) + phaseMs) / 1000);
     const [ourSeries, theirSeries] = await Promise.all(
       sides.map(async (side) => {
-        const query = `{__name__=~"ALERTS|ALERTS_FOR_STATE|job:temp_celsius:.*"}[${rangeSeconds}s]`;
+        const names = 'ALERTS|ALERTS_FOR_STATE|job:temp_celsius:.*|job:queue_wait_seconds:.*';
+        const query = `{__name__=~"${names}"}[${rangeSeconds}s]`;
         const params = new URLSearchParams({ query, time: String(endMs / 1000) });
         const { result } = await getJson<{ result: Matrix }>(
           side,
@@ -341,6 +412,7 @@ describe('rule files against Prometheus 2.42', () => {
       'HostHot web-1:9100 firing',
       'HostHot web-2:9100 pending',
       'JobHot node firing',
+      'SlowRequests web-1:9100 firing',
     ]);
     expect(states(afterWeb1Resolved.prometheus)).toEqual([
       'HostCold db-1:9100 pending',
@@ -375,7 +447,11 @@ describe('rule files against Prometheus 2.42', () => {
         ...differences(`/api/v1/alerts ${moment}`, alerts.ours, alerts.prometheus, (a, b) => [
           ...same('state', a.state, b.state),
           ...same('annotations', a.annotations, b.annotations),
-          ...same('value', a.value, b.value),
+          // A percentile of a rate depends on the window each side's slot saw; above 0.5 on
+          // both is what the rule asserts. The temperatures hold still through a phase.
+          ...(a.labels['alertname'] === 'SlowRequests'
+            ? same('value above 0.5', Number(a.value) > 0.5, Number(b.value) > 0.5)
+            : same('value', a.value, b.value)),
           ...within('activeAt', epochMs(a.activeAt), epochMs(b.activeAt), intervalMs),
         ]),
       );
@@ -383,17 +459,23 @@ describe('rule files against Prometheus 2.42', () => {
     found.push(
       ...differences('series', ourSeries!, theirSeries!, storedDifferences(phaseAt, intervalMs)),
     );
-    // What Prometheus stored, by name: ALERTS of 6 (alert, state) pairs, 4 alerts' for-state
-    // series, 2 recorded series of each job.
+    // What Prometheus stored, by name: ALERTS of 7 (alert, state) pairs, 5 alerts' for-state
+    // series, 3 recorded series of each job (one of them native histograms).
     const names = [...theirSeries!.values()].map((s) => s.metric['__name__']);
     expect(names.sort()).toEqual([
-      ...Array<string>(6).fill('ALERTS'),
-      ...Array<string>(4).fill('ALERTS_FOR_STATE'),
+      ...Array<string>(7).fill('ALERTS'),
+      ...Array<string>(5).fill('ALERTS_FOR_STATE'),
+      'job:queue_wait_seconds:sum',
+      'job:queue_wait_seconds:sum',
       'job:temp_celsius:avg',
       'job:temp_celsius:avg',
       'job:temp_celsius:max',
       'job:temp_celsius:max',
     ]);
+    const recorded = [...theirSeries!.values()].find(
+      (s) => s.metric['__name__'] === 'job:queue_wait_seconds:sum',
+    );
+    expect(recorded?.histograms?.length).toBeGreaterThan(0);
     expect(found).toEqual([]);
   }, 300_000);
 });

@@ -27,7 +27,12 @@ export type ApiAlert = {
   activeAt: string;
   value: string;
 };
-export type StoredSeries = { metric: Record<string, string>; values: [number, string][] };
+/** A series of a matrix: its floats, or its native histograms (recorded ones). */
+export type StoredSeries = {
+  metric: Record<string, string>;
+  values?: [number, string][];
+  histograms?: [number, unknown][];
+};
 export type Matrix = StoredSeries[];
 
 /** Per alert, its first firing message and its resolution (`endsAt` already past at `nowMs`). */
@@ -91,7 +96,7 @@ export function same(what: string, ours: unknown, theirs: unknown): string[] {
  */
 export function storedDifferences(phaseOf: (timeMs: number) => number, intervalMs: number) {
   return (a: StoredSeries, b: StoredSeries): string[] => {
-    const times = (s: StoredSeries) => s.values.map(([t]) => t * 1000);
+    const times = (s: StoredSeries) => (s.values ?? []).map(([t]) => t * 1000);
     const name = a.metric['__name__'];
     if (name === 'ALERTS') {
       return [
@@ -99,7 +104,8 @@ export function storedDifferences(phaseOf: (timeMs: number) => number, intervalM
         ...within('last sample', Math.max(...times(a)), Math.max(...times(b)), intervalMs),
       ];
     }
-    const distinct = (s: StoredSeries) => [...new Set(s.values.map(([, v]) => Number(v)))].sort();
+    const distinct = (s: StoredSeries) =>
+      [...new Set((s.values ?? []).map(([, v]) => Number(v)))].sort();
     if (name === 'ALERTS_FOR_STATE') {
       const [ours, theirs] = [distinct(a), distinct(b)];
       if (ours.length !== theirs.length) return same('activeAt seconds', ours, theirs);
@@ -108,12 +114,17 @@ export function storedDifferences(phaseOf: (timeMs: number) => number, intervalM
         within('activeAt', v * 1000, (theirs[i] ?? 0) * 1000, intervalMs + 1000),
       );
     }
+    // A recorded histogram by its JSON (count, sum, buckets): equal or not.
     const byPhase = (s: StoredSeries) => {
-      const phases = new Map<number, Set<number>>();
-      for (const [t, v] of s.values) {
+      const phases = new Map<number, Set<number | string>>();
+      const all: [number, number | string][] = [
+        ...(s.values ?? []).map(([t, v]): [number, number] => [t, Number(v)]),
+        ...(s.histograms ?? []).map(([t, h]): [number, string] => [t, JSON.stringify(h)]),
+      ];
+      for (const [t, v] of all) {
         const phase = phaseOf(t * 1000);
         if (phase === 0) continue;
-        phases.set(phase, (phases.get(phase) ?? new Set()).add(Number(v)));
+        phases.set(phase, (phases.get(phase) ?? new Set()).add(v));
       }
       return [...phases].sort(([x], [y]) => x - y).map(([phase, values]) => [phase, [...values]]);
     };

@@ -101,6 +101,7 @@ export function remoteWriteOptions(options: Options): RemoteWriteOptions {
     requests: options.remoteWriteRequests,
     seriesPerRequest: options.remoteWriteSeriesPerRequest,
     concurrency: options.remoteWriteConcurrency,
+    histograms: false,
   };
 }
 

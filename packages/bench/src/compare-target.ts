@@ -26,6 +26,12 @@ export type CompareTarget = {
     timeoutMs: number;
     settleMs: number;
   }): Promise<{ stored: number; drained: boolean }>;
+  /** As waitForStored, for native histograms, where the target counts them. */
+  waitForStoredHistograms?(options: {
+    expected: number;
+    timeoutMs: number;
+    settleMs: number;
+  }): Promise<{ stored: number; drained: boolean }>;
   /**
    * Bytes the samples topic holds on the broker's disk (its partitions' log segments), where
    * the target has a bus whose disk can be read here; undefined otherwise.

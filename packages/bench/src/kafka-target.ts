@@ -10,7 +10,7 @@ import type { MonitorStack } from './monitor-stack.js';
 import { startPipelineStack } from './monitor-stack.js';
 import { findDescendantPid, parentPid } from './proc-stats.js';
 import type { MeasuredProcess } from './resource-sampler.js';
-import { waitForLanded } from './wait-for-landed.js';
+import { waitForLanded, waitForLandedHistograms } from './wait-for-landed.js';
 
 const pollIntervalMs = 100;
 
@@ -79,6 +79,10 @@ export async function startKafkaMonitor(options: {
     busBytes: () => topicLogBytes(broker, stack.env['SAMPLES_TOPIC']),
     waitForStored: async (args) => {
       const landed = await waitForLanded(stack.db, { ...args, pollIntervalMs });
+      return { stored: landed.stored, drained: landed.drained };
+    },
+    waitForStoredHistograms: async (args) => {
+      const landed = await waitForLandedHistograms(stack.db, { ...args, pollIntervalMs });
       return { stored: landed.stored, drained: landed.drained };
     },
     // The stack's servers stop with the run's cleanup: the Kafka target runs last.

@@ -6,7 +6,9 @@
  * `__name__`, `job`, `instance`, `region`), snappy-compressed, each request a new scrape time, so
  * nothing is a duplicate. Every body is sent exactly once; the report gives each server's CPU per
  * sample (its process only: VictoriaMetrics with its storage, our gateway's decode and publish)
- * and what each stored.
+ * and what each stored. With `--samples histogram` each series sends a native histogram instead
+ * (24 buckets, as a Prometheus with native histograms sends them): histograms per second, CPU
+ * per histogram, and what each stored (VictoriaMetrics keeps none).
  *
  * Needs `npm run build` and `apt-get install victoria-metrics`. No start step: `measure` starts each
  * target in turn, alone on the machine.
@@ -34,6 +36,13 @@ import {
 } from './victoria-metrics-target.js';
 
 type Options = RemoteWriteOptions;
+
+function sampleKind(value: string): 'float' | 'histogram' {
+  if (value !== 'float' && value !== 'histogram') {
+    throw new Error('--samples must be float or histogram');
+  }
+  return value;
+}
 
 type Report = { options: Options; figures: RemoteWriteFigures[]; ratio?: number };
 
@@ -64,6 +73,8 @@ const usage = `Usage: npm run bench:remote-write -- [options]
   --requests N             remote-write requests, each sent once (default ${defaultRemoteWriteRequests})
   --series-per-request N   samples per request (default 2000)
   --concurrency N          requests in flight (default 8)
+  --samples KIND           float, or histogram: each series a native histogram of 24 buckets
+                           (default float)
   --out FILE               JSON results (default bench-results/remote-write-<iso date>.json)
 Needs \`npm run build\` (the gateway and writer run from packages/server/dist) and
 ${victoriaMetricsInstall}. Kafka, PostgreSQL and Redis come from testkit or the environment.`;
@@ -76,6 +87,7 @@ await runBench({
     requests: String(defaultRemoteWriteRequests),
     'series-per-request': '2000',
     concurrency: '8',
+    samples: 'float',
   },
   parseOptions: (values) => ({
     warmUpRequests: integerOption('warm-up', values['warm-up'], 0),
@@ -86,6 +98,7 @@ await runBench({
       seriesPerHost,
     ),
     concurrency: integerOption('concurrency', values.concurrency),
+    histograms: sampleKind(values.samples) === 'histogram',
   }),
   createReport: (options): Report => ({ options, figures: [] }),
   // Scrape times a second apart from an hour back.
@@ -101,7 +114,9 @@ await runBench({
       Math.round(each.samplesPerSecond).toLocaleString('en-US'),
       each.cpuMicrosPerSample.toFixed(2),
     ]);
-    const header = ['process', '2xx', 'samples sent', 'stored', 'samples/s', 'CPU µs/sample'];
+    const unit = report.options.histograms ? 'histograms' : 'samples';
+    const one = report.options.histograms ? 'histogram' : 'sample';
+    const header = ['process', '2xx', `${unit} sent`, 'stored', `${unit}/s`, `CPU µs/${one}`];
     const widths = header.map((title, i) =>
       Math.max(title.length, ...rows.map((row) => row[i]!.length)),
     );
@@ -112,12 +127,12 @@ await runBench({
     return [
       `bench:remote-write — ${report.date}`,
       formatMachine(report.machine),
-      `${report.options.requests} requests × ${report.options.seriesPerRequest} samples, ${report.options.concurrency} in flight, after ${report.options.warmUpRequests} warm-up requests`,
+      `${report.options.requests} requests × ${report.options.seriesPerRequest} ${unit}, ${report.options.concurrency} in flight, after ${report.options.warmUpRequests} warm-up requests`,
       '',
       line(header),
       ...rows.map(line),
       '',
-      report.ratio === undefined
+      report.ratio === undefined || report.options.histograms
         ? ''
         : `gateway CPU per sample = ${report.ratio.toFixed(2)} × VictoriaMetrics' (target ≤ 2)`,
       ...formatNotes(report),

@@ -22,6 +22,8 @@ export type RemoteWriteOptions = {
   requests: number;
   seriesPerRequest: number;
   concurrency: number;
+  /** Each series sends a native histogram (24 buckets, integer counts) instead of a float. */
+  histograms: boolean;
 };
 
 export type RemoteWriteFigures = {
@@ -42,7 +44,7 @@ export type RemoteWriteFigures = {
 };
 
 /** VictoriaMetrics' count of what the remote-write bodies stored. */
-const remoteWriteSeriesQuery = 'sum(count_over_time({__name__=~"rw_metric_.*"}[1d]))';
+const remoteWriteSeriesQuery = 'sum(count_over_time({__name__=~"rw_(metric|latency)_.*"}[1d]))';
 
 /** prompb's WriteRequest, the fields a Prometheus sender fills. */
 const writeRequest = protobuf.Root.fromJSON({
@@ -52,10 +54,27 @@ const writeRequest = protobuf.Root.fromJSON({
       fields: {
         labels: { rule: 'repeated', type: 'Label', id: 1 },
         samples: { rule: 'repeated', type: 'Sample', id: 2 },
+        histograms: { rule: 'repeated', type: 'Histogram', id: 4 },
       },
     },
     Label: { fields: { name: { type: 'string', id: 1 }, value: { type: 'string', id: 2 } } },
     Sample: { fields: { value: { type: 'double', id: 1 }, timestamp: { type: 'int64', id: 2 } } },
+    // An integer native histogram, as Prometheus' queue sends one (types.proto).
+    Histogram: {
+      fields: {
+        countInt: { type: 'uint64', id: 1 },
+        sum: { type: 'double', id: 3 },
+        schema: { type: 'sint32', id: 4 },
+        zeroThreshold: { type: 'double', id: 5 },
+        zeroCountInt: { type: 'uint64', id: 6 },
+        positiveSpans: { rule: 'repeated', type: 'BucketSpan', id: 11 },
+        positiveDeltas: { rule: 'repeated', type: 'sint64', id: 12, options: { packed: true } },
+        timestamp: { type: 'int64', id: 15 },
+      },
+    },
+    BucketSpan: {
+      fields: { offset: { type: 'sint32', id: 1 }, length: { type: 'uint32', id: 2 } },
+    },
   },
 }).lookupType('WriteRequest');
 
@@ -73,7 +92,8 @@ export function createRemoteWriteBodies(
   options: RemoteWriteOptions,
   baseMs: number,
 ): RemoteWriteBodies {
-  const body = (n: number) => remoteWriteBody(n, options.seriesPerRequest, baseMs);
+  const body = (n: number) =>
+    remoteWriteBody(n, options.seriesPerRequest, baseMs, options.histograms);
   return {
     warmUp: Array.from({ length: options.warmUpRequests }, (_, i) => body(-1 - i)),
     measured: Array.from({ length: options.requests }, (_, n) => body(n)),
@@ -92,28 +112,77 @@ export const defaultRemoteWriteRequests = 1500;
 export type RemoteWriteSeries = {
   labels: { name: string; value: string }[];
   samples: { value: number; timestamp: number }[];
+  histograms?: RemoteWriteHistogram[];
 };
+
+type RemoteWriteHistogram = {
+  countInt: number;
+  sum: number;
+  schema: number;
+  zeroThreshold: number;
+  zeroCountInt: number;
+  positiveSpans: { offset: number; length: number }[];
+  positiveDeltas: number[];
+  timestamp: number;
+};
+
+/** Latency buckets of schema 3 from 7.8 ms up (24 of them, to about 62 ms). */
+const histogramBuckets = 24;
+
+/**
+ * Series `i`'s latency histogram at scrape `n`: a counter, every bucket grown by what the
+ * scrapes before added, counts sent as deltas as Prometheus sends them.
+ */
+function latencyHistogram(n: number, i: number, timestamp: number): RemoteWriteHistogram {
+  const counts = Array.from(
+    { length: histogramBuckets },
+    (_, j) => (n + 200) * (1 + ((j * 7 + i) % 5)),
+  );
+  const count = counts.reduce((a, b) => a + b, 0);
+  return {
+    countInt: count,
+    sum: count * 0.031,
+    schema: 3,
+    zeroThreshold: 2.938735877055719e-39,
+    zeroCountInt: 0,
+    positiveSpans: [{ offset: -56, length: histogramBuckets }],
+    positiveDeltas: counts.map((c, j) => c - (j === 0 ? 0 : counts[j - 1]!)),
+    timestamp,
+  };
+}
 
 /** A remote-write 1.0 body as a Prometheus queue shard sends it: protobuf, snappy-compressed. */
 export function encodeRemoteWrite(timeseries: RemoteWriteSeries[]): Buffer {
   return snappy.compressSync(Buffer.from(writeRequest.encode({ timeseries }).finish()));
 }
 
-/** Request `n`'s body: every series once, at scrape time `baseMs + n` seconds. */
-function remoteWriteBody(n: number, seriesPerRequest: number, baseMs: number): Buffer {
+/**
+ * Request `n`'s body: every series once, at scrape time `baseMs + n` seconds; with `histograms`,
+ * a native histogram each (`rw_latency_*`) instead of a float.
+ */
+function remoteWriteBody(
+  n: number,
+  seriesPerRequest: number,
+  baseMs: number,
+  histograms: boolean,
+): Buffer {
   const hosts = Math.ceil(seriesPerRequest / seriesPerHost);
   const timeseries: RemoteWriteSeries[] = [];
+  const timestamp = baseMs + n * 1000;
   for (let i = 0; i < seriesPerRequest; i++) {
     const host = i % hosts;
     const series = Math.floor(i / hosts);
+    const name = histograms ? `rw_latency_${series}_seconds` : `rw_metric_${series}`;
     timeseries.push({
       labels: [
-        { name: '__name__', value: `rw_metric_${series}` },
+        { name: '__name__', value: name },
         { name: 'instance', value: `rw-host-${host}:9100` },
         { name: 'job', value: 'node' },
         { name: 'region', value: `region-${host % 4}` },
       ],
-      samples: [{ value: (n * 7 + i) % 1000, timestamp: baseMs + n * 1000 }],
+      ...(histograms
+        ? { samples: [], histograms: [latencyHistogram(n, i, timestamp)] }
+        : { samples: [{ value: (n * 7 + i) % 1000, timestamp }] }),
     });
   }
   return encodeRemoteWrite(timeseries);
@@ -194,7 +263,8 @@ async function measureRemoteWrite(
     ok: sent.ok,
     statuses: sent.statuses,
     samplesSent,
-    samplesStored: (await countStored()) - warmUp.ok * options.seriesPerRequest,
+    // At least 0: a target that keeps none of them (VictoriaMetrics' histograms) stores no warm-up.
+    samplesStored: Math.max(0, (await countStored()) - warmUp.ok * options.seriesPerRequest),
     seconds,
     samplesPerSecond: samplesSent / seconds,
     cpuMicrosPerSample: (cpuSeconds * 1e6) / samplesSent,
@@ -219,8 +289,12 @@ export async function measureRemoteWriteTo(
   const processName = kafka ? 'gateway' : 'victoria-metrics';
   const pid = target.measured.find((each) => each.name === processName)?.pid();
   if (pid === undefined) throw new Error(`no pid for ${processName}`);
+  const waitForStored =
+    options.histograms && target.waitForStoredHistograms !== undefined
+      ? target.waitForStoredHistograms.bind(target)
+      : target.waitForStored.bind(target);
   const stored = (expected: number) =>
-    target.waitForStored({ expected, timeoutMs: storedTimeoutMs, settleMs });
+    waitForStored({ expected, timeoutMs: storedTimeoutMs, settleMs });
   const before = kafka ? (await stored(0)).stored : 0;
   const sent = (bodies.warmUp.length + bodies.measured.length) * options.seriesPerRequest;
   const figures = await measureRemoteWrite(

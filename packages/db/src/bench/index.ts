@@ -49,6 +49,7 @@ export const copyBinarySamples = translatingDbErrors(seeding.copyBinarySamples);
 export type { SeedAlert, SeedService } from './bench-seeding.js';
 
 export const countSamples = translatingDbErrors(checks.countSamples);
+export const countHistograms = translatingDbErrors(checks.countHistograms);
 export const countSamplesBetween = translatingDbErrors(checks.countSamplesBetween);
 export const countStoredRows = translatingDbErrors(checks.countStoredRows);
 export const countAlertsAndSnapshots = translatingDbErrors(checks.countAlertsAndSnapshots);

@@ -11,6 +11,14 @@ export async function countSamples(db: Database): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** Native histograms stored: those written as they came and those compacted into chunks. */
+export async function countHistograms(db: Database): Promise<number> {
+  const [row] = await db.sql<{ n: string }[]>`
+    select (select count(*) from histogram_samples)
+      + (select coalesce(sum(samples), 0) from histogram_chunks) as n`;
+  return Number(row?.n ?? 0);
+}
+
 /** Rows of the raw samples and of both aggregates' views. */
 export async function countStoredRows(
   db: Database,

@@ -3,6 +3,7 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { StringTable } from '@monitor/schemas';
 import { InterningReader } from './interning-reader.js';
+import { int64ToNumber } from './int64.js';
 import { remoteWriteTypes } from './proto-types.js';
 
 type Label = { name: string; value: string };
@@ -100,5 +101,25 @@ describe('InterningReader', () => {
     expect(() => labelType().decode(new InterningReader(bytes, new StringTable(8)))).toThrow(
       RangeError,
     );
+  });
+
+  it('reads a zigzag varint (sint64) as the number protobufjs’ Long makes, to 64 bits', () => {
+    const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+    fc.assert(
+      fc.property(fc.array(int64, { minLength: 1, maxLength: 20 }), (values) => {
+        const writer = protobuf.Writer.create();
+        for (const value of values) writer.sint64(protobuf.util.Long.fromString(String(value)));
+        const bytes = writer.finish();
+        const theirs = protobuf.Reader.create(bytes);
+        const ours = new InterningReader(bytes, new StringTable(16));
+        for (const _ of values) {
+          expect(ours.sint64()).toBe(int64ToNumber(theirs.sint64()));
+        }
+        expect(ours.pos).toBe(bytes.length);
+      }),
+    );
+    // Past the end: an error, as protobufjs throws one.
+    const cut = protobuf.Writer.create().sint64(-123456789012).finish().subarray(0, 3);
+    expect(() => new InterningReader(cut, new StringTable(16)).sint64()).toThrow();
   });
 });

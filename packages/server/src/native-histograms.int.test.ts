@@ -242,6 +242,7 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
       },
       30_000,
       'the same exemplars here',
+      // Never equal: the last answer, so that the failure below shows the difference.
     ).catch(async () =>
       exemplars(`${monitor.baseUrl}/prometheus`, { Authorization: `Bearer ${key}` }),
     );

@@ -178,7 +178,10 @@ export function summarizeServices(
  */
 export function hasMetrics(sample: HostSample): boolean {
   for (const metric in sample.metrics) if (Object.hasOwn(sample.metrics, metric)) return true;
-  return sample.histograms !== undefined && Object.keys(sample.histograms).length > 0;
+  const { histograms } = sample;
+  if (histograms === undefined) return false;
+  for (const metric in histograms) if (Object.hasOwn(histograms, metric)) return true;
+  return false;
 }
 
 function isStorable(sample: HostSample): boolean {

@@ -12,7 +12,8 @@ import { createSymbolTable } from './testing/symbol-table.js';
 
 /**
  * The remote-write mapping (labels → host, metric, tags; the collector's checks, grouping, one
- * point per series and time, staleness markers, exemplars, the split at the /ingest limit)
+ * point per series and time, staleness markers, exemplars, native histograms, the split at the
+ * /ingest limit)
  * against a reference written for clarity, on generated bodies decoded by both protocol
  * versions.
  */
@@ -22,10 +23,22 @@ const options = { nowMs: t0, maxDecodedBytes: 50_000_000 };
 
 type Label = { name: string; value: string };
 type GeneratedExemplar = { labels: Label[]; value: number; timestamp: number };
+/** An integer native histogram as sent: sound, ended (its sum a staleness marker) or refused. */
+type GeneratedHistogram = {
+  countInt: number;
+  sum: number;
+  schema: number;
+  zeroThreshold: number;
+  zeroCountInt: number;
+  positiveSpans: { offset: number; length: number }[];
+  positiveDeltas: number[];
+  timestamp: number;
+};
 type GeneratedSeries = {
   labels: Label[];
   samples: { value: number; timestamp: number }[];
   exemplars?: GeneratedExemplar[];
+  histograms?: GeneratedHistogram[];
 };
 
 function staleMarker(): number {
@@ -89,6 +102,24 @@ const exemplar: fc.Arbitrary<GeneratedExemplar> = fc.record({
   timestamp: sampleTime,
 });
 
+/** Buckets [count, 1] at indexes 0 and 1; schema 9 is one Prometheus has no layout for. */
+const histogram: fc.Arbitrary<GeneratedHistogram> = fc
+  .record({
+    kind: fc.constantFrom('sound', 'sound', 'ended', 'schema 9'),
+    count: fc.nat(5),
+    timestamp: sampleTime,
+  })
+  .map(({ kind, count, timestamp }) => ({
+    countInt: count + 1,
+    sum: kind === 'ended' ? staleMarker() : 1.5,
+    schema: kind === 'schema 9' ? 9 : 0,
+    zeroThreshold: 1e-128,
+    zeroCountInt: 0,
+    positiveSpans: [{ offset: 0, length: 2 }],
+    positiveDeltas: [count, 1 - count],
+    timestamp,
+  }));
+
 /** A series: labels in any order (repeated names, empty values), `__name__` anywhere or absent. */
 const series: fc.Arbitrary<GeneratedSeries> = fc
   .record({
@@ -101,13 +132,14 @@ const series: fc.Arbitrary<GeneratedSeries> = fc
       maxLength: 3,
     }),
     exemplars: fc.array(exemplar, { maxLength: 2 }),
+    histograms: fc.array(histogram, { maxLength: 2 }),
   })
-  .map(({ labels, name, namePosition, wideTags, samples, exemplars }) => {
+  .map(({ labels, name, namePosition, wideTags, samples, exemplars, histograms }) => {
     const all = [...labels];
     for (let i = 0; i < wideTags; i++) all.push({ name: `w${i}`, value: 'w' });
     if (name !== undefined)
       all.splice(namePosition % (all.length + 1), 0, { name: '__name__', value: name });
-    return { labels: all, samples, exemplars };
+    return { labels: all, samples, exemplars, histograms };
   });
 
 /**
@@ -160,6 +192,7 @@ function v2Body(all: GeneratedSeries[]): Uint8Array {
       value: e.value,
       timestamp: e.timestamp,
     })),
+    histograms: s.histograms ?? [],
   }));
   const type = remoteWriteTypes().writeV2Request;
   return compress(type.encode(type.fromObject({ symbols, timeseries })).finish());
@@ -186,11 +219,28 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
   const groups = new Map<string, { sample: ProtocolSample; size: number; taken: Set<string> }>();
   let accepted = 0;
   let exemplars = 0;
-  for (const { labels, samples, exemplars: seriesExemplars = [] } of all) {
-    // The series' samples, then its exemplars.
-    const points = [
+  let histograms = 0;
+  for (const {
+    labels,
+    samples,
+    exemplars: seriesExemplars = [],
+    histograms: seriesHistograms = [],
+  } of all) {
+    // The series' samples, then its exemplars, then its histograms.
+    const points: {
+      value: number;
+      timestamp: number;
+      exemplar: Label[] | undefined;
+      histogram?: GeneratedHistogram;
+    }[] = [
       ...samples.map((point) => ({ ...point, exemplar: undefined })),
       ...seriesExemplars.map((point) => ({ ...point, exemplar: point.labels })),
+      ...seriesHistograms.map((h) => ({
+        value: h.sum,
+        timestamp: h.timestamp,
+        exemplar: undefined,
+        histogram: h,
+      })),
     ];
     let metric: string | undefined;
     let hostLabel: string | undefined;
@@ -214,9 +264,13 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
       (instance === undefined ? undefined : hostOfInstance(instance)) ??
       job ??
       'remote-write';
-    for (const { value, timestamp, exemplar } of points) {
+    for (const { value, timestamp, exemplar, histogram: sent } of points) {
       if (metric === undefined || metric === '') {
         reject('no_metric_name');
+        continue;
+      }
+      if (sent !== undefined && sent.schema > 8) {
+        reject('invalid_histogram');
         continue;
       }
       const exemplarLabels = exemplar === undefined ? undefined : referenceExemplarLabels(exemplar);
@@ -273,6 +327,7 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
         group.sample = { ...group.sample, metrics: {}, tags: { ...group.sample.tags } };
         delete group.sample.staleMetrics;
         delete group.sample.exemplars;
+        delete group.sample.histograms;
         group.size = 0;
       }
       if (group.size === 0) decoded.push(group.sample);
@@ -280,6 +335,22 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
       if (exemplarLabels !== undefined) {
         exemplars += 1;
         (group.sample.exemplars ??= []).push({ metric: name.name, value, labels: exemplarLabels });
+      } else if (sent !== undefined && !stale) {
+        histograms += 1;
+        (group.sample.histograms ??= {})[name.name] = {
+          integer: true,
+          schema: sent.schema,
+          zeroThreshold: sent.zeroThreshold,
+          zeroCount: sent.zeroCountInt,
+          count: sent.countInt,
+          sum: sent.sum,
+          positiveSpans: sent.positiveSpans,
+          positiveBuckets: [sent.positiveDeltas[0]!, 1],
+          negativeSpans: [],
+          negativeBuckets: [],
+          counterResetHint: 'unknown',
+          customValues: [],
+        };
       } else {
         accepted += 1;
         if (stale) (group.sample.staleMetrics ??= []).push(name.name);
@@ -287,7 +358,7 @@ function referenceDecode(all: GeneratedSeries[]): DecodedHostSamples {
       }
     }
   }
-  return { samples: decoded, accepted, exemplars, histograms: 0, rejected, skipped: {} };
+  return { samples: decoded, accepted, exemplars, histograms, rejected, skipped: {} };
 }
 
 /**

@@ -102,7 +102,11 @@ export function createPrometheusSeriesSource(
           unaggregated ?? new Map(),
           markers ?? new Map(),
         ]);
-        const stored = row.ids.flatMap((id) => histograms.get(id) ?? []);
+        // Custom-bucket histograms (schema -53) came after Prometheus 2.42, whose PromQL this
+        // is: stored and kept, but not read here (docs/promql.md#native-histograms).
+        const stored = row.ids
+          .flatMap((id) => histograms.get(id) ?? [])
+          .filter((s) => s.histogram.customValues.length === 0);
         if (stored.length === 0) return series;
         // One labelset under two ids (labels as written): their histograms in one time order.
         if (row.ids.length > 1) stored.sort((a, b) => a.timeMs - b.timeMs);

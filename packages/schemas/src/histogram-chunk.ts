@@ -36,6 +36,8 @@ const flagBits = 5;
 const maxDeltaEncoded = 2 ** 50;
 /** The varbit classes: bits that follow the prefix of each, the last for any safe integer. */
 const varbitClasses = [3, 6, 9, 12, 18, 25, 53] as const;
+/** 2^bits of each class: the zigzag'd integers below it fit the class. */
+const varbitLimits = varbitClasses.map((bits) => 2 ** bits);
 
 /** Thrown when bytes are not a histogram chunk this code wrote. */
 export class HistogramChunkError extends Error {}
@@ -67,23 +69,28 @@ class ChunkWriter {
   /** Bits written so far. */
   private bit = 0;
 
-  /** Appends the `count` (≤ 32) low bits of `value`. */
+  /**
+   * Appends the `count` (≤ 32) low bits of `value`, a 32-bit integer (shifts, not divisions:
+   * this runs for every field of every histogram the gateway publishes).
+   */
   bits(value: number, count: number): void {
     if (count === 0) return;
-    const end = this.bit + count;
-    if ((end >> 3) + 1 > this.bytes.length) {
+    let bit = this.bit;
+    if (((bit + count) >> 3) + 1 > this.bytes.length) {
       const grown = new Uint8Array(this.bytes.length * 2 + 8);
       grown.set(this.bytes);
       this.bytes = grown;
     }
+    const bytes = this.bytes;
     for (let left = count; left > 0;) {
-      const room = 8 - (this.bit & 7);
-      const take = Math.min(room, left);
-      const part = Math.floor(value / 2 ** (left - take)) & ((1 << take) - 1);
-      this.bytes[this.bit >> 3]! |= part << (room - take);
-      this.bit += take;
+      const room = 8 - (bit & 7);
+      const take = room < left ? room : left;
+      const part = (value >>> (left - take)) & ((1 << take) - 1);
+      bytes[bit >> 3]! |= part << (room - take);
+      bit += take;
       left -= take;
     }
+    this.bit = bit;
   }
 
   /** Appends `count` (≤ 53) low bits of a non-negative safe integer. */
@@ -100,16 +107,13 @@ class ChunkWriter {
       this.bits(0, 1);
       return;
     }
-    for (let i = 0; i < varbitClasses.length; i++) {
-      const width = varbitClasses[i]!;
-      if (zigzag < 2 ** width || i === varbitClasses.length - 1) {
-        // i + 1 ones, then a zero (the last class has none: its prefix is all ones).
-        const last = i === varbitClasses.length - 1;
-        this.bits(last ? 2 ** (i + 1) - 1 : 2 ** (i + 2) - 2, last ? i + 1 : i + 2);
-        this.wide(zigzag, width);
-        return;
-      }
-    }
+    const last = varbitClasses.length - 1;
+    let i = 0;
+    while (i < last && zigzag >= varbitLimits[i]!) i++;
+    // i + 1 ones, then a zero (the last class has none: its prefix is all ones).
+    if (i === last) this.bits((1 << (i + 1)) - 1, i + 1);
+    else this.bits((1 << (i + 2)) - 2, i + 2);
+    this.wide(zigzag, varbitClasses[i]!);
   }
 
   float64(value: number): void {
@@ -193,15 +197,18 @@ class ChunkReader {
       throw new HistogramChunkError('histogram chunk cut short');
     }
     let value = 0;
+    let bit = this.bit;
+    const bytes = this.bytes;
     for (let left = count; left > 0;) {
-      const room = 8 - (this.bit & 7);
-      const take = Math.min(room, left);
-      const byte = this.bytes[this.bit >> 3]!;
-      const part = (byte >> (room - take)) & ((1 << take) - 1);
-      value = value * 2 ** take + part;
-      this.bit += take;
+      const room = 8 - (bit & 7);
+      const take = room < left ? room : left;
+      const part = (bytes[bit >> 3]! >> (room - take)) & ((1 << take) - 1);
+      // A multiplication, not a shift: a varbit of the last class reads 53 bits.
+      value = value * (1 << take) + part;
+      bit += take;
       left -= take;
     }
+    this.bit = bit;
     return value;
   }
 

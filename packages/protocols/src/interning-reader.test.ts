@@ -112,7 +112,7 @@ describe('InterningReader', () => {
         const bytes = writer.finish();
         const theirs = protobuf.Reader.create(bytes);
         const ours = new InterningReader(bytes, new StringTable(16));
-        for (const _ of values) {
+        for (let i = 0; i < values.length; i++) {
           expect(ours.sint64()).toBe(int64ToNumber(theirs.sint64()));
         }
         expect(ours.pos).toBe(bytes.length);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Database } from '@monitor/db';
+import type { NativeHistogram } from '@monitor/schemas';
 import { createApiKeyStore, createDatabase, createOrgStore, refreshRollups } from '@monitor/db';
 import { createTestDatabase } from '@monitor/testkit';
 import type { TestDatabase } from '@monitor/testkit';
@@ -13,6 +14,8 @@ import { buildAlertRuleCreateRequest, createApiCall, waitFor } from '@monitor/te
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { buildConsole, launchChromium } from './testing/console-browser.js';
 import { postIngest } from './testing/ingest-client.js';
+import { encode } from './testing/prometheus-fixture.js';
+import type { SeriesData } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { startRoleProcess } from './testing/role-process.js';
 
@@ -32,7 +35,7 @@ let monitor: RoleProcess;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-/** Every URL the page requested, and every console message it logged. */
+/** Every URL the page requested, and every console message it logged or error it threw. */
 const requested: string[] = [];
 const logged: string[] = [];
 const ids: Record<string, string> = {};
@@ -100,6 +103,97 @@ function history(now: number): Json[] {
     }
   });
   return payloads;
+}
+
+/** A deterministic uniform random number generator (mulberry32): the same screenshot each run. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(state ^ (state >>> 15), state | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const latencyTicks = 240;
+const latencyTickMs = 15_000;
+
+/**
+ * web-2's request latency as a client library exports it and Prometheus remote-writes it:
+ * native histograms (schema 3, eight buckets per doubling) of a counter that grows every 15 s
+ * over the hour up to `endMs` (the view's shortest range), by 150 requests from a log-normal
+ * distribution around 80 ms that slows to 200 ms, and spreads, halfway. Labelled with web-2's
+ * own tags, so its service keeps them (an agent's labels are its host's tags).
+ */
+function latencyHistograms(endMs: number): SeriesData {
+  const random = seededRandom(58);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const buckets = new Map<number, number>();
+  let count = 0;
+  let sum = 0;
+  const histograms: [number, NativeHistogram][] = [];
+  for (let tick = 0; tick < latencyTicks; tick += 1) {
+    const [median, spread] = tick < latencyTicks / 2 ? [0.08, 0.45] : [0.2, 0.55];
+    for (let request = 0; request < 150; request += 1) {
+      const seconds = median * Math.exp(spread * normal());
+      // Schema 3's bucket i holds (2^((i-1)/8), 2^(i/8)].
+      const index = Math.ceil(Math.log2(seconds) * 8);
+      buckets.set(index, (buckets.get(index) ?? 0) + 1);
+      count += 1;
+      sum += seconds;
+    }
+    const lowest = Math.min(...buckets.keys());
+    const length = Math.max(...buckets.keys()) - lowest + 1;
+    histograms.push([
+      endMs - (latencyTicks - 1 - tick) * latencyTickMs,
+      {
+        integer: true,
+        schema: 3,
+        zeroThreshold: 2 ** -128,
+        zeroCount: 0,
+        count,
+        sum,
+        positiveSpans: [{ offset: lowest, length }],
+        positiveBuckets: Array.from({ length }, (_, i) => buckets.get(lowest + i) ?? 0),
+        negativeSpans: [],
+        negativeBuckets: [],
+        counterResetHint: 'unknown',
+        customValues: [],
+      },
+    ]);
+  }
+  return {
+    labels: { __name__: 'request_duration_seconds', host: 'web-2', ...hosts[1]!.tags },
+    samples: [],
+    histograms,
+  };
+}
+
+/** Sends series to the service as Prometheus' remote-write 1.0 does. */
+async function remoteWrite(series: SeriesData[]): Promise<void> {
+  const answer = await fetch(`${monitor.baseUrl}/api/v1/write`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-protobuf',
+      'Content-Encoding': 'snappy',
+      'X-Prometheus-Remote-Write-Version': '0.1.0',
+      Authorization: `Bearer ${key}`,
+    },
+    body: encode(series),
+  });
+  expect(answer.ok, await answer.text()).toBe(true);
+}
+
+/** An instant query of the Prometheus API: its vector's first value, if any. */
+async function instantValue(query: string, timeMs: number): Promise<number | undefined> {
+  const search = new URLSearchParams({ query, time: String(timeMs / 1000) });
+  const answer = await fetch(`${monitor.baseUrl}/prometheus/api/v1/query?${search.toString()}`, {
+    headers: { 'X-API-Key': key },
+  });
+  const { data } = (await answer.json()) as { data: { result: { value: [number, string] }[] } };
+  const [first] = data.result;
+  return first === undefined ? undefined : Number(first.value[1]);
 }
 
 async function ingest(body: unknown): Promise<void> {
@@ -197,6 +291,7 @@ beforeAll(async () => {
   page = await context.newPage();
   page.on('request', (request) => requested.push(request.url()));
   page.on('console', (message) => logged.push(`${message.type()}: ${message.text()}`));
+  page.on('pageerror', (error) => logged.push(`pageerror: ${error.message}`));
 });
 
 afterAll(async () => {
@@ -328,6 +423,90 @@ describe('the web console in Chromium', () => {
     expect(legend).not.toContain('batch-1');
     expect(requested.some((url) => url.includes('/prometheus/api/v1/query_range?'))).toBe(true);
     await screenshot('service-promql');
+  });
+
+  it('draws native histograms in the PromQL box: a heatmap of the buckets under p50, p90, p99', async () => {
+    const endMs = Date.now();
+    await remoteWrite([latencyHistograms(endMs)]);
+    // Stored in order: the first histogram and the last one there means all of them are.
+    const firstMs = endMs - (latencyTicks - 1) * latencyTickMs;
+    for (const [atMs, count] of [
+      [firstMs, 150],
+      [endMs, 150 * latencyTicks],
+    ] as const) {
+      await waitFor(
+        async () =>
+          (await instantValue('histogram_count(request_duration_seconds)', atMs)) === count
+            ? true
+            : undefined,
+        30_000,
+        `the histogram at ${new Date(atMs).toISOString()} stored`,
+      );
+    }
+    const box = page.getByLabel('PromQL', { exact: true });
+    const legend = () => page.locator('.promql .histogram-chart .u-legend').innerText();
+    const run = async (expr: string) => {
+      await box.fill(expr);
+      await page.getByRole('button', { name: 'Run' }).click();
+    };
+
+    // The host's selector, as the box comes: its floats as lines, its histograms as a heatmap.
+    await run('{host="web-2"}');
+    await poll(() => page.locator('.promql > figcaption').textContent()).toBe(
+      '4 series, 15 s step: 3 of floats, 1 of native histograms',
+    );
+    await poll(() => page.locator('.promql canvas').count()).toBe(2);
+    expect(await page.locator('.promql > .chart-canvas .u-legend').innerText()).toContain(
+      'cpu_percent{',
+    );
+
+    // The histograms' selector: the counters as they grow, the series named.
+    await run('request_duration_seconds{host="web-2"}');
+    await poll(() => page.locator('.promql > figcaption').textContent()).toBe(
+      '1 series, 15 s step: 1 of native histograms',
+    );
+    const labels = 'env="prod", host="web-2", role="web"';
+    await poll(legend).toContain(`p50 request_duration_seconds{${labels}}`);
+    for (const q of ['p90', 'p99']) {
+      expect(await legend()).toContain(`${q} request_duration_seconds{${labels}}`);
+    }
+    // The white casings under the lines are series of their own, kept out of the legend.
+    expect(await legend()).not.toContain('casing');
+
+    // Their rate, as a latency panel shows it: the name dropped, the distribution per minute.
+    await run('rate(request_duration_seconds{host="web-2"}[1m])');
+    await poll(legend).toContain(`p99 {${labels}}`);
+    // No float series: the histogram's chart alone, its colour scale beside it.
+    expect(await page.locator('.promql canvas').count()).toBe(1);
+    expect(await page.locator('.promql .heatmap-scale-bar').count()).toBe(1);
+    await poll(async () => (await heatmapPixels()).cells, {
+      message: 'the heatmap cells',
+    }).toBeGreaterThan(20_000);
+    expect((await heatmapPixels()).p50, 'the p50 line').toBeGreaterThan(300);
+
+    // What the pointer reads: p50 near 80 ms in the first half hour, near 200 ms after.
+    const p50At = async (fraction: number) => {
+      const over = await page.locator('.promql .histogram-chart .u-over').boundingBox();
+      expect(over).not.toBeNull();
+      const pointed = page.locator('.promql .heatmap-pointed');
+      // Off the chart first: the reading empties, so the next one is not the last one's.
+      await page.mouse.move(0, 0);
+      await poll(() => pointed.textContent()).toBe('');
+      await page.mouse.move(over!.x + over!.width * fraction, over!.y + over!.height * 0.4);
+      await poll(() => pointed.textContent()).toMatch(/p50 [\d.]+/);
+      return Number(/p50 ([\d.]+)/.exec((await pointed.textContent()) ?? '')?.[1]);
+    };
+    const before = await p50At(0.25);
+    expect(before).toBeGreaterThan(0.06);
+    expect(before).toBeLessThan(0.11);
+    const after = await p50At(0.85);
+    expect(after).toBeGreaterThan(0.15);
+    expect(after).toBeLessThan(0.26);
+    expect(await page.locator('.promql .heatmap-pointed').textContent()).toMatch(
+      /p90 [\d.]+ · p99 [\d.]+ · bucket \(/,
+    );
+    expect(await axeViolations('.promql')).toEqual([]);
+    await screenshot('service-promql-histogram');
   });
 
   it('serves every view at its own URL: a deep link reloads into it', async () => {
@@ -493,7 +672,6 @@ describe('the web console in Chromium', () => {
   });
 
   it("passes axe-core's WCAG A/AA checks on every main view", async () => {
-    const axeSource = axe.source;
     for (const path of [
       '/services',
       `/services/${ids['web-1']}`,
@@ -505,13 +683,7 @@ describe('the web console in Chromium', () => {
       await page.goto(`${monitor.baseUrl}${path}`);
       await page.waitForSelector('main h1');
       await page.waitForLoadState('networkidle');
-      await page.evaluate(axeSource);
-      const violations = await page.evaluate<string[]>(`
-        axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }).then((result) =>
-          result.violations.map((each) => each.id + ': ' + JSON.stringify(each.nodes.map((node) => node.target))),
-        )
-      `);
-      expect(violations, path).toEqual([]);
+      expect(await axeViolations('html'), path).toEqual([]);
     }
   });
 
@@ -526,7 +698,7 @@ describe('the web console in Chromium', () => {
   });
 
   it('draws no CSP violation and logs no error but the answers the tests asked for (a 401, four 422s)', () => {
-    const errors = logged.filter((line) => /Content Security Policy|^error/i.test(line));
+    const errors = logged.filter((line) => /Content Security Policy|^(page)?error/i.test(line));
     expect(errors).toEqual([
       'error: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
       'error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
@@ -561,6 +733,38 @@ describe('the web console in Chromium', () => {
     await poll(() => page.getByRole('alert').first().textContent()).toContain('403');
   });
 });
+
+/** axe-core's WCAG A/AA violations within `selector`, each its rule and the nodes it found. */
+async function axeViolations(selector: string): Promise<string[]> {
+  await page.evaluate(axe.source);
+  return page.evaluate<string[]>(`
+    axe.run(${JSON.stringify(selector)}, { runOnly: ['wcag2a', 'wcag2aa'] }).then((result) =>
+      result.violations.map((each) => each.id + ': ' + JSON.stringify(each.nodes.map((node) => node.target))),
+    )
+  `);
+}
+
+/**
+ * Pixels of the PromQL box's heatmap: its cells (the oranges of heatmapColour) and its p50
+ * line (#1d4ed8).
+ */
+async function heatmapPixels(): Promise<{ cells: number; p50: number }> {
+  return page.evaluate<{ cells: number; p50: number }>(`(() => {
+    const canvas = document.querySelector('.promql .histogram-chart canvas');
+    if (!canvas) return { cells: 0, p50: 0 };
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    const near = (value, target) => Math.abs(value - target) < 24;
+    let cells = 0;
+    let p50 = 0;
+    for (let at = 0; at < data.length; at += 4) {
+      const [r, g, b, a] = [data[at], data[at + 1], data[at + 2], data[at + 3]];
+      if (a < 200) continue;
+      if (r > 120 && r - b > 40 && r >= g && g >= b) cells += 1;
+      if (near(r, 0x1d) && near(g, 0x4e) && near(b, 0xd8)) p50 += 1;
+    }
+    return { cells, p50 };
+  })()`);
+}
 
 /** Pixels of the avg series' colour (#2563eb) on the chart of `metric`: the line uPlot drew. */
 async function bluePixels(metric: string): Promise<number> {

@@ -67,6 +67,7 @@ describe('decodeRemoteReadRequest', () => {
     );
     expect(decoded).toEqual({
       responseType: 'samples',
+      acceptsSamples: true,
       queries: [
         {
           startMs: 1_700_000_000_000,
@@ -88,6 +89,13 @@ describe('decodeRemoteReadRequest', () => {
     expect(
       decodeRemoteReadRequest(request({ acceptedResponseTypes: [0, 1] }), 1 << 20).responseType,
     ).toBe('samples');
+    // Whether the client takes samples too: a streamed read may fall back to them.
+    expect(
+      decodeRemoteReadRequest(request({ acceptedResponseTypes: [1, 0] }), 1 << 20).acceptsSamples,
+    ).toBe(true);
+    expect(
+      decodeRemoteReadRequest(request({ acceptedResponseTypes: [1] }), 1 << 20).acceptsSamples,
+    ).toBe(false);
   });
 
   it('refuses a body that is not snappy, or asks only for unknown response types', () => {

@@ -33,6 +33,8 @@ export type RemoteReadRequest = {
   queries: ReadQuery[];
   /** The response type to answer with, negotiated as Prometheus does (first supported one). */
   responseType: ReadResponseType;
+  /** Whether the client takes `samples` too (asked none, or listed it). */
+  acceptsSamples: boolean;
 };
 
 /** Content-Type of each response type (the streamed one has no Content-Encoding). */
@@ -106,7 +108,7 @@ export function decodeRemoteReadRequest(
       hints,
     };
   });
-  return { queries, responseType };
+  return { queries, responseType, acceptsSamples: accepted.length === 0 || accepted.includes(0) };
 }
 
 /**

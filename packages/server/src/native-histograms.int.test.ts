@@ -324,66 +324,76 @@ describe('native histograms from a real Prometheus 2.42 and the Go client librar
     }
   });
 
-  it('are answered to a remote read, each as Prometheus holds it', async () => {
-    const atMs = await scrapedAndStopped();
-    const held = await prometheusHolds(atMs);
-    const type = readTypes.lookupType('ReadRequest');
-    const request = type.fromObject({
-      queries: [
-        {
-          startTimestampMs: atMs - 3_600_000,
-          endTimestampMs: atMs,
-          matchers: [{ type: 0, name: '__name__', value: 'checkout_latency_seconds' }],
+  // SAMPLES asked, and streamed chunks first with SAMPLES beside (as later Prometheus clients
+  // ask): both answered with samples, the histograms among them.
+  it.each([[[0]], [[1, 0]]])(
+    'are answered to a remote read accepting %j, each as Prometheus holds it',
+    async (acceptedResponseTypes) => {
+      const atMs = await scrapedAndStopped();
+      const held = await prometheusHolds(atMs);
+      const type = readTypes.lookupType('ReadRequest');
+      const request = type.fromObject({
+        queries: [
+          {
+            startTimestampMs: atMs - 3_600_000,
+            endTimestampMs: atMs,
+            matchers: [{ type: 0, name: '__name__', value: 'checkout_latency_seconds' }],
+          },
+        ],
+        acceptedResponseTypes,
+      });
+      const response = await fetch(`${monitor.baseUrl}/prometheus/api/v1/read`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${key}`,
+          'Content-Type': 'application/x-protobuf',
+          'Content-Encoding': 'snappy',
         },
-      ],
-      acceptedResponseTypes: [0],
-    });
-    const response = await fetch(`${monitor.baseUrl}/prometheus/api/v1/read`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${key}`,
-        'Content-Type': 'application/x-protobuf',
-        'Content-Encoding': 'snappy',
-      },
-      body: snappy.compressSync(Buffer.from(type.encode(request).finish())),
-    });
-    expect(response.status).toBe(200);
-    const answer = readTypes
-      .lookupType('ReadResponse')
-      .toObject(
-        readTypes
-          .lookupType('ReadResponse')
-          .decode(snappy.uncompressSync(Buffer.from(await response.arrayBuffer())) as Buffer),
-        { longs: Number, defaults: true },
-      ) as {
-      results: {
-        timeseries: {
-          labels: { name: string; value: string }[];
-          histograms: {
-            timestamp: number;
-            countFloat: number;
-            sum: number;
-            zeroCountFloat: number;
-            positiveCounts: number[];
+        body: snappy.compressSync(Buffer.from(type.encode(request).finish())),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/x-protobuf');
+      const answer = readTypes
+        .lookupType('ReadResponse')
+        .toObject(
+          readTypes
+            .lookupType('ReadResponse')
+            .decode(snappy.uncompressSync(Buffer.from(await response.arrayBuffer())) as Buffer),
+          { longs: Number, defaults: true },
+        ) as {
+        results: {
+          timeseries: {
+            labels: { name: string; value: string }[];
+            histograms: {
+              timestamp: number;
+              countFloat: number;
+              sum: number;
+              zeroCountFloat: number;
+              positiveCounts: number[];
+            }[];
           }[];
         }[];
-      }[];
-    };
-    const sent = answer.results[0]!.timeseries;
-    expect(sent).toHaveLength(2);
-    for (const series of sent) {
-      const route = series.labels.find((l) => l.name === 'route')?.value;
-      const theirs = held.find((s) => s.metric['route'] === route)!.histograms!;
-      // Every histogram, at its time, with its count and sum; its buckets add up to its count.
-      expect(series.histograms.map((h) => [h.timestamp, h.countFloat, h.sum])).toEqual(
-        theirs.map(([seconds, h]) => [Math.round(seconds * 1000), Number(h.count), Number(h.sum)]),
-      );
-      for (const h of series.histograms) {
-        const inBuckets = h.positiveCounts.reduce((sum, count) => sum + count, h.zeroCountFloat);
-        expect(inBuckets).toBe(h.countFloat);
+      };
+      const sent = answer.results[0]!.timeseries;
+      expect(sent).toHaveLength(2);
+      for (const series of sent) {
+        const route = series.labels.find((l) => l.name === 'route')?.value;
+        const theirs = held.find((s) => s.metric['route'] === route)!.histograms!;
+        // Every histogram, at its time, with its count and sum; its buckets add up to its count.
+        expect(series.histograms.map((h) => [h.timestamp, h.countFloat, h.sum])).toEqual(
+          theirs.map(([seconds, h]) => [
+            Math.round(seconds * 1000),
+            Number(h.count),
+            Number(h.sum),
+          ]),
+        );
+        for (const h of series.histograms) {
+          const inBuckets = h.positiveCounts.reduce((sum, count) => sum + count, h.zeroCountFloat);
+          expect(inBuckets).toBe(h.countFloat);
+        }
       }
-    }
-  });
+    },
+  );
 
   /** What the SDK is given: values in many buckets, one of them twice, and a zero. */
   const recorded = [0, 0.003, 0.02, 0.02, 0.5, 1.7, 12, 30, 250, 3_000];

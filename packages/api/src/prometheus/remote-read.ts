@@ -99,7 +99,9 @@ async function write(res: Response, bytes: Buffer): Promise<void> {
  * Prometheus remote read (`POST /prometheus/api/v1/read`): a snappy prometheus.ReadRequest
  * answered with raw samples and native histograms (`SAMPLES`: one snappy ReadResponse) or, when
  * the client asks for it first, XOR chunks streamed in CRC-checked frames, one series at a time
- * (`STREAMED_XOR_CHUNKS`: floats only; Prometheus' histogram chunk format is not written). Each query reads its series' raw samples in [start, end] through
+ * (`STREAMED_XOR_CHUNKS`: floats only, as Prometheus' histogram chunk format is not written; a
+ * one-query read that finds native histograms is answered with samples instead when the client
+ * takes them). Each query reads its series' raw samples in [start, end] through
  * the same SeriesSource as PromQL, so the same organization scope and labels. Runs after the
  * router's authentication; the organization is `orgOf(res)`.
  */
@@ -122,11 +124,21 @@ export function createRemoteReadHandler(
     };
     res.on('close', onClose);
     try {
-      if (request.responseType === 'samples') {
+      // A one-query read (as Prometheus sends them) that found native histograms is answered
+      // with samples where the client takes them: streamed chunks here are XOR chunks only.
+      const single =
+        request.responseType === 'streamed_xor_chunks' &&
+        request.acceptsSamples &&
+        request.queries.length === 1
+          ? await select(source, request.queries[0]!, limits.maxSeries, controller.signal)
+          : undefined;
+      const withHistograms = single?.some((s) => (s.histograms?.timestampsMs.length ?? 0) > 0);
+      if (request.responseType === 'samples' || withHistograms === true) {
         const results: SourceSeries[][] = [];
         let samples = 0;
         for (const query of request.queries) {
-          const series = await select(source, query, limits.maxSeries, controller.signal);
+          const series =
+            single ?? (await select(source, query, limits.maxSeries, controller.signal));
           for (const s of series) {
             samples += s.timestampsMs.length + (s.histograms?.timestampsMs.length ?? 0);
           }
@@ -144,7 +156,7 @@ export function createRemoteReadHandler(
       }
       res.status(200).set('Content-Type', remoteReadContentTypes.streamed_xor_chunks);
       for (const [index, query] of request.queries.entries()) {
-        const series = await select(source, query, limits.maxSeries, controller.signal);
+        const series = single ?? (await select(source, query, limits.maxSeries, controller.signal));
         for (const s of series) {
           for (const frame of encodeChunkedReadFrames(index, s)) await write(res, frame);
         }

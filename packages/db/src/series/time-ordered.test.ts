@@ -64,6 +64,36 @@ describe('timeOrdered', () => {
     fc.assert(fc.property(disjointRuns, check), { numRuns: 500 });
   });
 
+  it('sorts the head chunk’s rows where they lie beside a compressed chunk’s run', () => {
+    // A series as a read over a compressed chunk and the head chunk hands it over: one long
+    // descending run of the older points, and the newest in the order they were written (a few
+    // to more than insertion sorts), before or after it.
+    const headBesideChunk = fc
+      .uniqueArray(fc.integer({ min: 0, max: 1_000_000 }), { minLength: 2, maxLength: 400 })
+      .chain((times) =>
+        fc
+          .tuple(fc.integer({ min: 1, max: times.length - 1 }), fc.boolean())
+          .chain(([cut, headFirst]) => {
+            const sorted = [...times].sort((a, b) => a - b);
+            const chunk = sorted.slice(0, cut).reverse();
+            return fc
+              .shuffledSubarray(sorted.slice(cut), { minLength: sorted.length - cut })
+              .map((head) => (headFirst ? [...head, ...chunk] : [...chunk, ...head]));
+          }),
+      );
+    fc.assert(fc.property(headBesideChunk, check), { numRuns: 500 });
+  });
+
+  it('sorts overlapping neighbours in place, and the earlier of two at one time first', () => {
+    // Runs [5, 4, 3] and [4, 10, 11, 12] overlap: sorted together where they lie.
+    const timesMs = Float64Array.from([5, 4, 3, 4, 10, 11, 12]);
+    const values = Float64Array.from([5, 4, 3, -4, 10, 11, 12]);
+    const ordered = timeOrdered(timesMs, values);
+    expect(ordered.timesMs).toBe(timesMs);
+    expect(Array.from(timesMs)).toEqual([3, 4, 4, 5, 10, 11, 12]);
+    expect(Array.from(values)).toEqual([3, 4, -4, 5, 10, 11, 12]);
+  });
+
   it('hands back points already in order as they are', () => {
     const timesMs = Float64Array.from([1, 2, 5]);
     const values = Float64Array.from([-0, Number.NaN, Number.POSITIVE_INFINITY]);

@@ -5,9 +5,11 @@
  * chunk's batches in their compression order (descending in chunks compressed by `time desc`),
  * one chunk's rows before or after another's (the server merges chunks by series only). Each
  * descending run is reversed where it lies; runs that then ascend one after the other are the
- * answer as they are, runs that do not overlap are joined by copying each, and only overlapping
- * ones are merged pairwise, so the cost is n × log2(runs) moves at most, where a comparison sort
- * per series took most of a query's time in the api (docs/benchmarks/promql.md, "PromQL").
+ * answer as they are, runs that do not overlap are joined by copying each, short runs that
+ * overlap only their neighbours (the head chunk's rows, in the order they were written) are sorted
+ * where they lie, and only other overlaps are merged pairwise, so the cost is n × log2(runs)
+ * moves at most, where a comparison sort per series took most of a query's time in the api
+ * (docs/benchmarks/promql.md, "PromQL").
  *
  * Times are distinct within a stored series (its unique key); at a time held twice the earlier
  * run's point comes first. The arrays given may come back reordered in place.
@@ -44,15 +46,108 @@ export function timeOrdered(
     }
   }
   if (bounds.length === 2) return { timesMs, values };
-  const blocks = disjointAscendingRuns(timesMs, bounds);
+  let blockBounds: readonly number[] = bounds;
+  let blocks = disjointAscendingRuns(timesMs, bounds);
+  if (blocks === null) {
+    // Short runs that overlap, side by side: the head chunk's rows in the order they were
+    // written, beside a compressed chunk's long run. Sorted where they lie, they are one block.
+    const stretches = sortOverlappingNeighbours(timesMs, values, bounds);
+    if (stretches !== null) blocks = disjointAscendingRuns(timesMs, (blockBounds = stretches));
+  }
   if (blocks !== null) {
     // Disjoint and already one after the other: batches of one chunk, or chunks in time order.
-    if (blocks.every((block, k) => block.start === bounds[k])) return { timesMs, values };
+    if (blocks.every((block, k) => block.start === blockBounds[k])) return { timesMs, values };
     if (blocks.length === 2) return swapped(timesMs, values, blocks[1]!.end - blocks[1]!.start);
     return joined(timesMs, values, blocks);
   }
+  return mergedRuns(timesMs, values, bounds);
+}
 
-  // Bottom-up merge of neighbouring runs, ping-ponging between the given arrays and a new pair.
+/** Runs of this many points or fewer in all are sorted by insertion; longer ones merged. */
+const insertionSortMax = 64;
+
+/**
+ * Where runs whose times overlap lie next to each other (and only there), sorts each such stretch
+ * in place and returns the stretches' bounds (a run that overlaps none is a stretch of its own);
+ * null, with nothing moved, where runs that overlap have another run between them. Stable: at a
+ * time held twice the earlier run's point stays first.
+ */
+function sortOverlappingNeighbours(
+  timesMs: Float64Array,
+  values: Float64Array,
+  bounds: readonly number[],
+): number[] | null {
+  const runCount = bounds.length - 1;
+  const byStart = Array.from({ length: runCount }, (_, k) => k).sort(
+    (a, b) => timesMs[bounds[a]!]! - timesMs[bounds[b]!]!,
+  );
+  // Groups of overlapping runs, as the first and last run of each (by position).
+  const groups: { first: number; last: number; runs: number }[] = [];
+  let groupEndMs = -Infinity;
+  for (const k of byStart) {
+    const group = groups.at(-1);
+    if (group !== undefined && timesMs[bounds[k]!]! <= groupEndMs) {
+      group.first = Math.min(group.first, k);
+      group.last = Math.max(group.last, k);
+      group.runs++;
+    } else groups.push({ first: k, last: k, runs: 1 });
+    groupEndMs = Math.max(groupEndMs, timesMs[bounds[k + 1]! - 1]!);
+  }
+  if (groups.some((g) => g.last - g.first + 1 !== g.runs)) return null;
+  groups.sort((a, b) => a.first - b.first);
+  const stretches = [0];
+  for (const { first, last } of groups) {
+    const start = bounds[first]!;
+    const end = bounds[last + 1]!;
+    if (last > first) sortStretch(timesMs, values, start, end, bounds.slice(first, last + 2));
+    stretches.push(end);
+  }
+  return stretches;
+}
+
+/** Sorts [start, end) in place, stably: its ascending runs (`runs`, absolute) merged or inserted. */
+function sortStretch(
+  timesMs: Float64Array,
+  values: Float64Array,
+  start: number,
+  end: number,
+  runs: readonly number[],
+): void {
+  if (end - start > insertionSortMax) {
+    const t = timesMs.slice(start, end);
+    const v = values.slice(start, end);
+    const merged = mergedRuns(
+      t,
+      v,
+      runs.map((b) => b - start),
+    );
+    timesMs.set(merged.timesMs, start);
+    values.set(merged.values, start);
+    return;
+  }
+  for (let i = start + 1; i < end; i++) {
+    const time = timesMs[i]!;
+    const value = values[i]!;
+    let j = i - 1;
+    for (; j >= start && timesMs[j]! > time; j--) {
+      timesMs[j + 1] = timesMs[j]!;
+      values[j + 1] = values[j]!;
+    }
+    timesMs[j + 1] = time;
+    values[j + 1] = value;
+  }
+}
+
+/**
+ * Ascending runs between `bounds` merged bottom-up, neighbour with neighbour, ping-ponging
+ * between the given arrays and a new pair; at a time held twice the earlier run's point first.
+ */
+function mergedRuns(
+  timesMs: Float64Array,
+  values: Float64Array,
+  bounds: readonly number[],
+): { timesMs: Float64Array; values: Float64Array } {
+  const n = timesMs.length;
   let t: Float64Array = timesMs;
   let v: Float64Array = values;
   let runs = bounds;

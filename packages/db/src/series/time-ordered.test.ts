@@ -84,6 +84,37 @@ describe('timeOrdered', () => {
     fc.assert(fc.property(headBesideChunk, check), { numRuns: 500 });
   });
 
+  it('merges a long run with short ones that overlap it, the earlier of two at one time first', () => {
+    // A compressed chunk's run with a few of its points elsewhere (a batch of one, a late
+    // write), times held twice among them: the order of a stable sort by time, where each point's
+    // value says where it came in.
+    const longBesideShort = fc
+      .tuple(
+        fc.array(fc.integer({ min: 0, max: 5_000 }), { minLength: 65, maxLength: 400 }),
+        fc.array(fc.integer({ min: 0, max: 5_000 }), { maxLength: 120 }),
+        fc.nat(),
+      )
+      .map(([long, short, at]) => {
+        const run = [...new Set(long)].sort((a, b) => b - a);
+        const cut = at % (short.length + 1);
+        return [...short.slice(0, cut), ...run, ...short.slice(cut)];
+      });
+    fc.assert(
+      fc.property(longBesideShort, (times) => {
+        const ordered = timeOrdered(
+          Float64Array.from(times),
+          Float64Array.from(times, (_, i) => i),
+        );
+        const want = times
+          .map((t, i) => [t, i] as const)
+          .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+        expect(Array.from(ordered.timesMs)).toEqual(want.map(([t]) => t));
+        expect(Array.from(ordered.values)).toEqual(want.map(([, i]) => i));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('sorts overlapping neighbours in place, and the earlier of two at one time first', () => {
     // Runs [5, 4, 3] and [4, 10, 11, 12] overlap: sorted together where they lie.
     const timesMs = Float64Array.from([5, 4, 3, 4, 10, 11, 12]);

@@ -105,7 +105,13 @@ function sortOverlappingNeighbours(
   return stretches;
 }
 
-/** Sorts [start, end) in place, stably: its ascending runs (`runs`, absolute) merged or inserted. */
+/**
+ * Sorts [start, end) in place, stably, given its ascending runs (`runs`, absolute bounds). A
+ * short stretch by insertion; a long one holds a long run (a compressed chunk's) beside short
+ * ones (the head chunk's, and a point that joined neither): the short ones are sorted apart, the
+ * long run moved to the stretch's start, and the three merged from the end, so that the long
+ * run is moved once and never copied.
+ */
 function sortStretch(
   timesMs: Float64Array,
   values: Float64Array,
@@ -113,18 +119,68 @@ function sortStretch(
   end: number,
   runs: readonly number[],
 ): void {
-  if (end - start > insertionSortMax) {
-    const t = timesMs.slice(start, end);
-    const v = values.slice(start, end);
-    const merged = mergedRuns(
-      t,
-      v,
-      runs.map((b) => b - start),
-    );
-    timesMs.set(merged.timesMs, start);
-    values.set(merged.values, start);
+  if (end - start <= insertionSortMax) {
+    insertionSort(timesMs, values, start, end);
     return;
   }
+  let longest = 0;
+  for (let k = 1; k + 1 < runs.length; k++) {
+    if (runs[k + 1]! - runs[k]! > runs[longest + 1]! - runs[longest]!) longest = k;
+  }
+  const longStart = runs[longest]!;
+  const longEnd = runs[longest + 1]!;
+  const before = sortedApart(timesMs, values, runs.slice(0, longest + 1));
+  const after = sortedApart(timesMs, values, runs.slice(longest + 1));
+  timesMs.copyWithin(start, longStart, longEnd);
+  values.copyWithin(start, longStart, longEnd);
+  // From the end: of equal times the later run's point is written first (it stays after).
+  let a = start + longEnd - longStart - 1;
+  let b = before.timesMs.length - 1;
+  let c = after.timesMs.length - 1;
+  for (let o = end - 1; o >= start; o--) {
+    const ta = a >= start ? timesMs[a]! : -Infinity;
+    const tb = b >= 0 ? before.timesMs[b]! : -Infinity;
+    const tc = c >= 0 ? after.timesMs[c]! : -Infinity;
+    if (c >= 0 && tc >= ta && tc >= tb) {
+      timesMs[o] = tc;
+      values[o] = after.values[c--]!;
+    } else if (a >= start && ta >= tb) {
+      timesMs[o] = ta;
+      values[o] = values[a--]!;
+    } else {
+      timesMs[o] = tb;
+      values[o] = before.values[b--]!;
+    }
+  }
+}
+
+/** A copy of the points between the first and last of `runs` (ascending runs), sorted. */
+function sortedApart(
+  timesMs: Float64Array,
+  values: Float64Array,
+  runs: readonly number[],
+): { timesMs: Float64Array; values: Float64Array } {
+  const from = runs[0]!;
+  const t = timesMs.slice(from, runs.at(-1));
+  const v = values.slice(from, runs.at(-1));
+  if (t.length <= insertionSortMax) {
+    insertionSort(t, v, 0, t.length);
+    return { timesMs: t, values: v };
+  }
+  return mergedRuns(
+    t,
+    v,
+    runs.map((bound) => bound - from),
+  );
+}
+
+/** Sorts [start, end) in place by insertion, stably. */
+function insertionSort(
+  timesMs: Float64Array,
+  values: Float64Array,
+  start: number,
+  end: number,
+): void {
   for (let i = start + 1; i < end; i++) {
     const time = timesMs[i]!;
     const value = values[i]!;

@@ -67,7 +67,10 @@ beforeAll(async () => {
     const answer = await postIngest(monitor.baseUrl, payloads.slice(i, i + 200), { key });
     expect(answer.status).toBe(200);
   }
-  // Accepted is durable; the writer stores it in its own time.
+  // Accepted is durable; the writer stores it in its own time. An answer that is no success is
+  // asked again (once, under CI's load, the first answer was an error, and what it said was not
+  // kept): it is logged, and named if the wait runs out.
+  let refused: unknown;
   await waitFor(
     async () => {
       const answer = await prometheus('query', {
@@ -75,12 +78,19 @@ beforeAll(async () => {
         time: String(dataEndMs / 1000),
         max_source_resolution: 'raw',
       });
+      if (answer.status !== 200) {
+        refused = answer;
+        console.warn('promql-kept-tiers: a query was refused while waiting', answer);
+        return undefined;
+      }
       const value = answer.body.data.result[0] as { value?: [number, string] } | undefined;
       return value?.value?.[1] === String(payloads.length) ? true : undefined;
     },
     30_000,
     'every sample stored',
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; the last refusal: ${JSON.stringify(refused)}`);
+  });
   // The writer's first maintenance runs as it starts, and may have stored the tiers of the first
   // hours while these samples, sent 20–23 h late, were on their way: a sample that late reaches
   // the raw samples only (kept-tiers.ts). Start the tiers afresh, as if the samples had come in

@@ -23,13 +23,16 @@ const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
  * text (postgres.js asks for text results), twice the bytes, encoded by the server and decoded
  * here; COPY hands the bytes over as they are. COPY takes no parameters: `select` holds only
  * what the caller checked. On a connection of its own, in a transaction of its own, canceled
- * when `signal` aborts (see `cancelable`).
+ * when `signal` aborts (see `cancelable`). With `parallelWorkers: false` the statement runs in
+ * its own backend alone: for one of several side by side, each of which the planner would
+ * otherwise hand workers that cost more to start than they save.
  */
 export async function copyOut(
   sql: Sql,
   select: string,
   onRow: (row: CopyRow) => void,
   signal: AbortSignal,
+  options: { parallelWorkers?: boolean } = {},
 ): Promise<void> {
   const reader = createCopyBinaryReader(onRow);
   // A connection of its own: the pool pipelines queries onto busy connections, and
@@ -39,7 +42,11 @@ export async function copyOut(
   try {
     await connection.unsafe('begin');
     inTransaction = true;
-    await connection.unsafe(bulkReadJit);
+    await connection.unsafe(
+      options.parallelWorkers === false
+        ? `${bulkReadJit}, set_config('max_parallel_workers_per_gather', '0', true)`
+        : bulkReadJit,
+    );
     const query = connection.unsafe(`copy (${select}) to stdout (format binary)`);
     const copied = (async () => {
       const stream = await query.readable();

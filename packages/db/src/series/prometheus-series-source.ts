@@ -5,9 +5,8 @@ import type { Float64SlabLease } from './binary-arrays.js';
 import { readHistograms } from '../histograms/histogram-chunks.js';
 import { queryCanceled } from './cancelable.js';
 import { createSeriesChooser } from './choose-series.js';
-import type { StoredPoints } from './merge-series-points.js';
 import { mergeSeriesPoints } from './merge-series-points.js';
-import { readSamples } from './read-samples.js';
+import { readRawSamples } from './read-samples.js';
 import { readTierSeries } from './read-tier-series.js';
 import { readStaleMarkers, readUnaggregatedSamples } from './read-sparse-points.js';
 
@@ -26,7 +25,8 @@ const guarded =
 
 /**
  * The database side of PromQL's SeriesSource, for one organization: series chosen by their
- * labels (choose-series.ts), samples read raw from `samples` (read-samples.ts) and
+ * labels (choose-series.ts), samples read raw from `samples` (read-samples.ts: compressed
+ * batches decoded here, read-compressed-samples.ts) and
  * `unaggregated_samples` (read-sparse-points.ts; see `select` for why never from the rollups),
  * staleness markers flagged, merged per series (merge-series-points.ts), native histograms
  * beside them (histogram-chunks.ts).
@@ -69,9 +69,9 @@ export function createPrometheusSeriesSource(
           signal,
           options.slabs,
         );
-      // A few statements side by side: each reads its share of the series, so the server
-      // spends more than one core on a query over many series. The markers and the
-      // unaggregated samples, few, in one more each.
+      // A few statements side by side (readRawSamples): each reads its share of the series,
+      // so the server spends more than one core on a query over many series. The markers and
+      // the unaggregated samples, few, in one more each.
       const ids = selected.flatMap((row) => row.ids);
       const share = Math.ceil(ids.length / readConcurrency);
       const parts: string[][] = [];
@@ -81,11 +81,11 @@ export function createPrometheusSeriesSource(
       const reads = new AbortController();
       const onAbort = (): void => reads.abort(signal.reason);
       signal.addEventListener('abort', onAbort);
-      const [histograms, markers, unaggregated, ...read] = await Promise.all([
+      const [histograms, markers, unaggregated, samples] = await Promise.all([
         readHistograms(db, ids, range.startMs, range.endMs),
         readStaleMarkers(sql, ids, range),
         readUnaggregatedSamples(sql, ids, range),
-        ...parts.map((part) => readSamples(sql, part, range, reads.signal, options.slabs)),
+        readRawSamples(db, parts, range, reads.signal, options.slabs),
       ])
         .catch((err: unknown) => {
           // A read that fails once the query was canceled is canceled, whatever statement
@@ -94,8 +94,6 @@ export function createPrometheusSeriesSource(
           throw err;
         })
         .finally(() => signal.removeEventListener('abort', onAbort));
-      const samples = new Map<string, StoredPoints>();
-      for (const part of read) for (const [id, points] of part) samples.set(id, points);
       return selected.map((row) => {
         const series = mergeSeriesPoints(row.labels, row.ids, [
           samples,

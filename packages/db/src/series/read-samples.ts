@@ -1,5 +1,5 @@
 import type { TimeRange } from '@monitor/promql';
-import type { Sql } from '../core/database.js';
+import type { Database, Sql } from '../core/database.js';
 import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
 import {
   decodePackedEpochMs,
@@ -9,10 +9,97 @@ import {
 } from './binary-arrays.js';
 import { copyOut } from './copy-out.js';
 import type { StoredPoints } from './merge-series-points.js';
+import type { SampleChunks } from './read-compressed-samples.js';
+import {
+  listSampleChunks,
+  readCompressedSamples,
+  UndecodableBatchError,
+} from './read-compressed-samples.js';
 import { timeOrdered } from './time-ordered.js';
 
+/** How often a read is tried again from compressed batches when the chunks changed under it. */
+const batchReadAttempts = 3;
+
 /**
- * The samples of the stored series `ids` in `range`, per series id, in time order. One
+ * The samples of the stored series in `parts` (one statement each, side by side) in `range`,
+ * per series id, in time order: from TimescaleDB's compressed batches where it can
+ * (read-compressed-samples.ts), else through `raw_scaled_samples` (`readSamples`).
+ *
+ * A batch read names the chunks the catalog listed before it ran; the list is asked again
+ * once every statement is done, and a read during which a compression job changed it is
+ * read again (the statements may have missed what moved). Where the chunks keep changing, or
+ * a batch holds what the decoder refuses, the read goes through `raw_scaled_samples`.
+ */
+export async function readRawSamples(
+  db: Database,
+  parts: string[][],
+  range: TimeRange,
+  signal: AbortSignal,
+  slabs: Float64SlabLease | undefined,
+): Promise<Map<string, StoredPoints>> {
+  const { sql } = db;
+  for (const part of parts) {
+    for (const id of part) if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
+  }
+  const fromMs = Math.ceil(range.startMs);
+  const toMs = Math.floor(range.endMs);
+  if ((await db.capabilities()).timescaledb.version !== undefined && toMs - fromMs < 2 ** 31) {
+    for (let attempt = 0; attempt < batchReadAttempts; attempt++) {
+      const chunks = await listSampleChunks(sql, fromMs, toMs);
+      if (chunks === undefined) break;
+      let read: Map<string, StoredPoints>;
+      try {
+        read = await readBatches(sql, parts, fromMs, toMs, chunks, signal, slabs);
+      } catch (err) {
+        if (err instanceof UndecodableBatchError) break;
+        // A chunk dropped under the statement (recompressed into a new table) fails it.
+        if (signal.aborted || (await unchanged(sql, fromMs, toMs, chunks))) throw err;
+        continue;
+      }
+      if (await unchanged(sql, fromMs, toMs, chunks)) return read;
+    }
+  }
+  return joined(
+    await Promise.all(parts.map((part) => readSamples(sql, part, range, signal, slabs))),
+  );
+}
+
+async function unchanged(
+  sql: Sql,
+  fromMs: number,
+  toMs: number,
+  chunks: SampleChunks,
+): Promise<boolean> {
+  return (await listSampleChunks(sql, fromMs, toMs))?.fingerprint === chunks.fingerprint;
+}
+
+function joined(parts: Map<string, StoredPoints>[]): Map<string, StoredPoints> {
+  const [first, ...rest] = parts;
+  const all = first ?? new Map<string, StoredPoints>();
+  for (const part of rest) for (const [id, points] of part) all.set(id, points);
+  return all;
+}
+
+async function readBatches(
+  sql: Sql,
+  parts: string[][],
+  fromMs: number,
+  toMs: number,
+  chunks: SampleChunks,
+  signal: AbortSignal,
+  slabs: Float64SlabLease | undefined,
+): Promise<Map<string, StoredPoints>> {
+  const reader = slabs?.reader() ?? unpooledReader();
+  try {
+    return await readCompressedSamples(sql, parts, fromMs, toMs, chunks, reader.allocate, signal);
+  } finally {
+    reader.end();
+  }
+}
+
+/**
+ * The samples of the stored series `ids` in `range`, per series id, in time order, decoded by
+ * the server: on plain PostgreSQL, and where the batches cannot be read (`readRawSamples`). One
  * statement for all of them (`raw_samples`, see @monitor/db's read functions), through COPY's
  * binary format: in a result row a bytea comes as hex text (postgres.js asks for text
  * results), twice the bytes, encoded by the server and decoded here, which cost the api more

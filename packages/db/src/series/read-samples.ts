@@ -21,6 +21,15 @@ import { timeOrdered } from './time-ordered.js';
 const batchReadAttempts = 3;
 
 /**
+ * The shortest range read from compressed batches. A batch holds up to 1,000 samples (4 hours
+ * at 15 s) and is decoded whole, so over a short range most of what it holds is thrown away,
+ * where the server decompresses and filters in C: instant queries and the newest piece of a
+ * cached range go through `raw_scaled_samples` (docs/benchmarks/hot-path.md, "compressed
+ * batches").
+ */
+const minBatchReadMs = 2 * 3_600_000;
+
+/**
  * The samples of the stored series in `parts` (one statement each, side by side) in `range`,
  * per series id, in time order: from TimescaleDB's compressed batches where it can
  * (read-compressed-samples.ts), else through `raw_scaled_samples` (`readSamples`).
@@ -43,7 +52,12 @@ export async function readRawSamples(
   }
   const fromMs = Math.ceil(range.startMs);
   const toMs = Math.floor(range.endMs);
-  if ((await db.capabilities()).timescaledb.version !== undefined && toMs - fromMs < 2 ** 31) {
+  const span = toMs - fromMs;
+  if (
+    span >= minBatchReadMs &&
+    span < 2 ** 31 &&
+    (await db.capabilities()).timescaledb.version !== undefined
+  ) {
     for (let attempt = 0; attempt < batchReadAttempts; attempt++) {
       const chunks = await listSampleChunks(sql, fromMs, toMs);
       if (chunks === undefined) break;

@@ -198,6 +198,28 @@ function spreadNulls(out: ColumnBuffer, dense: number, rows: number): void {
   out.hasNulls = true;
 }
 
+/**
+ * A column's end: without nulls its `dense` values are its rows; with them, its null flags
+ * follow and spread the values over the rows they leave. Nothing may follow.
+ */
+function endColumn(
+  cursor: Cursor,
+  hasNulls: number,
+  dense: number,
+  rows: number,
+  out: ColumnBuffer,
+  what: string,
+): void {
+  if (hasNulls === 0) {
+    if (dense !== rows) throw new Error(`a ${what} column shorter than its batch`);
+    out.hasNulls = false;
+  } else {
+    if (readBitmap(cursor, bitmapBytes) !== rows) throw new Error('null flags of another batch');
+    spreadNulls(out, dense, rows);
+  }
+  cursor.end(what);
+}
+
 function readDeltaDelta(cursor: Cursor, rows: number, out: ColumnBuffer): void {
   const hasNulls = cursor.byte();
   cursor.skip(16); // the last value and delta, for appending: not needed to read
@@ -233,14 +255,7 @@ function readDeltaDelta(cursor: Cursor, rows: number, out: ColumnBuffer): void {
     }
     values[i] = valueHi * 4_294_967_296 + valueLo;
   }
-  if (hasNulls === 0) {
-    if (count !== rows) throw new Error('a delta-delta column shorter than its batch');
-    out.hasNulls = false;
-  } else {
-    if (readBitmap(cursor, bitmapBytes) !== rows) throw new Error('null flags of another batch');
-    spreadNulls(out, count, rows);
-  }
-  cursor.end('delta-delta');
+  endColumn(cursor, hasNulls, count, rows, out, 'delta-delta');
 }
 
 /** A bit stream of 64-bit buckets, low bits first (TimescaleDB's BitArray). */
@@ -335,14 +350,7 @@ function readGorilla(cursor: Cursor, rows: number, out: ColumnBuffer): void {
     floatHalves[hiIndex] = distinctHalves[k * 2 + 1]!;
     values[i] = floatBits[0]!;
   }
-  if (hasNulls === 0) {
-    if (notNull !== rows) throw new Error('a Gorilla column shorter than its batch');
-    out.hasNulls = false;
-  } else {
-    if (readBitmap(cursor, bitmapBytes) !== rows) throw new Error('null flags of another batch');
-    spreadNulls(out, notNull, rows);
-  }
-  cursor.end('Gorilla');
+  endColumn(cursor, hasNulls, notNull, rows, out, 'Gorilla');
 }
 
 function allNull(rows: number, out: ColumnBuffer): void {

@@ -18,6 +18,15 @@ const bulkReadJit = `select set_config('jit_above_cost', '40000', true),
   set_config('jit_optimize_above_cost', '-1', true)`;
 
 /**
+ * Stored series ids as an SQL array literal for a COPY's statement, which takes no parameters:
+ * each checked to be one of our bigints, so nothing else reaches the SQL.
+ */
+export function seriesIdArray(ids: readonly string[]): string {
+  for (const id of ids) if (!/^[0-9]+$/.test(id)) throw new Error(`not a series id: ${id}`);
+  return `'{${ids.join(',')}}'::bigint[]`;
+}
+
+/**
  * Runs `select` as `copy (…) to stdout (format binary)` and hands each row to `onRow` as it
  * arrives, while the server is still sending the next ones: a bytea in a result row comes as hex
  * text (postgres.js asks for text results), twice the bytes, encoded by the server and decoded

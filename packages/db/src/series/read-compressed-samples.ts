@@ -5,15 +5,15 @@ import type { Float64Allocator } from './binary-arrays.js';
 import { decodePackedOffsetsMs, decodeScaledCodes } from './binary-arrays.js';
 import { createColumnBuffer, decodeCompressedColumn, NotExactError } from './compressed-columns.js';
 import type { CopyRow } from './copy-binary-reader.js';
-import { copyOut } from './copy-out.js';
+import { copyOut, seriesIdArray } from './copy-out.js';
 import type { StoredPoints } from './merge-series-points.js';
 import { timeOrdered } from './time-ordered.js';
 
 /**
  * Raw samples read from TimescaleDB's compressed batches as they are stored, decoded here
  * (compressed-columns.ts), beside the rows not compressed yet. Through `raw_scaled_samples` the
- * server decompressed every batch and packed each series' samples with `string_agg`, ~150 ns a
- * sample of its time, most of a PromQL read's; a batch of up to 1,000 samples costs it one row
+ * server decompressed every batch and packed each series' samples with `string_agg`: ~150 ns of
+ * its time a sample, most of a PromQL read's; a batch of up to 1,000 samples costs it one row
  * here (docs/benchmarks/hot-path.md).
  *
  * The statement names the chunks it reads, as the catalog lists them (`listSampleChunks`): the
@@ -158,19 +158,18 @@ function readStatement(
   fromMs: number,
   toMs: number,
 ): string {
-  const idList = (ids: string[]): string => `'{${ids.join(',')}}'::bigint[]`;
   const selects = chunks.compressed.map(
     (table) => `select b.series_id, b._ts_meta_count, null::bytea, null::bytea,
         b.time, b.mantissa, b.scale, b.value
       from ${table} b
-      where b.series_id = any(${idList(batchIds)}) and b._ts_meta_min_1 <= ${toMs}
+      where b.series_id = any(${seriesIdArray(batchIds)}) and b._ts_meta_min_1 <= ${toMs}
         and b._ts_meta_max_1 >= ${fromMs}`,
   );
   if (rowIds.length > 0) {
     const rows = chunks.tables
       .map(
         (table) => `select s.series_id, s.time, s.mantissa, s.scale, s.value from only ${table} s
-          where s.series_id = any(${idList(rowIds)}) and s.time >= ${fromMs}
+          where s.series_id = any(${seriesIdArray(rowIds)}) and s.time >= ${fromMs}
             and s.time <= ${toMs}`,
       )
       .join(' union all ');

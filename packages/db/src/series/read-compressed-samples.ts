@@ -16,20 +16,30 @@ import { timeOrdered } from './time-ordered.js';
  * its time a sample, most of a PromQL read's; a batch of up to 1,000 samples costs it one row
  * here (docs/benchmarks/hot-path.md).
  *
- * The statement names the chunks it reads, as the catalog lists them (`listSampleChunks`): the
+ * A statement names the chunks it reads, as the catalog lists them (`listSampleChunks`): the
  * compressed batches of each compressed chunk and the rows of every chunk's own table (`only`:
  * a head chunk's rows, and those that arrived late into a compressed one). The compression
  * jobs change that list while a read runs (a head chunk merged into the one before, a chunk
  * recompressed into a new compressed table), so the reader lists the chunks again once its
  * statements are done: a read whose list changed is read again (see read-samples.ts).
+ *
+ * The statements of a read run side by side, each at a moment of its own, so a series' rows
+ * that a job moves into batches must be read by one statement with those batches. A head
+ * chunk's rows move only when it is compressed, which the list shows, so one statement reads
+ * every series' (it has no per-row index: each statement would scan it whole). A compressed
+ * chunk's late rows go into its batches by a recompression that leaves the list as it was
+ * (partial, then compressed again), so each statement reads those of its own series.
  */
 
 /** The chunks of `samples` a range touches, as the catalog had them when listed. */
 export type SampleChunks = {
-  /** `schema.table` of each chunk's own table. */
-  tables: string[];
-  /** `schema.table` of each chunk's compressed batches, where it has them. */
-  compressed: string[];
+  /** `schema.table` of each chunk not compressed (a head chunk). */
+  heads: string[];
+  /**
+   * Each compressed chunk: `table`, its own (the rows that arrived late), and `batches`, its
+   * compressed batches' table.
+   */
+  compressed: { table: string; batches: string }[];
   /** What changes when any of the above does (ids, status, ranges). */
   fingerprint: string;
 };
@@ -75,10 +85,15 @@ export async function listSampleChunks(
     order by c.id`;
   if (rows.length === 0 || rows.some((r) => r.moving)) return undefined;
   return {
-    tables: rows.map((r) => quoted(r.schema, r.table)),
+    heads: rows.flatMap((r) => (r.compressedTable === null ? [quoted(r.schema, r.table)] : [])),
     compressed: rows.flatMap((r) =>
       r.compressedSchema !== null && r.compressedTable !== null
-        ? [quoted(r.compressedSchema, r.compressedTable)]
+        ? [
+            {
+              table: quoted(r.schema, r.table),
+              batches: quoted(r.compressedSchema, r.compressedTable),
+            },
+          ]
         : [],
     ),
     fingerprint: rows
@@ -93,8 +108,8 @@ export class UndecodableBatchError extends Error {}
 /**
  * The samples of the stored series in `parts` in `[fromMs, toMs]` (less than 2^31 ms apart),
  * per series id, in time order, from the chunks `chunks` lists: one statement a part, side by
- * side, reading its series' compressed batches, and the first also every series' rows not
- * compressed (a head chunk has no per-row index: each statement would scan it whole). Throws
+ * side, reading its series' compressed batches and late rows, and the first also every series'
+ * rows in head chunks (see above). Throws
  * `UndecodableBatchError` where a batch holds what compressed-columns.ts refuses.
  */
 export async function readCompressedSamples(
@@ -148,39 +163,54 @@ export async function readCompressedSamples(
 const compressedType = '_timescaledb_internal.compressed_data';
 
 /**
- * One statement of a read: the compressed batches of the series `batchIds`, and the rows not
- * compressed of the series `rowIds` (packed per series as `readSamples` packs them).
+ * One statement of a read: the compressed batches and late rows of the series `ids`, and the
+ * rows in head chunks of the series `headIds` (packed per series as `readSamples` packs them).
  */
 function readStatement(
   chunks: SampleChunks,
-  batchIds: string[],
-  rowIds: string[],
+  ids: string[],
+  headIds: string[],
   fromMs: number,
   toMs: number,
 ): string {
-  const selects = chunks.compressed.map(
-    (table) => `select b.series_id, b._ts_meta_count, null::bytea, null::bytea,
-        b.time, b.mantissa, b.scale, b.value
-      from ${table} b
-      where b.series_id = any(${seriesIdArray(batchIds)}) and b._ts_meta_min_1 <= ${toMs}
-        and b._ts_meta_max_1 >= ${fromMs}`,
-  );
-  if (rowIds.length > 0) {
-    const rows = chunks.tables
-      .map(
-        (table) => `select s.series_id, s.time, s.mantissa, s.scale, s.value from only ${table} s
-          where s.series_id = any(${seriesIdArray(rowIds)}) and s.time >= ${fromMs}
-            and s.time <= ${toMs}`,
-      )
-      .join(' union all ');
+  // The chunks' own tables come first: the server locks a statement's tables in the order
+  // it names them, and a compression job locks a chunk before its compressed table (then
+  // both exclusively, to swap in what it recompressed). Named the other way round, a read
+  // holding a compressed table while it waits for its chunk deadlocks with the job.
+  const rowsOf = (tables: string[], of: string[]) =>
+    of.length === 0
+      ? []
+      : tables.map(
+          (table) => `select s.series_id, s.time, s.mantissa, s.scale, s.value from only ${table} s
+            where s.series_id = any(${seriesIdArray(of)}) and s.time >= ${fromMs}
+              and s.time <= ${toMs}`,
+        );
+  const rows = [
+    ...rowsOf(chunks.heads, headIds),
+    ...rowsOf(
+      chunks.compressed.map((chunk) => chunk.table),
+      ids,
+    ),
+  ];
+  const selects: string[] = [];
+  if (rows.length > 0) {
     selects.push(`select s.series_id, null::int4,
         string_agg(int4send((s.time - ${fromMs})::int4), ''::bytea),
         string_agg(coalesce(int8send(${scaledCode('s')}),
           '\\x0000000000000000'::bytea || float8send(${scaledValue('s')})), ''::bytea),
         null::${compressedType}, null::${compressedType}, null::${compressedType},
         null::${compressedType}
-      from (${rows}) s
+      from (${rows.join(' union all ')}) s
       group by s.series_id`);
+  }
+  if (ids.length > 0) {
+    for (const { batches } of chunks.compressed) {
+      selects.push(`select b.series_id, b._ts_meta_count, null::bytea, null::bytea,
+          b.time, b.mantissa, b.scale, b.value
+        from ${batches} b
+        where b.series_id = any(${seriesIdArray(ids)}) and b._ts_meta_min_1 <= ${toMs}
+          and b._ts_meta_max_1 >= ${fromMs}`);
+    }
   }
   // A statement with nothing to read still has the row's shape.
   if (selects.length === 0) return 'select null::bigint where false';

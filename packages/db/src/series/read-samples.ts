@@ -1,4 +1,5 @@
 import type { TimeRange } from '@monitor/promql';
+import { sqlState } from '../core/classify-db-error.js';
 import type { Database, Sql } from '../core/database.js';
 import type { Float64Allocator, Float64SlabLease } from './binary-arrays.js';
 import {
@@ -63,9 +64,11 @@ export async function readRawSamples(
         read = await readBatches(sql, parts, fromMs, toMs, chunks, signal, slabs);
       } catch (err) {
         if (err instanceof UndecodableBatchError) break;
-        // A chunk dropped under the statement (recompressed into a new table) fails it.
-        if (signal.aborted || (await unchanged(sql, fromMs, toMs, chunks))) throw err;
-        continue;
+        if (signal.aborted) throw err;
+        // A chunk dropped under the statement (recompressed into a new table) fails it, and a
+        // compression job may still hold the list unchanged while it does.
+        if (movedUnder(err) || !(await unchanged(sql, fromMs, toMs, chunks))) continue;
+        throw err;
       }
       if (await unchanged(sql, fromMs, toMs, chunks)) return read;
     }
@@ -74,6 +77,16 @@ export async function readRawSamples(
     await Promise.all(parts.map((part) => readSamples(sql, part, range, signal, slabs))),
   );
 }
+
+/**
+ * Errors of a statement a compression job worked under: a table it named dropped (42P01), a
+ * deadlock with the job's locks (40P01; the statement names tables in the job's order, see
+ * read-compressed-samples.ts, but TimescaleDB's lock order is its own to change).
+ */
+const movedUnder = (err: unknown): boolean => {
+  const state = sqlState(err);
+  return state === '42P01' || state === '40P01';
+};
 
 async function unchanged(
   sql: Sql,

@@ -132,7 +132,9 @@ describe('PromQL past the raw retention', () => {
       150_000,
       'the 5-minute tier stored past the samples',
     );
-    // Each writer says how far each tier is stored, once its maintenance run is over.
+    // Each writer says how far each tier is stored, once its maintenance run is over: the run
+    // that stored them, or (where something after the fill failed it, as a lock wait can) the
+    // next, a minute later. The maintenance's log names why, if neither does.
     await waitFor(
       async () => {
         const metrics = await (await fetch(`${monitor.baseUrl}/metrics`)).text();
@@ -141,9 +143,15 @@ describe('PromQL past the raw retention', () => {
         );
         return Number(filledTo?.[1]) * 1000 >= queryEndMs ? true : undefined;
       },
-      30_000,
+      150_000,
       'maintenance_tier_filled_to_seconds past the samples',
-    );
+    ).catch((err: unknown) => {
+      const maintenance = monitor
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"component":"maintenance"'));
+      throw new Error(`${String(err)}; the maintenance said:\n${maintenance.join('\n')}`);
+    });
     const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from sample_tier_5m`;
     expect(stored!.n).toBe(2 * 37);
 
@@ -165,5 +173,5 @@ describe('PromQL past the raw retention', () => {
       ]);
       expect(values(auto)).toEqual(values(raw[i]!));
     }
-  }, 200_000);
+  }, 330_000);
 });

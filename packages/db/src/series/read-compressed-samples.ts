@@ -109,8 +109,8 @@ export class UndecodableBatchError extends Error {}
  * The samples of the stored series in `parts` in `[fromMs, toMs]` (less than 2^31 ms apart),
  * per series id, in time order, from the chunks `chunks` lists: one statement a part, side by
  * side, reading its series' compressed batches and late rows, and the first also every series'
- * rows in head chunks (see above). Throws
- * `UndecodableBatchError` where a batch holds what compressed-columns.ts refuses.
+ * rows in head chunks (see above). Throws `UndecodableBatchError` where a batch holds what
+ * compressed-columns.ts refuses.
  */
 export async function readCompressedSamples(
   sql: Sql,

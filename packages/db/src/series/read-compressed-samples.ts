@@ -122,6 +122,7 @@ export async function readCompressedSamples(
   signal: AbortSignal,
 ): Promise<Map<string, StoredPoints>> {
   const stored = new Map<string, StoredRows>();
+  const arena = createBatchArena();
   const onRow = ([id, count, times, values, time, mantissa, scale, value]: CopyRow): void => {
     if (!id) throw new Error('expected rows of (series_id, …)');
     const key = id.readBigInt64BE(0).toString();
@@ -132,15 +133,13 @@ export async function readCompressedSamples(
     }
     if (count) {
       if (!time) throw new Error('a compressed batch without times');
-      const batch: Batch = {
-        rows: count.readInt32BE(0),
-        time,
-        mantissa: mantissa ?? undefined,
-        scale: scale ?? undefined,
-        value: value ?? undefined,
-      };
-      rows.batches.push(batch);
-      rows.most += batch.rows;
+      const batchRows = count.readInt32BE(0);
+      rows.batches.push(batchRows);
+      arena.append(time, rows.batches);
+      arena.append(mantissa, rows.batches);
+      arena.append(scale, rows.batches);
+      arena.append(value, rows.batches);
+      rows.most += batchRows;
     } else {
       if (!times || !values) throw new Error('expected rows of (series_id, times, values)');
       rows.packed.push({ times, values });
@@ -156,8 +155,47 @@ export async function readCompressedSamples(
     ),
   );
   const read = new Map<string, StoredPoints>();
-  for (const [id, rows] of stored) read.set(id, decodeSeries(rows, fromMs, toMs, allocate));
+  for (const [id, rows] of stored) {
+    read.set(id, decodeSeries(rows, arena.bytes(), fromMs, toMs, allocate));
+  }
   return read;
+}
+
+/**
+ * The compressed columns of a read's batches, copied out of the COPY's chunks as each row
+ * arrives, into one buffer that doubles as it fills. Held as they came (an object and four
+ * views of the chunks a batch, and the chunks with them) until the statements ended, they
+ * outlived the young generation's collections, which copied them: the api's garbage
+ * collection was 24 s of its 61 s busy in the wide scenario, 11 s since
+ * (docs/benchmarks/promql.md, "2026-11-29 08:18–08:28").
+ */
+function createBatchArena(): {
+  /** Copies `column` in (or notes a null one) as a start and a length after `into`'s last. */
+  append(column: Uint8Array | null | undefined, into: number[]): void;
+  /** Everything appended so far. */
+  bytes(): Uint8Array;
+} {
+  let buffer = new Uint8Array(1 << 16);
+  let used = 0;
+  return {
+    append(column, into) {
+      if (!column) {
+        into.push(-1, 0);
+        return;
+      }
+      if (used + column.length > buffer.length) {
+        let size = buffer.length * 2;
+        while (size < used + column.length) size *= 2;
+        const grown = new Uint8Array(size);
+        grown.set(buffer.subarray(0, used));
+        buffer = grown;
+      }
+      buffer.set(column, used);
+      into.push(used, column.length);
+      used += column.length;
+    },
+    bytes: () => buffer,
+  };
 }
 
 const compressedType = '_timescaledb_internal.compressed_data';
@@ -217,25 +255,24 @@ function readStatement(
   return selects.join(' union all ');
 }
 
-/** A compressed batch as the statement returned it, decoded once the statement is done. */
-type Batch = {
-  rows: number;
-  time: Uint8Array;
-  mantissa: Uint8Array | undefined;
-  scale: Uint8Array | undefined;
-  value: Uint8Array | undefined;
-};
-
-/** One series' rows of a statement: `most` is how many samples they hold at most. */
+/** One series' rows of a read: `most` is how many samples they hold at most. */
 type StoredRows = {
   packed: { times: Uint8Array; values: Uint8Array }[];
-  batches: Batch[];
+  /**
+   * Its compressed batches, 9 numbers each: the batch's row count, then the start and length in
+   * the read's arena of its time, mantissa, scale and value columns (start −1: null).
+   */
+  batches: number[];
   most: number;
 };
+
+/** Numbers a batch takes in `StoredRows.batches`. */
+const batchFields = 9;
 
 /** One series' samples, decoded into arrays of `allocate`'s, in time order. */
 function decodeSeries(
   rows: StoredRows,
+  arena: Uint8Array,
   fromMs: number,
   toMs: number,
   allocate: Float64Allocator,
@@ -244,7 +281,15 @@ function decodeSeries(
   const values = allocate(rows.most);
   let at = 0;
   let floats = false;
-  for (const batch of rows.batches) {
+  const { batches } = rows;
+  for (let b = 0; b < batches.length; b += batchFields) {
+    const batch: Batch = {
+      rows: batches[b]!,
+      time: arenaColumn(arena, batches, b + 1)!,
+      mantissa: arenaColumn(arena, batches, b + 3),
+      scale: arenaColumn(arena, batches, b + 5),
+      value: arenaColumn(arena, batches, b + 7),
+    };
     const decoded = decodeBatch(batch, fromMs, toMs, timesMs, values, at);
     at = decoded.at;
     if (decoded.floats) floats = true;
@@ -263,6 +308,21 @@ function decodeSeries(
     nanFree: floats ? undefined : true,
   };
 }
+
+/** The column whose start and length are at `batches[i]` and `batches[i + 1]`. */
+function arenaColumn(arena: Uint8Array, batches: number[], i: number): Uint8Array | undefined {
+  const start = batches[i]!;
+  return start < 0 ? undefined : arena.subarray(start, start + batches[i + 1]!);
+}
+
+/** A compressed batch's columns, views of the read's arena. */
+type Batch = {
+  rows: number;
+  time: Uint8Array;
+  mantissa: Uint8Array | undefined;
+  scale: Uint8Array | undefined;
+  value: Uint8Array | undefined;
+};
 
 const timeColumn = createColumnBuffer();
 const mantissaColumn = createColumnBuffer();

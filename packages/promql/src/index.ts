@@ -13,6 +13,7 @@ export type { PromqlEngine, QueryOptions, SourceTiers } from './promql-engine.js
 export { createPromqlEngine } from './promql-engine.js';
 export type { MemorySeries } from './memory-series-source.js';
 export { createMemorySeriesSource } from './memory-series-source.js';
+export { createMergedSeriesSource } from './merged-series-source.js';
 export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 export type { BucketAggregate } from './series-buckets.js';
 export { bucketAggregatesRead, bucketSeries } from './series-buckets.js';

@@ -41,6 +41,10 @@ import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './sche
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
+import {
+  assignPartitions as assignPartitionsRaw,
+  readPartitionShards as readPartitionShardsRaw,
+} from './shards/partition-shards.js';
 
 export { createDatabase } from './core/database.js';
 export type { Database } from './core/database.js';
@@ -174,3 +178,6 @@ export type {
   NotificationStore,
   RecordAttemptInput,
 } from './notifications/notification-store.js';
+export const readPartitionShards = translatingDbErrors(readPartitionShardsRaw);
+export const assignPartitions = translatingDbErrors(assignPartitionsRaw);
+export type { PartitionShard } from './shards/partition-shards.js';

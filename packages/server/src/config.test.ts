@@ -32,6 +32,48 @@ const busRoles: Role[] = ['gateway', 'writer', 'evaluator'];
 const databaseRoles: Role[] = ['api', 'notifier', 'investigator'];
 
 describe('parseRoleConfig', () => {
+  it.each([
+    ['not json', 'must be a JSON list of shards'],
+    ['{"name":"s0"}', 'must be a JSON list of `{ "name", "url", "read_url"? }`'],
+    ['[]', 'must name at least one shard'],
+    [`[{"name":"S 0","url":"${databaseUrl}"}]`, 'must be 1–63 lowercase letters'],
+    ['[{"name":"s0","url":"http://db"}]', 'must be a URL with scheme postgres://'],
+    [
+      `[{"name":"s0","url":"${databaseUrl}"},{"name":"s0","url":"${databaseUrl}"}]`,
+      'names each shard once',
+    ],
+    [`[{"name":"s0","url":"${databaseUrl}","host":"db"}]`, 'Unrecognized key'],
+  ])('refuses SAMPLE_SHARDS=%s before any connection', (value, message) => {
+    const err = configError(() =>
+      parseRoleConfig('api', { DATABASE_URL: databaseUrl, SAMPLE_SHARDS: value }),
+    );
+    expect(variables(err)).toContain('SAMPLE_SHARDS');
+    expect(err.issues.map((issue) => issue.message).join('\n')).toContain(message);
+  });
+
+  it('refuses a valid SAMPLE_SHARDS while some reads see one database, saying which', () => {
+    const shards = JSON.stringify([
+      { name: 's0', url: databaseUrl },
+      {
+        name: 's1',
+        url: 'postgres://monitor:secret@db-1:5432,db-2:5432/monitor',
+        read_url: databaseUrl,
+      },
+    ]);
+    for (const role of ['writer', 'api', 'evaluator', 'investigator', 'all'] as const) {
+      const err = configError(() =>
+        parseRoleConfig(role, {
+          DATABASE_URL: databaseUrl,
+          KAFKA_BROKERS: brokers,
+          SAMPLE_SHARDS: shards,
+        }),
+      );
+      expect(err.issues).toEqual([
+        { variable: 'SAMPLE_SHARDS', message: expect.stringContaining('is not served yet') },
+      ]);
+    }
+  });
+
   it.each(busRoles)('%s requires KAFKA_BROKERS, naming it', (role) => {
     const err = configError(() => parseRoleConfig(role, { DATABASE_URL: databaseUrl }));
     expect(err.issues).toEqual([{ variable: 'KAFKA_BROKERS', message: 'is required but not set' }]);

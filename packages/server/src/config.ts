@@ -62,6 +62,54 @@ const databaseFields = {
   MONITOR_BOOTSTRAP_API_KEY: baseConfigFields.MONITOR_BOOTSTRAP_API_KEY,
 };
 
+/** The name of a sample shard: its label in `/metrics` and in `monitor shards`. */
+const shardName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, {
+  error: 'must be 1–63 lowercase letters, digits, `_` or `-`, starting with a letter or digit',
+});
+
+/**
+ * SAMPLE_SHARDS: a JSON list of shards. Parsed here, before any connection, so a typo in one
+ * URL stops the role at start rather than at its first write to that shard.
+ */
+const sampleShards = envString()
+  .transform((value, ctx) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON list of shards' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(
+        z.strictObject({
+          name: shardName,
+          url: envPostgresUrl(),
+          read_url: envPostgresUrl().optional(),
+        }),
+        { error: 'must be a JSON list of `{ "name", "url", "read_url"? }`' },
+      )
+      .min(1, { error: 'must name at least one shard' })
+      .refine((shards) => new Set(shards.map((shard) => shard.name)).size === shards.length, {
+        error: 'names each shard once',
+      })
+      // Issue 59 is built from the bottom: the writer stores each partition on its shard and
+      // PromQL can merge shards, but the services list, history, investigations and the
+      // evaluator still read the control database alone, so they would leave shards out.
+      .refine(() => false, {
+        error:
+          'is not served yet: the services list, history, investigations and the evaluator read one database (docs/operations.md, "Sample shards")',
+      }),
+  )
+  .optional()
+  .describe(
+    'Not accepted yet (docs/operations.md, "Sample shards"): the sample shards, a JSON list of `{ "name", "url", "read_url"? }` (each a TimescaleDB cluster, several hosts as for `DATABASE_URL`): a partition of the samples topic keeps its samples, series, services and rollups on the shard the control database (`DATABASE_URL`) names for it, on the first shard when it names none. Unset: one shard, `DATABASE_URL` (reads: `DATABASE_READ_URL`).',
+  );
+
+/** The roles that store or read samples, and the commands (`monitor shards`, `migrate`). */
+const sampleShardFields = { SAMPLE_SHARDS: sampleShards };
+
 /** Role `all` and the admin commands: without DATABASE_URL, the embedded PostgreSQL. */
 const embeddedDatabaseFields = {
   DATABASE_URL: databaseUrl.optional(),
@@ -465,6 +513,7 @@ const writerConfigSchema = z
   .object({
     ...baseFields,
     ...databaseFields,
+    ...sampleShardFields,
     ...busFields,
     ...consumerFields,
     ...writerFields,
@@ -474,12 +523,18 @@ const evaluatorConfigSchema = z
   .object({
     ...baseFields,
     ...databaseFields,
+    ...sampleShardFields,
     ...busFields,
     ...consumerFields,
     ...evaluatorFields,
   })
   .superRefine(checkConsumerTimings);
-const apiConfigSchema = z.object({ ...baseFields, ...databaseFields, ...apiFields });
+const apiConfigSchema = z.object({
+  ...baseFields,
+  ...databaseFields,
+  ...sampleShardFields,
+  ...apiFields,
+});
 const notifierConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
@@ -488,6 +543,7 @@ const notifierConfigSchema = z.object({
 const investigatorConfigSchema = z.object({
   ...baseFields,
   ...databaseFields,
+  ...sampleShardFields,
   ...investigatorFields,
 });
 /** Every role in one process: Kafka and a database of its own are optional. */
@@ -496,6 +552,7 @@ export const allConfigSchema = z
     ...baseFields,
     ...databaseFields,
     ...embeddedDatabaseFields,
+    ...sampleShardFields,
     ...migrationFields,
     ...busFields,
     KAFKA_BROKERS: kafkaBrokers.optional(),
@@ -523,6 +580,7 @@ export const allConfigSchema = z
 export const adminConfigSchema = z.object({
   ...logFields,
   ...embeddedDatabaseFields,
+  ...sampleShardFields,
   ...migrationFields,
   // `monitor rules load` holds an organization to the ruler API's limit.
   RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,
@@ -561,6 +619,7 @@ export type NotifierConfig = SliceOf<typeof notifierFields>;
 export type InvestigatorConfig = SliceOf<typeof investigatorFields>;
 export type ApiConfig = SliceOf<typeof apiFields>;
 export type MigrationConfig = SliceOf<typeof migrationFields>;
+export type SampleShardConfig = SliceOf<typeof sampleShardFields>;
 
 const samplesTopicFields = {
   SAMPLES_TOPIC: busFields.SAMPLES_TOPIC,

@@ -1,3 +1,3 @@
-export type { SampleSink } from './sample-writer.js';
+export type { SampleSink, SampleWriter } from './sample-writer.js';
 export { createSampleWriter, toSampleWrite } from './sample-writer.js';
 export { createWriterMetrics } from './writer-metrics.js';

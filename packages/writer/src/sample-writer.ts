@@ -294,3 +294,6 @@ export function toSampleWrite(
     })),
   };
 }
+
+/** The writer's consumer logic of one sink (see `createSampleWriter`). */
+export type SampleWriter = ReturnType<typeof createSampleWriter>;

@@ -881,6 +881,23 @@ const nativeHistograms: Migration = {
   up: (sql, { engine }) => engine.createHistogramTables(sql),
 };
 
+const samplePartitionShards: Migration = {
+  version: 40,
+  name: 'sample_partition_shards',
+  up: (sql) =>
+    run(sql, [
+      // Issue 59: which sample shard holds each partition of the samples topic, kept in the
+      // control database (every shard gets the table too, unused there). A partition without a
+      // row belongs to the first shard of SAMPLE_SHARDS; rows change only by `monitor shards`.
+      `create table sample_partition_shards (
+        topic text not null,
+        partition int not null check (partition >= 0),
+        shard text not null,
+        primary key (topic, partition)
+      )`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -922,4 +939,5 @@ export const migrations: readonly Migration[] = [
   retiredHourRollup,
   exemplars,
   nativeHistograms,
+  samplePartitionShards,
 ];

@@ -18,6 +18,7 @@ import { createTargetAddressPolicy } from '@monitor/platform';
 import type { ApiConfig } from '../config.js';
 import { createConsoleMount } from '../console-static.js';
 import { createPrometheusMount } from './prometheus-mount.js';
+import type { SampleShard } from '../sample-shards.js';
 
 /**
  * The REST API (everything under `/api/v1` but ingest), the Prometheus-compatible API
@@ -30,7 +31,7 @@ import { createPrometheusMount } from './prometheus-mount.js';
  */
 export function createApiMount(
   config: ApiConfig,
-  databases: { primary: Database; reads: Database },
+  databases: { primary: Database; reads: Database; shards: readonly SampleShard[] },
   deps: {
     authenticator: ApiKeyAuthenticator;
     logger: Logger;

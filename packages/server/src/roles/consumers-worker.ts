@@ -20,6 +20,7 @@ import { evaluatorGroupId, writerGroupId } from '../consumer-groups.js';
 import { openBus, openDatabase } from '../dependencies.js';
 import { createProcessLogger } from '../process-logger.js';
 import type { RoleContext } from '../role-context.js';
+import { openRoutedSampleShards } from '../sample-shards.js';
 import type {
   ConsumersReply,
   ConsumersRequest,
@@ -83,7 +84,13 @@ try {
   // decoded once (Kafka consumers get values of their own).
   const decodeRecord = publishPort === undefined ? undefined : createSharedSampleRecordDecoder();
   const consumerDeps = { db, bus, decodeRecord };
-  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), consumerDeps);
+  const shards = await openRoutedSampleShards(
+    ctx,
+    config,
+    { url: databaseUrl, primary: db },
+    config.SAMPLES_TOPIC,
+  );
+  await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { ...consumerDeps, shards });
   await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), consumerDeps);
   startNotifier(ctx, sliceOf(notifierFields, config), db);
   startInvestigator(ctx, sliceOf(investigatorFields, config), db);

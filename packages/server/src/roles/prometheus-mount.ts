@@ -16,16 +16,14 @@ import {
   createRuleGroupStore,
   readLateSampleWrites,
 } from '@monitor/db';
-import {
-  createFloat64SlabPool,
-  createPrometheusSeriesSource,
-  createSourceTiersReader,
-} from '@monitor/db/series';
+import { createFloat64SlabPool, createSourceTiersReader } from '@monitor/db/series';
 import type { Logger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
 import type { ApiConfig } from '../config.js';
+import type { SampleShard } from '../sample-shards.js';
+import { createShardReadMetrics, shardedSeriesSource } from '../sample-shards.js';
 
 /** Series one PromQL query may select, and the most `series` lists (not an environment setting). */
 const maxSeriesPerQuery = 100_000;
@@ -46,12 +44,12 @@ const maxIdleSampleSlabs = 64;
 
 /**
  * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
- * for the api role's app (and `all`'s): samples and exemplars from `databases.reads`, rule groups from the
- * primary, keys checked by the process's one key cache.
+ * for the api role's app (and `all`'s): series from every shard's reads, merged, exemplars from
+ * `databases.reads`, rule groups from the primary, keys checked by the process's one key cache.
  */
 export function createPrometheusMount(
   config: ApiConfig,
-  databases: { primary: Database; reads: Database },
+  databases: { primary: Database; reads: Database; shards: readonly SampleShard[] },
   deps: {
     authenticator: ApiKeyAuthenticator;
     logger: Logger;
@@ -63,14 +61,15 @@ export function createPrometheusMount(
   const { authenticator, logger } = deps;
   const rangeQueryCache = openRangeQueryCache(config, databases.reads, deps);
   const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: maxIdleSampleSlabs });
+  const shardReads = createShardReadMetrics(deps.registry, databases.shards);
   const router = createPrometheusRouter({
     authenticator,
     logger: logger.child({ component: 'prometheus-api' }),
-    sourceFor: (orgId) => createPrometheusSeriesSource(databases.reads, orgId),
+    sourceFor: (orgId) => shardedSeriesSource(databases.shards, orgId, shardReads),
     engineFor: (orgId, timeoutMs) => {
       const slabs = sampleSlabs.lease();
       const engine = createPromqlEngine({
-        source: createPrometheusSeriesSource(databases.reads, orgId, { slabs }),
+        source: shardedSeriesSource(databases.shards, orgId, shardReads, { slabs }),
         lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
         maxSamples: config.PROMQL_MAX_SAMPLES,
         timeoutMs: Math.min(timeoutMs ?? config.PROMQL_TIMEOUT_MS, config.PROMQL_TIMEOUT_MS),

@@ -4,7 +4,13 @@ import type { Database } from '@monitor/db';
 import { migrate, readStorageInfo } from '@monitor/db';
 import { Gauge } from 'prom-client';
 import type { Redis } from 'ioredis';
-import type { AllConfig, DatabaseConfig, IngestConfig, RoleConfig } from '../config.js';
+import type {
+  AllConfig,
+  DatabaseConfig,
+  IngestConfig,
+  RoleConfig,
+  SampleShardConfig,
+} from '../config.js';
 import {
   apiFields,
   evaluatorSliceFields,
@@ -25,6 +31,8 @@ import type { ReadinessCheck } from '../ops-app.js';
 import { createRoleApp } from '../ops-app.js';
 import { watchDatabase } from '../database-watch.js';
 import type { RoleContext } from '../role-context.js';
+import type { SampleShard } from '../sample-shards.js';
+import { openRoutedSampleShards, openSampleShards } from '../sample-shards.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener, ingestPublisherOptions } from './gateway-role.js';
 import { applyAllHeapSettings } from './all-heap.js';
@@ -76,7 +84,7 @@ async function startDatabaseRole(
       ? {
           mount: createApiMount(
             sliceOf(apiFields, start.config),
-            { primary: db, reads: openReadDatabase(ctx, start.config, db) },
+            openReadDatabases(ctx, start.config, db),
             {
               authenticator: createKeyAuthenticator(start.config, db),
               logger: ctx.logger,
@@ -116,7 +124,13 @@ async function startBusRole(
   }
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
   if (start.role === 'writer') {
-    await startSampleWriter(ctx, sliceOf(writerSliceFields, start.config), { db, bus });
+    const shards = await openRoutedSampleShards(
+      ctx,
+      start.config,
+      { url: config.DATABASE_URL, primary: db },
+      config.SAMPLES_TOPIC,
+    );
+    await startSampleWriter(ctx, sliceOf(writerSliceFields, start.config), { db, bus, shards });
   } else {
     await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, start.config), { db, bus });
   }
@@ -161,7 +175,7 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
     // Role `all` serves the query API on the same port.
     mount: createApiMount(
       sliceOf(apiFields, config),
-      { primary: db, reads: openReadDatabase(ctx, config, db) },
+      openReadDatabases(ctx, { ...config, DATABASE_URL: databaseUrl }, db),
       { authenticator, logger: ctx.logger, registry: ctx.metrics.registry, redis },
     ),
   });
@@ -187,7 +201,21 @@ function openIngestPublisher(ctx: RoleContext, bus: Bus, config: IngestConfig): 
   return publisher;
 }
 
-/** The database of a distributed role, and the bootstrap key in it. */
+/**
+ * The api's databases: the control database's primary and read pools, and the sample shards
+ * (without SAMPLE_SHARDS, one: the control database with its read pool).
+ */
+function openReadDatabases(
+  ctx: RoleContext,
+  config: Pick<DatabaseConfig, 'DATABASE_POOL_MAX' | 'DATABASE_URL'> &
+    SampleShardConfig & { DATABASE_READ_URL?: string | undefined },
+  primary: Database,
+): { primary: Database; reads: Database; shards: readonly SampleShard[] } {
+  const reads = openReadDatabase(ctx, config, primary);
+  const shards = openSampleShards(ctx, config, { url: config.DATABASE_URL, primary, reads });
+  return { primary, reads, shards };
+}
+
 /**
  * The pool of DATABASE_READ_URL (a standby: reads that may lag), or `primary` when it is unset.
  * Not a readiness check of its own: a lagging or missing standby fails those reads with a 503,
@@ -202,6 +230,7 @@ function openReadDatabase(
   return openDatabase(ctx, config, config.DATABASE_READ_URL, 'monitor-api-reads');
 }
 
+/** The database of a distributed role, and the bootstrap key in it. */
 async function openRoleDatabase(
   ctx: RoleContext,
   config: DatabaseConfig,

@@ -1,7 +1,7 @@
 import type { Bus, Subscription } from '@monitor/bus';
 import type { Database, RollupChunkSetAside } from '@monitor/db';
 import { createSampleStore, runMaintenance } from '@monitor/db';
-import type { SampleSink } from '@monitor/writer';
+import type { SampleSink, SampleWriter } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics, toSampleWrite } from '@monitor/writer';
 import { createConsumerLagReporter } from '@monitor/platform';
 import type { SampleRecordDecoder } from '@monitor/schemas';
@@ -9,6 +9,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
+import type { SampleShard, SampleShards } from '../sample-shards.js';
 
 const maintenanceIntervalMs = 60_000;
 
@@ -30,16 +31,16 @@ export async function startSampleWriter(
       KAFKA_BROKERS?: BusConfig['KAFKA_BROKERS'] | undefined;
     },
   deps: {
+    /** The control database: its maintenance (alert history) beside the shards'. */
     db: Database;
+    /** Where each partition's samples go, with the partition's offsets. */
+    shards: SampleShards;
     bus: Bus;
     /** Role `all`: the decoder its evaluator shares (the in-process bus hands both the same values). */
     decodeRecord?: SampleRecordDecoder;
   },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'writer' });
-  const store = createSampleStore(deps.db, {
-    lateAfterMs: config.PROMQL_CACHE_SETTLED_MS / 2,
-  });
   const writerMetrics = createWriterMetrics(ctx.metrics.registry);
   const duplicates = new Counter({
     name: 'monitor_samples_duplicate_total',
@@ -51,54 +52,74 @@ export async function startSampleWriter(
   });
   // Shown at 0 from the start, so that a rate over it has a series before the first one.
   for (const reason of ['same_value', 'different_value']) duplicates.inc({ reason }, 0);
-  const sink: SampleSink = {
-    write: async (samples, doneRecords) => {
-      const result = await store.writeBatch(toSampleWrite(samples, doneRecords), {
-        groupId: writerGroupId,
-        topic: config.SAMPLES_TOPIC,
-      });
-      const sameValues = result.duplicatesSkipped - result.differentValuesDropped;
-      if (sameValues > 0) duplicates.inc({ reason: 'same_value' }, sameValues);
-      if (result.differentValuesDropped > 0) {
-        duplicates.inc({ reason: 'different_value' }, result.differentValuesDropped);
-      }
-      if (result.partitionsRestarted.length > 0) {
-        writerMetrics.logsRestarted.inc(result.partitionsRestarted.length);
-        logger.warn(
-          { topic: config.SAMPLES_TOPIC, partitions: result.partitionsRestarted },
-          'stored offsets were past the end of the log (topic created again?); the partitions start afresh',
-        );
-      }
-      return result;
-    },
+  /** A shard's sink: its partitions' samples and offsets in one transaction on that shard. */
+  const sinkOf = (shard: SampleShard): SampleSink => {
+    const store = createSampleStore(shard.db, {
+      lateAfterMs: config.PROMQL_CACHE_SETTLED_MS / 2,
+    });
+    return {
+      write: async (samples, doneRecords) => {
+        const result = await store.writeBatch(toSampleWrite(samples, doneRecords), {
+          groupId: writerGroupId,
+          topic: config.SAMPLES_TOPIC,
+        });
+        const sameValues = result.duplicatesSkipped - result.differentValuesDropped;
+        if (sameValues > 0) duplicates.inc({ reason: 'same_value' }, sameValues);
+        if (result.differentValuesDropped > 0) {
+          duplicates.inc({ reason: 'different_value' }, result.differentValuesDropped);
+        }
+        if (result.partitionsRestarted.length > 0) {
+          writerMetrics.logsRestarted.inc(result.partitionsRestarted.length);
+          logger.warn(
+            {
+              topic: config.SAMPLES_TOPIC,
+              partitions: result.partitionsRestarted,
+              shard: shard.name,
+            },
+            'stored offsets were past the end of the log (topic created again?); the partitions start afresh',
+          );
+        }
+        return result;
+      },
+    };
   };
+  const sinks = new Map(deps.shards.all.map((shard) => [shard, sinkOf(shard)]));
   const subscribeConsumer = (): Promise<Subscription> => {
-    const writer = createSampleWriter(
-      {
-        sink,
-        deadLetters: deps.bus.deadLetters(),
-        metrics: writerMetrics,
-        logger,
-        isStopping: () => ctx.shutdown.isShuttingDown,
-        decodeRecord: deps.decodeRecord,
-      },
-      {
-        maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
-        maxBatchWaitMs:
-          config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 0 : 10),
-        retryInitialMs: 100,
-        // A retry at most a quarter of a second after the database accepts writes again (a
-        // promotion), paced while it is away by the pool's reconnect wait (as long at most):
-        // storage resumes within a second of it, the write included. The bus heartbeats meanwhile.
-        retryMaxMs: 250,
-        writeConnections: config.WRITER_WRITE_CONNECTIONS,
-      },
+    // One writer per shard, each with its own batches: a batch (one partition) waits only for
+    // its own shard's writes, and a write never spans two shards' transactions.
+    const writers = new Map(
+      [...sinks].map(([shard, sink]) => [
+        shard,
+        createSampleWriter(
+          {
+            sink,
+            deadLetters: deps.bus.deadLetters(),
+            metrics: writerMetrics,
+            logger: deps.shards.all.length === 1 ? logger : logger.child({ shard: shard.name }),
+            isStopping: () => ctx.shutdown.isShuttingDown,
+            decodeRecord: deps.decodeRecord,
+          },
+          {
+            maxBatchMessages: config.WRITER_BATCH_MAX_MESSAGES,
+            maxBatchWaitMs:
+              config.WRITER_BATCH_MAX_WAIT_MS ?? (config.KAFKA_BROKERS === undefined ? 0 : 10),
+            retryInitialMs: 100,
+            // A retry at most a quarter of a second after the database accepts writes again (a
+            // promotion), paced while it is away by the pool's reconnect wait (as long at most):
+            // storage resumes within a second of it, the write included. The bus heartbeats
+            // meanwhile.
+            retryMaxMs: 250,
+            writeConnections: config.WRITER_WRITE_CONNECTIONS,
+          },
+        ),
+      ]),
     );
     return deps.bus.subscribe({
       groupId: writerGroupId,
       topics: [config.SAMPLES_TOPIC],
       fromBeginning: true,
-      handleBatch: (batch) => writer.handleBatch(batch),
+      handleBatch: (batch) =>
+        (writers.get(deps.shards.shardOf(batch.partition)) as SampleWriter).handleBatch(batch),
       // Every partition's batch may be in flight at once, so one transaction carries them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
@@ -127,7 +148,7 @@ export async function startSampleWriter(
     throw failed.reason;
   }
   ctx.shutdown.onShutdown('writer consumer', () => subscription.stop());
-  startMaintenance(ctx, config, deps.db);
+  startMaintenance(ctx, config, deps.db, deps.shards);
   return subscription;
 }
 
@@ -137,7 +158,12 @@ export async function startSampleWriter(
  * compression and retention jobs, the aggregates' refresh on a server without one), and the
  * alert history past ALERT_RETENTION_DAYS on both.
  */
-function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database): void {
+function startMaintenance(
+  ctx: RoleContext,
+  config: WriterConfig,
+  control: Database,
+  shards: SampleShards,
+): void {
   const logger = ctx.logger.child({ component: 'maintenance' });
   const setAside = new Counter({
     name: 'maintenance_rollups_set_aside_total',
@@ -172,26 +198,49 @@ function startMaintenance(ctx: RoleContext, config: WriterConfig, db: Database):
       );
     },
   };
+  // Each shard's samples, and the control database's alert history where it is no shard.
+  const databases = [
+    ...shards.all.map((shard) => ({ db: shard.db, shard: shard.name })),
+    ...(shards.all.some((shard) => shard.db === control) ? [] : [{ db: control, shard: null }]),
+  ];
+  /** One database after the other; a tier is as far filled as its least filled shard. */
+  const maintainEach = async (now: Date): Promise<void> => {
+    const filled = new Map<string, number>();
+    let everyShard = true;
+    for (const { db, shard } of databases) {
+      const log = shard === null || shards.all.length === 1 ? logger : logger.child({ shard });
+      const outcome = await runMaintenance(db, now, options).catch((err: unknown) => {
+        log.warn({ err }, 'storage maintenance failed'); // the other shards' goes on
+        return null;
+      });
+      if (outcome === null) {
+        everyShard = everyShard && shard === null;
+        continue;
+      }
+      const { pruned, moved, tiers } = outcome;
+      if (shard !== null) {
+        for (const { tier, filledToMs } of tiers.filled) {
+          filled.set(tier, Math.min(filled.get(tier) ?? Infinity, filledToMs));
+        }
+      }
+      if (tiers.filled.some((tier) => tier.rows > 0) || tiers.pruned > 0)
+        log.info({ tiers }, 'rollup tiers stored before the raw samples go');
+      if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)
+        log.info({ pruned }, 'history past retention pruned');
+      if (moved.batches > 0) log.info({ moved }, 'stored samples moved to the new layout');
+    }
+    // A shard that failed leaves the gauges as they were: its tiers may be behind the others'.
+    if (everyShard)
+      for (const [tier, filledToMs] of filled) tierFilledTo.set({ tier }, filledToMs / 1000);
+  };
   // One run at a time: a run that outlasts its minute (a backlog) makes the next tick skip.
   let running = false;
   const run = (): void => {
     if (running) return;
     running = true;
-    runMaintenance(db, new Date(), options)
-      .then(({ pruned, moved, tiers }) => {
-        for (const { tier, filledToMs } of tiers.filled) {
-          tierFilledTo.set({ tier }, filledToMs / 1000);
-        }
-        if (tiers.filled.some((tier) => tier.rows > 0) || tiers.pruned > 0)
-          logger.info({ tiers }, 'rollup tiers stored before the raw samples go');
-        if (pruned.alerts + pruned.investigations + pruned.watermarks > 0)
-          logger.info({ pruned }, 'history past retention pruned');
-        if (moved.batches > 0) logger.info({ moved }, 'stored samples moved to the new layout');
-      })
-      .catch((err: unknown) => logger.warn({ err }, 'storage maintenance failed'))
-      .finally(() => {
-        running = false;
-      });
+    void maintainEach(new Date()).finally(() => {
+      running = false;
+    });
   };
   const timer = setInterval(run, maintenanceIntervalMs);
   timer.unref();

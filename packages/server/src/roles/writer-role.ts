@@ -120,7 +120,8 @@ export async function startSampleWriter(
       fromBeginning: true,
       handleBatch: (batch) =>
         (writers.get(deps.shards.shardOf(batch.partition)) as SampleWriter).handleBatch(batch),
-      // Every partition's batch may be in flight at once, so one transaction carries them all.
+      // Every partition's batch may be in flight at once, so one transaction per shard carries
+      // them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,

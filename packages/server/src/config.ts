@@ -95,11 +95,12 @@ const sampleShards = envString()
         error: 'names each shard once',
       })
       // Issue 59 is built from the bottom: the writer stores each partition on its shard and
-      // PromQL can merge shards, but the services list, history, investigations and the
-      // evaluator still read the control database alone, so they would leave shards out.
+      // PromQL (the rule files' queries too) merges the shards, but the services list, its
+      // history and the investigations still read the control database alone, so they would
+      // leave shards out.
       .refine(() => false, {
         error:
-          'is not served yet: the services list, history, investigations and the evaluator read one database (docs/operations.md, "Sample shards")',
+          'is not served yet: the services list, a service and its history, and the investigations read one database (docs/operations.md, "Sample shards")',
       }),
   )
   .optional()

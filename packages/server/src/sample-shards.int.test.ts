@@ -218,7 +218,7 @@ describe('sample shards', () => {
         maxSeries: 10_000,
         maxPointsPerSeries: 11_000,
       });
-    const sharded = engineOn(shardedSeriesSource(shards.all, orgId, metrics));
+    const sharded = engineOn(shardedSeriesSource(shards.all, orgId, { metrics }));
     const reference = engineOn(createPrometheusSeriesSource(single.db, orgId));
     const endMs = t0 + samplesPerHost * 15_000;
     for (const query of [
@@ -232,7 +232,7 @@ describe('sample shards', () => {
       expect(got, query).toEqual(await reference.rangeQuery(query, t0, endMs, 15_000));
       if (got.resultType === 'matrix') expect(got.result.length, query).toBeGreaterThan(0);
     }
-    const source = shardedSeriesSource(shards.all, orgId, metrics);
+    const source = shardedSeriesSource(shards.all, orgId, { metrics });
     const range = { startMs: t0, endMs };
     const signal = new AbortController().signal;
     const referenceSource = createPrometheusSeriesSource(single.db, orgId);

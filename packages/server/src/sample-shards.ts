@@ -164,18 +164,21 @@ async function answersWithin(db: Database, ms: number): Promise<boolean> {
   }
 }
 
-/** One organization's series over every shard's reads, merged (createMergedSeriesSource). */
+/**
+ * One organization's series over every shard's reads, merged (createMergedSeriesSource), each
+ * shard's part timed when `metrics` is given.
+ */
 export function shardedSeriesSource(
   shards: readonly SampleShard[],
   orgId: string,
-  metrics: ShardReadMetrics,
-  options: { slabs?: Float64SlabLease } = {},
+  options: { slabs?: Float64SlabLease; metrics?: ShardReadMetrics } = {},
 ): SeriesSource {
+  const { metrics, ...readOptions } = options;
   return createMergedSeriesSource(
-    shards.map(({ name, reads }) => ({
-      name,
-      source: timedSource(name, createPrometheusSeriesSource(reads, orgId, options), metrics),
-    })),
+    shards.map(({ name, reads }) => {
+      const source = createPrometheusSeriesSource(reads, orgId, readOptions);
+      return { name, source: metrics === undefined ? source : timedSource(name, source, metrics) };
+    }),
   );
 }
 

@@ -91,7 +91,10 @@ try {
     config.SAMPLES_TOPIC,
   );
   await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { ...consumerDeps, shards });
-  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), consumerDeps);
+  await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), {
+    ...consumerDeps,
+    shards: shards.all,
+  });
   startNotifier(ctx, sliceOf(notifierFields, config), db);
   startInvestigator(ctx, sliceOf(investigatorFields, config), db);
   if (publishPort !== undefined) {

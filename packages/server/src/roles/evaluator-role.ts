@@ -7,6 +7,7 @@ import type { SampleRecordDecoder } from '@monitor/schemas';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
+import type { SampleShard } from '../sample-shards.js';
 import { startRuleGroupEvaluation } from './rule-group-evaluation.js';
 
 /**
@@ -33,6 +34,8 @@ export async function startAlertEvaluator(
     Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'>,
   deps: {
     db: Database;
+    /** Where the rule files' queries read samples. */
+    shards: readonly SampleShard[];
     bus: Bus;
     /** Role `all`: the decoder its writer shares (the in-process bus hands both the same values). */
     decodeRecord?: SampleRecordDecoder;

@@ -1,7 +1,6 @@
 import type { Bus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
 import { createRuleGroupStateStore } from '@monitor/db';
-import { createPrometheusSeriesSource } from '@monitor/db/series';
 import {
   createRuleGroupMetrics,
   createRuleGroupScheduler,
@@ -13,6 +12,8 @@ import { encodeBinarySampleMessage, encodeSampleRecord, sampleMessageKey } from 
 import type { BusConfig, EvaluatorConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
+import type { SampleShard } from '../sample-shards.js';
+import { shardedSeriesSource } from '../sample-shards.js';
 
 /** How often the scheduler looks for groups whose slot came: the lateness of an evaluation. */
 const tickMs = 250;
@@ -32,7 +33,12 @@ type Assignment = { topic: string; partition: number }[];
 export function startRuleGroupEvaluation(
   ctx: RoleContext,
   config: EvaluatorConfig & Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'>,
-  deps: { db: Database; bus: Bus },
+  deps: {
+    db: Database;
+    /** Where the rules' queries read samples: every shard, merged. */
+    shards: readonly SampleShard[];
+    bus: Bus;
+  },
 ): { onAssignment(partitions: Assignment): void } {
   const logger = ctx.logger.child({ component: 'rule-groups' });
   let owned = new Set<number>();
@@ -43,7 +49,7 @@ export function startRuleGroupEvaluation(
       store: createRuleGroupStateStore(deps.db),
       evaluate: (orgId, group, state, timeMs) =>
         evaluateRuleGroup(group, state, timeMs, {
-          source: createPrometheusSeriesSource(deps.db, orgId),
+          source: shardedSeriesSource(deps.shards, orgId),
           engine: {
             lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
             maxSamples: config.PROMQL_MAX_SAMPLES,

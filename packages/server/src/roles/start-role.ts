@@ -132,7 +132,16 @@ async function startBusRole(
     );
     await startSampleWriter(ctx, sliceOf(writerSliceFields, start.config), { db, bus, shards });
   } else {
-    await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, start.config), { db, bus });
+    const shards = openSampleShards(ctx, start.config, {
+      url: config.DATABASE_URL,
+      primary: db,
+      reads: db,
+    });
+    await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, start.config), {
+      db,
+      bus,
+      shards,
+    });
   }
   await listenHttp(
     ctx,

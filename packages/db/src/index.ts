@@ -41,6 +41,7 @@ import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './sche
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
+import { listShardedServices as listShardedServicesRaw } from './services/sharded-service-list.js';
 import {
   assignPartitions as assignPartitionsRaw,
   readPartitionShards as readPartitionShardsRaw,
@@ -181,3 +182,4 @@ export type {
 export const readPartitionShards = translatingDbErrors(readPartitionShardsRaw);
 export const assignPartitions = translatingDbErrors(assignPartitionsRaw);
 export type { PartitionShard } from './shards/partition-shards.js';
+export const listShardedServices = translatingDbErrors(listShardedServicesRaw);

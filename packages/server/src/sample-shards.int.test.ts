@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, Subscription } from '@monitor/bus';
 import { createInProcessBus, deadLetterTopic, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
-import { assignPartitions, readPartitionShards } from '@monitor/db';
+import {
+  assignPartitions,
+  createServiceQueries,
+  listShardedServices,
+  readPartitionShards,
+} from '@monitor/db';
 import { createLogger, createMetrics, createShutdown } from '@monitor/platform';
 import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
 import { buildSampleMessage } from '@monitor/testkit/builders';
@@ -121,6 +126,20 @@ async function storedOffsets(db: Database): Promise<Map<number, number>> {
   return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
 }
 
+/** The same fleet written to one database alone, the reference of the differential tests. */
+let filling: Promise<void> | undefined;
+function singleFilled(): Promise<void> {
+  filling ??= (async () => {
+    const bus = await topicBus();
+    const alone = routeSampleShards([{ name: 'main', db: single.db, reads: single.db }], []);
+    const subscription = await writerOn(bus, context(), { db: single.db, shards: alone });
+    await publishFleet(bus);
+    await subscription.stop();
+    await bus.close();
+  })();
+  return filling;
+}
+
 const partitionOf = (host: string): number => partitionForKey(`${orgId}:${host}`, partitions);
 
 beforeAll(async () => {
@@ -200,13 +219,7 @@ describe('sample shards', () => {
   }, 120_000);
 
   it('answers PromQL over both shards as one database holding the same samples does', async () => {
-    const bus = await topicBus();
-    const alone = routeSampleShards([{ name: 'main', db: single.db, reads: single.db }], []);
-    const subscription = await writerOn(bus, context(), { db: single.db, shards: alone });
-    await publishFleet(bus);
-    await subscription.stop();
-    await bus.close();
-
+    await singleFilled();
     const registry = new Registry();
     const metrics = createShardReadMetrics(registry, shards.all);
     const engineOn = (source: SeriesSource) =>
@@ -250,5 +263,72 @@ describe('sample shards', () => {
         new RegExp(`monitor_shard_read_seconds_count\\{shard="${shard}"\\} [1-9]`),
       );
     }
+  }, 120_000);
+
+  it('lists services over both shards as one database holding them and the alerts does', async () => {
+    await singleFilled();
+    // Alerts in the control database (and in the single one), by host: critical, warning, an
+    // info alert that leaves its host to staleness, and two alerts on one host.
+    const alerted: [host: string, severity: string][] = [
+      ['host-1', 'critical'],
+      ['host-2', 'warning'],
+      ['host-3', 'info'],
+      ['host-7', 'warning'],
+      ['host-7', 'critical'],
+      ['host-12', 'warning'],
+    ];
+    for (const db of [control.db, single.db]) {
+      for (const [i, [host, severity]] of alerted.entries()) {
+        const [service] = await (shards.shardOf(partitionOf(host)).db === s1.db && db === control.db
+          ? s1.db
+          : db
+        ).sql<{ id: string }[]>`select id from services where org_id = ${orgId} and name = ${host}`;
+        await db.sql`
+          insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
+            threshold, severity, status, value, started_at, fired_at)
+          values (${`alr_0000000000000000000000000${i}`}, ${orgId}, ${`rul_000000000000000000000000${i}`},
+            'r', ${service?.id ?? 'svc_none'}, ${host}, 'cpu_percent', 'greater_than', 1,
+            ${severity}, 'active', 2, now(), now())`;
+      }
+    }
+    const reference = createServiceQueries(single.db, { staleAfterSeconds: 300 });
+    const withoutIds = (page: { services: { id: string }[]; total: number }) => ({
+      total: page.total,
+      services: page.services.map(({ id: _id, ...rest }) => rest),
+    });
+    // The last samples are at t0 + 60 s plus 0 ms (host-0 … host-9) or 7 ms (the others): at
+    // this clock the first are stale, the others not.
+    const now = new Date(t0 + 60_000 + 300_000 + 5);
+    for (const query of [
+      { limit: 50, offset: 0 },
+      { limit: 5, offset: 0 },
+      { limit: 5, offset: 10 },
+      { limit: 5, offset: 22 },
+      { limit: 5, offset: 30 },
+      { limit: 50, offset: 0, status: 'critical' as const },
+      { limit: 50, offset: 0, status: 'warning' as const },
+      { limit: 3, offset: 1, status: 'healthy' as const },
+      { limit: 50, offset: 0, status: 'stale' as const },
+      { limit: 50, offset: 0, tags: { role: 'none' } },
+    ]) {
+      for (const at of [now, new Date(t0 + 60_000), new Date(t0 + 3_600_000)]) {
+        const full = { orgId, now: at, ...query };
+        const got = await listShardedServices(control.db, [control.db, s1.db], full, 300);
+        expect(withoutIds(got), JSON.stringify(full)).toEqual(
+          withoutIds(await reference.listServices(full)),
+        );
+      }
+    }
+    const everything = await listShardedServices(
+      control.db,
+      [control.db, s1.db],
+      { orgId, now, limit: 50, offset: 0 },
+      300,
+    );
+    expect(everything.total).toBe(hosts.length);
+    // Every status is somewhere in the list, so each branch above was compared.
+    expect(new Set(everything.services.map((service) => service.status))).toEqual(
+      new Set(['critical', 'warning', 'healthy', 'stale']),
+    );
   }, 120_000);
 });

@@ -5,7 +5,9 @@ export { createPrometheusRouter } from './prometheus/prometheus-router.js';
 export { createRulerRouter } from './prometheus/ruler-router.js';
 export type { RangeQueryCache } from './prometheus/range-query-cache.js';
 export {
+  combineLateWrites,
   createInProcessStepsStore,
   createRangeQueryCache,
+  snapshotVisibility,
 } from './prometheus/range-query-cache.js';
 export { createRedisStepsStore } from './prometheus/redis-steps-store.js';

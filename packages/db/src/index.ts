@@ -41,7 +41,7 @@ import { migrateBefore as migrateBeforeRaw, migrate as migrateRaw } from './sche
 import { convertToTimescale as convertToTimescaleRaw } from './storage/convert-to-timescale.js';
 import { readStorageInfo as readStorageInfoRaw } from './schema/storage-settings.js';
 import { createServiceQueries as serviceQueries } from './services/service-queries.js';
-import { listShardedServices as listShardedServicesRaw } from './services/sharded-service-list.js';
+import { createShardedServiceQueries as shardedServiceQueries } from './services/sharded-service-queries.js';
 import {
   assignPartitions as assignPartitionsRaw,
   readPartitionShards as readPartitionShardsRaw,
@@ -79,6 +79,7 @@ export { scaleValues } from './samples/sample-rows.js';
 export { createSeriesScales } from './samples/series-scales.js';
 /** The exemplars of series chosen by PromQL selectors, for `query_exemplars`. */
 export const createExemplarReader = translatingStoreFactory(exemplarReader);
+export { createShardedExemplarReader } from './exemplars/sharded-exemplar-reader.js';
 export type { ExemplarReader, ExemplarsRead } from './exemplars/exemplar-reader.js';
 export type { SeriesExemplars } from './exemplars/group-exemplars.js';
 export { compactHistogramChunks, readHistograms } from './histograms/histogram-chunks.js';
@@ -182,4 +183,6 @@ export type {
 export const readPartitionShards = translatingDbErrors(readPartitionShardsRaw);
 export const assignPartitions = translatingDbErrors(assignPartitionsRaw);
 export type { PartitionShard } from './shards/partition-shards.js';
-export const listShardedServices = translatingDbErrors(listShardedServicesRaw);
+export const createShardedServiceQueries = translatingStoreFactory(shardedServiceQueries);
+export { createServiceIdentities } from './shards/service-identities.js';
+export type { ServiceIdentities } from './shards/service-identities.js';

@@ -18,6 +18,7 @@ import type { AdminConfig } from './config.js';
 import { migrationOptions } from './config.js';
 import { useEmbeddedPostgres } from './embedded-postgres.js';
 import { warnOfMigration } from './migration-warnings.js';
+import { migrateSampleShards } from './sample-shards.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
@@ -77,6 +78,17 @@ export function createAdminCommands(deps: {
         warnOfMigration(logger, migrated);
         const { mode, timescaledbVersion, applied } = migrated;
         logger.info({ mode, timescaledbVersion, applied }, 'migrated');
+        // The sample shards get the same schema (their control tables stay empty).
+        await migrateSampleShards(
+          config,
+          config.DATABASE_URL ?? '',
+          migrationOptions(config),
+          (shard, result) => {
+            warnOfMigration(logger.child({ shard }), result);
+            const { mode, timescaledbVersion, applied } = result;
+            logger.info({ shard, mode, timescaledbVersion, applied }, 'migrated the shard');
+          },
+        );
       }),
     );
 

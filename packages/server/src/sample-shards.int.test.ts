@@ -3,30 +3,45 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, Subscription } from '@monitor/bus';
 import { createInProcessBus, deadLetterTopic, partitionForKey } from '@monitor/bus';
 import type { Database } from '@monitor/db';
+import type { ServiceDetailRow } from '@monitor/db';
 import {
   assignPartitions,
+  createEvaluatorStore,
+  createExemplarReader,
+  createShardedExemplarReader,
+  readLateSampleWrites,
+  createInvestigationStore,
+  createRuleStore,
   createServiceQueries,
-  listShardedServices,
+  createShardedServiceQueries,
   readPartitionShards,
 } from '@monitor/db';
 import { createLogger, createMetrics, createShutdown } from '@monitor/platform';
+import type { AlertSeverity } from '@monitor/schemas';
 import { encodeSampleMessage, encodeSampleRecord } from '@monitor/schemas';
-import { buildSampleMessage } from '@monitor/testkit/builders';
+import { buildAlertRuleDraft, buildSampleMessage } from '@monitor/testkit/builders';
 import { writerGroupId } from './consumer-groups.js';
 import { migratedDatabase } from '../../db/src/testing/clean-database.js';
 import type { RoleContext } from './role-context.js';
 import { startSampleWriter } from './roles/writer-role.js';
 import type { SampleShards } from './sample-shards.js';
-import { createShardReadMetrics, routeSampleShards, shardedSeriesSource } from './sample-shards.js';
-import { createPrometheusSeriesSource } from '@monitor/db/series';
+import {
+  createShardReadMetrics,
+  routeSampleShards,
+  shardedSeriesSource,
+  shardServiceIdentities,
+} from './sample-shards.js';
+import { createPrometheusSeriesSource, createSourceTiersReader } from '@monitor/db/series';
+import { combineLateWrites, snapshotVisibility } from '@monitor/api';
 import type { SeriesSource } from '@monitor/promql';
 import { createPromqlEngine } from '@monitor/promql';
 import { Registry } from 'prom-client';
 
 /**
- * Issue 59, items 1 and 2: the writer stores each partition's samples on the shard the control
+ * Issue 59, items 1 to 3: the writer stores each partition's samples on the shard the control
  * database names for it, with that partition's offsets in the same transaction there, so a
- * replay is skipped per shard. Two databases of the TimescaleDB server stand for two clusters;
+ * replay is skipped per shard; alerts name their hosts' services as the shards hold them, and
+ * PromQL and the services' reads answer as one database holding everything. Two databases of the TimescaleDB server stand for two clusters;
  * shard s0 is the control database itself.
  */
 const topic = 'metrics.samples.v1';
@@ -66,6 +81,20 @@ async function publishFleet(bus: Bus): Promise<void> {
             host,
             time_ms: t0 + i * 15_000 + (host.length % 3) * 7,
             metrics: { cpu_percent: i + 0.25 },
+            // Peers of an investigation share a rack, across shards.
+            tags: { rack: `rack-${hosts.indexOf(host) % 3}` },
+            // Every fourth host's samples carry a trace.
+            ...(hosts.indexOf(host) % 4 === 0
+              ? {
+                  exemplars: [
+                    {
+                      metric: 'cpu_percent',
+                      value: i + 0.25,
+                      labels: { trace_id: `${host}-${i}` },
+                    },
+                  ],
+                }
+              : {}),
           });
           return {
             key: `${orgId}:${host}`,
@@ -140,7 +169,74 @@ function singleFilled(): Promise<void> {
   return filling;
 }
 
+/**
+ * Alerts fired through the evaluator's store, in the control database (with their services on
+ * their shards) and in the single one: critical, warning, an info alert that leaves its host to
+ * staleness, two alerts on one host, and a host the writer has not stored yet.
+ */
+const alerted: [host: string, severity: AlertSeverity][] = [
+  ['host-1', 'critical'],
+  ['host-2', 'warning'],
+  ['host-3', 'info'],
+  ['host-7', 'warning'],
+  ['host-7', 'critical'],
+  ['host-12', 'warning'],
+  ['host-new', 'critical'],
+];
+const firedAtMs = t0 + 45_000;
+let firing: Promise<void> | undefined;
+function alertsFired(): Promise<void> {
+  firing ??= (async () => {
+    await singleFilled();
+    const identities = shardServiceIdentities(control.db, shards, partitions);
+    for (const [db, store] of [
+      [control.db, createEvaluatorStore(control.db, evaluatorOwner, { identities })],
+      [single.db, createEvaluatorStore(single.db, evaluatorOwner)],
+    ] as const) {
+      await db.sql`insert into organizations (id, name) values (${orgId}, 'shards')`;
+      const rules = new Map<AlertSeverity, { id: string; generation: number }>();
+      for (const severity of ['critical', 'warning', 'info'] as const) {
+        const rule = await createRuleStore(db).createRule(
+          orgId,
+          buildAlertRuleDraft({ severity, name: severity }),
+        );
+        const [row] = await db.sql<{ generation: string }[]>`
+            select generation from alert_rules where id = ${rule.id}`;
+        rules.set(severity, { id: rule.id, generation: Number(row?.generation) });
+      }
+      for (const [host, severity] of alerted) {
+        const rule = rules.get(severity) as { id: string; generation: number };
+        const partition = partitionOf(host);
+        const fromOffset = await store.appliedOffset(partition);
+        const committed = await store.commit({
+          partition,
+          fromOffset,
+          nextOffset: fromOffset + 1,
+          states: [],
+          cleared: [],
+          watermarks: [],
+          events: [
+            {
+              type: 'fire',
+              orgId,
+              host,
+              ruleId: rule.id,
+              value: 95,
+              startedMs: firedAtMs - 15_000,
+              firedMs: firedAtMs,
+            },
+          ],
+          ruleGenerations: { [rule.id]: rule.generation },
+        });
+        expect(committed).toMatchObject({ outcome: 'committed', fired: 1 });
+      }
+    }
+  })();
+  return firing;
+}
+
 const partitionOf = (host: string): number => partitionForKey(`${orgId}:${host}`, partitions);
+const evaluatorOwner = { groupId: 'monitor-evaluator', topic };
 
 beforeAll(async () => {
   control = await migratedDatabase('timescale', 'shards_control');
@@ -265,33 +361,32 @@ describe('sample shards', () => {
     }
   }, 120_000);
 
-  it('lists services over both shards as one database holding them and the alerts does', async () => {
-    await singleFilled();
-    // Alerts in the control database (and in the single one), by host: critical, warning, an
-    // info alert that leaves its host to staleness, and two alerts on one host.
-    const alerted: [host: string, severity: string][] = [
-      ['host-1', 'critical'],
-      ['host-2', 'warning'],
-      ['host-3', 'info'],
-      ['host-7', 'warning'],
-      ['host-7', 'critical'],
-      ['host-12', 'warning'],
-    ];
-    for (const db of [control.db, single.db]) {
-      for (const [i, [host, severity]] of alerted.entries()) {
-        const [service] = await (shards.shardOf(partitionOf(host)).db === s1.db && db === control.db
-          ? s1.db
-          : db
-        ).sql<{ id: string }[]>`select id from services where org_id = ${orgId} and name = ${host}`;
-        await db.sql`
-          insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
-            threshold, severity, status, value, started_at, fired_at)
-          values (${`alr_0000000000000000000000000${i}`}, ${orgId}, ${`rul_000000000000000000000000${i}`},
-            'r', ${service?.id ?? 'svc_none'}, ${host}, 'cpu_percent', 'greater_than', 1,
-            ${severity}, 'active', 2, now(), now())`;
-      }
+  it("fires alerts on the services of the hosts' shards, and answers the services list, a service and its history as one database does", async () => {
+    await alertsFired();
+    // Each alert names its host's service as the host's shard holds it; the control database
+    // keeps copies of other shards' alerted services only.
+    const alerts = await control.db.sql<{ host: string; service_id: string }[]>`
+      select host, service_id from alerts where org_id = ${orgId}`;
+    expect(alerts).toHaveLength(alerted.length);
+    for (const alert of alerts) {
+      const shard = shards.shardOf(partitionOf(alert.host));
+      const [own] = await shard.db.sql<{ id: string; shard_copy: boolean }[]>`
+        select id, shard_copy from services where org_id = ${orgId} and name = ${alert.host}`;
+      expect(own, alert.host).toEqual({ id: alert.service_id, shard_copy: false });
+      const [kept] = await control.db.sql<{ id: string; shard_copy: boolean }[]>`
+        select id, shard_copy from services where org_id = ${orgId} and name = ${alert.host}`;
+      expect(kept, alert.host).toEqual({
+        id: alert.service_id,
+        shard_copy: shard.db !== control.db,
+      });
     }
-    const reference = createServiceQueries(single.db, { staleAfterSeconds: 300 });
+    expect(new Set(alerts.map((alert) => shards.shardOf(partitionOf(alert.host)).name))).toEqual(
+      new Set(['s0', 's1']),
+    );
+
+    const options = { staleAfterSeconds: 300 };
+    const sharded = createShardedServiceQueries(control.db, [control.db, s1.db], options);
+    const reference = createServiceQueries(single.db, options);
     const withoutIds = (page: { services: { id: string }[]; total: number }) => ({
       total: page.total,
       services: page.services.map(({ id: _id, ...rest }) => rest),
@@ -299,6 +394,7 @@ describe('sample shards', () => {
     // The last samples are at t0 + 60 s plus 0 ms (host-0 … host-9) or 7 ms (the others): at
     // this clock the first are stale, the others not.
     const now = new Date(t0 + 60_000 + 300_000 + 5);
+    const clocks = [now, new Date(t0 + 60_000), new Date(t0 + 3_600_000)];
     for (const query of [
       { limit: 50, offset: 0 },
       { limit: 5, offset: 0 },
@@ -311,24 +407,201 @@ describe('sample shards', () => {
       { limit: 50, offset: 0, status: 'stale' as const },
       { limit: 50, offset: 0, tags: { role: 'none' } },
     ]) {
-      for (const at of [now, new Date(t0 + 60_000), new Date(t0 + 3_600_000)]) {
+      for (const at of clocks) {
         const full = { orgId, now: at, ...query };
-        const got = await listShardedServices(control.db, [control.db, s1.db], full, 300);
-        expect(withoutIds(got), JSON.stringify(full)).toEqual(
+        expect(withoutIds(await sharded.listServices(full)), JSON.stringify(full)).toEqual(
           withoutIds(await reference.listServices(full)),
         );
       }
     }
-    const everything = await listShardedServices(
-      control.db,
-      [control.db, s1.db],
-      { orgId, now, limit: 50, offset: 0 },
-      300,
-    );
-    expect(everything.total).toBe(hosts.length);
+    const everything = await sharded.listServices({ orgId, now, limit: 50, offset: 0 });
+    expect(everything.total).toBe(hosts.length + 1);
     // Every status is somewhere in the list, so each branch above was compared.
     expect(new Set(everything.services.map((service) => service.status))).toEqual(
       new Set(['critical', 'warning', 'healthy', 'stale']),
     );
+
+    // A service's detail (with its active alerts) and its history, by the ids each deployment
+    // lists.
+    const referenceIds = new Map(
+      (await reference.listServices({ orgId, now, limit: 50, offset: 0 })).services.map((row) => [
+        row.name,
+        row.id,
+      ]),
+    );
+    const comparable = (detail: ServiceDetailRow | undefined) =>
+      detail === undefined
+        ? undefined
+        : {
+            ...detail,
+            id: undefined,
+            activeAlerts: detail.activeAlerts.map((alert) => ({
+              host: alert.host,
+              severity: alert.severity,
+              status: alert.status,
+              value: alert.value,
+              silenced: alert.silenced,
+            })),
+          };
+    for (const { id, name } of everything.services) {
+      const referenceId = referenceIds.get(name) as string;
+      for (const at of clocks) {
+        const got = await sharded.getService({ orgId, id, now: at });
+        expect(got?.id, name).toBe(id);
+        expect(comparable(got), name).toEqual(
+          comparable(await reference.getService({ orgId, id: referenceId, now: at })),
+        );
+      }
+      for (const step of ['1m', '1h'] as const) {
+        const window = {
+          orgId,
+          metric: 'cpu_percent',
+          step,
+          from: new Date(0),
+          to: new Date(t0 + 3_600_000),
+        };
+        expect(await sharded.readMetricSeries({ ...window, serviceId: id }), name).toEqual(
+          await reference.readMetricSeries({ ...window, serviceId: referenceId }),
+        );
+      }
+    }
+    // What was compared is not empty: host-7's two alerts, a history of host-12 (on s1).
+    const idOf = (name: string): string =>
+      everything.services.find((service) => service.name === name)?.id ?? '';
+    const detail = await sharded.getService({ orgId, id: idOf('host-7'), now });
+    expect(detail?.activeAlerts.map((alert) => alert.severity).sort()).toEqual([
+      'critical',
+      'warning',
+    ]);
+    expect(shards.shardOf(partitionOf('host-12')).name).toBe('s1');
+    const history = await sharded.readMetricSeries({
+      orgId,
+      serviceId: idOf('host-12'),
+      metric: 'cpu_percent',
+      step: '1m',
+      from: new Date(0),
+      to: new Date(t0 + 3_600_000),
+    });
+    expect(history?.length).toBeGreaterThan(0);
+    expect(await sharded.getService({ orgId, id: 'svc_unknown', now })).toBeUndefined();
+    expect(
+      await sharded.readMetricSeries({
+        orgId,
+        serviceId: 'svc_unknown',
+        metric: 'cpu_percent',
+        step: '1m',
+        from: new Date(0),
+        to: new Date(t0),
+      }),
+    ).toBeUndefined();
+  }, 120_000);
+
+  it("investigates with the evidence of the services' shards, as one database does", async () => {
+    await alertsFired();
+    const sharded = createInvestigationStore(control.db, { shards: [control.db, s1.db] });
+    const reference = createInvestigationStore(single.db);
+    const opened = (db: Database) => db.sql<
+      { service_id: string; alert_id: string; host: string; severity: string }[]
+    >`
+      select i.service_id, i.alert_id, a.host, a.severity from investigations i
+      join alerts a on a.id = i.alert_id
+      where i.org_id = ${orgId} order by a.host, a.severity`;
+    const got = await opened(control.db);
+    const want = await opened(single.db);
+    const hostsOf = (rows: typeof got) => rows.map(({ host, severity }) => `${host} ${severity}`);
+    expect(hostsOf(got)).toEqual(hostsOf(want));
+    expect(got).toHaveLength(alerted.filter(([, severity]) => severity !== 'info').length);
+    // Ids differ between the two deployments; everything else must not.
+    const withoutIds = (value: unknown): unknown =>
+      JSON.parse(JSON.stringify(value), (key: string, field: unknown) =>
+        key === 'id' || key.endsWith('Id') ? undefined : field,
+      );
+    const request = (investigation: (typeof got)[number]) => ({
+      orgId,
+      serviceId: investigation.service_id,
+      alertId: investigation.alert_id,
+      from: new Date(t0 - 60_000),
+      incidentFrom: new Date(t0 + 30_000),
+      to: new Date(t0 + 90_000),
+      historyFrom: new Date(t0 - 3_600_000),
+      peerTagKeys: ['rack'],
+      maxPeers: 4,
+      choosePeerMetrics: () => ['cpu_percent'],
+    });
+    let peersElsewhere = 0;
+    for (const [i, investigation] of got.entries()) {
+      const evidence = await sharded.loadEvidence(request(investigation));
+      expect(withoutIds(evidence), investigation.host).toEqual(
+        withoutIds(await reference.loadEvidence(request(want[i] as (typeof want)[number]))),
+      );
+      const own = shards.shardOf(partitionOf(investigation.host)).name;
+      peersElsewhere += evidence.peers.filter(
+        (peer) => shards.shardOf(partitionOf(peer.service.name)).name !== own,
+      ).length;
+      if (investigation.host !== 'host-new') expect(evidence.samples.length).toBeGreaterThan(0);
+    }
+    expect(peersElsewhere).toBeGreaterThan(0);
+
+    // An investigation waits for the writer's offsets of every partition, each on its shard.
+    const claimAll = async (storageGroupId: string) => {
+      const claimed = [];
+      for (;;) {
+        const claim = await sharded.claim({
+          leaseMs: 60_000,
+          maxAttempts: 3,
+          evidence: { storageGroupId, maxWaitMs: 3_600_000 },
+        });
+        if (claim === undefined) return claimed;
+        claimed.push(claim);
+      }
+    };
+    expect(await claimAll('monitor-nobody')).toEqual([]);
+    expect(await claimAll(writerGroupId)).toHaveLength(got.length);
+  }, 120_000);
+
+  it('reads exemplars, the tiers every shard filled and the late writes of both shards', async () => {
+    await singleFilled();
+    const range = { startMs: t0 - 60_000, endMs: t0 + 3_600_000 };
+    const limits = { maxSeries: 1_000, maxExemplars: 10_000 };
+    const sharded = createShardedExemplarReader([control.db, s1.db].map(createExemplarReader));
+    const got = await sharded.read(orgId, [[]], range, limits);
+    expect(got).toEqual(await createExemplarReader(single.db).read(orgId, [[]], range, limits));
+    expect('series' in got && got.series.length).toBe(hosts.length / 4);
+    expect(await sharded.read(orgId, [[]], range, { ...limits, maxExemplars: 10 })).toEqual({
+      overLimit: 'maxExemplars',
+    });
+
+    // A tier is read from where both shards filled it; one only s0 filled is not read.
+    const fill = (db: Database, tier: string, fromMs: number) => db.sql`
+      insert into tier_fills (tier, filled_from_ms, filled_to_ms) values (${tier}, ${fromMs}, ${t0})
+      on conflict (tier) do update set filled_from_ms = excluded.filled_from_ms`;
+    await fill(control.db, '5m', t0 - 86_400_000);
+    await fill(s1.db, '5m', t0 - 3_600_000);
+    await fill(control.db, '1h', t0 - 86_400_000);
+    const tiers = await createSourceTiersReader([control.db, s1.db], {
+      refreshMs: 60_000,
+      nowMs: () => t0,
+    })();
+    expect(tiers?.tiers).toEqual([{ widthMs: 300_000, fromMs: t0 - 3_600_000 }]);
+    await control.db.sql`delete from tier_fills`;
+    await s1.db.sql`delete from tier_fills`;
+
+    // A cached answer read in the shards' snapshots before a late write on s1 is stale after it.
+    const lateWrites = combineLateWrites(
+      [control.db, s1.db].map((db) => ({
+        read: (org: string, fromMs: number, toMs: number) =>
+          readLateSampleWrites(db, org, fromMs, toMs),
+      })),
+    );
+    const before = await lateWrites.read(orgId, t0 - 7_200_000, t0);
+    await s1.db.sql`
+      insert into late_sample_writes (org_id, hour_ms)
+      values (${orgId}, ${Math.floor((t0 - 3_600_000) / 3_600_000) * 3_600_000})`;
+    const after = await lateWrites.read(orgId, t0 - 7_200_000, t0);
+    const written = after.xids.filter((xid) => !before.xids.includes(xid));
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/^1\//);
+    expect(snapshotVisibility(before.snapshot)(written[0] as string)).toBe(false);
+    expect(snapshotVisibility(after.snapshot)(written[0] as string)).toBe(true);
   }, 120_000);
 });

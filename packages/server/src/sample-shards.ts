@@ -1,5 +1,13 @@
-import type { Database, PartitionShard } from '@monitor/db';
-import { readPartitionShards } from '@monitor/db';
+import { partitionForKey } from '@monitor/bus';
+import type {
+  Database,
+  MigrateOptions,
+  MigrateResult,
+  PartitionShard,
+  ServiceIdentities,
+} from '@monitor/db';
+import { createDatabase, createServiceIdentities, migrate, readPartitionShards } from '@monitor/db';
+import { sampleMessageKey } from '@monitor/schemas';
 import type { Float64SlabLease } from '@monitor/db/series';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
 import type { SeriesSource } from '@monitor/promql';
@@ -25,6 +33,29 @@ export type SampleShards = {
   readonly all: readonly SampleShard[];
   shardOf(partition: number): SampleShard;
 };
+
+/** Whether `control` is the deployment's one shard, so it holds every sample and service. */
+export function holdsEverything(shards: readonly SampleShard[], control: Database): boolean {
+  return shards.length === 1 && shards[0]?.db === control;
+}
+
+/**
+ * Where the evaluator finds (or creates) an alerted host's service: on the shard of the
+ * partition the host's samples go to (the bus keys them by `org_id:host`). Undefined when the
+ * control database holds every service.
+ */
+export function shardServiceIdentities(
+  control: Database,
+  shards: SampleShards,
+  samplesPartitions: number,
+): ServiceIdentities | undefined {
+  if (holdsEverything(shards.all, control)) return undefined;
+  return createServiceIdentities(
+    (orgId, host) =>
+      shards.shardOf(partitionForKey(sampleMessageKey({ org_id: orgId, host }), samplesPartitions))
+        .db,
+  );
+}
 
 /** The one shard of a deployment without SAMPLE_SHARDS: the control database itself. */
 const soleShardName = 'main';
@@ -83,6 +114,27 @@ export function openSampleShards(
         : openDatabase(ctx, config, read_url, `monitor-shard-${name}-reads`);
     return { name, db, reads };
   });
+}
+
+/**
+ * Migrates every shard of SAMPLE_SHARDS but the control database (`controlUrl`, the caller's),
+ * one at a time: a shard holds the same schema, its control tables unused.
+ */
+export async function migrateSampleShards(
+  config: SampleShardConfig,
+  controlUrl: string,
+  options: MigrateOptions,
+  onMigrated: (shard: string, result: MigrateResult) => void,
+): Promise<void> {
+  for (const { name, url } of config.SAMPLE_SHARDS ?? []) {
+    if (url === controlUrl) continue;
+    const db = createDatabase({ url, maxConnections: 1, applicationName: 'monitor-migrate' });
+    try {
+      onMigrated(name, await migrate(db, options));
+    } finally {
+      await db.close();
+    }
+  }
 }
 
 /** The shards with the partition map of `topic` the control database holds (the writer's). */

@@ -6,6 +6,7 @@ import type { LateSampleWrites } from './range-query-cache.js';
 import {
   createInProcessStepsStore,
   createRangeQueryCache,
+  combineLateWrites,
   snapshotVisibility,
 } from './range-query-cache.js';
 
@@ -234,5 +235,23 @@ describe('snapshotVisibility', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('combineLateWrites', () => {
+  it("judges each database's writes in its own snapshot", async () => {
+    const combined = combineLateWrites([
+      { read: () => Promise.resolve({ snapshot: '10:20:12', xids: ['9', '12'] }) },
+      { read: () => Promise.resolve({ snapshot: '100:200:', xids: ['150', '250'] }) },
+    ]);
+    const late = await combined.read('org', 0, 1);
+    expect(late.xids).toEqual(['0/9', '0/12', '1/150', '1/250']);
+    const visible = snapshotVisibility(late.snapshot);
+    // 12 ran in the first database, 250 came after the second one's snapshot; id 150 means
+    // something else in the first database (not visible there: after its xmax).
+    expect(late.xids.map(visible)).toEqual([true, false, true, false]);
+    expect(['0/150', '2/1', '150', '/1'].map(visible)).toEqual([false, false, false, false]);
+    // An entry of one database never counts another set's ids as seen.
+    expect(snapshotVisibility('10:20:')('0/9')).toBe(false);
   });
 });

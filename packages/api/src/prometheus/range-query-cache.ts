@@ -226,16 +226,47 @@ function isCurrent(entry: CachedSteps, xids: readonly string[]): boolean {
 }
 
 /**
+ * The late writes of several databases (the sample shards) as one: their snapshots side by
+ * side (space-separated, in `parts` order) and each transaction id prefixed by its database's
+ * index (`1/734`), so `snapshotVisibility` judges each in its own database's snapshot.
+ */
+export function combineLateWrites(parts: readonly LateSampleWrites[]): LateSampleWrites {
+  if (parts.length === 1) return parts[0] as LateSampleWrites;
+  return {
+    async read(orgId, fromMs, toMs) {
+      const read = await Promise.all(parts.map((part) => part.read(orgId, fromMs, toMs)));
+      return {
+        snapshot: read.map((each) => each.snapshot).join(' '),
+        xids: read.flatMap((each, index) => each.xids.map((xid) => `${index}/${xid}`)),
+      };
+    },
+  };
+}
+
+/**
  * PostgreSQL's `pg_visible_in_snapshot` for a snapshot as text (`xmin:xmax:xip,…`): a
- * transaction is visible when it committed before the snapshot was taken.
+ * transaction is visible when it committed before the snapshot was taken. Also for snapshots
+ * of several databases (`combineLateWrites`); an id of the other form is never visible, so an
+ * entry computed under another set of shards is computed again.
  */
 export function snapshotVisibility(snapshot: string): (xid: string) => boolean {
+  if (!snapshot.includes(' ')) return singleSnapshotVisibility(snapshot);
+  const parts = snapshot.split(' ').map(singleSnapshotVisibility);
+  return (text) => {
+    const slash = text.indexOf('/');
+    const part = slash > 0 ? parts[Number(text.slice(0, slash))] : undefined;
+    return part !== undefined && part(text.slice(slash + 1));
+  };
+}
+
+function singleSnapshotVisibility(snapshot: string): (xid: string) => boolean {
   const [xminText, xmaxText, running = ''] = snapshot.split(':');
   if (xminText === undefined || xmaxText === undefined || xminText === '') return () => false;
   const xmin = BigInt(xminText);
   const xmax = BigInt(xmaxText);
   const inProgress = new Set(running === '' ? [] : running.split(',').map(BigInt));
   return (text) => {
+    if (!/^\d+$/.test(text)) return false;
     const xid = BigInt(text);
     return xid < xmin || (xid < xmax && !inProgress.has(xid));
   };

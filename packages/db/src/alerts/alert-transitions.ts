@@ -2,6 +2,7 @@ import { newId } from '@monitor/platform';
 import type { TransactionSql } from '../core/database.js';
 import type { Alert, AlertNotification, AlertTransition } from '@monitor/schemas';
 import { opensInvestigation, toAlertResponse } from '@monitor/schemas';
+import type { ServiceIdentity } from '../shards/service-identities.js';
 import { alertColumns } from './alert-columns.js';
 
 export type FireAlertInput = {
@@ -26,6 +27,11 @@ export type FireAlertInput = {
    * opens waits until storage has caught up with these positions.
    */
   evidencePositions?: readonly StreamPosition[];
+  /**
+   * The service as the shard holding the host's samples knows it, where that is not this
+   * database (issue 59): the alert names it, and this database keeps a copy.
+   */
+  service?: ServiceIdentity;
 };
 
 /** Why an alert fires: its rule's condition held, or its host stopped sending the metric. */
@@ -74,7 +80,7 @@ export async function fireAlert(
     for share
   `;
   if (rule === undefined) return { outcome: 'rule-gone' };
-  const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt);
+  const serviceId = await ensureService(tx, input.orgId, input.host, input.firedAt, input.service);
   const [created] = await tx<AlertWithChannels[]>`
     insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
       threshold, severity, status, value, started_at, fired_at, channels, reason, flapping)
@@ -273,46 +279,64 @@ export async function enqueueAlertNotifications(
 
 /**
  * The service ids of the org's `hosts`, creating minimal rows the writer fills in later, in two
- * statements whatever their number.
+ * statements whatever their number. A host found in `identities` (its service on another
+ * shard) gets that id, and its row here is a copy with the shard's tags.
  */
 export async function ensureServices(
   tx: TransactionSql,
   orgId: string,
   hosts: readonly string[],
   seenAt: Date,
+  identities: ReadonlyMap<string, ServiceIdentity> = new Map(),
 ): Promise<Map<string, string>> {
   const names = [...new Set(hosts)];
   if (names.length === 0) return new Map();
+  const rows = names.map((name) => {
+    const identity = identities.get(name);
+    return identity === undefined
+      ? { id: newId('svc'), name, tags: {}, shard_copy: false }
+      : { id: identity.id, name, tags: identity.tags, shard_copy: true };
+  });
   await tx`
-    insert into services (id, org_id, name, last_seen)
-    select x.id, ${orgId}, x.name, ${seenAt}
-    from unnest(${tx.array(names.map(() => newId('svc')))}::text[], ${tx.array(names)}::text[])
-      as x(id, name)
+    insert into services (id, org_id, name, last_seen, tags, shard_copy)
+    select x.id, ${orgId}, x.name, ${seenAt}, x.tags, x.shard_copy
+    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
+      as x(id text, name text, tags jsonb, shard_copy boolean)
     on conflict (org_id, name) do nothing
   `;
-  const rows = await tx<{ id: string; name: string }[]>`
+  // A copy's tags follow the shard's. Only copies are touched (and so locked): the writer
+  // updates the rows of its own hosts' services, never a copy.
+  const copies = rows.filter((row) => row.shard_copy);
+  if (copies.length > 0) {
+    await tx`
+      update services s set tags = x.tags
+      from jsonb_to_recordset(${JSON.stringify(copies)}::text::jsonb) as x(name text, tags jsonb)
+      where s.org_id = ${orgId} and s.name = x.name and s.shard_copy
+        and s.tags is distinct from x.tags
+    `;
+  }
+  const stored = await tx<{ id: string; name: string }[]>`
     select id, name from services where org_id = ${orgId} and name = any(${tx.array(names)}::text[])
   `;
-  return new Map(rows.map((row) => [row.name, row.id]));
+  return new Map(stored.map((row) => [row.name, row.id]));
 }
 
-/** The service id of (org, host), creating a minimal row the writer fills in later. */
+/** The service id of (org, host), creating its row here (see ensureServices). */
 async function ensureService(
   tx: TransactionSql,
   orgId: string,
   host: string,
   seenAt: Date,
+  identity: ServiceIdentity | undefined,
 ): Promise<string> {
-  const [inserted] = await tx<{ id: string }[]>`
-    insert into services (id, org_id, name, last_seen)
-    values (${newId('svc')}, ${orgId}, ${host}, ${seenAt})
-    on conflict (org_id, name) do nothing
-    returning id
-  `;
-  if (inserted !== undefined) return inserted.id;
-  const [existing] = await tx<{ id: string }[]>`
-    select id from services where org_id = ${orgId} and name = ${host}
-  `;
-  if (existing === undefined) throw new Error('ensureService: service vanished');
-  return existing.id;
+  const ids = await ensureServices(
+    tx,
+    orgId,
+    [host],
+    seenAt,
+    identity === undefined ? undefined : new Map([[host, identity]]),
+  );
+  const id = ids.get(host);
+  if (id === undefined) throw new Error('ensureService: service vanished');
+  return id;
 }

@@ -2,6 +2,7 @@ import type { StreamPosition } from '../alerts/alert-transitions.js';
 import { fireAlert, resolveAlerts, settleAlert } from '../alerts/alert-transitions.js';
 import type { Database, Queryable, TransactionSql } from '../core/database.js';
 import type { OffsetOwner } from '../samples/sample-store.js';
+import type { ServiceIdentities, ServiceIdentity } from '../shards/service-identities.js';
 import { transactionCommittingLast } from '../core/transaction-committing-last.js';
 
 /** One (rule, host) window of the evaluator. */
@@ -167,8 +168,21 @@ export type EvaluatorStore = {
   dropOrphanStates(): Promise<number>;
 };
 
-export function createEvaluatorStore(db: Database, owner: OffsetOwner): EvaluatorStore {
+export type EvaluatorStoreOptions = {
+  /**
+   * Where the services of fired alerts' hosts are, when their samples live on sample shards
+   * other than this database (issue 59); unset, this database holds them.
+   */
+  identities?: ServiceIdentities;
+};
+
+export function createEvaluatorStore(
+  db: Database,
+  owner: OffsetOwner,
+  options: EvaluatorStoreOptions = {},
+): EvaluatorStore {
   const { sql } = db;
+  const identify = identifyServices(options.identities);
   return {
     async appliedOffset(partition) {
       const [row] = await sql<{ next_offset: string }[]>`
@@ -196,8 +210,16 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
         select distinct partition from evaluator_last_seen where seen_at <= ${before}
       `;
       for (const { partition } of partitions) {
-        if ((await dueSilences(sql, partition, sweep)).length === 0) continue;
-        const swept = await sql.begin((tx) => sweepPartition(tx, owner, partition, sweep));
+        const due = await dueSilences(sql, partition, sweep);
+        if (due.length === 0) continue;
+        const services = await identify(
+          due
+            .filter(({ rule }) => rule.noDataState === 'alerting')
+            .map(({ rule, host }) => ({ orgId: rule.orgId, host, seenAt: new Date(sweep.nowMs) })),
+        );
+        const swept = await sql.begin((tx) =>
+          sweepPartition(tx, owner, partition, sweep, services),
+        );
         result.fired += swept.fired;
         result.resolved += swept.resolved;
       }
@@ -237,6 +259,13 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
     },
 
     async commit(commit) {
+      const services = await identify(
+        commit.events.flatMap((event) =>
+          event.type === 'fire'
+            ? [{ orgId: event.orgId, host: event.host, seenAt: new Date(event.firedMs) }]
+            : [],
+        ),
+      );
       // The writes go out with the COMMIT: every ingest that monitor all answers waits for
       // this commit.
       return await transactionCommittingLast<EvaluatorCommitResult>(sql, async (tx) => {
@@ -307,6 +336,7 @@ export function createEvaluatorStore(db: Database, owner: OffsetOwner): Evaluato
             firedAt: new Date(event.firedMs),
             flapping: event.flapping === true,
             evidencePositions,
+            service: await services.get(event.orgId, event.host, new Date(event.firedMs)),
           });
           if (fired.outcome === 'fired') result.fired++;
           else if (fired.outcome === 'already-active') result.alreadyActive++;
@@ -529,6 +559,7 @@ async function sweepPartition(
   owner: OffsetOwner,
   partition: number,
   sweep: NoDataSweep,
+  services: IdentifiedServices,
 ): Promise<NoDataSweepResult> {
   const result = { fired: 0, resolved: 0 };
   // Serializes with the partition's batch commits (a sample taken meanwhile is seen below) and
@@ -549,6 +580,7 @@ async function sweepPartition(
         reason: 'no_data',
         startedAt: seenAt,
         firedAt: now,
+        service: await services.get(rule.orgId, host, now),
       });
       if (fired.outcome === 'fired') result.fired++;
     } else if (rule.noDataState === 'ok') {
@@ -632,4 +664,42 @@ async function deleteStates(tx: TransactionSql, keys: readonly EvaluatorStateKey
       ${keys.map((k) => k.ruleId)}::text[]) as k(org_id, host, rule_id)
     where s.org_id = k.org_id and s.host = k.host and s.rule_id = k.rule_id
   `;
+}
+
+/** The services of hosts as their shards know them; undefined where this database holds them. */
+type IdentifiedServices = {
+  get(orgId: string, host: string, seenAt: Date): Promise<ServiceIdentity | undefined>;
+};
+
+/**
+ * Resolves the services of `hosts` before a transaction, so a shard's round trip is no part of
+ * it; a host missed there (a silence that came due meanwhile) is resolved when asked for.
+ */
+function identifyServices(
+  identities: ServiceIdentities | undefined,
+): (
+  hosts: readonly (Pick<EvaluatorStateKey, 'orgId' | 'host'> & { seenAt: Date })[],
+) => Promise<IdentifiedServices> {
+  if (identities === undefined) {
+    return () => Promise.resolve({ get: () => Promise.resolve(undefined) });
+  }
+  return async (hosts) => {
+    const byOrg = new Map<string, Map<string, ServiceIdentity>>();
+    const orgs = new Map<string, { host: string; seenAt: Date }[]>();
+    for (const { orgId, ...host } of hosts) orgs.set(orgId, [...(orgs.get(orgId) ?? []), host]);
+    await Promise.all(
+      [...orgs].map(async ([orgId, named]) => {
+        byOrg.set(orgId, await identities(orgId, named));
+      }),
+    );
+    return {
+      async get(orgId, host, seenAt) {
+        const known = byOrg.get(orgId)?.get(host);
+        if (known !== undefined) return known;
+        const resolved = (await identities(orgId, [{ host, seenAt }])).get(host);
+        if (resolved === undefined) throw new Error(`no service for ${host} on its shard`);
+        return resolved;
+      },
+    };
+  };
 }

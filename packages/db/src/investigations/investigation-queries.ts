@@ -1,5 +1,6 @@
 import { newId } from '@monitor/platform';
 import type { Database } from '../core/database.js';
+import { findShardService } from '../shards/find-shard-service.js';
 import { pageNewestFirst } from '../core/page-newest-first.js';
 
 /** An investigation as the API lists it. */
@@ -109,8 +110,15 @@ function toDetailRow(row: InvestigationDbRow): InvestigationDetailRow {
  * Reads of table `investigations` for the API, and opening one on demand. The investigator
  * worker fills the rows in; `fireAlert` opens those of firing alerts.
  */
-export function createInvestigationQueries(db: Database): InvestigationQueries {
+export function createInvestigationQueries(
+  db: Database,
+  options: {
+    /** The sample shards, where services are (issue 59). Unset: `db` holds them. */
+    shards?: readonly Database[];
+  } = {},
+): InvestigationQueries {
   const { sql } = db;
+  const shards = options.shards ?? [db];
   return {
     async listInvestigations(query) {
       const filters = sql`
@@ -165,12 +173,13 @@ export function createInvestigationQueries(db: Database): InvestigationQueries {
     },
 
     async openForService({ orgId, serviceId, from, to }) {
+      const found = await findShardService(shards, orgId, serviceId);
+      if (found === undefined) return undefined;
+      const { name } = found.service;
       const [row] = await sql<InvestigationDbRow[]>`
         insert into investigations (id, org_id, service_id, title, window_from, window_to)
-        select ${newId('inv')}, org_id, id,
-          name || ' from ' || ${from.toISOString()} || ' to ' || ${to.toISOString()},
-          ${from}, ${to}
-        from services where id = ${serviceId} and org_id = ${orgId}
+        values (${newId('inv')}, ${orgId}, ${serviceId},
+          ${`${name} from ${from.toISOString()} to ${to.toISOString()}`}, ${from}, ${to})
         returning ${sql.unsafe(detailColumns)}
       `;
       return row === undefined ? undefined : toDetailRow(row);

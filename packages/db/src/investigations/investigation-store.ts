@@ -1,7 +1,9 @@
 import type { Alert, InvestigationReport } from '@monitor/schemas';
 import type { Fragment } from '@monitor/postgres-driver';
 import { alertColumns } from '../alerts/alert-columns.js';
-import type { Database } from '../core/database.js';
+import type { ShardServiceRow } from '../shards/find-shard-service.js';
+import { findShardService } from '../shards/find-shard-service.js';
+import type { Database, Sql } from '../core/database.js';
 
 /** An investigation this worker holds until `leaseUntil`. */
 export type ClaimedInvestigation = {
@@ -203,10 +205,29 @@ type ClaimDbRow = {
  * agree on when a lease expired. A queued row's lease_until is the earliest time it may be
  * claimed again (the retry delay); null means at once.
  */
-export function createInvestigationStore(db: Database): InvestigationStore {
+export type InvestigationStoreOptions = {
+  /**
+   * The sample shards (issue 59): where services, samples, snapshots and the writer's offsets
+   * are. Unset: `db` holds them.
+   */
+  shards?: readonly Database[];
+};
+
+export function createInvestigationStore(
+  db: Database,
+  options: InvestigationStoreOptions = {},
+): InvestigationStore {
   const { sql } = db;
+  const shards = options.shards ?? [db];
   return {
     async claim({ leaseMs, maxAttempts, evidence }) {
+      // Where the writer's offsets are: here, or on every shard (each its partitions').
+      const storedOffsets =
+        options.shards === undefined || evidence === undefined
+          ? sql`consumer_offsets`
+          : sql`(select * from jsonb_to_recordset(${JSON.stringify(
+              await shardOffsets(options.shards, evidence.storageGroupId),
+            )}::text::jsonb) as o(group_id text, topic text, partition int, next_offset bigint))`;
       await sql`
         update investigations
         set status = 'failed', lease_until = null, updated_at = now(), completed_at = now(),
@@ -228,7 +249,7 @@ export function createInvestigationStore(db: Database): InvestigationStore {
                 select 1
                 from jsonb_to_recordset(inv.evidence_positions)
                   as e(topic text, partition int, next_offset bigint)
-                left join consumer_offsets stored
+                left join ${storedOffsets} stored
                   on stored.group_id = ${evidence?.storageGroupId ?? ''}
                   and stored.topic = e.topic and stored.partition = e.partition
                 where coalesce(stored.next_offset, 0) < e.next_offset
@@ -299,11 +320,9 @@ export function createInvestigationStore(db: Database): InvestigationStore {
     },
 
     async loadEvidence(request) {
-      const [service] = await sql<{ id: string; name: string; tags: Record<string, string> }[]>`
-        select id, name, tags from services
-        where id = ${request.serviceId} and org_id = ${request.orgId}
-      `;
-      if (service === undefined) throw new Error(`service ${request.serviceId} not found`);
+      const found = await findShardService(shards, request.orgId, request.serviceId);
+      if (found === undefined) throw new Error(`service ${request.serviceId} not found`);
+      const { service, shard } = found;
       const alert =
         request.alertId === null
           ? undefined
@@ -321,13 +340,13 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       };
       // The samples of `seriesIds` (an array expression) in the window, their times as
       // timestamptz, through the read function every reader of samples reads.
-      const rawSamples = (seriesIds: Fragment) => sql`(
+      const rawSamples = (on: Sql, seriesIds: Fragment) => on`(
         select series_id, timestamptz 'epoch' + time_ms * interval '1 millisecond' as time, value
         from raw_samples(${seriesIds}, ${window.fromMs}::bigint, ${window.toMs}::bigint)
       )`;
       // The bucket a row falls in: baseline and incident are binned from their own starts with
       // their own widths, so no bucket straddles the two.
-      const bucketOf = (buckets: EvidenceBuckets) => sql`
+      const bucketOf = (on: Sql, buckets: EvidenceBuckets) => on`
         case when time < ${request.incidentFrom}
           then date_bin(${buckets.baselineMs}::float8 * interval '1 millisecond', time, ${request.from})
           else date_bin(${buckets.incidentMs}::float8 * interval '1 millisecond', time,
@@ -335,21 +354,21 @@ export function createInvestigationStore(db: Database): InvestigationStore {
         end`;
       // avg and the first time: a bucket holding a single sample is that sample, unchanged. A
       // metric with several series (an agent's label sets) is their samples together.
-      const samples = await sql<EvidenceSample[]>`
+      const samples = await shard.sql<EvidenceSample[]>`
         select min(s.time) as time, r.metric, avg(s.value) as value
-        from ${rawSamples(sql`array(select id from series where service_id = ${service.id})`)} s
+        from ${rawSamples(shard.sql, shard.sql`array(select id from series where service_id = ${service.id})`)} s
         join series r on r.id = s.series_id
-        group by r.metric, ${bucketOf(evidenceBuckets(window, limits.pointsPerSeries))}
+        group by r.metric, ${bucketOf(shard.sql, evidenceBuckets(window, limits.pointsPerSeries))}
         order by time, r.metric
       `;
       // The last snapshot of each bucket, so the newest (the state at firing) is always kept.
       // Times first, over the (service_id, time) index: only the chosen rows' JSON is read.
-      const snapshots = await sql<EvidenceSnapshot[]>`
+      const snapshots = await shard.sql<EvidenceSnapshot[]>`
         select time, containers, processes from snapshots
         where service_id = ${service.id} and time in (
           select max(time) from snapshots
           where service_id = ${service.id} and time >= ${request.from} and time <= ${request.to}
-          group by ${bucketOf(evidenceBuckets(window, limits.snapshots))}
+          group by ${bucketOf(shard.sql, evidenceBuckets(window, limits.snapshots))}
         )
         order by time
       `;
@@ -363,32 +382,36 @@ export function createInvestigationStore(db: Database): InvestigationStore {
                   and fired_at >= ${request.historyFrom} and fired_at <= ${request.to}
                 order by fired_at, id
               `;
-      const peerServices = await sql<{ id: string; name: string; tags: Record<string, string> }[]>`
-        select id, name, tags from services
-        where org_id = ${request.orgId} and id <> ${service.id}
-          and exists (
-            select 1 from unnest(${[...request.peerTagKeys]}::text[]) as k(key)
-            where tags ->> k.key = ${JSON.stringify(service.tags)}::text::jsonb ->> k.key
-          )
-        order by name
-        limit ${request.maxPeers}
-      `;
+      const peerServices = await findPeerServices(db, shards, request, service);
       const peerIds = peerServices.map((peer) => peer.id);
       const peerMetrics = peerIds.length === 0 ? [] : request.choosePeerMetrics({ alert, samples });
+      // Each shard's peers at once; a peer's samples keep their order (time, metric).
       const peerSamples =
         peerMetrics.length === 0
           ? []
-          : await sql<(EvidenceSample & { service_id: string })[]>`
-              select r.service_id, min(s.time) as time, r.metric, avg(s.value) as value
-              from ${rawSamples(
-                sql`array(select id from series
-                  where service_id = any(${peerIds}::text[]) and metric = any(${peerMetrics}::text[]))`,
-              )} s
-              join series r on r.id = s.series_id
-              group by r.service_id, r.metric,
-                ${bucketOf(evidenceBuckets(window, limits.peerPointsPerSeries))}
-              order by r.service_id, time, r.metric
-            `;
+          : (
+              await Promise.all(
+                shards.map(async (on) => {
+                  const ids = peerServices
+                    .filter((peer) => peer.shard === on)
+                    .map((peer) => peer.id);
+                  if (ids.length === 0) return [];
+                  return await on.sql<(EvidenceSample & { service_id: string })[]>`
+                    select r.service_id, min(s.time) as time, r.metric, avg(s.value) as value
+                    from ${rawSamples(
+                      on.sql,
+                      on.sql`array(select id from series
+                        where service_id = any(${ids}::text[])
+                          and metric = any(${peerMetrics}::text[]))`,
+                    )} s
+                    join series r on r.id = s.series_id
+                    group by r.service_id, r.metric,
+                      ${bucketOf(on.sql, evidenceBuckets(window, limits.peerPointsPerSeries))}
+                    order by r.service_id, time, r.metric
+                  `;
+                }),
+              )
+            ).flat();
       const peerAlerts =
         peerIds.length === 0
           ? []
@@ -419,4 +442,64 @@ export function createInvestigationStore(db: Database): InvestigationStore {
       };
     },
   };
+}
+
+/**
+ * The first `maxPeers` by name of the organization's services (on any shard) that share the
+ * value of one of `peerTagKeys` with `service`, in `control`'s collation as one database's
+ * `order by name` would give them.
+ */
+async function findPeerServices(
+  control: Database,
+  shards: readonly Database[],
+  request: Pick<EvidenceRequest, 'orgId' | 'peerTagKeys' | 'maxPeers'>,
+  service: ShardServiceRow,
+): Promise<(ShardServiceRow & { shard: Database })[]> {
+  const found = (
+    await Promise.all(
+      shards.map(async (shard) =>
+        (
+          await shard.sql<ShardServiceRow[]>`
+            select id, name, tags from services
+            where org_id = ${request.orgId} and id <> ${service.id} and not shard_copy
+              and exists (
+                select 1 from unnest(${[...request.peerTagKeys]}::text[]) as k(key)
+                where tags ->> k.key = ${JSON.stringify(service.tags)}::text::jsonb ->> k.key
+              )
+            order by name
+            limit ${request.maxPeers}`
+        ).map((row) => ({ ...row, shard })),
+      ),
+    )
+  ).flat();
+  if (shards.length === 1) return found;
+  const byName = new Map(found.map((row) => [row.name, row]));
+  const names = await control.sql<{ name: string }[]>`
+    select name from unnest(${found.map((row) => row.name)}::text[]) as u(name)
+    order by name limit ${request.maxPeers}`;
+  return names.map(({ name }) => byName.get(name) as ShardServiceRow & { shard: Database });
+}
+
+/** The writer's stored offsets on every shard; a partition's highest where two hold it. */
+async function shardOffsets(
+  shards: readonly Database[],
+  groupId: string,
+): Promise<{ group_id: string; topic: string; partition: number; next_offset: string }[]> {
+  const rows = (
+    await Promise.all(
+      shards.map(
+        ({ sql }) => sql<{ topic: string; partition: number; next_offset: string }[]>`
+          select topic, partition, next_offset from consumer_offsets where group_id = ${groupId}`,
+      ),
+    )
+  ).flat();
+  const highest = new Map<string, (typeof rows)[number]>();
+  for (const row of rows) {
+    const key = `${row.topic}\u0000${row.partition}`;
+    const kept = highest.get(key);
+    if (kept === undefined || BigInt(row.next_offset) > BigInt(kept.next_offset)) {
+      highest.set(key, row);
+    }
+  }
+  return [...highest.values()].map((row) => ({ group_id: groupId, ...row }));
 }

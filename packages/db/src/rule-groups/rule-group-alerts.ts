@@ -5,6 +5,7 @@ import { alertColumns } from '../alerts/alert-columns.js';
 import type { AlertWithChannels } from '../alerts/alert-transitions.js';
 import { enqueueAlertNotifications, ensureServices } from '../alerts/alert-transitions.js';
 import type { Queryable, TransactionSql } from '../core/database.js';
+import type { ServiceIdentity } from '../shards/service-identities.js';
 import type { RuleGroupKey } from './rule-group-key.js';
 
 /** A stored alert of one of the group's rules, as an evaluation reconciles it. */
@@ -107,6 +108,8 @@ export async function applyRuleGroupAlertChanges(
   tx: TransactionSql,
   key: RuleGroupKey,
   changes: RuleGroupAlertChanges,
+  /** The firing hosts' services on other shards (see ensureServices). */
+  services: ReadonlyMap<string, ServiceIdentity> = new Map(),
 ): Promise<void> {
   const { orgId } = key;
   if (changes.resolve.length > 0) {
@@ -122,7 +125,7 @@ export async function applyRuleGroupAlertChanges(
   }
   const needsChannel = changes.fire.length > 0 || changes.resend.length > 0;
   const channels = needsChannel && (await hasAlertmanager(tx, orgId)) ? ['alertmanager'] : [];
-  if (changes.fire.length > 0) await fire(tx, key, changes.fire, channels);
+  if (changes.fire.length > 0) await fire(tx, key, changes.fire, channels, services);
   if (changes.annotate.length > 0) {
     await tx`
       update alerts a set annotations = x.latest
@@ -153,6 +156,7 @@ async function fire(
   key: RuleGroupKey,
   firing: readonly RuleAlertFiring[],
   channels: readonly string[],
+  identities: ReadonlyMap<string, ServiceIdentity>,
 ): Promise<void> {
   const { orgId } = key;
   const ruleKeys = [...new Set(firing.map((f) => f.ruleKey))];
@@ -175,6 +179,7 @@ async function fire(
     orgId,
     firing.map((f) => f.host),
     new Date(firstFiredMs),
+    identities,
   );
   const rows = firing.map((f) => ({
     id: newId('alr'),

@@ -1,4 +1,5 @@
 import type { Database } from '../core/database.js';
+import type { ServiceIdentities, ServiceIdentity } from '../shards/service-identities.js';
 import type { RuleGroupAlertChanges, RuleGroupAlertRow } from './rule-group-alerts.js';
 import type { RuleGroupKey } from './rule-group-key.js';
 import {
@@ -103,7 +104,13 @@ function fromRow(row: StateRow): RuleGroupWithState {
 }
 
 /** Prometheus rule groups' evaluation state in `prometheus_rule_group_states`. */
-export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
+export function createRuleGroupStateStore(
+  db: Database,
+  options: {
+    /** Where firing hosts' services are when their samples live on other shards (issue 59). */
+    identities?: ServiceIdentities;
+  } = {},
+): RuleGroupStateStore {
   const { sql } = db;
   return {
     async listAllGroups() {
@@ -133,9 +140,21 @@ export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
     listGroupAlerts(key, timeMs) {
       return listRuleGroupAlerts(sql, key, timeMs);
     },
-    saveEvaluation(key, expected, record, alerts = noRuleGroupAlertChanges) {
+    async saveEvaluation(key, expected, record, alerts = noRuleGroupAlertChanges) {
       const { orgId, namespace, name } = key;
-      return sql.begin(async (tx) => {
+      // Outside the transaction: a shard's round trip is no part of it.
+      const services =
+        options.identities === undefined || alerts.fire.length === 0
+          ? new Map<string, ServiceIdentity>()
+          : await options.identities(
+              orgId,
+              // One time for all, as ensureServices gives them (the group's first firing).
+              alerts.fire.map((firing) => ({
+                host: firing.host,
+                seenAt: new Date(Math.min(...alerts.fire.map((f) => f.firedAtMs))),
+              })),
+            );
+      return await sql.begin(async (tx) => {
         // The group's row, shared: a change or deletion of the group waits for this save (and
         // then resolves what it must of what this one fired).
         const [group] = await tx<{ revision: string }[]>`
@@ -160,7 +179,7 @@ export function createRuleGroupStateStore(db: Database): RuleGroupStateStore {
                 : sql`s.last_evaluation_ms = ${expected.lastEvaluationMs}`
             }`;
         if (saved.count === 0) return false;
-        await applyRuleGroupAlertChanges(tx, key, alerts);
+        await applyRuleGroupAlertChanges(tx, key, alerts, services);
         return true;
       });
     },

@@ -898,6 +898,18 @@ const samplePartitionShards: Migration = {
     ]),
 };
 
+const serviceShardCopies: Migration = {
+  version: 41,
+  name: 'service_shard_copies',
+  up: (sql) =>
+    run(sql, [
+      // Issue 59: the control database keeps a copy of each alerted service of another shard
+      // (same id, name and tags), which alerts, silences and notifications read. A shard's own
+      // services list and detail skip such copies when the control database is a shard too.
+      `alter table services add column shard_copy boolean not null default false`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -940,4 +952,5 @@ export const migrations: readonly Migration[] = [
   exemplars,
   nativeHistograms,
   samplePartitionShards,
+  serviceShardCopies,
 ];

@@ -29,10 +29,12 @@ function sourceTiersOf(
 
 /**
  * What `max_source_resolution=auto` reads (sourceTiersOf), read from the database again at most
- * every `refreshMs`; undefined (raw samples only) until it could be read once.
+ * every `refreshMs`; undefined (raw samples only) until it could be read once. `shards`: the
+ * databases holding samples (the sample shards, the same storage settings, or the one
+ * database); a tier is read where every shard has filled it.
  */
 export function createSourceTiersReader(
-  db: Database,
+  shards: readonly Database[],
   options: { refreshMs: number; nowMs: () => number },
 ): () => Promise<SourceTiers | undefined> {
   let read: { policies: StoragePolicies; filled: FilledRange[]; atMs: number } | undefined;
@@ -40,11 +42,11 @@ export function createSourceTiersReader(
     const nowMs = options.nowMs();
     if (read === undefined || nowMs - read.atMs >= options.refreshMs) {
       try {
-        const [{ policies }, filled] = await Promise.all([
-          requireStorageSettings(db),
-          readFilledRanges(db.sql),
+        const [{ policies }, ...filled] = await Promise.all([
+          requireStorageSettings(shards[0] as Database),
+          ...shards.map((shard) => readFilledRanges(shard.sql)),
         ]);
-        read = { policies, filled, atMs: nowMs };
+        read = { policies, filled: filledEverywhere(filled), atMs: nowMs };
       } catch {
         // Not migrated yet, or the database away: the query itself says what is wrong.
         if (read === undefined) return undefined;
@@ -52,4 +54,16 @@ export function createSourceTiersReader(
     }
     return sourceTiersOf(read.policies, read.filled, nowMs);
   };
+}
+
+/** The tiers every shard has filled, each from where the last of them starts. */
+function filledEverywhere(shards: readonly (readonly FilledRange[])[]): FilledRange[] {
+  const [first = [], ...others] = shards;
+  return first.flatMap((range) => {
+    const starts = others.map(
+      (other) => other.find((each) => each.tier.name === range.tier.name)?.fromMs,
+    );
+    if (starts.some((start) => start === undefined)) return [];
+    return [{ ...range, fromMs: Math.max(range.fromMs, ...(starts as number[])) }];
+  });
 }

@@ -131,77 +131,119 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
     },
 
     async getService(query) {
-      // An active alert's `silenced` is judged against the silences in force at `now`.
-      const silences = await silencesInForce(sql, query.now, query.orgId);
-      const silenced = silencedExpression(
-        sql,
-        silences.map((silence) => silence.matchers),
-      );
       const [rows, alerts] = await Promise.all([
         sql<(ServiceDbRow & SnapshotColumns)[]>`
           select s.id, s.name, s.last_seen, s.metrics, s.tags,
-            ${statusExpression(sql, staleBefore(query.now))} as status,
-            snap.time as snapshot_time, snap.containers, snap.processes
-          from services s
+            ${statusExpression(sql, staleBefore(query.now))} as status, ${newestSnapshot(sql)}
           left join lateral (${activeAlertLevel(sql)}) a on true
-          left join lateral (
-            select time, containers, processes from snapshots
-            where service_id = s.id
-            order by time desc
-            limit 1
-          ) snap on true
           where s.id = ${query.id} and s.org_id = ${query.orgId}
         `,
-        sql<Alert[]>`
-          select ${sql.unsafe(alertStoredColumns)}, ${silenced} as silenced from alerts a
-          where a.service_id = ${query.id} and a.org_id = ${query.orgId} and a.status = 'active'
-          order by a.fired_at desc, a.id desc
-        `,
+        activeServiceAlerts(sql, query),
       ]);
       const row = rows[0];
-      if (row === undefined) return undefined;
-      return {
-        ...toService(row),
-        snapshot:
-          row.snapshot_time === null
-            ? undefined
-            : {
-                time: row.snapshot_time,
-                containers: asArray(row.containers),
-                processes: asArray(row.processes),
-              },
-        activeAlerts: alerts,
-      };
+      return row === undefined ? undefined : serviceDetail(toService(row), row, alerts);
     },
 
     async readMetricSeries(query) {
-      // The service must be the organization's; a metric it never sent has no series. A metric
-      // written through an agent protocol has a series per label set: its history is theirs
-      // taken together (metric-history.ts).
-      const [owner] = await sql<{ series_ids: string[] }[]>`
-        select coalesce(array_agg(r.id::text order by r.id) filter (where r.id is not null),
-          '{}') as series_ids
-        from services s
-        left join series r on r.service_id = s.id and r.metric = ${query.metric}
-        where s.id = ${query.serviceId} and s.org_id = ${query.orgId}
-        group by s.id
-      `;
-      if (owner === undefined) return undefined;
-      if (owner.series_ids.length === 0) return [];
-      return await readMetricHistory(
-        sql,
-        { step: query.step, fromMs: query.from.getTime(), toMs: query.to.getTime() },
-        owner.series_ids,
-      );
+      const seriesIds = await metricSeriesIds(sql, query);
+      return seriesIds === undefined ? undefined : await readServiceMetric(sql, query, seriesIds);
     },
   };
 }
 
-type SnapshotColumns = {
+/**
+ * The series of the service's metric; undefined if the service is not the organization's here
+ * (a shard's copy of another shard's service is not). A metric it never sent has none. A metric
+ * written through an agent protocol has a series per label set: its history is theirs taken
+ * together (metric-history.ts).
+ */
+export async function metricSeriesIds(
+  sql: Sql,
+  query: Pick<MetricSeriesQuery, 'orgId' | 'serviceId' | 'metric'>,
+): Promise<string[] | undefined> {
+  const [owner] = await sql<{ series_ids: string[] }[]>`
+    select coalesce(array_agg(r.id::text order by r.id) filter (where r.id is not null),
+      '{}') as series_ids
+    from services s
+    left join series r on r.service_id = s.id and r.metric = ${query.metric}
+    where s.id = ${query.serviceId} and s.org_id = ${query.orgId} and not s.shard_copy
+    group by s.id
+  `;
+  return owner?.series_ids;
+}
+
+/** The buckets of `seriesIds` (see `ServiceQueries.readMetricSeries`). */
+export async function readServiceMetric(
+  sql: Sql,
+  query: MetricSeriesQuery,
+  seriesIds: readonly string[],
+): Promise<MetricBucketRow[]> {
+  if (seriesIds.length === 0) return [];
+  return await readMetricHistory(
+    sql,
+    { step: query.step, fromMs: query.from.getTime(), toMs: query.to.getTime() },
+    seriesIds,
+  );
+}
+
+/** A service's newest snapshot as `left join lateral (…) snap` reads it (all null: none). */
+export type SnapshotColumns = {
   snapshot_time: Date | null;
   containers: unknown;
   processes: unknown;
 };
+
+/**
+ * The columns of `SnapshotColumns` and `from services s` joined with the newest snapshot of
+ * `s`, so a `left join`, the filter and nothing else may follow.
+ */
+export function newestSnapshot(sql: Sql) {
+  return sql`snap.time as snapshot_time, snap.containers, snap.processes
+    from services s
+    left join lateral (
+      select time, containers, processes from snapshots
+      where service_id = s.id
+      order by time desc
+      limit 1
+    ) snap on true`;
+}
+
+/** The detail of `service`: its newest snapshot and its active alerts. */
+export function serviceDetail(
+  service: ServiceRow,
+  snapshot: SnapshotColumns,
+  activeAlerts: Alert[],
+): ServiceDetailRow {
+  return {
+    ...service,
+    snapshot:
+      snapshot.snapshot_time === null
+        ? undefined
+        : {
+            time: snapshot.snapshot_time,
+            containers: asArray(snapshot.containers),
+            processes: asArray(snapshot.processes),
+          },
+    activeAlerts,
+  };
+}
+
+/** The service's active alerts, newest first, `silenced` judged by the silences in force at `now`. */
+export async function activeServiceAlerts(
+  sql: Sql,
+  query: { orgId: string; id: string; now: Date },
+): Promise<Alert[]> {
+  const silences = await silencesInForce(sql, query.now, query.orgId);
+  const silenced = silencedExpression(
+    sql,
+    silences.map((silence) => silence.matchers),
+  );
+  return await sql<Alert[]>`
+    select ${sql.unsafe(alertStoredColumns)}, ${silenced} as silenced from alerts a
+    where a.service_id = ${query.id} and a.org_id = ${query.orgId} and a.status = 'active'
+    order by a.fired_at desc, a.id desc
+  `;
+}
 
 /**
  * The page of the services list without a status filter, as a fragment so the benchmark can

@@ -9,6 +9,7 @@ import {
   createNotificationStore,
   createRuleStore,
   createServiceQueries,
+  createShardedServiceQueries,
   createSilenceStore,
 } from '@monitor/db';
 import type { Logger } from '@monitor/platform';
@@ -19,6 +20,7 @@ import type { ApiConfig } from '../config.js';
 import { createConsoleMount } from '../console-static.js';
 import { createPrometheusMount } from './prometheus-mount.js';
 import type { SampleShard } from '../sample-shards.js';
+import { holdsEverything } from '../sample-shards.js';
 
 /**
  * The REST API (everything under `/api/v1` but ingest), the Prometheus-compatible API
@@ -40,14 +42,25 @@ export function createApiMount(
   },
 ): (app: Express) => void {
   const db = databases.primary;
+  const serviceOptions = { staleAfterSeconds: config.SERVICE_STALE_AFTER_SECONDS };
+  // Services live with their samples: on the shards when there are others than this database.
+  const sharded = !holdsEverything(databases.shards, db);
+  const services = sharded
+    ? createShardedServiceQueries(
+        databases.reads,
+        databases.shards.map((shard) => shard.reads),
+        serviceOptions,
+      )
+    : createServiceQueries(databases.reads, serviceOptions);
   const router = createApiRouter({
-    services: createServiceQueries(databases.reads, {
-      staleAfterSeconds: config.SERVICE_STALE_AFTER_SECONDS,
-    }),
+    services,
     rules: createRuleStore(db),
     alerts: createAlertQueries(db),
     silences: createSilenceStore(db),
-    investigations: createInvestigationQueries(db),
+    investigations: createInvestigationQueries(
+      db,
+      sharded ? { shards: databases.shards.map((shard) => shard.db) } : {},
+    ),
     channels: createNotificationChannelStore(db),
     notifications: createNotificationStore(db),
     authenticator: deps.authenticator,

@@ -76,7 +76,7 @@ try {
   // split them into more, smaller transactions on the same database (6 partitions: 1,092
   // requests/s against 2,649 for one, at 3.4 times the transactions).
   const samples = publishPort === undefined ? config : { ...config, SAMPLES_TOPIC_PARTITIONS: 1 };
-  await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
+  const samplesTopic = await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
     partitions: samples.SAMPLES_TOPIC_PARTITIONS,
   });
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
@@ -93,10 +93,11 @@ try {
   await startSampleWriter(ctx, sliceOf(writerSliceFields, samples), { ...consumerDeps, shards });
   await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, samples), {
     ...consumerDeps,
-    shards: shards.all,
+    shards,
+    samplesPartitions: samplesTopic.partitions,
   });
   startNotifier(ctx, sliceOf(notifierFields, config), db);
-  startInvestigator(ctx, sliceOf(investigatorFields, config), db);
+  startInvestigator(ctx, sliceOf(investigatorFields, config), db, shards.all);
   if (publishPort !== undefined) {
     // Without Kafka nothing durable stands between the gateway and the consumers: an ingest is
     // answered once the writer has stored its samples and the evaluator checkpointed their effect.

@@ -7,7 +7,8 @@ import type { SampleRecordDecoder } from '@monitor/schemas';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
-import type { SampleShard } from '../sample-shards.js';
+import type { SampleShards } from '../sample-shards.js';
+import { shardServiceIdentities } from '../sample-shards.js';
 import { startRuleGroupEvaluation } from './rule-group-evaluation.js';
 
 /**
@@ -34,14 +35,17 @@ export async function startAlertEvaluator(
     Pick<BusConfig, 'SAMPLES_TOPIC' | 'SAMPLES_TOPIC_PARTITIONS'>,
   deps: {
     db: Database;
-    /** Where the rule files' queries read samples. */
-    shards: readonly SampleShard[];
+    /** Where the rule files' queries read samples, and where alerted hosts' services are. */
+    shards: SampleShards;
+    /** The samples topic's partition count: which partition, so shard, holds a host. */
+    samplesPartitions: number;
     bus: Bus;
     /** Role `all`: the decoder its writer shares (the in-process bus hands both the same values). */
     decodeRecord?: SampleRecordDecoder;
   },
 ): Promise<Subscription> {
   const logger = ctx.logger.child({ component: 'evaluator' });
+  const identities = shardServiceIdentities(deps.db, deps.shards, deps.samplesPartitions);
   const metrics = createEvaluatorMetrics(ctx.metrics.registry);
   const poller = createRulePoller({
     fingerprint: () => ruleSetFingerprint(deps.db),
@@ -60,10 +64,11 @@ export async function startAlertEvaluator(
   const evaluator = createAlertEvaluator(
     {
       rules: poller,
-      store: createEvaluatorStore(deps.db, {
-        groupId: evaluatorGroupId,
-        topic: config.SAMPLES_TOPIC,
-      }),
+      store: createEvaluatorStore(
+        deps.db,
+        { groupId: evaluatorGroupId, topic: config.SAMPLES_TOPIC },
+        { identities },
+      ),
       deadLetters: deps.bus.deadLetters(),
       metrics,
       logger,
@@ -94,7 +99,12 @@ export async function startAlertEvaluator(
     await sweeping;
   });
   // Prometheus rule groups follow the partitions this consumer is assigned.
-  const ruleGroups = startRuleGroupEvaluation(ctx, config, deps);
+  const ruleGroups = startRuleGroupEvaluation(ctx, config, {
+    db: deps.db,
+    shards: deps.shards.all,
+    identities,
+    bus: deps.bus,
+  });
   const lagReporter = createConsumerLagReporter(ctx.metrics.registry, evaluatorGroupId);
   const subscription = await deps.bus.subscribe({
     groupId: evaluatorGroupId,

@@ -8,6 +8,8 @@ import {
 import type { InvestigatorConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
 import type { RoleContext } from '../role-context.js';
+import type { SampleShard } from '../sample-shards.js';
+import { holdsEverything } from '../sample-shards.js';
 
 /**
  * Works the investigation queue: claims queued investigations (replicas share the queue through
@@ -18,6 +20,8 @@ export function startInvestigator(
   ctx: RoleContext,
   config: InvestigatorConfig,
   db: Database,
+  /** Where services, samples and snapshots are (the sample shards). */
+  shards: readonly SampleShard[],
 ): void {
   const logger = ctx.logger.child({ component: 'investigator' });
   const narrator =
@@ -32,7 +36,10 @@ export function startInvestigator(
         });
   const investigator = createInvestigator(
     {
-      store: createInvestigationStore(db),
+      store: createInvestigationStore(
+        db,
+        holdsEverything(shards, db) ? {} : { shards: shards.map((shard) => shard.db) },
+      ),
       ...(narrator === undefined ? {} : { narrator }),
       clock: { now: () => new Date() },
       logger,

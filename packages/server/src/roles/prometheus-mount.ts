@@ -3,6 +3,7 @@ import type { RangeQueryCache } from '@monitor/api';
 import {
   createInProcessStepsStore,
   createPrometheusRouter,
+  combineLateWrites,
   createRangeQueryCache,
   createRedisStepsStore,
   createRulerRouter,
@@ -12,6 +13,7 @@ import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
 import {
   createExemplarReader,
+  createShardedExemplarReader,
   createRuleGroupStateStore,
   createRuleGroupStore,
   readLateSampleWrites,
@@ -44,8 +46,8 @@ const maxIdleSampleSlabs = 64;
 
 /**
  * The Prometheus-compatible API (`/prometheus`), with the ruler API of rule groups, as a mount
- * for the api role's app (and `all`'s): series from every shard's reads, merged, exemplars from
- * `databases.reads`, rule groups from the primary, keys checked by the process's one key cache.
+ * for the api role's app (and `all`'s): series, exemplars and late writes from every shard's
+ * reads, merged, rule groups from the primary, keys checked by the process's one key cache.
  */
 export function createPrometheusMount(
   config: ApiConfig,
@@ -59,7 +61,9 @@ export function createPrometheusMount(
   },
 ): (app: Express) => void {
   const { authenticator, logger } = deps;
-  const rangeQueryCache = openRangeQueryCache(config, databases.reads, deps);
+  // Samples are on the shards (the one shard's reads are `databases.reads`).
+  const sampleReads = databases.shards.map((shard) => shard.reads);
+  const rangeQueryCache = openRangeQueryCache(config, sampleReads, deps);
   const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: maxIdleSampleSlabs });
   const shardReads = createShardReadMetrics(deps.registry, databases.shards);
   const router = createPrometheusRouter({
@@ -87,8 +91,8 @@ export function createPrometheusMount(
     },
     ...(rangeQueryCache === undefined ? {} : { rangeQueryCache }),
     nowMs: Date.now,
-    sourceTiers: createSourceTiersReader(databases.reads, { refreshMs: 60_000, nowMs: Date.now }),
-    exemplars: createExemplarReader(databases.reads),
+    sourceTiers: createSourceTiersReader(sampleReads, { refreshMs: 60_000, nowMs: Date.now }),
+    exemplars: createShardedExemplarReader(sampleReads.map((reads) => createExemplarReader(reads))),
     // The evaluator saves these on the primary: read there, not on a standby that may lag.
     ruleGroups: createRuleGroupStateStore(databases.primary),
     defaultRuleIntervalMs: config.RULE_EVALUATION_INTERVAL_SECONDS * 1000,
@@ -107,13 +111,13 @@ export function createPrometheusMount(
 
 /**
  * The range query cache of PROMQL_CACHE_MAX_BYTES, in Redis when there is one (shared by the
- * replicas), in this process otherwise, checked against the late writes of the database the
- * queries read (its snapshots are the ones the answers were computed in); undefined when the
+ * replicas), in this process otherwise, checked against the late writes of the databases the
+ * queries read (their snapshots are the ones the answers were computed in); undefined when the
  * setting is 0.
  */
 function openRangeQueryCache(
   config: ApiConfig,
-  reads: Database,
+  reads: readonly Database[],
   deps: { registry: Registry; redis: Redis | undefined },
 ): RangeQueryCache | undefined {
   if (config.PROMQL_CACHE_MAX_BYTES === 0) return undefined;
@@ -138,7 +142,11 @@ function openRangeQueryCache(
   });
   return createRangeQueryCache({
     store,
-    lateWrites: { read: (orgId, fromMs, toMs) => readLateSampleWrites(reads, orgId, fromMs, toMs) },
+    lateWrites: combineLateWrites(
+      reads.map((db) => ({
+        read: (orgId, fromMs, toMs) => readLateSampleWrites(db, orgId, fromMs, toMs),
+      })),
+    ),
     settledMs: config.PROMQL_CACHE_SETTLED_MS,
     lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
     maxSteps: maxPointsPerSeries,

@@ -1,5 +1,6 @@
 import type { Bus } from '@monitor/bus';
 import type { Database } from '@monitor/db';
+import type { ServiceIdentities } from '@monitor/db';
 import { createRuleGroupStateStore } from '@monitor/db';
 import {
   createRuleGroupMetrics,
@@ -37,6 +38,8 @@ export function startRuleGroupEvaluation(
     db: Database;
     /** Where the rules' queries read samples: every shard, merged. */
     shards: readonly SampleShard[];
+    /** Where firing hosts' services are, when not in `db` (see createEvaluatorStore). */
+    identities: ServiceIdentities | undefined;
     bus: Bus;
   },
 ): { onAssignment(partitions: Assignment): void } {
@@ -46,7 +49,7 @@ export function startRuleGroupEvaluation(
   const metrics = createRuleGroupMetrics(ctx.metrics.registry);
   const scheduler = createRuleGroupScheduler(
     {
-      store: createRuleGroupStateStore(deps.db),
+      store: createRuleGroupStateStore(deps.db, { identities: deps.identities }),
       evaluate: (orgId, group, state, timeMs) =>
         evaluateRuleGroup(group, state, timeMs, {
           source: shardedSeriesSource(deps.shards, orgId),

@@ -32,7 +32,7 @@ import { createRoleApp } from '../ops-app.js';
 import { watchDatabase } from '../database-watch.js';
 import type { RoleContext } from '../role-context.js';
 import type { SampleShard } from '../sample-shards.js';
-import { openRoutedSampleShards, openSampleShards } from '../sample-shards.js';
+import { migrateSampleShards, openRoutedSampleShards, openSampleShards } from '../sample-shards.js';
 import { createApiMount } from './api-role.js';
 import { createGatewayRequestListener, ingestPublisherOptions } from './gateway-role.js';
 import { applyAllHeapSettings } from './all-heap.js';
@@ -74,7 +74,12 @@ async function startDatabaseRole(
       : undefined;
   if (start.role === 'notifier') startNotifier(ctx, sliceOf(notifierFields, start.config), db);
   if (start.role === 'investigator') {
-    startInvestigator(ctx, sliceOf(investigatorFields, start.config), db);
+    const shards = openSampleShards(ctx, start.config, {
+      url: start.config.DATABASE_URL,
+      primary: db,
+      reads: db,
+    });
+    startInvestigator(ctx, sliceOf(investigatorFields, start.config), db, shards);
   }
   const app = createRoleApp({
     logger: ctx.logger,
@@ -106,7 +111,7 @@ async function startBusRole(
   const { config } = start;
   const db = await openRoleDatabase(ctx, config, start.role);
   const bus = await openBus(ctx, db, config);
-  await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
+  const samplesTopic = await bus.admin.ensureTopic(config.SAMPLES_TOPIC, {
     partitions: config.SAMPLES_TOPIC_PARTITIONS,
   });
   const readiness = readinessChecks(db, bus);
@@ -123,24 +128,20 @@ async function startBusRole(
     return;
   }
   await bus.admin.ensureTopic(deadLetterTopic(config.SAMPLES_TOPIC), { partitions: 1 });
+  const shards = await openRoutedSampleShards(
+    ctx,
+    start.config,
+    { url: config.DATABASE_URL, primary: db },
+    config.SAMPLES_TOPIC,
+  );
   if (start.role === 'writer') {
-    const shards = await openRoutedSampleShards(
-      ctx,
-      start.config,
-      { url: config.DATABASE_URL, primary: db },
-      config.SAMPLES_TOPIC,
-    );
     await startSampleWriter(ctx, sliceOf(writerSliceFields, start.config), { db, bus, shards });
   } else {
-    const shards = openSampleShards(ctx, start.config, {
-      url: config.DATABASE_URL,
-      primary: db,
-      reads: db,
-    });
     await startAlertEvaluator(ctx, sliceOf(evaluatorSliceFields, start.config), {
       db,
       bus,
       shards,
+      samplesPartitions: samplesTopic.partitions,
     });
   }
   await listenHttp(
@@ -163,6 +164,9 @@ async function startAll(config: AllConfig, ctx: RoleContext): Promise<void> {
   await waitForDatabase(db);
   const migrated = await migrate(db, migrationOptions(config));
   warnOfMigration(ctx.logger, migrated);
+  await migrateSampleShards(config, databaseUrl, migrationOptions(config), (shard, result) =>
+    warnOfMigration(ctx.logger.child({ shard }), result),
+  );
   await reportStorage(ctx, db);
   await ensureBootstrapKey(ctx, config, db);
 

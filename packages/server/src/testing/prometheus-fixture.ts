@@ -498,7 +498,7 @@ export async function startPrometheusApi(
         timeoutMs: 30_000,
       },
       nowMs: Date.now,
-      sourceTiers: createSourceTiersReader(db, { refreshMs: 60_000, nowMs: Date.now }),
+      sourceTiers: createSourceTiersReader([db], { refreshMs: 60_000, nowMs: Date.now }),
       exemplars: createExemplarReader(db),
       ruleGroups: createRuleGroupStateStore(db),
       defaultRuleIntervalMs: 60_000,

@@ -1,5 +1,19 @@
+import type { Alert } from '@monitor/schemas';
 import type { Database } from '../core/database.js';
-import type { ListServicesQuery, ServiceRow } from './service-queries.js';
+import type {
+  ListServicesQuery,
+  ServiceQueries,
+  ServiceQueriesOptions,
+  ServiceRow,
+  SnapshotColumns,
+} from './service-queries.js';
+import {
+  activeServiceAlerts,
+  metricSeriesIds,
+  newestSnapshot,
+  readServiceMetric,
+  serviceDetail,
+} from './service-queries.js';
 
 type ShardServiceRow = {
   id: string;
@@ -10,6 +24,52 @@ type ShardServiceRow = {
 };
 
 /**
+ * `ServiceQueries` of a deployment whose services live on several sample shards and whose
+ * alerts live in the control database (issue 59), answering as one database holding both
+ * would. A service lives on the shard of its host's partition; the control database's copies
+ * of alerted services (`shard_copy`) are never answered as services.
+ */
+export function createShardedServiceQueries(
+  control: Database,
+  shards: readonly Database[],
+  options: ServiceQueriesOptions,
+): ServiceQueries {
+  return {
+    listServices: (query) => listShardedServices(control, shards, query, options.staleAfterSeconds),
+
+    async getService(query) {
+      const [found, alerts] = await Promise.all([
+        Promise.all(
+          shards.map(
+            ({ sql }) => sql<(ShardServiceRow & SnapshotColumns)[]>`
+              select s.id, s.name, s.last_seen, s.metrics, s.tags, ${newestSnapshot(sql)}
+              where s.id = ${query.id} and s.org_id = ${query.orgId} and not s.shard_copy`,
+          ),
+        ),
+        activeServiceAlerts(control.sql, query),
+      ]);
+      const row = found.flat()[0];
+      if (row === undefined) return undefined;
+      const level = Math.max(0, ...alerts.map(alertLevel));
+      const staleBefore = new Date(query.now.getTime() - options.staleAfterSeconds * 1000);
+      return serviceDetail(toService(row, level, staleBefore), row, alerts);
+    },
+
+    async readMetricSeries(query) {
+      const owners = await Promise.all(
+        shards.map(async (shard) => ({
+          shard,
+          seriesIds: await metricSeriesIds(shard.sql, query),
+        })),
+      );
+      const owner = owners.find(({ seriesIds }) => seriesIds !== undefined);
+      if (owner?.seriesIds === undefined) return undefined;
+      return await readServiceMetric(owner.shard.sql, query, owner.seriesIds);
+    },
+  };
+}
+
+/**
  * The services list of a deployment whose services live on several sample shards and whose
  * alerts live in the control database (issue 59): the same page, total and statuses as
  * `ServiceQueries.listServices` over one database holding both. Each shard answers its first
@@ -17,7 +77,7 @@ type ShardServiceRow = {
  * the organization's hosts (an active alert names its host) and puts the names in its
  * collation's order, the order one database's `order by name` gives.
  */
-export async function listShardedServices(
+async function listShardedServices(
   control: Database,
   shards: readonly Database[],
   query: ListServicesQuery,
@@ -47,10 +107,10 @@ export async function listShardedServices(
       const [counted, rows] = await Promise.all([
         sql<{ total: string }[]>`
           select count(*) as total from services s
-          where s.org_id = ${query.orgId} ${tagFilter} ${statusFilter}`,
+          where s.org_id = ${query.orgId} and not s.shard_copy ${tagFilter} ${statusFilter}`,
         sql<ShardServiceRow[]>`
           select s.id, s.name, s.last_seen, s.metrics, s.tags from services s
-          where s.org_id = ${query.orgId} ${tagFilter} ${statusFilter}
+          where s.org_id = ${query.orgId} and not s.shard_copy ${tagFilter} ${statusFilter}
           order by s.name limit ${wanted}`,
       ]);
       return { total: Number(counted[0]?.total ?? 0), rows };
@@ -61,25 +121,9 @@ export async function listShardedServices(
     select name from unnest(${candidates.map((row) => row.name)}::text[]) as u(name)
     order by name offset ${query.offset} limit ${query.limit}`;
   const byName = new Map(candidates.map((row) => [row.name, row]));
-  const services = order.map(({ name }): ServiceRow => {
-    const row = byName.get(name) as ShardServiceRow;
-    const level = levels.get(name) ?? 0;
-    return {
-      id: row.id,
-      name: row.name,
-      status:
-        level === 2
-          ? 'critical'
-          : level === 1
-            ? 'warning'
-            : row.last_seen < staleBefore
-              ? 'stale'
-              : 'healthy',
-      lastSeen: row.last_seen,
-      metrics: row.metrics ?? {},
-      tags: row.tags ?? {},
-    };
-  });
+  const services = order.map(({ name }) =>
+    toService(byName.get(name) as ShardServiceRow, levels.get(name) ?? 0, staleBefore),
+  );
   return { services, total: answers.reduce((sum, answer) => sum + answer.total, 0) };
 }
 
@@ -95,4 +139,27 @@ async function alertLevelsByHost(control: Database, orgId: string): Promise<Map<
 
 function hostsAt(levels: ReadonlyMap<string, number>, level: number): string[] {
   return [...levels].filter(([, each]) => each === level).map(([host]) => host);
+}
+
+/** A shard's row with its status: `level` of its active alerts (2 critical, 1 warning). */
+function toService(row: ShardServiceRow, level: number, staleBefore: Date): ServiceRow {
+  return {
+    id: row.id,
+    name: row.name,
+    status:
+      level === 2
+        ? 'critical'
+        : level === 1
+          ? 'warning'
+          : row.last_seen < staleBefore
+            ? 'stale'
+            : 'healthy',
+    lastSeen: row.last_seen,
+    metrics: row.metrics ?? {},
+    tags: row.tags ?? {},
+  };
+}
+
+function alertLevel(alert: Alert): number {
+  return alert.severity === 'critical' ? 2 : alert.severity === 'warning' ? 1 : 0;
 }

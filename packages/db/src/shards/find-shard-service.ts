@@ -1,0 +1,20 @@
+import type { Database } from '../core/database.js';
+
+export type ShardServiceRow = { id: string; name: string; tags: Record<string, string> };
+
+/** The service on whichever shard holds it (a control database's copy is no shard's service). */
+export async function findShardService(
+  shards: readonly Database[],
+  orgId: string,
+  id: string,
+): Promise<{ service: ShardServiceRow; shard: Database } | undefined> {
+  const found = await Promise.all(
+    shards.map(async (shard) => {
+      const [service] = await shard.sql<ShardServiceRow[]>`
+        select id, name, tags from services
+        where id = ${id} and org_id = ${orgId} and not shard_copy`;
+      return service === undefined ? undefined : { service, shard };
+    }),
+  );
+  return found.find((each) => each !== undefined);
+}

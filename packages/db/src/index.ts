@@ -45,6 +45,7 @@ import { createShardedServiceQueries as shardedServiceQueries } from './services
 import {
   assignPartitions as assignPartitionsRaw,
   readPartitionShards as readPartitionShardsRaw,
+  storedPartitionOffsets as storedPartitionOffsetsRaw,
 } from './shards/partition-shards.js';
 
 export { createDatabase } from './core/database.js';
@@ -182,6 +183,7 @@ export type {
 } from './notifications/notification-store.js';
 export const readPartitionShards = translatingDbErrors(readPartitionShardsRaw);
 export const assignPartitions = translatingDbErrors(assignPartitionsRaw);
+export const storedPartitionOffsets = translatingDbErrors(storedPartitionOffsetsRaw);
 export type { PartitionShard } from './shards/partition-shards.js';
 export const createShardedServiceQueries = translatingStoreFactory(shardedServiceQueries);
 export { createServiceIdentities } from './shards/service-identities.js';

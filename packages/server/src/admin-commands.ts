@@ -19,11 +19,13 @@ import { migrationOptions } from './config.js';
 import { useEmbeddedPostgres } from './embedded-postgres.js';
 import { warnOfMigration } from './migration-warnings.js';
 import { migrateSampleShards } from './sample-shards.js';
+import { createShardsCommand } from './shard-commands.js';
 
 const allScopes: readonly Scope[] = ['ingest', 'read', 'write'];
 
 /**
- * `migrate`, `orgs create`, `keys create|list|revoke`, `rules load`: one-shot commands against DATABASE_URL,
+ * `migrate`, `orgs create`, `keys create|list|revoke`, `rules load`, `shards list|add|move`:
+ * one-shot commands against DATABASE_URL,
  * or, when it is unset, against the embedded PostgreSQL of `npm start` (MONITOR_DATA_DIR): the
  * running server's, or one started for the command and stopped after it.
  */
@@ -218,7 +220,9 @@ export function createAdminCommands(deps: {
       }),
     );
 
-  return [migrateCommand, storage, orgs, keys, rules];
+  const shards = createShardsCommand({ withDatabase, print, createLogger: deps.createLogger });
+
+  return [migrateCommand, storage, orgs, keys, rules, shards];
 }
 
 function parseScopes(value: string): Scope[] {

@@ -51,26 +51,22 @@ describe('parseRoleConfig', () => {
     expect(err.issues.map((issue) => issue.message).join('\n')).toContain(message);
   });
 
-  it('refuses a valid SAMPLE_SHARDS while some reads see one database, saying which', () => {
-    const shards = JSON.stringify([
+  it('takes a valid SAMPLE_SHARDS in every role that stores or reads samples, and the commands', () => {
+    const listed = [
       { name: 's0', url: databaseUrl },
       {
         name: 's1',
         url: 'postgres://monitor:secret@db-1:5432,db-2:5432/monitor',
         read_url: databaseUrl,
       },
-    ]);
+    ];
     for (const role of ['writer', 'api', 'evaluator', 'investigator', 'all'] as const) {
-      const err = configError(() =>
-        parseRoleConfig(role, {
-          DATABASE_URL: databaseUrl,
-          KAFKA_BROKERS: brokers,
-          SAMPLE_SHARDS: shards,
-        }),
-      );
-      expect(err.issues).toEqual([
-        { variable: 'SAMPLE_SHARDS', message: expect.stringContaining('is not served yet') },
-      ]);
+      const start = parseRoleConfig(role, {
+        DATABASE_URL: databaseUrl,
+        KAFKA_BROKERS: brokers,
+        SAMPLE_SHARDS: JSON.stringify(listed),
+      });
+      expect(start.config, role).toMatchObject({ SAMPLE_SHARDS: listed });
     }
   });
 
@@ -210,7 +206,7 @@ describe('parseRoleConfig', () => {
 });
 
 describe('adminConfigSchema', () => {
-  it('reads the database and migration settings, and the rules limit, only', () => {
+  it('reads the database and migration settings, the samples topic and the rules limit, only', () => {
     const config = parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad', PORT: 'x' });
     // Unset optional settings are left out.
     expect(Object.keys(config).sort()).toEqual(
@@ -223,6 +219,7 @@ describe('adminConfigSchema', () => {
         'ROLLUP_1H_RETENTION_DAYS',
         'ROLLUP_1M_RETENTION_DAYS',
         'RULES_MAX_PER_ORG',
+        'SAMPLES_TOPIC',
         'SNAPSHOT_RETENTION_DAYS',
         'STORAGE_MODE',
       ].sort(),

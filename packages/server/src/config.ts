@@ -93,19 +93,11 @@ const sampleShards = envString()
       .min(1, { error: 'must name at least one shard' })
       .refine((shards) => new Set(shards.map((shard) => shard.name)).size === shards.length, {
         error: 'names each shard once',
-      })
-      // Issue 59 is built from the bottom: the writer stores each partition on its shard and
-      // PromQL (the rule files' queries too) merges the shards, but the services list, its
-      // history and the investigations still read the control database alone, so they would
-      // leave shards out.
-      .refine(() => false, {
-        error:
-          'is not served yet: the services list, a service and its history, and the investigations read one database (docs/operations.md, "Sample shards")',
       }),
   )
   .optional()
   .describe(
-    'Not accepted yet (docs/operations.md, "Sample shards"): the sample shards, a JSON list of `{ "name", "url", "read_url"? }` (each a TimescaleDB cluster, several hosts as for `DATABASE_URL`): a partition of the samples topic keeps its samples, series, services and rollups on the shard the control database (`DATABASE_URL`) names for it, on the first shard when it names none. Unset: one shard, `DATABASE_URL` (reads: `DATABASE_READ_URL`).',
+    'The sample shards (docs/operations.md, "Sample shards"), a JSON list of `{ "name", "url", "read_url"? }` (each a TimescaleDB cluster, several hosts as for `DATABASE_URL`): a partition of the samples topic keeps its samples, series, services and rollups on the shard the control database (`DATABASE_URL`) names for it, on the first shard when it names none. Unset: one shard, `DATABASE_URL` (reads: `DATABASE_READ_URL`).',
   );
 
 /** The roles that store or read samples, and the commands (`monitor shards`, `migrate`). */
@@ -582,6 +574,8 @@ export const adminConfigSchema = z.object({
   ...logFields,
   ...embeddedDatabaseFields,
   ...sampleShardFields,
+  // `monitor shards`: the topic whose partitions the control database maps to shards.
+  SAMPLES_TOPIC: busFields.SAMPLES_TOPIC,
   ...migrationFields,
   // `monitor rules load` holds an organization to the ruler API's limit.
   RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,

@@ -267,9 +267,11 @@ function generatedExpressions(count: number): string[] {
   return fc.sample(expr, { numRuns: count, seed: 27 }).map(String);
 }
 
-describe('PromQL against Prometheus 2.42 (the oracle)', () => {
+// Once on one database, once on three sample shards read as the api reads them (each host on
+// its partition's shard, the series merged): the answers must not tell them apart.
+describe.each([1, 3])('PromQL against Prometheus 2.42 (the oracle), %i database(s)', (count) => {
   let prometheus: AgentProcess & { url: string };
-  let disposeDb: () => Promise<void>;
+  const disposers: (() => Promise<void>)[] = [];
   let ourUrl: string;
   let closeServer: () => Promise<void>;
   const startMs = Math.floor(Date.now() / 60_000) * 60_000 - 55 * 60_000;
@@ -283,10 +285,23 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
     const data = oracleData(startMs);
     const body = encode(data);
     await remoteWriteToPrometheus(prometheus.url, body);
-    const { db, dispose } = await migratedDatabase('postgres', 'oracle');
-    disposeDb = dispose;
-    await storeRemoteWrite(db, orgId, body);
-    const api = await startPrometheusApi(db, orgId, apiKey);
+    const dbs = [];
+    for (let i = 0; i < count; i++) {
+      const { db, dispose } = await migratedDatabase('postgres', `oracle_${count}_${i}`);
+      disposers.push(dispose);
+      dbs.push(db);
+    }
+    await storeRemoteWrite(dbs, orgId, body);
+    if (count > 1) {
+      // The fleet's hosts are on more than one shard, so the merge is what is compared.
+      const holding = [];
+      for (const db of dbs) {
+        const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
+        if (Number(row?.n) > 0) holding.push(db);
+      }
+      expect(holding.length).toBeGreaterThan(1);
+    }
+    const api = await startPrometheusApi(dbs, orgId, apiKey);
     ourUrl = api.url;
     closeServer = api.close;
   });
@@ -294,7 +309,7 @@ describe('PromQL against Prometheus 2.42 (the oracle)', () => {
   afterAll(async () => {
     await closeServer?.();
     await prometheus?.stop();
-    await disposeDb?.();
+    for (const dispose of disposers) await dispose();
   });
 
   type Answer = {

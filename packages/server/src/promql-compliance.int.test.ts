@@ -1,26 +1,33 @@
-// @services postgres
+// @services postgres kafka
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentProcess, ComplianceTester, TestDatabase } from '@monitor/testkit';
+import { partitionForKey } from '@monitor/bus';
+import { createApiKeyStore, createOrgStore } from '@monitor/db';
+import type { AgentProcess, ComplianceTester } from '@monitor/testkit';
 import { createTestDatabase, ensureComplianceTester, startPrometheus } from '@monitor/testkit';
 import { createApiCall, waitFor } from '@monitor/testkit/builders';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { demoServiceData, sliceByTime } from './testing/demo-service-data.js';
 import { differences, encode, normalize } from './testing/prometheus-fixture.js';
 import type { RoleProcess } from './testing/role-process.js';
-import { startRoleProcess } from './testing/role-process.js';
+import { runCommand, startRoleProcess } from './testing/role-process.js';
+import { createMonitorStack } from './testing/monitor-stack.js';
 
 /**
  * The official PromQL compliance tester (prometheus/compliance, `promql-compliance-tester` with
  * its standard `promql-test-queries.yml`), run against us (`monitor all`) and a reference
  * Prometheus 2.42, both fed the same demo-service data by remote-write, labelled as a stock
- * Prometheus labels what it scrapes (`instance`, `job`).
+ * Prometheus labels what it scrapes (`instance`, `job`). Twice: on one database, and on three
+ * sample shards over Kafka with the data's host placed on a shard that is not the control
+ * database.
  */
-const key = `mon_test_${randomBytes(16).toString('hex')}`;
+const bootstrapKey = `mon_test_${randomBytes(16).toString('hex')}`;
+/** The deployment's key: the bootstrap one, or one of the organization made before sharding. */
+let key: string;
 const writeHeaders = {
   'Content-Type': 'application/x-protobuf',
   'Content-Encoding': 'snappy',
@@ -47,7 +54,6 @@ function yamlOf(document: Record<string, unknown>): string {
     .join('')}`;
 }
 
-let database: TestDatabase;
 let monitor: RoleProcess;
 let prometheus: AgentProcess & { url: string };
 let tester: ComplianceTester;
@@ -146,57 +152,119 @@ function describeFailure(r: TesterResult): string {
   return `${r.testCase.query}: answered differently`;
 }
 
+const data = demoServiceData(fromMs, toMs);
+
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'promql-compliance-'));
-  [tester, database, prometheus] = await Promise.all([
+  [tester, prometheus] = await Promise.all([
     ensureComplianceTester(),
-    createTestDatabase(serviceUrl('postgres'), 'compliance'),
     // Its evaluation_interval (the launcher's scrape interval) is the step of a subquery that
     // names none: 1 minute, Prometheus' default and ours.
     startPrometheus({ scrapeTargets: [], remoteWriteReceiver: true, scrapeIntervalSeconds: 60 }),
   ]);
-  monitor = await startRoleProcess('all', {
-    DATABASE_URL: database.url,
-    MONITOR_BOOTSTRAP_API_KEY: key,
-  });
-  const data = demoServiceData(fromMs, toMs);
   for (const slice of sliceByTime(data, fromMs, 60_000)) {
-    const body = encode(slice);
-    await Promise.all([
-      remoteWrite(`${prometheus.url}/api/v1/write`, body, {}),
-      remoteWrite(`${monitor.baseUrl}/api/v1/write`, body, { Authorization: `Bearer ${key}` }),
-    ]);
+    await remoteWrite(`${prometheus.url}/api/v1/write`, encode(slice), {});
   }
-  // Both hold every sample once ours has stored them all (the writer stores asynchronously).
-  let samples = 0;
-  for (const s of data) samples += s.samples.filter(([, v]) => !Number.isNaN(v)).length;
-  // Per metric name: a range function drops the name, and series would then collide.
-  const names = [...new Set(data.map((s) => s.labels['__name__']!))];
-  const stored = async (baseUrl: string, headers: Record<string, string>): Promise<number> => {
-    let count = 0;
-    for (const name of names) {
-      count += await instantValue(baseUrl, `sum(count_over_time(${name}[100m]))`, headers);
-    }
-    return count;
-  };
-  expect(await stored(prometheus.url, {})).toBe(samples);
-  const auth = { Authorization: `Bearer ${key}` };
-  await waitFor(
-    async () =>
-      (await stored(`${monitor.baseUrl}/prometheus`, auth)) === samples ? true : undefined,
-    120_000,
-    `all ${samples} samples stored`,
-  );
+  expect(await storedSamples(prometheus.url, {})).toBe(samplesOf(data));
 }, 600_000);
 
 afterAll(async () => {
-  await monitor?.stop();
   await prometheus?.stop();
-  await database?.drop();
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
 });
 
-describe('the PromQL compliance tester', () => {
+function samplesOf(series: typeof data): number {
+  let samples = 0;
+  for (const s of series) samples += s.samples.filter(([, v]) => !Number.isNaN(v)).length;
+  return samples;
+}
+
+/** The samples a target holds, per metric name: a range function drops the name, and series would then collide. */
+async function storedSamples(baseUrl: string, headers: Record<string, string>): Promise<number> {
+  let count = 0;
+  for (const name of new Set(data.map((s) => s.labels['__name__']!))) {
+    count += await instantValue(baseUrl, `sum(count_over_time(${name}[100m]))`, headers);
+  }
+  return count;
+}
+
+/** Sends the data to `monitor` and waits until it has stored every sample (asynchronously). */
+async function feed(): Promise<void> {
+  for (const slice of sliceByTime(data, fromMs, 60_000)) {
+    await remoteWrite(`${monitor.baseUrl}/api/v1/write`, encode(slice), {
+      Authorization: `Bearer ${key}`,
+    });
+  }
+  const auth = { Authorization: `Bearer ${key}` };
+  await waitFor(
+    async () =>
+      (await storedSamples(`${monitor.baseUrl}/prometheus`, auth)) === samplesOf(data)
+        ? true
+        : undefined,
+    120_000,
+    `all ${samplesOf(data)} samples stored`,
+  );
+}
+
+/** `monitor all` on one database, the embedded bus. */
+async function oneDatabase(): Promise<() => Promise<void>> {
+  const database = await createTestDatabase(serviceUrl('postgres'), 'compliance');
+  key = bootstrapKey;
+  monitor = await startRoleProcess('all', {
+    DATABASE_URL: database.url,
+    MONITOR_BOOTSTRAP_API_KEY: bootstrapKey,
+  });
+  return async () => {
+    await monitor.stop();
+    await database.drop();
+  };
+}
+
+/**
+ * `monitor all` over Kafka on three sample shards (the control database `s0`, `s1`, `s2`), the
+ * demo data's one host (`demo.promlabs.com`) on a partition moved to `s2` before it is sent.
+ */
+async function threeShards(): Promise<() => Promise<void>> {
+  const stack = await createMonitorStack('compliance', {}, { sampleShards: 3 });
+  const org = await createOrgStore(stack.db).createOrganization('compliance');
+  key = (
+    await createApiKeyStore(stack.db).createKey({
+      orgId: org.id,
+      name: 'compliance',
+      scopes: ['ingest', 'read', 'write'],
+    })
+  ).key;
+  const partition = partitionForKey(`${org.id}:demo.promlabs.com`, 6);
+  await runCommand(['shards', 'move', '--partitions', String(partition), '--to', 's2'], stack.env);
+  monitor = await stack.start('all');
+  return async () => {
+    // Every sample went to s2, and was read from there.
+    const held = [];
+    for (const { sql } of stack.sampleDbs) {
+      held.push(Number((await sql<{ n: string }[]>`select count(*) as n from samples`)[0]?.n));
+    }
+    expect(held[0]).toBe(0);
+    expect(held[1]).toBe(0);
+    expect(held[2]).toBeGreaterThan(0);
+    await stack.stop();
+  };
+}
+
+describe.each([
+  ['one database', oneDatabase],
+  ['three sample shards', threeShards],
+] as const)('the PromQL compliance tester, %s', (_, deploy) => {
+  let undeploy: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    undeploy = await deploy();
+    await feed();
+  }, 600_000);
+
+  afterAll(async () => {
+    await undeploy?.();
+  });
+
   it('passes every standard case, against Prometheus 2.42 fed the same samples', async () => {
     const strict = await runTester(tester.testQueries);
     const passed = strict.total - strict.failed.length;

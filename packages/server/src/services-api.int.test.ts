@@ -5,11 +5,13 @@ import { startLocalApiTarget } from './testing/monitor-stack.js';
 import { describeServicesApi } from './testing/http-api/services.suite.js';
 
 /**
- * The services API suite against this checkout's processes, twice: separate gateway, writer and
- * api processes over Kafka, and the embedded default (role `all`, the in-process bus). The same
- * suite runs against the compose stack in `compose-stack.container.test.ts`.
+ * The services API suite against this checkout's processes, three times: separate gateway,
+ * writer and api processes over Kafka, the same over three sample shards (the control database
+ * and two others, partitions placed round-robin), and the embedded default (role `all`, the
+ * in-process bus). The same suite runs against the compose stack in
+ * `compose-stack.container.test.ts`.
  */
-describe.each(['kafka', 'embedded'] as const)('services API in %s mode', (mode) => {
+describe.each(['kafka', 'sharded', 'embedded'] as const)('services API in %s mode', (mode) => {
   let target: LocalApiTarget | undefined;
 
   beforeAll(async () => {

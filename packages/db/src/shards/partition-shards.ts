@@ -28,3 +28,20 @@ export async function assignPartitions(
     select ${topic}, p, ${shard} from unnest(${[...partitions]}::int[]) as u(p)
     on conflict (topic, partition) do update set shard = excluded.shard`;
 }
+
+/**
+ * The consumer group's stored offsets of `partitions` of `topic` in `db` (a shard), those past
+ * 0 only: the partitions whose samples the writer stored there.
+ */
+export async function storedPartitionOffsets(
+  db: Database,
+  groupId: string,
+  topic: string,
+  partitions: readonly number[],
+): Promise<Map<number, number>> {
+  const rows = await db.sql<{ partition: number; next_offset: string }[]>`
+    select partition, next_offset from consumer_offsets
+    where group_id = ${groupId} and topic = ${topic} and partition = any(${[...partitions]}::int[])
+      and next_offset > 0`;
+  return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
+}

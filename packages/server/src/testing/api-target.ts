@@ -14,8 +14,10 @@ export type ApiTarget = {
   readonly ingestUrl: string;
   /** Base URL of the rest of /api/v1 and of /healthz, /readyz, /metrics: the api role, or the edge. */
   readonly apiUrl: string;
-  /** A pool on the target's database. */
+  /** A pool on the target's (control) database. */
   readonly db: Database;
+  /** Pools on the databases holding samples and services (the sample shards); `[db]` if unset. */
+  readonly sampleDbs?: readonly Database[];
 };
 
 /**

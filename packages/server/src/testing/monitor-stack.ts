@@ -9,8 +9,10 @@ import type { RoleProcess } from './role-process.js';
 import { runCommand, startRoleProcess } from './role-process.js';
 
 export type MonitorStack = {
-  /** A pool on the stack's database, for assertions. */
+  /** A pool on the stack's (control) database, for assertions. */
   db: Database;
+  /** Pools on the databases holding samples: `[db]`, or each sample shard's, `db` first. */
+  sampleDbs: readonly Database[];
   env: Readonly<Record<string, string>>;
   /** Starts `monitor <role>` against the stack; stopped by `stop`. */
   start(role: string): Promise<RoleProcess>;
@@ -23,25 +25,41 @@ export type MonitorStack = {
  * Kafka (unless `bus` is `in-process`: then only role `all` makes sense), with settings that
  * keep the tests quick (short polls and retries) and let the notifier reach
  * the testkit's local notification receivers. `postgresUrl` and `kafkaBrokers` put the
- * stack on servers of the test's own (one it restarts) instead of the suite's.
+ * stack on servers of the test's own (one it restarts) instead of the suite's. `sampleShards`
+ * (3, say) makes it a sharded deployment: the control database is shard `s0`, each other shard
+ * a database of its own, partitions placed round-robin (`p % n`) with `monitor shards add`.
  */
 export async function createMonitorStack(
   name: string,
   extraEnv: Record<string, string> = {},
-  options: { bus?: 'kafka' | 'in-process'; postgresUrl?: string; kafkaBrokers?: string } = {},
+  options: {
+    bus?: 'kafka' | 'in-process';
+    postgresUrl?: string;
+    kafkaBrokers?: string;
+    sampleShards?: number;
+  } = {},
 ): Promise<MonitorStack> {
-  const testDb: TestDatabase = await createTestDatabase(
-    options.postgresUrl ?? serviceUrl('postgres'),
-    name,
-  );
+  const serverUrl = options.postgresUrl ?? serviceUrl('postgres');
+  const testDb: TestDatabase = await createTestDatabase(serverUrl, name);
+  const shardDbs: TestDatabase[] = [];
+  for (let i = 1; i < (options.sampleShards ?? 1); i++) {
+    shardDbs.push(await createTestDatabase(serverUrl, `${name}_s${i}`));
+  }
   const db = createDatabase({ url: testDb.url, maxConnections: 2 });
+  const shardUrls = [testDb.url, ...shardDbs.map((shard) => shard.url)];
+  const partitions = 6;
   const env = {
     DATABASE_URL: testDb.url,
+    ...(shardDbs.length === 0
+      ? {}
+      : {
+          SAMPLE_SHARDS: JSON.stringify(shardUrls.map((url, i) => ({ name: `s${i}`, url }))),
+        }),
     ...(options.bus === 'in-process'
       ? {}
       : { KAFKA_BROKERS: options.kafkaBrokers ?? serviceUrl('kafka') }),
     SAMPLES_TOPIC: `samples-${randomBytes(4).toString('hex')}`,
-    SAMPLES_TOPIC_PARTITIONS: '6',
+    SAMPLES_TOPIC_PARTITIONS: String(partitions),
     WRITER_BATCH_MAX_WAIT_MS: '20',
     EVALUATOR_RULE_POLL_MS: '200',
     NOTIFIER_POLL_MS: '100',
@@ -52,9 +70,20 @@ export async function createMonitorStack(
     ...extraEnv,
   };
   await runCommand(['migrate'], env);
+  for (const [i] of shardDbs.entries()) {
+    const placed = Array.from({ length: partitions }, (_, p) => p).filter(
+      (p) => p % shardUrls.length === i + 1,
+    );
+    await runCommand(['shards', 'add', `s${i + 1}`, '--partitions', placed.join(',')], env);
+  }
+  const sampleDbs = [
+    db,
+    ...shardDbs.map((shard) => createDatabase({ url: shard.url, maxConnections: 2 })),
+  ];
   const started: RoleProcess[] = [];
   return {
     db,
+    sampleDbs,
     env,
     async start(role) {
       const proc = await startRoleProcess(role, env);
@@ -63,8 +92,9 @@ export async function createMonitorStack(
     },
     async stop() {
       await Promise.all(started.map((proc) => proc.stop()));
-      await db.close();
+      await Promise.all(sampleDbs.map((each) => each.close()));
       await testDb.drop();
+      for (const shard of shardDbs) await shard.drop();
     },
   };
 }
@@ -98,14 +128,15 @@ export type LocalApiTarget = ApiTarget & {
  */
 export async function startLocalApiTarget(
   name: string,
-  mode: 'kafka' | 'embedded',
+  mode: 'kafka' | 'embedded' | 'sharded',
   extraEnv: Record<string, string> = {},
 ): Promise<LocalApiTarget> {
   const stack = await createMonitorStack(`${name}_${mode}`, extraEnv, {
-    bus: mode === 'kafka' ? 'kafka' : 'in-process',
+    bus: mode === 'embedded' ? 'in-process' : 'kafka',
+    sampleShards: mode === 'sharded' ? 3 : 1,
   });
   try {
-    if (mode === 'kafka') {
+    if (mode !== 'embedded') {
       const [gateway, , api] = await Promise.all(
         ['gateway', 'writer', 'api'].map((role) => stack.start(role)),
       );
@@ -114,6 +145,7 @@ export async function startLocalApiTarget(
         ingestUrl: gateway!.baseUrl,
         apiUrl: api!.baseUrl,
         db: stack.db,
+        sampleDbs: stack.sampleDbs,
         stop: () => stack.stop(),
       };
     }
@@ -123,6 +155,7 @@ export async function startLocalApiTarget(
       ingestUrl: all.baseUrl,
       apiUrl: all.baseUrl,
       db: stack.db,
+      sampleDbs: stack.sampleDbs,
       stop: () => stack.stop(),
     };
   } catch (error) {

@@ -6,39 +6,66 @@ import snappy from 'snappy';
 import { createPrometheusRouter } from '@monitor/api';
 import type { ApiKeyAuthenticator } from '@monitor/auth';
 import type { Database } from '@monitor/db';
-import { createExemplarReader, createRuleGroupStateStore, createSampleStore } from '@monitor/db';
+import { partitionForKey } from '@monitor/bus';
 import {
-  createFloat64SlabPool,
-  createPrometheusSeriesSource,
-  createSourceTiersReader,
-} from '@monitor/db/series';
+  createExemplarReader,
+  createRuleGroupStateStore,
+  createSampleStore,
+  createShardedExemplarReader,
+} from '@monitor/db';
+import { createFloat64SlabPool, createSourceTiersReader } from '@monitor/db/series';
 import { createLogger } from '@monitor/platform';
 import { createPromqlEngine } from '@monitor/promql';
 import { decodeRemoteWriteV1 } from '@monitor/protocols';
 import type { NativeHistogram } from '@monitor/schemas';
+import { sampleMessageKey } from '@monitor/schemas';
+import { shardedSeriesSource } from '../sample-shards.js';
 
 // The PromQL oracle's fixture, shared by the tests that compare us with Prometheus 2.42: its
 // data, the remote-write body that carries it to both, our Prometheus API over a database, and
 // the comparison of two answers.
 
+/** Partitions of the samples topic the fixture's shards split, as a deployment's 6. */
+const fixturePartitions = 6;
+
 /**
  * Stores a remote-write body (`encode`'s) for `orgId` as the gateway and the writer would: every
- * point must be taken, and an agent's tags label its series.
+ * point must be taken, and an agent's tags label its series. Over several databases (sample
+ * shards), each host's samples go to the shard of its partition (`p % shards`), as a writer
+ * stores them.
  */
-export async function storeRemoteWrite(db: Database, orgId: string, body: Buffer): Promise<void> {
+export async function storeRemoteWrite(
+  target: Database | readonly Database[],
+  orgId: string,
+  body: Buffer,
+): Promise<void> {
   const decoded = decodeRemoteWriteV1(body, { nowMs: Date.now(), maxDecodedBytes: 64 << 20 });
   if (Object.keys(decoded.rejected).length > 0) {
     throw new Error(`the fixture's points were refused: ${JSON.stringify(decoded.rejected)}`);
   }
-  await createSampleStore(db).writeBatch({
-    samples: decoded.samples.map((s) => ({
-      ...s,
-      orgId,
-      tagsLabelSeries: true,
-      containers: [],
-      processes: [],
-    })),
-  });
+  const dbs = databasesOf(target);
+  for (const [i, db] of dbs.entries()) {
+    const samples = decoded.samples.filter((s) => fixtureShardOf(orgId, s.host, dbs.length) === i);
+    if (samples.length === 0) continue;
+    await createSampleStore(db).writeBatch({
+      samples: samples.map((s) => ({
+        ...s,
+        orgId,
+        tagsLabelSeries: true,
+        containers: [],
+        processes: [],
+      })),
+    });
+  }
+}
+
+/** The index of the shard (of `shards`) holding the host's samples in the fixture. */
+function fixtureShardOf(orgId: string, host: string, shards: number): number {
+  return partitionForKey(sampleMessageKey({ org_id: orgId, host }), fixturePartitions) % shards;
+}
+
+function databasesOf(target: Database | readonly Database[]): readonly Database[] {
+  return 'sql' in target ? [target] : target;
 }
 
 /**
@@ -452,11 +479,12 @@ export function differences(want: Normalized | string, got: Normalized | string)
 }
 
 /**
- * Our Prometheus API (`/prometheus`) over `db`, for `orgId`, behind one read key; `maxSamples`
- * is the remote read limit (50 M unless given).
+ * Our Prometheus API (`/prometheus`) over `target` (a database, or sample shards read as the
+ * api reads them, merged), for `orgId`, behind one read key; `maxSamples` is the remote read
+ * limit (50 M unless given).
  */
 export async function startPrometheusApi(
-  db: Database,
+  target: Database | readonly Database[],
   orgId: string,
   apiKey: string,
   maxSamples = 50_000_000,
@@ -475,16 +503,18 @@ export async function startPrometheusApi(
       ),
   };
   const sampleSlabs = createFloat64SlabPool({ maxIdleSlabs: 64 });
+  const dbs = databasesOf(target);
+  const shards = dbs.map((db, i) => ({ name: `s${i}`, db, reads: db }));
   const app = express();
   app.use(
     createPrometheusRouter({
       authenticator,
       logger: createLogger({ level: 'silent' }),
-      sourceFor: (org) => createPrometheusSeriesSource(db, org),
+      sourceFor: (org) => shardedSeriesSource(shards, org),
       // With the api's pool of slabs, as deployed: what one query read then serves the next.
       engineFor: (org) => {
         const slabs = sampleSlabs.lease();
-        const source = createPrometheusSeriesSource(db, org, { slabs });
+        const source = shardedSeriesSource(shards, org, { slabs });
         return {
           engine: createPromqlEngine({ source, ...options }),
           release: () => slabs.release(),
@@ -498,9 +528,9 @@ export async function startPrometheusApi(
         timeoutMs: 30_000,
       },
       nowMs: Date.now,
-      sourceTiers: createSourceTiersReader([db], { refreshMs: 60_000, nowMs: Date.now }),
-      exemplars: createExemplarReader(db),
-      ruleGroups: createRuleGroupStateStore(db),
+      sourceTiers: createSourceTiersReader(dbs, { refreshMs: 60_000, nowMs: Date.now }),
+      exemplars: createShardedExemplarReader(dbs.map((db) => createExemplarReader(db))),
+      ruleGroups: createRuleGroupStateStore(dbs[0] as Database),
       defaultRuleIntervalMs: 60_000,
     }),
   );

@@ -25,6 +25,7 @@ const hourMs = 60 * minuteMs;
 export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExchange[]): void {
   /** A key with every scope of the suite's organization, and one of another organization. */
   let key: string;
+  let orgId: string;
   let otherOrgKey: string;
   let serviceIds: Record<string, string> = {};
   let otherServiceId: string;
@@ -66,6 +67,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
     const own = await newOrganization(db);
     const other = await newOrganization(db, ['ingest', 'read']);
     key = own.key;
+    orgId = own.orgId;
     otherOrgKey = other.key;
     now = Date.now();
     base = Math.floor(now / minuteMs) * minuteMs;
@@ -118,12 +120,16 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
     const expected = 5 + loadPoints.length + 1;
     await waitFor(
       async () => {
-        const rows = await db.sql<{ n: string }[]>`
-          select count(*) as n
-          from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
-          where v.org_id in ${db.sql([own.orgId, other.orgId])}`;
+        let stored = 0;
+        for (const { sql } of target().sampleDbs ?? [db]) {
+          const rows = await sql<{ n: string }[]>`
+            select count(*) as n
+            from samples s join series r on r.id = s.series_id join services v on v.id = r.service_id
+            where v.org_id in ${sql([own.orgId, other.orgId])}`;
+          stored += Number(rows[0]!.n);
+        }
         // web-1: 2 metrics; web-2, db-1, api-1: 1 each; the load points; the other org's one.
-        return Number(rows[0]!.n) === expected ? true : undefined;
+        return stored === expected ? true : undefined;
       },
       30_000,
       `the ${expected} samples to be stored`,
@@ -215,8 +221,6 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
 
     it('shows an active critical alert as status critical', async () => {
       const id = serviceIds['web-1']!;
-      const [service] = await target().db.sql<{ org_id: string }[]>`
-        select org_id from services where id = ${id}`;
       const alert = buildAlert({
         ruleName: 'cpu above 40',
         serviceId: id,
@@ -229,7 +233,7 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
       await target().db.sql`
         insert into alerts (id, org_id, rule_id, rule_name, service_id, host, metric, condition,
           threshold, severity, status, value, started_at, fired_at)
-        values (${alert.id}, ${service!.org_id}, ${alert.ruleId}, ${alert.ruleName},
+        values (${alert.id}, ${orgId}, ${alert.ruleId}, ${alert.ruleName},
           ${alert.serviceId}, ${alert.host}, ${alert.metric}, ${alert.condition},
           ${alert.threshold}, ${alert.severity}, ${alert.status}, ${alert.value},
           ${alert.startedAt}, ${alert.firedAt})
@@ -284,7 +288,10 @@ export function describeServicesApi(target: () => ApiTarget, exchanges: ApiExcha
       `/api/v1/services/${serviceIds['web-1']}/metrics?${query}`;
 
     it('serves minute and hour buckets from the aggregates once they are refreshed', async () => {
-      await refreshRollups(target().db, { now: new Date() });
+      // On every database holding samples (each sample shard's).
+      for (const db of target().sampleDbs ?? [target().db]) {
+        await refreshRollups(db, { now: new Date() });
+      }
       const from = new Date(base - 2 * hourMs).toISOString();
       const to = new Date(base + minuteMs).toISOString();
       const minutes = await request<ServiceMetricsResponse>(

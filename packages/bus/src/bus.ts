@@ -100,6 +100,14 @@ export type SubscribeOptions = {
   retryInitialMs?: number;
   /** The backoff's ceiling. Default 10 s. */
   retryMaxMs?: number;
+  /**
+   * Kafka: a partition whose batch threw is paused for the backoff and its batch fetched again
+   * after it, instead of waiting in place. kafkajs fetches a broker's partitions again only once
+   * every batch of its last fetch was handled, so a batch waiting in place holds up every other
+   * partition of the broker; a handler whose partitions fail apart (writes to several
+   * databases) sets this. Default false. The in-process bus has no such fetches.
+   */
+  pauseFailingPartitions?: boolean;
   /** Kafka: how long `subscribe` waits for the first group join before rejecting. Default 60 s. */
   startTimeoutMs?: number;
   /**

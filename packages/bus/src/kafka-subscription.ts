@@ -74,6 +74,8 @@ export async function startKafkaSubscription(
   let restarts = 0;
   let joined: (() => void) | undefined;
   const firstJoin = new Promise<void>((resolve) => (joined = resolve));
+  /** With `pauseFailingPartitions`: each paused partition's failed attempts so far and its resume. */
+  const pausedPartitions = new Map<string, { attempts: number; resume?: NodeJS.Timeout }>();
 
   async function runBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
@@ -119,7 +121,9 @@ export async function startKafkaSubscription(
       heartbeat,
       isStale: () => kafkaError !== undefined || !payload.isRunning() || payload.isStale(),
     };
-    for (let attempt = 1; ; attempt++) {
+    const partitionKey = `${chunk.topic}\u0000${chunk.partition}`;
+    const failedBefore = pausedPartitions.get(partitionKey)?.attempts ?? 0;
+    for (let attempt = failedBefore + 1; ; attempt++) {
       try {
         await heartbeatingWhile(
           () => handleBatch(chunk, ctx),
@@ -127,6 +131,7 @@ export async function startKafkaSubscription(
           () => kafkaError !== undefined,
           Math.min(heartbeatIntervalMs, 500),
         );
+        pausedPartitions.delete(partitionKey);
         if (attempt > 1) {
           logger.info(
             { topic: chunk.topic, partition: chunk.partition, attempt },
@@ -151,6 +156,15 @@ export async function startKafkaSubscription(
           logger.error(fields, 'batch handler keeps failing; the partition waits, nothing skipped');
         } else {
           logger.warn(fields, 'batch handler failed; redelivering the batch after a backoff');
+        }
+        if (options.pauseFailingPartitions === true) {
+          // Out of the fetch loop for the backoff: the other partitions go on meanwhile, and
+          // this one is fetched again from its last resolved offset once resumed.
+          const resume = payload.pause();
+          const entry = { attempts: attempt, resume: setTimeout(resume, waitMs) };
+          entry.resume.unref();
+          pausedPartitions.set(partitionKey, entry);
+          return false;
         }
         // Sleep in slices so a stop or a rebalance is noticed, heartbeating to keep the partition.
         const until = Date.now() + waitMs;
@@ -249,6 +263,7 @@ export async function startKafkaSubscription(
   async function stop(): Promise<void> {
     stopped = true;
     clearTimeout(restartTimer);
+    for (const { resume } of pausedPartitions.values()) clearTimeout(resume);
     const current = consumer;
     consumer = undefined;
     // Waits for the batch in progress (a success is still committed), then leaves the group.

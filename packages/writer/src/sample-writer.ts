@@ -77,6 +77,13 @@ export type SampleWriterOptions = {
    * per-partition order and offsets stay as with one. Default 1.
    */
   writeConnections?: number;
+  /**
+   * A transient failure hands the batch back to the bus (which redelivers it after a backoff,
+   * its partition paused meanwhile) instead of retrying in place: with several sample shards,
+   * one shard that is away must not hold up the bus's fetches of the others' partitions.
+   * Default false.
+   */
+  redeliverTransientFailures?: boolean;
 };
 
 export type SampleWriterDeps = {
@@ -127,9 +134,14 @@ export function createSampleWriter(deps: SampleWriterDeps, options: SampleWriter
       processAlone: (sample) => writeSamples([{ ...sample, positioned: false }]),
       setAside: deadLetterUnstorable,
       commitPast: (record) => writeSamples([], [record]),
-      // A transient failure gives up once stopping, so that the batch is redelivered.
+      // A transient failure gives up once stopping (or at once if asked), so that the batch is
+      // redelivered.
       handlingOf: (err) =>
-        !isRetriable(err) ? 'isolate' : deps.isStopping() ? 'redeliver' : 'retry',
+        !isRetriable(err)
+          ? 'isolate'
+          : deps.isStopping() || options.redeliverTransientFailures === true
+            ? 'redeliver'
+            : 'retry',
       onRetry: (err, retryInMs, attempt) => {
         deps.metrics.writeRetried();
         // The first failure and then every 20th: retries come several times a second while the

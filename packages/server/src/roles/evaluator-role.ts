@@ -115,6 +115,9 @@ export async function startAlertEvaluator(
     // may be in flight at once: a sample then waits for its own partition's batch only, not for
     // the database round trips of all the others.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
+    // With sample shards, a batch whose alert needs a shard that is away pauses its partition
+    // only (all of a partition's hosts are on one shard): the others' are evaluated meanwhile.
+    ...(identities === undefined ? {} : { pauseFailingPartitions: true }),
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     onLag: (lag) => lagReporter.onLag(lag),

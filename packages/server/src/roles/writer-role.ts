@@ -84,6 +84,7 @@ export async function startSampleWriter(
     };
   };
   const sinks = new Map(deps.shards.all.map((shard) => [shard, sinkOf(shard)]));
+  const sharded = deps.shards.all.length > 1;
   const subscribeConsumer = (): Promise<Subscription> => {
     // One writer per shard, each with its own batches: a batch (one partition) waits only for
     // its own shard's writes, and a write never spans two shards' transactions.
@@ -110,6 +111,7 @@ export async function startSampleWriter(
             // meanwhile.
             retryMaxMs: 250,
             writeConnections: config.WRITER_WRITE_CONNECTIONS,
+            redeliverTransientFailures: sharded,
           },
         ),
       ]),
@@ -123,6 +125,9 @@ export async function startSampleWriter(
       // Every partition's batch may be in flight at once, so one transaction per shard carries
       // them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
+      // With several shards, a shard that is away pauses its partitions only (redelivered after
+      // a backoff of at most a second): the others' are still fetched and stored meanwhile.
+      ...(sharded ? { pauseFailingPartitions: true, retryInitialMs: 100, retryMaxMs: 1_000 } : {}),
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
       ...createConsumerLagReporter(ctx.metrics.registry, writerGroupId),

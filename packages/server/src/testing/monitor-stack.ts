@@ -37,13 +37,17 @@ export async function createMonitorStack(
     postgresUrl?: string;
     kafkaBrokers?: string;
     sampleShards?: number;
+    /** Where shard s1, s2, … live (a server the test stops, say); the stack's server if unset. */
+    shardServerUrls?: readonly string[];
   } = {},
 ): Promise<MonitorStack> {
   const serverUrl = options.postgresUrl ?? serviceUrl('postgres');
   const testDb: TestDatabase = await createTestDatabase(serverUrl, name);
   const shardDbs: TestDatabase[] = [];
   for (let i = 1; i < (options.sampleShards ?? 1); i++) {
-    shardDbs.push(await createTestDatabase(serverUrl, `${name}_s${i}`));
+    shardDbs.push(
+      await createTestDatabase(options.shardServerUrls?.[i - 1] ?? serverUrl, `${name}_s${i}`),
+    );
   }
   const db = createDatabase({ url: testDb.url, maxConnections: 2 });
   const shardUrls = [testDb.url, ...shardDbs.map((shard) => shard.url)];

@@ -8,6 +8,8 @@ import { createTestDatabase, startRestartableKafka } from '@monitor/testkit';
 import type { RestartableKafka, TestDatabase } from '@monitor/testkit';
 import { serviceUrl } from '@monitor/testkit/vitest';
 import { postIngest } from './testing/ingest-client.js';
+import type { MonitorStack } from './testing/monitor-stack.js';
+import { createMonitorStack } from './testing/monitor-stack.js';
 import type { RoleProcess } from './testing/role-process.js';
 import { runCommand, startRoleProcess } from './testing/role-process.js';
 
@@ -15,6 +17,7 @@ const key = `mon_test_${randomBytes(16).toString('hex')}`;
 const started: RoleProcess[] = [];
 const databases: TestDatabase[] = [];
 const pools: Database[] = [];
+const stacks: MonitorStack[] = [];
 
 async function freshStack(kafkaBrokers: string, extraEnv: Record<string, string> = {}) {
   const testDb = await createTestDatabase(serviceUrl('postgres'), 'durability');
@@ -43,6 +46,7 @@ afterAll(async () => {
   await Promise.all(started.map((proc) => proc.stop()));
   await Promise.all(pools.map((db) => db.close()));
   await Promise.all(databases.map((db) => db.drop()));
+  await Promise.all(stacks.map((stack) => stack.stop()));
 });
 
 describe('ingest durability', () => {
@@ -101,6 +105,92 @@ describe('ingest durability', () => {
     expect(stored).toHaveLength(acknowledged.size);
     expect(new Set(stored)).toEqual(acknowledged);
   });
+
+  it('stores exactly the acknowledged samples on three sample shards through a SIGKILL and a rebalance', async () => {
+    const stack = await createMonitorStack(
+      'durability_shards',
+      { MONITOR_BOOTSTRAP_API_KEY: key },
+      { sampleShards: 3 },
+    );
+    stacks.push(stack);
+    const gateway = await stack.start('gateway');
+    let killedWriter = await stack.start('writer');
+    const leavingWriter = await stack.start('writer');
+
+    const requests = 300;
+    const payloadsPerRequest = 50;
+    const baseMs = Date.now() - 5 * 60_000;
+    const acknowledged = new Set<string>();
+    const failures: number[] = [];
+    let next = 0;
+    let step = 0;
+
+    async function client(): Promise<void> {
+      for (let i = next++; i < requests; i = next++) {
+        const payloads = Array.from({ length: payloadsPerRequest }, (_, j) => ({
+          host: `shard-crash-${j}`,
+          timestamp: new Date(baseMs + i).toISOString(),
+          metrics: { cpu_percent: i },
+        }));
+        const result = await postIngest(gateway.baseUrl, payloads, { key });
+        if (result.status !== 200) {
+          failures.push(result.status);
+          continue;
+        }
+        for (const payload of payloads) acknowledged.add(`${payload.host}|${payload.timestamp}`);
+        const share = acknowledged.size / (requests * payloadsPerRequest);
+        if (step === 0 && share >= 1 / 3) {
+          // One writer crashes (its partitions go to the other after its session) and a new
+          // one starts.
+          step = 1;
+          await killedWriter.kill();
+          killedWriter = await stack.start('writer');
+        } else if (step === 1 && share >= 2 / 3) {
+          // The other leaves: its partitions are handed over in a rebalance.
+          step = 2;
+          await leavingWriter.stop();
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, client));
+
+    expect(step).toBe(2);
+    expect(failures).toEqual([]);
+    expect(acknowledged.size).toBe(requests * payloadsPerRequest);
+    const storedOn = async (db: Database): Promise<string[]> => {
+      const rows = await db.sql<{ host: string; time: Date }[]>`
+        select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
+        from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+        join series r on r.id = s.series_id join services v on v.id = r.service_id`;
+      return rows.map((row) => `${row.host}|${row.time.toISOString()}`);
+    };
+    await waitFor(
+      async () => {
+        let count = 0;
+        for (const db of stack.sampleDbs) {
+          const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
+          count += Number(row!.n);
+        }
+        return count >= acknowledged.size ? true : undefined;
+      },
+      90_000,
+      'every acknowledged sample to be stored',
+    );
+    const perShard = await Promise.all(stack.sampleDbs.map(storedOn));
+    const stored = perShard.flat();
+    expect(stored).toHaveLength(acknowledged.size);
+    expect(new Set(stored)).toEqual(acknowledged);
+    // Each host on one shard only, and every shard holding some.
+    const shardsOf = new Map<string, Set<number>>();
+    perShard.forEach((rows, shard) => {
+      for (const row of rows) {
+        const host = row.split('|')[0] as string;
+        shardsOf.set(host, (shardsOf.get(host) ?? new Set()).add(shard));
+      }
+    });
+    expect([...shardsOf.values()].every((shards) => shards.size === 1)).toBe(true);
+    expect(perShard.every((rows) => rows.length > 0)).toBe(true);
+  }, 240_000);
 
   describe('with Kafka stopped', () => {
     let kafka: RestartableKafka;

@@ -88,10 +88,14 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
       `for failover); partitions leave room for twice the consumers.`,
   ];
   if (!db.fitsOnePrimary) {
+    const { shards } = db;
     lines.push(
       `Beyond one TimescaleDB primary of ${assumptions.maxDatabaseCores} cores and ` +
-        `${assumptions.maxDatabaseMemoryGB} GB: see docs/capacity.md, ` +
-        '"Where the design stops scaling".',
+        `${assumptions.maxDatabaseMemoryGB} GB: ${shards.count} sample shards (SAMPLE_SHARDS), ` +
+        `${plan.kafka.partitions / shards.count} partitions each, every shard ${db.nodes === 1 ? 'a node' : `${db.nodes} nodes`} of ` +
+        `${fmt(shards.coresPerNode)} cores, ${fmt(shards.memoryGB)} GB memory and ` +
+        `${fmt(shards.diskGB)} GB disk (a shard costs per sample what one database does; ` +
+        'docs/operations.md, "Sample shards").',
     );
   }
   return lines.join('\n');

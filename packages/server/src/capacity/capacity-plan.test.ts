@@ -105,6 +105,27 @@ describe('planCapacity', () => {
     expect(planCapacity({ ...fleet, hosts: 3_000_000 }, costs).database.fitsOnePrimary).toBe(false);
   });
 
+  it('plans sample shards past one primary, each within the largest one', () => {
+    const one = planCapacity({ ...fleet, hosts: 1_000_000 }, costs);
+    expect(one.database.shards.count).toBe(1);
+    for (const hosts of [3_000_000, 10_000_000]) {
+      const plan = planCapacity({ ...fleet, hosts }, costs);
+      const { shards } = plan.database;
+      expect(shards.count, String(hosts)).toBeGreaterThan(1);
+      // The smallest count that fits: one fewer would not.
+      const fits = (count: number) =>
+        plan.database.cores / count / defaultAssumptions.targetUtilization <=
+          defaultAssumptions.maxDatabaseCores &&
+        plan.database.memoryGB / count <= defaultAssumptions.maxDatabaseMemoryGB;
+      expect(fits(shards.count)).toBe(true);
+      expect(fits(shards.count - 1)).toBe(false);
+      expect(shards.coresPerNode).toBeLessThanOrEqual(defaultAssumptions.maxDatabaseCores);
+      expect(shards.diskGB * shards.count).toBeCloseTo(plan.database.diskGB, 6);
+      // Each shard holds as many partitions as the others.
+      expect(plan.kafka.partitions % shards.count).toBe(0);
+    }
+  });
+
   it('sizes Kafka per request and per sample, as the bus carries them', () => {
     const f = costs.figures;
     const single = planCapacity(fleet, costs);

@@ -234,6 +234,18 @@ export type CapacityPlan = {
     bytesPerSample: number;
     /** Whether one primary of at most `maxDatabaseCores` takes the writes (reads can move). */
     fitsOnePrimary: boolean;
+    /**
+     * Sample shards (SAMPLE_SHARDS) so that each primary takes its share of the writes within
+     * `maxDatabaseCores` and `maxDatabaseMemoryGB`: 1 while one primary does. A shard costs per
+     * sample what one database does (its writer and PostgreSQL work the same way), and each
+     * holds an equal share of the partitions.
+     */
+    shards: {
+      count: number;
+      coresPerNode: number;
+      memoryGB: number;
+      diskGB: number;
+    };
     /** The primary and its standbys, each as large as the primary (read replicas aside). */
     nodes: number;
     /** Every node, read replicas included. */
@@ -315,7 +327,7 @@ export function planCapacity(
   // Partitions are fixed when the topic is created and cap the consumers of each group: room
   // for twice the consumers this load needs.
   const consumersNeeded = Math.max(writerReplicas * writerConsumersPerReplica, evaluatorReplicas);
-  const partitions = Math.max(minimumPartitions, 2 * consumersNeeded);
+  const unshardedPartitions = Math.max(minimumPartitions, 2 * consumersNeeded);
 
   const ingressBytesPerSecond =
     requestsPerSecond * f.busBytesPerRequest.value + samplesPerSecond * f.busBytesPerSample.value;
@@ -348,6 +360,13 @@ export function planCapacity(
   );
   const diskGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
   const nodes = 1 + assumptions.databaseStandbys;
+  const shardCount = Math.max(
+    1,
+    Math.ceil(databaseCores / u / assumptions.maxDatabaseCores),
+    Math.ceil(memoryGB / assumptions.maxDatabaseMemoryGB),
+  );
+  // Every shard the same number of partitions, so each takes an equal share of the hosts.
+  const partitions = Math.ceil(Math.max(unshardedPartitions, shardCount) / shardCount) * shardCount;
   const replicas = readReplica.pays === true ? readReplica.replicas : 0;
   const replicaCores = readReplica.pays === true ? readReplica.coresPerReplica : 0;
 
@@ -385,9 +404,13 @@ export function planCapacity(
       disk,
       rawMultiple: diskGB / disk.rawGB,
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
-      fitsOnePrimary:
-        databaseCores / u <= assumptions.maxDatabaseCores &&
-        memoryGB <= assumptions.maxDatabaseMemoryGB,
+      fitsOnePrimary: shardCount === 1,
+      shards: {
+        count: shardCount,
+        coresPerNode: Math.max(1, Math.ceil(databaseCores / shardCount / u)),
+        memoryGB: memoryGB / shardCount,
+        diskGB: diskGB / shardCount,
+      },
       nodes,
       total: {
         cores: nodes * coresPerNode + replicas * replicaCores,

@@ -14,6 +14,7 @@ export { createPromqlEngine } from './promql-engine.js';
 export type { MemorySeries } from './memory-series-source.js';
 export { createMemorySeriesSource } from './memory-series-source.js';
 export { createMergedSeriesSource } from './merged-series-source.js';
+export type { PartialAnswers } from './merged-series-source.js';
 export type { SeriesSource, SourceSeries, TimeRange } from './series-source.js';
 export type { BucketAggregate } from './series-buckets.js';
 export { bucketAggregatesRead, bucketSeries } from './series-buckets.js';

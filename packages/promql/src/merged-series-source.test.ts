@@ -155,6 +155,41 @@ describe('createMergedSeriesSource', () => {
     expect(abortedReason).toMatchObject({ message: 'shard s1 is away' });
   });
 
+  it('leaves out a part that is away when partial answers are asked for, and says so', async () => {
+    const away = new Error('shard s1 is away');
+    const refused = new Error('shard s2 refused the query');
+    const part = (name: string, fails?: Error) => ({
+      name,
+      source: {
+        ...createMemorySeriesSource([
+          { labels: { __name__: 'm', shard: name }, samples: [[1_000, 1]] },
+        ]),
+        ...(fails === undefined ? {} : { select: () => Promise.reject(fails) }),
+      } satisfies SeriesSource,
+    });
+    const leftOut: string[] = [];
+    const partial = {
+      skips: (err: unknown) => err === away,
+      leftOut: (name: string, err: unknown) => leftOut.push(`${name}: ${String(err)}`),
+    };
+    const ask = (parts: ReturnType<typeof part>[]) =>
+      createMergedSeriesSource(parts, { partial }).select(
+        [],
+        { startMs: 0, endMs: 2_000 },
+        { stepMs: 0, rangeMs: 0, func: null, maxSeries: 10 },
+        new AbortController().signal,
+      );
+    const answered = await ask([part('s0'), part('s1', away)]);
+    expect(answered.map((series) => series.labels)).toEqual([
+      labelsFrom({ __name__: 'm', shard: 's0' }),
+    ]);
+    expect(leftOut).toEqual(['s1: Error: shard s1 is away']);
+    // A failure partial answers do not cover, or no part answering, still fails.
+    await expect(ask([part('s0'), part('s1', away), part('s2', refused)])).rejects.toBe(refused);
+    await expect(ask([part('s1', away), part('s3', away)])).rejects.toBe(away);
+    expect(leftOut).toHaveLength(1);
+  });
+
   it('refuses to merge a rollup tier with raw samples of the same series', () => {
     const labels = labelsFrom({ __name__: 'm' });
     const buckets = {

@@ -9,17 +9,33 @@ import type { SeriesSource, SourceSeries } from './series-source.js';
 export type SourcePart = { name: string; source: SeriesSource };
 
 /**
+ * Partial answers (Thanos' `partial_response`): a part whose failure `skips` accepts (a shard
+ * that is away) is left out of the answer instead of failing it, and `leftOut` is told, so the
+ * answer can say so in its warnings. A failure it does not accept, or every part failing,
+ * still fails the call.
+ */
+export type PartialAnswers = {
+  skips(err: unknown): boolean;
+  leftOut(part: string, err: unknown): void;
+};
+
+/**
  * A source over parts that each hold some of the series, asked in parallel. A series found in
  * several parts (a partition being moved between shards holds it in both for a while) is
  * merged by time, the earlier part's point standing where both have one. A part that fails
- * fails the call, and the others are aborted: an answer never leaves a part's series out.
+ * fails the call, and the others are aborted: an answer never leaves a part's series out,
+ * unless `options.partial` asks for that and is told.
  */
-export function createMergedSeriesSource(parts: readonly SourcePart[]): SeriesSource {
+export function createMergedSeriesSource(
+  parts: readonly SourcePart[],
+  options: { partial?: PartialAnswers } = {},
+): SeriesSource {
   const [only] = parts;
   if (only === undefined) throw new Error('a merged source needs at least one part');
   if (parts.length === 1) return only.source;
+  const { partial } = options;
 
-  /** Every part's answer, or the first failure once every part stopped. */
+  /** Every answering part's answer, or the first failure once every part stopped. */
   async function fromEach<T>(
     signal: AbortSignal,
     ask: (source: SeriesSource, signal: AbortSignal) => Promise<T>,
@@ -29,18 +45,32 @@ export function createMergedSeriesSource(parts: readonly SourcePart[]): SeriesSo
     signal.addEventListener('abort', abort, { once: true });
     // The failure that stopped the others: theirs, once aborted, only echo it.
     let cause: { err: unknown } | undefined;
+    const leftOut: { part: string; err: unknown }[] = [];
     try {
       const settled = await Promise.allSettled(
-        parts.map(({ source }) =>
-          ask(source, each.signal).catch((err: unknown) => {
-            cause ??= { err };
-            each.abort(err); // the others' work is wasted now
-            throw err;
-          }),
+        parts.map(({ name, source }) =>
+          ask(source, each.signal).then(
+            (value) => ({ value }),
+            (err: unknown) => {
+              if (partial !== undefined && !each.signal.aborted && partial.skips(err)) {
+                leftOut.push({ part: name, err });
+                return undefined;
+              }
+              cause ??= { err };
+              each.abort(err); // the others' work is wasted now
+              throw err;
+            },
+          ),
         ),
       );
       if (cause !== undefined) throw cause.err;
-      return settled.map((outcome) => (outcome as PromiseFulfilledResult<T>).value);
+      const answers = settled.flatMap((outcome) =>
+        outcome.status === 'fulfilled' && outcome.value !== undefined ? [outcome.value.value] : [],
+      );
+      // Nothing answered: there is no part of an answer to give.
+      if (answers.length === 0 && leftOut[0] !== undefined) throw leftOut[0].err;
+      for (const { part, err } of leftOut) partial?.leftOut(part, err);
+      return answers;
     } finally {
       signal.removeEventListener('abort', abort);
     }

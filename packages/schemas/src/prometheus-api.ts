@@ -63,11 +63,20 @@ const maxSourceResolution = z
       "Thanos' parameter: `5m` or `1h` reads that rollup tier instead of raw samples (answers " +
       'not exact carry a warning); `raw`, `0s` and `auto` (the default) read raw samples.',
   });
+const partialResponse = z
+  .enum(['true', 'false'])
+  .optional()
+  .meta({
+    description:
+      "Thanos' parameter: `true` answers without a sample shard that is away, saying so in " +
+      '`warnings`; `false` (the default) fails the answer instead (503, `unavailable`).',
+  });
 export const prometheusInstantQuerySchema = z.object({
   query: z.string(),
   time: timeParam.optional(),
   timeout: z.string().optional(),
   max_source_resolution: maxSourceResolution,
+  partial_response: partialResponse,
 });
 export const prometheusRangeQuerySchema = z.object({
   query: z.string(),
@@ -76,12 +85,14 @@ export const prometheusRangeQuerySchema = z.object({
   step: z.string().meta({ description: 'Seconds or a duration (`60`, `1m`).' }),
   timeout: z.string().optional(),
   max_source_resolution: maxSourceResolution,
+  partial_response: partialResponse,
 });
 export const prometheusSeriesQuerySchema = z.object({
   'match[]': z.union([z.string(), z.array(z.string())]).optional(),
   start: timeParam.optional(),
   end: timeParam.optional(),
   limit: z.string().optional(),
+  partial_response: partialResponse,
 });
 
 export const prometheusExemplarsQuerySchema = z.object({

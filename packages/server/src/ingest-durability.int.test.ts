@@ -49,61 +49,95 @@ afterAll(async () => {
   await Promise.all(stacks.map((stack) => stack.stop()));
 });
 
+/**
+ * Sends `requests` requests of `payloadsPerRequest` hosts each (one sample per host and
+ * request) from 8 clients at once, calling `progress` with the share acknowledged after each
+ * acknowledged request; the samples acknowledged (`host|time`) and the failed statuses.
+ */
+async function ingestStream(
+  gatewayUrl: string,
+  stream: { requests: number; payloadsPerRequest: number; hostPrefix: string },
+  progress: (share: number) => Promise<void>,
+): Promise<{ acknowledged: Set<string>; failures: number[] }> {
+  const { requests, payloadsPerRequest, hostPrefix } = stream;
+  const baseMs = Date.now() - 5 * 60_000;
+  const acknowledged = new Set<string>();
+  const failures: number[] = [];
+  let next = 0;
+  async function client(): Promise<void> {
+    for (let i = next++; i < requests; i = next++) {
+      const payloads = Array.from({ length: payloadsPerRequest }, (_, j) => ({
+        host: `${hostPrefix}-${j}`,
+        timestamp: new Date(baseMs + i).toISOString(),
+        metrics: { cpu_percent: i },
+      }));
+      const result = await postIngest(gatewayUrl, payloads, { key });
+      if (result.status !== 200) {
+        failures.push(result.status);
+        continue;
+      }
+      for (const payload of payloads) acknowledged.add(`${payload.host}|${payload.timestamp}`);
+      await progress(acknowledged.size / (requests * payloadsPerRequest));
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, client));
+  return { acknowledged, failures };
+}
+
+/** Every sample `db` holds, as `host|time`, once each time it is stored. */
+async function storedSamples(db: Database): Promise<string[]> {
+  const rows = await db.sql<{ host: string; time: Date }[]>`
+    select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
+    from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
+    join series r on r.id = s.series_id join services v on v.id = r.service_id`;
+  return rows.map((row) => `${row.host}|${row.time.toISOString()}`);
+}
+
+/** Resolves once the databases hold at least `count` samples in all. */
+async function samplesStored(dbs: readonly Database[], count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      let stored = 0;
+      for (const db of dbs) {
+        const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
+        stored += Number(row!.n);
+      }
+      return stored >= count ? true : undefined;
+    },
+    90_000,
+    'every acknowledged sample to be stored',
+  );
+}
+
 describe('ingest durability', () => {
   it('stores exactly the acknowledged samples when the writer is killed with SIGKILL mid-stream', async () => {
     const stack = await freshStack(serviceUrl('kafka'));
     const gateway = await stack.start('gateway');
     let writer = await stack.start('writer');
 
-    const requests = 400;
-    const payloadsPerRequest = 50;
-    const baseMs = Date.now() - 5 * 60_000;
-    const acknowledged = new Set<string>();
-    const failures: number[] = [];
-    let next = 0;
     let killed = false;
-
-    async function client(): Promise<void> {
-      for (let i = next++; i < requests; i = next++) {
-        const payloads = Array.from({ length: payloadsPerRequest }, (_, j) => ({
-          host: `crash-${j}`,
-          timestamp: new Date(baseMs + i).toISOString(),
-          metrics: { cpu_percent: i },
-        }));
-        const result = await postIngest(gateway.baseUrl, payloads, { key });
-        if (result.status !== 200) {
-          failures.push(result.status);
-          continue;
-        }
-        for (const payload of payloads) acknowledged.add(`${payload.host}|${payload.timestamp}`);
-        if (!killed && acknowledged.size >= (requests * payloadsPerRequest) / 3) {
-          killed = true;
-          await writer.kill();
-          await new Promise((resolve) => setTimeout(resolve, 500));
-          writer = await stack.start('writer');
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: 8 }, client));
+    const { acknowledged, failures } = await ingestStream(
+      gateway.baseUrl,
+      { requests: 400, payloadsPerRequest: 50, hostPrefix: 'crash' },
+      async (share) => {
+        if (killed || share < 1 / 3) return;
+        killed = true;
+        await writer.kill();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        writer = await stack.start('writer');
+      },
+    );
 
     expect(killed).toBe(true);
     expect(failures).toEqual([]);
-    expect(acknowledged.size).toBe(requests * payloadsPerRequest);
-    await waitFor(
-      async () => {
-        const [row] = await stack.db.sql<{ n: string }[]>`select count(*) as n from samples`;
-        return Number(row!.n) >= acknowledged.size ? true : undefined;
-      },
-      90_000,
-      'every acknowledged sample to be stored',
-    );
-    const rows = await stack.db.sql<{ host: string; time: Date }[]>`
-      select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
-      from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
-      join series r on r.id = s.series_id join services v on v.id = r.service_id`;
-    const stored = rows.map((row) => `${row.host}|${row.time.toISOString()}`);
+    expect(acknowledged.size).toBe(400 * 50);
+    await samplesStored([stack.db], acknowledged.size);
+    const stored = await storedSamples(stack.db);
     expect(stored).toHaveLength(acknowledged.size);
     expect(new Set(stored)).toEqual(acknowledged);
+    // Its writers leave the group `writer` on the shared Kafka: the next test's writers join a
+    // group of that name for a topic of their own, and would get no partitions beside them.
+    await Promise.all([gateway.stop(), writer.stop()]);
   });
 
   it('stores exactly the acknowledged samples on three sample shards through a SIGKILL and a rebalance', async () => {
@@ -117,28 +151,11 @@ describe('ingest durability', () => {
     let killedWriter = await stack.start('writer');
     const leavingWriter = await stack.start('writer');
 
-    const requests = 300;
-    const payloadsPerRequest = 50;
-    const baseMs = Date.now() - 5 * 60_000;
-    const acknowledged = new Set<string>();
-    const failures: number[] = [];
-    let next = 0;
     let step = 0;
-
-    async function client(): Promise<void> {
-      for (let i = next++; i < requests; i = next++) {
-        const payloads = Array.from({ length: payloadsPerRequest }, (_, j) => ({
-          host: `shard-crash-${j}`,
-          timestamp: new Date(baseMs + i).toISOString(),
-          metrics: { cpu_percent: i },
-        }));
-        const result = await postIngest(gateway.baseUrl, payloads, { key });
-        if (result.status !== 200) {
-          failures.push(result.status);
-          continue;
-        }
-        for (const payload of payloads) acknowledged.add(`${payload.host}|${payload.timestamp}`);
-        const share = acknowledged.size / (requests * payloadsPerRequest);
+    const { acknowledged, failures } = await ingestStream(
+      gateway.baseUrl,
+      { requests: 300, payloadsPerRequest: 50, hostPrefix: 'shard-crash' },
+      async (share) => {
         if (step === 0 && share >= 1 / 3) {
           // One writer crashes (its partitions go to the other after its session) and a new
           // one starts.
@@ -150,33 +167,14 @@ describe('ingest durability', () => {
           step = 2;
           await leavingWriter.stop();
         }
-      }
-    }
-    await Promise.all(Array.from({ length: 8 }, client));
+      },
+    );
 
     expect(step).toBe(2);
     expect(failures).toEqual([]);
-    expect(acknowledged.size).toBe(requests * payloadsPerRequest);
-    const storedOn = async (db: Database): Promise<string[]> => {
-      const rows = await db.sql<{ host: string; time: Date }[]>`
-        select v.name as host, timestamptz 'epoch' + s.time_ms * interval '1 millisecond' as time
-        from raw_samples(array(select id from series), 0, ${Date.UTC(9999, 0, 1)}) s
-        join series r on r.id = s.series_id join services v on v.id = r.service_id`;
-      return rows.map((row) => `${row.host}|${row.time.toISOString()}`);
-    };
-    await waitFor(
-      async () => {
-        let count = 0;
-        for (const db of stack.sampleDbs) {
-          const [row] = await db.sql<{ n: string }[]>`select count(*) as n from samples`;
-          count += Number(row!.n);
-        }
-        return count >= acknowledged.size ? true : undefined;
-      },
-      90_000,
-      'every acknowledged sample to be stored',
-    );
-    const perShard = await Promise.all(stack.sampleDbs.map(storedOn));
+    expect(acknowledged.size).toBe(300 * 50);
+    await samplesStored(stack.sampleDbs, acknowledged.size);
+    const perShard = await Promise.all(stack.sampleDbs.map(storedSamples));
     const stored = perShard.flat();
     expect(stored).toHaveLength(acknowledged.size);
     expect(new Set(stored)).toEqual(acknowledged);

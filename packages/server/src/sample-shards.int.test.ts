@@ -9,6 +9,7 @@ import {
   createEvaluatorStore,
   createExemplarReader,
   createShardedExemplarReader,
+  createDatabase,
   readLateSampleWrites,
   createInvestigationStore,
   createRuleStore,
@@ -32,6 +33,7 @@ import {
   shardServiceIdentities,
 } from './sample-shards.js';
 import { createPrometheusSeriesSource, createSourceTiersReader } from '@monitor/db/series';
+import { startPrometheusApi } from './testing/prometheus-fixture.js';
 import { combineLateWrites, snapshotVisibility } from '@monitor/api';
 import type { SeriesSource } from '@monitor/promql';
 import { createPromqlEngine } from '@monitor/promql';
@@ -603,5 +605,66 @@ describe('sample shards', () => {
     expect(written[0]).toMatch(/^1\//);
     expect(snapshotVisibility(before.snapshot)(written[0] as string)).toBe(false);
     expect(snapshotVisibility(after.snapshot)(written[0] as string)).toBe(true);
+  }, 120_000);
+
+  it('leaves a shard that is away out only where partial answers are asked for, and says so', async () => {
+    await singleFilled();
+    // Nothing listens there: every read of it fails as a database that is away does.
+    const away = createDatabase({
+      url: 'postgres://monitor:secret@127.0.0.1:1/away',
+      maxConnections: 1,
+    });
+    const apiKey = 'partial-key';
+    const [api, reference] = await Promise.all([
+      startPrometheusApi([control.db, s1.db, away], orgId, apiKey),
+      startPrometheusApi(single.db, orgId, apiKey),
+    ]);
+    try {
+      const ask = async (url: string, path: string, params: Record<string, string>) => {
+        const response = await fetch(
+          `${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`,
+          {
+            headers: { Authorization: `Bearer ${apiKey}` },
+          },
+        );
+        return {
+          status: response.status,
+          body: (await response.json()) as {
+            status: string;
+            errorType?: string;
+            data?: unknown;
+            warnings?: string[];
+          },
+        };
+      };
+      const endS = String((t0 + samplesPerHost * 15_000) / 1000);
+      const range = { query: 'sum by (rack) (cpu_percent)', start: String(t0 / 1000), end: endS };
+      for (const [path, params] of [
+        ['query_range', { ...range, step: '15' }],
+        ['query', { query: 'count(cpu_percent)', time: endS }],
+        ['series', { 'match[]': 'cpu_percent', start: String(t0 / 1000), end: endS }],
+        ['labels', {}],
+      ] as const) {
+        const strict = await ask(api.url, path, params);
+        expect(strict, path).toMatchObject({
+          status: 503,
+          body: { status: 'error', errorType: 'unavailable' },
+        });
+        const partial = await ask(api.url, path, { ...params, partial_response: 'true' });
+        const whole = await ask(reference.url, path, params);
+        expect(partial.status, path).toBe(200);
+        // s0 and s1 hold every sample here: what the partial answer left out was empty.
+        expect(partial.body.data, path).toEqual(whole.body.data);
+        expect(partial.body.warnings, path).toEqual([
+          'partial answer: shard s2 did not answer (The database is temporarily unavailable.); its series are left out',
+        ]);
+        expect(whole.body.warnings, path).toBeUndefined();
+      }
+      expect(
+        (await ask(api.url, 'query', { query: '1', partial_response: 'maybe' })).body,
+      ).toMatchObject({ status: 'error', errorType: 'bad_data' });
+    } finally {
+      await Promise.all([api.close(), reference.close(), away.close()]);
+    }
   }, 120_000);
 });

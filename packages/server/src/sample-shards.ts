@@ -10,7 +10,7 @@ import { createDatabase, createServiceIdentities, migrate, readPartitionShards }
 import { sampleMessageKey } from '@monitor/schemas';
 import type { Float64SlabLease } from '@monitor/db/series';
 import { createPrometheusSeriesSource } from '@monitor/db/series';
-import type { SeriesSource } from '@monitor/promql';
+import type { PartialAnswers, SeriesSource } from '@monitor/promql';
 import { createMergedSeriesSource } from '@monitor/promql';
 import type { Registry } from 'prom-client';
 import { Gauge, Histogram } from 'prom-client';
@@ -223,14 +223,15 @@ async function answersWithin(db: Database, ms: number): Promise<boolean> {
 export function shardedSeriesSource(
   shards: readonly SampleShard[],
   orgId: string,
-  options: { slabs?: Float64SlabLease; metrics?: ShardReadMetrics } = {},
+  options: { slabs?: Float64SlabLease; metrics?: ShardReadMetrics; partial?: PartialAnswers } = {},
 ): SeriesSource {
-  const { metrics, ...readOptions } = options;
+  const { metrics, partial, ...readOptions } = options;
   return createMergedSeriesSource(
     shards.map(({ name, reads }) => {
       const source = createPrometheusSeriesSource(reads, orgId, readOptions);
       return { name, source: metrics === undefined ? source : timedSource(name, source, metrics) };
     }),
+    partial === undefined ? {} : { partial },
   );
 }
 

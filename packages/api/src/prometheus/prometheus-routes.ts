@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Response } from 'express';
 import type {
   Labels,
+  PartialAnswers,
   PromqlEngine,
   QueryOptions,
   QueryValue,
@@ -25,6 +26,7 @@ import {
   prometheusSeriesQuerySchema,
   prometheusSuccessSchema,
 } from '@monitor/schemas';
+import { AppError } from '@monitor/platform';
 import type { ApiRoute } from '../api-route.js';
 import { json } from '../api-route.js';
 import { both, errors, formatSampleValue, success } from './prometheus-answer.js';
@@ -62,9 +64,12 @@ type PrometheusQueryLimits = {
 type RequestEngine = { engine: PromqlEngine; release: () => void };
 
 export type PrometheusRouteDeps = {
-  /** An engine reading the organization's series, with the per-request timeout. */
-  engineFor(orgId: string, timeoutMs: number | undefined): RequestEngine;
-  sourceFor(orgId: string): SeriesSource;
+  /**
+   * An engine reading the organization's series, with the per-request timeout; `partial`: the
+   * request asked for partial answers (a sample shard that is away left out, and said so).
+   */
+  engineFor(orgId: string, timeoutMs: number | undefined, partial?: PartialAnswers): RequestEngine;
+  sourceFor(orgId: string, partial?: PartialAnswers): SeriesSource;
   limits: PrometheusQueryLimits;
   /** Unset: every range query computed whole. */
   rangeQueryCache?: RangeQueryCache;
@@ -210,15 +215,50 @@ async function answerQuery(
   deps: PrometheusRouteDeps & { orgId: string },
   params: PrometheusParams,
   res: Response,
-  query: (engine: PromqlEngine) => Promise<QueryValue>,
+  query: (engine: PromqlEngine, partial: PartialRequest | undefined) => Promise<QueryValue>,
 ): Promise<void> {
-  const { engine, release } = deps.engineFor(deps.orgId, timeoutOf(params));
+  const partial = partialRequestOf(params);
+  const { engine, release } = deps.engineFor(deps.orgId, timeoutOf(params), partial?.answers);
   try {
-    const value = await query(engine);
-    res.type('application/json').send(success(queryData(value), value.warnings));
+    const value = await query(engine, partial);
+    res
+      .type('application/json')
+      .send(success(queryData(value), [...(value.warnings ?? []), ...(partial?.warnings ?? [])]));
   } finally {
     release();
   }
+}
+
+/** A request's partial answers, and the warnings that say what they left out. */
+type PartialRequest = { answers: PartialAnswers; warnings: string[] };
+
+/**
+ * `partial_response=true` (Thanos' parameter): a sample shard that is away (its database
+ * unavailable) is left out of the answer, which says so in its `warnings`, instead of failing
+ * it. Unset or `false`: such an answer fails (503, `unavailable`).
+ */
+function partialRequestOf(params: PrometheusParams): PartialRequest | undefined {
+  const text = params.get('partial_response');
+  if (text === undefined || text === '' || text === 'false') return undefined;
+  if (text !== 'true') {
+    throw new PromqlError(
+      'bad_data',
+      `invalid parameter "partial_response": ${JSON.stringify(text)} is neither true nor false`,
+    );
+  }
+  const warnings: string[] = [];
+  return {
+    warnings,
+    answers: {
+      skips: (err) => err instanceof AppError && err.code === 'dependency_unavailable',
+      leftOut: (part, err) => {
+        const warning = `partial answer: shard ${part} did not answer (${
+          err instanceof Error ? err.message : String(err)
+        }); its series are left out`;
+        if (!warnings.includes(warning)) warnings.push(warning);
+      },
+    },
+  };
 }
 
 const queryHandler: Handler = async ({ query, body, res, deps }) => {
@@ -254,12 +294,13 @@ const queryRangeHandler: Handler = async ({ query, body, res, deps }) => {
     );
   }
   const options = await resolutionOf(params, deps);
-  // The cache keeps answers from raw samples only: a tier's are computed whole.
-  const cache = (options.resolutionMs ?? 0) === 0 ? deps.rangeQueryCache : undefined;
-  await answerQuery(deps, params, res, (engine) =>
-    cache === undefined
+  // The cache keeps whole answers from raw samples only: a tier's, or one that may leave a
+  // shard out, are computed whole.
+  const cacheable = (options.resolutionMs ?? 0) === 0;
+  await answerQuery(deps, params, res, (engine, partial) =>
+    !cacheable || partial !== undefined || deps.rangeQueryCache === undefined
       ? engine.rangeQuery(expr, startMs, endMs, stepMs, undefined, options)
-      : cache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs, options),
+      : deps.rangeQueryCache.rangeQuery(deps.orgId, engine, expr, startMs, endMs, stepMs, options),
   );
 };
 
@@ -272,8 +313,9 @@ const seriesHandler: Handler = async ({ query, body, res, deps }) => {
     endMs: optionalTime(params, 'end', allOfTime.endMs),
   };
   const controller = new AbortController();
+  const partial = partialRequestOf(params);
   const found: Labels[] = await deps
-    .sourceFor(deps.orgId)
+    .sourceFor(deps.orgId, partial?.answers)
     .series(sets, range, deps.limits.maxSeries + 1, controller.signal);
   if (found.length > deps.limits.maxSeries) {
     throw new PromqlError(
@@ -281,7 +323,7 @@ const seriesHandler: Handler = async ({ query, body, res, deps }) => {
       `more than ${deps.limits.maxSeries} series match: narrow the match[] selectors or the time range`,
     );
   }
-  res.type('application/json').send(success(found.map(labelsToRecord)));
+  res.type('application/json').send(success(found.map(labelsToRecord), partial?.warnings));
 };
 
 const labelsHandler: Handler = async ({ query, body, res, deps }) => {
@@ -290,10 +332,11 @@ const labelsHandler: Handler = async ({ query, body, res, deps }) => {
     startMs: optionalTime(params, 'start', allOfTime.startMs),
     endMs: optionalTime(params, 'end', allOfTime.endMs),
   };
+  const partial = partialRequestOf(params);
   const names = await deps
-    .sourceFor(deps.orgId)
+    .sourceFor(deps.orgId, partial?.answers)
     .labelNames(matcherSets(params), range, new AbortController().signal);
-  res.type('application/json').send(success(names));
+  res.type('application/json').send(success(names, partial?.warnings));
 };
 
 const labelValuesHandler: Handler = async ({ params: path, query, res, deps }) => {
@@ -306,10 +349,11 @@ const labelValuesHandler: Handler = async ({ params: path, query, res, deps }) =
     startMs: optionalTime(params, 'start', allOfTime.startMs),
     endMs: optionalTime(params, 'end', allOfTime.endMs),
   };
+  const partial = partialRequestOf(params);
   const values = await deps
-    .sourceFor(deps.orgId)
+    .sourceFor(deps.orgId, partial?.answers)
     .labelValues(name, matcherSets(params), range, new AbortController().signal);
-  res.type('application/json').send(success(values));
+  res.type('application/json').send(success(values, partial?.warnings));
 };
 
 const base = prometheusApiBasePath;

@@ -69,11 +69,16 @@ export function createPrometheusMount(
   const router = createPrometheusRouter({
     authenticator,
     logger: logger.child({ component: 'prometheus-api' }),
-    sourceFor: (orgId) => shardedSeriesSource(databases.shards, orgId, { metrics: shardReads }),
-    engineFor: (orgId, timeoutMs) => {
+    sourceFor: (orgId, partial) =>
+      shardedSeriesSource(databases.shards, orgId, { metrics: shardReads, partial }),
+    engineFor: (orgId, timeoutMs, partial) => {
       const slabs = sampleSlabs.lease();
       const engine = createPromqlEngine({
-        source: shardedSeriesSource(databases.shards, orgId, { slabs, metrics: shardReads }),
+        source: shardedSeriesSource(databases.shards, orgId, {
+          slabs,
+          metrics: shardReads,
+          partial,
+        }),
         lookbackDeltaMs: config.PROMQL_LOOKBACK_DELTA_MS,
         maxSamples: config.PROMQL_MAX_SAMPLES,
         timeoutMs: Math.min(timeoutMs ?? config.PROMQL_TIMEOUT_MS, config.PROMQL_TIMEOUT_MS),

@@ -510,11 +510,11 @@ export async function startPrometheusApi(
     createPrometheusRouter({
       authenticator,
       logger: createLogger({ level: 'silent' }),
-      sourceFor: (org) => shardedSeriesSource(shards, org),
+      sourceFor: (org, partial) => shardedSeriesSource(shards, org, { partial }),
       // With the api's pool of slabs, as deployed: what one query read then serves the next.
-      engineFor: (org) => {
+      engineFor: (org, _timeoutMs, partial) => {
         const slabs = sampleSlabs.lease();
-        const source = shardedSeriesSource(shards, org, { slabs });
+        const source = shardedSeriesSource(shards, org, { slabs, partial });
         return {
           engine: createPromqlEngine({ source, ...options }),
           release: () => slabs.release(),

@@ -91,6 +91,8 @@ describe('monitor shards', () => {
       'shard s1 holds samples of partition 1 (to offset 42)',
     );
     await runCommand(['shards', 'move', '--partitions', '3', '--to', 's0'], env);
+    // Already there, samples and all: nothing to move, nothing refused.
+    await runCommand(['shards', 'move', '--partitions', '1', '--to', 's1'], env);
     expect(await list()).toMatchObject({
       shards: [
         { name: 's0', partitions: [3] },

@@ -103,7 +103,7 @@ async function placements(
 
 /**
  * Records `partitions` as held by `target` once neither their current shard nor `target` has
- * stored a sample of them.
+ * stored a sample of them; those on `target` already are left as they are.
  */
 async function place(
   control: Database,
@@ -116,7 +116,10 @@ async function place(
   const map = await readPartitionShards(control, config.SAMPLES_TOPIC);
   const ownerOf = (partition: number): string =>
     map.find((row) => row.partition === partition)?.shard ?? listed[0]?.name ?? '';
-  const involved = new Set([target, ...partitions.map(ownerOf)]);
+  // A partition on `target` already stays (its samples too): placing is idempotent.
+  const moving = partitions.filter((partition) => ownerOf(partition) !== target);
+  if (moving.length === 0) return;
+  const involved = new Set([target, ...moving.map(ownerOf)]);
   for (const name of involved) {
     const shard = listed.find((each) => each.name === name);
     if (shard === undefined) continue;
@@ -125,12 +128,7 @@ async function place(
         ? control
         : createDatabase({ url: shard.url, maxConnections: 1, applicationName: 'monitor-shards' });
     try {
-      const stored = await storedPartitionOffsets(
-        db,
-        writerGroupId,
-        config.SAMPLES_TOPIC,
-        partitions,
-      );
+      const stored = await storedPartitionOffsets(db, writerGroupId, config.SAMPLES_TOPIC, moving);
       if (stored.size > 0) {
         const held = [...stored].map(([partition, offset]) => `${partition} (to offset ${offset})`);
         throw new Error(
@@ -142,7 +140,7 @@ async function place(
       if (db !== control) await db.close();
     }
   }
-  await assignPartitions(control, config.SAMPLES_TOPIC, partitions, target);
+  await assignPartitions(control, config.SAMPLES_TOPIC, moving, target);
 }
 
 function listedShard(config: AdminConfig, name: string): { name: string; url: string } {

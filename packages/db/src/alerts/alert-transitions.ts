@@ -278,8 +278,8 @@ export async function enqueueAlertNotifications(
 }
 
 /**
- * The service ids of the org's `hosts`, creating minimal rows the writer fills in later, in two
- * statements whatever their number. A host found in `identities` (its service on another
+ * The service ids of the org's `hosts`, creating minimal rows the writer fills in later, in a
+ * few statements whatever their number. A host found in `identities` (its service on another
  * shard) gets that id, and its row here is a copy with the shard's tags.
  */
 export async function ensureServices(
@@ -291,23 +291,31 @@ export async function ensureServices(
 ): Promise<Map<string, string>> {
   const names = [...new Set(hosts)];
   if (names.length === 0) return new Map();
-  const rows = names.map((name) => {
+  const copies = names.flatMap((name) => {
     const identity = identities.get(name);
-    return identity === undefined
-      ? { id: newId('svc'), name, tags: {}, shard_copy: false }
-      : { id: identity.id, name, tags: identity.tags, shard_copy: true };
+    return identity === undefined ? [] : [{ id: identity.id, name, tags: identity.tags }];
   });
-  await tx`
-    insert into services (id, org_id, name, last_seen, tags, shard_copy)
-    select x.id, ${orgId}, x.name, ${seenAt}, x.tags, x.shard_copy
-    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
-      as x(id text, name text, tags jsonb, shard_copy boolean)
-    on conflict (org_id, name) do nothing
-  `;
-  // A copy's tags follow the shard's. Only copies are touched (and so locked): the writer
-  // updates the rows of its own hosts' services, never a copy.
-  const copies = rows.filter((row) => row.shard_copy);
+  const own = names.filter((name) => !identities.has(name));
+  if (own.length > 0) {
+    await tx`
+      insert into services (id, org_id, name, last_seen)
+      select x.id, ${orgId}, x.name, ${seenAt}
+      from unnest(${tx.array(own.map(() => newId('svc')))}::text[], ${tx.array(own)}::text[])
+        as x(id, name)
+      on conflict (org_id, name) do nothing
+    `;
+  }
   if (copies.length > 0) {
+    // Copies of other shards' services (sample shards only: one database has none, nor before
+    // migration 41 the column). Their tags follow the shard's; only copies are touched, and so
+    // locked: the writer updates its own hosts' rows, never a copy.
+    await tx`
+      insert into services (id, org_id, name, last_seen, tags, shard_copy)
+      select x.id, ${orgId}, x.name, ${seenAt}, x.tags, true
+      from jsonb_to_recordset(${JSON.stringify(copies)}::text::jsonb)
+        as x(id text, name text, tags jsonb)
+      on conflict (org_id, name) do nothing
+    `;
     await tx`
       update services s set tags = x.tags
       from jsonb_to_recordset(${JSON.stringify(copies)}::text::jsonb) as x(name text, tags jsonb)

@@ -173,7 +173,7 @@ export function createInvestigationQueries(
     },
 
     async openForService({ orgId, serviceId, from, to }) {
-      const found = await findShardService(shards, orgId, serviceId);
+      const found = await findShardService(shards, orgId, serviceId, options.shards !== undefined);
       if (found === undefined) return undefined;
       const { name } = found.service;
       const [row] = await sql<InvestigationDbRow[]>`

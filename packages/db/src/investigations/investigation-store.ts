@@ -320,7 +320,12 @@ export function createInvestigationStore(
     },
 
     async loadEvidence(request) {
-      const found = await findShardService(shards, request.orgId, request.serviceId);
+      const found = await findShardService(
+        shards,
+        request.orgId,
+        request.serviceId,
+        options.shards !== undefined,
+      );
       if (found === undefined) throw new Error(`service ${request.serviceId} not found`);
       const { service, shard } = found;
       const alert =
@@ -382,7 +387,13 @@ export function createInvestigationStore(
                   and fired_at >= ${request.historyFrom} and fired_at <= ${request.to}
                 order by fired_at, id
               `;
-      const peerServices = await findPeerServices(db, shards, request, service);
+      const peerServices = await findPeerServices(
+        db,
+        shards,
+        request,
+        service,
+        options.shards !== undefined,
+      );
       const peerIds = peerServices.map((peer) => peer.id);
       const peerMetrics = peerIds.length === 0 ? [] : request.choosePeerMetrics({ alert, samples });
       // Each shard's peers at once; a peer's samples keep their order (time, metric).
@@ -454,6 +465,7 @@ async function findPeerServices(
   shards: readonly Database[],
   request: Pick<EvidenceRequest, 'orgId' | 'peerTagKeys' | 'maxPeers'>,
   service: ShardServiceRow,
+  skipCopies: boolean,
 ): Promise<(ShardServiceRow & { shard: Database })[]> {
   const found = (
     await Promise.all(
@@ -461,7 +473,8 @@ async function findPeerServices(
         (
           await shard.sql<ShardServiceRow[]>`
             select id, name, tags from services
-            where org_id = ${request.orgId} and id <> ${service.id} and not shard_copy
+            where org_id = ${request.orgId} and id <> ${service.id}
+              ${skipCopies ? shard.sql`and not shard_copy` : shard.sql``}
               and exists (
                 select 1 from unnest(${[...request.peerTagKeys]}::text[]) as k(key)
                 where tags ->> k.key = ${JSON.stringify(service.tags)}::text::jsonb ->> k.key

@@ -153,20 +153,23 @@ export function createServiceQueries(db: Database, options: ServiceQueriesOption
 
 /**
  * The series of the service's metric; undefined if the service is not the organization's here
- * (a shard's copy of another shard's service is not). A metric it never sent has none. A metric
+ * (with `skipCopies`, a shard's copy of another shard's service is not). A metric it never sent has none. A metric
  * written through an agent protocol has a series per label set: its history is theirs taken
  * together (metric-history.ts).
  */
 export async function metricSeriesIds(
   sql: Sql,
   query: Pick<MetricSeriesQuery, 'orgId' | 'serviceId' | 'metric'>,
+  /** Sample shards only: one database never holds copies (nor, before migration 41, the column). */
+  skipCopies = false,
 ): Promise<string[] | undefined> {
   const [owner] = await sql<{ series_ids: string[] }[]>`
     select coalesce(array_agg(r.id::text order by r.id) filter (where r.id is not null),
       '{}') as series_ids
     from services s
     left join series r on r.service_id = s.id and r.metric = ${query.metric}
-    where s.id = ${query.serviceId} and s.org_id = ${query.orgId} and not s.shard_copy
+    where s.id = ${query.serviceId} and s.org_id = ${query.orgId}
+      ${skipCopies ? sql`and not s.shard_copy` : sql``}
     group by s.id
   `;
   return owner?.series_ids;

@@ -59,7 +59,7 @@ export function createShardedServiceQueries(
       const owners = await Promise.all(
         shards.map(async (shard) => ({
           shard,
-          seriesIds: await metricSeriesIds(shard.sql, query),
+          seriesIds: await metricSeriesIds(shard.sql, query, true),
         })),
       );
       const owner = owners.find(({ seriesIds }) => seriesIds !== undefined);

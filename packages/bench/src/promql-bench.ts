@@ -19,12 +19,16 @@
  *    relative), then asked `--iterations` times of each, alternately, one at a time, after
  *    `--warmups` unmeasured ones: p50/p95/p99 from the client's side, HTTP included. 200 by
  *    default: the p99 of 40 (the default until 2026-11-26) was each side's slowest query.
+ * 5. `--shards N` (issue 59, item 6): the same samples over N sample shards on the same server,
+ *    each host on its partition's shard, the api reading them all: run it beside a run without
+ *    to see what a fan-out read costs against one database, each against Prometheus.
  */
 import { performance } from 'node:perf_hooks';
 import type { Database } from '@monitor/db';
 import { listRawChunks, vacuumAnalyze } from '@monitor/db/bench';
-import { createApiKeyStore, createOrgStore, compressedChunkMs } from '@monitor/db';
-import { getFreePort, startPrometheus } from '@monitor/testkit';
+import { partitionForKey } from '@monitor/bus';
+import { createApiKeyStore, createDatabase, createOrgStore, compressedChunkMs } from '@monitor/db';
+import { createTestDatabase, getFreePort, startPrometheus } from '@monitor/testkit';
 import { startHttpProcess } from './bench-process.js';
 import { integerOption } from './harness/command-line.js';
 import { logProgress } from './harness/progress.js';
@@ -56,7 +60,11 @@ type Options = {
   profile: boolean;
   window: 'worst' | 'now';
   scenario: 'single' | 'wide';
+  shards: number;
 };
+
+/** The bench's database, and with `--shards` more than 1 the other shards (s1, …) beside it. */
+type PromqlTarget = TimescaleDatabase & { shards: { url: string; db: Database }[] };
 
 /**
  * `--scenario wide` (issue 57, point 1): aggregations over every series of the fleet, or whole
@@ -137,6 +145,9 @@ const usage = `Usage: npm run bench:promql -- [options]
   --scenario single|wide single: the one query above; wide: ${wideExpressions.length} aggregations over
                          the whole fleet, over 1 h, 6 h and as instant queries at the window's
                          end, asked in turn (the iterations are rounds of all of them)
+  --shards N             sample shards (default 1): the bench's database is shard s0 and the
+                         control database, N - 1 more on the same server; each host's samples
+                         on the shard of its partition (6, p % N), the api over all of them
   --out FILE             JSON results (default bench-results/promql-<iso date>.json)
 Needs TimescaleDB for the machine's PostgreSQL and Debian's prometheus (2.42).`;
 
@@ -191,10 +202,11 @@ type Seeded = {
 };
 
 async function seed(
-  target: TimescaleDatabase,
+  target: PromqlTarget,
   { options, report, cleanup }: BenchContext<Options, PromqlBenchFields>,
 ): Promise<Seeded> {
   const { db } = target;
+  const shardDbs = [db, ...target.shards.map((shard) => shard.db)];
   const intervalMs = options.intervalSeconds * 1000;
   const pointsPerSeries = (options.hours * 3600) / options.intervalSeconds;
   const { startMs, endMs, nowMs } = pickWindow(options, compressedChunkMs);
@@ -238,6 +250,13 @@ async function seed(
     orgId: org.id,
     connections: options.connections,
     pointsPerBatch: 4,
+    // As a writer stores them: each host on the shard of its partition (6 of them, p % N).
+    ...(shardDbs.length === 1
+      ? {}
+      : {
+          shardOf: (host: string) =>
+            shardDbs[partitionForKey(`${org.id}:${host}`, 6) % shardDbs.length] as Database,
+        }),
     progress: (written) => {
       if (written < next) return;
       next += 2_000_000;
@@ -247,14 +266,14 @@ async function seed(
   if (loaded.samplesWritten !== fleet.sampleCount)
     throw new Error(`stored ${loaded.samplesWritten} of ${fleet.sampleCount} samples`);
   report.load.oursSeconds = loaded.seconds;
-  await compressAsThePoliciesWould(db, startMs, nowMs);
+  for (const shard of shardDbs) await compressAsThePoliciesWould(shard, startMs, nowMs);
   report.compression = await compressionOf(db, startMs, endMs);
-  await vacuumAnalyze(db);
+  for (const shard of shardDbs) await vacuumAnalyze(shard);
   return { prometheus, key, startMs, endMs };
 }
 
 async function measure(
-  target: TimescaleDatabase,
+  target: PromqlTarget,
   { options, report, cleanup, processes }: BenchContext<Options, PromqlBenchFields>,
   { prometheus, key, startMs, endMs }: Seeded,
 ): Promise<void> {
@@ -273,6 +292,16 @@ async function measure(
       HOME: process.env['HOME'] ?? '',
       PORT: String(port),
       DATABASE_URL: target.url,
+      ...(target.shards.length === 0
+        ? {}
+        : {
+            SAMPLE_SHARDS: JSON.stringify(
+              [target.url, ...target.shards.map((shard) => shard.url)].map((url, i) => ({
+                name: `s${i}`,
+                url,
+              })),
+            ),
+          }),
       LOG_LEVEL: 'warn',
       // The engine is measured, not the cache: the window is past its settled horizon.
       PROMQL_CACHE_MAX_BYTES: '0',
@@ -413,7 +442,7 @@ function formatReport(report: PromqlBenchReport): string {
   const lines = [
     `PromQL range query against Prometheus 2.42, ${report.date}`,
     formatMachine(report.machine),
-    `${int(s.hosts)} hosts × 10 metrics × ${s.hours} h at ${s.intervalSeconds} s = ${int(s.samples)} samples; TimescaleDB ${s.timescaledb ?? '?'}`,
+    `${int(s.hosts)} hosts × 10 metrics × ${s.hours} h at ${s.intervalSeconds} s = ${int(s.samples)} samples; TimescaleDB ${s.timescaledb ?? '?'}${s.shards > 1 ? `; ${s.shards} sample shards, the api over all of them` : ''}`,
     report.wide === undefined
       ? `query: ${s.query}, ${s.hours} h at step ${s.stepSeconds} s`
       : `queries: ${wideExpressions.length} aggregations over the fleet, each over the last 1 h at 15 s, 6 h at 60 s and as an instant query, the cache off`,
@@ -472,6 +501,7 @@ await runBench({
     profile: 'no',
     window: 'worst',
     scenario: 'single',
+    shards: '1',
   },
   parseOptions: (values): Options => {
     if (!['yes', 'no'].includes(values.profile)) throw new Error('--profile must be yes or no');
@@ -492,6 +522,7 @@ await runBench({
       profile: values.profile === 'yes',
       window: values.window,
       scenario: values.scenario,
+      shards: integerOption('shards', values.shards, 1, 8),
     };
     if ((options.hours * 3600) % options.intervalSeconds !== 0)
       throw new Error('--interval-seconds must divide the history into whole points');
@@ -506,15 +537,31 @@ await runBench({
     load: {},
     runs: [],
   }),
-  start: ({ report, cleanup, options }) =>
-    startTimescaleDatabase({
+  start: async ({ report, cleanup, options }): Promise<PromqlTarget> => {
+    const target = await startTimescaleDatabase({
       logDir: report.logDir,
       cleanup,
       prefix: 'bench_promql',
       maxConnections: options.connections + 1,
       applicationName: 'monitor-bench-promql',
-    }),
-  migrate: (target, { report }) => migrateForQueries(target, report.settings),
+    });
+    const server = new URL(target.url);
+    server.pathname = '/postgres';
+    const shards = [];
+    for (let i = 1; i < options.shards; i++) {
+      const database = await createTestDatabase(server.toString(), `bench_promql_s${i}`);
+      const db = createDatabase({ url: database.url, maxConnections: options.connections + 1 });
+      cleanup.add(`shard s${i} pool`, () => db.close());
+      shards.push({ url: database.url, db });
+    }
+    return { ...target, shards };
+  },
+  migrate: async (target, { report }) => {
+    await migrateForQueries(target, report.settings);
+    for (const shard of target.shards) {
+      await migrateForQueries({ ...target, ...shard }, report.settings);
+    }
+  },
   seed,
   measure,
   format: formatReport,

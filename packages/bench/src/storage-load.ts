@@ -17,6 +17,8 @@ export async function loadFleet(
     connections: number;
     pointsPerBatch: number;
     progress: (samplesWritten: number) => void;
+    /** Sample shards: the database of each host (its partition's shard); `db` when unset. */
+    shardOf?: (host: string) => Database;
   },
 ): Promise<{ seconds: number; samplesWritten: number }> {
   const startedAt = performance.now();
@@ -28,8 +30,13 @@ export async function loadFleet(
   })).filter((group) => group.first < group.end);
   await Promise.all(
     groups.map(async (group) => {
-      // A store per group: each keeps its own series cache, like each writer process.
-      const store = createSampleStore(db);
+      // A store per group (and shard): each keeps its own series cache, like each writer.
+      const stores = new Map<Database, ReturnType<typeof createSampleStore>>();
+      const storeOf = (on: Database) => {
+        const store = stores.get(on) ?? createSampleStore(on);
+        stores.set(on, store);
+        return store;
+      };
       for (let point = 0; point < fleet.pointsPerSeries; point += options.pointsPerBatch) {
         const samples = hostSamples(fleet, {
           orgId: options.orgId,
@@ -38,12 +45,21 @@ export async function loadFleet(
           firstPoint: point,
           endPoint: Math.min(fleet.pointsPerSeries, point + options.pointsPerBatch),
         });
-        const result = await store.writeBatch({ samples });
-        if (result.duplicatesSkipped > 0)
-          throw new Error(
-            `${result.duplicatesSkipped} samples stored twice: the fleet repeats keys`,
-          );
-        samplesWritten += result.samplesWritten;
+        const byDb = new Map<Database, HostSample[]>();
+        for (const sample of samples) {
+          const on = options.shardOf?.(sample.host) ?? db;
+          const part = byDb.get(on);
+          if (part === undefined) byDb.set(on, [sample]);
+          else part.push(sample);
+        }
+        for (const [on, part] of byDb) {
+          const result = await storeOf(on).writeBatch({ samples: part });
+          if (result.duplicatesSkipped > 0)
+            throw new Error(
+              `${result.duplicatesSkipped} samples stored twice: the fleet repeats keys`,
+            );
+          samplesWritten += result.samplesWritten;
+        }
         options.progress(samplesWritten);
       }
     }),

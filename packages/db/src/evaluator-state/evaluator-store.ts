@@ -686,7 +686,11 @@ function identifyServices(
   return async (hosts) => {
     const byOrg = new Map<string, Map<string, ServiceIdentity>>();
     const orgs = new Map<string, { host: string; seenAt: Date }[]>();
-    for (const { orgId, ...host } of hosts) orgs.set(orgId, [...(orgs.get(orgId) ?? []), host]);
+    for (const { orgId, ...host } of hosts) {
+      const named = orgs.get(orgId);
+      if (named === undefined) orgs.set(orgId, [host]);
+      else named.push(host);
+    }
     await Promise.all(
       [...orgs].map(async ([orgId, named]) => {
         byOrg.set(orgId, await identities(orgId, named));

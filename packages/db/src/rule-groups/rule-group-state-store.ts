@@ -142,17 +142,15 @@ export function createRuleGroupStateStore(
     },
     async saveEvaluation(key, expected, record, alerts = noRuleGroupAlertChanges) {
       const { orgId, namespace, name } = key;
-      // Outside the transaction: a shard's round trip is no part of it.
+      // Outside the transaction: a shard's round trip is no part of it. One time for all, as
+      // ensureServices gives them (the group's first firing).
+      const firstFiredAt = new Date(Math.min(...alerts.fire.map((f) => f.firedAtMs)));
       const services =
         options.identities === undefined || alerts.fire.length === 0
           ? new Map<string, ServiceIdentity>()
           : await options.identities(
               orgId,
-              // One time for all, as ensureServices gives them (the group's first firing).
-              alerts.fire.map((firing) => ({
-                host: firing.host,
-                seenAt: new Date(Math.min(...alerts.fire.map((f) => f.firedAtMs))),
-              })),
+              alerts.fire.map((firing) => ({ host: firing.host, seenAt: firstFiredAt })),
             );
       return await sql.begin(async (tx) => {
         // The group's row, shared: a change or deletion of the group waits for this save (and

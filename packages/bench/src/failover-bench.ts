@@ -18,20 +18,22 @@
  * every acknowledged sample was stored.
  *
  * Steps: `start` brings up the stack (failover-target.ts); `measure` runs the roles scenario
- * (failover-roles.ts) or `--scenario database` (failover-database.ts), both under the probed
- * load of failover-load.ts.
+ * (failover-roles.ts), `--scenario database` (failover-database.ts) or `--scenario shard`
+ * (failover-shard.ts), each under the probed load of failover-load.ts.
  */
 import { integerOption } from './harness/command-line.js';
 import { measureDatabaseFailover } from './failover-database.js';
 import { formatFailoverReport } from './failover-report.js';
+import { measureShardFailover } from './failover-shard.js';
 import { measureRoleFailover, targetStallMs } from './failover-roles.js';
 import type { FailoverOptions } from './failover-target.js';
 import { startFailoverTarget } from './failover-target.js';
 import { runBench } from './harness/run-bench.js';
 
 const usage = `Usage: npm run bench:failover -- [options]
-  --scenario roles|database  roles (default): writers and evaluators killed, joining, leaving;
-                           database: the Patroni leader's node killed (its own PostgreSQL)
+  --scenario roles|database|shard  roles (default): writers and evaluators killed, joining,
+                           leaving; database: the Patroni leader's node killed (its own
+                           PostgreSQL); shard: three sample shards, s1's Patroni leader killed
   --hosts N                fleet hosts of the steady load (default 1000)
   --payloads-per-request N hosts per ingest request (default 50)
   --requests-per-second N  the load's pace (default 10)
@@ -41,15 +43,29 @@ const usage = `Usage: npm run bench:failover -- [options]
   --poll-interval-ms N     how often a probe polls the API (default 100)
   --out FILE               JSON results (default bench-results/failover-<iso date>.json)
 Services come from DATABASE_URL, KAFKA_BROKERS and REDIS_URL when set, else testkit starts them
-(the database scenario always starts its own Patroni cluster).
+(the database and shard scenarios always start their own Patroni cluster).
 KAFKA_SESSION_TIMEOUT_MS, KAFKA_HEARTBEAT_INTERVAL_MS, WRITER_*, EVALUATOR_* and
 SAMPLES_TOPIC_PARTITIONS are passed on to the monitor processes; unset, they keep their defaults.`;
 
 function scenarioOption(value: string): FailoverOptions['scenario'] {
-  if (value !== 'roles' && value !== 'database')
-    throw new Error('--scenario must be roles or database');
+  if (value !== 'roles' && value !== 'database' && value !== 'shard')
+    throw new Error('--scenario must be roles, database or shard');
   return value;
 }
+
+const measures = {
+  roles: measureRoleFailover,
+  database: measureDatabaseFailover,
+  shard: measureShardFailover,
+};
+
+const targets: Record<FailoverOptions['scenario'], string> = {
+  roles: `every kill and leave (a join is reported only): its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
+  database:
+    'storage and alerting resume within 30 s of the kill, storage within 1 s of the new primary accepting writes; the writer keeps its group membership (no rebalance); every acknowledged sample stored once; each alert fired once, the pending window included',
+  shard:
+    "the killed shard's partitions store and alert again within 30 s of the kill; no probe of the other shards over max(1 s, 2 × p99 before), and they store records while it is away; PromQL fails strictly (503) and answers with partial_response=true with a warning; every acknowledged sample stored once, on its partition's shard; each alert fired once",
+};
 
 await runBench({
   name: 'failover',
@@ -89,18 +105,11 @@ await runBench({
     },
     events: [],
     target: {
-      description:
-        options.scenario === 'database'
-          ? 'storage and alerting resume within 30 s of the kill, storage within 1 s of the new primary accepting writes; the writer keeps its group membership (no rebalance); every acknowledged sample stored once; each alert fired once, the pending window included'
-          : `every kill and leave (a join is reported only): its pipeline back under max(1 s, 2 × p99 before) within ${targetStallMs / 1000} s; every acknowledged sample stored`,
+      description: targets[options.scenario],
       met: false,
     },
   }),
   start: startFailoverTarget,
-  measure: (target, context) =>
-    (context.options.scenario === 'database' ? measureDatabaseFailover : measureRoleFailover)(
-      target,
-      context,
-    ),
+  measure: (target, context) => measures[context.options.scenario](target, context),
   format: formatFailoverReport,
 });

@@ -18,20 +18,14 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
-import {
-  countDuplicateSamples,
-  countFiredAlerts,
-  listHostValues,
-  listRuleAlerts,
-  readMaxValue,
-} from '@monitor/db/bench';
+import { countDuplicateSamples, listRuleAlerts, readMaxValue } from '@monitor/db/bench';
 import type { BenchProcess } from './bench-process.js';
+import { checkProbeAlerts, checkProbeSamples } from './failover-checks.js';
 import { countLogLines, joinsAfter } from './failover-joins.js';
 import { watchStorageResumption } from './failover-resumption.js';
 import { logProgress } from './harness/progress.js';
 import { int } from './report-text.js';
 import { startProbedLoad, waitForAcknowledged } from './failover-load.js';
-import type { PartitionProbeResults } from './failover-probe.js';
 import { failoverProbeTag, failoverSeqMetric } from './failover-probe.js';
 import { createProbeRules, probeHosts } from './failover-probe-http.js';
 import type { DatabaseFailover } from './failover-report.js';
@@ -162,7 +156,7 @@ export async function measureDatabaseFailover(
       acknowledged,
       stored: landed.stored,
       duplicates: await countDuplicateSamples(stack.db),
-      probeHosts: await checkProbeSamples(stack.db, hosts, results.probes),
+      probeHosts: await checkProbeSamples([stack.db], hosts, results.probes),
     },
     alerts: await checkProbeAlerts(stack.db, ruleIds, results.probes),
     pendingWindow: await checkWindowAlert(
@@ -210,47 +204,6 @@ async function waitForSeq(db: Database, host: string, seq: number): Promise<bool
     await sleep(500);
   }
   return false;
-}
-
-/** Each probe host's acknowledged steps, one by one: stored, and stored once. */
-async function checkProbeSamples(
-  db: Database,
-  hosts: readonly string[],
-  results: readonly PartitionProbeResults[],
-): Promise<DatabaseFailover['samples']['probeHosts']> {
-  const rows = await listHostValues(db, hosts, failoverSeqMetric);
-  let acknowledged = 0;
-  let missing = 0;
-  let duplicates = 0;
-  hosts.forEach((host, partition) => {
-    const steps = results[partition]?.stored.length ?? 0;
-    acknowledged += steps;
-    const seen = new Map<number, number>();
-    for (const row of rows)
-      if (row.host === host) seen.set(row.value, (seen.get(row.value) ?? 0) + 1);
-    for (let step = 0; step < steps; step++) {
-      const count = seen.get(step) ?? 0;
-      if (count === 0) missing += 1;
-      if (count > 1) duplicates += count - 1;
-    }
-  });
-  return { acknowledged, missing, duplicates };
-}
-
-/** Every breaching probe step fired one alert (one per fired_at), none twice. */
-async function checkProbeAlerts(
-  db: Database,
-  ruleIds: readonly string[],
-  results: readonly PartitionProbeResults[],
-): Promise<DatabaseFailover['alerts']> {
-  const expected = results.reduce((n, r) => n + Math.ceil(r.alert.length / 2), 0);
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const { fired, distinct } = await countFiredAlerts(db, ruleIds);
-    if (fired >= expected || performance.now() > deadline)
-      return { expected, fired, duplicates: fired - distinct };
-    await sleep(500);
-  }
 }
 
 /** The rule whose window was pending at the kill: one alert, fired as the window ended. */

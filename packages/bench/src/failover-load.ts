@@ -5,6 +5,7 @@ import { ingestPath } from '@monitor/schemas';
 import { logProgress } from './harness/progress.js';
 import type { PartitionProbeResults } from './failover-probe.js';
 import { probePartition } from './failover-probe.js';
+import type { StoredVia } from './failover-probe-http.js';
 import { createProbeDeps } from './failover-probe-http.js';
 import type { FailoverBenchReport } from './failover-report.js';
 import type { ProbeLatency, StallSummary } from './failover-stall.js';
@@ -57,7 +58,12 @@ type ProbedLoadResults = {
 export function startProbedLoad(
   options: FailoverOptions,
   endpoints: { gatewayBaseUrl: string; apiBaseUrl: string; headers: Record<string, string> },
-  probes: { hosts: readonly string[]; ruleIds: readonly string[] },
+  probes: {
+    hosts: readonly string[];
+    ruleIds: readonly string[];
+    /** How a probe reads what was stored (createProbeDeps); the services list by default. */
+    storedVia?: StoredVia;
+  },
 ): ProbedLoad {
   const { gatewayBaseUrl, apiBaseUrl, headers } = endpoints;
   const fleet = createFleet({ hostCount: options.hosts, baseTimeMs: Date.now() - 5 * 60_000 });
@@ -72,7 +78,12 @@ export function startProbedLoad(
     requestsPerSecond: options.requestsPerSecond,
     shouldStop,
   });
-  const probeDeps = createProbeDeps(gatewayBaseUrl, apiBaseUrl, headers);
+  const probeDeps = createProbeDeps(
+    gatewayBaseUrl,
+    apiBaseUrl,
+    headers,
+    probes.storedVia ?? 'services',
+  );
   // Event time from an hour back, a second per step: hours of probing stay in the past.
   const startEventTimeMs = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
   const probing = Promise.all(

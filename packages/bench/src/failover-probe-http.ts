@@ -51,10 +51,18 @@ export function createProbeRules(
   return createRules(apiBaseUrl, headers, rules);
 }
 
+/**
+ * How a probe reads a host's stored step: `services`, the services list filtered by its tag (it
+ * asks every shard, so it fails while one is away); `promql-partial`, PromQL with
+ * `partial_response=true` (a shard that is away leaves out its own hosts only).
+ */
+export type StoredVia = 'services' | 'promql-partial';
+
 export function createProbeDeps(
   gatewayBaseUrl: string,
   apiBaseUrl: string,
   headers: Record<string, string>,
+  storedVia: StoredVia,
 ): PartitionProbeDeps {
   /**
    * The body of a 200; undefined on a 503 or no answer within 10 s (no database for now: the
@@ -100,6 +108,18 @@ export function createProbeDeps(
       return body?.alerts ?? [];
     },
     async storedSeq(host) {
+      if (storedVia === 'promql-partial') {
+        const url = new URL('/prometheus/api/v1/query', apiBaseUrl);
+        // The probe's steps are an hour back in event time: past the lookback of an instant read.
+        url.search = new URLSearchParams({
+          query: `max_over_time(${failoverSeqMetric}{host=${JSON.stringify(host)}}[2h])`,
+          partial_response: 'true',
+        }).toString();
+        const body = (await get(url)) as
+          { data: { result: { value: [number, string] }[] } } | undefined;
+        const value = body?.data.result[0]?.value[1];
+        return value === undefined ? undefined : Number(value);
+      }
       const url = new URL('/api/v1/services', apiBaseUrl);
       url.search = new URLSearchParams({ [`tag.${failoverProbeTag}`]: host }).toString();
       const body = (await get(url)) as

@@ -77,10 +77,38 @@ export type DatabaseFailover = {
   };
 };
 
+/** The shard scenario: one shard's Patroni leader killed while the other shards carry on. */
+export type ShardFailover = {
+  shards: number;
+  killedShard: string;
+  killed: string;
+  promoted: string;
+  promotionMs: number;
+  /** From the kill until the killed shard's first probe sample after it was readable, or alert listed. */
+  killedShardResumedMs: { stored: number | undefined; fired: number | undefined };
+  /** The other shards' probes from the kill on. */
+  othersStall: { alert: StallSummary; stored: StallSummary };
+  /** Bus records the writer stored per second on each shard: before the kill, and while away. */
+  records: { shard: string; baselinePerSecond: number; whileAwayPerSecond: number }[];
+  /** A PromQL read each second while the shard was away, without and with `partial_response`. */
+  reads: {
+    strict: { status: number | 'no answer'; errorType?: string; warned: boolean }[];
+    partial: { status: number | 'no answer'; errorType?: string; warned: boolean }[];
+  };
+  samples: DatabaseFailover['samples'] & {
+    /** Probe hosts with samples on a shard other than their partition's. */
+    misplacedProbeHosts: number;
+  };
+  alerts: DatabaseFailover['alerts'];
+};
+
 export type FailoverBenchReport = ReportBase & {
   settings: {
-    /** `roles`: consumer kills and joins; `database`: the database's primary killed. */
-    scenario: 'roles' | 'database';
+    /**
+     * `roles`: consumer kills and joins; `database`: the database's primary killed; `shard`: one
+     * sample shard's primary killed.
+     */
+    scenario: 'roles' | 'database' | 'shard';
     partitions: number;
     hosts: number;
     payloadsPerRequest: number;
@@ -99,6 +127,7 @@ export type FailoverBenchReport = ReportBase & {
   probes?: { alert: LatencySummary; stored: LatencySummary; timedOut: number };
   events: FailoverEvent[];
   database?: DatabaseFailover;
+  shard?: ShardFailover;
   /** Acknowledged samples (load and probes) against the rows stored once the lag drained. */
   storage?: { acknowledged: number; stored: number; drained: boolean };
   target: { description: string; met: boolean };
@@ -134,7 +163,9 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
     `${settings.partitions} partitions · ` +
       (settings.scenario === 'database'
         ? 'a Patroni cluster (two TimescaleDB nodes, synchronous), one writer, one evaluator'
-        : 'two writers and two evaluators') +
+        : settings.scenario === 'shard'
+          ? 'three sample shards (s1 a Patroni cluster of two TimescaleDB nodes), one writer, one evaluator'
+          : 'two writers and two evaluators') +
       ` · ${int(settings.hosts)} hosts, ` +
       `${settings.payloadsPerRequest} per request, ${settings.requestsPerSecond} requests/s · ` +
       `session ${settings.kafkaSessionTimeoutMs} ms, heartbeat ${settings.kafkaHeartbeatIntervalMs} ms`,
@@ -173,6 +204,7 @@ export function formatFailoverReport(report: FailoverBenchReport): string {
     }
   }
   if (report.database !== undefined) lines.push('', ...databaseLines(report.database));
+  if (report.shard !== undefined) lines.push('', ...shardLines(report.shard));
   if (report.storage !== undefined) {
     lines.push(
       '',
@@ -212,5 +244,40 @@ function databaseLines(database: DatabaseFailover): string[] {
     `  pending window (expected to fire at ${pendingWindow.expectedFiredAt}): ` +
       (pendingWindow.alerts.map((a) => `${a.status} fired ${a.firedAt}`).join(', ') || 'no alert') +
       (pendingWindow.firedOnceOnTime ? ' — once, on time' : ' — NOT once on time'),
+  ];
+}
+
+function readCounts(reads: ShardFailover['reads']['strict']): string {
+  const counts = new Map<string, number>();
+  for (const read of reads) {
+    const key =
+      `${read.status}` +
+      (read.errorType === undefined ? '' : ` ${read.errorType}`) +
+      (read.warned ? ' with a warning' : '');
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, n]) => `${n} × ${key}`).join(', ') || 'none';
+}
+
+function shardLines(shard: ShardFailover): string[] {
+  const { samples, alerts } = shard;
+  return [
+    `SIGKILL to ${shard.killedShard}'s leader ${shard.killed} (Patroni and PostgreSQL): ${shard.promoted} promoted after ${seconds(shard.promotionMs)}`,
+    `  ${shard.killedShard}'s partitions: first sample acknowledged after the kill readable after ` +
+      `${seconds(shard.killedShardResumedMs.stored)}, first alert listed after ${seconds(shard.killedShardResumedMs.fired)}`,
+    "  the other shards' probes:",
+    stallLine('sample → alert', shard.othersStall.alert),
+    stallLine('acknowledged → readable', shard.othersStall.stored),
+    `  bus records stored per second (before the kill → while ${shard.killedShard} was away): ` +
+      shard.records
+        .map((r) => `${r.shard} ${int(r.baselinePerSecond)} → ${int(r.whileAwayPerSecond)}`)
+        .join(', '),
+    `  PromQL while ${shard.killedShard} was away, a read a second: strict ${readCounts(shard.reads.strict)}; ` +
+      `partial_response=true ${readCounts(shard.reads.partial)}`,
+    `  samples: ${int(samples.acknowledged)} acknowledged, ${int(samples.stored)} stored over the shards, ` +
+      `${samples.duplicates} duplicated; probe hosts ${int(samples.probeHosts.acknowledged)} steps, ` +
+      `${samples.probeHosts.missing} missing, ${samples.probeHosts.duplicates} twice, ` +
+      `${samples.misplacedProbeHosts} on a shard not their partition's`,
+    `  probe alerts: ${alerts.fired} fired of ${alerts.expected} expected, ${alerts.duplicates} twice`,
   ];
 }

@@ -1,11 +1,11 @@
 import type { PatroniCluster } from '@monitor/testkit';
-import { startPatroniCluster } from '@monitor/testkit';
+import { createTestDatabase, startPatroniCluster } from '@monitor/testkit';
 import type { Cleanup } from './harness/cleanup.js';
 import { logProgress } from './harness/progress.js';
 import type { ReportBase } from './harness/report.js';
 import type { FailoverBenchReport } from './failover-report.js';
 import type { BenchContext } from './harness/run-bench.js';
-import type { MonitorStack } from './monitor-stack.js';
+import type { MonitorStack, SampleShardDatabases } from './monitor-stack.js';
 import { startPipelineStack } from './monitor-stack.js';
 
 /** The command line's options: what the report's settings record, less what the run finds. */
@@ -25,7 +25,7 @@ export type FailoverTarget = {
   headers: Record<string, string>;
   /** The samples topic's partitions: one probe host each. */
   partitions: number;
-  /** The database scenario's cluster, whose leader it kills. */
+  /** The database scenario's cluster (the shard scenario's s1), whose leader it kills. */
   cluster: PatroniCluster | undefined;
 };
 
@@ -39,9 +39,9 @@ export async function startFailoverTarget({
   report,
   cleanup,
 }: FailoverContext): Promise<FailoverTarget> {
-  const cluster = options.scenario === 'database' ? await startCluster(cleanup) : undefined;
+  const cluster = options.scenario === 'roles' ? undefined : await startCluster(cleanup);
   const database =
-    cluster === undefined
+    cluster === undefined || options.scenario === 'shard'
       ? undefined
       : {
           serverUrl: (await cluster.leader()).url,
@@ -51,18 +51,40 @@ export async function startFailoverTarget({
   const { stack, headers } = await startPipelineStack({
     cleanup,
     logDir: report.logDir,
-    databasePrefix: cluster === undefined ? 'bench_failover' : 'bench_db_failover',
+    databasePrefix: `bench_${options.scenario}_failover`,
     ...(database === undefined ? {} : { database }),
+    ...(cluster === undefined || options.scenario !== 'shard'
+      ? {}
+      : { sampleShards: shardsBeside(cluster) }),
   });
   report.settings.origins =
     cluster === undefined
       ? stack.serviceOrigins
-      : { ...stack.serviceOrigins, postgres: 'Patroni (testkit)' };
+      : options.scenario === 'shard'
+        ? { ...stack.serviceOrigins, s1: 'Patroni (testkit)' }
+        : { ...stack.serviceOrigins, postgres: 'Patroni (testkit)' };
   report.settings.kafkaSessionTimeoutMs = stack.env['KAFKA_SESSION_TIMEOUT_MS'] ?? 'default';
   report.settings.kafkaHeartbeatIntervalMs = stack.env['KAFKA_HEARTBEAT_INTERVAL_MS'] ?? 'default';
   const partitions = Number(stack.env['SAMPLES_TOPIC_PARTITIONS'] ?? 6);
   report.settings.partitions = partitions;
   return { stack, headers, partitions, cluster };
+}
+
+/** The shard scenario's partitions: two per shard. */
+const shardScenarioPartitions = 6;
+
+/** s1 on the Patroni cluster (both hosts, read-write wanted), s2 on the stack's own server. */
+function shardsBeside(cluster: PatroniCluster): SampleShardDatabases {
+  return {
+    partitions: shardScenarioPartitions,
+    async create(serverUrl, cleanup) {
+      // Not dropped: its leader is the node killed, and the cluster's data goes with the cluster.
+      const s1 = await createTestDatabase((await cluster.leader()).url, 'bench_shard_s1');
+      const s2 = await createTestDatabase(serverUrl, 'bench_shard_s2');
+      cleanup.add(`database ${s2.name}`, () => s2.drop());
+      return [cluster.url.replace('/postgres?', `/${s1.name}?`), s2.url];
+    },
+  };
 }
 
 async function startCluster(cleanup: Cleanup): Promise<PatroniCluster> {

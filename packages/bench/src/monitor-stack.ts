@@ -88,8 +88,10 @@ export function tunedMonitorEnv(): Record<string, string> {
 export type MonitorStack = {
   /** Where each server came from, e.g. `{ postgres: 'native' }`. */
   readonly serviceOrigins: Record<string, string>;
-  /** The run's own fresh, migrated database. */
+  /** The run's own fresh, migrated database (the control database and shard s0 when sharded). */
   readonly databaseUrl: string;
+  /** Every sample shard's URL in SAMPLE_SHARDS order: `[databaseUrl]` unless sharded. */
+  readonly sampleShardUrls: readonly string[];
   /** The environment every monitor process gets (plus its PORT). */
   readonly env: Readonly<Record<string, string>>;
   /** A small pool on the run's database, for seeding and checks. */
@@ -130,6 +132,7 @@ export async function startPipelineStack(options: {
   databasePrefix: string;
   build?: MonitorBuild;
   database?: DatabaseServer;
+  sampleShards?: SampleShardDatabases;
   /**
    * The database server testkit starts when `database` names none: TimescaleDB (default), as
    * deployments run it, or plain PostgreSQL.
@@ -164,6 +167,16 @@ export type DatabaseServer = {
 };
 
 /**
+ * Sample shards beside the run's database (shard s0, the control database): `create` makes the
+ * databases of s1, s2, … (given the stack's server, registering their removal with `cleanup`)
+ * and returns their client URLs; partition p goes to shard `p % count` of the `partitions`.
+ */
+export type SampleShardDatabases = {
+  create(serverUrl: string, cleanup: Cleanup): Promise<string[]>;
+  partitions: number;
+};
+
+/**
  * PostgreSQL (and Kafka, Redis when asked) from testkit or the environment, a fresh database,
  * `monitor migrate`, and a way to start roles as separate processes. Everything it starts is
  * registered with `cleanup`.
@@ -181,6 +194,7 @@ export async function startMonitorStack(options: {
   build?: MonitorBuild;
   /** The database server, when not one of `services`. */
   database?: DatabaseServer;
+  sampleShards?: SampleShardDatabases;
 }): Promise<MonitorStack> {
   const { cleanup, logDir } = options;
   const build = options.build ?? 'source';
@@ -196,6 +210,10 @@ export async function startMonitorStack(options: {
   cleanup.add(`database ${database.name}`, () => database.drop());
   logProgress(`database ${database.name} created`);
   const databaseUrl = options.database?.clientUrl(database.url) ?? database.url;
+  const sampleShardUrls = [
+    databaseUrl,
+    ...((await options.sampleShards?.create(serverUrl, cleanup)) ?? []),
+  ];
 
   const env: Record<string, string> = {
     ...tunedMonitorEnv(),
@@ -203,6 +221,12 @@ export async function startMonitorStack(options: {
     ...pickEnv(started.env, (name) => ['KAFKA_BROKERS', 'REDIS_URL'].includes(name)),
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',
+    ...(sampleShardUrls.length === 1
+      ? {}
+      : {
+          SAMPLE_SHARDS: JSON.stringify(sampleShardUrls.map((url, i) => ({ name: `s${i}`, url }))),
+          SAMPLES_TOPIC_PARTITIONS: String(options.sampleShards?.partitions),
+        }),
     ...options.env,
   };
 
@@ -211,6 +235,19 @@ export async function startMonitorStack(options: {
     { name: 'migrate', ...monitorCommand(build, ['migrate']), env, logDir },
     (running) => cleanup.add('migrate', () => running.stop()),
   );
+  for (let shard = 1; shard < sampleShardUrls.length; shard++) {
+    const partitions = Array.from({ length: options.sampleShards?.partitions ?? 0 }, (_, p) => p);
+    const placed = partitions.filter((p) => p % sampleShardUrls.length === shard);
+    await runToCompletion(
+      {
+        name: `shards-add-s${shard}`,
+        ...monitorCommand(build, ['shards', 'add', `s${shard}`, '--partitions', placed.join(',')]),
+        env,
+        logDir,
+      },
+      (running) => cleanup.add('shards add', () => running.stop()),
+    );
+  }
 
   const db = createDatabase({
     url: databaseUrl,
@@ -243,6 +280,7 @@ export async function startMonitorStack(options: {
   return {
     serviceOrigins,
     databaseUrl,
+    sampleShardUrls,
     env,
     db,
     startRole,

@@ -7,7 +7,8 @@
 # the CRDs its Go module (pinned) carries in config/crd/bases, converted by crd-to-schemas.py.
 # Each file is validated on its own, then what kustomize (pinned, through the same proxy) builds:
 # the default kustomization, and it with the HA component (ha/: Patroni instead of the single
-# TimescaleDB), checked to hold the Patroni StatefulSet and no longer the single one.
+# TimescaleDB), checked to hold the Patroni StatefulSet and no longer the single one, and it with
+# the shards component (shards/: two more TimescaleDB servers as sample shards).
 # No cluster is needed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +51,8 @@ kubeconform() {
 }
 kubeconform "$manifests/config.yaml" "$manifests/migrate.yaml" "$manifests/roles.yaml" \
   "$manifests/services.yaml" "$manifests/timescaledb.yaml" "$manifests/autoscaling.yaml" \
-  "$manifests/ha/patroni.yaml" "$manifests/ha/database-url.yaml"
+  "$manifests/ha/patroni.yaml" "$manifests/ha/database-url.yaml" \
+  "$manifests/shards/shard-databases.yaml" "$manifests/shards/sample-shards.yaml"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -72,3 +74,27 @@ print(" ".join(sorted(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys
   echo "deploy/k8s with ha: expected only the StatefulSet monitor-patroni, got $(statefulsets "$work/ha.yaml")" >&2
   exit 1
 }
+# The component shards: two more TimescaleDB StatefulSets, the list in the roles' Secret, and the
+# placement in an init container of every writer and evaluator pod.
+mkdir "$work/shards"
+rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$manifests" "$work/shards")
+printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n  - %s/shards\n' \
+  "$rel" "$rel" >"$work/shards/kustomization.yaml"
+echo 'kustomize build deploy/k8s with the component shards:'
+"$kustomize_bin/kustomize" build "$work/shards" >"$work/shards.yaml"
+kubeconform "$work/shards.yaml"
+[ "$(statefulsets "$work/shards.yaml")" = 'monitor-db monitor-db-s1 monitor-db-s2' ] || {
+  echo "deploy/k8s with shards: expected monitor-db and its shards, got $(statefulsets "$work/shards.yaml")" >&2
+  exit 1
+}
+python3 -c 'import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+secret = next(d for d in docs if d["kind"] == "Secret" and d["metadata"]["name"] == "monitor-secrets")
+shards = [s["name"] for s in json.loads(secret["stringData"]["SAMPLE_SHARDS"])]
+assert shards == ["s0", "s1", "s2"], shards
+for name in ("monitor-writer", "monitor-evaluator"):
+    deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name)
+    init = [c["name"] for c in deployment["spec"]["template"]["spec"].get("initContainers", [])]
+    assert init == ["place-partitions"], (name, init)
+    assert [c["name"] for c in deployment["spec"]["template"]["spec"]["containers"]] == [name.split("-")[1]]
+' "$work/shards.yaml" || { echo 'deploy/k8s with shards: SAMPLE_SHARDS or the placement is missing' >&2; exit 1; }

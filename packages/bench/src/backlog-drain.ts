@@ -1,9 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Database } from '@monitor/db';
 import type { BenchProcess } from './bench-process.js';
 import { processCpuSeconds } from './proc-stats.js';
-import { countSamples } from '@monitor/db/bench';
 import { scrapeWriterCounters } from './writer-metrics.js';
 
 /** A writer draining on its own what the gateway put in Kafka while no writer ran. */
@@ -30,10 +28,11 @@ export type BacklogFigures = {
  * It polls the writer's own counter of committed rows (`writer_samples_written_total`), not
  * `count(*)` of `samples`: a count scans every row stored so far, and polled every 100 ms it
  * took a third of a core from the PostgreSQL being measured (35 % of a core in `top` during a
- * 10 M-row drain). One count at the end checks that the rows are there.
+ * 10 M-row drain). One count at the end (`countStored`, every shard's) checks that the rows are
+ * there.
  */
 export async function timeBacklogDrain(
-  db: Database,
+  countStored: () => Promise<number>,
   writer: BenchProcess,
   args: { storedBefore: number; rows: number; timeoutMs: number; pollIntervalMs: number },
 ): Promise<BacklogFigures> {
@@ -57,7 +56,7 @@ export async function timeBacklogDrain(
   }
   const cpuAfter = processCpuSeconds(writer.pid);
   const counters = await scrapeWriterCounters(writer.baseUrl);
-  const stored = await countSamples(db);
+  const stored = await countStored();
   const rowsTimed = firstSeen && last ? last.written - firstSeen.written : 0;
   const seconds = firstSeen && last ? (last.atMs - firstSeen.atMs) / 1000 : 0;
   return {

@@ -42,7 +42,7 @@ import {
 } from './remote-write-load.js';
 import { startEmbeddedMonitor } from './embedded-target.js';
 import type { KafkaTarget } from './kafka-target.js';
-import { startKafkaMonitor } from './kafka-target.js';
+import { shardShares, startKafkaMonitor } from './kafka-target.js';
 import {
   startVictoriaMetrics,
   victoriaMetricsBinary,
@@ -75,6 +75,8 @@ const usage = `Usage: npm run bench:compare -- [options]
   --backlog-seconds N      Kafka mode: how long the gateway fills Kafka with no writer (default 20)
   --copy-rows N            Kafka mode: rows of each raw COPY ceiling (default 500000)
   --kafka-storage NAME     Kafka mode's database: timescale (default, as deployed) or postgres
+  --kafka-shards N         Kafka mode's sample shards (default 1): s1… on TimescaleDB servers of
+                           their own, each measured as postgres-s<n>
   --rw-warm-up N           remote-write bodies sent to each first, not measured (default 100)
   --rw-requests N          remote-write bodies sent to VictoriaMetrics and the gateway (default ${defaultRemoteWriteRequests})
   --rw-series-per-request N  samples per remote-write body (default 2000)
@@ -136,6 +138,9 @@ async function measure(_: void, context: Context, workload: Workload): Promise<v
       const targetReport: TargetReport = { format: target.format, workloads: {} };
       report.targets[name] = targetReport;
       const tally = await measureTarget(target, targetReport, run, report.settings);
+      // Counted before remote write, whose series are not the fleet's hosts.
+      if (kafka !== undefined && kafka.sampleDbs.length > 1)
+        report.shards = await shardShares(kafka);
       if (name !== 'embedded') {
         const figures = await measureRemoteWriteOf(target, run, tally);
         report.remoteWrite = { ...report.remoteWrite, [figures.target]: figures };
@@ -178,7 +183,12 @@ function startTarget(name: TargetName, context: RunContext): Promise<CompareTarg
     case 'embedded':
       return startEmbeddedMonitor({ logDir, cleanup });
     case 'kafka':
-      return startKafkaMonitor({ logDir, cleanup, storage: context.options.kafkaStorage });
+      return startKafkaMonitor({
+        logDir,
+        cleanup,
+        storage: context.options.kafkaStorage,
+        shards: context.options.kafkaShards,
+      });
   }
 }
 
@@ -250,6 +260,7 @@ await runBench({
     'backlog-seconds': '20',
     'copy-rows': '500000',
     'kafka-storage': 'timescale',
+    'kafka-shards': '1',
     'rw-warm-up': '100',
     'rw-requests': String(defaultRemoteWriteRequests),
     'rw-series-per-request': '2000',
@@ -270,6 +281,7 @@ await runBench({
       backlogSeconds: integerOption('backlog-seconds', values['backlog-seconds']),
       copyRows: integerOption('copy-rows', values['copy-rows']),
       kafkaStorage: storageOption(values['kafka-storage']),
+      kafkaShards: integerOption('kafka-shards', values['kafka-shards'], 1, 6),
       remoteWriteWarmUpRequests: integerOption('rw-warm-up', values['rw-warm-up'], 0),
       remoteWriteRequests: integerOption('rw-requests', values['rw-requests']),
       remoteWriteSeriesPerRequest: integerOption(

@@ -23,7 +23,7 @@ import type {
 } from './remote-write-load.js';
 import { measureRemoteWriteTo } from './remote-write-load.js';
 import type { KafkaTarget } from './kafka-target.js';
-import { countSamples, listAllServices } from '@monitor/db/bench';
+import { listAllServices } from '@monitor/db/bench';
 import type { WrkFigures } from './wrk-result.js';
 import { runWrkLoad } from './wrk-load.js';
 
@@ -68,6 +68,8 @@ export type Options = {
   copyRows: number;
   /** The Kafka mode's database server, when testkit starts it. */
   kafkaStorage: 'timescale' | 'postgres';
+  /** Kafka mode's sample shards: 1, or s1… on TimescaleDB servers of their own (kafka-target.ts). */
+  kafkaShards: number;
   remoteWriteWarmUpRequests: number;
   remoteWriteRequests: number;
   remoteWriteSeriesPerRequest: number;
@@ -242,9 +244,9 @@ export async function measureBacklog(
     connections: options.batchConnections,
   });
   addToTally(tally, fill.figures);
-  const storedBefore = await countSamples(kafka.stack.db);
+  const storedBefore = await kafka.countSamples();
   const writer = await kafka.startWriter('writer-backlog');
-  const figures = await timeBacklogDrain(kafka.stack.db, writer, {
+  const figures = await timeBacklogDrain(() => kafka.countSamples(), writer, {
     storedBefore,
     rows: fill.figures.samplesAcknowledged,
     timeoutMs: storedTimeoutMs,

@@ -100,6 +100,12 @@ export type CompareBenchReport = ReportBase & {
   /** Raw COPY on one connection and on as many as the writer writes with. */
   copies?: CopyCeilingResult[];
   remoteWrite?: RemoteWriteReport;
+  /**
+   * Kafka mode over sample shards: the samples each shard held after the loads. A shard's CPU
+   * per sample stored on it is its server's (`postgres-s<n>`, s0's `postgres`) µs per sample
+   * over its share.
+   */
+  shards?: { name: string; process: string; samples: number }[];
   ratios: CompareRatios;
 };
 
@@ -340,6 +346,7 @@ export function formatCompareReport(report: CompareBenchReport): string {
     }
   }
 
+  if (report.shards !== undefined) lines.push('', ...shardLines(report));
   lines.push('', 'Kafka mode backlog');
   lines.push(
     report.backlog
@@ -413,4 +420,29 @@ function optional<T>(value: T | undefined, format: (value: T) => string): string
 
 function mib(bytes: number): string {
   return `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+}
+
+/** Each shard's share of the samples and its server's CPU per sample stored on it, per load. */
+function shardLines(report: CompareBenchReport): string[] {
+  const shards = report.shards ?? [];
+  const total = shards.reduce((n, shard) => n + shard.samples, 0);
+  const lines = [
+    `Kafka mode over ${shards.length} sample shards: ` +
+      shards
+        .map(
+          (s) =>
+            `${s.name} ${int(s.samples)} samples (${((100 * s.samples) / total).toFixed(1)} %)`,
+        )
+        .join(', '),
+    "  CPU µs per sample stored on the shard (its server's µs per sample over its share):",
+  ];
+  for (const workload of workloadNames) {
+    const processes = report.targets.kafka?.workloads[workload]?.processes ?? {};
+    const cells = shards.map((shard) => {
+      const perSample = processes[shard.process]?.cpuUsPerSample;
+      return `${shard.name} ${optional(perSample === undefined || total === 0 ? undefined : (perSample * total) / shard.samples, (us) => us.toFixed(1))}`;
+    });
+    lines.push(`    ${workload.padEnd(26)}${cells.join(', ')}`);
+  }
+  return lines;
 }

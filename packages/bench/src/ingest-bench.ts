@@ -200,7 +200,7 @@ async function measure(
     extraEnv: writerNodeOptions === undefined ? {} : { NODE_OPTIONS: writerNodeOptions },
   });
   processes.push(writer);
-  backlog.figures = await timeBacklogDrain(db, writer, {
+  backlog.figures = await timeBacklogDrain(() => countSamples(db), writer, {
     storedBefore: storedBeforeBacklog,
     rows: fill.samplesAccepted,
     timeoutMs: Math.max(60_000, 3 * options.durationSeconds * 1000),

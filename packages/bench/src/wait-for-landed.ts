@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
-import { countHistograms, countSamples } from '@monitor/db/bench';
+import { countSamples } from '@monitor/db/bench';
 
 type LandedResult = {
   /** Rows (samples) the store had to reach. */
@@ -26,14 +26,6 @@ export function waitForLanded(
   options: { expected: number; timeoutMs: number; pollIntervalMs: number; settleMs: number },
 ): Promise<LandedResult> {
   return waitForCount(() => countSamples(db), options);
-}
-
-/** `waitForLanded` for native histograms (both histogram tables). */
-export function waitForLandedHistograms(
-  db: Database,
-  options: { expected: number; timeoutMs: number; pollIntervalMs: number; settleMs: number },
-): Promise<LandedResult> {
-  return waitForCount(() => countHistograms(db), options);
 }
 
 /** `waitForLanded` for any store: `count` says how many samples it holds right now. */

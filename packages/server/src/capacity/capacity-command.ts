@@ -94,7 +94,8 @@ function formatPlan(fleet: FleetShape, plan: CapacityPlan, assumptions: PlanAssu
         `${assumptions.maxDatabaseMemoryGB} GB: ${shards.count} sample shards (SAMPLE_SHARDS), ` +
         `${plan.kafka.partitions / shards.count} partitions each, every shard ${db.nodes === 1 ? 'a node' : `${db.nodes} nodes`} of ` +
         `${fmt(shards.coresPerNode)} cores, ${fmt(shards.memoryGB)} GB memory and ` +
-        `${fmt(shards.diskGB)} GB disk (a shard costs per sample what one database does; ` +
+        `${fmt(shards.diskGB)} GB disk (a shard's PostgreSQL costs ` +
+        `${shards.postgresCpuFactor} × one database's CPU per sample, measured; ` +
         'docs/operations.md, "Sample shards").',
     );
   }

@@ -112,9 +112,13 @@ describe('planCapacity', () => {
       const plan = planCapacity({ ...fleet, hosts }, costs);
       const { shards } = plan.database;
       expect(shards.count, String(hosts)).toBeGreaterThan(1);
-      // The smallest count that fits: one fewer would not.
+      // The smallest count that fits, a shard's PostgreSQL costing more per sample than one
+      // database's: one fewer would not.
+      const shardedCores = plan.database.cores * costs.figures.shardPostgresCpuFactor.value;
       const fits = (count: number) =>
-        plan.database.cores / count / defaultAssumptions.targetUtilization <=
+        (count === 1 ? plan.database.cores : shardedCores) /
+          count /
+          defaultAssumptions.targetUtilization <=
           defaultAssumptions.maxDatabaseCores &&
         plan.database.memoryGB / count <= defaultAssumptions.maxDatabaseMemoryGB;
       expect(fits(shards.count)).toBe(true);

@@ -30,6 +30,7 @@ const figureNames = [
   'writerCpuUsPerHostSample',
   'postgresCpuUsPerRow',
   'postgresCpuUsPerHostSample',
+  'shardPostgresCpuFactor',
   'evaluatorCpuUsPerHostSample',
   'evaluatorCpuUsPerSampleRule',
   'busBytesPerRequest',
@@ -236,12 +237,15 @@ export type CapacityPlan = {
     fitsOnePrimary: boolean;
     /**
      * Sample shards (SAMPLE_SHARDS) so that each primary takes its share of the writes within
-     * `maxDatabaseCores` and `maxDatabaseMemoryGB`: 1 while one primary does. A shard costs per
-     * sample what one database does (its writer and PostgreSQL work the same way), and each
-     * holds an equal share of the partitions.
+     * `maxDatabaseCores` and `maxDatabaseMemoryGB`: 1 while one primary does. Past one, a
+     * shard's PostgreSQL costs `shardPostgresCpuFactor` times one database's per sample (each
+     * takes a share of every writer batch, in a transaction of its own), and each holds an
+     * equal share of the partitions.
      */
     shards: {
       count: number;
+      /** A shard's PostgreSQL CPU per sample over one database's: 1 with one shard. */
+      postgresCpuFactor: number;
       coresPerNode: number;
       memoryGB: number;
       diskGB: number;
@@ -360,11 +364,17 @@ export function planCapacity(
   );
   const diskGB = disk.rawGB + disk.tier5mGB + disk.tier1hGB + disk.seriesGB;
   const nodes = 1 + assumptions.databaseStandbys;
-  const shardCount = Math.max(
-    1,
-    Math.ceil(databaseCores / u / assumptions.maxDatabaseCores),
-    Math.ceil(memoryGB / assumptions.maxDatabaseMemoryGB),
-  );
+  const fitsOnePrimary =
+    databaseCores / u <= assumptions.maxDatabaseCores &&
+    memoryGB <= assumptions.maxDatabaseMemoryGB;
+  const shardedCores = databaseCores * f.shardPostgresCpuFactor.value;
+  const shardCount = fitsOnePrimary
+    ? 1
+    : Math.max(
+        2,
+        Math.ceil(shardedCores / u / assumptions.maxDatabaseCores),
+        Math.ceil(memoryGB / assumptions.maxDatabaseMemoryGB),
+      );
   // Every shard the same number of partitions, so each takes an equal share of the hosts.
   const partitions = Math.ceil(Math.max(unshardedPartitions, shardCount) / shardCount) * shardCount;
   const replicas = readReplica.pays === true ? readReplica.replicas : 0;
@@ -404,10 +414,14 @@ export function planCapacity(
       disk,
       rawMultiple: diskGB / disk.rawGB,
       bytesPerSample: (diskGB * 1e9) / (samplesPerSecond * fleet.retentionDays * 86_400),
-      fitsOnePrimary: shardCount === 1,
+      fitsOnePrimary,
       shards: {
         count: shardCount,
-        coresPerNode: Math.max(1, Math.ceil(databaseCores / shardCount / u)),
+        postgresCpuFactor: fitsOnePrimary ? 1 : f.shardPostgresCpuFactor.value,
+        coresPerNode: Math.max(
+          1,
+          Math.ceil((fitsOnePrimary ? databaseCores : shardedCores) / shardCount / u),
+        ),
         memoryGB: memoryGB / shardCount,
         diskGB: diskGB / shardCount,
       },

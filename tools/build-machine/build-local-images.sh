@@ -14,12 +14,14 @@
 # names (required; .ci/run sets it) by timescaledb/install-from-source.sh beside this script,
 # with its patches.
 # The HA shape (docker-compose.ha.yml) runs that image plus Debian's Patroni (the stand-in of
-# timescale/timescaledb-ha) and Debian's etcd 3.4; their names go into a second override.
+# timescale/timescaledb-ha) and Debian's etcd 3.4; their names go into a second override. The
+# sharded shape (docker-compose.shards.yml) runs the TimescaleDB one for its shards: a third.
 # Environment: MONITOR_IMAGE_CACHE (default ~/.cache/monitor-images), MONITOR_DEBIAN_MIRROR
 # (default http://deb.debian.org/debian), MONITOR_COMPOSE_OVERRIDE (default
 # <repo>/docker-compose.override.yml; `none` writes no override), MONITOR_COMPOSE_HA_OVERRIDE
 # (default <repo>/docker-compose.ha.override.yml, the same for docker-compose.ha.yml's services;
-# `none` writes none).
+# `none` writes none), MONITOR_COMPOSE_SHARDS_OVERRIDE (default
+# <repo>/docker-compose.shards.override.yml, the same for docker-compose.shards.yml's).
 set -euo pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$kit/../.." && pwd)
@@ -28,6 +30,7 @@ cache=${MONITOR_IMAGE_CACHE:-$HOME/.cache/monitor-images}
 mirror=${MONITOR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 override=${MONITOR_COMPOSE_OVERRIDE:-$root/docker-compose.override.yml}
 ha_override=${MONITOR_COMPOSE_HA_OVERRIDE:-$root/docker-compose.ha.override.yml}
+shards_override=${MONITOR_COMPOSE_SHARDS_OVERRIDE:-$root/docker-compose.shards.override.yml}
 
 # Checked first: nothing is built without the TimescaleDB source.
 timescale_tarball=${MONITOR_TIMESCALEDB_TARBALL:-}
@@ -202,6 +205,17 @@ if [ "$ha_override" != none ]; then
   } >"$ha_override.partial"
   mv "$ha_override.partial" "$ha_override"
   say "wrote $ha_override"
+fi
+# Read after docker-compose.override.yml, with docker-compose.shards.yml before both.
+if [ "$shards_override" != none ]; then
+  {
+    echo '# Written by tools/build-machine/build-local-images.sh: the local images of docker-compose.shards.yml.'
+    echo 'services:'
+    echo "  db-s1: { image: $timescale_image }"
+    echo "  db-s2: { image: $timescale_image }"
+  } >"$shards_override.partial"
+  mv "$shards_override.partial" "$shards_override"
+  say "wrote $shards_override"
 fi
 # The testkit's testcontainers path reads these (packages/testkit/src/container-images.ts).
 {

@@ -13,6 +13,7 @@ const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 /** Test-only compose files, read last: they publish the databases' ports on 127.0.0.1. */
 const testDbComposeFile = 'tools/build-machine/compose-tests/compose.test-db.yml';
 const testHaComposeFile = 'tools/build-machine/compose-tests/compose.test-ha.yml';
+const testShardsComposeFile = 'tools/build-machine/compose-tests/compose.test-shards.yml';
 
 /** The distributed stack of docker-compose.yml, up under a project name of its own. */
 export type ComposeStack = ApiTarget & {
@@ -169,6 +170,55 @@ export async function startHaComposeStack(
       );
       const [running, exitCode] = result.output.trim().split(' ');
       return { running: running === 'true', exitCode: Number(exitCode) };
+    },
+  };
+}
+
+/** The stack with docker-compose.shards.yml: samples over the shards s0 (`db`), s1 and s2. */
+export type ShardsComposeStack = ComposeStack & {
+  /** Each shard's database on 127.0.0.1, s0 (the control database, `db` of the stack) first. */
+  readonly shardDbs: readonly Database[];
+};
+
+/**
+ * The compose stack of docker-compose.yml and docker-compose.shards.yml (plus the overrides of
+ * tools/build-machine/build-local-images.sh when there are any, read after both), with
+ * testDbComposeFile and testShardsComposeFile publishing the three shards' PostgreSQL on
+ * 127.0.0.1. Resolves once the edge answers, as startComposeStack.
+ */
+export async function startShardsComposeStack(
+  options: { upTimeoutMs?: number } = {},
+): Promise<ShardsComposeStack> {
+  const [dbPort, s1Port, s2Port] = [await getFreePort(), await getFreePort(), await getFreePort()];
+  const { stack } = await upComposeStack({
+    files: [
+      'docker-compose.yml',
+      'docker-compose.shards.yml',
+      'docker-compose.override.yml',
+      'docker-compose.shards.override.yml',
+      testShardsComposeFile,
+    ],
+    env: {
+      MONITOR_TEST_DB_PORT: String(dbPort),
+      MONITOR_TEST_DB_S1_PORT: String(s1Port),
+      MONITOR_TEST_DB_S2_PORT: String(s2Port),
+    },
+    dbUrl: `postgres://monitor:monitor@127.0.0.1:${dbPort}/monitor`,
+    upTimeoutMs: options.upTimeoutMs ?? 600_000,
+  });
+  const others = [s1Port, s2Port].map((port) =>
+    createDatabase({
+      url: `postgres://monitor:monitor@127.0.0.1:${port}/monitor`,
+      maxConnections: 1,
+      connectTimeoutSeconds: 3,
+    }),
+  );
+  return {
+    ...stack,
+    shardDbs: [stack.db, ...others],
+    async down() {
+      await Promise.all(others.map((db) => db.close({ timeoutSeconds: 5 })));
+      await stack.down();
     },
   };
 }

@@ -75,13 +75,14 @@ export async function measureShardFailover(
       applicationName: 'monitor-bench-probe',
     }),
   );
+  let watch: ReturnType<typeof watchShards> | undefined;
   try {
     const probed = startProbedLoad(
       options,
       { gatewayBaseUrl: gateway.baseUrl, apiBaseUrl: api.baseUrl, headers },
       { hosts, ruleIds, storedVia: 'promql-partial' },
     );
-    const watch = watchShards(shardDbs, topic, api.baseUrl, headers);
+    watch = watchShards(shardDbs, topic, api.baseUrl, headers);
     await probed.waitOutBaseline();
 
     const killed = await cluster.leader();
@@ -94,7 +95,7 @@ export async function measureShardFailover(
     await sleep(options.observeSeconds * 1000);
     const results = await probed.stop();
     const windowEndMs = performance.now();
-    const timeline = watch.stop();
+    const timeline = await watch.stop();
     report.load = results.load;
     report.probes = results.summary;
 
@@ -180,6 +181,8 @@ export async function measureShardFailover(
       shard.alerts.fired === shard.alerts.expected &&
       shard.alerts.duplicates === 0;
   } finally {
+    // Stopped twice on success: the second stop finds the loop done.
+    await watch?.stop();
     await Promise.all(shardDbs.map((db) => db.close({ timeoutSeconds: 1 })));
   }
 }
@@ -195,13 +198,13 @@ type WatchPoint = {
 
 type ObservedRead = { status: number | 'no answer'; errorType?: string; warned: boolean };
 
-/** Polls every second until stopped; `stop` returns what it saw. */
+/** Polls every second until stopped; `stop` returns what it saw once its last poll is done. */
 function watchShards(
   shardDbs: readonly Database[],
   topic: string,
   apiBaseUrl: string,
   headers: Record<string, string>,
-): { stop(): WatchPoint[] } {
+): { stop(): Promise<WatchPoint[]> } {
   const points: WatchPoint[] = [];
   let stopped = false;
   const stored = (db: Database): Promise<number | undefined> =>
@@ -241,10 +244,10 @@ function watchShards(
       await sleep(Math.max(0, atMs + 1_000 - performance.now()));
     }
   })();
-  void loop;
   return {
-    stop() {
+    async stop() {
       stopped = true;
+      await loop;
       return points;
     },
   };

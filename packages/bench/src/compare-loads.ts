@@ -68,7 +68,7 @@ export type Options = {
   copyRows: number;
   /** The Kafka mode's database server, when testkit starts it. */
   kafkaStorage: 'timescale' | 'postgres';
-  /** Kafka mode's sample shards: 1, or s1… on TimescaleDB servers of their own (kafka-target.ts). */
+  /** Kafka mode's sample shards: 1, or s1… on TimescaleDB servers of their own (kafka-target). */
   kafkaShards: number;
   remoteWriteWarmUpRequests: number;
   remoteWriteRequests: number;

@@ -440,7 +440,9 @@ function shardLines(report: CompareBenchReport): string[] {
     const processes = report.targets.kafka?.workloads[workload]?.processes ?? {};
     const cells = shards.map((shard) => {
       const perSample = processes[shard.process]?.cpuUsPerSample;
-      return `${shard.name} ${optional(perSample === undefined || total === 0 ? undefined : (perSample * total) / shard.samples, (us) => us.toFixed(1))}`;
+      const onShard =
+        perSample === undefined || total === 0 ? undefined : (perSample * total) / shard.samples;
+      return `${shard.name} ${optional(onShard, (us) => us.toFixed(1))}`;
     });
     lines.push(`    ${workload.padEnd(26)}${cells.join(', ')}`);
   }

@@ -84,7 +84,7 @@ export type ShardFailover = {
   killed: string;
   promoted: string;
   promotionMs: number;
-  /** From the kill until the killed shard's first probe sample after it was readable, or alert listed. */
+  /** From the kill until the killed shard's first probe sample after it was readable (alert listed). */
   killedShardResumedMs: { stored: number | undefined; fired: number | undefined };
   /** The other shards' probes from the kill on. */
   othersStall: { alert: StallSummary; stored: StallSummary };

@@ -7,15 +7,20 @@ import type { PartitionProbeResults } from './failover-probe.js';
 import { failoverSeqMetric } from './failover-probe.js';
 import type { DatabaseFailover } from './failover-report.js';
 
-/** Each probe host's acknowledged steps, one by one: stored, and stored once (on any of `dbs`). */
-export async function checkProbeSamples(
-  dbs: readonly Database[],
+/** The probe hosts' stored steps in `db` (one row a sample). */
+export function listProbeSteps(
+  db: Database,
+  hosts: readonly string[],
+): ReturnType<typeof listHostValues> {
+  return listHostValues(db, hosts, failoverSeqMetric);
+}
+
+/** Each probe host's acknowledged steps, one by one: stored (`rows`), and stored once. */
+export function checkProbeSamples(
+  rows: Awaited<ReturnType<typeof listProbeSteps>>,
   hosts: readonly string[],
   results: readonly PartitionProbeResults[],
-): Promise<DatabaseFailover['samples']['probeHosts']> {
-  const rows = (
-    await Promise.all(dbs.map((db) => listHostValues(db, hosts, failoverSeqMetric)))
-  ).flat();
+): DatabaseFailover['samples']['probeHosts'] {
   let acknowledged = 0;
   let missing = 0;
   let duplicates = 0;

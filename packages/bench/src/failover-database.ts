@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { countDuplicateSamples, listRuleAlerts, readMaxValue } from '@monitor/db/bench';
 import type { BenchProcess } from './bench-process.js';
-import { checkProbeAlerts, checkProbeSamples } from './failover-checks.js';
+import { checkProbeAlerts, checkProbeSamples, listProbeSteps } from './failover-checks.js';
 import { countLogLines, joinsAfter } from './failover-joins.js';
 import { watchStorageResumption } from './failover-resumption.js';
 import { logProgress } from './harness/progress.js';
@@ -156,7 +156,7 @@ export async function measureDatabaseFailover(
       acknowledged,
       stored: landed.stored,
       duplicates: await countDuplicateSamples(stack.db),
-      probeHosts: await checkProbeSamples([stack.db], hosts, results.probes),
+      probeHosts: checkProbeSamples(await listProbeSteps(stack.db, hosts), hosts, results.probes),
     },
     alerts: await checkProbeAlerts(stack.db, ruleIds, results.probes),
     pendingWindow: await checkWindowAlert(

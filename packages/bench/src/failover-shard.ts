@@ -19,13 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@monitor/db';
 import { createDatabase } from '@monitor/db';
 import type { BenchProcess } from './bench-process.js';
-import {
-  countDuplicateSamples,
-  countSamples,
-  listHostValues,
-  readCommittedRecords,
-} from '@monitor/db/bench';
-import { checkProbeAlerts, checkProbeSamples } from './failover-checks.js';
+import { countDuplicateSamples, countSamples, readCommittedRecords } from '@monitor/db/bench';
+import { checkProbeAlerts, checkProbeSamples, listProbeSteps } from './failover-checks.js';
 import { startProbedLoad } from './failover-load.js';
 import { failoverSeqMetric } from './failover-probe.js';
 import { createProbeRules, probeHosts } from './failover-probe-http.js';
@@ -130,6 +125,8 @@ export async function measureShardFailover(
       pollIntervalMs: 500,
       settleMs: 2_000,
     });
+    // Each shard's rows of the probe hosts, listed once for both checks.
+    const probeSteps = await Promise.all(shardDbs.map((db) => listProbeSteps(db, hosts)));
     const shard: ShardFailover = {
       shards: shardCount,
       killedShard: `s${killedShard}`,
@@ -151,8 +148,8 @@ export async function measureShardFailover(
           (a, b) => a + b,
           0,
         ),
-        probeHosts: await checkProbeSamples(shardDbs, hosts, results.probes),
-        misplacedProbeHosts: await countMisplaced(shardDbs, hosts, shardOf),
+        probeHosts: checkProbeSamples(probeSteps.flat(), hosts, results.probes),
+        misplacedProbeHosts: countMisplaced(probeSteps, hosts, shardOf),
       },
       alerts: await checkProbeAlerts(stack.db, ruleIds, results.probes),
     };
@@ -290,17 +287,16 @@ function readsWhileAway(
   return { strict: away.map((p) => p.strict), partial: away.map((p) => p.partial) };
 }
 
-/** Probe hosts' samples found on a shard other than their partition's. */
-async function countMisplaced(
-  shardDbs: readonly Database[],
+/** Probe hosts with samples on a shard other than their partition's (`steps`: each shard's). */
+function countMisplaced(
+  steps: readonly { host: string }[][],
   hosts: readonly string[],
   shardOf: (partition: number) => number,
-): Promise<number> {
+): number {
   let misplaced = 0;
-  for (const [shard, db] of shardDbs.entries()) {
-    const rows = await listHostValues(db, hosts, failoverSeqMetric);
+  steps.forEach((rows, shard) => {
     const held = new Set(rows.map((row) => row.host));
     misplaced += [...held].filter((host) => shardOf(hosts.indexOf(host)) !== shard).length;
-  }
+  });
   return misplaced;
 }

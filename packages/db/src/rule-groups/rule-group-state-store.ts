@@ -142,16 +142,11 @@ export function createRuleGroupStateStore(
     },
     async saveEvaluation(key, expected, record, alerts = noRuleGroupAlertChanges) {
       const { orgId, namespace, name } = key;
-      // Outside the transaction: a shard's round trip is no part of it. One time for all, as
-      // ensureServices gives them (the group's first firing).
-      const firstFiredAt = new Date(Math.min(...alerts.fire.map((f) => f.firedAtMs)));
+      // Outside the transaction: a shard's round trip is no part of it.
       const services =
         options.identities === undefined || alerts.fire.length === 0
           ? new Map<string, ServiceIdentity>()
-          : await options.identities(
-              orgId,
-              alerts.fire.map((firing) => ({ host: firing.host, seenAt: firstFiredAt })),
-            );
+          : await identifyFiring(options.identities, orgId, alerts.fire);
       return await sql.begin(async (tx) => {
         // The group's row, shared: a change or deletion of the group waits for this save (and
         // then resolves what it must of what this one fired).
@@ -182,4 +177,17 @@ export function createRuleGroupStateStore(
       });
     },
   };
+}
+
+/** The firing hosts' services, one time for all as ensureServices gives them: the first firing. */
+function identifyFiring(
+  identities: ServiceIdentities,
+  orgId: string,
+  fire: readonly { host: string; firedAtMs: number }[],
+): ReturnType<ServiceIdentities> {
+  const seenAt = new Date(Math.min(...fire.map((firing) => firing.firedAtMs)));
+  return identities(
+    orgId,
+    fire.map(({ host }) => ({ host, seenAt })),
+  );
 }

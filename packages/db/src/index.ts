@@ -47,6 +47,19 @@ import {
   readPartitionShards as readPartitionShardsRaw,
   storedPartitionOffsets as storedPartitionOffsetsRaw,
 } from './shards/partition-shards.js';
+import {
+  copyShardServices as copyShardServicesRaw,
+  dropShardServices as dropShardServicesRaw,
+  fenceMovedPartition as fenceMovedPartitionRaw,
+  listShardServices as listShardServicesRaw,
+  showMovedServices as showMovedServicesRaw,
+} from './shards/partition-copy.js';
+import {
+  beginPartitionMove as beginPartitionMoveRaw,
+  finishPartitionMove as finishPartitionMoveRaw,
+  markMoveReached as markMoveReachedRaw,
+  readPartitionMove as readPartitionMoveRaw,
+} from './shards/partition-moves.js';
 
 export { createDatabase } from './core/database.js';
 export type { Database } from './core/database.js';
@@ -185,6 +198,18 @@ export const readPartitionShards = translatingDbErrors(readPartitionShardsRaw);
 export const assignPartitions = translatingDbErrors(assignPartitionsRaw);
 export const storedPartitionOffsets = translatingDbErrors(storedPartitionOffsetsRaw);
 export type { PartitionShard } from './shards/partition-shards.js';
+export const listShardServices = translatingDbErrors(listShardServicesRaw);
+export const copyShardServices = translatingDbErrors(copyShardServicesRaw);
+export const fenceMovedPartition = translatingDbErrors(fenceMovedPartitionRaw);
+export const showMovedServices = translatingDbErrors(showMovedServicesRaw);
+export const dropShardServices = translatingDbErrors(dropShardServicesRaw);
+export type { PartitionCopied } from './shards/partition-copy.js';
+export const beginPartitionMove = translatingDbErrors(beginPartitionMoveRaw);
+export const readPartitionMove = translatingDbErrors(readPartitionMoveRaw);
+export const markMoveReached = translatingDbErrors(markMoveReachedRaw);
+export const finishPartitionMove = translatingDbErrors(finishPartitionMoveRaw);
+export type { PartitionMove } from './shards/partition-moves.js';
+export { PartitionMovedError } from './samples/sample-offsets.js';
 export const createShardedServiceQueries = translatingStoreFactory(shardedServiceQueries);
 export { createServiceIdentities } from './shards/service-identities.js';
 export type { ServiceIdentities } from './shards/service-identities.js';

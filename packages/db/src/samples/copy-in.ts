@@ -3,8 +3,9 @@ import { pipeline } from 'node:stream/promises';
 import type postgres from '@monitor/postgres-driver';
 
 /**
- * Streams `chunks` into a `COPY … FROM STDIN` query; resolves once the server accepted the
- * data and rejects with the server's error otherwise.
+ * Streams `chunks` (an array, or another query's COPY output) into a `COPY … FROM STDIN`
+ * query; resolves once the server accepted the data and rejects with the server's error
+ * otherwise.
  *
  * Works around postgres.js 3.4.9 (porsager/postgres#1173, open): when the server rejects a
  * COPY after the last chunk went out (a unique violation, say), its writable neither finishes
@@ -15,7 +16,7 @@ import type postgres from '@monitor/postgres-driver';
  */
 export async function copyIn(
   query: postgres.PendingQuery<postgres.Row[]>,
-  chunks: Iterable<string | Uint8Array>,
+  chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
 ): Promise<void> {
   const internals = query as unknown as { reject?: unknown };
   const originalReject = internals.reject;

@@ -1,3 +1,4 @@
+import { AppError } from '@monitor/platform';
 import type { TransactionSql } from '../core/database.js';
 
 /** Which consumer's offsets the batch advances. */
@@ -15,10 +16,26 @@ export type LockedOffsets = {
 };
 
 /**
+ * A batch of a partition that moved to another shard, written to the shard it left by a writer
+ * that still routes it there (it read the map before the move): nothing of it is stored, and the
+ * writer reads the map again before the batch comes back (`monitor shards move`).
+ */
+export class PartitionMovedError extends AppError {
+  constructor(readonly moves: readonly { partition: number; movedTo: string }[]) {
+    super(
+      'dependency_unavailable',
+      `partition ${moves.map((m) => `${m.partition} moved to shard ${m.movedTo}`).join(', ')}`,
+      { retriable: true },
+    );
+  }
+}
+
+/**
  * Creates the offset rows of the batch's partitions if missing and returns their stored next
  * offsets, row-locked until commit: a second writer that briefly owns the same partition during
  * a rebalance waits here, then sees what this one wrote and skips it. The newest bound reads
  * those rows as locked (so it covers what that other writer stored) and the others as of now.
+ * Throws `PartitionMovedError` when a partition moved to another shard.
  */
 export async function lockOffsets(
   tx: TransactionSql,
@@ -31,6 +48,7 @@ export async function lockOffsets(
       partition: number;
       next_offset: string;
       newest_time_ms: string | null;
+      moved_to: string | null;
       others: string | null;
     }[]
   >`
@@ -40,13 +58,19 @@ export async function lockOffsets(
       from unnest(${partitions}::int[]) with ordinality as u(p, n)
       order by n
       on conflict (group_id, topic, partition) do update set next_offset = c.next_offset
-      returning partition, next_offset, newest_time_ms
+      returning partition, next_offset, newest_time_ms, moved_to
     )
-    select partition, next_offset, newest_time_ms,
+    select partition, next_offset, newest_time_ms, moved_to,
       greatest((select max(newest_time_ms) from consumer_offsets),
         (select newest_time_ms from sample_newest_bounds)) as others
     from locked
   `;
+  const moved = rows.filter((row) => row.moved_to !== null);
+  if (moved.length > 0) {
+    throw new PartitionMovedError(
+      moved.map((row) => ({ partition: row.partition, movedTo: row.moved_to as string })),
+    );
+  }
   let newestBoundMs = Number.NEGATIVE_INFINITY;
   for (const row of rows) {
     for (const ms of [row.newest_time_ms, row.others]) {

@@ -177,7 +177,13 @@ export function createSampleStore(db: Database, options: SampleStoreOptions = {}
       // is written again with its batch.
       const projection = summarizeServices(batch.samples, { skipInvalid: true });
       const projected =
-        projection.length > 0 ? projectServices(sql, projection) : Promise.resolve({ created: 0 });
+        projection.length > 0
+          ? projectServices(
+              sql,
+              projection,
+              owner === undefined ? undefined : { ...owner, partitions: [...next.keys()] },
+            )
+          : Promise.resolve({ created: 0 });
       projected.catch(() => undefined); // awaited below; not unhandled while the samples go in
       // What nothing here waits for (the stale markers, the offsets, a small batch's samples)
       // goes out with the COMMIT: small batches are all round trips.

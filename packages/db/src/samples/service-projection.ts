@@ -39,7 +39,8 @@ export async function ensureServices(
   remember(known);
   const toCreate = missing();
   if (toCreate.length > 0) {
-    const inserted = await insertNewServices(tx, toCreate);
+    // After the offsets were locked, which refuses a partition that moved: no fence here.
+    const inserted = await insertNewServices(tx, toCreate, undefined);
     remember(inserted);
     created = inserted.length;
     // Created meanwhile by another transaction (the insert did nothing for it): read it now.
@@ -87,10 +88,24 @@ export async function selectServiceIds(
   `;
 }
 
+/**
+ * The writer offsets rows of a batch's partitions: a partition that moved to another shard
+ * (`moved_to`, `monitor shards move`) gets no new service here, where a writer with an old map
+ * would leave one nothing stores samples of.
+ */
+export type ProjectionFence = { groupId: string; topic: string; partitions: readonly number[] };
+
 async function insertNewServices(
   tx: Queryable,
   summaries: readonly ServiceSummary[],
+  fence: ProjectionFence | undefined,
 ): Promise<ServiceIdRow[]> {
+  const unfenced =
+    fence === undefined || fence.partitions.length === 0
+      ? tx``
+      : tx`where not exists (select from consumer_offsets c
+          where c.group_id = ${fence.groupId} and c.topic = ${fence.topic}
+            and c.partition = any(${[...fence.partitions]}::int[]) and c.moved_to is not null)`;
   return await tx<ServiceIdRow[]>`
     insert into services as s (id, org_id, name, tags, metrics, metric_times, last_seen)
     select id, org_id, name, tags, metrics, metric_times,
@@ -99,6 +114,7 @@ async function insertNewServices(
       id text, org_id text, name text, tags jsonb, metrics jsonb, metric_times jsonb,
       last_seen_ms bigint
     )
+    ${unfenced}
     order by org_id, name
     on conflict (org_id, name) do nothing
     returning id, org_id, name, series_generation
@@ -122,12 +138,13 @@ async function insertNewServices(
 export async function projectServices(
   sql: Queryable,
   summaries: readonly ServiceSummary[],
+  fence?: ProjectionFence,
 ): Promise<{ created: number }> {
   let created = 0;
   for (const [group, fastPath] of byMetricTimes(summaries)) {
     const missing = notIn(group, await updateServiceRows(sql, group, fastPath));
     if (missing.length === 0) continue;
-    const inserted = await insertNewServices(sql, missing);
+    const inserted = await insertNewServices(sql, missing, fence);
     created += inserted.length;
     // Created meanwhile (by the samples' transaction, another writer or the evaluator; the
     // insert waited for it and did nothing): merged into as the others were.

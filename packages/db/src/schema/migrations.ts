@@ -910,6 +910,36 @@ const serviceShardCopies: Migration = {
     ]),
 };
 
+const samplePartitionMoves: Migration = {
+  version: 42,
+  name: 'sample_partition_moves',
+  up: (sql) =>
+    run(sql, [
+      // Issue 59: a partition moving to another shard with its samples (`monitor shards move`),
+      // kept in the control database. The command publishes a marker record naming the move
+      // into the partition; the writer and the evaluator stop at it (`reached`) until the move
+      // is done (they then go on to the new shard) or abandoned (they go on where they were).
+      `create table sample_partition_moves (
+        id bigint generated always as identity primary key,
+        topic text not null,
+        partition int not null check (partition >= 0),
+        from_shard text not null,
+        to_shard text not null,
+        state text not null check (state in ('waiting', 'done', 'abandoned')),
+        marker_offset bigint,
+        writer_reached_at timestamptz,
+        evaluator_reached_at timestamptz,
+        started_at timestamptz not null default now(),
+        finished_at timestamptz
+      )`,
+      `create unique index sample_partition_moves_one_waiting on sample_partition_moves
+        (topic, partition) where state = 'waiting'`,
+      // On the shard a partition left: its writer offsets row says where it went, and a writer
+      // that still routes the partition there (an old map) is refused, so it reads the map again.
+      `alter table consumer_offsets add column moved_to text`,
+    ]),
+};
+
 /** Every migration, in version order. */
 export const migrations: readonly Migration[] = [
   organizationsAndApiKeys,
@@ -953,4 +983,5 @@ export const migrations: readonly Migration[] = [
   nativeHistograms,
   samplePartitionShards,
   serviceShardCopies,
+  samplePartitionMoves,
 ];

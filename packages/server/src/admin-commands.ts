@@ -11,6 +11,7 @@ import {
   createRuleGroupStore,
   migrate,
 } from '@monitor/db';
+import { createKafkaBus } from '@monitor/bus';
 import { parseRuleFile, ruleGroupKeys } from '@monitor/rules';
 import type { Logger } from '@monitor/platform';
 import { embeddedPostgresDir } from '@monitor/platform';
@@ -220,7 +221,24 @@ export function createAdminCommands(deps: {
       }),
     );
 
-  const shards = createShardsCommand({ withDatabase, print, createLogger: deps.createLogger });
+  const shards = createShardsCommand({
+    withDatabase,
+    print,
+    createLogger: deps.createLogger,
+    openBus: (config, logger) => {
+      if (config.KAFKA_BROKERS === undefined) {
+        throw new Error(
+          "moving a partition with stored samples needs the deployment's Kafka (KAFKA_BROKERS): " +
+            'its marker record goes through the samples topic',
+        );
+      }
+      return createKafkaBus({
+        brokers: [...config.KAFKA_BROKERS],
+        clientId: config.KAFKA_CLIENT_ID,
+        logger: logger.child({ component: 'kafka' }),
+      });
+    },
+  });
 
   return [migrateCommand, storage, orgs, keys, rules, shards];
 }

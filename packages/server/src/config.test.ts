@@ -206,13 +206,14 @@ describe('parseRoleConfig', () => {
 });
 
 describe('adminConfigSchema', () => {
-  it('reads the database and migration settings, the samples topic and the rules limit, only', () => {
-    const config = parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad', PORT: 'x' });
+  it('reads the database and migration settings, the samples topic, its Kafka and the rules limit, only', () => {
+    const config = parseConfig(adminConfigSchema, { INGEST_BUS_ENCODING: 'xml', PORT: 'x' });
     // Unset optional settings are left out.
     expect(Object.keys(config).sort()).toEqual(
       [
         'EMBEDDED_TIMESCALEDB',
         'EXEMPLAR_RETENTION_DAYS',
+        'KAFKA_CLIENT_ID',
         'LOG_LEVEL',
         'MONITOR_DATA_DIR',
         'RAW_RETENTION_DAYS',
@@ -220,10 +221,13 @@ describe('adminConfigSchema', () => {
         'ROLLUP_1M_RETENTION_DAYS',
         'RULES_MAX_PER_ORG',
         'SAMPLES_TOPIC',
+        'SAMPLES_TOPIC_PARTITIONS',
         'SNAPSHOT_RETENTION_DAYS',
         'STORAGE_MODE',
       ].sort(),
     );
+    // `monitor shards move` publishes its marker through the deployment's Kafka.
+    expect(() => parseConfig(adminConfigSchema, { KAFKA_BROKERS: 'bad' })).toThrow(/KAFKA_BROKERS/);
   });
 
   it('takes COMPRESS_AFTER_DAYS as days when COMPRESS_AFTER_HOURS is unset, and hours first', () => {

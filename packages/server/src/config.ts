@@ -574,8 +574,12 @@ export const adminConfigSchema = z.object({
   ...logFields,
   ...embeddedDatabaseFields,
   ...sampleShardFields,
-  // `monitor shards`: the topic whose partitions the control database maps to shards.
+  // `monitor shards`: the topic whose partitions the control database maps to shards, and the
+  // Kafka a move's marker record goes through.
   SAMPLES_TOPIC: busFields.SAMPLES_TOPIC,
+  SAMPLES_TOPIC_PARTITIONS: busFields.SAMPLES_TOPIC_PARTITIONS,
+  KAFKA_BROKERS: kafkaBrokers.optional(),
+  KAFKA_CLIENT_ID: busFields.KAFKA_CLIENT_ID,
   ...migrationFields,
   // `monitor rules load` holds an organization to the ruler API's limit.
   RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,

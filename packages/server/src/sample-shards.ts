@@ -32,6 +32,11 @@ export type SampleShards = {
   /** Every shard, the default one (holding the partitions the control database maps nowhere) first. */
   readonly all: readonly SampleShard[];
   shardOf(partition: number): SampleShard;
+  /**
+   * Reads the control database's map again: a partition moved (`monitor shards move`). The
+   * map stays as it was when the read fails.
+   */
+  reload(): Promise<void>;
 };
 
 /** Whether `control` is the deployment's one shard, so it holds every sample and service. */
@@ -61,30 +66,42 @@ export function shardServiceIdentities(
 const soleShardName = 'main';
 
 /**
- * The shards with the control database's map. Throws when the map names a shard the list
- * does not: that shard's samples would be read nowhere and written to the wrong place.
+ * The shards with the control database's map (`readMap` reads it again on `reload`). Throws
+ * when the map names a shard the list does not: that shard's samples would be read nowhere and
+ * written to the wrong place.
  */
 export function routeSampleShards(
   shards: readonly SampleShard[],
   map: readonly PartitionShard[],
+  readMap?: () => Promise<PartitionShard[]>,
 ): SampleShards {
   const [first] = shards;
   if (first === undefined) throw new Error('a deployment has at least one sample shard');
   const byName = new Map(shards.map((shard) => [shard.name, shard]));
-  const owners = new Map<number, SampleShard>();
-  const unknown = new Map<string, number[]>();
-  for (const { partition, shard } of map) {
-    const owner = byName.get(shard);
-    if (owner !== undefined) owners.set(partition, owner);
-    else unknown.set(shard, [...(unknown.get(shard) ?? []), partition]);
-  }
-  if (unknown.size > 0) {
-    const named = [...unknown].map(([shard, partitions]) => `${shard} (${partitions.join(', ')})`);
-    throw new Error(
-      `the control database maps partitions to shards SAMPLE_SHARDS does not name: ${named.join('; ')}`,
-    );
-  }
-  return { all: shards, shardOf: (partition) => owners.get(partition) ?? first };
+  const ownersOf = (rows: readonly PartitionShard[]): Map<number, SampleShard> => {
+    const owners = new Map<number, SampleShard>();
+    const unknown = new Map<string, number[]>();
+    for (const { partition, shard } of rows) {
+      const owner = byName.get(shard);
+      if (owner !== undefined) owners.set(partition, owner);
+      else unknown.set(shard, [...(unknown.get(shard) ?? []), partition]);
+    }
+    if (unknown.size > 0) {
+      const named = [...unknown].map(([name, partitions]) => `${name} (${partitions.join(', ')})`);
+      throw new Error(
+        `the control database maps partitions to shards SAMPLE_SHARDS does not name: ${named.join('; ')}`,
+      );
+    }
+    return owners;
+  };
+  let owners = ownersOf(map);
+  return {
+    all: shards,
+    shardOf: (partition) => owners.get(partition) ?? first,
+    async reload() {
+      if (readMap !== undefined) owners = ownersOf(await readMap());
+    },
+  };
 }
 
 /**
@@ -146,9 +163,9 @@ export async function openRoutedSampleShards(
 ): Promise<SampleShards> {
   const shards = openSampleShards(ctx, config, { ...control, reads: control.primary });
   // Without SAMPLE_SHARDS there is no map to read: every partition is the one shard's.
-  const map =
-    config.SAMPLE_SHARDS === undefined ? [] : await readPartitionShards(control.primary, topic);
-  return routeSampleShards(shards, map);
+  if (config.SAMPLE_SHARDS === undefined) return routeSampleShards(shards, []);
+  const readMap = () => readPartitionShards(control.primary, topic);
+  return routeSampleShards(shards, await readMap(), readMap);
 }
 
 /** How the shards' reads went, for `/metrics`. */

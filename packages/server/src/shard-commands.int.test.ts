@@ -81,15 +81,27 @@ describe('monitor shards', () => {
     });
   }, 120_000);
 
-  it('refuses to move a partition whose samples a shard holds, and moves one without', async () => {
+  it('moves a partition with stored samples only through Kafka, and one without by the map', async () => {
     await pool(s1.url).sql`
       insert into consumer_offsets (group_id, topic, partition, next_offset)
       values (${writerGroupId}, ${topic}, 1, 42)`;
     const refused = await runMonitor(['shards', 'move', '--partitions', '1,3', '--to', 's0'], env);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr + refused.stdout).toContain(
-      'shard s1 holds samples of partition 1 (to offset 42)',
+      "moving a partition with stored samples needs the deployment's Kafka (KAFKA_BROKERS)",
     );
+    const placeOnly = await runMonitor(
+      ['shards', 'move', '--place-only', '--partitions', '1,3', '--to', 's0'],
+      env,
+    );
+    expect(placeOnly.code).not.toBe(0);
+    expect(placeOnly.stderr + placeOnly.stdout).toContain(
+      'shard s1 holds samples of partition 1 (to offset 42): --place-only places',
+    );
+    // Refused before anything changed: partition 3, without samples, stayed too.
+    expect(await list()).toMatchObject({
+      shards: [{ partitions: [] }, { partitions: [1, 3] }, { partitions: [] }],
+    });
     await runCommand(['shards', 'move', '--partitions', '3', '--to', 's0'], env);
     // Already there, samples and all: nothing to move, nothing refused.
     await runCommand(['shards', 'move', '--partitions', '1', '--to', 's1'], env);

@@ -6,6 +6,7 @@ import { createConsumerLagReporter } from '@monitor/platform';
 import type { SampleRecordDecoder } from '@monitor/schemas';
 import type { BusConfig, ConsumerConfig, EvaluatorConfig } from '../config.js';
 import { evaluatorGroupId } from '../consumer-groups.js';
+import { stoppingAtMoveMarkers } from '../partition-move-markers.js';
 import type { RoleContext } from '../role-context.js';
 import type { SampleShards } from '../sample-shards.js';
 import { shardServiceIdentities } from '../sample-shards.js';
@@ -106,23 +107,41 @@ export async function startAlertEvaluator(
     bus: deps.bus,
   });
   const lagReporter = createConsumerLagReporter(ctx.metrics.registry, evaluatorGroupId);
+  // Where an alerted host's service is follows a partition that moved (`monitor shards move`).
+  const handleAroundMarkers = stoppingAtMoveMarkers(
+    'evaluator',
+    { control: deps.db, shards: deps.shards, logger },
+    (batch, batchCtx) => evaluator.handleBatch(batch, batchCtx),
+  );
+  let mapRead: Promise<void> = Promise.resolve();
   const subscription = await deps.bus.subscribe({
     groupId: evaluatorGroupId,
     topics: [config.SAMPLES_TOPIC],
     fromBeginning: true,
-    handleBatch: (batch, batchCtx) => evaluator.handleBatch(batch, batchCtx),
+    handleBatch: async (batch, batchCtx) => {
+      await mapRead;
+      await handleAroundMarkers(batch, batchCtx);
+    },
     // Partitions are independent (each its own cache and offset row), so every partition's batch
     // may be in flight at once: a sample then waits for its own partition's batch only, not for
     // the database round trips of all the others.
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     // With sample shards, a batch whose alert needs a shard that is away pauses its partition
     // only (all of a partition's hosts are on one shard): the others' are evaluated meanwhile.
-    ...(identities === undefined ? {} : { pauseFailingPartitions: true }),
+    ...(identities === undefined
+      ? {}
+      : { pauseFailingPartitions: true, retryInitialMs: 100, retryMaxMs: 1_000 }),
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
     heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     onLag: (lag) => lagReporter.onLag(lag),
     onAssignment: (partitions) => {
       lagReporter.onAssignment(partitions);
+      // A partition may have moved while another evaluator held it: the map as of now.
+      if (identities !== undefined) {
+        mapRead = deps.shards.reload().catch((err: unknown) => {
+          logger.warn({ err }, 'the partition map could not be read again; keeping the last one');
+        });
+      }
       ruleGroups.onAssignment(partitions);
     },
   });

@@ -1,6 +1,6 @@
 import type { Bus, Subscription } from '@monitor/bus';
 import type { Database, RollupChunkSetAside } from '@monitor/db';
-import { createSampleStore, runMaintenance } from '@monitor/db';
+import { createSampleStore, PartitionMovedError, runMaintenance } from '@monitor/db';
 import type { SampleSink, SampleWriter } from '@monitor/writer';
 import { createSampleWriter, createWriterMetrics, toSampleWrite } from '@monitor/writer';
 import { createConsumerLagReporter } from '@monitor/platform';
@@ -8,6 +8,7 @@ import type { SampleRecordDecoder } from '@monitor/schemas';
 import { Counter, Gauge } from 'prom-client';
 import type { BusConfig, ConsumerConfig, WriterConfig } from '../config.js';
 import { writerGroupId } from '../consumer-groups.js';
+import { stoppingAtMoveMarkers } from '../partition-move-markers.js';
 import type { RoleContext } from '../role-context.js';
 import type { SampleShard, SampleShards } from '../sample-shards.js';
 
@@ -85,6 +86,11 @@ export async function startSampleWriter(
   };
   const sinks = new Map(deps.shards.all.map((shard) => [shard, sinkOf(shard)]));
   const sharded = deps.shards.all.length > 1;
+  let mapRead: Promise<void> = Promise.resolve();
+  const readMapAgain = (): Promise<void> =>
+    deps.shards.reload().catch((err: unknown) => {
+      logger.warn({ err }, 'the partition map could not be read again; keeping the last one');
+    });
   const subscribeConsumer = (): Promise<Subscription> => {
     // One writer per shard, each with its own batches: a batch (one partition) waits only for
     // its own shard's writes, and a write never spans two shards' transactions.
@@ -116,12 +122,28 @@ export async function startSampleWriter(
         ),
       ]),
     );
+    const handleAroundMarkers = stoppingAtMoveMarkers(
+      'writer',
+      { control: deps.db, shards: deps.shards, logger },
+      // The shard of each batch as the map has it when the batch is handled.
+      (batch) =>
+        (writers.get(deps.shards.shardOf(batch.partition)) as SampleWriter).handleBatch(batch),
+    );
+    const lagReporter = createConsumerLagReporter(ctx.metrics.registry, writerGroupId);
     return deps.bus.subscribe({
       groupId: writerGroupId,
       topics: [config.SAMPLES_TOPIC],
       fromBeginning: true,
-      handleBatch: (batch) =>
-        (writers.get(deps.shards.shardOf(batch.partition)) as SampleWriter).handleBatch(batch),
+      handleBatch: async (batch, batchCtx) => {
+        await mapRead;
+        try {
+          await handleAroundMarkers(batch, batchCtx);
+        } catch (err) {
+          // Stored nowhere: the partition moved since this writer read the map.
+          if (err instanceof PartitionMovedError) await readMapAgain();
+          throw err;
+        }
+      },
       // Every partition's batch may be in flight at once, so one transaction per shard carries
       // them all.
       partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
@@ -130,7 +152,13 @@ export async function startSampleWriter(
       ...(sharded ? { pauseFailingPartitions: true, retryInitialMs: 100, retryMaxMs: 1_000 } : {}),
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
-      ...createConsumerLagReporter(ctx.metrics.registry, writerGroupId),
+      onLag: (lag) => lagReporter.onLag(lag),
+      onAssignment: (partitions) => {
+        lagReporter.onAssignment(partitions);
+        // A partition may have moved while another writer held it: the map as of now, before
+        // the new partitions' first batch.
+        if (sharded) mapRead = readMapAgain();
+      },
       maxBytesPerPartition: config.WRITER_FETCH_MAX_BYTES_PER_PARTITION,
     });
   };

@@ -27,7 +27,8 @@ export type MonitorStack = {
  * the testkit's local notification receivers. `postgresUrl` and `kafkaBrokers` put the
  * stack on servers of the test's own (one it restarts) instead of the suite's. `sampleShards`
  * (3, say) makes it a sharded deployment: the control database is shard `s0`, each other shard
- * a database of its own, partitions placed round-robin (`p % n`) with `monitor shards add`.
+ * a database of its own, partitions placed round-robin (`p % n`) with `monitor shards add`
+ * (but on the last `emptyShards`).
  */
 export async function createMonitorStack(
   name: string,
@@ -39,6 +40,8 @@ export async function createMonitorStack(
     sampleShards?: number;
     /** Where shard s1, s2, … live (a server the test stops, say); the stack's server if unset. */
     shardServerUrls?: readonly string[];
+    /** How many of the last shards get no partition (added later by the test). Default 0. */
+    emptyShards?: number;
   } = {},
 ): Promise<MonitorStack> {
   const serverUrl = options.postgresUrl ?? serviceUrl('postgres');
@@ -74,10 +77,12 @@ export async function createMonitorStack(
     ...extraEnv,
   };
   await runCommand(['migrate'], env);
+  const placing = shardUrls.length - (options.emptyShards ?? 0);
   for (const [i] of shardDbs.entries()) {
     const placed = Array.from({ length: partitions }, (_, p) => p).filter(
-      (p) => p % shardUrls.length === i + 1,
+      (p) => p % placing === i + 1,
     );
+    if (placed.length === 0) continue;
     await runCommand(['shards', 'add', `s${i + 1}`, '--partitions', placed.join(',')], env);
   }
   const sampleDbs = [

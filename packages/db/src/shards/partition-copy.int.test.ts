@@ -1,7 +1,9 @@
 // @services timescale
 import { buildHostSample, uniqueOrgId } from '@monitor/testkit/builders';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceUrl } from '@monitor/testkit/vitest';
 import type { Database } from '../core/database.js';
+import { createDatabase } from '../core/database.js';
 import type { HostSample } from '../samples/sample-batch.js';
 import { PartitionMovedError } from '../samples/sample-offsets.js';
 import { createSampleStore } from '../samples/sample-store.js';
@@ -215,7 +217,21 @@ describe('copying a partition between shards', () => {
     expect(newcomer).toBeUndefined();
 
     const staying = await stored(source, ['staying']);
-    await dropShardServices(source, moving, { keepServices: false });
+    // A server that stops a statement after decompressing a single row (100,000 by default, a
+    // partition holds millions): the drop lifts the limit for itself.
+    const [current] = await source.sql<{ name: string }[]>`select current_database() as name`;
+    const name = current?.name ?? '';
+    await source.sql`
+      alter database ${source.sql(name)}
+      set timescaledb.max_tuples_decompressed_per_dml_transaction = 1`;
+    const url = new URL(serviceUrl('timescale'));
+    url.pathname = `/${name}`;
+    const limited = createDatabase({ url: url.toString(), maxConnections: 1 });
+    try {
+      await dropShardServices(limited, moving, { keepServices: false });
+    } finally {
+      await limited.close();
+    }
     const gone = await stored(source, ['moving-a', 'moving-b']);
     expect(Object.values(gone).every((rows) => rows.length === 0)).toBe(true);
     const [series] = await source.sql<{ n: number }[]>`

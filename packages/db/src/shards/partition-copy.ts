@@ -231,12 +231,16 @@ export async function dropShardServices(
 
 async function deleteServicesData(tx: TransactionSql, serviceIds: readonly string[]) {
   const ids = [...serviceIds];
+  // Compressed rows are deleted too: TimescaleDB otherwise stops a statement after it
+  // decompressed 100,000 of them (a partition holds millions). With the series as an array,
+  // not a subquery, it drops whole compressed batches of a series (its segment) without
+  // decompressing them. (On plain PostgreSQL the setting is a placeholder nothing reads.)
+  await tx`set local timescaledb.max_tuples_decompressed_per_dml_transaction = 0`;
+  const series = await tx<{ id: string }[]>`
+    select id::text as id from series where service_id = any(${ids})`;
+  const seriesIds = series.map((row) => row.id);
   for (const table of [...seriesTables, ...keptTiers.map((tier) => tier.table)]) {
-    await tx.unsafe(
-      `delete from ${table} where series_id in
-        (select id from series where service_id = any($1::text[]))`,
-      [ids],
-    );
+    await tx.unsafe(`delete from ${table} where series_id = any($1::bigint[])`, [seriesIds]);
   }
   await tx`delete from snapshots where service_id = any(${ids})`;
   await tx`delete from series where service_id = any(${ids})`;

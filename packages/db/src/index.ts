@@ -203,7 +203,6 @@ export const copyShardServices = translatingDbErrors(copyShardServicesRaw);
 export const fenceMovedPartition = translatingDbErrors(fenceMovedPartitionRaw);
 export const showMovedServices = translatingDbErrors(showMovedServicesRaw);
 export const dropShardServices = translatingDbErrors(dropShardServicesRaw);
-export type { PartitionCopied } from './shards/partition-copy.js';
 export const beginPartitionMove = translatingDbErrors(beginPartitionMoveRaw);
 export const readPartitionMove = translatingDbErrors(readPartitionMoveRaw);
 export const markMoveReached = translatingDbErrors(markMoveReachedRaw);

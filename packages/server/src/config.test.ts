@@ -216,6 +216,7 @@ describe('adminConfigSchema', () => {
         'KAFKA_CLIENT_ID',
         'LOG_LEVEL',
         'MONITOR_DATA_DIR',
+        'PROMQL_CACHE_SETTLED_MS',
         'RAW_RETENTION_DAYS',
         'ROLLUP_1H_RETENTION_DAYS',
         'ROLLUP_1M_RETENTION_DAYS',

@@ -580,6 +580,8 @@ export const adminConfigSchema = z.object({
   SAMPLES_TOPIC_PARTITIONS: busFields.SAMPLES_TOPIC_PARTITIONS,
   KAFKA_BROKERS: kafkaBrokers.optional(),
   KAFKA_CLIENT_ID: busFields.KAFKA_CLIENT_ID,
+  // A move copies again what the writers may still record as a late write.
+  PROMQL_CACHE_SETTLED_MS: promqlCacheSettledMs,
   ...migrationFields,
   // `monitor rules load` holds an organization to the ruler API's limit.
   RULES_MAX_PER_ORG: apiFields.RULES_MAX_PER_ORG,

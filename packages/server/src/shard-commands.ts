@@ -196,7 +196,12 @@ async function place(
           from: { name: from, db: shardDb(from) },
           to: { name: target, db: shardDb(target) },
         },
-        deps.waitSeconds,
+        {
+          waitSeconds: deps.waitSeconds,
+          // Past what a writer records as a late write (PROMQL_CACHE_SETTLED_MS / 2), with room
+          // for the clocks of the writers and the database to differ.
+          recentMs: Math.max(3_600_000, 2 * config.PROMQL_CACHE_SETTLED_MS),
+        },
       );
     }
   } finally {
@@ -208,10 +213,11 @@ async function place(
 type NamedShard = { name: string; db: Database };
 
 /**
- * Moves one partition with everything stored of it while ingest runs: a marker record through
- * the partition stops its writer and evaluator at one offset; the partition's services are
- * copied, the old shard fenced, the map switched in the control database (the consumers go on
- * to the new shard from the marker), and the old copy dropped. Given up (the consumers go on
+ * Moves one partition with everything stored of it while ingest runs: its history is copied
+ * while it is still stored on the old shard; then a marker record through the partition stops
+ * its writer and evaluator at one offset, what came since the history's copy is copied (the
+ * catch-up), the old shard fenced, the map switched in the control database (the consumers go
+ * on to the new shard from the marker), and the old copy dropped. Given up (the consumers go on
  * where they were) when anything before the switch fails; run again, a move that stopped half
  * way is taken up where it is.
  */
@@ -219,57 +225,16 @@ async function movePartition(
   deps: { control: Database; bus: Bus; logger: Logger },
   topic: { topic: string; partitions: number },
   shards: { partition: number; from: NamedShard; to: NamedShard },
-  waitSeconds: number,
+  options: { waitSeconds: number; recentMs: number },
 ): Promise<void> {
   const { control, logger } = deps;
   const { partition, from, to } = shards;
   const { partitions } = await deps.bus.admin.ensureTopic(topic.topic, {
     partitions: topic.partitions,
   });
-  const begun = await beginPartitionMove(control, {
-    topic: topic.topic,
-    partition,
-    fromShard: from.name,
-    toShard: to.name,
-  });
-  let move = begun.move;
-  const reached = (each: PartitionMove) => each.writerReached && each.evaluatorReached;
-  if (!reached(move)) {
-    // Again when a move is taken up: a second marker of one move is passed once it is done.
-    await deps.bus.publisher().publish(topic.topic, [
-      {
-        key: `partition-move:${move.id}`,
-        value: Buffer.alloc(0),
-        headers: { [partitionMoveHeader]: String(move.id) },
-        partition,
-      },
-    ]);
-  }
-  logger.info(
-    { move: move.id, resumed: !begun.created },
-    'waiting for the consumers at the marker',
-  );
-  const fence = { groupId: writerGroupId, topic: topic.topic, partition };
-  let copied = false;
-  let ids: string[] = [];
-  try {
-    const deadline = Date.now() + waitSeconds * 1000;
-    while (!reached(move)) {
-      if (Date.now() > deadline) {
-        const missing = [
-          ...(move.writerReached ? [] : [writerGroupId]),
-          ...(move.evaluatorReached ? [] : [evaluatorGroupId]),
-        ];
-        throw new Error(
-          `no ${missing.join(' and no ')} reached the marker within ${waitSeconds} s: are they ` +
-            'running and caught up?',
-        );
-      }
-      await sleep(200);
-      move = (await readPartitionMove(control, move.id)) ?? move;
-    }
-    // Listed only now: the writer may have created services of the partition until its marker.
-    ids = (await listShardServices(from.db))
+  /** The partition's services on the old shard (they are keyed by `org_id:host`, as the bus). */
+  const partitionServices = async (): Promise<string[]> =>
+    (await listShardServices(from.db))
       .filter(
         (service) =>
           partitionForKey(
@@ -278,27 +243,85 @@ async function movePartition(
           ) === partition,
       )
       .map((service) => service.id);
-    copied = true;
-    const result = await copyShardServices(from.db, to.db, ids, {
-      ...fence,
-      nextOffset: move.markerOffset as number,
+  const begun = await beginPartitionMove(control, {
+    topic: topic.topic,
+    partition,
+    fromShard: from.name,
+    toShard: to.name,
+  });
+  let move = begun.move;
+  const reached = (each: PartitionMove) => each.writerReached && each.evaluatorReached;
+  const fence = { groupId: writerGroupId, topic: topic.topic, partition };
+  let ids = await partitionServices();
+  try {
+    const started = performance.now();
+    const history = await copyShardServices(from.db, to.db, ids, {
+      phase: 'history',
+      recentMs: options.recentMs,
     });
-    logger.info({ move: move.id, ...result }, 'copied the partition to its new shard');
+    logger.info(
+      { move: move.id, seconds: seconds(started), ...history },
+      "copied the partition's history to its new shard",
+    );
+    if (!reached(move)) {
+      // Again when a move is taken up: a second marker of one move is passed once it is done.
+      await deps.bus.publisher().publish(topic.topic, [
+        {
+          key: `partition-move:${move.id}`,
+          value: Buffer.alloc(0),
+          headers: { [partitionMoveHeader]: String(move.id) },
+          partition,
+        },
+      ]);
+    }
+    logger.info(
+      { move: move.id, resumed: !begun.created },
+      'waiting for the consumers at the marker',
+    );
+    const deadline = Date.now() + options.waitSeconds * 1000;
+    while (!reached(move)) {
+      if (Date.now() > deadline) {
+        const missing = [
+          ...(move.writerReached ? [] : [writerGroupId]),
+          ...(move.evaluatorReached ? [] : [evaluatorGroupId]),
+        ];
+        throw new Error(
+          `no ${missing.join(' and no ')} reached the marker within ${options.waitSeconds} s: ` +
+            'are they running and caught up?',
+        );
+      }
+      await sleep(200);
+      move = (await readPartitionMove(control, move.id)) ?? move;
+    }
+    const paused = performance.now();
+    // Listed again: the writer may have created services of the partition until its marker.
+    ids = await partitionServices();
+    const caughtUp = await copyShardServices(from.db, to.db, ids, {
+      phase: 'catch-up',
+      since: history.cut,
+      offsets: { ...fence, nextOffset: move.markerOffset as number },
+    });
     await fenceMovedPartition(from.db, ids, fence, to.name);
     await showMovedServices(to.db, ids);
     await finishPartitionMove(control, move, 'done');
+    logger.info(
+      { move: move.id, pausedSeconds: seconds(paused), ...caughtUp },
+      'caught up and switched: the partition is stored on its new shard',
+    );
   } catch (err) {
     logger.error({ err, move: move.id }, 'the move is given up; the partition stays where it was');
-    if (copied) {
-      await dropShardServices(to.db, ids, { keepServices: to.db === control });
-      await fenceMovedPartition(from.db, ids, fence, null);
-    }
+    await dropShardServices(to.db, ids, { keepServices: to.db === control });
+    await fenceMovedPartition(from.db, ids, fence, null);
     await finishPartitionMove(control, move, 'abandoned');
     throw err;
   }
   // The consumers go on at the new shard now; the old copy is read nowhere but takes space.
   await dropShardServices(from.db, ids, { keepServices: from.db === control });
   logger.info({ move: move.id, services: ids.length }, 'dropped the old copy of the partition');
+}
+
+function seconds(sinceMs: number): number {
+  return Math.round(performance.now() - sinceMs) / 1000;
 }
 
 function listedShard(config: AdminConfig, name: string): { name: string; url: string } {

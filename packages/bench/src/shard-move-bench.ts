@@ -31,6 +31,7 @@ import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import { startTimescaleDatabase } from './harness/timescale-database.js';
+import { writeMeanwhile } from './harness/writes-meanwhile.js';
 
 const hourMs = 3_600_000;
 const stepMs = 15_000;
@@ -121,7 +122,7 @@ async function measure({ source, target }: Target, { options, report }: Context)
   const loadBefore = loadavg()[0] ?? 0;
   const ids = (await listShardServices(source)).map((service) => service.id);
   logProgress('copying the history while the partition is still written');
-  const writes = writeMeanwhile(source, options);
+  const writes = writeMeanwhile(source, lateAndRecent(options));
   let started = performance.now();
   const history = await copyShardServices(source, target, ids, {
     phase: 'history',
@@ -151,32 +152,15 @@ async function measure({ source, target }: Target, { options, report }: Context)
 }
 
 /**
- * Writes a sample of every host every 100 ms until stopped, every other one 90 minutes late
- * (before the catch-up's hour: it comes back as a late write); resolves the samples written.
+ * A sample of every host each round (every 100 ms), every other round 90 minutes late (before
+ * the catch-up's hour: it comes back as a late write).
  */
-function writeMeanwhile(db: Database, options: Options): { stop(): Promise<number> } {
-  const store = createSampleStore(db);
-  let running = true;
-  let written = 0;
-  let round = 0;
-  const loop = (async () => {
-    while (running) {
-      const timeMs = Date.now() - (round % 2 === 0 ? 0 : 1.5 * hourMs) + (round % 1000);
-      const samples = Array.from({ length: options.hosts }, (_, h) =>
-        hostSample(h, options.metrics, timeMs, round),
-      );
-      await store.writeBatch({ samples });
-      written += options.hosts * options.metrics;
-      round++;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return written;
-    },
+function lateAndRecent(options: Options): (round: number) => HostSample[] {
+  return (round) => {
+    const timeMs = Date.now() - (round % 2 === 0 ? 0 : 1.5 * hourMs) + (round % 1000);
+    return Array.from({ length: options.hosts }, (_, h) =>
+      hostSample(h, options.metrics, timeMs, round),
+    );
   };
 }
 

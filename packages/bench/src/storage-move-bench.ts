@@ -19,13 +19,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
-import {
-  createSampleStore,
-  migrate,
-  migrateBefore,
-  refreshRollups,
-  runMaintenance,
-} from '@monitor/db';
+import { migrate, migrateBefore, refreshRollups, runMaintenance } from '@monitor/db';
 import type { Database, HostSample } from '@monitor/db';
 import {
   compressOlderChunks,
@@ -42,6 +36,7 @@ import type { ReportBase } from './harness/report.js';
 import type { BenchContext } from './harness/run-bench.js';
 import { runBench } from './harness/run-bench.js';
 import { startTimescaleDatabase } from './harness/timescale-database.js';
+import { writeMeanwhile } from './harness/writes-meanwhile.js';
 
 const hourMs = 3_600_000;
 const stepMs = 20_000;
@@ -153,36 +148,24 @@ async function measure({ db, now }: Target, { options, report }: Context): Promi
   report.loadAverage = { before: loadBefore, after: loadavg()[0] ?? 0 };
 }
 
-/** Writes a point of every series every 100 ms until stopped; resolves the samples written. */
+/** A point of every series, each round (every 100 ms). */
 function ingestMeanwhile(db: Database, series: number): { stop(): Promise<number> } {
-  const store = createSampleStore(db);
-  let running = true;
-  let written = 0;
-  const loop = (async () => {
-    while (running) {
-      const sample: HostSample = {
-        orgId: 'org_move',
-        host: 'move-host',
-        timeMs: Date.now(),
-        metrics: Object.fromEntries(
-          Array.from({ length: series }, (_, i) => [`metric_${i + 1}`, (written % 1000) / 10]),
-        ),
-        tags: {},
-        containers: [],
-        processes: [],
-      };
-      await store.writeBatch({ samples: [sample] });
-      written += series;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return written;
+  return writeMeanwhile(db, (round): HostSample[] => [
+    {
+      orgId: 'org_move',
+      host: 'move-host',
+      timeMs: Date.now(),
+      metrics: Object.fromEntries(
+        Array.from({ length: series }, (_, i) => [
+          `metric_${i + 1}`,
+          ((round * series) % 1000) / 10,
+        ]),
+      ),
+      tags: {},
+      containers: [],
+      processes: [],
     },
-  };
+  ]);
 }
 
 function formatReport(report: ReportBase & Report): string {

@@ -37,7 +37,8 @@ type BatchHandler = (batch: RecordBatch, ctx: BatchContext) => Promise<void>;
  * partition's next records to the new shard) or given up (they stay where they were). A marker
  * is handled by each consumer group once, like any record, and a replayed one finds its move
  * finished. So ownership changes at one offset of the partition's log, for the writer and the
- * evaluator alike, and the move command copies the partition while nothing writes it.
+ * evaluator alike, and the move command copies what came since its copy of the partition's
+ * history while nothing writes it.
  */
 export function stoppingAtMoveMarkers(
   consumer: 'writer' | 'evaluator',

@@ -128,6 +128,7 @@ export async function startAlertEvaluator(
     partitionsConsumedConcurrently: config.SAMPLES_TOPIC_PARTITIONS,
     // With sample shards, a batch whose alert needs a shard that is away pauses its partition
     // only (all of a partition's hosts are on one shard): the others' are evaluated meanwhile.
+    // So does a partition waiting at a move's marker, back within a second of the switch.
     ...(identities === undefined
       ? {}
       : { pauseFailingPartitions: true, retryInitialMs: 100, retryMaxMs: 1_000 }),
